@@ -1,5 +1,33 @@
-"""The BSDS boundary benchmark: thinning, seg2bdry, pixel correspondence, counts, summary."""
+"""The BSDS boundary benchmark.
 
+Pipeline: threshold a soft map, :func:`thin` it, match it with each human map
+(:func:`correspond_pixels`), count (:func:`evaluate_image`), pool over images and
+summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
+"""
+
+from ._correspond import DEFAULT_MAX_DIST, Matcher, correspond_pixels, tolerance_px
+from ._counts import BoundaryCounts, default_thresholds, evaluate_image, human_counts
 from ._seg2bdry import seg2bdry
+from ._summary import (BoundarySummary, average_precision, f_measure, max_f,
+                       recall_at_precision, summarize, summarize_human)
+from ._thin import thin
 
-__all__ = ["seg2bdry"]
+__all__ = [
+    "DEFAULT_MAX_DIST",
+    "BoundaryCounts",
+    "BoundarySummary",
+    "average_precision",
+    "f_measure",
+    "max_f",
+    "recall_at_precision",
+    "summarize",
+    "summarize_human",
+    "Matcher",
+    "correspond_pixels",
+    "default_thresholds",
+    "evaluate_image",
+    "human_counts",
+    "seg2bdry",
+    "thin",
+    "tolerance_px",
+]

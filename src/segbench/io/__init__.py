@@ -1,1 +1,38 @@
-"""segbench.io"""
+"""Every on-disk format of segbench, both directions; nothing else in the package reads files.
+
+- BSDS500 ground truth ``.mat``: :func:`read_ground_truth`, :func:`write_ground_truth`
+- BSDS300 ``.seg``: :func:`read_seg`, :func:`write_seg`, :class:`SegFile`
+- predictions (soft maps as PNG/BMP/.npy, ``ucm2`` and ``segs`` .mat):
+  :func:`read_prediction`, :func:`as_prediction`, :class:`Prediction`,
+  :func:`check_same_shape`
+- label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
+  :func:`write_label_map`
+- photographs: :func:`read_image`
+- folders: :func:`list_files`
+
+Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
+"""
+
+from ._files import list_files
+from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
+from ._images import read_image
+from ._labels import read_label_map, write_label_map
+from ._prediction import Prediction, as_prediction, check_same_shape, read_prediction
+from ._seg import SegFile, read_seg, write_seg
+
+__all__ = [
+    "HumanSegmentation",
+    "Prediction",
+    "SegFile",
+    "as_prediction",
+    "check_same_shape",
+    "list_files",
+    "read_ground_truth",
+    "read_image",
+    "read_label_map",
+    "read_prediction",
+    "read_seg",
+    "write_ground_truth",
+    "write_label_map",
+    "write_seg",
+]

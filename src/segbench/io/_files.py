@@ -1,0 +1,76 @@
+"""Finding files: existence checks and id -> path listings of a folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
+
+from ..errors import InputError
+
+
+def require_file(path: str | PathLike) -> Path:
+    """Return ``path`` as a Path, or raise InputError if it is not an existing file."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path)
+    if not path.is_file():
+        raise InputError("expected a file but this is a folder or special file", path)
+    return path
+
+
+def _normalize_exts(exts: str | Iterable[str]) -> tuple[str, ...]:
+    if isinstance(exts, str):
+        exts = [exts]
+    out = []
+    for ext in exts:
+        ext = ext.lower()
+        out.append(ext if ext.startswith(".") else "." + ext)
+    if not out:
+        raise InputError("list_files needs at least one extension")
+    return tuple(out)
+
+
+def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, Path]:
+    """Map image id (file stem) to path for the files of a folder with given extensions.
+
+    Parameters
+    ----------
+    folder : str or PathLike
+        Folder to list; not searched recursively.
+    exts : str or iterable of str
+        Extensions to keep, with or without the dot (``'png'`` or ``'.png'``), matched
+        case-insensitively. A multi-part extension such as ``'.seg.gz'`` is not supported:
+        the stem is the name without its last suffix.
+
+    Returns
+    -------
+    dict of str to Path
+        Sorted by id. Hidden files (names starting with ``.``) are skipped.
+
+    Raises
+    ------
+    InputError
+        If the folder does not exist or is not a folder, or if two files share an id
+        (e.g. ``100007.png`` and ``100007.bmp``): which one is the prediction would be a
+        guess, so the user must remove one.
+    """
+    folder = Path(folder)
+    if not folder.exists():
+        raise InputError("folder not found", folder)
+    if not folder.is_dir():
+        raise InputError("expected a folder but this is a file", folder)
+    wanted = _normalize_exts(exts)
+    found: dict[str, Path] = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or entry.suffix.lower() not in wanted:
+            continue
+        if not entry.is_file():
+            continue
+        stem = entry.stem
+        if stem in found:
+            raise InputError(
+                f"two files for image id {stem!r}: {found[stem].name} and {entry.name}; "
+                "remove or rename one of them", folder)
+        found[stem] = entry
+    return dict(sorted(found.items()))

@@ -1,0 +1,176 @@
+"""BSDS500 ground truth: ``groundTruth`` .mat files, both directions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+
+from ..errors import InputError
+from ._mat import (cell_elements, describe_variables, integer_array, load_mat,
+                   struct_field, struct_fieldnames)
+
+
+@dataclass(frozen=True, eq=False)
+class HumanSegmentation:
+    """One annotator's segmentation of an image, as stored in a BSDS500 .mat file.
+
+    Attributes
+    ----------
+    segmentation : (H, W) ndarray of int32
+        Region labels as stored (BSDS500: 1..N; ``.seg`` files store the same map minus 1).
+    boundaries : (H, W) ndarray of bool
+        The annotator's boundary map; in the official files this is
+        ``thin(seg2bdry(segmentation))``. The boundary benchmark uses it as stored.
+    """
+
+    segmentation: np.ndarray
+    boundaries: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(H, W) in pixels."""
+        return self.segmentation.shape
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HumanSegmentation):
+            return NotImplemented
+        return (np.array_equal(self.segmentation, other.segmentation)
+                and np.array_equal(self.boundaries, other.boundaries))
+
+    __hash__ = None  # mutable arrays inside: not hashable
+
+
+def _boundary_array(value: object, what: str, path: Path) -> np.ndarray:
+    arr = integer_array(value, what, path, dtype=np.int64, min_value=0)
+    if arr.max() > 1:
+        raise InputError(f"{what} must hold only 0 and 1, found values up to {arr.max()}",
+                         path)
+    return arr.astype(bool)
+
+
+def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
+    """Read the human segmentations of one image from a BSDS500 ground-truth .mat file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A file holding the variable ``groundTruth``: a 1xK cell (any K >= 1) of structs
+        with fields ``Segmentation`` (labels, uint16 in the official files) and
+        ``Boundaries`` (0/1, uint8). A Kx1 cell, a 1xK struct array or a single struct
+        are accepted too.
+
+    Returns
+    -------
+    list of HumanSegmentation
+        In the stored order (BSDS500: ascending annotator user id).
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, has no ``groundTruth`` variable, an
+        annotator lacks a field, or the maps are not 2-D, empty, non-integer, negative,
+        not 0/1 (Boundaries) or of different shapes.
+    """
+    path = Path(path)
+    variables = load_mat(path)
+    if "groundTruth" not in variables:
+        raise InputError("no variable 'groundTruth' (a BSDS500 ground-truth file has one); "
+                         f"found {describe_variables(variables)}", path)
+    cells = cell_elements(variables["groundTruth"])
+    if not cells:
+        raise InputError("'groundTruth' is empty: no human segmentations", path)
+    result = []
+    for k, cell in enumerate(cells, start=1):
+        fields = {}
+        for name in ("Segmentation", "Boundaries"):
+            found, value = struct_field(cell, name)
+            if not found:
+                have = struct_fieldnames(cell)
+                raise InputError(
+                    f"groundTruth{{{k}}} has no field {name!r} "
+                    f"(fields: {', '.join(have) if have else 'none; not a struct'})", path)
+            fields[name] = value
+        seg = integer_array(fields["Segmentation"], f"groundTruth{{{k}}}.Segmentation",
+                            path, min_value=0)
+        bdry = _boundary_array(fields["Boundaries"], f"groundTruth{{{k}}}.Boundaries", path)
+        if bdry.shape != seg.shape:
+            raise InputError(f"groundTruth{{{k}}}: Boundaries is {_hw(bdry.shape)} but "
+                             f"Segmentation is {_hw(seg.shape)}", path)
+        if result and seg.shape != result[0].shape:
+            raise InputError(f"annotators disagree on the image size: groundTruth{{1}} is "
+                             f"{_hw(result[0].shape)}, groundTruth{{{k}}} is "
+                             f"{_hw(seg.shape)}", path)
+        result.append(HumanSegmentation(seg, bdry))
+    return result
+
+
+def _hw(shape: tuple[int, ...]) -> str:
+    return "x".join(str(n) for n in shape) + " (HxW)"
+
+
+def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray], *,
+                       boundaries: Sequence[np.ndarray] | None = None) -> None:
+    """Write human segmentations as a BSDS500 ground-truth .mat file.
+
+    The layout is the official one (``groundTruth``: 1xK cell of structs with
+    ``Segmentation`` uint16 and ``Boundaries`` uint8, MAT v5, compressed), readable by
+    MATLAB, Octave and :func:`read_ground_truth`.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Output file; overwritten if present.
+    segmentations : sequence of (H, W) integer arrays
+        One label map per annotator, all the same shape, values in 0..65535 (BSDS
+        convention: 1..N). Written as given, without relabelling.
+    boundaries : sequence of (H, W) arrays, optional
+        One 0/1 map per annotator. By default each is computed exactly as the official
+        files relate to their segmentations: ``thin(seg2bdry(seg))``.
+
+    Raises
+    ------
+    InputError
+        On an empty list, non-2-D or mismatched shapes, labels outside 0..65535, or a
+        boundaries list of the wrong length.
+    """
+    path = Path(path)
+    segs = list(segmentations)
+    if not segs:
+        raise InputError("write_ground_truth needs at least one segmentation", path)
+    checked = []
+    for k, seg in enumerate(segs, start=1):
+        seg = integer_array(np.asarray(seg), f"segmentation {k}", path, dtype=np.uint16)
+        if checked and seg.shape != checked[0].shape:
+            raise InputError(f"segmentation {k} is {_hw(seg.shape)} but segmentation 1 is "
+                             f"{_hw(checked[0].shape)}", path)
+        checked.append(seg)
+    if boundaries is None:
+        from ..boundary import seg2bdry, thin  # thin is optional until implemented
+        bdrys = [np.asarray(thin(seg2bdry(seg)), bool) for seg in checked]
+    else:
+        bdrys = list(boundaries)
+        if len(bdrys) != len(checked):
+            raise InputError(f"{len(bdrys)} boundary maps for {len(checked)} "
+                             "segmentations", path)
+        bdrys = [_boundary_array(np.asarray(b), f"boundaries {k}", path)
+                 for k, b in enumerate(bdrys, start=1)]
+        for k, b in enumerate(bdrys, start=1):
+            if b.shape != checked[0].shape:
+                raise InputError(f"boundaries {k} is {_hw(b.shape)} but the "
+                                 f"segmentations are {_hw(checked[0].shape)}", path)
+    cell = np.empty((1, len(checked)), dtype=object)
+    record = np.dtype([("Segmentation", object), ("Boundaries", object)])
+    for k, (seg, bdry) in enumerate(zip(checked, bdrys)):
+        struct = np.empty((1, 1), dtype=record)
+        struct[0, 0] = (seg, bdry.astype(np.uint8))
+        cell[0, k] = struct
+    try:
+        scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True,
+                         oned_as="column")
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None

@@ -1,0 +1,98 @@
+"""Decoding raster images with Pillow into plain numpy arrays, with readable errors."""
+
+from __future__ import annotations
+
+import warnings
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from ..errors import InputError
+from ._files import require_file
+
+# Pillow modes of single-channel images and the full-scale value of each.
+_GRAY_SCALE = {"1": 1, "L": 255, "I;16": 65535, "I;16L": 65535, "I;16B": 65535,
+               "I;16N": 65535}
+
+
+def open_image(path: str | PathLike) -> tuple[np.ndarray, str, bool]:
+    """Decode an image file fully.
+
+    Returns
+    -------
+    pixels : ndarray
+        (H, W) or (H, W, C) as Pillow decodes it; palette images give their indices.
+    mode : str
+        Pillow mode ('L', 'I;16', 'P', 'RGB', ...).
+    sixteen_bit : bool
+        True when the file stores 16 bits per sample (PNG bit depth 16), which Pillow
+        may report as mode 'I' on some versions.
+    """
+    path = require_file(path)
+    try:
+        with warnings.catch_warnings():
+            # a decompression-bomb warning is not an error for a benchmark input
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as im:
+                im.load()
+                mode = im.mode
+                fmt = im.format
+                pixels = np.asarray(im)
+    except Image.DecompressionBombError as exc:
+        raise InputError(f"image too large to decode safely: {exc}", path) from None
+    except UnidentifiedImageError:
+        raise InputError("not an image Pillow can read (corrupt, or wrong extension)",
+                         path) from None
+    except (OSError, ValueError, SyntaxError) as exc:  # truncated or corrupt data
+        raise InputError(f"corrupt or truncated image file: {exc}", path) from None
+    sixteen = mode.startswith("I;16") or (mode == "I" and fmt == "PNG")
+    if mode == "I" and fmt == "PNG":
+        if pixels.size and (pixels.min() < 0 or pixels.max() > 65535):
+            raise InputError("32-bit integer PNG values outside 0..65535", path)
+    return pixels, mode, sixteen
+
+
+def single_channel(pixels: np.ndarray, mode: str, path: Path, what: str) -> np.ndarray:
+    """Reduce gray+alpha / RGB(A) pixels to one channel, or explain why not.
+
+    An image whose colour channels are all identical (a grey image saved as RGB) is
+    accepted; the alpha channel, if any, must be fully opaque, since a boundary map
+    stored in alpha cannot be told from a transparency mask.
+    """
+    if pixels.ndim == 2:
+        return pixels
+    channels = mode.rstrip("X")  # 'RGBX' behaves like 'RGB'
+    colour = pixels[..., :3] if channels.startswith("RGB") else pixels[..., :1]
+    if "A" in mode:
+        alpha = pixels[..., mode.index("A")]
+        if (alpha != np.iinfo(alpha.dtype).max).any():
+            raise InputError(
+                f"{what} must be a single-channel (grayscale) image; this {mode} image "
+                "has a non-opaque alpha channel. Save the map as 8- or 16-bit grayscale",
+                path)
+    if colour.shape[-1] > 1 and not (colour == colour[..., :1]).all():
+        raise InputError(
+            f"{what} must be a single-channel (grayscale) image, but this is an {mode} "
+            "colour image whose channels differ. Save the boundary map as 8- or 16-bit "
+            "grayscale PNG", path)
+    return colour[..., 0]
+
+
+def read_image(path: str | PathLike) -> np.ndarray:
+    """Read a photograph (e.g. a BSDS ``.jpg``) as an (H, W, 3) uint8 RGB array.
+
+    Grayscale images are repeated over the three channels; alpha is dropped; palette
+    images are converted to their colours. 16-bit images are refused (no BSDS image is
+    one, and scaling them down silently would lose data).
+    """
+    path = require_file(path)
+    pixels, mode, sixteen = open_image(path)
+    if sixteen or mode in ("I", "F"):
+        raise InputError(f"expected an 8-bit colour or gray image, got Pillow mode {mode}",
+                         path)
+    if mode in ("RGB",):
+        return np.ascontiguousarray(pixels, dtype=np.uint8)
+    with Image.open(path) as im:  # rare modes: let Pillow do the colour conversion
+        return np.asarray(im.convert("RGB"), dtype=np.uint8)

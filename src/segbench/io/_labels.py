@@ -1,0 +1,118 @@
+"""Label maps (segmentations, superpixels) as image, .npy or .mat files."""
+
+from __future__ import annotations
+
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from ..errors import InputError
+from ._files import require_file
+from ._images import _GRAY_SCALE, open_image
+from ._mat import describe_variables, integer_array, load_mat
+from ._prediction import _load_npy
+
+_PNG_MAX = 65535
+
+
+def read_label_map(path: str | PathLike, *, variable: str | None = None) -> np.ndarray:
+    """Read a label map (segmentation, superpixels) as an (H, W) int32 array.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        - ``.png`` / ``.bmp`` / ``.tif``: 8- or 16-bit grayscale (the values are the
+          labels), 1-bit (0/1), or palette (the palette *indices* are the labels, the
+          colours are ignored). Colour images are refused: their colours would first
+          have to be mapped to labels, which is ambiguous.
+        - ``.npy``: a 2-D integer or bool array (floats holding whole numbers accepted).
+        - ``.mat``: a 2-D numeric variable holding whole numbers (MATLAB's default
+          double is fine); the only such variable unless ``variable`` names one.
+    variable : str, optional
+        Name of the .mat variable to read.
+
+    Returns
+    -------
+    (H, W) ndarray of int32
+        The labels exactly as stored, no relabelling (0 is an ordinary label here).
+
+    Raises
+    ------
+    InputError
+        Missing or corrupt file, colour image, non-2-D or empty array, NaN or fractional
+        values, values beyond int32, a .mat without exactly one candidate variable, or a
+        missing ``variable``.
+    """
+    path = require_file(path)
+    ext = path.suffix.lower()
+    if ext in (".png", ".bmp", ".tif", ".tiff"):
+        pixels, mode, sixteen = open_image(path)
+        if mode in _GRAY_SCALE or mode in ("P", "I", "F") or sixteen:
+            return integer_array(np.asarray(pixels), "label map", path)
+        raise InputError(
+            f"label map is a {mode} image; expected single-channel labels (8- or 16-bit "
+            "grayscale or palette PNG). Colours are not converted to labels: map each "
+            "colour to an integer and save that", path)
+    if ext == ".npy":
+        arr = _load_npy(path)
+        return integer_array(arr, "label map", path)
+    if ext == ".mat":
+        variables = load_mat(path)
+        if variable is None:
+            candidates = [k for k, v in variables.items()
+                          if isinstance(v, np.ndarray) and v.ndim == 2 and v.size > 1
+                          and v.dtype != object and not v.dtype.names]
+            if len(candidates) != 1:
+                what = "no 2-D numeric variable" if not candidates else \
+                    f"several 2-D numeric variables ({', '.join(candidates)})"
+                raise InputError(f"{what}; pass variable=<name> to choose. Found "
+                                 f"{describe_variables(variables)}", path)
+            variable = candidates[0]
+        if variable not in variables:
+            raise InputError(f"no variable {variable!r}; found "
+                             f"{describe_variables(variables)}", path)
+        return integer_array(variables[variable], f"variable {variable!r}", path)
+    raise InputError(f"unsupported label-map file type {path.suffix!r}; expected .png, "
+                     ".bmp, .tif, .npy or .mat", path)
+
+
+def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:
+    """Write a label map as a 16-bit grayscale PNG or a .npy file (by extension).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        ``.png`` (always 16-bit, so the same reader works for any label count) or
+        ``.npy`` (int32).
+    labels : (H, W) array of int
+        Labels; for PNG they must lie in 0..65535.
+
+    Raises
+    ------
+    InputError
+        Non-integer or non-2-D labels, labels outside 0..65535 for PNG (use .npy), or an
+        unsupported extension.
+    """
+    path = Path(path)
+    ext = path.suffix.lower()
+    if ext not in (".png", ".npy"):
+        raise InputError(f"unsupported label-map file type {path.suffix!r}; expected .png "
+                         "or .npy", path)
+    labels = np.asarray(labels)
+    if np.issubdtype(labels.dtype, np.floating):
+        raise InputError(f"labels must be integers, got {labels.dtype}", path)
+    arr = integer_array(labels, "label map", path, dtype=np.int64)
+    try:
+        if ext == ".npy":
+            if arr.min() < np.iinfo(np.int32).min or arr.max() > np.iinfo(np.int32).max:
+                raise InputError("labels do not fit in int32", path)
+            np.save(path, arr.astype(np.int32), allow_pickle=False)
+            return
+        if arr.min() < 0 or arr.max() > _PNG_MAX:
+            raise InputError(f"labels span [{arr.min()}, {arr.max()}] but a 16-bit PNG "
+                             f"holds 0..{_PNG_MAX}; relabel them or write .npy", path)
+        Image.fromarray(arr.astype(np.uint16)).save(path, format="PNG")
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None

@@ -1,0 +1,145 @@
+"""Low-level MATLAB .mat access shared by the ground-truth, prediction and label readers.
+
+scipy.io.loadmat represents a MATLAB cell as an object ndarray and a struct either as a
+record (structured ndarray / np.void, the default) or as a ``mat_struct`` object
+(``struct_as_record=False``); a 1xK cell of structs may also have been saved as a 1xK
+struct array, a Kx1 cell or (K = 1) a bare struct. The helpers below accept all of these so
+that the readers do not depend on how a file was written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+
+from ..errors import InputError
+from ._files import require_file
+
+
+# numpy dtype -> MATLAB class, so that messages use the names MATLAB users see
+_MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
+                 "complex128": "complex double"}
+
+
+def load_mat(path: str | Path) -> dict[str, object]:
+    """Load the user variables of a .mat file (v4, v6, v7), as InputError on failure."""
+    path = require_file(path)
+    try:
+        data = scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)
+    except NotImplementedError as exc:  # scipy's message for HDF5-based files
+        raise InputError(
+            "MATLAB v7.3 (HDF5) .mat files are not supported; re-save it in MATLAB with "
+            f"save(..., '-v7') ({exc})", path) from None
+    except Exception as exc:  # scipy raises many types on corrupt input
+        raise InputError(
+            f"cannot read as a MATLAB .mat file (corrupt or not a .mat file): {exc}",
+            path) from None
+    return {k: v for k, v in data.items() if not k.startswith("__")}
+
+
+def describe_variables(variables: dict[str, object]) -> str:
+    """Human-readable list of variables for error messages, e.g. ``'a' (3x4 double)``."""
+    if not variables:
+        return "no variables"
+    parts = []
+    for name, value in variables.items():
+        if isinstance(value, np.ndarray):
+            shape = "x".join(str(n) for n in value.shape)
+            kind = ("cell" if value.dtype == object else
+                    "struct" if value.dtype.names else
+                    "char" if value.dtype.kind == "U" else
+                    _MATLAB_CLASS.get(value.dtype.name, value.dtype.name))
+            parts.append(f"{name!r} ({shape} {kind})")
+        else:
+            parts.append(f"{name!r} ({type(value).__name__})")
+    return ", ".join(parts)
+
+
+def cell_elements(value: object) -> list[object]:
+    """Elements of a MATLAB cell or struct array, in MATLAB linear (column-major) order.
+
+    A non-cell value is returned as a one-element list, so a single struct or a single
+    numeric array stored where a cell was expected is accepted.
+    """
+    if isinstance(value, np.ndarray) and (value.dtype == object or value.dtype.names):
+        # MATLAB's linear index runs down columns; for 1xK or Kx1 both orders agree.
+        return list(value.ravel(order="F"))
+    return [value]
+
+
+def unwrap(value: object) -> object:
+    """Strip the 1x1 object/struct wrappers loadmat puts around nested values."""
+    while isinstance(value, np.ndarray) and value.dtype == object and value.size == 1:
+        value = value.reshape(-1)[0]
+    return value
+
+
+def struct_field(value: object, name: str) -> tuple[bool, object]:
+    """``(found, field value)`` of a struct given as record, 1x1 struct array or mat_struct."""
+    value = unwrap(value)
+    if isinstance(value, np.ndarray) and value.dtype.names:
+        if value.size != 1 or name not in value.dtype.names:
+            return False, None
+        return True, unwrap(value.reshape(-1)[0][name])
+    if isinstance(value, np.void) and value.dtype.names:
+        if name not in value.dtype.names:
+            return False, None
+        return True, unwrap(value[name])
+    if hasattr(value, "_fieldnames"):  # scipy.io.matlab.mat_struct
+        if name not in value._fieldnames:
+            return False, None
+        return True, unwrap(getattr(value, name))
+    if isinstance(value, dict):
+        return (name in value), unwrap(value.get(name))
+    return False, None
+
+
+def struct_fieldnames(value: object) -> list[str]:
+    """Field names of a struct in any of the loadmat representations (empty if none)."""
+    value = unwrap(value)
+    if isinstance(value, (np.ndarray, np.void)) and value.dtype.names:
+        return list(value.dtype.names)
+    if hasattr(value, "_fieldnames"):
+        return list(value._fieldnames)
+    if isinstance(value, dict):
+        return list(value)
+    return []
+
+
+def integer_array(value: object, what: str, path: str | Path, *,
+                  dtype=np.int32, min_value: int | None = None) -> np.ndarray:
+    """Validate a numeric 2-D array holding whole numbers and convert it to ``dtype``.
+
+    MATLAB stores label maps as any numeric class (double is the default), so floats are
+    accepted when every value is a whole number; NaN, fractions, values that do not fit
+    ``dtype`` and (with ``min_value``) values below it are refused.
+    """
+    arr = value
+    if not isinstance(arr, np.ndarray) or arr.dtype == object or arr.dtype.names:
+        raise InputError(f"{what} is not a numeric array (got {type(arr).__name__}"
+                         f"{'' if not isinstance(arr, np.ndarray) else ' of ' + str(arr.dtype)})",
+                         path)
+    if arr.ndim != 2:
+        raise InputError(f"{what} must be a 2-D (H, W) array, got shape {arr.shape}", path)
+    if arr.size == 0:
+        raise InputError(f"{what} is empty (shape {arr.shape})", path)
+    if arr.dtype == bool:
+        arr = arr.astype(np.uint8)
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise InputError(f"{what} has unsupported type {arr.dtype}; expected integers", path)
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.isfinite(arr).all():
+            raise InputError(f"{what} contains NaN or Inf; labels must be whole numbers",
+                             path)
+        if (arr != np.round(arr)).any():
+            raise InputError(f"{what} contains fractional values; labels must be whole "
+                             "numbers", path)
+    lo, hi = arr.min(), arr.max()
+    info = np.iinfo(dtype)
+    floor = info.min if min_value is None else max(info.min, min_value)
+    if lo < floor or hi > info.max:
+        raise InputError(f"{what} has values in [{lo:g}, {hi:g}], outside the allowed "
+                         f"range [{floor}, {info.max}]", path)
+    return np.ascontiguousarray(arr, dtype=dtype)
