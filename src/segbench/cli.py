@@ -1,0 +1,117 @@
+"""Command line: ``segbench <command>``. Thin: parses, calls the library, prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _boundary_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nthresh", type=int, default=99,
+                   help="number of thresholds for soft maps (default 99)")
+    p.add_argument("--max-dist", type=float, default=0.0075,
+                   help="matching tolerance as a fraction of the image diagonal")
+    p.add_argument("--no-thin", dest="thin", action="store_false",
+                   help="do not thin thresholded maps before matching")
+
+
+def _print_table(rows: list[tuple], header: tuple) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                        for i, (v, w) in enumerate(zip(r, widths))))
+
+
+def _cmd_boundary(a) -> int:
+    from .engine import run_boundary
+    res = run_boundary(a.gt, a.pred, a.out, nthresh=a.nthresh, max_dist=a.max_dist,
+                       thin=a.thin, workers=a.workers, progress=not a.quiet,
+                       plot=not a.no_plot)
+    if a.json:
+        print(res.to_json())
+    else:
+        m = res.metrics
+        print(f"images: {res.provenance['params']['n_images']}   output: {a.out}")
+        _print_table([(Path(a.pred).name, f"{m['ODS']:.4f}", f"{m['OIS']:.4f}",
+                       f"{m['AP']:.4f}", f"{m['R50']:.4f}")],
+                     ("algorithm", "ODS", "OIS", "AP", "R50"))
+    return 0
+
+
+def _cmd_human(a) -> int:
+    from .engine import run_human
+    h = run_human(a.gt, max_dist=a.max_dist, workers=a.workers, progress=not a.quiet)
+    if a.json:
+        print(json.dumps(h, indent=1))
+    else:
+        print(f"human (each annotator against the others, {h['n_images']} images): "
+              f"F = {h['F']:.4f}  (recall {h['recall']:.4f}, precision "
+              f"{h['precision']:.4f})")
+    return 0
+
+
+def _cmd_demo(a) -> int:
+    from .demo import run_demo
+    run_demo(a.out, n_images=a.n_images, workers=a.workers, progress=not a.quiet,
+             as_json=a.json)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="segbench",
+        description="The Berkeley Segmentation Benchmark, exact and fast.")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"segbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("boundary", help="boundary benchmark (ODS, OIS, AP, R50)")
+    p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")
+    p.add_argument("--pred", required=True,
+                   help="folder of predictions <iid>.png/.bmp/.npy or .mat (ucm2/segs)")
+    p.add_argument("--out", required=True, help="output folder (resumable)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+    _boundary_args(p)
+    _add_common(p)
+    p.set_defaults(func=_cmd_boundary)
+
+    p = sub.add_parser("human", help="human consistency F (leave one annotator out)")
+    p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")
+    p.add_argument("--max-dist", type=float, default=0.0075,
+                   help="matching tolerance as a fraction of the image diagonal")
+    _add_common(p)
+    p.set_defaults(func=_cmd_human)
+
+    p = sub.add_parser("demo", help="synthetic dataset, two baseline detectors, scores")
+    p.add_argument("--out", default="segbench-demo", help="output folder")
+    p.add_argument("--n-images", type=int, default=8)
+    _add_common(p)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv=None) -> int:
+    from .errors import SegbenchError
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (SegbenchError, FileNotFoundError) as exc:
+        print(f"segbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("segbench: interrupted; finished images are saved, rerun to resume",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

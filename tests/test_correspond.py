@@ -1,0 +1,124 @@
+"""Exact pixel correspondence: against brute force and against the official matcher."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+from scipy.optimize import linear_sum_assignment
+
+from conftest import FIXTURES, require
+from segbench.boundary import Matcher, correspond_pixels
+from segbench.errors import InputError
+
+CORRESPOND = FIXTURES / "bsr-official" / "correspond"
+
+
+def brute_force(b1, b2, max_dist):
+    """Optimum of the same objective by a dense assignment (independent solver)."""
+    radius = max_dist * math.hypot(*b1.shape)
+    outlier = int(np.rint(100 * 100 * radius))
+    p1, p2 = np.argwhere(b1), np.argwhere(b2)
+    if len(p1) == 0 or len(p2) == 0:
+        return 0, 0
+    d2 = ((p1[:, None, :] - p2[None, :, :]) ** 2).sum(-1).astype(float)
+    cost = np.rint(np.sqrt(d2) * 100) - outlier   # relative to leaving both unmatched
+    cost[d2 > radius * radius] = 0                 # not a candidate pair
+    r, c = linear_sum_assignment(cost)
+    ok = cost[r, c] < 0
+    return int(ok.sum()), int(cost[r, c][ok].sum())
+
+
+def pair_cost(b1, b2, m1, m2, max_dist):
+    """Cost of our matching, recovered from a dense re-solve restricted to matched pixels."""
+    return brute_force(m1, m2, max_dist)[1]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_optimal_on_random_maps(seed):
+    rng = np.random.default_rng(seed)
+    h, w = rng.integers(5, 30, 2)
+    density = rng.uniform(0.02, 0.4)
+    b1 = rng.random((h, w)) < density
+    b2 = rng.random((h, w)) < density
+    max_dist = rng.uniform(0.01, 0.2)
+    m1, m2 = correspond_pixels(b1, b2, max_dist)
+    n_opt, cost_opt = brute_force(b1, b2, max_dist)
+    assert m1.sum() == m2.sum() == n_opt
+    assert not (m1 & ~b1).any() and not (m2 & ~b2).any()
+    # the matched pixels admit a matching as cheap as the optimum
+    assert pair_cost(b1, b2, m1, m2, max_dist) == cost_opt
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_frames_equal_independent_solves(seed):
+    """Warm-started sequence (nested and non-nested frames) equals solving each alone."""
+    rng = np.random.default_rng(100 + seed)
+    h, w = rng.integers(8, 30, 2)
+    fixed = rng.random((h, w)) < 0.2
+    max_dist = rng.uniform(0.02, 0.15)
+    base = rng.random((h, w))
+    frames = [np.flatnonzero(base < t) for t in np.linspace(0.6, 0.05, 6)]
+    frames.insert(2, np.flatnonzero(rng.random((h, w)) < 0.3))  # a jump
+    frames.insert(5, frames[4])                                  # a repeat
+    n_matched, flags = Matcher((h, w), max_dist).match_frames(fixed, frames)
+    for f, pix in enumerate(frames):
+        frame = np.zeros(h * w, bool)
+        frame[pix] = True
+        n_opt, _ = brute_force(frame.reshape(h, w), fixed, max_dist)
+        assert n_matched[f] == n_opt == flags[f].sum()
+
+
+def test_deterministic_and_symmetric_counts():
+    rng = np.random.default_rng(7)
+    b1 = rng.random((40, 50)) < 0.15
+    b2 = rng.random((40, 50)) < 0.15
+    first = correspond_pixels(b1, b2, 0.05)
+    for _ in range(3):
+        again = correspond_pixels(b1, b2, 0.05)
+        assert all(np.array_equal(x, y) for x, y in zip(first, again))
+    swapped = correspond_pixels(b2, b1, 0.05)
+    assert swapped[0].sum() == first[1].sum()
+
+
+def test_edge_cases():
+    z = np.zeros((10, 12), bool)
+    one = z.copy()
+    one[3, 4] = True
+    assert correspond_pixels(z, z)[0].sum() == 0
+    assert correspond_pixels(one, z)[0].sum() == 0
+    m1, m2 = correspond_pixels(one, one)
+    assert m1[3, 4] and m2[3, 4]
+    with pytest.raises(InputError, match="shape"):
+        correspond_pixels(z, np.zeros((12, 10)))
+    with pytest.raises(InputError, match="max_dist"):
+        correspond_pixels(one, one, 0)
+
+
+def _official_rows():
+    path = require(CORRESPOND / "variation.txt")
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.split()
+        yield f[0], float(f[1]), int(f[2]), int(f[3]), [int(x) for x in f[8].split(",")]
+
+
+def test_against_official_correspond_pixels():
+    """>= the best official call everywhere; equal where the official never varies."""
+    rows = list(_official_rows())
+    assert len(rows) == 42
+    for name, max_dist, n1, n2, matched in rows:
+        a = np.asarray(Image.open(CORRESPOND / "pairs" / f"{name}_A.png")) != 0
+        b = np.asarray(Image.open(CORRESPOND / "pairs" / f"{name}_B.png")) != 0
+        assert (a.sum(), b.sum()) == (n1, n2)
+        m1, m2 = correspond_pixels(a, b, max_dist)
+        assert m1.sum() == m2.sum()
+        assert m1.sum() >= max(matched), (name, max_dist, m1.sum(), matched)
+        if min(matched) == max(matched):
+            assert m1.sum() == matched[0], (name, max_dist)
+    # a map matched with itself is matched completely (the official: 440-442 of 442)
+    a = np.asarray(Image.open(CORRESPOND / "pairs" / "01_identical_A.png")) != 0
+    assert correspond_pixels(a, a)[0].sum() == a.sum()
