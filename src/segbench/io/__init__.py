@@ -4,7 +4,7 @@
 - BSDS300 ``.seg``: :func:`read_seg`, :func:`write_seg`, :class:`SegFile`
 - predictions (soft maps as PNG/BMP/.npy, ``ucm2`` and ``segs`` .mat):
   :func:`read_prediction`, :func:`as_prediction`, :class:`Prediction`,
-  :func:`check_same_shape`
+  :func:`check_same_shape`, :func:`write_soft_map`
 - label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
   :func:`write_label_map`
 - photographs: :func:`read_image`
@@ -17,7 +17,8 @@ from ._files import list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import read_image
 from ._labels import read_label_map, write_label_map
-from ._prediction import Prediction, as_prediction, check_same_shape, read_prediction
+from ._prediction import (Prediction, as_prediction, check_same_shape, read_prediction,
+                          write_soft_map)
 from ._seg import SegFile, read_seg, write_seg
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "write_ground_truth",
     "write_label_map",
     "write_seg",
+    "write_soft_map",
 ]

@@ -362,3 +362,23 @@ def check_same_shape(prediction: Prediction | np.ndarray | tuple[int, int],
         raise InputError(f"{got}: it looks like a doubleSize ucm2; save it as variable "
                          "'ucm2' in a .mat file, or take ucm2[2::2, 2::2]", path)
     raise InputError(got, path)
+
+
+def write_soft_map(path: str | PathLike, pb) -> Path:
+    """Write a soft boundary map with values in [0, 1].
+
+    ``.png`` stores a 16-bit greyscale image (``round(65535 * pb)``, read back as
+    ``/65535``); ``.npy`` stores the float64 array exactly.
+    """
+    path = Path(path)
+    arr = _soft_map(np.asarray(pb), path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ext = path.suffix.lower()
+    if ext == ".npy":
+        np.save(path, arr)
+    elif ext == ".png":
+        from PIL import Image
+        Image.fromarray(np.rint(arr * 65535).astype(np.uint16)).save(path)
+    else:
+        raise InputError("soft maps are written as .png (16-bit) or .npy", path)
+    return path
