@@ -170,6 +170,7 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
         struct[0, 0] = (seg, bdry.astype(np.uint8))
         cell[0, k] = struct
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True,
                          oned_as="column")
     except OSError as exc:
