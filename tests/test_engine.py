@@ -153,4 +153,4 @@ def test_demo_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ODS" in out and "human" in out
     assert (tmp_path / "pr_curves.png").stat().st_size > 0
-    assert (tmp_path / "results" / "canny" / "eval_bdry.txt").exists()
+    assert (tmp_path / "results" / "canny-grey" / "eval_bdry.txt").exists()

@@ -220,7 +220,11 @@ def test_write_errors(tmp_path):
         write_ground_truth(path, [np.ones((2, 2))] * 2, boundaries=[np.zeros((2, 2))])
     with pytest.raises(InputError, match="boundaries 1 is 3x3"):
         write_ground_truth(path, [np.ones((2, 2))], boundaries=[np.zeros((3, 3))])
+    # missing folders are created; a folder that cannot exist is an error naming the file
+    write_ground_truth(tmp_path / "new" / "dir" / "gt.mat", [np.ones((2, 2))],
+                       boundaries=[np.zeros((2, 2))])
+    (tmp_path / "afile").write_text("x")
     with pytest.raises(InputError) as info:
-        write_ground_truth(tmp_path / "no" / "dir" / "gt.mat", [np.ones((2, 2))],
+        write_ground_truth(tmp_path / "afile" / "gt.mat", [np.ones((2, 2))],
                            boundaries=[np.zeros((2, 2))])
     assert "gt.mat" in str(info.value)

@@ -18,8 +18,8 @@ from .io import write_soft_map
 from .report.plots import plot_pr
 
 DETECTORS = {
-    "gradient-magnitude": gradient_magnitude,
-    "canny": canny_soft,
+    "gradient-magnitude-lab": gradient_magnitude,
+    "canny-grey": canny_soft,
 }
 
 
@@ -58,10 +58,10 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
         return summary
     print(f"segbench demo: {n_images} synthetic images, {len(items[0].segmentations)} "
           f"simulated annotators each, 99 thresholds\n")
-    print(f"{'algorithm':<20}{'ODS':>8}{'OIS':>8}{'AP':>8}{'R50':>8}")
+    print(f"{'algorithm':<24}{'ODS':>8}{'OIS':>8}{'AP':>8}{'R50':>8}")
     for name, m in results.items():
-        print(f"{name:<20}{m['ODS']:>8.3f}{m['OIS']:>8.3f}{m['AP']:>8.3f}{m['R50']:>8.3f}")
-    print(f"{'human':<20}{human['F']:>8.3f}")
+        print(f"{name:<24}{m['ODS']:>8.3f}{m['OIS']:>8.3f}{m['AP']:>8.3f}{m['R50']:>8.3f}")
+    print(f"{'human':<24}{human['F']:>8.3f}")
     print(f"\nPR curves: {plot}\nofficial-format results: {out / 'results'}"
           f"\ndone in {summary['seconds']:.1f} s")
     return summary

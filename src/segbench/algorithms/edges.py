@@ -1,14 +1,14 @@
 """Baseline boundary detectors: soft boundary maps for the demo and as references.
 
 Both detectors return thin maps, as real detectors do after non-maximum suppression, with
-values in [0, 1] that the boundary benchmark sweeps with its thresholds:
+values in [0, 1) that the boundary benchmark sweeps with its thresholds:
 
 * :func:`gradient_magnitude`: Gaussian derivative colour gradient (Di Zenzo's structure
   tensor over the CIE L*a*b* channels, or over grey), non-maximum suppression, robust
-  per-image scaling.
+  per-image scaling into [0, 1).
 * :func:`canny_soft`: Canny's detector, whose hysteresis is folded into the soft value so
-  that thresholding the map at ``t`` gives exactly Canny's edge map with high threshold
-  ``t`` and low threshold ``low_ratio * t``. The benchmark's threshold sweep is then
+  that every threshold of the map gives exactly Canny's edge map at some high threshold
+  ``T`` with low threshold ``low_ratio * T``: the benchmark's threshold sweep is
   Canny's own threshold sweep.
 """
 
@@ -94,9 +94,22 @@ def _nms(mag: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
 
 
 def _robust_scale(mag: np.ndarray, percentile: float) -> float:
-    """The magnitude exceeded by ``100 - percentile`` % of the pixels (at least tiny)."""
+    """Half the magnitude exceeded by ``100 - percentile`` % of the pixels (at least
+    tiny): that magnitude then maps to 1 - exp(-2) = 0.86 and the strongest edges, a
+    little above it, to 0.9-0.99, so the map uses the whole range of thresholds."""
     s = float(np.percentile(mag, percentile))
-    return s if s > 1e-12 else max(float(mag.max()), 1e-12)
+    return 0.5 * (s if s > 1e-12 else max(float(mag.max()), 1e-12))
+
+
+def _saturate(strength: np.ndarray, scale: float) -> np.ndarray:
+    """Map strength in [0, inf) to [0, 1) by ``1 - exp(-strength / scale)``.
+
+    Monotone, so every threshold of the map is a threshold of the strength, and, unlike
+    clipping, it leaves no plateau of ties at 1: the benchmark's highest thresholds still
+    keep only the very strongest edges, so the PR curve reaches down to low recall and
+    the average precision is not cut short.
+    """
+    return -np.expm1(-strength / scale)
 
 
 def _check(sigma: float, percentile: float, scale):
@@ -128,27 +141,32 @@ def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bo
     nms : bool, default True
         Thin the map by non-maximum suppression across the edge.
     scale : float, optional
-        Magnitude that maps to 1, in channel units per pixel (L*a*b* units, or 100 x
-        luminance for 'grey'). A fixed value calibrates all images alike; the default
-        None scales each image by its own robust maximum.
+        Magnitude mapped to ``1 - 1/e`` (about 0.63), in channel units per pixel
+        (L*a*b* units, or 100 x luminance for 'grey'). A fixed value calibrates all
+        images alike; the default None uses each image's own robust scale.
     percentile : float, default 99.0
-        With ``scale=None``: the percentile of the (pre-suppression) magnitude that
-        maps to 1. A percentile rather than the maximum, so a few extreme pixels do not
-        squash the rest of the map.
+        With ``scale=None``: the scale is half this percentile of the
+        (pre-suppression) magnitude, which then maps to 0.86. A percentile rather than
+        the maximum, so a few extreme pixels do not squash the rest of the map.
 
     Returns
     -------
     (H, W) ndarray of float64
-        Soft boundary map in [0, 1]; zero off the suppressed ridges when ``nms``.
+        Soft boundary map ``1 - exp(-magnitude / scale)`` in [0, 1); zero off the
+        suppressed ridges when ``nms``.
 
     Notes
     -----
     The direction of the edge normal comes from the structure tensor of the channel
     gradients (Di Zenzo [1]_). Suppression compares each pixel with the bilinearly
     interpolated magnitudes one pixel away on both sides along that normal, keeping it
-    when it is not smaller than either. Per-image scaling removes most of an image's
-    contrast from the output, which narrows the gap between ODS and OIS; pass a fixed
-    ``scale`` to see the uncalibrated behaviour.
+    when it is not smaller than either (so a ridge is one, rarely two, pixels wide).
+
+    The saturating map keeps the order of the magnitudes, hence the PR curve, while
+    spreading the strongest edges over the top thresholds instead of clipping them to 1.
+    Per-image scaling removes most of an image's contrast from the output, which
+    narrows the gap between ODS and OIS; pass a fixed ``scale`` to see the uncalibrated
+    behaviour.
 
     References
     ----------
@@ -160,14 +178,13 @@ def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bo
     >>> import numpy as np
     >>> img = np.zeros((32, 32)); img[:, 16:] = 1.0
     >>> pb = gradient_magnitude(img)
-    >>> bool(pb[:, 15:17].max(axis=1).min() > 0.9), float(pb[:, :10].max())
+    >>> bool(pb[:, 15:17].max(axis=1).min() > 0.5), float(pb[:, :10].max())
     (True, 0.0)
     """
     _check(sigma, percentile, scale)
     mag, cos, sin = _gradient(_channels(image, color), sigma)
     s = _robust_scale(mag, percentile) if scale is None else float(scale)
-    out = _nms(mag, cos, sin) if nms else mag
-    return np.clip(out / s, 0.0, 1.0)
+    return _saturate(_nms(mag, cos, sin) if nms else mag, s)
 
 
 def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str = "grey",
@@ -191,21 +208,24 @@ def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str 
     Returns
     -------
     (H, W) ndarray of float64
-        Soft boundary map in [0, 1].
+        Soft boundary map in [0, 1).
 
     Notes
     -----
     Canny's detector [1]_ smooths with a Gaussian, suppresses non-maxima across the
-    edge, then keeps ridge pixels above a low threshold that are 8-connected, through
-    such pixels, to one above a high threshold. Here the value of a pixel is the largest
-    high threshold ``t`` at which that hysteresis keeps it, so ``map >= t`` equals
-    Canny's output at (``low_ratio * t``, ``t``) for every ``t`` in (0, 1] exactly, not
-    on a grid of levels. A weak pixel on a strong contour thus scores higher than its own
-    magnitude (up to magnitude / ``low_ratio``), which is what hysteresis is for.
+    edge, then keeps ridge pixels at or above a low threshold that are 8-connected,
+    through such pixels, to one at or above a high threshold. Here each pixel gets the
+    largest high threshold ``T`` at which that hysteresis keeps it (see
+    :func:`hysteresis_levels`), mapped to [0, 1) as in :func:`gradient_magnitude`. So
+    ``map >= u`` is exactly Canny's output with high threshold
+    ``T = -scale * log(1 - u)`` and low threshold ``low_ratio * T``, for every ``u``,
+    not on a grid of levels: the benchmark's threshold sweep is Canny's own. A weak pixel
+    on a strong contour scores above its own magnitude (up to magnitude / ``low_ratio``),
+    which is what hysteresis is for.
 
     Not ``skimage.feature.canny``: that needs one call per threshold, and its Sobel
-    gradient has no colour option. The value of every pixel is computed in one pass, a
-    union-find over the ridge pixels in decreasing magnitude (compiled with numba).
+    gradient has no colour option. Here one pass, a union-find over the ridge pixels in
+    decreasing magnitude (compiled with numba), gives every threshold at once.
 
     References
     ----------
@@ -217,7 +237,7 @@ def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str 
     >>> import numpy as np
     >>> img = np.zeros((32, 32)); img[:, 16:] = 1.0
     >>> pb = canny_soft(img)
-    >>> bool(pb[:, 15:17].max(axis=1).min() > 0.9), float(pb[:, :10].max())
+    >>> bool(pb[:, 15:17].max(axis=1).min() > 0.5), float(pb[:, :10].max())
     (True, 0.0)
     """
     _check(sigma, percentile, scale)
@@ -225,8 +245,7 @@ def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str 
         raise InputError(f"low_ratio must be in (0, 1], got {low_ratio}")
     mag, cos, sin = _gradient(_channels(image, color), sigma)
     s = _robust_scale(mag, percentile) if scale is None else float(scale)
-    ridge = _nms(mag, cos, sin) / s
-    return np.clip(hysteresis_levels(ridge, low_ratio), 0.0, 1.0)
+    return _saturate(hysteresis_levels(_nms(mag, cos, sin), low_ratio), s)
 
 
 def hysteresis_levels(strength: np.ndarray, low_ratio: float) -> np.ndarray:

@@ -3,8 +3,9 @@
 Each image is a scene of a few opaque shapes (disks, ellipses, rotated boxes, convex
 polygons, wobbly blobs) over a background that may be split by a wavy horizon. Shapes carry
 textures and smooth shading; some are *faint* (barely different from what lies beneath),
-and some have two *parts* with a subtle change of shade along a line. The photograph then
-gets a random contrast, a little optical blur and sensor noise.
+and some have two *parts* with a subtle change of shade along a line. Small spots that no
+annotator outlines are scattered on top, as the details people ignore in photographs. The
+picture then gets a random contrast, a little optical blur and sensor noise.
 
 Simulated annotators redraw the same geometry, each with a personal style that holds for
 every image:
@@ -53,7 +54,8 @@ class SyntheticItem:
         One label map per annotator, labels ``1..N`` as in the BSDS500 ground truth.
     truth : (H, W) ndarray of int32
         The scene's own regions, labels ``1..N``: every object, faint or not, with every
-        part split. Not part of the BSDS layout; handy for tests and illustrations.
+        part split (the small unannotated spots are not regions). Not part of the BSDS
+        layout; handy for tests and illustrations.
     """
 
     iid: str
@@ -90,7 +92,7 @@ class _Style:
 class _Paint:
     """Appearance of one object: base colour, texture and shading."""
 
-    colour: np.ndarray
+    colour: np.ndarray | None  # None for faint objects: set from what lies beneath
     texture: str
     tex_params: dict = field(default_factory=dict)
 
@@ -206,7 +208,7 @@ _LUMA = np.array([0.299, 0.587, 0.114])
 
 
 def _random_colour(rng: np.random.Generator, avoid: list[np.ndarray], min_dist: float,
-                   min_luma: float = 0.1):
+                   min_luma: float = 0.18):
     """A colour at least ``min_dist`` (RGB, 0..1) from every colour in ``avoid`` and at
     least ``min_luma`` from each in luminance: in photographs most boundaries show in
     brightness, so a grey-level detector should not be blind here."""

@@ -33,8 +33,10 @@ def _get(obj: Any, keys: Sequence[str], what: str, *, required: bool = True):
 
 
 def _point(obj: Any, what: str) -> tuple[float, float, float]:
-    """(recall, precision, F) from a 3-sequence or an object with those fields; F is
-    computed from recall and precision when it is not given."""
+    """(recall, precision, F) from a sequence or an object with those fields.
+
+    Sequences are (recall, precision), (recall, precision, F), or (threshold, recall,
+    precision, F) as ``BoundarySummary.ods``. F is computed when not given."""
     if obj is None:
         raise ValueError(f"{what}: missing")
     if isinstance(obj, Mapping) or not isinstance(obj, (Sequence, np.ndarray)):
@@ -43,6 +45,8 @@ def _point(obj: Any, what: str) -> tuple[float, float, float]:
         f = _get(obj, _F, what, required=False)
     else:
         vals = [float(v) for v in obj]
+        if len(vals) == 4:
+            vals = vals[1:]  # (threshold, recall, precision, F)
         if len(vals) not in (2, 3):
             raise ValueError(f"{what}: expected (recall, precision[, F]), got {len(vals)} values")
         r, p = vals[:2]
@@ -70,12 +74,14 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
 
     Parameters
     ----------
-    curves : sequence of mappings or objects
-        One per algorithm, each with ``name`` (str), ``recall`` and ``precision``
-        (1-D arrays over thresholds) and ``ods`` (the ODS point). A point is a
-        ``(recall, precision, F)`` sequence or anything with fields ``recall``,
-        ``precision`` and optionally ``f``/``F``. A single curve may be passed without
-        the enclosing sequence.
+    curves : sequence of curves, one curve, or mapping of name to curve
+        A curve is a mapping or object with ``name`` (str), ``recall`` and
+        ``precision`` (1-D arrays over thresholds) and optionally ``ods`` (the ODS
+        point). A point is a sequence ``(recall, precision[, F])`` or
+        ``(threshold, recall, precision, F)``, or anything with fields ``recall``,
+        ``precision`` and optionally ``f``/``F``. With a mapping of names to curves the
+        curves need no ``name``, so ``{"Canny": summary}`` works for a
+        :class:`segbench.boundary.BoundarySummary`.
     path : str or PathLike
         Output PNG file; parent folders are created.
     human : point, optional
@@ -112,8 +118,13 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    if isinstance(curves, Mapping) or not isinstance(curves, Sequence):
-        curves = [curves]
+    named: list[tuple[str | None, Any]]
+    if isinstance(curves, Mapping) and _get(curves, _RECALL, "", required=False) is None:
+        named = [(str(k), v) for k, v in curves.items()]
+    elif isinstance(curves, Mapping) or not isinstance(curves, Sequence):
+        named = [(None, curves)]
+    else:
+        named = [(None, c) for c in curves]
     fig = Figure(figsize=(5.6, 5.6))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
@@ -122,8 +133,9 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     colours = [f"C{i}" for i in range(10)]
     markers = "osD^v<>phP"
     handles = []  # proxies, so each legend entry shows both the curve and its ODS marker
-    for i, c in enumerate(curves):
-        name = str(_get(c, _NAME, f"curve {i}"))
+    for i, (name, c) in enumerate(named):
+        if name is None:
+            name = str(_get(c, _NAME, f"curve {i}"))
         r = np.asarray(_get(c, _RECALL, name), dtype=float).ravel()
         p = np.asarray(_get(c, _PRECISION, name), dtype=float).ravel()
         if r.shape != p.shape:
