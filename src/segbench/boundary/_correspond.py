@@ -195,6 +195,11 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
     n_off = dv.shape[0]
     n_all = n_pix + n_rows                      # row i's outlier column is n_pix + i
     present = np.zeros(n_pix, np.bool_)
+    # Each row's present candidate columns and their costs, kept up to date as pixels
+    # come and go, so a row visit touches its few real neighbours, not every offset.
+    nb_col = np.empty((n_rows, n_off), np.int64)
+    nb_cost = np.empty((n_rows, n_off), np.int64)
+    nb_len = np.zeros(n_rows, np.int64)
     u = np.zeros(n_rows, np.int64)
     v = np.zeros(n_all, np.int64)
     row_of_col = np.full(n_all, -1, np.int64)
@@ -238,6 +243,21 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
                 a += 1
                 continue
             present[p] = False
+            py = p // width
+            px = p - py * width
+            for k in range(n_off):
+                y = py + dv[k]
+                x = px + du[k]
+                if 0 <= y < height and 0 <= x < width:
+                    r = row_index[y, x]
+                    if r >= 0:
+                        n = nb_len[r] - 1
+                        for e in range(n + 1):
+                            if nb_col[r, e] == p:
+                                nb_col[r, e] = nb_col[r, n]
+                                nb_cost[r, e] = nb_cost[r, n]
+                                break
+                        nb_len[r] = n
             r = row_of_col[p]
             if r >= 0:
                 row_of_col[p] = -1
@@ -264,7 +284,12 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
                 x = px + du[k]
                 if 0 <= y < height and 0 <= x < width:
                     r = row_index[y, x]
-                    if r >= 0 and col_of_row[r] != -2 and costs[k] - u[r] < 0:
+                    if r < 0:
+                        continue
+                    nb_col[r, nb_len[r]] = p
+                    nb_cost[r, nb_len[r]] = costs[k]
+                    nb_len[r] += 1
+                    if col_of_row[r] != -2 and costs[k] - u[r] < 0:
                         n_free = _free_row(r, col_of_row, row_of_col, v, u, row_index,
                                            free_rows, n_free, stack, dv, du, costs,
                                            n_pix)
@@ -278,15 +303,10 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
             if col_of_row[cur] != -2:
                 continue                         # listed twice
             best = outlier - v[n_pix + cur]
-            cy = row_ys[cur]
-            cx = row_xs[cur]
-            for k in range(n_off):
-                y = cy + dv[k]
-                x = cx + du[k]
-                if 0 <= y < height and 0 <= x < width:
-                    p = y * width + x
-                    if present[p] and costs[k] - v[p] < best:
-                        best = costs[k] - v[p]
+            for e in range(nb_len[cur]):
+                rc = nb_cost[cur, e] - v[nb_col[cur, e]]
+                if rc < best:
+                    best = rc
             u[cur] = best
             n_touched = 0
             n_seen = 0
@@ -298,17 +318,11 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
                 rows_seen[n_seen] = i
                 n_seen += 1
                 base = min_val - u[i]
-                iy = row_ys[i]
-                ix = row_xs[i]
-                for k in range(n_off):
-                    y = iy + dv[k]
-                    x = ix + du[k]
-                    if y < 0 or y >= height or x < 0 or x >= width:
+                for e in range(nb_len[i]):
+                    j = nb_col[i, e]
+                    if scanned[j]:
                         continue
-                    j = y * width + x
-                    if not present[j] or scanned[j]:
-                        continue
-                    r = base + costs[k] - v[j]
+                    r = base + nb_cost[i, e] - v[j]
                     if r < shortest[j]:
                         if shortest[j] == _INF:
                             touched[n_touched] = j
