@@ -61,29 +61,6 @@ def _offsets(radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True)
-def _pixel_index(bmap):
-    """Row-major list of foreground pixels and a map from pixel to its index (-1 if none)."""
-    h, w = bmap.shape
-    index = np.full((h, w), -1, np.int64)
-    n = 0
-    for y in range(h):
-        for x in range(w):
-            if bmap[y, x]:
-                index[y, x] = n
-                n += 1
-    ys = np.empty(n, np.int64)
-    xs = np.empty(n, np.int64)
-    k = 0
-    for y in range(h):
-        for x in range(w):
-            if bmap[y, x]:
-                ys[k] = y
-                xs[k] = x
-                k += 1
-    return ys, xs, index
-
-
-@nb.njit(cache=True)
 def _heap_push(keys, vals, size, key, val):
     i = size
     keys[i] = key
@@ -124,187 +101,256 @@ def _heap_pop(keys, vals, size):
 
 
 @nb.njit(cache=True)
-def _free_row(i, col_of_row, row_of_col, v, u, row_index, free_rows, n_free, stack,
-              dv, du, costs, n_pix):
-    """Unassign row ``i`` and every row whose assignment that makes non-optimal.
+def _release_column(c0, col_of_row, row_of_col, v, u, row_present, free_rows, n_free,
+                    stack, dv, du, costs, height, width, n_pix):
+    """Unassign column ``c0`` and restore the optimality conditions around it.
 
-    A column that becomes free must carry potential 0 (complementary slackness); raising
-    its potential can make the edge of another assigned row to it violate dual
-    feasibility, and that row is freed in turn. Each row is freed at most once.
+    A free column must carry potential 0 (complementary slackness). Raising a negative
+    potential to 0 can make the edge of another assigned row to that column violate
+    dual feasibility; such a row is freed (to be re-augmented) and its column released
+    in turn. Each row is freed at most once per call.
     """
-    height, width = row_index.shape
+    row_of_col[c0] = -1
+    if v[c0] >= 0:
+        return n_free
+    v[c0] = 0
+    if c0 >= n_pix:
+        return n_free                        # an outlier column: only its own row uses it
     top = 0
-    r = i
-    while True:
-        c = col_of_row[r]
-        col_of_row[r] = -2
-        free_rows[n_free] = r
+    stack[top] = c0
+    top += 1
+    while top > 0:
+        c = stack[top - 1]
+        cy = c // width
+        cx = c - cy * width
+        victim = -1
+        for k in range(dv.shape[0]):
+            y = cy + dv[k]
+            x = cx + du[k]
+            if 0 <= y < height and 0 <= x < width:
+                q = y * width + x
+                if row_present[q] and col_of_row[q] >= 0 and costs[k] - u[q] < 0:
+                    victim = q
+                    break
+        if victim < 0:
+            top -= 1                         # column settled
+            continue
+        c2 = col_of_row[victim]
+        col_of_row[victim] = -2
+        free_rows[n_free] = victim
         n_free += 1
-        if c >= 0:
-            row_of_col[c] = -1
-            if v[c] < 0:
-                v[c] = 0
-                if c < n_pix:
-                    stack[top] = c
-                    top += 1
-        # next row to free: one whose edge to a re-zeroed column is now infeasible
-        r = -1
-        while r < 0 and top > 0:
-            c = stack[top - 1]
-            cy = c // width
-            cx = c - cy * width
-            for k in range(dv.shape[0]):
-                y = cy + dv[k]
-                x = cx + du[k]
-                if 0 <= y < height and 0 <= x < width:
-                    r2 = row_index[y, x]
-                    if r2 >= 0 and col_of_row[r2] != -2 and costs[k] - u[r2] < 0:
-                        r = r2
-                        break
-            if r < 0:
-                top -= 1                         # column settled
-        if r < 0:
-            return n_free
+        row_of_col[c2] = -1
+        if v[c2] < 0:
+            v[c2] = 0
+            if c2 < n_pix:
+                stack[top] = c2
+                top += 1
+    return n_free
 
 
 @nb.njit(cache=True)
-def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs,
-                  outlier):
-    """Exact matching of one fixed pixel set (rows) against a sequence of maps (frames).
+def _diff_sorted(old, new, out_gone, out_came):
+    """Elements only in ``old`` and only in ``new`` (both sorted); returns the counts."""
+    a = 0
+    b = 0
+    n_gone = 0
+    n_came = 0
+    while a < old.shape[0] or b < new.shape[0]:
+        if b >= new.shape[0] or (a < old.shape[0] and old[a] < new[b]):
+            out_gone[n_gone] = old[a]
+            n_gone += 1
+            a += 1
+        elif a >= old.shape[0] or new[b] < old[a]:
+            out_came[n_came] = new[b]
+            n_came += 1
+            b += 1
+        else:
+            a += 1
+            b += 1
+    return n_gone, n_came
 
-    Rows are the pixels ``(row_ys, row_xs)``; frame ``f`` is the sorted list of linear
-    pixel indices ``frame_pix[frame_ptr[f]:frame_ptr[f + 1]]``. Each row is matched to a
-    distinct frame pixel within the tolerance (offsets ``dv, du`` at integer ``costs``)
-    or to its private outlier at cost ``outlier``; the total cost is minimized.
 
-    The Hungarian method with dual potentials adds rows one at a time along shortest
-    augmenting paths (Dijkstra on reduced costs). Between consecutive frames the
-    optimal solution is repaired rather than rebuilt: rows whose partner disappeared,
-    or whose assignment a new pixel makes non-optimal (a reduced cost turns negative),
-    are freed, and only those are re-augmented. The invariant (assigned edges tight,
-    all reduced costs >= 0, free columns at potential 0) makes each frame's answer an
-    exact optimum, the same cost as solving it from scratch.
+@nb.njit(cache=True)
+def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
+                    du, costs, outlier):
+    """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
-    Returns the number of matched rows per frame, whether each frame pixel is matched
-    (aligned with ``frame_pix``), and which rows are matched in the last frame.
+    Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
+    ``col_pix[col_lo[f]:col_hi[f]]`` (sorted linear pixel indices; frames may share a
+    slice, e.g. a fixed human map). A row is matched
+    to a distinct column within the tolerance (offsets ``dv, du`` at integer ``costs``)
+    or to its private outlier at cost ``outlier``; columns may stay unmatched; the total
+    cost is minimized exactly.
+
+    Hungarian method with dual potentials: rows are added one at a time along shortest
+    augmenting paths (Dijkstra on reduced costs). Between frames the previous optimum
+    is repaired, not rebuilt: rows whose partner left, rows made non-optimal by a new
+    column (a reduced cost turned negative) and new rows are freed and re-augmented.
+    The invariants (assigned edges tight, reduced costs >= 0, free columns at potential
+    0) make every frame's matching an exact optimum. Repairs stay local when the rows
+    are the scarcer side, so callers pick the smaller map as rows.
+
+    Returns the matched-row count per frame and, aligned with ``row_pix`` and
+    ``col_pix``, whether each listed pixel is matched (for a slice shared by several
+    frames: in the last of them).
     """
-    height, width = row_index.shape
     n_pix = height * width
-    n_rows = row_ys.shape[0]
-    n_frames = frame_ptr.shape[0] - 1
     n_off = dv.shape[0]
-    n_all = n_pix + n_rows                      # row i's outlier column is n_pix + i
-    present = np.zeros(n_pix, np.bool_)
-    # Each row's present candidate columns and their costs, kept up to date as pixels
-    # come and go, so a row visit touches its few real neighbours, not every offset.
-    nb_col = np.empty((n_rows, n_off), np.int64)
-    nb_cost = np.empty((n_rows, n_off), np.int64)
-    nb_len = np.zeros(n_rows, np.int64)
-    u = np.zeros(n_rows, np.int64)
+    n_frames = row_lo.shape[0]
+    max_rows = 1
+    max_cols = 1
+    for f in range(n_frames):
+        max_rows = max(max_rows, row_hi[f] - row_lo[f])
+        max_cols = max(max_cols, col_hi[f] - col_lo[f])
+    n_all = 2 * n_pix                          # column c, or row q's outlier n_pix + q
+    row_present = np.zeros(n_pix, np.bool_)
+    col_present = np.zeros(n_pix, np.bool_)
+    u = np.zeros(n_pix, np.int64)
     v = np.zeros(n_all, np.int64)
     row_of_col = np.full(n_all, -1, np.int64)
-    col_of_row = np.full(n_rows, -2, np.int64)  # -2 = free (to be augmented)
-    free_rows = np.empty(n_rows, np.int64)
-    stack = np.empty(n_rows + 1, np.int64)
+    col_of_row = np.full(n_pix, -2, np.int64)  # -2: free (to augment) or absent
+    # each present row's present candidate columns, in a pool of slots
+    slot_of = np.full(n_pix, -1, np.int64)
+    nb_col = np.empty((max_rows, n_off), np.int64)
+    nb_cost = np.empty((max_rows, n_off), np.int64)
+    nb_len = np.zeros(max_rows, np.int64)
+    spare = np.arange(max_rows - 1, -1, -1).astype(np.int64)
+    n_spare = max_rows
+    free_rows = np.empty(2 * max_rows + 1, np.int64)
+    stack = np.empty(max_rows + 1, np.int64)
+    gone = np.empty(max(max_rows, max_cols), np.int64)
+    came = np.empty(max(max_rows, max_cols), np.int64)
     shortest = np.full(n_all, _INF, np.int64)
     path = np.full(n_all, -1, np.int64)
     scanned = np.zeros(n_all, np.bool_)
-    touched = np.empty(n_all, np.int64)
-    rows_seen = np.empty(n_rows, np.int64)
-    heap_cap = n_rows * (n_off + 1) + 1
+    touched = np.empty(max_rows * (n_off + 1) + 1, np.int64)
+    rows_seen = np.empty(max_rows + 1, np.int64)
+    heap_cap = max_rows * (n_off + 1) + 1
     hkeys = np.empty(heap_cap, np.int64)
     hvals = np.empty(heap_cap, np.int64)
-    # A scrambled but fixed augmentation order: in raster order neighbouring rows compete
-    # for the same columns one after another (long augmenting chains); scattering them
-    # cuts the search work about threefold on real boundary maps.
-    rank = np.argsort((np.arange(n_rows, dtype=np.uint64) * np.uint64(2654435761))
-                      & np.uint64(0xFFFFFFFF))
-    priority = np.empty(n_rows, np.int64)
-    priority[rank] = np.arange(n_rows)
 
-    matched_rows = np.zeros(n_frames, np.int64)
-    matched_pix = np.zeros(frame_pix.shape[0], np.bool_)
-    for i in range(n_rows):
-        free_rows[i] = i
-    n_free = n_rows
-    prev_lo = 0
-    prev_hi = 0
+    n_matched = np.zeros(n_frames, np.int64)
+    row_flags = np.zeros(row_pix.shape[0], np.bool_)
+    col_flags = np.zeros(col_pix.shape[0], np.bool_)
+    empty = np.zeros(0, np.int64)
+    prev_rows = empty
+    prev_cols = empty
     for f in range(n_frames):
-        lo = frame_ptr[f]
-        hi = frame_ptr[f + 1]
-        # --- pixels that left: their rows lose their partner ---------------------------
-        a = prev_lo
-        b = lo
-        while a < prev_hi:
-            p = frame_pix[a]
-            while b < hi and frame_pix[b] < p:
-                b += 1
-            if b < hi and frame_pix[b] == p:
-                a += 1
-                continue
-            present[p] = False
-            py = p // width
-            px = p - py * width
+        rows = row_pix[row_lo[f]:row_hi[f]]
+        cols = col_pix[col_lo[f]:col_hi[f]]
+        n_free = 0
+        # --- rows that left: release their columns ---------------------------------
+        n_gone, n_came = _diff_sorted(prev_rows, rows, gone, came)
+        for t in range(n_gone):
+            q = gone[t]
+            row_present[q] = False
+            c = col_of_row[q]
+            col_of_row[q] = -2
+            if c >= 0:
+                n_free = _release_column(c, col_of_row, row_of_col, v, u, row_present,
+                                         free_rows, n_free, stack, dv, du, costs,
+                                         height, width, n_pix)
+            v[n_pix + q] = 0
+            row_of_col[n_pix + q] = -1
+            n_spare_slot = slot_of[q]
+            spare[n_spare] = n_spare_slot
+            n_spare += 1
+            slot_of[q] = -1
+        rows_came = came[:n_came].copy()
+        # --- columns that left: their rows lose their partner ----------------------
+        n_gone, n_came = _diff_sorted(prev_cols, cols, gone, came)
+        for t in range(n_gone):
+            c = gone[t]
+            col_present[c] = False
+            cy = c // width
+            cx = c - cy * width
             for k in range(n_off):
-                y = py + dv[k]
-                x = px + du[k]
+                y = cy + dv[k]
+                x = cx + du[k]
                 if 0 <= y < height and 0 <= x < width:
-                    r = row_index[y, x]
-                    if r >= 0:
-                        n = nb_len[r] - 1
-                        for e in range(n + 1):
-                            if nb_col[r, e] == p:
-                                nb_col[r, e] = nb_col[r, n]
-                                nb_cost[r, e] = nb_cost[r, n]
+                    q = y * width + x
+                    if row_present[q]:
+                        s = slot_of[q]
+                        last = nb_len[s] - 1
+                        for e in range(last + 1):
+                            if nb_col[s, e] == c:
+                                nb_col[s, e] = nb_col[s, last]
+                                nb_cost[s, e] = nb_cost[s, last]
                                 break
-                        nb_len[r] = n
-            r = row_of_col[p]
-            if r >= 0:
-                row_of_col[p] = -1
-                col_of_row[r] = -2
-                free_rows[n_free] = r
+                        nb_len[s] = last
+            q = row_of_col[c]
+            if q >= 0:
+                row_of_col[c] = -1
+                col_of_row[q] = -2
+                free_rows[n_free] = q
                 n_free += 1
-            v[p] = 0
-            a += 1
-        # --- pixels that arrived: rows that now prefer them are freed ------------------
-        a = prev_lo
-        for b in range(lo, hi):
-            p = frame_pix[b]
-            while a < prev_hi and frame_pix[a] < p:
-                a += 1
-            if a < prev_hi and frame_pix[a] == p:
-                continue
-            present[p] = True
-            v[p] = 0
-            row_of_col[p] = -1
-            py = p // width
-            px = p - py * width
+            v[c] = 0
+        # --- columns that arrived: rows that now prefer them are freed ----------------
+        for t in range(n_came):
+            c = came[t]
+            col_present[c] = True
+            v[c] = 0
+            row_of_col[c] = -1
+            cy = c // width
+            cx = c - cy * width
             for k in range(n_off):
-                y = py + dv[k]
-                x = px + du[k]
+                y = cy + dv[k]
+                x = cx + du[k]
                 if 0 <= y < height and 0 <= x < width:
-                    r = row_index[y, x]
-                    if r < 0:
+                    q = y * width + x
+                    if not row_present[q]:
                         continue
-                    nb_col[r, nb_len[r]] = p
-                    nb_cost[r, nb_len[r]] = costs[k]
-                    nb_len[r] += 1
-                    if col_of_row[r] != -2 and costs[k] - u[r] < 0:
-                        n_free = _free_row(r, col_of_row, row_of_col, v, u, row_index,
-                                           free_rows, n_free, stack, dv, du, costs,
-                                           n_pix)
-        prev_lo = lo
-        prev_hi = hi
+                    s = slot_of[q]
+                    nb_col[s, nb_len[s]] = c
+                    nb_cost[s, nb_len[s]] = costs[k]
+                    nb_len[s] += 1
+                    if col_of_row[q] >= 0 and costs[k] - u[q] < 0:
+                        c2 = col_of_row[q]
+                        col_of_row[q] = -2
+                        free_rows[n_free] = q
+                        n_free += 1
+                        n_free = _release_column(c2, col_of_row, row_of_col, v, u,
+                                                 row_present, free_rows, n_free, stack,
+                                                 dv, du, costs, height, width, n_pix)
+        # --- rows that arrived ---------------------------------------------------------
+        for t in range(rows_came.shape[0]):
+            q = rows_came[t]
+            row_present[q] = True
+            n_spare -= 1
+            s = spare[n_spare]
+            slot_of[q] = s
+            nb_len[s] = 0
+            qy = q // width
+            qx = q - qy * width
+            for k in range(n_off):
+                y = qy + dv[k]
+                x = qx + du[k]
+                if 0 <= y < height and 0 <= x < width:
+                    c = y * width + x
+                    if col_present[c]:
+                        nb_col[s, nb_len[s]] = c
+                        nb_cost[s, nb_len[s]] = costs[k]
+                        nb_len[s] += 1
+            v[n_pix + q] = 0
+            row_of_col[n_pix + q] = -1
+            col_of_row[q] = -2
+            free_rows[n_free] = q
+            n_free += 1
+        prev_rows = rows
+        prev_cols = cols
         # --- free rows: feasible potentials, then shortest augmenting paths ----------
         todo = free_rows[:n_free].copy()
-        todo = todo[np.argsort(priority[todo])]
-        n_free = 0
+        # a scrambled but fixed order: in raster order neighbouring rows compete for
+        # the same columns one after another (long augmenting chains)
+        keys = (todo.astype(np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
+        todo = todo[np.argsort(keys)]
         for cur in todo:
-            if col_of_row[cur] != -2:
-                continue                         # listed twice
+            if not row_present[cur] or col_of_row[cur] != -2:
+                continue                         # gone, or listed twice
+            s = slot_of[cur]
             best = outlier - v[n_pix + cur]
-            for e in range(nb_len[cur]):
-                rc = nb_cost[cur, e] - v[nb_col[cur, e]]
+            for e in range(nb_len[s]):
+                rc = nb_cost[s, e] - v[nb_col[s, e]]
                 if rc < best:
                     best = rc
             u[cur] = best
@@ -318,11 +364,12 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
                 rows_seen[n_seen] = i
                 n_seen += 1
                 base = min_val - u[i]
-                for e in range(nb_len[i]):
-                    j = nb_col[i, e]
+                s = slot_of[i]
+                for e in range(nb_len[s]):
+                    j = nb_col[s, e]
                     if scanned[j]:
                         continue
-                    r = base + nb_cost[i, e] - v[j]
+                    r = base + nb_cost[s, e] - v[j]
                     if r < shortest[j]:
                         if shortest[j] == _INF:
                             touched[n_touched] = j
@@ -374,16 +421,15 @@ def _match_frames(row_ys, row_xs, row_index, frame_ptr, frame_pix, dv, du, costs
                 j = prev
         # --- read off the frame's result ---------------------------------------------
         m = 0
-        for i in range(n_rows):
-            if 0 <= col_of_row[i] < n_pix:
-                m += 1
-        matched_rows[f] = m
-        for b in range(lo, hi):
-            matched_pix[b] = row_of_col[frame_pix[b]] >= 0
-    rows_matched = np.zeros(n_rows, np.bool_)
-    for i in range(n_rows):
-        rows_matched[i] = 0 <= col_of_row[i] < n_pix
-    return matched_rows, matched_pix, rows_matched
+        for t in range(rows.shape[0]):
+            hit = col_of_row[rows[t]] >= 0 and col_of_row[rows[t]] < n_pix
+            row_flags[row_lo[f] + t] = hit
+            m += hit
+        n_matched[f] = m
+        for t in range(cols.shape[0]):
+            col_flags[col_lo[f] + t] = row_of_col[cols[t]] >= 0
+    return n_matched, row_flags, col_flags
+
 
 class Matcher:
     """Exact pixel correspondence at a fixed image shape and tolerance.
@@ -438,35 +484,56 @@ class Matcher:
         matched_frame : list of bool arrays
             For each frame, whether each of its listed pixels is matched.
         """
-        fixed = self._check(fixed)
-        ys, xs, index = _pixel_index(fixed)
-        ptr = np.zeros(len(frames) + 1, np.int64)
-        ptr[1:] = np.cumsum([len(f) for f in frames])
-        pix = (np.concatenate(frames).astype(np.int64, copy=False) if len(frames)
-               else np.zeros(0, np.int64))
-        n_matched, flags, _ = _match_frames(ys, xs, index, ptr, pix, self.dv, self.du,
-                                         self.costs, self.outlier)
-        return n_matched, [flags[ptr[f]:ptr[f + 1]] for f in range(len(frames))]
+        fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64)
+        n_fixed = fixed_pix.size
+        frames = [np.asarray(f, np.int64) for f in frames]
+        n_matched = np.zeros(len(frames), np.int64)
+        flags = [None] * len(frames)
+        # Runs of consecutive frames solved together, the scarcer side as rows: repairs
+        # between frames then stay local (see _match_sequence).
+        start = 0
+        while start < len(frames):
+            fixed_rows = frames[start].size >= n_fixed
+            stop = start + 1
+            while stop < len(frames) and (frames[stop].size >= n_fixed) == fixed_rows:
+                stop += 1
+            run = frames[start:stop]
+            ptr = np.zeros(len(run) + 1, np.int64)
+            ptr[1:] = np.cumsum([f.size for f in run])
+            pix = np.concatenate(run) if run else np.zeros(0, np.int64)
+            whole = (np.zeros(len(run), np.int64), np.full(len(run), n_fixed, np.int64),
+                     fixed_pix)
+            sliced = (ptr[:-1].copy(), ptr[1:].copy(), pix)
+            rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
+            n, row_flags, col_flags = _match_sequence(
+                self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
+                self.costs, self.outlier)
+            frame_flags = col_flags if fixed_rows else row_flags
+            n_matched[start:stop] = n
+            for k in range(len(run)):
+                flags[start + k] = frame_flags[ptr[k]:ptr[k + 1]]
+            start = stop
+        return n_matched, flags
 
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
         """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps)."""
         b1 = self._check(bmap1)
         b2 = self._check(bmap2)
-        # The smaller map as the augmented side keeps the search trees small.
-        swap = np.count_nonzero(b1) < np.count_nonzero(b2)
-        fixed, moving = (b1, b2) if swap else (b2, b1)
-        frame = np.flatnonzero(moving)
-        ys, xs, index = _pixel_index(fixed)
-        _, flags, rows_matched = _match_frames(
-            ys, xs, index, np.array([0, frame.size], np.int64),
-                                 frame.astype(np.int64), self.dv, self.du, self.costs,
-                                 self.outlier)
-        moved = np.zeros(moving.size, bool)
-        moved[frame[flags]] = True
-        moved = moved.reshape(self.shape)
-        fixed_matched = np.zeros(self.shape, bool)
-        fixed_matched[ys[rows_matched], xs[rows_matched]] = True
-        return (fixed_matched, moved) if swap else (moved, fixed_matched)
+        p1 = np.flatnonzero(b1).astype(np.int64)
+        p2 = np.flatnonzero(b2).astype(np.int64)
+        # the smaller map as rows keeps the augmenting trees small
+        swap = p1.size > p2.size
+        rows, cols = (p2, p1) if swap else (p1, p2)
+        one = np.zeros(1, np.int64)
+        _, row_flags, col_flags = _match_sequence(
+            self.shape[0], self.shape[1], one, one + rows.size, rows, one,
+            one + cols.size, cols, self.dv, self.du, self.costs, self.outlier)
+        f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
+        m1 = np.zeros(b1.size, bool)
+        m1[p1[f1]] = True
+        m2 = np.zeros(b2.size, bool)
+        m2[p2[f2]] = True
+        return m1.reshape(self.shape), m2.reshape(self.shape)
 
 
 def correspond_pixels(bmap1, bmap2, max_dist: float = DEFAULT_MAX_DIST, *,
