@@ -122,3 +122,24 @@ def test_against_official_correspond_pixels():
     # a map matched with itself is matched completely (the official: 440-442 of 442)
     a = np.asarray(Image.open(CORRESPOND / "pairs" / "01_identical_A.png")) != 0
     assert correspond_pixels(a, a)[0].sum() == a.sum()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_frames_with_random_churn_equal_independent_solves(seed):
+    """Pixels come and go between frames (as thinning makes them); every frame exact."""
+    rng = np.random.default_rng(1000 + seed)
+    h, w = rng.integers(10, 26, 2)
+    fixed = rng.random((h, w)) < rng.uniform(0.1, 0.3)
+    max_dist = rng.uniform(0.03, 0.2)
+    frame = rng.random((h, w)) < rng.uniform(0.05, 0.5)
+    frames = []
+    for _ in range(8):
+        flip = rng.random((h, w)) < rng.uniform(0.0, 0.15)
+        frame = frame ^ flip
+        frames.append(np.flatnonzero(frame))
+    n_matched, flags = Matcher((h, w), max_dist).match_frames(fixed, frames)
+    for f, pix in enumerate(frames):
+        bm = np.zeros(h * w, bool)
+        bm[pix] = True
+        n_opt, _ = brute_force(bm.reshape(h, w), fixed, max_dist)
+        assert n_matched[f] == n_opt == flags[f].sum(), (f, n_matched[f], n_opt)

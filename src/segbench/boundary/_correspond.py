@@ -101,51 +101,112 @@ def _heap_pop(keys, vals, size):
 
 
 @nb.njit(cache=True)
-def _release_column(c0, col_of_row, row_of_col, v, u, row_present, free_rows, n_free,
-                    stack, dv, du, costs, height, width, n_pix):
-    """Unassign column ``c0`` and restore the optimality conditions around it.
+def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, costs, height,
+                   width, n_pix, lab_col, lab_row, nxt_col, nxt_row, seen_col, seen_row,
+                   hkeys, hvals):
+    """Restore optimality after column ``c0`` became free with a negative potential.
 
-    A free column must carry potential 0 (complementary slackness). Raising a negative
-    potential to 0 can make the edge of another assigned row to that column violate
-    dual feasibility; such a row is freed (to be re-augmented) and its column released
-    in turn. Each row is freed at most once per call.
+    In the residual graph of the assignment (as a min-cost flow to a sink T) a free
+    column's arc to T has reduced cost ``v[c0] < 0``. Either some cycle through that arc
+    is negative, and cancelling the cheapest one (rows shift along an alternating path
+    so that ``c0`` is matched and another column, or a row's outlier, is released) gives
+    the new optimum; or none is, and re-weighting the potentials by the shortest
+    distances makes every reduced cost non-negative again. Both come from one Dijkstra
+    search backwards from ``c0``, bounded by ``-v[c0]``: no row is freed, so the repair
+    stays local. Only assigned rows take part (rows waiting for augmentation do not).
     """
-    row_of_col[c0] = -1
-    if v[c0] >= 0:
-        return n_free
-    v[c0] = 0
-    if c0 >= n_pix:
-        return n_free                        # an outlier column: only its own row uses it
-    top = 0
-    stack[top] = c0
-    top += 1
-    while top > 0:
-        c = stack[top - 1]
+    n_all = 2 * n_pix
+    t_node = n_all                               # the sink T, stored after the columns
+    bound = -v[c0]
+    n_cols_seen = 0
+    n_rows_seen = 0
+    hsize = 0
+    lab_col[c0] = 0
+    seen_col[n_cols_seen] = c0
+    n_cols_seen += 1
+    hsize = _heap_push(hkeys, hvals, hsize, 0, c0)
+    k_stop = bound
+    found = False
+    while hsize > 0:
+        key, node, hsize = _heap_pop(hkeys, hvals, hsize)
+        if key >= k_stop:
+            break
+        if node == t_node:
+            if key == lab_col[t_node]:
+                found = True
+                k_stop = key
+                break
+            continue
+        if node > n_all:                          # a row: back to its own column
+            q = node - n_all - 1
+            if key != lab_row[q]:
+                continue
+            c = col_of_row[q]
+            if key < lab_col[c]:
+                if lab_col[c] == _INF:
+                    seen_col[n_cols_seen] = c
+                    n_cols_seen += 1
+                lab_col[c] = key
+                nxt_col[c] = q
+                hsize = _heap_push(hkeys, hvals, hsize, key, c)
+            continue
+        c = node
+        if key != lab_col[c]:
+            continue
+        if c != c0:                               # a matched column: T can release it
+            lt = key - v[c]
+            if lt < lab_col[t_node]:
+                if lab_col[t_node] == _INF:
+                    seen_col[n_cols_seen] = t_node
+                    n_cols_seen += 1
+                lab_col[t_node] = lt
+                nxt_col[t_node] = c
+                hsize = _heap_push(hkeys, hvals, hsize, lt, t_node)
+        if c >= n_pix:
+            continue                              # an outlier: no other row reaches it
+        own = row_of_col[c]
         cy = c // width
         cx = c - cy * width
-        victim = -1
         for k in range(dv.shape[0]):
             y = cy + dv[k]
             x = cx + du[k]
-            if 0 <= y < height and 0 <= x < width:
-                q = y * width + x
-                if row_present[q] and col_of_row[q] >= 0 and costs[k] - u[q] < 0:
-                    victim = q
-                    break
-        if victim < 0:
-            top -= 1                         # column settled
-            continue
-        c2 = col_of_row[victim]
-        col_of_row[victim] = -2
-        free_rows[n_free] = victim
-        n_free += 1
-        row_of_col[c2] = -1
-        if v[c2] < 0:
-            v[c2] = 0
-            if c2 < n_pix:
-                stack[top] = c2
-                top += 1
-    return n_free
+            if y < 0 or y >= height or x < 0 or x >= width:
+                continue
+            q = y * width + x
+            if not row_present[q] or q == own or col_of_row[q] < 0:
+                continue
+            lq = key + costs[k] - u[q] - v[c]
+            if lq < lab_row[q]:
+                if lab_row[q] == _INF:
+                    seen_row[n_rows_seen] = q
+                    n_rows_seen += 1
+                lab_row[q] = lq
+                nxt_row[q] = c
+                hsize = _heap_push(hkeys, hvals, hsize, lq, n_all + 1 + q)
+    # re-weight: nodes closer than k_stop move by (k_stop - distance)
+    for t in range(n_rows_seen):
+        q = seen_row[t]
+        if lab_row[q] < k_stop:
+            u[q] -= k_stop - lab_row[q]
+        lab_row[q] = _INF
+    for t in range(n_cols_seen):
+        c = seen_col[t]
+        if c != t_node and lab_col[c] < k_stop:
+            v[c] += k_stop - lab_col[c]
+    if found:                                     # cancel the cycle T -> ... -> c0 -> T
+        col = nxt_col[t_node]
+        q = row_of_col[col]
+        row_of_col[col] = -1
+        while True:
+            nc = nxt_row[q]
+            displaced = row_of_col[nc]
+            row_of_col[nc] = q
+            col_of_row[q] = nc
+            if nc == c0:
+                break
+            q = displaced
+    for t in range(n_cols_seen):
+        lab_col[seen_col[t]] = _INF
 
 
 @nb.njit(cache=True)
@@ -225,9 +286,17 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     scanned = np.zeros(n_all, np.bool_)
     touched = np.empty(max_rows * (n_off + 1) + 1, np.int64)
     rows_seen = np.empty(max_rows + 1, np.int64)
-    heap_cap = max_rows * (n_off + 1) + 1
+    heap_cap = (max_rows + 2) * (n_off + 2)
     hkeys = np.empty(heap_cap, np.int64)
     hvals = np.empty(heap_cap, np.int64)
+    # backward-search state of _repair_column (labels reset after each use)
+    lab_col = np.full(n_all + 1, _INF, np.int64)
+    lab_row = np.full(n_pix, _INF, np.int64)
+    nxt_col = np.empty(n_all + 1, np.int64)
+    nxt_row = np.empty(n_pix, np.int64)
+    seen_col = np.empty(max_rows + 2, np.int64)
+    seen_row = np.empty(max_rows + 1, np.int64)
+    released = np.empty(max_rows + 1, np.int64)
 
     n_matched = np.zeros(n_frames, np.int64)
     row_flags = np.zeros(row_pix.shape[0], np.bool_)
@@ -239,23 +308,30 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         rows = row_pix[row_lo[f]:row_hi[f]]
         cols = col_pix[col_lo[f]:col_hi[f]]
         n_free = 0
-        # --- rows that left: release their columns ---------------------------------
+        # --- rows that left: their columns are released, then repaired ------------------
         n_gone, n_came = _diff_sorted(prev_rows, rows, gone, came)
+        n_released = 0
         for t in range(n_gone):
             q = gone[t]
             row_present[q] = False
             c = col_of_row[q]
             col_of_row[q] = -2
             if c >= 0:
-                n_free = _release_column(c, col_of_row, row_of_col, v, u, row_present,
-                                         free_rows, n_free, stack, dv, du, costs,
-                                         height, width, n_pix)
+                row_of_col[c] = -1
+                if c < n_pix:
+                    released[n_released] = c
+                    n_released += 1
             v[n_pix + q] = 0
             row_of_col[n_pix + q] = -1
-            n_spare_slot = slot_of[q]
-            spare[n_spare] = n_spare_slot
+            spare[n_spare] = slot_of[q]
             n_spare += 1
             slot_of[q] = -1
+        for t in range(n_released):
+            c = released[t]
+            if v[c] < 0 and row_of_col[c] < 0:
+                _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
+                               costs, height, width, n_pix, lab_col, lab_row, nxt_col,
+                               nxt_row, seen_col, seen_row, hkeys, hvals)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
         n_gone, n_came = _diff_sorted(prev_cols, cols, gone, came)
@@ -285,12 +361,13 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 free_rows[n_free] = q
                 n_free += 1
             v[c] = 0
-        # --- columns that arrived: rows that now prefer them are freed ----------------
+        # --- columns that arrived: a potential that keeps every row's edge feasible,
+        #     then a repair if that potential is negative (some row prefers the column)
         for t in range(n_came):
             c = came[t]
             col_present[c] = True
-            v[c] = 0
             row_of_col[c] = -1
+            vc = 0
             cy = c // width
             cx = c - cy * width
             for k in range(n_off):
@@ -304,14 +381,13 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                     nb_col[s, nb_len[s]] = c
                     nb_cost[s, nb_len[s]] = costs[k]
                     nb_len[s] += 1
-                    if col_of_row[q] >= 0 and costs[k] - u[q] < 0:
-                        c2 = col_of_row[q]
-                        col_of_row[q] = -2
-                        free_rows[n_free] = q
-                        n_free += 1
-                        n_free = _release_column(c2, col_of_row, row_of_col, v, u,
-                                                 row_present, free_rows, n_free, stack,
-                                                 dv, du, costs, height, width, n_pix)
+                    if col_of_row[q] >= 0 and costs[k] - u[q] < vc:
+                        vc = costs[k] - u[q]
+            v[c] = vc
+            if vc < 0:
+                _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
+                               costs, height, width, n_pix, lab_col, lab_row, nxt_col,
+                               nxt_row, seen_col, seen_row, hkeys, hvals)
         # --- rows that arrived ---------------------------------------------------------
         for t in range(rows_came.shape[0]):
             q = rows_came[t]
@@ -360,7 +436,8 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             min_val = 0
             i = cur
             sink = -1
-            while sink < 0:
+            best = _INF          # cheapest way found to the sink T (via a free column)
+            while True:
                 rows_seen[n_seen] = i
                 n_seen += 1
                 base = min_val - u[i]
@@ -389,16 +466,25 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                         shortest[j] = r
                         path[j] = i
                         hsize = _heap_push(hkeys, hvals, hsize, 2 * r, j)
-                while True:                      # lazy deletion of stale heap entries
+                # next matched column to expand; free columns only offer a way to T,
+                # at their distance plus their (non-negative) potential
+                i = -1
+                while hsize > 0 and (hkeys[0] >> 1) < best:
                     key, j, hsize = _heap_pop(hkeys, hvals, hsize)
-                    if not scanned[j] and key >> 1 == shortest[j]:
+                    if scanned[j] or key >> 1 != shortest[j]:
+                        continue                 # stale heap entry
+                    scanned[j] = True
+                    min_val = key >> 1
+                    if row_of_col[j] < 0:
+                        if min_val + v[j] < best:
+                            best = min_val + v[j]
+                            sink = j
+                    else:
+                        i = row_of_col[j]
                         break
-                scanned[j] = True
-                min_val = key >> 1
-                if row_of_col[j] < 0:
-                    sink = j
-                else:
-                    i = row_of_col[j]
+                if i < 0:
+                    break
+            min_val = best
             # dual update: reduced costs stay >= 0, the new path is tight
             u[cur] += min_val
             for k in range(1, n_seen):
