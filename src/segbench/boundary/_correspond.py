@@ -233,7 +233,7 @@ def _diff_sorted(old, new, out_gone, out_came):
 
 @nb.njit(cache=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
-                    du, costs, outlier):
+                    du, costs, outlier, ws):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -264,36 +264,26 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         max_rows = max(max_rows, row_hi[f] - row_lo[f])
         max_cols = max(max_cols, col_hi[f] - col_lo[f])
     n_all = 2 * n_pix                          # column c, or row q's outlier n_pix + q
-    row_present = np.zeros(n_pix, np.bool_)
-    col_present = np.zeros(n_pix, np.bool_)
-    u = np.zeros(n_pix, np.int64)
-    v = np.zeros(n_all, np.int64)
-    row_of_col = np.full(n_all, -1, np.int64)
-    col_of_row = np.full(n_pix, -2, np.int64)  # -2: free (to augment) or absent
+    # Image-sized state from a reusable workspace (see _workspace): entries are
+    # initialized when a pixel arrives, the search arrays are reset after each use, and
+    # the presence flags are cleared on return, so nothing here is re-filled per call.
+    (row_present, col_present, u, v, row_of_col, col_of_row, slot_of, shortest, path,
+     scanned, lab_col, lab_row, nxt_col, nxt_row) = ws
     # each present row's present candidate columns, in a pool of slots
-    slot_of = np.full(n_pix, -1, np.int64)
     nb_col = np.empty((max_rows, n_off), np.int64)
     nb_cost = np.empty((max_rows, n_off), np.int64)
     nb_len = np.zeros(max_rows, np.int64)
     spare = np.arange(max_rows - 1, -1, -1).astype(np.int64)
     n_spare = max_rows
     free_rows = np.empty(2 * max_rows + 1, np.int64)
-    stack = np.empty(max_rows + 1, np.int64)
     gone = np.empty(max(max_rows, max_cols), np.int64)
     came = np.empty(max(max_rows, max_cols), np.int64)
-    shortest = np.full(n_all, _INF, np.int64)
-    path = np.full(n_all, -1, np.int64)
-    scanned = np.zeros(n_all, np.bool_)
     touched = np.empty(max_rows * (n_off + 1) + 1, np.int64)
     rows_seen = np.empty(max_rows + 1, np.int64)
     heap_cap = (max_rows + 2) * (n_off + 2)
     hkeys = np.empty(heap_cap, np.int64)
     hvals = np.empty(heap_cap, np.int64)
-    # backward-search state of _repair_column (labels reset after each use)
-    lab_col = np.full(n_all + 1, _INF, np.int64)
-    lab_row = np.full(n_pix, _INF, np.int64)
-    nxt_col = np.empty(n_all + 1, np.int64)
-    nxt_row = np.empty(n_pix, np.int64)
+    # backward-search lists of _repair_column
     seen_col = np.empty(max_rows + 2, np.int64)
     seen_row = np.empty(max_rows + 1, np.int64)
     released = np.empty(max_rows + 1, np.int64)
@@ -514,7 +504,23 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         n_matched[f] = m
         for t in range(cols.shape[0]):
             col_flags[col_lo[f] + t] = row_of_col[cols[t]] >= 0
+    for t in range(prev_rows.shape[0]):
+        row_present[prev_rows[t]] = False
+    for t in range(prev_cols.shape[0]):
+        col_present[prev_cols[t]] = False
     return n_matched, row_flags, col_flags
+
+
+def _workspace(n_pix: int) -> tuple:
+    """Image-sized arrays for :func:`_match_sequence`, allocated once per shape."""
+    n_all = 2 * n_pix
+    return (np.zeros(n_pix, np.bool_), np.zeros(n_pix, np.bool_),
+            np.zeros(n_pix, np.int64), np.zeros(n_all, np.int64),
+            np.full(n_all, -1, np.int64), np.full(n_pix, -2, np.int64),
+            np.full(n_pix, -1, np.int64), np.full(n_all, _INF, np.int64),
+            np.full(n_all, -1, np.int64), np.zeros(n_all, np.bool_),
+            np.full(n_all + 1, _INF, np.int64), np.full(n_pix, _INF, np.int64),
+            np.empty(n_all + 1, np.int64), np.empty(n_pix, np.int64))
 
 
 class Matcher:
@@ -544,6 +550,12 @@ class Matcher:
         self.radius = tolerance_px(self.shape, max_dist)
         self.dv, self.du, self.costs = _offsets(self.radius)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
+        self._ws = None
+
+    def _workspace(self) -> tuple:
+        if self._ws is None:
+            self._ws = _workspace(self.shape[0] * self.shape[1])
+        return self._ws
 
     def _check(self, bmap) -> np.ndarray:
         bmap = np.asarray(bmap)
@@ -593,7 +605,7 @@ class Matcher:
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
             n, row_flags, col_flags = _match_sequence(
                 self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
-                self.costs, self.outlier)
+                self.costs, self.outlier, self._workspace())
             frame_flags = col_flags if fixed_rows else row_flags
             n_matched[start:stop] = n
             for k in range(len(run)):
@@ -613,7 +625,8 @@ class Matcher:
         one = np.zeros(1, np.int64)
         _, row_flags, col_flags = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
-            one + cols.size, cols, self.dv, self.du, self.costs, self.outlier)
+            one + cols.size, cols, self.dv, self.du, self.costs, self.outlier,
+            self._workspace())
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
