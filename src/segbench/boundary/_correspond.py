@@ -595,7 +595,13 @@ class Matcher:
             stop = start + 1
             while stop < len(frames) and (frames[stop].size >= n_fixed) == fixed_rows:
                 stop += 1
-            run = frames[start:stop]
+            # Where the frames are the rows, walk the run from its smallest frame up
+            # (thresholds high to low): arriving rows only need augmenting, while
+            # departing rows release columns that must be repaired.
+            order = np.arange(start, stop)
+            if not fixed_rows and frames[start].size > frames[stop - 1].size:
+                order = order[::-1]
+            run = [frames[k] for k in order]
             ptr = np.zeros(len(run) + 1, np.int64)
             ptr[1:] = np.cumsum([f.size for f in run])
             pix = np.concatenate(run) if run else np.zeros(0, np.int64)
@@ -607,9 +613,9 @@ class Matcher:
                 self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
                 self.costs, self.outlier, self._workspace())
             frame_flags = col_flags if fixed_rows else row_flags
-            n_matched[start:stop] = n
+            n_matched[order] = n
             for k in range(len(run)):
-                flags[start + k] = frame_flags[ptr[k]:ptr[k + 1]]
+                flags[order[k]] = frame_flags[ptr[k]:ptr[k + 1]]
             start = stop
         return n_matched, flags
 
