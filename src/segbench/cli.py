@@ -48,14 +48,45 @@ def _cmd_boundary(a) -> int:
 
 
 def _cmd_human(a) -> int:
-    from .engine import run_human
+    from .engine import run_human, run_human_region
     h = run_human(a.gt, max_dist=a.max_dist, workers=a.workers, progress=not a.quiet)
+    r = None if a.no_region else run_human_region(a.gt, workers=a.workers,
+                                                  progress=not a.quiet)
     if a.json:
-        print(json.dumps(h, indent=1))
-    else:
-        print(f"human (each annotator against the others, {h['n_images']} images): "
-              f"F = {h['F']:.4f}  (recall {h['recall']:.4f}, precision "
-              f"{h['precision']:.4f})")
+        print(json.dumps({"boundary": h, "region": r}, indent=1))
+        return 0
+    print(f"human, each annotator against the others ({h['n_images']} images):")
+    print(f"  boundary  F = {h['F']:.4f}  (recall {h['recall']:.4f}, precision "
+          f"{h['precision']:.4f})")
+    if r is not None:
+        print(f"  region    covering {r['covering']:.4f}  PRI {r['PRI']:.4f}  "
+              f"VI {r['VI']:.4f}  ({r['n_pairs']} pairs)")
+    return 0
+
+
+def _cmd_all(a) -> int:
+    from .engine import run_all, run_human, run_human_region
+    human = None
+    if a.human:
+        h = run_human(a.gt, max_dist=a.max_dist, workers=a.workers, progress=not a.quiet)
+        human = {"boundary": (h["recall"], h["precision"], h["F"]),
+                 "region": run_human_region(a.gt, workers=a.workers,
+                                            progress=not a.quiet)}
+    b, r = run_all(a.gt, a.pred, a.out, nthresh=a.nthresh, max_dist=a.max_dist,
+                   thin=a.thin, workers=a.workers, progress=not a.quiet,
+                   plot=not a.no_plot, human=human)
+    if a.json:
+        print(json.dumps({"boundary": b.to_dict(), "region": r.to_dict()}, indent=1))
+        return 0
+    mb, mr = b.metrics, r.metrics
+    print(f"images: {b.provenance['params']['n_images']}   output: {a.out}")
+    _print_table([("boundary F", f"{mb['ODS']:.4f}", f"{mb['OIS']:.4f}", "",
+                   f"{mb['AP']:.4f}"),
+                  ("covering", f"{mr['covering_ODS']:.4f}", f"{mr['covering_OIS']:.4f}",
+                   f"{mr['covering_best']:.4f}", ""),
+                  ("PRI", f"{mr['PRI_ODS']:.4f}", f"{mr['PRI_OIS']:.4f}", "", ""),
+                  ("VI", f"{mr['VI_ODS']:.4f}", f"{mr['VI_OIS']:.4f}", "", "")],
+                 (Path(a.pred).name, "ODS", "OIS", "Best", "AP"))
     return 0
 
 
@@ -84,10 +115,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.set_defaults(func=_cmd_boundary)
 
-    p = sub.add_parser("human", help="human consistency F (leave one annotator out)")
+    from .region._cli import add_parsers as add_region_parsers
+    add_region_parsers(sub)
+
+    p = sub.add_parser("all", help="boundary and region benchmarks in one pass (allBench)")
+    p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")
+    p.add_argument("--pred", required=True, help="folder of <iid>.mat (ucm2 or segs)")
+    p.add_argument("--out", required=True, help="output folder (resumable)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+    p.add_argument("--human", action="store_true",
+                   help="also score each annotator against the others")
+    _boundary_args(p)
+    _add_common(p)
+    p.set_defaults(func=_cmd_all)
+
+    p = sub.add_parser("human", help="human consistency: each annotator against the others")
     p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")
     p.add_argument("--max-dist", type=float, default=0.0075,
                    help="matching tolerance as a fraction of the image diagonal")
+    p.add_argument("--no-region", action="store_true",
+                   help="boundary F only (skip covering, PRI, VI)")
     _add_common(p)
     p.set_defaults(func=_cmd_human)
 
