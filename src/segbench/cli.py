@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .region._cli import add_parsers as add_region_parsers
     add_region_parsers(sub)
+    from .semantic._cli import add_parser as add_semantic_parser
+    add_semantic_parser(sub)
 
     p = sub.add_parser("all", help="boundary and region benchmarks in one pass (allBench)")
     p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")

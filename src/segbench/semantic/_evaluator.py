@@ -1,0 +1,451 @@
+"""SemanticEval: the streaming, mergeable evaluator over the pure functions."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import _plain, provenance
+from . import _core
+from ._core import (DEFAULT_DILATION, DEFAULT_IGNORE, Counts, LabelError, as_label_stack,
+                    check_options, check_pair, kernel_ignore, label_error, plan, run_task)
+from ._metrics import CLASS_METRICS, METRIC_NAMES, boundary_iou, confusion_metrics
+
+REFERENCES = {
+    "IoU, Acc, Dice, mIoU, mAcc, mDice, aAcc": "mmsegmentation IoUMetric 1.2.2",
+    "fwIoU": "detectron2 SemSegEvaluator",
+    "BIoU, mBIoU": "boundary-iou-api mask_to_boundary (37d2558), summed per class",
+}
+
+
+class SemanticEval:
+    """Semantic segmentation evaluation: IoU family, Dice and boundary IoU.
+
+    Feed it label-map pairs (in memory, PNG files or two folders), then read
+    :meth:`report`, :meth:`results`, :meth:`confusion` or :meth:`summarize`. The whole
+    state is integer counts (one confusion matrix and three per-class band counts), so
+    evaluators pickle, and evaluators fed disjoint shards :meth:`merge` into exactly the
+    single-process result.
+
+    Parameters
+    ----------
+    classes : int or sequence of str
+        Number of classes, or their names (``per_class`` is then keyed by name).
+    ignore_index : int or None, keyword-only
+        Ground-truth value left out on both sides (default 255, as mmseg, Cityscapes and
+        VOC). ``None``: every pixel counts.
+    reduce_zero_label : bool, keyword-only
+        mmseg's rule for datasets whose files put "other" at 0 (ADE20K): ground-truth 0
+        becomes 255 and every other label drops by one; predictions are already in the
+        reduced space. Requires ``ignore_index=255``.
+    boundary_dilation : float or None, keyword-only
+        Boundary-IoU band width as a fraction of each image's diagonal (default 0.02);
+        ``None`` skips boundary IoU (mBIoU is then ``nan``).
+    workers : int, keyword-only
+        Threads used by :meth:`update` on large inputs (default 1). Results do not depend
+        on it. :meth:`update_folders` has its own ``workers`` (processes).
+
+    Notes
+    -----
+    Per-class IoU, Acc, Dice and mIoU, mAcc, mDice, aAcc follow mmsegmentation's
+    ``IoUMetric`` 1.2.2: a class with no pixel on either side has no IoU/Dice, one without
+    ground truth has no Acc, and both are left out of the means; a class predicted but
+    never in the ground truth scores IoU 0 and counts toward mIoU (detectron2 would drop
+    it). fwIoU is detectron2's. Boundary IoU sums, per class over the split, the band
+    intersection and union of the authors' ``mask_to_boundary`` on ``gt == c`` and
+    ``pred == c`` with ignored ground-truth pixels removed from both bands (the
+    prediction at those pixels still shapes its band). "Not computed" is ``nan``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ev = SemanticEval(["sky", "road"])
+    >>> ev.update(np.array([[0, 0], [1, 255]]), np.array([[0, 1], [1, 1]]))
+    >>> round(ev.report()["metrics"]["mIoU"], 4)
+    0.5
+    >>> ev.confusion()
+    array([[1, 1],
+           [0, 1]], dtype=uint64)
+    """
+
+    def __init__(self, classes: int | Sequence[str], *,
+                 ignore_index: int | None = DEFAULT_IGNORE,
+                 reduce_zero_label: bool = False,
+                 boundary_dilation: float | None = DEFAULT_DILATION,
+                 workers: int = 1):
+        if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
+            check_options(classes, ignore_index, reduce_zero_label, boundary_dilation)
+            names = [f"class_{i}" for i in range(int(classes))]
+        elif isinstance(classes, Sequence) and not isinstance(classes, (str, bytes)):
+            names = [str(n) for n in classes]
+            if not names:
+                raise ValueError("classes: the list of names is empty")
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise ValueError(f"classes: duplicated names {dup}")
+            check_options(len(names), ignore_index, reduce_zero_label, boundary_dilation)
+        else:
+            raise ValueError(f"classes must be a count or a list of names, got {classes!r}")
+        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
+                or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        self._names = names
+        self._ignore = None if ignore_index is None else int(ignore_index)
+        self._rzl = bool(reduce_zero_label)
+        self._dilation = None if boundary_dilation is None else float(boundary_dilation)
+        self._workers = int(workers)
+        self._slots = [Counts.zeros(len(names))]  # one per thread; the state is their sum
+        self._n_images = 0
+        self._pool = None
+
+    # --- properties --------------------------------------------------------------------
+
+    @property
+    def class_names(self) -> list[str]:
+        return list(self._names)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self._names)
+
+    @property
+    def ignore_index(self) -> int | None:
+        return self._ignore
+
+    @property
+    def reduce_zero_label(self) -> bool:
+        return self._rzl
+
+    @property
+    def boundary_dilation(self) -> float | None:
+        return self._dilation
+
+    @property
+    def n_images(self) -> int:
+        """Number of label-map pairs counted."""
+        return self._n_images
+
+    @property
+    def n_pixels(self) -> int:
+        """Number of pixels counted (ground truth not ignored)."""
+        return int(self._total().conf.sum())
+
+    @property
+    def stats(self) -> list[float]:
+        """The six means in :data:`METRIC_NAMES` order (``nan`` = not computed)."""
+        m = self.report()["metrics"]
+        return [m[k] for k in METRIC_NAMES]
+
+    # --- feeding -----------------------------------------------------------------------
+
+    def update(self, gt, pred) -> None:
+        """Count one pair (H, W) or a batch (N, H, W), any integer dtype.
+
+        Anything with ``__array__`` works (a CPU torch tensor, without importing torch).
+
+        Raises
+        ------
+        ValueError (:class:`segbench.errors.InputError`)
+            Shapes that differ, non-integer data, or a label outside [0, C) other than a
+            ground-truth pixel equal to ``ignore_index``; the message names the pixel and
+            nothing from the call is counted.
+        """
+        g = as_label_stack(gt, "ground truth")
+        p = as_label_stack(pred, "prediction")
+        check_pair(g, p)
+        self._count(g, p)
+        self._n_images += g.shape[0]
+
+    def update_png(self, gt: str | PathLike, pred: str | PathLike) -> None:
+        """Count one pair of label-map files (8/16-bit gray or palette PNG, .npy, .mat).
+
+        Errors (unreadable or RGB file, shapes, labels) are
+        :class:`segbench.errors.InputError` naming the file.
+        """
+        counts = read_and_count((gt, pred), self._settings())
+        self._add(counts)
+        self._n_images += 1
+
+    def update_folders(self, gt_dir: str | PathLike, pred_dir: str | PathLike, *,
+                       recursive: bool = False, gt_suffix: str = ".png",
+                       pred_suffix: str = ".png", workers: int | None = None,
+                       progress: bool = False) -> int:
+        """Count every pair of two folders, reading pairs in parallel processes.
+
+        Files are paired by key: the file name without ``gt_suffix`` / ``pred_suffix``
+        (mmseg's ``seg_map_suffix`` / ``img_suffix`` rule). ``recursive`` walks the
+        subfolders of both sides, and a prediction is found wherever it sits, so nested
+        ground truth (Cityscapes) pairs with flat predictions.
+
+        Parameters
+        ----------
+        gt_dir, pred_dir : path
+        recursive : bool, keyword-only
+        gt_suffix, pred_suffix : str, keyword-only
+            What ends every file name on each side (default ``.png``); other files are
+            not considered.
+        workers : int, keyword-only
+            Processes reading and counting pairs (default: the number of CPUs, at most 8).
+        progress : bool, keyword-only
+            Show a progress bar on stderr.
+
+        Returns
+        -------
+        int
+            Number of pairs counted.
+
+        Raises
+        ------
+        InputError
+            A ground-truth key without prediction, a key found twice on one side (both
+            list the keys), no ground truth, or any per-file problem (naming the file).
+            Nothing is counted unless every pair succeeds.
+        """
+        from ._folders import pair_folders
+        from ..engine import map_items
+
+        pairs = pair_folders(gt_dir, pred_dir, recursive=recursive, gt_suffix=gt_suffix,
+                             pred_suffix=pred_suffix)
+        if workers is None:
+            workers = min(os.cpu_count() or 1, 8)
+        settings = self._settings()
+        if workers > 1:
+            _warm_up(settings)  # compile once here; forked workers inherit it
+        total = Counts.zeros(self.num_classes)
+        items = [((gt, pred), settings) for _key, gt, pred in pairs]
+        for sparse in map_items(_count_item, items, workers=workers, progress=progress,
+                                desc="semantic"):
+            _add_sparse(total, sparse)
+        self._add(total)
+        self._n_images += len(pairs)
+        return len(pairs)
+
+    def merge(self, other: "SemanticEval") -> None:
+        """Add another evaluator's counts (a disjoint shard of the split) to this one.
+
+        Raises
+        ------
+        ValueError
+            If the two differ in classes, ignore_index, reduce_zero_label or
+            boundary_dilation.
+        """
+        if not isinstance(other, SemanticEval):
+            raise TypeError(f"can only merge a SemanticEval, got {type(other).__name__}")
+        mine, theirs = self._config(), other._config()
+        diff = [k for k in mine if mine[k] != theirs[k]]
+        if diff:
+            raise ValueError("cannot merge evaluators with different settings: " + ", ".join(
+                f"{k} {mine[k]!r} vs {theirs[k]!r}" for k in diff))
+        self._add(other._total())
+        self._n_images += other._n_images
+
+    # --- reading -----------------------------------------------------------------------
+
+    def confusion(self) -> np.ndarray:
+        """The (C, C) uint64 confusion matrix; row = ground-truth class, column = predicted."""
+        c = self.num_classes
+        return self._total().conf.reshape(c, c).astype(np.uint64)
+
+    def results(self) -> dict:
+        """Everything, per class with counts: the means, ``per_class`` (a list of dicts with
+        name, IoU, Acc, Dice, BIoU, tp, gt_area, pred_area, band_intersection,
+        band_union), ``n_images``, ``n_pixels`` and the settings."""
+        total = self._total()
+        conf = total.conf.reshape(self.num_classes, self.num_classes)
+        m = confusion_metrics(conf)
+        inter, union, biou, mbiou = self._boundary(total)
+        tp = np.diag(conf)
+        gt_area = conf.sum(axis=1)
+        pred_area = conf.sum(axis=0)
+        rows = []
+        for i, name in enumerate(self._names):
+            rows.append({"name": name, "IoU": float(m["IoU"][i]), "Acc": float(m["Acc"][i]),
+                         "Dice": float(m["Dice"][i]), "BIoU": float(biou[i]),
+                         "tp": int(tp[i]), "gt_area": int(gt_area[i]),
+                         "pred_area": int(pred_area[i]),
+                         "band_intersection": None if inter is None else int(inter[i]),
+                         "band_union": None if union is None else int(union[i])})
+        out = {k: m[k] for k in ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice")}
+        out["mBIoU"] = mbiou
+        out.update(per_class=rows, n_images=self._n_images, n_pixels=int(conf.sum()),
+                   **self._config())
+        return out
+
+    def report(self) -> dict:
+        """The report in segbench's result shape, plus ``per_class``.
+
+        Keys: ``family`` ("semantic"), ``metrics`` (mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU
+        as fractions), ``per_class`` ({name: {IoU, Acc, Dice, BIoU}}), ``per_item`` (empty:
+        the evaluator keeps sums, not images), ``curves`` (empty) and ``provenance``
+        (versions, time, settings, and the references each number is verified against).
+        ``nan`` = not computed; :meth:`to_json` writes it as null.
+        """
+        res = self.results()
+        metrics = {k: res[k] for k in METRIC_NAMES}
+        per_class = {row["name"]: {k: row[k] for k in CLASS_METRICS}
+                     for row in res["per_class"]}
+        prov = provenance(**self._config(), n_images=res["n_images"],
+                          n_pixels=res["n_pixels"])
+        prov["status"] = "parity_verified"
+        prov["references"] = dict(REFERENCES)
+        return {"family": "semantic", "metrics": metrics, "per_class": per_class,
+                "per_item": [], "curves": {}, "provenance": prov}
+
+    def to_json(self, path: str | PathLike | None = None, *, indent: int = 1) -> str:
+        """:meth:`report` as JSON text (``nan`` as null); written to ``path`` when given."""
+        text = json.dumps(_plain(self.report()), indent=indent, allow_nan=False)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    def summary_lines(self) -> list[str]:
+        """The per-class table and the means, as :meth:`summarize` prints them."""
+        res = self.results()
+        cols = ["IoU", "Acc", "Dice"] + (["BIoU"] if self._dilation is not None else [])
+        width = max(5, *(len(r["name"]) for r in res["per_class"]))
+
+        def pct(v):
+            return "-" if v is None or np.isnan(v) else f"{100 * v:.2f}"
+
+        head = f"{'Class':<{width}} |" + "".join(f"{c:>7}" for c in cols)
+        rule = "-" * len(head)
+        lines = [head, rule]
+        for r in res["per_class"]:
+            lines.append(f"{r['name']:<{width}} |" + "".join(f"{pct(r[c]):>7}" for c in cols))
+        means = [k for k in METRIC_NAMES if k != "mBIoU" or self._dilation is not None]
+        lines += [rule, "  ".join(f"{k} {pct(res[k])}" for k in means)
+                  + f"   ({res['n_images']} images, {res['n_pixels']} pixels)"]
+        return lines
+
+    def summarize(self) -> str:
+        """Print the per-class table and the means (percent); returns the text."""
+        text = "\n".join(self.summary_lines())
+        print(text)
+        return text
+
+    # --- pickling ----------------------------------------------------------------------
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_slots"] = [self._total()]
+        state["_pool"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        return (f"SemanticEval({self.num_classes} classes, ignore_index={self._ignore}, "
+                f"reduce_zero_label={self._rzl}, boundary_dilation={self._dilation}, "
+                f"{self._n_images} images)")
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _config(self) -> dict:
+        return {"classes": list(self._names), "num_classes": self.num_classes,
+                "ignore_index": self._ignore, "reduce_zero_label": self._rzl,
+                "boundary_dilation": self._dilation}
+
+    def _settings(self) -> tuple:
+        return (self.num_classes, self._ignore, self._rzl, self._dilation)
+
+    def _total(self) -> Counts:
+        if len(self._slots) == 1:
+            return self._slots[0]
+        total = Counts.zeros(self.num_classes)
+        for s in self._slots:
+            total.add(s)
+        return total
+
+    def _add(self, counts: Counts) -> None:
+        self._slots[0].add(counts)
+
+    def _boundary(self, total: Counts):
+        if self._dilation is None:
+            nan = np.full(self.num_classes, np.nan)
+            return None, None, nan, float("nan")
+        union = total.gt_band + total.pred_band - total.band_inter
+        biou, mbiou = boundary_iou(total.band_inter, union)
+        return total.band_inter, union, biou, mbiou
+
+    def _count(self, g: np.ndarray, p: np.ndarray) -> None:
+        """Count a checked stack into the slots, all or nothing."""
+        c = self.num_classes
+        ign = kernel_ignore(self._ignore)
+        slots = plan(g.shape, self._workers, self._dilation is not None)
+        while len(self._slots) < len(slots):
+            self._slots.append(Counts.zeros(c))
+        args = (g, p, c, ign, self._rzl, self._dilation)
+
+        def run(k):
+            done = []
+            for task in slots[k]:
+                done.append(task)
+                if run_task(task, *args, self._slots[k]) >= 0:
+                    return done, True
+            return done, False
+
+        if len(slots) == 1:
+            outcomes = [run(0)]
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self._workers)
+            outcomes = list(self._pool.map(run, range(len(slots))))
+        if any(failed for _done, failed in outcomes):
+            # undo: a rerun of each task stops where it stopped, so its counts subtract
+            for k, (done, _failed) in enumerate(outcomes):
+                for task in done:
+                    scratch = Counts.zeros(c)
+                    run_task(task, *args, scratch)
+                    self._slots[k].add(scratch, sign=-1)
+            raise label_error(g, p, c, ign, self._rzl)
+
+
+# --- per-file work (module level, so worker processes can run it) --------------------------
+
+def read_and_count(paths, settings) -> Counts:
+    """Read one pair of label-map files and count it; InputError names the file."""
+    from ..io import read_label_map
+
+    num_classes, ignore, rzl, dilation = settings
+    gt_path, pred_path = paths
+    gt = read_label_map(gt_path)
+    pred = read_label_map(pred_path)
+    if gt.shape != pred.shape:
+        raise InputError(f"prediction is {pred.shape[0]}x{pred.shape[1]} but its ground "
+                         f"truth {gt_path} is {gt.shape[0]}x{gt.shape[1]}", pred_path)
+    g, p = gt[None], pred[None]
+    try:
+        return _core.count_stack(g, p, num_classes, ignore, rzl, dilation)
+    except LabelError as exc:
+        side = gt_path if str(exc).startswith("ground truth") else pred_path
+        raise InputError(exc.problem, side) from None
+
+
+def _warm_up(settings) -> None:
+    """Run the kernels once on the dtype read_label_map returns (int32)."""
+    num_classes, ignore, rzl, dilation = settings
+    tiny = np.zeros((1, 2, 2), np.int32)
+    _core.count_stack(tiny, tiny, num_classes, ignore, rzl, dilation)
+
+
+def _count_item(item):
+    paths, settings = item
+    counts = read_and_count(paths, settings)
+    nz = np.flatnonzero(counts.conf)  # sparse: a few hundred cells, not C*C
+    return nz, counts.conf[nz], counts.gt_band, counts.pred_band, counts.band_inter
+
+
+def _add_sparse(total: Counts, sparse) -> None:
+    nz, vals, gb, pb, bi = sparse
+    total.conf[nz] += vals
+    total.gt_band += gb
+    total.pred_band += pb
+    total.band_inter += bi

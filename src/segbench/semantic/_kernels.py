@@ -1,0 +1,292 @@
+"""Numba kernels: the only code in this package that visits pixels.
+
+Everything here works on runs. A label-map pair is mostly long stretches where the
+ground truth, the prediction (and, for boundary IoU, both band flags) stay the same, so
+each kernel first marks, with a branch-free loop the compiler vectorizes, the pixels
+where anything changes, then walks that mark buffer 8 bytes at a time and adds one run
+length per stretch. The cost is a few vector operations per pixel plus one update per
+run, whatever the number of classes. Labels are checked once per run (every pixel of a
+run has the run's labels), so validation costs nothing on the pixels.
+
+Boundary band (``count_pairs_band``, ``band_map``): a pixel lies in its class's band
+when some pixel within Chebyshev distance d holds another label, or when it lies within
+d pixels of the image edge. That is exactly ``mask - erode(pad(mask, 0), 3x3, d times)``
+of the authors' ``mask_to_boundary``, for every class at once: a pixel can only be in
+the band of its own label. It is decided in one top-to-bottom sweep that keeps, per
+column, the last row where the label changed; row o is then interior where the columns
+of a (2d+1)-wide window have not changed within d rows of o and the row itself is
+constant across the window (runs of "complete and equal to the left neighbour", shrunk
+by d at each end).
+
+Conventions: loop indices are unsigned (``np.uint64``) so that Numba emits no
+negative-index wraparound and the loops vectorize; labels are read as int64 whatever
+the input dtype; ``reduce_zero_label`` is applied to the ground truth on the fly (mmseg's
+rule), so no map is ever copied. Counts go to int64 arrays owned by the caller.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_ONES = np.uint64(0x0101010101010101)
+_BLOCK = 1 << 14  # pixels per mark buffer in the flat kernel (stays in L1/L2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mark_buffer(n):
+    """Zeroed bytes for ``n`` marks plus a sentinel, padded to whole 8-byte words."""
+    return np.zeros(8 * (n // 8 + 1), np.uint8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gt_label(raw, ign, rzl):
+    """Class of a raw ground-truth value: mmseg's reduce_zero_label maps 0 and 255 to the
+    ignore index (255) and every other value v to v - 1."""
+    g = np.int64(raw)
+    if rzl:
+        if g == 0:
+            return ign
+        g -= 1
+        if g == 254:
+            return ign
+    return g
+
+
+@njit(cache=True, nogil=True)
+def first_bad_pixel(gt, pred, num_classes, ign, rzl):
+    """(flat index, side) of the first out-of-range label, side 0 = gt, 1 = pred; (-1, 0)
+    if none. Slow path, run only after a counting kernel met a bad label."""
+    c = np.uint64(num_classes)
+    for i in range(gt.size):
+        g = _gt_label(gt[i], ign, rzl)
+        if g != ign and np.uint64(g) >= c:
+            return i, 0
+        if np.uint64(np.int64(pred[i])) >= c:
+            return i, 1
+    return -1, 0
+
+
+# --- confusion matrix -----------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def count_pairs(gt, pred, num_classes, ign, rzl, conf):
+    """Add one pair's pixel counts to ``conf`` (flat C*C, row = gt class).
+
+    ``gt`` and ``pred`` are flat, of one length. Returns the flat index of the first
+    pixel with an out-of-range label, after which ``conf`` is partial and must be
+    discarded, or -1.
+    """
+    n = gt.size
+    nc = np.int64(num_classes)
+    unc = np.uint64(num_classes)
+    ch = _mark_buffer(_BLOCK)
+    words = ch.view(np.uint64)
+    for b0 in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - b0)
+        g = gt[b0:b0 + m]
+        p = pred[b0:b0 + m]
+        ch[0] = 1
+        for i in range(_U1, np.uint64(m)):
+            ch[i] = (g[i] != g[i - _U1]) | (p[i] != p[i - _U1])
+        ch[m] = 1  # sentinel closes the last run
+        ch[m + 1:8 * (m // 8 + 1)] = 0
+        start = 0
+        for k in range(m // 8 + 1):
+            wv = words[k]
+            while wv:
+                j = 8 * k + (trailing_zeros(wv) >> 3)
+                wv &= wv - _U1
+                if j == 0:
+                    continue
+                pl = np.int64(p[start])
+                gl = _gt_label(g[start], ign, rzl)
+                if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
+                    return b0 + start
+                if gl != ign:
+                    conf[np.uint64(gl * nc + pl)] += j - start
+                start = j
+    return -1
+
+
+# --- boundary band -------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, inline="always")
+def _advance(g, gprev, p, pprev, lcg, lcp, r):
+    """Last row where each column changed: lc[c] = r where row r differs from row r-1."""
+    for c in range(_U0, np.uint64(g.size)):
+        lcg[c] = lcg[c] if g[c] == gprev[c] else r
+        lcp[c] = lcp[c] if p[c] == pprev[c] else r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _marks(g, p, lcg, lcp, thr, fullg, fullp, ch):
+    """Per row: fullX[c] = column c unchanged since row ``thr`` and equal to its left
+    neighbour in map X; ch[c] = either map changes at c."""
+    fullg[0] = 0
+    fullp[0] = 0
+    ch[0] = 1
+    for c in range(_U1, np.uint64(g.size)):
+        eg = g[c] == g[c - _U1]
+        ep = p[c] == p[c - _U1]
+        fullg[c] = eg & (lcg[c] <= thr)
+        fullp[c] = ep & (lcp[c] <= thr)
+        ch[c] = not (eg & ep)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _interior(full, lc, thr, d, iv, ch):
+    """Interior intervals [iv[2i], iv[2i+1]) of a row; marks their ends in ``ch``.
+
+    Pixel c is interior when full[c-d+1 .. c+d] are all set and column c-d is complete
+    too (lc[c-d] <= thr). Runs of set ``full`` are found eight bytes at a time;
+    ``full`` is zero-padded past the row, so the last run closes there. Returns
+    the number of intervals.
+    """
+    words = full.view(np.uint64)
+    cur = 0
+    a = 0
+    n = 0
+    for k in range(words.size):
+        wv = words[k]
+        x = wv ^ (_ONES if cur else _U0)  # bytes that differ from the current state
+        while x:
+            j = 8 * k + (trailing_zeros(x) >> 3)
+            if cur == 0:
+                a = j
+                cur = 1
+            else:
+                s = a + d - 1 if lc[a - 1] <= thr else a + d
+                t = j - d
+                if s < t:
+                    iv[2 * n] = s
+                    iv[2 * n + 1] = t
+                    n += 1
+                    ch[s] = 1
+                    ch[t] = 1
+                cur = 0
+            shift = np.uint64(8 * (j - 8 * k) + 8)  # look above j, against the new state
+            if shift == 64:
+                break
+            x = (wv ^ (_ONES if cur else _U0)) >> shift << shift
+    return n
+
+
+@njit(cache=True, nogil=True)
+def band_map(labels, d):
+    """uint8 map: 1 where a pixel is in its own label's band of radius ``d``."""
+    h, w = labels.shape
+    out = np.ones((h, w), np.uint8)
+    lc = np.zeros(w, np.int32)
+    lc2 = np.zeros(w, np.int32)
+    full = _mark_buffer(w)
+    full2 = _mark_buffer(w)
+    ch = _mark_buffer(w)
+    iv = np.zeros(w + 2, np.int64)
+    for r in range(1, h):
+        _advance(labels[r], labels[r - 1], labels[r], labels[r - 1], lc, lc2, np.int32(r))
+        o = r - d
+        if o >= 0:
+            thr = np.int32(o - d)
+            _marks(labels[o], labels[o], lc, lc, thr, full, full2, ch)
+            for i in range(_interior(full, lc, thr, d, iv, ch)):
+                out[o, iv[2 * i]:iv[2 * i + 1]] = 0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
+                     conf, gt_band, pred_band, band_inter):
+    """Confusion and band counts of output rows ``row0 .. row1-1`` of one (H, W) pair.
+
+    Ignored ground-truth pixels shape both bands (they are "another label" to their
+    neighbours) but are counted nowhere. ``gt_band[c]`` / ``pred_band[c]`` count valid
+    pixels in class c's band of each map, ``band_inter[c]`` those in both bands with
+    both labels c. Up to d rows either side of the range are read, not counted, so
+    disjoint row ranges may run on separate threads and be summed. Returns the flat index
+    of the first out-of-range label met (the counts are then partial), or -1.
+    """
+    h, w = gt.shape
+    nc = np.int64(num_classes)
+    fullg = _mark_buffer(w)
+    fullp = _mark_buffer(w)
+    ch = _mark_buffer(w)
+    words = ch.view(np.uint64)
+    ivg = np.zeros(w + 2, np.int64)
+    ivp = np.zeros(w + 2, np.int64)
+    r_start = max(0, row0 - d)
+    # a column "changed" at r_start: windows may not reach above the rows we read
+    lcg = np.full(w, r_start, np.int32)
+    lcp = np.full(w, r_start, np.int32)
+    for r in range(r_start, min(h, row1 + d)):
+        if r > r_start:
+            _advance(gt[r], gt[r - 1], pred[r], pred[r - 1], lcg, lcp, np.int32(r))
+        o = r - d
+        if o < row0:
+            continue
+        g = gt[o]
+        p = pred[o]
+        thr = np.int32(o - d)
+        _marks(g, p, lcg, lcp, thr, fullg, fullp, ch)
+        ng = _interior(fullg, lcg, thr, d, ivg, ch)
+        np_ = _interior(fullp, lcp, thr, d, ivp, ch)
+        bad = _count_row(g, p, ivg, ng, ivp, np_, ch, words, w, nc, ign, rzl,
+                         conf, gt_band, pred_band, band_inter)
+        if bad >= 0:
+            return o * w + bad
+    for o in range(max(row0, min(row1, h - d)), row1):  # windows reach past the bottom
+        g = gt[o]
+        p = pred[o]
+        _marks(g, p, lcg, lcp, np.int32(-1), fullg, fullp, ch)
+        bad = _count_row(g, p, ivg, 0, ivp, 0, ch, words, w, nc, ign, rzl,
+                         conf, gt_band, pred_band, band_inter)
+        if bad >= 0:
+            return o * w + bad
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_row(g, p, ivg, ng, ivp, np_, ch, words, w, nc, ign, rzl,
+               conf, gt_band, pred_band, band_inter):
+    """Add the runs of one row marked in ``ch`` (ch[0] set; ch[w] is set here).
+
+    A run never straddles an interior interval's end (those are marked too), so the band
+    flags of a run are those of its first pixel, found by walking the interval lists.
+    Returns the column of the first out-of-range label, or -1.
+    """
+    ch[w] = 1
+    unc = np.uint64(nc)
+    start = 0
+    ig = 0
+    ip = 0
+    for k in range(w // 8 + 1):
+        wv = words[k]
+        while wv:
+            j = 8 * k + (trailing_zeros(wv) >> 3)
+            wv &= wv - _U1
+            if j == 0:
+                continue
+            pl = np.int64(p[start])
+            gl = _gt_label(g[start], ign, rzl)
+            if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
+                return start
+            if gl != ign:
+                n = j - start
+                conf[np.uint64(gl * nc + pl)] += n
+                while ig < ng and ivg[2 * ig + 1] <= start:
+                    ig += 1
+                while ip < np_ and ivp[2 * ip + 1] <= start:
+                    ip += 1
+                in_g = not (ig < ng and ivg[2 * ig] <= start)
+                in_p = not (ip < np_ and ivp[2 * ip] <= start)
+                if in_g:
+                    gt_band[gl] += n
+                    if in_p and gl == pl:
+                        band_inter[gl] += n
+                if in_p:
+                    pred_band[pl] += n
+            start = j
+    return -1
