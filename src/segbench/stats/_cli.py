@@ -1,0 +1,86 @@
+"""``segbench stats``: the command-line parser, registered by :mod:`segbench.cli`.
+
+Thin: parses, calls :func:`segbench.stats.run_stats` (imported lazily, so
+``segbench --help`` stays fast), prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _fmt(v: float, nd: int = 3) -> str:
+    return "n/a" if v is None or v != v else f"{v:.{nd}f}"
+
+
+def _cmd_stats(a) -> int:
+    from . import run_stats
+    res = run_stats(a.gt, a.out, format=a.format, images=a.images, samples=a.samples,
+                    seed=a.seed, workers=a.workers, progress=not a.quiet,
+                    plot=not a.no_plot, proximity_bins=a.bins, normalize=a.normalize,
+                    cue_bins=a.cue_bins,
+                    n_boot=a.n_boot, min_area=a.min_area)
+    if a.json:
+        print(json.dumps({k: g.metrics() for k, g in res.groups.items()}, indent=1,
+                         default=float))
+        return 0
+    p = res.params
+    print(f"{p['n_segmentations']} segmentations of {p['n_images']} images "
+          f"({p['format']}, {p['n_images_with_photo']} photographs)   output: {a.out}")
+    for name, g in res.groups.items():
+        m = g.metrics()
+        line = [f"[{name}: {g.n_segmentations} segmentations]"]
+        if g.n_segmentations:
+            line.append(f"proximity {_fmt(m['proximity_first'])} -> plateau "
+                        f"{_fmt(m['proximity_plateau'])}")
+            if "similarity_gray_first" in m:
+                line.append(f"grey similarity {_fmt(m['similarity_gray_first'])} -> "
+                            f"{_fmt(m['similarity_gray_last'])}")
+            line.append(f"convexity median {_fmt(m['convexity_median'])}")
+            line.append(f"alpha {_fmt(m['alpha'])} [{_fmt(m['alpha_ci_low'])}, "
+                        f"{_fmt(m['alpha_ci_high'])}]")
+        print("  ".join(line))
+    return 0
+
+
+def add_parsers(subparsers) -> None:
+    """Register ``stats`` on the ``segbench`` sub-command parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "stats", help="ecological statistics of the human segmentations (2001 paper)",
+        description="Proximity, grey/colour/texture similarity, convexity and region-area "
+                    "statistics of human segmentations, as section 5 of Martin et al. "
+                    "(ICCV 2001); one PNG per figure and stats.json.")
+    p.add_argument("--gt", required=True,
+                   help="folder of BSDS500 <iid>.mat or BSDS300 <uid>/<iid>.seg "
+                        "(searched recursively)")
+    p.add_argument("--format", choices=("auto", "bsds500", "bsds300"), default="auto",
+                   help="ground-truth format (default: detected)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--images", default=None,
+                   help="folder of <iid>.jpg photographs (default: the 'images' folder "
+                        "beside --gt or a parent); needed for similarity")
+    p.add_argument("--samples", type=int, default=1000,
+                   help="pixels sampled per segmentation; all pairs scored (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--bins", type=int, default=20,
+                   help="proximity bins over [0, 1] (default 20)")
+    p.add_argument("--normalize", choices=("dataset", "image"), default="dataset",
+                   help="proximity distances over the dataset's largest scaled distance "
+                        "(the paper; default) or over each image's diagonal")
+    p.add_argument("--cue-bins", type=int, default=32,
+                   help="similarity bins; must divide 256 (default 32)")
+    p.add_argument("--n-boot", type=int, default=1000,
+                   help="bootstrap resamples of images for alpha's interval (default 1000)")
+    p.add_argument("--min-area", type=float, default=1000.0,
+                   help="smallest region area (pixels) in the power-law fit (default "
+                        "1000, the lower end of the paper's fit)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_stats)
+
+
+__all__ = ["add_parsers"]
