@@ -299,7 +299,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         cols = col_pix[col_lo[f]:col_hi[f]]
         n_free = 0
         # --- rows that left: their columns are released, then repaired ------------------
-        n_gone, n_came = _diff_sorted(prev_rows, rows, gone, came)
+        # a side that repeats the previous frame's slice (a fixed map) has not changed
+        same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
+        same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
+        n_gone, n_came = (0, 0) if same_rows else _diff_sorted(prev_rows, rows, gone, came)
         n_released = 0
         for t in range(n_gone):
             q = gone[t]
@@ -324,7 +327,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                                nxt_row, seen_col, seen_row, hkeys, hvals)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
-        n_gone, n_came = _diff_sorted(prev_cols, cols, gone, came)
+        n_gone, n_came = (0, 0) if same_cols else _diff_sorted(prev_cols, cols, gone, came)
         for t in range(n_gone):
             c = gone[t]
             col_present[c] = False
@@ -496,14 +499,22 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                     break
                 j = prev
         # --- read off the frame's result ---------------------------------------------
-        m = 0
-        for t in range(rows.shape[0]):
-            hit = col_of_row[rows[t]] >= 0 and col_of_row[rows[t]] < n_pix
-            row_flags[row_lo[f] + t] = hit
-            m += hit
-        n_matched[f] = m
-        for t in range(cols.shape[0]):
-            col_flags[col_lo[f] + t] = row_of_col[cols[t]] >= 0
+        # (one-to-one: matched rows = matched real columns; a fixed side is read only
+        # in the last frame, where its flags are returned)
+        last = f == n_frames - 1
+        m_rows = 0
+        if last or not same_rows:
+            for t in range(rows.shape[0]):
+                hit = col_of_row[rows[t]] >= 0 and col_of_row[rows[t]] < n_pix
+                row_flags[row_lo[f] + t] = hit
+                m_rows += hit
+        m_cols = 0
+        if last or not same_cols:
+            for t in range(cols.shape[0]):
+                hit = row_of_col[cols[t]] >= 0
+                col_flags[col_lo[f] + t] = hit
+                m_cols += hit
+        n_matched[f] = m_cols if same_rows and not last else m_rows
     for t in range(prev_rows.shape[0]):
         row_present[prev_rows[t]] = False
     for t in range(prev_cols.shape[0]):
