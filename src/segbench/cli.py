@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_semantic_parser(sub)
     from .stats._cli import add_parsers as add_stats_parsers
     add_stats_parsers(sub)
+    from .superpixel._cli import add_parsers as add_superpixel_parsers
+    add_superpixel_parsers(sub)
 
     p = sub.add_parser("all", help="boundary and region benchmarks in one pass (allBench)")
     p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")

@@ -1,0 +1,173 @@
+"""``segbench superpixel`` and ``segbench superpixel-sweep``: parsers, registered by cli.py.
+
+Thin, as the rest of the CLI: parses, calls :func:`segbench.superpixel.run_superpixel` /
+:func:`run_sweep` (imported lazily, so ``segbench --help`` stays fast), prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+#: Columns of the printed tables: result key, header.
+_SHOWN = (("br", "BR"), ("bp", "BP"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"),
+          ("ue_levinshtein", "UE-Lev"), ("ue_np", "UE-NP"), ("ue_achanta", "UE-SLIC"),
+          ("co", "CO"), ("ev", "EV"))
+
+
+def _f(v, spec=".4f") -> str:
+    return "nan" if v is None or v != v else format(v, spec)
+
+
+def _table(rows, header) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                        for i, (v, w) in enumerate(zip(r, widths))))
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tolerance", type=float, default=2.0, metavar="PX",
+                   help="boundary tolerance in pixels (default 2, as SEEDS)")
+    p.add_argument("--window", choices=("euclidean", "square", "matched"),
+                   default="euclidean",
+                   help="boundary matching: Euclidean distance (default), square window "
+                        "(the C++ benchmark), or one-to-one (the BSDS correspondence)")
+    p.add_argument("--boundary", choices=("bsds", "two-sided"), default="bsds",
+                   help="boundary pixels of a label map: BSDS seg2bdry, 1 px (default), "
+                        "or both sides of every contour, 2 px (the C++ benchmark)")
+    p.add_argument("--max-annotators", type=int, default=None, metavar="N",
+                   help="use only the first N annotators (the C++ benchmark reads 5)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _cmd_superpixel(a) -> int:
+    from ..errors import InputError
+    from . import run_superpixel
+    if a.stutz and not a.out:
+        raise InputError("--stutz writes results.csv: give --out")
+    res = run_superpixel(a.gt, a.pred, images=a.images, out=a.out, workers=a.workers,
+                         progress=not a.quiet, tolerance=a.tolerance, window=a.window,
+                         boundary=a.boundary, max_annotators=a.max_annotators,
+                         stutz=a.stutz)
+    if a.json:
+        print(res.to_json())
+        return 0
+    m = res.metrics
+    print(f"images: {m['n_images']}   superpixels per image: "
+          f"{_f(m['n_superpixels'], '.1f')}   connected components: "
+          f"{_f(m['n_components'], '.1f')}   split superpixels: "
+          f"{_f(m['n_split'], '.2f')}" + (f"   output: {a.out}" if a.out else ""))
+    rows = [("mean over annotators", *(_f(m[k]) for k, _ in _SHOWN)),
+            ("best annotator", *(_f(m.get(f"{k}_best")) if f"{k}_best" in m else ""
+                                 for k, _ in _SHOWN))]
+    _table(rows, (Path(a.pred).name, *(h for _, h in _SHOWN)))
+    print(f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
+          f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}")
+    return 0
+
+
+def _ints(text: str) -> list[int]:
+    from ..errors import InputError
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _cmd_sweep(a) -> int:
+    from ..errors import InputError
+    from . import run_sweep
+    if a.bsds:
+        root = Path(a.bsds)
+        gt, images = root / "groundTruth" / a.split, root / "images" / a.split
+    elif a.gt and a.images:
+        gt, images = a.gt, a.images
+    else:
+        raise InputError("give --bsds ROOT (with images/ and groundTruth/) or both --gt "
+                         "and --images")
+    k_range = None if a.k_range is None else _ints(a.k_range)
+    if k_range is not None and len(k_range) != 2:
+        raise InputError(f"--k-range takes two numbers, got {a.k_range!r}")
+    res = run_sweep([s.strip() for s in a.algorithm.split(",") if s.strip()],
+                    _ints(a.k), gt, images, a.out, k_range=k_range,
+                    max_images=a.n_images, workers=a.workers, progress=not a.quiet,
+                    tolerance=a.tolerance, window=a.window, boundary=a.boundary,
+                    max_annotators=a.max_annotators, plot=not a.no_plot)
+    if a.json:
+        print(res.to_json())
+        return 0
+    p = res.provenance["params"]
+    print(f"images: {p['n_images']}   K range for averages: "
+          f"{p['k_range'][0]:g}-{p['k_range'][1]:g}" + (f"   output: {a.out}"
+                                                          if a.out else ""))
+    shown = (("br", "BR"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"), ("ev", "EV"),
+             ("co", "CO"))
+    for alg, c in res.curves.items():
+        rows = [(str(c["k"][i]), _f(c["n_superpixels"][i], ".0f"),
+                 _f(c["seconds"][i], ".3f"), *(_f(c[k][i]) for k, _ in shown))
+                for i in range(len(c["k"]))]
+        rows.append(("average", "", "",
+                     *(_f(res.metrics[f"{alg}/avg_{k}"]) for k, _ in shown)))
+        _table(rows, (alg + " K", "n", "sec", *(h for _, h in shown)))
+    return 0
+
+
+def add_parsers(subparsers) -> None:
+    """Register ``superpixel`` and ``superpixel-sweep`` on the sub-command parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "superpixel", help="superpixel benchmark (UE variants, CUE, ASA, BR, BP, CO, EV)",
+        description="Score a folder of superpixel label maps against human "
+                    "segmentations: undersegmentation error (SEEDS, corrected, "
+                    "Levinshtein, Neubert-Protzel, SLIC-paper), ASA, boundary recall "
+                    "and precision, compactness, explained variation, connected "
+                    "components. Per image: mean over annotators and best annotator.")
+    p.add_argument("--gt", required=True,
+                   help="ground truth: <iid>.mat (BSDS500), <iid>.npz (gt0, gt1, ...) "
+                        "or the C++ benchmark's <iid>-<t>.csv")
+    p.add_argument("--pred", required=True,
+                   help="superpixels: <iid>.png (16-bit), .npy, .mat, .csv (C++ layout) "
+                        "or .npz")
+    p.add_argument("--images", default=None,
+                   help="folder of <iid>.jpg/.png images (enables explained variation)")
+    p.add_argument("--out", default=None,
+                   help="write result.json and per_annotator.csv to this folder")
+    p.add_argument("--stutz", action="store_true",
+                   help="also write the C++ superpixel benchmark's results.csv (its "
+                        "columns and conventions) to --out")
+    _common(p)
+    p.set_defaults(func=_cmd_superpixel)
+
+    p = subparsers.add_parser(
+        "superpixel-sweep", help="baseline superpixels over K: curves and K-averages",
+        description="Run scikit-image baselines at several superpixel counts on a "
+                    "dataset split, score them, and write metric-vs-K curves (PNG) and "
+                    "the averages over a K range (area under the curve / width).")
+    p.add_argument("--algorithm", default="slic",
+                   help="slic, felzenszwalb, watershed, quickshift, or a comma list "
+                        "(default slic)")
+    p.add_argument("--k", default="200,400,600,800,1000,1200",
+                   help="comma-separated target counts (default 200,400,...,1200)")
+    p.add_argument("--k-range", default=None, metavar="MIN,MAX",
+                   help="superpixel-count range of the averages (default: min,max of "
+                        "--k)")
+    p.add_argument("--bsds", default=None,
+                   help="BSDS500 data folder holding images/<split> and "
+                        "groundTruth/<split>")
+    p.add_argument("--split", default="val", help="split under --bsds (default val)")
+    p.add_argument("--gt", default=None, help="ground-truth folder (instead of --bsds)")
+    p.add_argument("--images", default=None, help="image folder (instead of --bsds)")
+    p.add_argument("--n-images", type=int, default=None,
+                   help="first N images only (sorted by id)")
+    p.add_argument("--out", default=None,
+                   help="output folder: sweep.json, sweep.csv, curves.png, record cache "
+                        "(resumable)")
+    p.add_argument("--no-plot", action="store_true", help="skip curves.png")
+    _common(p)
+    p.set_defaults(func=_cmd_sweep)
+
+
+__all__ = ["add_parsers"]

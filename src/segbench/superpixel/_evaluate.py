@@ -1,0 +1,239 @@
+"""Per-image superpixel record against every annotator, and the summary over images."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ._boundary import DEFAULT_TOLERANCE, BoundaryScorer
+from ._image import (_colour_stats, _colours, _compactness, _count,
+                     _explained_variation, _shape_pass)
+from ._measures import ACHANTA_MIN_OVERLAP, table_measures
+from ._table import superpixel_tables
+
+#: Measures computed against each annotator, in record order.
+ANNOTATOR_MEASURES = ("ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta", "asa", "oe",
+                      "br", "bp")
+#: Of those, the ones where lower is better (the others: higher is better).
+LOWER_IS_BETTER = frozenset({"ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta",
+                             "oe"})
+#: Measures of the superpixels alone (or with the image).
+IMAGE_MEASURES = ("n_superpixels", "n_components", "n_split", "co", "ev")
+
+
+@dataclass(frozen=True)
+class SuperpixelRecord:
+    """Everything the summary needs from one image.
+
+    Attributes
+    ----------
+    per_annotator : dict of str -> (K,) float64
+        Each of :data:`ANNOTATOR_MEASURES` against each annotator: ``ue`` (SEEDS),
+        ``cue``, ``ue_levinshtein``, ``ue_np`` (Neubert-Protzel), ``ue_achanta`` (SLIC
+        paper), ``asa``, ``oe``, ``br`` and ``bp`` (boundary recall and precision).
+    boundary_counts : (K, 4) int64
+        Per annotator: ground-truth boundary pixels, of which found; superpixel
+        boundary pixels, of which found (for pooled figures).
+    n_superpixels, n_components, n_split : int
+        See :func:`superpixel_count`.
+    co : float
+        Compactness.
+    ev : float
+        Explained variation; NaN when no image was given.
+    """
+
+    per_annotator: dict
+    boundary_counts: np.ndarray
+    n_superpixels: int
+    n_components: int
+    n_split: int
+    co: float
+    ev: float = float("nan")
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_annotators(self) -> int:
+        return int(self.boundary_counts.shape[0])
+
+    def mean(self) -> dict:
+        """Each annotator measure averaged over the annotators.
+
+        Annotators for which a measure is undefined (NaN, e.g. recall against an
+        annotator who drew a single region) are left out; NaN if it is undefined for
+        all.
+        """
+        return {m: _nanmean(v) for m, v in self.per_annotator.items()}
+
+    def best(self) -> dict:
+        """Each annotator measure at the annotator that scores best on it.
+
+        The minimum for the errors (:data:`LOWER_IS_BETTER`), the maximum for the
+        others; chosen per measure, so the best UE and the best BR may come from
+        different annotators.
+        """
+        out = {}
+        for m, v in self.per_annotator.items():
+            v = np.asarray(v, dtype=np.float64)
+            ok = v[np.isfinite(v)]
+            out[m] = float("nan") if not ok.size else float(
+                ok.min() if m in LOWER_IS_BETTER else ok.max())
+        return out
+
+    def image_measures(self) -> dict:
+        return {"n_superpixels": self.n_superpixels, "n_components": self.n_components,
+                "n_split": self.n_split, "co": self.co, "ev": self.ev}
+
+    def to_json(self) -> dict:
+        """Plain JSON (NaN as None); :meth:`from_json` restores it."""
+        def f(x):
+            x = float(x)
+            return x if math.isfinite(x) else None
+        return {"per_annotator": {k: [f(x) for x in v]
+                                  for k, v in self.per_annotator.items()},
+                "boundary_counts": np.asarray(self.boundary_counts).tolist(),
+                "n_superpixels": self.n_superpixels, "n_components": self.n_components,
+                "n_split": self.n_split, "co": f(self.co), "ev": f(self.ev),
+                "extra": {k: f(v) for k, v in self.extra.items()}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SuperpixelRecord":
+        def arr(v):
+            return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
+
+        def num(x):
+            return float("nan") if x is None else float(x)
+        return cls({k: arr(v) for k, v in d["per_annotator"].items()},
+                   np.asarray(d["boundary_counts"], dtype=np.int64).reshape(-1, 4),
+                   int(d["n_superpixels"]), int(d["n_components"]), int(d["n_split"]),
+                   num(d["co"]), num(d["ev"]),
+                   {k: num(v) for k, v in d.get("extra", {}).items()})
+
+
+def _nanmean(v) -> float:
+    v = np.asarray(v, dtype=np.float64)
+    ok = v[np.isfinite(v)]
+    return float(ok.mean()) if ok.size else float("nan")
+
+
+def evaluate_image(sp, gts, image=None, *, tolerance: float = DEFAULT_TOLERANCE,
+                   window: str = "euclidean", boundary: str = "bsds",
+                   min_overlap: float = ACHANTA_MIN_OVERLAP, void=None,
+                   connectivity: int = 4) -> SuperpixelRecord:
+    """Every superpixel measure of one map against every annotator of its image.
+
+    Parameters
+    ----------
+    sp : (H, W) array of int
+        Superpixel labels (every label a superpixel, 0 included).
+    gts : sequence of (H, W) label maps or HumanSegmentation
+        The annotators (e.g. :func:`segbench.io.read_ground_truth`).
+    image : (H, W, 3) array, optional
+        The image, for the explained variation (NaN without it).
+    tolerance : float, default 2
+        Boundary tolerance in pixels (SEEDS: 2).
+    window : {'euclidean', 'square', 'matched'}, default 'euclidean'
+        How boundary pixels are found (see :func:`boundary_counts`).
+    boundary : {'bsds', 'two-sided'}, default 'bsds'
+        Boundary pixels of the label maps (see :func:`boundary_map`).
+    min_overlap : float, default 0.05
+        The SLIC paper's overlap rule for ``ue_achanta``.
+    void : int or None, default None
+        Unlabelled ground-truth label.
+    connectivity : {4, 8}, default 4
+        For counting connected components.
+
+    Returns
+    -------
+    SuperpixelRecord
+
+    Notes
+    -----
+    One compiled pass over the pixels builds the overlap tables against all
+    annotators; the undersegmentation errors, ASA and OE are arithmetic on them. The
+    superpixel boundary map is built once; each annotator then costs a scan over the
+    boundary pixels.
+    """
+    if len(gts) == 0:
+        raise InputError("no ground-truth segmentations given")
+    tables, compact, n_sp = superpixel_tables(sp, gts, void=void)
+    scorer = BoundaryScorer(compact, tolerance=tolerance, window=window,
+                            boundary=boundary)
+    per = {m: np.empty(len(tables)) for m in ANNOTATOR_MEASURES}
+    counts = np.zeros((len(tables), 4), np.int64)
+    for k, (t, g) in enumerate(zip(tables, gts)):
+        for m, v in table_measures(t, min_overlap=min_overlap).items():
+            per[m][k] = v
+        bc = scorer.counts(np.asarray(getattr(g, "segmentation", g)))
+        per["br"][k] = bc.recall
+        per["bp"][k] = bc.precision
+        counts[k] = (bc.gt_pixels, bc.gt_found, bc.sp_pixels, bc.sp_found)
+    lab = np.ascontiguousarray(compact)
+    cnt = _count(lab, n_sp, connectivity)
+    area, per_sides = _shape_pass(lab, n_sp)
+    ev = float("nan") if image is None else _explained_variation(
+        *_colour_stats(lab, n_sp, _colours(image, lab.shape)))
+    return SuperpixelRecord(per, counts, cnt.n_superpixels, cnt.n_components,
+                            cnt.n_split, _compactness(area[1:], per_sides[1:]), ev)
+
+
+@dataclass(frozen=True)
+class SuperpixelSummary:
+    """Dataset figures: the mean over images of each per-image summary.
+
+    Attributes
+    ----------
+    mean : dict
+        Per annotator measure: mean over images of the mean over annotators.
+    best : dict
+        Per annotator measure: mean over images of the best annotator's value.
+    image : dict
+        Mean over images of each image measure (CO, EV, counts).
+    pooled : dict
+        Boundary recall and precision from the counts summed over every image and
+        annotator (the BSDS boundary benchmark's pooling), for comparison.
+    n_images : int
+    """
+
+    mean: dict
+    best: dict
+    image: dict
+    pooled: dict
+    n_images: int
+
+    def metrics(self) -> dict:
+        """Flat dict: ``<m>`` (mean over annotators), ``<m>_best``, image measures,
+        ``br_pooled``, ``bp_pooled``."""
+        out = dict(self.mean)
+        out.update({f"{k}_best": v for k, v in self.best.items()})
+        out.update(self.image)
+        out.update(self.pooled)
+        out["n_images"] = self.n_images
+        return out
+
+
+def summarize(records) -> SuperpixelSummary:
+    """Average per-image records over images.
+
+    Each image counts once, whatever its number of annotators (the superpixel
+    literature averages per image). Images where a measure is undefined are left out
+    of that measure's mean.
+    """
+    records = list(records)
+    if not records:
+        raise InputError("no images to summarize")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = [r.mean() for r in records]
+        bests = [r.best() for r in records]
+        imgs = [r.image_measures() for r in records]
+        mean = {m: _nanmean([d[m] for d in means]) for m in means[0]}
+        best = {m: _nanmean([d[m] for d in bests]) for m in bests[0]}
+        image = {m: _nanmean([d[m] for d in imgs]) for m in imgs[0]}
+    tot = np.sum([r.boundary_counts.sum(axis=0) for r in records], axis=0)
+    pooled = {"br_pooled": tot[1] / tot[0] if tot[0] else float("nan"),
+              "bp_pooled": tot[3] / tot[2] if tot[2] else float("nan")}
+    return SuperpixelSummary(mean, best, image, pooled, len(records))

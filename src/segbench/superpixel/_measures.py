@@ -1,0 +1,343 @@
+"""Undersegmentation errors, achievable segmentation accuracy and their relatives.
+
+Every measure is a function of one overlap table (:func:`superpixel_table`: rows are
+superpixels, columns ground-truth segments, column 0 the void ground-truth pixels), so
+all of them share one pass over the pixels. Each takes either the two label maps or
+``table=``.
+
+Notation used in the docstrings: ``M[s, g]`` = pixels of superpixel s in segment g;
+``|s|`` = all pixels of s (void ground-truth pixels included); ``|g|`` = pixels of g;
+``T`` = labelled ground-truth pixels (the image size N when nothing is void).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ._table import superpixel_table
+
+#: Overlap below which the SLIC paper ignores a superpixel (fraction of its area).
+ACHANTA_MIN_OVERLAP = 0.05
+
+
+def _table(sp, gt, table, void) -> np.ndarray:
+    if table is not None:
+        t = np.asarray(table)
+        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
+            raise InputError(f"an overlap table is a 2-D array, got shape {t.shape}")
+        if not np.issubdtype(t.dtype, np.integer) or (t < 0).any():
+            raise InputError("an overlap table holds non-negative integer counts")
+        if t[0].any():
+            raise InputError("row 0 of an overlap table (void superpixel pixels) must be "
+                             "empty: every pixel belongs to a superpixel")
+        return t
+    if sp is None or gt is None:
+        raise InputError("give a superpixel map and a ground truth, or table=")
+    return superpixel_table(sp, gt, void=void)
+
+
+def _parts(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(M (S, G) float64, |s| (S,), T) of a table."""
+    t = np.asarray(t, dtype=np.float64)
+    m = t[1:, 1:]
+    return m, t[1:].sum(axis=1), float(m.sum())
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num / den) if den > 0 else float("nan")
+
+
+def seeds_ue(sp=None, gt=None, *, table=None, void=None) -> float:
+    """Undersegmentation error as scored in the SEEDS evaluation (the package default).
+
+    ``UE = sum over overlapping pairs (s, g) of |s - g|  /  T``: every superpixel is
+    charged, for each segment it touches, with its pixels outside that segment.
+
+    Parameters
+    ----------
+    sp, gt : (H, W) label maps
+        Superpixels and one annotator.
+    table : array, optional
+        ``superpixel_table(sp, gt, void=void)`` instead of the maps.
+    void : int or None, default None
+        Unlabelled ground-truth label (None: none).
+
+    Returns
+    -------
+    float
+        0 when every superpixel lies inside one segment; grows by ``|s|`` for every
+        extra segment a superpixel touches (unbounded above). NaN if T = 0.
+
+    Notes
+    -----
+    Exactly the scoring recipe of the reference (``compute_ue``). Summing the recipe
+    per superpixel gives ``(sum_s k_s |s| - T) / T`` with k_s the segments s touches:
+    the SLIC-paper error (:func:`achanta_ue`) without its 5 % overlap rule.
+
+    References
+    ----------
+    .. [1] M. Van den Bergh, X. Boix, G. Roig, B. de Capitani, L. Van Gool, "SEEDS:
+       Superpixels Extracted via Energy-Driven Sampling", ECCV 2012; IJCV 111(3), 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
+    0.75
+    """
+    m, size, total = _parts(_table(sp, gt, table, void))
+    return _ratio(((size[:, None] - m) * (m > 0)).sum(), total)
+
+
+def corrected_ue(sp=None, gt=None, *, table=None, void=None) -> float:
+    """Corrected undersegmentation error (CUE) of van den Bergh et al.
+
+    ``CUE = sum_s |s - g*(s)| / T`` with ``g*(s)`` the segment overlapping s most: each
+    superpixel is charged once, with the pixels outside its best segment.
+
+    Returns
+    -------
+    float
+        In [0, 1] without void pixels, where it equals ``1 - ASA``; NaN if T = 0.
+
+    Notes
+    -----
+    The C++ superpixel benchmark's column ``ue`` is this measure (its documentation
+    calls it Neubert-Protzel's; see :func:`neubert_protzel_ue` for that one). With void
+    ground-truth pixels, ``|s|`` still counts them, so ``CUE = N / T - ASA``.
+
+    References
+    ----------
+    .. [1] M. Van den Bergh et al., "SEEDS: Superpixels Extracted via Energy-Driven
+       Sampling", IJCV 111(3), 2015 (the corrected undersegmentation error).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> corrected_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
+    0.25
+    """
+    m, size, total = _parts(_table(sp, gt, table, void))
+    best = m.max(axis=1) if m.shape[1] else np.zeros(m.shape[0])
+    return _ratio((size - best).sum(), total)
+
+
+def achievable_segmentation_accuracy(sp=None, gt=None, *, table=None,
+                                     void=None) -> float:
+    """Achievable segmentation accuracy (ASA) of Liu et al.
+
+    ``ASA = sum_s max_g M[s, g] / T``: the accuracy of the best segmentation that uses
+    superpixels as indivisible units (each labelled with its best segment).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 when every superpixel lies inside one segment. NaN if T = 0.
+
+    References
+    ----------
+    .. [1] M.-Y. Liu, O. Tuzel, S. Ramalingam, R. Chellappa, "Entropy rate superpixel
+       segmentation", CVPR 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> achievable_segmentation_accuracy(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
+    0.75
+    """
+    m, _, total = _parts(_table(sp, gt, table, void))
+    best = m.max(axis=1) if m.shape[1] else np.zeros(m.shape[0])
+    return _ratio(best.sum(), total)
+
+
+#: Short name of :func:`achievable_segmentation_accuracy`.
+asa = achievable_segmentation_accuracy
+
+
+def levinshtein_ue(sp=None, gt=None, *, table=None, void=None) -> float:
+    """Undersegmentation error of Levinshtein et al. (TurboPixels).
+
+    For each segment g, the area by which the superpixels touching it leak out of it,
+    relative to its area, ``(sum_{s: M[s,g] > 0} |s| - |g|) / |g|``; averaged over the
+    segments.
+
+    Returns
+    -------
+    float
+        0 when every superpixel lies inside one segment; unbounded above (a segment of
+        a few pixels inside a big superpixel weighs as much as a large one). NaN when
+        there is no segment.
+
+    Notes
+    -----
+    The average runs over the segments present. The C++ superpixel benchmark
+    (``ue_levin``) divides by the largest label + 1 instead, which counts absent label
+    values: its number changes when the same ground truth is labelled 1..K rather than
+    0..K-1 (see :func:`stutz_columns`).
+
+    References
+    ----------
+    .. [1] A. Levinshtein, A. Stere, K. N. Kutulakos, D. J. Fleet, S. J. Dickinson,
+       K. Siddiqi, "TurboPixels: Fast Superpixels Using Geometric Flows", TPAMI 31(12),
+       2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> levinshtein_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
+    0.75
+    """
+    m, size, _ = _parts(_table(sp, gt, table, void))
+    gsize = m.sum(axis=0)
+    present = gsize > 0
+    if not present.any():
+        return float("nan")
+    leak = (size[:, None] * (m > 0)).sum(axis=0) - gsize
+    return float((leak[present] / gsize[present]).mean())
+
+
+def neubert_protzel_ue(sp=None, gt=None, *, table=None, void=None) -> float:
+    """Undersegmentation error of Neubert and Protzel.
+
+    ``sum over (s, g) of min(M[s, g], |s| - M[s, g]) / T``: a superpixel that straddles
+    a segment boundary is charged with the smaller of its two parts, so a superpixel
+    that leaks a few pixels is charged a few pixels (not its whole area, as in
+    :func:`achanta_ue`).
+
+    Returns
+    -------
+    float
+        0 when every superpixel lies inside one segment; NaN if T = 0.
+
+    References
+    ----------
+    .. [1] P. Neubert, P. Protzel, "Superpixel Benchmark and Comparison", Forum
+       Bildverarbeitung 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> neubert_protzel_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
+    0.5
+    """
+    m, size, total = _parts(_table(sp, gt, table, void))
+    return _ratio(np.minimum(m, size[:, None] - m).sum(), total)
+
+
+def achanta_ue(sp=None, gt=None, *, table=None, void=None,
+               min_overlap: float = ACHANTA_MIN_OVERLAP) -> float:
+    """Undersegmentation error of the SLIC paper (Achanta et al.).
+
+    ``(sum_g sum_{s: M[s, g] > B_s} |s| - T) / T`` with ``B_s = min_overlap * |s|``:
+    a superpixel counts for every segment it overlaps by more than 5 % of its area.
+
+    Parameters
+    ----------
+    min_overlap : float, default 0.05
+        The paper's B as a fraction of the superpixel's area ("to account for small
+        errors in ground truth segmentation data"). 0 gives :func:`seeds_ue`.
+
+    Returns
+    -------
+    float
+        0 when every superpixel lies inside one segment. Can be slightly negative in
+        the degenerate case where a superpixel overlaps no segment by more than B
+        (it then counts for none). NaN if T = 0.
+
+    References
+    ----------
+    .. [1] R. Achanta, A. Shaji, K. Smith, A. Lucchi, P. Fua, S. Süsstrunk, "SLIC
+       Superpixels Compared to State-of-the-Art Superpixel Methods", TPAMI 34(11), 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sp = np.array([[0] * 20 + [1]])
+    >>> gt = np.array([[0] * 19 + [1, 1]])   # superpixel 0 puts 1/20 = 5% in segment 1
+    >>> achanta_ue(sp, gt), seeds_ue(sp, gt)
+    (0.0, 0.9523809523809523)
+    """
+    if not 0 <= min_overlap < 1:
+        raise InputError(f"min_overlap must lie in [0, 1), got {min_overlap}")
+    m, size, total = _parts(_table(sp, gt, table, void))
+    counted = m > min_overlap * size[:, None]
+    return _ratio((size[:, None] * counted).sum() - total, total)
+
+
+def oversegmentation_error(sp=None, gt=None, *, table=None, void=None) -> float:
+    """Oversegmentation error: the undersegmentation error with the roles swapped.
+
+    ``sum_g min_s (|g| - M[s, g]) / T``: each segment is charged with its pixels outside
+    the superpixel covering most of it. High for any superpixel method by design (a
+    segment is split into many superpixels); reported for completeness.
+
+    Notes
+    -----
+    The C++ superpixel benchmark's column ``oe`` (it is the dual of its ``ue``, i.e. of
+    :func:`corrected_ue`).
+    """
+    m, _, total = _parts(_table(sp, gt, table, void))
+    gsize = m.sum(axis=0)
+    best = m.max(axis=0) if m.shape[0] else np.zeros(m.shape[1])
+    return _ratio((gsize - best).sum(), total)
+
+
+#: The undersegmentation errors by name: the name of each variant in segbench's
+#: results, its function, and what it follows.
+UE_VARIANTS = {
+    "ue": (seeds_ue, "SEEDS evaluation (van den Bergh et al.)"),
+    "cue": (corrected_ue, "corrected UE (van den Bergh et al.)"),
+    "ue_levinshtein": (levinshtein_ue, "TurboPixels (Levinshtein et al. 2009)"),
+    "ue_np": (neubert_protzel_ue, "Neubert and Protzel 2012"),
+    "ue_achanta": (achanta_ue, "SLIC paper (Achanta et al. 2012), 5% overlap rule"),
+}
+
+
+def undersegmentation_error(sp=None, gt=None, *, variant: str = "seeds", table=None,
+                            void=None) -> float:
+    """Undersegmentation error under a named variant.
+
+    Parameters
+    ----------
+    variant : {'seeds', 'corrected', 'levinshtein', 'neubert-protzel', 'achanta'}
+        :func:`seeds_ue` (default), :func:`corrected_ue`, :func:`levinshtein_ue`,
+        :func:`neubert_protzel_ue`, :func:`achanta_ue`.
+    """
+    funcs = {"seeds": seeds_ue, "corrected": corrected_ue, "cue": corrected_ue,
+             "levinshtein": levinshtein_ue, "neubert-protzel": neubert_protzel_ue,
+             "np": neubert_protzel_ue, "achanta": achanta_ue, "slic": achanta_ue}
+    if variant not in funcs:
+        raise InputError(f"unknown undersegmentation-error variant {variant!r}; choose "
+                         "seeds, corrected, levinshtein, neubert-protzel or achanta")
+    return funcs[variant](sp, gt, table=table, void=void)
+
+
+def table_measures(table, *, min_overlap: float = ACHANTA_MIN_OVERLAP) -> dict:
+    """Every table measure of one (superpixels, annotator) pair, from one table.
+
+    Returns a dict with keys ``ue`` (SEEDS), ``cue``, ``ue_levinshtein``, ``ue_np``,
+    ``ue_achanta``, ``asa``, ``oe``; the same numbers as the individual functions,
+    computed with the shared intermediate arrays.
+    """
+    t = np.asarray(table)
+    m, size, total = _parts(t)
+    touch = m > 0
+    gsize = m.sum(axis=0)
+    s_rows, g_cols = m.shape
+    best_s = m.max(axis=1) if g_cols else np.zeros(s_rows)
+    best_g = m.max(axis=0) if s_rows else np.zeros(g_cols)
+    weighted = size[:, None] * touch
+    present = gsize > 0
+    leak = weighted.sum(axis=0) - gsize
+    return {
+        "ue": _ratio(weighted.sum() - (m * touch).sum(), total),
+        "cue": _ratio((size - best_s).sum(), total),
+        "ue_levinshtein": float((leak[present] / gsize[present]).mean())
+        if present.any() else float("nan"),
+        "ue_np": _ratio(np.minimum(m, size[:, None] - m).sum(), total),
+        "ue_achanta": _ratio((size[:, None] * (m > min_overlap * size[:, None])).sum()
+                             - total, total),
+        "asa": _ratio(best_s.sum(), total),
+        "oe": _ratio((gsize - best_g).sum(), total),
+    }
