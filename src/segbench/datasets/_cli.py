@@ -1,0 +1,91 @@
+"""``segbench fetch`` and ``segbench submit``: parsers registered by :mod:`segbench.cli`.
+
+Thin, as the rest of the CLI: parses, calls :func:`segbench.datasets.fetch.fetch` or
+:func:`segbench.datasets.submit.submit` (imported lazily), prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _cmd_fetch(a) -> int:
+    from .fetch import fetch
+    root = fetch(a.dataset, a.dest, url=a.url, sha256=a.sha256, progress=not a.quiet,
+                 keep_archive=a.keep_archive)
+    if a.json:
+        print(json.dumps({"dataset": a.dataset, "root": str(root)}))
+    else:
+        print(f"{a.dataset}: {root}")
+    return 0
+
+
+def _cmd_submit(a) -> int:
+    from .submit import submit
+    res = submit(a.path, a.out, dataset=a.dataset, split=a.split, name=a.name,
+                 strict=not a.lenient, workers=a.workers, progress=not a.quiet)
+    if a.json:
+        out = {"meta": res.meta, "boundary": res.boundary.to_dict()}
+        if res.region is not None:
+            out["region"] = res.region.to_dict()
+        print(json.dumps(out, indent=1))
+        return 0
+    m = res.boundary.metrics
+    print(f"{res.meta['name']}: {res.meta['n_images']} images ({res.meta['dataset']['split']})"
+          f"   output: {res.out_dir}")
+    print(f"  boundary  ODS {m['ODS']:.4f}  OIS {m['OIS']:.4f}  AP {m['AP']:.4f}  "
+          f"R50 {m['R50']:.4f}")
+    if res.region is not None:
+        r = res.region.metrics
+        print(f"  covering  ODS {r['covering_ODS']:.4f}  OIS {r['covering_OIS']:.4f}  "
+              f"Best {r['covering_best']:.4f}")
+        print(f"  PRI       ODS {r['PRI_ODS']:.4f}  OIS {r['PRI_OIS']:.4f}")
+        print(f"  VI        ODS {r['VI_ODS']:.4f}  OIS {r['VI_OIS']:.4f}")
+    for w in res.warnings:
+        print(f"  warning: {w}")
+    return 0
+
+
+def add_parsers(subparsers) -> None:
+    """Register ``fetch`` and ``submit`` on the ``segbench`` sub-command parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "fetch", help="download, verify and unpack BSDS500 or BSDS300",
+        description="Download the official archives (resuming a partial download), "
+                    "verify size and SHA-256 where known, unpack safely and check the "
+                    "result. Does nothing when a verified copy is already in DEST.")
+    p.add_argument("dataset", choices=("bsds500", "bsds300"))
+    p.add_argument("--dest", required=True, help="folder to unpack into")
+    p.add_argument("--url", action="append", default=None,
+                   help="mirror or file:// URL; repeat once per archive (bsds300: "
+                        "images, then human)")
+    p.add_argument("--sha256", action="append", default=None,
+                   help="expected SHA-256 of the archive; repeat once per archive")
+    p.add_argument("--keep-archive", action="store_true",
+                   help="keep the downloaded archive(s) in DEST")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_fetch)
+
+    p = subparsers.add_parser(
+        "submit", help="validate a submission and benchmark it into a run folder",
+        description="Take a folder or .zip/.tar/.tar.gz of <iid>.png|bmp maps (or "
+                    "<iid>.mat ucm2/segs), name.txt and an optional about.html; check "
+                    "it against the dataset split, run the boundary benchmark (and the "
+                    "region benchmark for .mat), write RUN_DIR with meta.json.")
+    p.add_argument("path", help="submission folder or archive")
+    p.add_argument("--out", required=True, help="run folder (resumable)")
+    p.add_argument("--dataset", required=True,
+                   help="dataset root (BSDS500 or BSDS300 layout)")
+    p.add_argument("--split", default="test", help="split the maps are for (default test)")
+    p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")
+    p.add_argument("--lenient", action="store_true",
+                   help="ignore files that do not belong instead of refusing them")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_submit)
+
+
+__all__ = ["add_parsers"]

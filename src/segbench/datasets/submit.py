@@ -1,0 +1,549 @@
+"""Benchmark submissions: ``segbench submit``.
+
+A submission is what the BSDS site asked for: one map per test image named
+``<iid>.png`` or ``<iid>.bmp`` (8-bit grayscale soft boundaries or binary segment
+boundaries; 16-bit accepted) or ``<iid>.mat`` (``ucm2`` or ``segs``), a one-line
+``name.txt`` and an optional ``about.html`` with a short description. It comes as a
+folder or as a ``.zip``/``.tar``/``.tar.gz`` archive (unpacked with
+:func:`~segbench.datasets.safe_extract`; one wrapping folder is allowed).
+
+:func:`submit` checks it completely before running anything (every missing, extra and
+malformed file is listed in one error), copies the maps into a run folder, runs the
+boundary benchmark (and the region benchmark for ``.mat`` submissions) and writes
+``meta.json`` beside the results. Every string from the submitter is made safe:
+the name is reduced to one line of plain text (``name``) with an escaped HTML form
+(``name_html``), and ``about.html`` goes through :func:`sanitize_html`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import stat
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from html.parser import HTMLParser
+from os import PathLike
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..errors import InputError
+from ._archive import archive_kind, safe_extract
+from .bsds import Dataset, open_dataset, valid_iid
+
+__all__ = ["SubmissionError", "SubmissionResult", "clean_name", "sanitize_html", "submit"]
+
+MAP_EXTS = (".png", ".bmp")
+MAT_EXTS = (".mat",)
+NAME_MAX = 80
+ABOUT_MAX = 20_000
+#: Files a submission may hold besides the maps (case-insensitive).
+_KNOWN = {"name.txt", "about.html", "about.htm"}
+#: Junk that archivers and file managers add; ignored.
+_JUNK_DIRS = {"__MACOSX"}
+_JUNK_FILES = {"thumbs.db", "desktop.ini"}
+
+
+# ---------------------------------------------------------------------------------------
+# user text
+
+
+_ALLOWED = {"a", "em", "strong", "b", "i", "p", "ul", "ol", "li", "br"}
+_VOID = {"br"}
+_SCHEMES = {"http", "https", "mailto"}
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+
+
+def _safe_href(value: str | None) -> str | None:
+    """The URL if it is an absolute http(s) or mailto URL, else None.
+
+    Browsers ignore ASCII tab/newline inside URLs and strip leading control characters
+    and spaces, so ``java\\tscript:`` is ``javascript:``; those characters are removed
+    before the scheme is checked.
+    """
+    if value is None:
+        return None
+    url = "".join(ch for ch in value if ch not in "\t\n\r").strip(_C0_AND_SPACE)
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in url) or " " in url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in _SCHEMES:
+        return None
+    if parts.scheme.lower() in ("http", "https") and not parts.netloc:
+        return None
+    if parts.scheme.lower() == "mailto" and not parts.path:
+        return None
+    return url
+
+
+class _Sanitizer(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.open: list[str] = []
+
+    def _escape_raw(self) -> None:
+        raw = self.get_starttag_text()
+        if raw:
+            self.out.append(html.escape(raw, quote=True))
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in _ALLOWED:
+            self._escape_raw()
+            return
+        self._implied_end(tag)
+        if tag == "a":
+            href = _safe_href(dict(attrs).get("href"))
+            if href is None:
+                self.out.append("<a>")
+            else:
+                self.out.append(f'<a href="{html.escape(href, quote=True)}" '
+                                'rel="nofollow noopener noreferrer">')
+        else:
+            self.out.append(f"<{tag}>")
+        if tag not in _VOID:
+            self.open.append(tag)
+
+    def _close_to(self, tag: str) -> None:
+        while self.open:
+            t = self.open.pop()
+            self.out.append(f"</{t}>")
+            if t == tag:
+                break
+
+    def _implied_end(self, tag: str) -> None:
+        """Close what HTML closes implicitly, so the output nests as a browser reads
+        the input: a new ``li`` ends the previous item of its list, a new ``a`` ends an
+        open link, and a block (``p``, ``ul``, ``ol``) ends an open paragraph."""
+        scope = {"li": ("li", {"ul", "ol"}), "a": ("a", set()),
+                 "p": ("p", set()), "ul": ("p", set()), "ol": ("p", set())}.get(tag)
+        if scope is None:
+            return
+        target, barriers = scope
+        for t in reversed(self.open):
+            if t == target:
+                self._close_to(target)
+                return
+            if t in barriers:
+                return
+
+    def handle_startendtag(self, tag, attrs):
+        if tag not in _ALLOWED:
+            self._escape_raw()
+            return
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag not in _ALLOWED:
+            self.out.append(html.escape(f"</{tag}>"))
+            return
+        if tag in _VOID or tag not in self.open:
+            return  # a stray end tag: dropped
+        self._close_to(tag)
+
+    def handle_data(self, data):
+        self.out.append(html.escape(data, quote=True))
+
+    # Comments, declarations (<!DOCTYPE>), processing instructions and CDATA carry
+    # nothing a reader needs: dropped.
+    def handle_comment(self, data):
+        pass
+
+    def handle_decl(self, decl):
+        pass
+
+    def handle_pi(self, data):
+        pass
+
+    def unknown_decl(self, data):
+        pass
+
+    def result(self) -> str:
+        self.close()
+        while self.open:
+            self.out.append(f"</{self.open.pop()}>")
+        return "".join(self.out)
+
+
+def sanitize_html(text: str, *, max_length: int = ABOUT_MAX) -> str:
+    """Reduce HTML to a small allow-list; everything else becomes visible, inert text.
+
+    Kept: ``a`` (only an absolute ``http``, ``https`` or ``mailto`` ``href``; other
+    attributes dropped; ``rel="nofollow noopener noreferrer"`` added), ``em``,
+    ``strong``, ``b``, ``i``, ``p``, ``ul``, ``ol``, ``li``, ``br`` without attributes.
+    Every other tag (``<script>``, ``<img onerror=...>``, ``<style>``, ``<iframe>``
+    ...) is escaped, so it shows as text and never runs; comments and declarations
+    are dropped; text is escaped; unclosed allowed tags are closed.
+
+    Parameters
+    ----------
+    text : str
+        Untrusted HTML (e.g. a submission's ``about.html``).
+    max_length : int
+        Input beyond this many characters is cut off first.
+
+    Returns
+    -------
+    str
+        HTML safe to insert into a page as is.
+
+    Examples
+    --------
+    >>> sanitize_html('<p onclick="x()">Hi <script>alert(1)</script></p>')
+    '<p>Hi &lt;script&gt;alert(1)&lt;/script&gt;</p>'
+    >>> sanitize_html('<a href="javascript:alert(1)">x</a> <a href="https://a.org/">y</a>')
+    '<a>x</a> <a href="https://a.org/" rel="nofollow noopener noreferrer">y</a>'
+    """
+    p = _Sanitizer()
+    p.feed(str(text)[:max_length])
+    return p.result()
+
+
+def clean_name(text: str, *, max_length: int = NAME_MAX) -> str:
+    """An algorithm name as one line of plain text.
+
+    The first non-empty line, with control and format characters (bidirectional
+    overrides included) removed, whitespace collapsed and cut to ``max_length``
+    characters (an ellipsis marks the cut). Escape it (``html.escape``) wherever it
+    goes into HTML; :func:`submit` stores both forms.
+    """
+    for line in str(text).splitlines():
+        line = "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
+                       else " " for ch in line)
+        line = " ".join(line.split())
+        if line:
+            if len(line) > max_length:
+                line = line[:max_length - 1].rstrip() + "\u2026"
+            return line
+    return ""
+
+
+# ---------------------------------------------------------------------------------------
+# validation
+
+
+class SubmissionError(InputError):
+    """A submission does not match the dataset split. ``missing`` (ids without a map),
+    ``extra`` (files that do not belong) and ``malformed`` (``(file, problem)``) list
+    everything found, not only the first problem."""
+
+    def __init__(self, path, missing=(), extra=(), malformed=()):
+        self.missing = list(missing)
+        self.extra = list(extra)
+        self.malformed = list(malformed)
+        lines = ["the submission does not match the dataset:"]
+
+        def block(title, rows):
+            if rows:
+                lines.append(f"  {title} ({len(rows)}):")
+                lines.extend(f"    {r}" for r in rows[:25])
+                if len(rows) > 25:
+                    lines.append(f"    ... and {len(rows) - 25} more")
+        block("missing", self.missing)
+        block("extra", self.extra)
+        block("malformed", [f"{f}: {why}" for f, why in self.malformed])
+        super().__init__("\n".join(lines), path)
+
+
+@dataclass
+class SubmissionResult:
+    """What :func:`submit` produced.
+
+    Attributes
+    ----------
+    out_dir : Path
+        The run folder.
+    meta : dict
+        The content of ``meta.json``.
+    boundary : Result
+        The boundary benchmark result (also in ``result.json``).
+    region : Result or None
+        The region benchmark result (``result_region.json``), for .mat submissions.
+    """
+
+    out_dir: Path
+    meta: dict
+    boundary: object
+    region: object | None = None
+    warnings: list = field(default_factory=list)
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Regular files below ``root`` (relative), and special entries to refuse."""
+    files, bad = [], []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        keep = []
+        for name in dirnames:
+            p = d / name
+            if name in _JUNK_DIRS:
+                continue
+            if p.is_symlink():
+                bad.append((p.relative_to(root).as_posix(), "symbolic link"))
+            else:
+                keep.append(name)
+        dirnames[:] = keep
+        for name in filenames:
+            p = d / name
+            rel = p.relative_to(root).as_posix()
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                bad.append((rel, "symbolic link"))
+            elif not stat.S_ISREG(st.st_mode):
+                bad.append((rel, "not a regular file"))
+            elif name.startswith(".") or name.lower() in _JUNK_FILES:
+                continue
+            else:
+                files.append(Path(rel))
+    return sorted(files), bad
+
+
+def _content_root(root: Path) -> Path:
+    """Descend through one wrapping folder (``algo/100007.png`` ...)."""
+    entries = [p for p in root.iterdir() if not p.name.startswith(".")
+               and p.name not in _JUNK_DIRS]
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return entries[0]
+    return root
+
+
+def _read_text(path: Path, limit: int) -> str:
+    with open(path, "rb") as f:
+        raw = f.read(limit * 4 + 4)
+    return raw.decode("utf-8", errors="replace")
+
+
+def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: str | None
+              ) -> tuple[dict, str, str, list, str]:
+    """Check a submission folder; return (maps, kind, name, warnings, about_raw)."""
+    files, special = _walk(root)
+    expected = set(dataset.ids(split))
+    others = {i for s in dataset.splits if s != split for i in dataset.ids(s)}
+    maps: dict[str, Path] = {}
+    extra: list[str] = []
+    malformed: list[tuple[str, str]] = list(special)
+    warnings: list[str] = []
+    aux: dict[str, Path] = {}
+    for rel in files:
+        low = rel.name.lower()
+        if len(rel.parts) == 1 and low in _KNOWN:
+            aux["about.html" if low.startswith("about") else low] = root / rel
+            continue
+        ext = rel.suffix.lower()
+        if ext not in MAP_EXTS + MAT_EXTS or len(rel.parts) != 1:
+            extra.append(f"{rel.as_posix()}: not a map (<iid>.png, .bmp or .mat), "
+                         "name.txt or about.html")
+            continue
+        iid = rel.stem
+        if not valid_iid(iid):
+            malformed.append((rel.as_posix(), "not a valid image id"))
+        elif iid not in expected:
+            where = " (an image of another split)" if iid in others else ""
+            extra.append(f"{rel.as_posix()}: no image {iid!r} in split {split!r}{where}")
+        elif iid in maps:
+            malformed.append((rel.as_posix(), f"a second map for image {iid!r} "
+                                              f"(also {maps[iid].name})"))
+        else:
+            maps[iid] = root / rel
+    kinds = {p.suffix.lower() in MAT_EXTS for p in maps.values()}
+    if len(kinds) > 1:
+        malformed.append(("(all maps)", "mixes .png/.bmp images and .mat files; submit "
+                                        "one kind"))
+    kind = "mat" if kinds == {True} else "image"
+    missing = sorted(expected - set(maps))
+    # the name
+    if name is None:
+        if "name.txt" not in aux:
+            malformed.append(("name.txt", "missing: a one-line name of the algorithm "
+                                          "is required"))
+            name = ""
+        else:
+            name = clean_name(_read_text(aux["name.txt"], NAME_MAX * 4))
+            if not name:
+                malformed.append(("name.txt", "empty"))
+    else:
+        name = clean_name(name)
+        if not name:
+            malformed.append(("name", "empty"))
+    about = _read_text(aux["about.html"], ABOUT_MAX) if "about.html" in aux else ""
+    # content: decode each map and compare its size with the ground truth's
+    for iid, p in sorted(maps.items()):
+        problem = _check_map(p, dataset[iid])
+        if problem:
+            malformed.append((p.name, problem))
+    if extra and not strict:
+        warnings.extend(f"ignored {e}" for e in extra)
+        extra = []
+    if missing or extra or malformed:
+        raise SubmissionError(root, missing, extra, malformed)
+    return maps, kind, name, warnings, about
+
+
+def _check_map(path: Path, item) -> str | None:
+    from ..io import check_same_shape, read_prediction
+    try:
+        pred = read_prediction(path)
+        check_same_shape(pred, item.shape, path)
+    except InputError as exc:
+        return exc.problem
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# the run
+
+
+def _plot_label(name: str) -> str:
+    return name.replace("$", r"\$")  # matplotlib reads $...$ as mathtext
+
+
+def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
+           split: str = "test", name: str | None = None, strict: bool = True,
+           workers: int = 1, progress: bool = True, nthresh: int = 99,
+           max_dist: float | None = None, max_bytes: int = 2 * 1024**3,
+           plot: bool = True) -> SubmissionResult:
+    """Validate a submission, run the benchmarks, write a run folder.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A folder, or a ``.zip``/``.tar``/``.tar.gz``/``.tgz`` archive, holding
+        ``<iid>.png|bmp`` maps or ``<iid>.mat`` (ucm2/segs) for every image of the
+        split, ``name.txt`` and optionally ``about.html`` (possibly inside one
+        wrapping folder).
+    out_dir : str or PathLike
+        The run folder (created; rerunning into it resumes the benchmark).
+    dataset : Dataset or str or PathLike
+        The dataset, or a root that :func:`~segbench.datasets.open_dataset` opens.
+    split : str, default 'test'
+    name : str, optional
+        The algorithm's name, replacing ``name.txt`` (which is then optional).
+    strict : bool, default True
+        Refuse files that do not belong (maps of other images, unknown files); with
+        False they are ignored and listed in ``meta.json["warnings"]``.
+    workers, progress, nthresh, max_dist, plot
+        Passed to the benchmark (``max_dist`` defaults to the BSDS 0.0075).
+    max_bytes : int
+        Cap on the unpacked size of an archive.
+
+    Returns
+    -------
+    SubmissionResult
+
+    Raises
+    ------
+    SubmissionError
+        Listing every missing map, extra file and malformed file (unreadable, colour,
+        wrong size, a second map for one id, no or empty name.txt); nothing is run.
+    UnsafeArchiveError
+        An archive member with an absolute path, ``..``, a link, a device or a FIFO
+        (nothing is unpacked); symbolic links and special files in a folder
+        submission are refused the same way (as malformed entries).
+
+    Notes
+    -----
+    The run folder::
+
+        meta.json             name, name_html, about_html, kind, date, ... (below)
+        predictions/<iid>.*   the submitted maps, copied
+        result.json           boundary Result (metrics ODS/OIS/AP/R50, per image, PR curve)
+        eval_bdry*.txt, <iid>_ev1.txt, pr_curve.png    official boundary files
+        result_region.json, eval_cover*.txt, eval_RI_VOI*.txt   region (.mat only)
+        groundTruth/          .mat ground truth, only for layouts without one (BSDS300)
+
+    ``meta.json`` holds ``name`` (plain text, escape it), ``name_html`` (escaped),
+    ``about_html`` (sanitized, insert as is), ``kind`` (``'boundary'`` or
+    ``'boundary+region'``), ``prediction_kind`` (``'soft'``, ``'ucm2'`` or ``'segs'``),
+    ``date`` (ISO 8601 UTC), ``dataset`` (name, root, split), ``n_images``,
+    ``source`` (file name of the submission), ``files`` (result files by role),
+    ``warnings`` and ``segbench`` (version).
+    """
+    from .. import __version__
+    from ..boundary import DEFAULT_MAX_DIST
+    from ..engine import run_all, run_boundary
+    from ..io import read_prediction
+
+    src = Path(path)
+    if not src.exists():
+        raise InputError("submission not found", src)
+    ds = open_dataset(dataset)
+    if split not in ds.splits:
+        raise InputError(f"no split {split!r} in the dataset; it has "
+                         f"{', '.join(ds.splits)}", ds.root)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    max_dist = DEFAULT_MAX_DIST if max_dist is None else float(max_dist)
+    with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
+        if src.is_dir():
+            if src.is_symlink():
+                raise InputError("the submission folder is a symbolic link; give the "
+                                 "real folder", src)
+            root = src
+        else:
+            archive_kind(src)  # a clear error for a file that is no archive
+            safe_extract(src, Path(tmp), max_bytes=max_bytes)
+            root = _content_root(Path(tmp))
+        maps, kind, clean, warnings, about_raw = _validate(root, ds, split,
+                                                          strict=strict, name=name)
+        pred_dir = out / "predictions"
+        if pred_dir.exists():
+            shutil.rmtree(pred_dir)
+        pred_dir.mkdir()
+        for iid, p in maps.items():
+            shutil.copyfile(p, pred_dir / f"{iid}{p.suffix.lower()}")
+    about_html = sanitize_html(about_raw)
+    first = read_prediction(next(iter(sorted(pred_dir.iterdir()))))
+    gt_dir = ds.ground_truth_dir(split, cache_dir=out / "groundTruth")
+    region = None
+    if kind == "mat":
+        boundary, region = run_all(gt_dir, pred_dir, out, nthresh=nthresh,
+                                   max_dist=max_dist, workers=workers,
+                                   progress=progress, plot=False)
+    else:
+        boundary = run_boundary(gt_dir, pred_dir, out, nthresh=nthresh,
+                                max_dist=max_dist, workers=workers, progress=progress,
+                                plot=False)
+    files = {"boundary_result": "result.json", "eval_bdry": "eval_bdry.txt",
+             "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
+             "predictions": "predictions"}
+    if plot:
+        from ..report.plots import plot_pr
+        m = boundary.metrics
+        plot_pr([{"name": _plot_label(clean), "recall": boundary.curves["recall"],
+                  "precision": boundary.curves["precision"],
+                  "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])}],
+                out / "pr_curve.png", title=_plot_label(clean))
+        files["pr_curve"] = "pr_curve.png"
+    if region is not None:
+        files.update({"region_result": "result_region.json",
+                      "eval_cover": "eval_cover.txt", "eval_RI_VOI": "eval_RI_VOI.txt"})
+    meta = {
+        "name": clean,
+        "name_html": html.escape(clean, quote=True),
+        "about_html": about_html,
+        "kind": "boundary+region" if region is not None else "boundary",
+        "prediction_kind": first.kind,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "dataset": {"name": ds.name, "root": None if ds.root is None
+                    else str(Path(ds.root).resolve()),
+                    "split": split},
+        "n_images": len(maps),
+        "source": src.name,
+        "files": files,
+        "warnings": warnings,
+        "segbench": __version__,
+    }
+    tmp_meta = out / "meta.json.tmp"
+    tmp_meta.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+    os.replace(tmp_meta, out / "meta.json")
+    return SubmissionResult(out, meta, boundary, region, warnings)
