@@ -125,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_superpixel_parsers(sub)
     from .datasets._cli import add_parsers as add_dataset_parsers
     add_dataset_parsers(sub)
+    from .report._site_cli import add_parsers as add_site_parsers
+    add_site_parsers(sub)
 
     p = sub.add_parser("all", help="boundary and region benchmarks in one pass (allBench)")
     p.add_argument("--gt", required=True, help="folder of BSDS500 ground truth <iid>.mat")

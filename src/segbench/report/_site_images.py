@@ -1,0 +1,265 @@
+"""Per-image work of the site: pictures, thumbnails, human and algorithm scores.
+
+One pure function per image (:func:`render_image`), module level so worker processes
+can run it; the pictures it writes depend only on its inputs, so the site is the same
+for any number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+from ..boundary import DEFAULT_MAX_DIST, Matcher, seg2bdry, thin as thin_map
+from ._site_data import SiteDataset
+
+#: Longest side of a thumbnail, in pixels.
+THUMB = 240
+# Dollár's edgesEvalImg colours (minus white): miss red, true positive green,
+# false positive light blue.
+_MISS, _TP, _FP = (np.array(c) - 1.0 for c in ((1, 0, 0), (0, .7, 0), (.7, .8, 1)))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What the worker needs of one run for one image."""
+
+    slug: str
+    pred_path: str | None
+    threshold: float
+    thin: bool
+    max_dist: float
+    region_only: bool
+
+
+@dataclass(frozen=True)
+class ImageTask:
+    dataset: SiteDataset
+    iid: str
+    key: str            # file-safe id: pictures go to img/<key>/
+    site: str
+    runs: tuple
+
+
+# ---------------------------------------------------------------------------------------
+# pictures
+
+
+def _save(arr: np.ndarray, path: Path) -> None:
+    Image.fromarray(arr).save(path, format="PNG", optimize=False)
+
+
+def _thumb(src: Path, dst: Path, *, lines: bool = False) -> tuple[int, int]:
+    """Write a thumbnail of ``src``; ``lines`` thickens dark lines first so they survive."""
+    with Image.open(src) as im:
+        im.load()
+        im = im.convert("RGB") if im.mode not in ("L", "RGB") else im
+        w, h = im.size
+        scale = min(1.0, THUMB / max(w, h))
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        if lines and scale < 0.75:
+            im = im.filter(ImageFilter.MinFilter(3))
+        t = im.resize(size, Image.Resampling.LANCZOS) if size != (w, h) else im.copy()
+        if dst.suffix == ".jpg":
+            t.convert("RGB").save(dst, format="JPEG", quality=85, optimize=False)
+        else:
+            t.save(dst, format="PNG", optimize=False)
+        return size
+
+
+def _palette(n: int) -> np.ndarray:
+    """Colours of labels 0..n: 0 (unlabelled) white, the others fixed random colours."""
+    rng = np.random.default_rng(20011)
+    pal = rng.integers(45, 235, size=(n + 1, 3)).astype(np.uint8)
+    pal[0] = 255
+    return pal
+
+
+def region_picture(labels: np.ndarray, *, zero_unlabelled: bool = True) -> np.ndarray:
+    """(H, W, 3) uint8 colour map of a label map, region boundaries darkened.
+
+    With ``zero_unlabelled`` (human segmentations) label 0 is unlabelled and white."""
+    lab = np.asarray(labels)
+    uniq, inv = np.unique(lab, return_inverse=True)
+    rgb = _palette(len(uniq))[inv.reshape(lab.shape) + 1]
+    if zero_unlabelled:
+        rgb[lab <= 0] = 255
+    edge = seg2bdry(lab, "imageSize")
+    rgb[edge] = (rgb[edge] * 0.35).astype(np.uint8)
+    return rgb
+
+
+def boundary_picture(bmap: np.ndarray) -> np.ndarray:
+    """Black lines on white: (H, W) uint8."""
+    return np.where(np.asarray(bmap, bool), 0, 255).astype(np.uint8)
+
+
+def strength_picture(pb: np.ndarray) -> np.ndarray:
+    """A soft map in [0, 1] as dark-on-white grey: (H, W) uint8."""
+    return (255 - np.rint(np.clip(pb, 0, 1) * 255)).astype(np.uint8)
+
+
+def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
+    """Match a binary map with each human map; the overlay and the counts.
+
+    Returns
+    -------
+    picture : (H, W, 3) uint8
+        As Dollár's edgesEvalImg: true positives green, false positives light blue,
+        misses red with a strength equal to the fraction of annotators whose boundary
+        pixel there was missed; lines thickened by one pixel.
+    counts : (4,) int64
+        cntR, sumR, cntP, sumP of this image at this threshold.
+    """
+    e = np.asarray(detected, bool)
+    matcher = Matcher(e.shape, max_dist)
+    match_e = np.zeros(e.shape, bool)
+    match_g = np.zeros(e.shape, np.float64)
+    all_g = np.zeros(e.shape, np.float64)
+    cnt_r = sum_r = 0
+    for g in humans:
+        g = np.asarray(g, bool)
+        m1, m2 = matcher.match(e, g)
+        match_e |= m1
+        match_g += m2
+        all_g += g
+        cnt_r += int(m2.sum())
+        sum_r += int(g.sum())
+    n = max(1, len(humans))
+    fn = (all_g - match_g) / n
+    tp = match_e.astype(np.float64)
+    fp = (e & ~match_e).astype(np.float64)
+    v = np.clip(1 + fn[..., None] * _MISS + tp[..., None] * _TP + fp[..., None] * _FP, 0, 1)
+    v[:, 1:] = np.minimum(v[:, 1:], v[:, :-1])
+    v[1:, :] = np.minimum(v[1:, :], v[:-1, :])
+    counts = np.array([cnt_r, sum_r, int(match_e.sum()), int(e.sum())], np.int64)
+    return np.rint(v * 255).astype(np.uint8), counts
+
+
+def human_rows(bmaps: list, max_dist: float = DEFAULT_MAX_DIST) -> np.ndarray:
+    """(K, 4) cntR, sumR, cntP, sumP of each annotator against the others.
+
+    Summed over annotators these are :func:`segbench.boundary.human_counts`.
+    """
+    k = len(bmaps)
+    out = np.zeros((k, 4), np.int64)
+    if k < 2:
+        return out
+    maps = [np.asarray(b, bool) for b in bmaps]
+    matcher = Matcher(maps[0].shape, max_dist)
+    for j, hj in enumerate(maps):
+        acc = np.zeros(hj.shape, bool)
+        for i, hi in enumerate(maps):
+            if i == j:
+                continue
+            m1, m2 = matcher.match(hj, hi)
+            acc |= m1
+            out[j, 0] += int(m2.sum())
+            out[j, 1] += int(hi.sum())
+        out[j, 2] = int(acc.sum())
+        out[j, 3] = int(hj.sum())
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# one image
+
+
+def _prediction(spec: RunSpec):
+    """(display picture, binary map before thinning) of a run's output, or None."""
+    if spec.pred_path is None:
+        return None
+    from ..engine._region import read_region_prediction
+    from ..io import read_prediction
+    path = Path(spec.pred_path)
+    label_map = spec.region_only and path.suffix.lower() != ".mat"
+    pred = read_region_prediction(path) if label_map else read_prediction(path)
+    t = spec.threshold
+    kind = getattr(pred, "kind", None)
+    if kind in ("soft", "ucm2"):
+        t = 0.5 if math.isnan(t) else t
+        return strength_picture(pred.pb), pred.pb >= t
+    segs = pred.segs if kind == "segs" else list(pred)
+    idx = 0 if math.isnan(t) else min(max(int(round(t)) - 1, 0), len(segs) - 1)
+    seg = np.asarray(segs[idx])
+    return region_picture(seg, zero_unlabelled=False), seg2bdry(seg, "imageSize")
+
+
+def render_image(task: ImageTask) -> dict:
+    """Write every picture of one image under ``img/<key>/`` and score it.
+
+    Returns a plain dict: image size, which pictures exist, per-annotator human
+    rows (boundary and region), and per run the counts at its overlay threshold.
+    """
+    from ..region import human_region
+    ds = task.dataset
+    folder = Path(task.site) / "img" / task.key
+    folder.mkdir(parents=True, exist_ok=True)
+    anns = ds.annotations(task.iid)
+    info: dict = {"iid": task.iid, "photo": None, "errors": [],
+                  "annotators": [{"subject": a.subject, "kind": a.kind} for a in anns]}
+
+    src = ds.image_path(task.iid)
+    shape = anns[0].segmentation.shape if anns else None
+    if src is not None:
+        ext = src.suffix.lower()
+        if ext in (".jpg", ".jpeg", ".png"):
+            full = folder / f"photo{'.jpg' if ext == '.jpeg' else ext}"
+            shutil.copyfile(src, full)
+        else:
+            from ..io import read_image
+            full = folder / "photo.png"
+            _save(read_image(src), full)
+        with Image.open(full) as im:
+            shape = (im.size[1], im.size[0])
+        _thumb(full, folder / "photo_t.jpg")
+        info["photo"] = full.name
+    info["shape"] = list(shape) if shape else None
+
+    bmaps = [a.boundaries for a in anns]
+    for k, a in enumerate(anns):
+        _save(boundary_picture(a.boundaries), folder / f"h{k}_b.png")
+        _thumb(folder / f"h{k}_b.png", folder / f"h{k}_b_t.png", lines=True)
+        _save(region_picture(a.segmentation), folder / f"h{k}_r.png")
+        _thumb(folder / f"h{k}_r.png", folder / f"h{k}_r_t.png")
+    if anns:
+        mean = np.mean([b.astype(np.float64) for b in bmaps], axis=0)
+        _save(strength_picture(mean), folder / "humans.png")
+        _thumb(folder / "humans.png", folder / "humans_t.png", lines=True)
+    info["human"] = human_rows(bmaps).tolist()
+    info["human_region"] = (human_region([a.segmentation for a in anns]).tolist()
+                            if len(anns) >= 2 else [])
+
+    runs = {}
+    for spec in task.runs:
+        entry = {"output": False, "counts": None}
+        try:
+            got = _prediction(spec)
+        except Exception as exc:  # one bad file must not sink the site: say so on the page
+            info["errors"].append(f"{spec.slug}: {exc}")
+            got = None
+        if got is not None and bmaps:
+            picture, detected = got
+            if detected.shape != bmaps[0].shape:
+                info["errors"].append(f"{spec.slug}: output is {detected.shape[1]}x"
+                                      f"{detected.shape[0]}, the image "
+                                      f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}")
+            else:
+                if spec.thin:
+                    detected = thin_map(detected)
+                _save(picture, folder / f"a_{spec.slug}.png")
+                _thumb(folder / f"a_{spec.slug}.png", folder / f"a_{spec.slug}_t.png",
+                       lines=picture.ndim == 2)
+                ov, counts = overlay_counts(detected, bmaps, spec.max_dist)
+                _save(ov, folder / f"a_{spec.slug}_ov.png")
+                _thumb(folder / f"a_{spec.slug}_ov.png", folder / f"a_{spec.slug}_ov_t.png",
+                       lines=True)
+                entry = {"output": True, "counts": counts.tolist()}
+        runs[spec.slug] = entry
+    info["runs"] = runs
+    return info

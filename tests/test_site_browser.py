@@ -1,0 +1,184 @@
+"""The site in a real headless Chromium, served on 127.0.0.1 and from the file system.
+
+Needs the Debian packages ``chromium`` and ``chromium-driver`` and the Python package
+``selenium``; skips cleanly without any of them. No network: the browser runs with a
+fresh profile and background networking off, and the site has no external resource.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from collections import deque
+from pathlib import Path
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+
+webdriver = pytest.importorskip("selenium.webdriver")
+
+from test_site_helpers import expected_order, make_inputs  # noqa: E402
+
+CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium",
+                             shutil.which("chromium-browser")) if p and Path(p).is_file()),
+                None)
+DRIVER = next((p for p in (shutil.which("chromedriver"), "/usr/bin/chromedriver")
+               if p and Path(p).is_file()), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
+                                reason="chromium and chromium-driver are not installed")
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--disable-dev-shm-usage", "--window-size=1280,1000")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from segbench.report.site import build_site
+    inputs = make_inputs(tmp_path_factory.mktemp("browser-inputs"))
+    site = tmp_path_factory.mktemp("browser-site") / "site"
+    build_site(inputs["bsds300"], inputs["runs"], site, pred_dirs=inputs["pred_dirs"],
+               progress=False)
+    return inputs, site
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    from segbench.report.site import make_server
+    srv = make_server(built[1], port=0, quiet=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium.webdriver.chrome.service import Service
+    profile = tempfile.mkdtemp(prefix="segbench-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in FLAGS + (f"--user-data-dir={profile}",):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _errors(driver) -> list[str]:
+    """Console messages of level SEVERE (errors, failed loads, CSP violations)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+_REFS = ("return Array.from(document.querySelectorAll("
+         "'a[href], img[src], link[href], script[src]')).map(e => e.href || e.src);")
+_BROKEN_IMAGES = """return Array.from(document.images).filter(
+i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);"""
+
+
+def _load(driver, url):
+    driver.get(url)
+    # lazy images: scroll through the page so every one is requested and decoded
+    driver.execute_script("window.scrollTo(0, document.body.scrollHeight);")
+    driver.execute_async_script("""const done = arguments[arguments.length - 1];
+Promise.all(Array.from(document.images).map(i => { i.loading = 'eager';
+  return i.decode().catch(() => null); })).then(() => done(true));""")
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_every_page_loads_cleanly_and_every_link_resolves(browser, server, built):
+    origin = urlsplit(server).netloc
+    todo, seen_pages, checked = deque([server + "/index.html"]), set(), {}
+    while todo:
+        url = todo.popleft()
+        if url in seen_pages:
+            continue
+        seen_pages.add(url)
+        _load(browser, url)
+        assert _errors(browser) == [], url
+        assert browser.execute_script(_BROKEN_IMAGES) == [], url
+        for ref in browser.execute_script(_REFS):
+            ref = urldefrag(ref)[0]
+            if urlsplit(ref).netloc != origin:
+                assert urlsplit(ref).scheme in ("https", "http", "mailto", "data"), ref
+                continue
+            if ref not in checked:
+                checked[ref] = _status(ref)
+            assert checked[ref] == 200, f"{url} -> {ref}"
+            if ref.endswith(".html"):
+                todo.append(ref)
+    n_items = len(built[0]["items"])
+    # home, human, algorithm index + pages, two image indexes + pages, subject pages
+    assert len(seen_pages) == 2 + 1 + len(built[0]["runs"]) + 2 + n_items + 1 + 3
+
+
+def test_ranking_order_and_sorting(browser, server, built, tmp_path):
+    _load(browser, server + "/index.html")
+    rows = browser.find_elements("css selector", "#ranking tbody:last-of-type tr")
+    slugs = [r.get_attribute("data-slug") for r in rows]
+    assert slugs == expected_order(built[0]["runs"])
+    first = browser.find_element("css selector", "#ranking tbody.pinned tr td:nth-child(2)")
+    assert first.text == "Human"
+    # sort by the algorithm name, then back by rank; the human row stays on top
+    name_th = browser.find_element("css selector", "#ranking thead th:nth-child(2)")
+    name_th.click()
+    names = [r.find_element("css selector", "td.name").text for r in
+             browser.find_elements("css selector", "#ranking tbody:last-of-type tr")]
+    assert names == sorted(names, key=str.lower)
+    assert name_th.get_attribute("aria-sort") == "ascending"
+    browser.find_element("css selector", "#ranking thead th:nth-child(1)").click()
+    rows = browser.find_elements("css selector", "#ranking tbody:last-of-type tr")
+    assert [r.get_attribute("data-slug") for r in rows] == slugs
+    assert browser.find_element(
+        "css selector", "#ranking tbody.pinned tr td:nth-child(2)").text == "Human"
+    # the hostile name is shown as text, not run
+    assert any("<script>" in n for n in names)
+    assert _errors(browser) == []
+
+
+def test_screenshots(browser, server, built, tmp_path):
+    iid = built[0]["items"][0].iid
+    shots = {}
+    for name, path in (("home", "/index.html"), ("image", f"/images/{iid}.html")):
+        _load(browser, server + path)
+        browser.execute_script("window.scrollTo(0, 0);")
+        height = browser.execute_script("return document.body.scrollHeight")
+        browser.set_window_size(1280, min(max(height + 120, 600), 4000))
+        out = tmp_path / f"site-{name}.png"
+        assert browser.save_screenshot(str(out))
+        shots[name] = out
+    browser.set_window_size(1280, 1000)
+    for out in shots.values():
+        assert out.stat().st_size > 20_000
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pages_work_from_the_file_system(browser, built):
+    site = built[1]
+    for rel in ("index.html", f"images/{built[0]['items'][0].iid}.html",
+                "algorithms/index.html", "subjects/index.html"):
+        _load(browser, (site / rel).resolve().as_uri())
+        assert _errors(browser) == [], rel
+        assert browser.execute_script(_BROKEN_IMAGES) == [], rel
+        # the stylesheet applied (relative link, allowed by the page's CSP)
+        bg = browser.execute_script(
+            "return getComputedStyle(document.querySelector('header.top')).backgroundColor")
+        assert bg == "rgb(244, 246, 248)", rel
+    _load(browser, (site / "index.html").resolve().as_uri())
+    th = browser.find_element("css selector", "#ranking thead th:nth-child(3)")
+    th.click()                          # script runs from file:// too
+    assert th.get_attribute("aria-sort") == "descending"
