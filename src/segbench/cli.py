@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .region._cli import add_parsers as add_region_parsers
     add_region_parsers(sub)
+    from .region._consistency_cli import add_parsers as add_consistency_parsers
+    add_consistency_parsers(sub)
     from .semantic._cli import add_parser as add_semantic_parser
     add_semantic_parser(sub)
     from .stats._cli import add_parsers as add_stats_parsers

@@ -1,8 +1,9 @@
 """``segbench demo``: the embedded default run, needing no data at all.
 
 Renders a small synthetic dataset with simulated annotators, runs two baseline boundary
-detectors, evaluates both with the full BSDS protocol (99 thresholds, thinning, exact
-matching) and scores the annotators against each other.
+detectors and a baseline segmenter, evaluates them with the full BSDS protocols
+(boundary: 99 thresholds, thinning, exact matching; region: covering, PRI, VI), scores
+the annotators against each other, and builds the benchmark site.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pathlib import Path
 
 from .algorithms.edges import canny_soft, gradient_magnitude
 from .datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
-from .engine import run_boundary, run_human
+from .engine import run_boundary, run_human, run_human_region
 from .io import write_soft_map
+from .report.demo_site import build_demo_site, run_demo_segmenter
 from .report.plots import plot_pr
 
 DETECTORS = {
@@ -49,19 +51,37 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
                        "precision": res.curves["precision"],
                        "ods": (res.metrics["ODS_recall"], res.metrics["ODS_precision"],
                                res.metrics["ODS"])})
+    human_region = run_human_region(gt_dir, workers=workers, progress=progress)
+    seg_b, seg_r, _ = run_demo_segmenter(
+        items, gt_dir, out, human={"boundary": human_point, "region": human_region},
+        workers=workers, progress=progress)
+    results["kmeans-segments"] = {**seg_b.metrics, **seg_r.metrics}
+    curves.append({"name": "kmeans-segments", "recall": seg_b.curves["recall"],
+                   "precision": seg_b.curves["precision"],
+                   "ods": (seg_b.metrics["ODS_recall"], seg_b.metrics["ODS_precision"],
+                           seg_b.metrics["ODS"])})
     plot = plot_pr(curves, out / "pr_curves.png", human=human_point,
                    title=f"segbench demo: {n_images} synthetic images")
-    summary = {"algorithms": results, "human_F": human["F"], "plot": str(plot),
+    site = build_demo_site(out, workers=workers, progress=progress)
+    summary = {"algorithms": results, "human_F": human["F"],
+               "human_region": {k: human_region[k] for k in ("covering", "PRI", "VI")},
+               "plot": str(plot), "site": str(site),
                "seconds": time.perf_counter() - start}
     if as_json:
         print(json.dumps(summary, indent=1, default=float))
         return summary
     print(f"segbench demo: {n_images} synthetic images, {len(items[0].segmentations)} "
           f"simulated annotators each, 99 thresholds\n")
-    print(f"{'algorithm':<24}{'ODS':>8}{'OIS':>8}{'AP':>8}{'R50':>8}")
+    print(f"{'algorithm':<24}{'ODS':>8}{'OIS':>8}{'AP':>8}{'R50':>8}"
+          f"{'cover':>8}{'PRI':>8}{'VI':>8}")
     for name, m in results.items():
-        print(f"{name:<24}{m['ODS']:>8.3f}{m['OIS']:>8.3f}{m['AP']:>8.3f}{m['R50']:>8.3f}")
-    print(f"{'human':<24}{human['F']:>8.3f}")
+        region = (f"{m['covering_ODS']:>8.3f}{m['PRI_ODS']:>8.3f}{m['VI_ODS']:>8.3f}"
+                  if "covering_ODS" in m else "")
+        print(f"{name:<24}{m['ODS']:>8.3f}{m['OIS']:>8.3f}{m['AP']:>8.3f}{m['R50']:>8.3f}"
+              + region)
+    print(f"{'human':<24}{human['F']:>8.3f}{'':>24}{human_region['covering']:>8.3f}"
+          f"{human_region['PRI']:>8.3f}{human_region['VI']:>8.3f}")
     print(f"\nPR curves: {plot}\nofficial-format results: {out / 'results'}"
+          f"\nsite: {site}   (open it, or: segbench serve {site.parent})"
           f"\ndone in {summary['seconds']:.1f} s")
     return summary

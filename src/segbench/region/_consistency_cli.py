@@ -1,0 +1,151 @@
+"""``segbench consistency`` and ``segbench granularity``: the 2001 protocol on the command line.
+
+Registered by :mod:`segbench.cli` (``add_parsers``). Thin, as the rest of the CLI: parses,
+calls :mod:`segbench.region.consistency` (imported lazily, so ``segbench --help`` stays
+fast), prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def _fmt(v) -> str:
+    return "nan" if v is None or (isinstance(v, float) and not math.isfinite(v)) \
+        else f"{v:.4f}"
+
+
+def _table(rows: list[tuple], header: tuple) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                        for i, (v, w) in enumerate(zip(r, widths))))
+
+
+def _cmd_consistency(a) -> int:
+    from .consistency import PAPER, run_consistency
+    result, _ = run_consistency(a.gt, a.out, pairs=a.pairs, seed=a.seed,
+                                workers=a.workers, progress=not a.quiet,
+                                plot=not a.no_plot)
+    if a.json:
+        print(result.to_json())
+        return 0
+    m = result.metrics
+    print(f"images: {m['n_images']}   segmentations: {m['n_segmentations']}   "
+          f"same-image pairs: {m['n_same_pairs']}   different-image pairs: "
+          f"{m['n_different_pairs']} (from {m['n_image_pairs']} of "
+          f"{m['n_image_pairs_total']} image pairs of equal shape, seed {m['seed']})")
+    def pct(key, thr):
+        v, t = m[key], m[thr] if isinstance(thr, str) else thr
+        if v is None or t is None or not (math.isfinite(v) and math.isfinite(t)):
+            return "nan"
+        return f"{100 * v:.2f}% @ {t:.3f}"
+
+    rows = [("same image", *(f"{_fmt(m[f'{n}_same'])} ({PAPER['human_same'][n]:.2f})"
+                             for n in ("GCE", "LCE"))),
+            ("different images",
+             *(f"{_fmt(m[f'{n}_different'])} ({PAPER['human_different'][n]:.2f})"
+               for n in ("GCE", "LCE"))),
+            ("wrong side, balanced", *(pct(f"{n}_wrong_side_balanced",
+                                           f"{n}_threshold_balanced")
+                                       for n in ("GCE", "LCE"))),
+            ("wrong side, pooled", *(pct(f"{n}_wrong_side", f"{n}_threshold")
+                                     for n in ("GCE", "LCE"))),
+            ("wrong side, paper's threshold",
+             *(pct(f"{n}_wrong_side_at_paper_threshold", PAPER["wrong_side"][n][0])
+               for n in ("GCE", "LCE"))),
+            ("(paper: wrong side)", *(f"{100 * PAPER['wrong_side'][n][1]:.1f}% @ "
+                                      f"{PAPER['wrong_side'][n][0]:.2f}"
+                                      for n in ("GCE", "LCE")))]
+    _table(rows, ("human pairs (paper)", "GCE", "LCE"))
+    if a.out:
+        print(f"output: {a.out}")
+    return 0
+
+
+def _cmd_granularity(a) -> int:
+    from ..algorithms.segmenters import get_segmenter
+    from .consistency import PAPER, run_granularity
+    if a.segmenter == "folder" and not a.seg_dir:
+        from ..errors import InputError
+        raise InputError("--segmenter folder needs --seg-dir DIR of <iid>_<k>.png maps")
+    if a.segmenter != "folder" and not a.images:
+        from ..errors import InputError
+        raise InputError(f"--segmenter {a.segmenter} needs --images IMG_DIR")
+    seg = get_segmenter(a.segmenter, seg_dir=a.seg_dir)
+    result, _ = run_granularity(a.gt, seg, a.out, plot=not a.no_plot,
+                                image_dirs=a.images or None, max_images=a.max_images,
+                                save_dir=a.save_segs, workers=a.workers,
+                                progress=not a.quiet)
+    if a.json:
+        print(result.to_json())
+        return 0
+    m = result.metrics
+    print(f"images: {m['n_images']}   (image, person) pairs: {m['n_pairs']}   "
+          f"segmenter: {a.segmenter}")
+    _table([(f"{a.segmenter} vs human", _fmt(m["GCE"]), _fmt(m["LCE"]),
+             _fmt(m["GCE_pairs"]), _fmt(m["LCE_pairs"])),
+            ("human vs human", "", "", _fmt(m["human_GCE_same"]), _fmt(m["human_LCE_same"])),
+            ("(paper: NCuts vs human)", _fmt(PAPER["ncuts"]["GCE"]),
+             _fmt(PAPER["ncuts"]["LCE"]), "", "")],
+           ("", "GCE", "LCE", "GCE (pairs)", "LCE (pairs)"))
+    if m["n_k_mismatch"]:
+        print(f"warning: {m['n_k_mismatch']} segmentations did not have the requested "
+              "number of segments")
+    if a.out:
+        print(f"output: {a.out}")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None,
+                   help="output folder for the JSON result, pair table and figures")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNG figures")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_parsers(subparsers) -> None:
+    """Register ``consistency`` and ``granularity`` on the ``segbench`` sub-command parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "consistency", help="human consistency under GCE and LCE (2001 paper, Figs. 4 and 6)",
+        description="GCE and LCE of every pair of human segmentations of the same image "
+                    "and of a seeded sample of pairs of segmentations of different images "
+                    "of equal shape: means, the fraction of pairs on the wrong side of the "
+                    "best separating threshold, histograms (Martin et al. 2001, §3.2).")
+    p.add_argument("--gt", required=True, nargs="+", metavar="GT_DIR",
+                   help="folder(s) of BSDS500 ground truth <iid>.mat (e.g. train val test)")
+    p.add_argument("--pairs", type=int, default=1000,
+                   help="different-image image pairs to sample; every pair of their "
+                        "annotators is scored (default 1000; 0: none; at least the "
+                        "population: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    _common(p)
+    p.set_defaults(func=_cmd_consistency)
+
+    p = subparsers.add_parser(
+        "granularity", help="a segmenter at each person's number of segments (2001 §4)",
+        description="Run a segmenter with the number of segments of each human "
+                    "segmentation and score it against that person with GCE and LCE; "
+                    "report the mean over images (Martin et al. 2001, §4).")
+    p.add_argument("--gt", required=True, nargs="+", metavar="GT_DIR",
+                   help="folder(s) of BSDS500 ground truth <iid>.mat")
+    p.add_argument("--segmenter", required=True, choices=("kmeans", "ncut", "folder"),
+                   help="kmeans (colour and position), ncut (normalized cuts on "
+                        "superpixels) or folder (precomputed <iid>_<k>.png in --seg-dir)")
+    p.add_argument("--images", nargs="+", metavar="IMG_DIR", default=None,
+                   help="folder(s) of the images <iid>.jpg (kmeans and ncut)")
+    p.add_argument("--seg-dir", default=None,
+                   help="folder of <iid>_<k>.png label maps (--segmenter folder)")
+    p.add_argument("--max-images", type=int, default=None,
+                   help="only the first N image ids in sorted order")
+    p.add_argument("--save-segs", default=None, metavar="DIR",
+                   help="also write every segmentation as DIR/<iid>_<k>.png")
+    _common(p)
+    p.set_defaults(func=_cmd_granularity)
+
+
+__all__ = ["add_parsers"]
