@@ -7,12 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+from ._cli_common import add_common, print_table
 
 
 def _boundary_args(p: argparse.ArgumentParser) -> None:
@@ -22,13 +17,6 @@ def _boundary_args(p: argparse.ArgumentParser) -> None:
                    help="matching tolerance as a fraction of the image diagonal")
     p.add_argument("--no-thin", dest="thin", action="store_false",
                    help="do not thin thresholded maps before matching")
-
-
-def _print_table(rows: list[tuple], header: tuple) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for r in [header, *rows]:
-        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                        for i, (v, w) in enumerate(zip(r, widths))))
 
 
 def _cmd_boundary(a) -> int:
@@ -41,7 +29,7 @@ def _cmd_boundary(a) -> int:
     else:
         m = res.metrics
         print(f"images: {res.provenance['params']['n_images']}   output: {a.out}")
-        _print_table([(Path(a.pred).name, f"{m['ODS']:.4f}", f"{m['OIS']:.4f}",
+        print_table([(Path(a.pred).name, f"{m['ODS']:.4f}", f"{m['OIS']:.4f}",
                        f"{m['AP']:.4f}", f"{m['R50']:.4f}")],
                      ("algorithm", "ODS", "OIS", "AP", "R50"))
     return 0
@@ -80,7 +68,7 @@ def _cmd_all(a) -> int:
         return 0
     mb, mr = b.metrics, r.metrics
     print(f"images: {b.provenance['params']['n_images']}   output: {a.out}")
-    _print_table([("boundary F", f"{mb['ODS']:.4f}", f"{mb['OIS']:.4f}", "",
+    print_table([("boundary F", f"{mb['ODS']:.4f}", f"{mb['OIS']:.4f}", "",
                    f"{mb['AP']:.4f}"),
                   ("covering", f"{mr['covering_ODS']:.4f}", f"{mr['covering_OIS']:.4f}",
                    f"{mr['covering_best']:.4f}", ""),
@@ -112,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder (resumable)")
     p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
     _boundary_args(p)
-    _add_common(p)
+    add_common(p)
     p.set_defaults(func=_cmd_boundary)
 
     from .region._cli import add_parsers as add_region_parsers
@@ -138,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--human", action="store_true",
                    help="also score each annotator against the others")
     _boundary_args(p)
-    _add_common(p)
+    add_common(p)
     p.set_defaults(func=_cmd_all)
 
     p = sub.add_parser("human", help="human consistency: each annotator against the others")
@@ -147,13 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matching tolerance as a fraction of the image diagonal")
     p.add_argument("--no-region", action="store_true",
                    help="boundary F only (skip covering, PRI, VI)")
-    _add_common(p)
+    add_common(p)
     p.set_defaults(func=_cmd_human)
 
     p = sub.add_parser("demo", help="synthetic dataset, two baseline detectors, scores")
     p.add_argument("--out", default="segbench-demo", help="output folder")
     p.add_argument("--n-images", type=int, default=8)
-    _add_common(p)
+    add_common(p)
     p.set_defaults(func=_cmd_demo)
     return parser
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .._cli_common import add_common
+
 
 def _cmd_fetch(a) -> int:
     from .fetch import fetch
@@ -63,8 +65,7 @@ def add_parsers(subparsers) -> None:
                    help="expected SHA-256 of the archive; repeat once per archive")
     p.add_argument("--keep-archive", action="store_true",
                    help="keep the downloaded archive(s) in DEST")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p, workers=False)
     p.set_defaults(func=_cmd_fetch)
 
     p = subparsers.add_parser(
@@ -81,10 +82,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")
     p.add_argument("--lenient", action="store_true",
                    help="ignore files that do not belong instead of refusing them")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
     p.set_defaults(func=_cmd_submit)
 
 

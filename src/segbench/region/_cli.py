@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .._cli_common import add_common
+
 
 def _cmd_region(a) -> int:
     from ..engine import run_human_region, run_region
@@ -53,10 +55,7 @@ def add_parsers(subparsers) -> None:
                    help="number of ucm2 thresholds (default 99)")
     p.add_argument("--human", action="store_true",
                    help="also score each annotator against the others")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
     p.set_defaults(func=_cmd_region)
 
 

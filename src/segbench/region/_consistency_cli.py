@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from .._cli_common import add_common
+
 
 def _fmt(v) -> str:
     return "nan" if v is None or (isinstance(v, float) and not math.isfinite(v)) \
@@ -102,10 +104,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None,
                    help="output folder for the JSON result, pair table and figures")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG figures")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
 
 
 def add_parsers(subparsers) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from .._cli_common import add_common
+
 
 def _cmd_site(a) -> int:
     from .site import build_site
@@ -44,10 +46,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--title", default=None, help="site title")
     p.add_argument("--max-images", type=int, default=None, metavar="N",
                    help="only the first N images (a quick preview)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (the site is identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the index path as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
     p.set_defaults(func=_cmd_site)
 
     p = subparsers.add_parser(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 def add_parser(subparsers) -> None:
     """Register the ``semantic`` subcommand on an argparse subparsers object."""
-    from ..cli import _add_common
+    from .._cli_common import add_common
 
     p = subparsers.add_parser(
         "semantic", help="semantic segmentation (mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU)",
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
                         "(default .png; Cityscapes: _gtFine_labelTrainIds.png)")
     p.add_argument("--pred-suffix", default=".png", metavar="S",
                    help="suffix stripped from prediction file names (default .png)")
-    _add_common(p)
+    add_common(p)
     p.set_defaults(func=_cmd_semantic)
 
 

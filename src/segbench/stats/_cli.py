@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .._cli_common import add_common
+
 
 def _fmt(v: float, nd: int = 3) -> str:
     return "n/a" if v is None or v != v else f"{v:.{nd}f}"
@@ -76,10 +78,7 @@ def add_parsers(subparsers) -> None:
                    help="smallest region area (pixels) in the power-law fit (default "
                         "1000, the lower end of the paper's fit)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
     p.set_defaults(func=_cmd_stats)
 
 

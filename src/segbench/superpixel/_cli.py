@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .._cli_common import add_common
+
 #: Columns of the printed tables: result key, header.
 _SHOWN = (("br", "BR"), ("bp", "BP"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"),
           ("ue_levinshtein", "UE-Lev"), ("ue_np", "UE-NP"), ("ue_achanta", "UE-SLIC"),
@@ -38,10 +40,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "or both sides of every contour, 2 px (the C++ benchmark)")
     p.add_argument("--max-annotators", type=int, default=None, metavar="N",
                    help="use only the first N annotators (the C++ benchmark reads 5)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (results are identical for any number)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common(p)
 
 
 def _cmd_superpixel(a) -> int:
