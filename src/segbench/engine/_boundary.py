@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..io import check_same_shape, list_files, read_ground_truth, read_prediction
 from ..report.official import atomic_write_text, write_eval_bdry, write_ev1
 from ..result import Result, provenance
-from ._executor import map_items
+from ._executor import cached_map, map_items
 
 PRED_EXTS = ("png", "bmp", "npy", "mat")
 CACHE_DIR = ".segbench-records"
@@ -104,22 +104,12 @@ def evaluate_folder(gt_dir, pred_dir, out_dir, *, nthresh: int = 99,
     """
     out = Path(out_dir)
     (out / CACHE_DIR).mkdir(parents=True, exist_ok=True)
-    pairs = pair_folders(gt_dir, pred_dir)
-    records: dict[str, BoundaryCounts] = {}
-    todo = []
-    keys = {}
-    for iid, gt_path, pred_path in pairs:
-        task = _Task(iid, gt_path, pred_path, int(nthresh), float(max_dist), bool(thin))
-        keys[iid] = _record_key(task)
-        cached = _load_record(out, task, keys[iid])
-        if cached is not None:
-            records[iid] = cached
-        else:
-            todo.append(task)
-    for task, counts in map_items(_evaluate_task, todo, workers=workers,
-                                  progress=progress, desc="boundary"):
-        _save_record(out, task, keys[task.iid], counts)
-        records[task.iid] = counts
+    tasks = [_Task(iid, gt_path, pred_path, int(nthresh), float(max_dist), bool(thin))
+             for iid, gt_path, pred_path in pair_folders(gt_dir, pred_dir)]
+    records = cached_map(_evaluate_task, tasks, key=_record_key,
+                         load=lambda t, k: _load_record(out, t, k),
+                         save=lambda t, k, r: _save_record(out, t, k, r),
+                         workers=workers, progress=progress, desc="boundary")
     ids = sorted(records)
     return ids, [records[i] for i in ids]
 

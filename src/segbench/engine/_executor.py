@@ -65,3 +65,41 @@ def map_items(fn: Callable, items: Iterable, *, workers: int = 1, progress: bool
                         pending.add(pool.submit(fn, nxt))
     finally:
         bar.close()
+
+
+def cached_map(fn: Callable, tasks: Iterable, *, key, load, save, workers: int = 1,
+               progress: bool = True, desc: str = "") -> dict:
+    """Per-item results with a record cache: reuse what is saved, compute the rest.
+
+    Parameters
+    ----------
+    fn : callable
+        Module-level worker ``task -> (task, result)``.
+    tasks : iterable
+        Items with an ``iid`` attribute.
+    key : callable
+        ``task -> dict`` identifying the inputs and parameters of a record.
+    load : callable
+        ``(task, key) -> result or None`` (None: absent, stale or half-written).
+    save : callable
+        ``(task, key, result) -> None``, called as soon as each item finishes, so a
+        killed run loses nothing that had finished.
+
+    Returns
+    -------
+    dict
+        ``iid -> result`` for every task.
+    """
+    results, todo, keys = {}, [], {}
+    for task in tasks:
+        keys[task.iid] = key(task)
+        cached = load(task, keys[task.iid])
+        if cached is not None:
+            results[task.iid] = cached
+        else:
+            todo.append(task)
+    for task, result in map_items(fn, todo, workers=workers, progress=progress,
+                                  desc=desc):
+        save(task, keys[task.iid], result)
+        results[task.iid] = result
+    return results

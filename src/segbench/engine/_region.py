@@ -16,7 +16,7 @@ from ..report.official import atomic_write_text
 from ..report.official_region import write_eval_region, write_region_image_files
 from ..result import Result, provenance
 from ._boundary import CACHE_DIR, _fingerprint, pair_folders
-from ._executor import map_items
+from ._executor import cached_map, map_items
 
 #: .mat holds a ucm2 or segs; the image and .npy files hold one label map each.
 REGION_PRED_EXTS = ("mat", "png", "bmp", "tif", "tiff", "npy")
@@ -108,21 +108,13 @@ def evaluate_region_folder(gt_dir, pred_dir, out_dir, *, nthresh: int = 99,
         raise InputError(f"nthresh must be a positive integer, got {nthresh}")
     out = Path(out_dir)
     (out / CACHE_DIR / _SUBDIR).mkdir(parents=True, exist_ok=True)
-    pairs = pair_folders(gt_dir, pred_dir, pred_exts=REGION_PRED_EXTS)
-    records: dict[str, RegionRecord] = {}
-    todo, keys = [], {}
-    for iid, gt_path, pred_path in pairs:
-        task = _Task(iid, gt_path, pred_path, int(nthresh))
-        keys[iid] = _record_key(task)
-        cached = _load_record(out, task, keys[iid])
-        if cached is not None:
-            records[iid] = cached
-        else:
-            todo.append(task)
-    for task, record in map_items(_evaluate_task, todo, workers=workers,
-                                  progress=progress, desc="region"):
-        _save_record(out, task, keys[task.iid], record)
-        records[task.iid] = record
+    tasks = [_Task(iid, gt_path, pred_path, int(nthresh))
+             for iid, gt_path, pred_path in pair_folders(gt_dir, pred_dir,
+                                                         pred_exts=REGION_PRED_EXTS)]
+    records = cached_map(_evaluate_task, tasks, key=_record_key,
+                         load=lambda t, k: _load_record(out, t, k),
+                         save=lambda t, k, r: _save_record(out, t, k, r),
+                         workers=workers, progress=progress, desc="region")
     ids = sorted(records)
     return ids, [records[i] for i in ids]
 
