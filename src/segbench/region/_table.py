@@ -56,14 +56,8 @@ def compact_labels(labels, *, void=0) -> tuple[np.ndarray, int]:
         flat = flat.astype(np.int64)          # whole-number floats (MATLAB doubles)
     lo, hi = int(flat.min()), int(flat.max())
     if lo >= 0 and hi <= 4 * flat.size + 1024:
-        present = np.zeros(hi + 1, np.int64)
-        present[flat] = 1
-        if void is not None and 0 <= void <= hi:
-            present[void] = 0
-        lut = np.cumsum(present)
-        lut[present == 0] = 0
-        k = int(present.sum())
-        out = lut[flat].astype(np.int32)
+        out, k = _compact_small(np.ascontiguousarray(flat), hi,
+                                -1 if void is None else int(void))
     else:
         uniq, inv = np.unique(flat, return_inverse=True)
         lut = np.arange(1, uniq.size + 1, dtype=np.int64)
@@ -75,6 +69,25 @@ def compact_labels(labels, *, void=0) -> tuple[np.ndarray, int]:
         k = int(lut.max()) if lut.size else 0
         out = lut[inv.ravel()].astype(np.int32)
     return out.reshape(arr.shape), k
+
+
+@nb.njit(cache=True)
+def _compact_small(flat, hi, void):
+    """compact_labels for non-negative labels up to ``hi``: two passes, no sorting."""
+    lut = np.zeros(hi + 1, np.int32)
+    for i in range(flat.shape[0]):
+        lut[flat[i]] = 1
+    if 0 <= void <= hi:
+        lut[void] = 0
+    k = 0
+    for v in range(hi + 1):
+        if lut[v]:
+            k += 1
+            lut[v] = k
+    out = np.empty(flat.shape[0], np.int32)
+    for i in range(flat.shape[0]):
+        out[i] = lut[flat[i]]
+    return out, k
 
 
 @nb.njit(cache=True)
