@@ -20,6 +20,7 @@ from segbench.semantic import (METRIC_NAMES, SemanticEval, boundary_band, bounda
                                frequency_weighted_iou, iou_per_class, mean_accuracy,
                                mean_dice, mean_iou, pair_folders, pixel_accuracy,
                                pixel_confusion)
+from segbench.semantic import _core
 from segbench.semantic._cli import add_parser, read_classes
 
 
@@ -259,6 +260,41 @@ def test_band_counts_equal_reference_with_ignore():
         inter, union = ref_band_counts(gt, pred, 4, ratio)
         np.testing.assert_array_equal(got["intersection"], inter)
         np.testing.assert_array_equal(got["union"], union)
+
+
+def test_band_counts_on_maps_with_repeated_rows():
+    # the band kernel reuses a row's counts (and each map's interior) while the rows
+    # entering and leaving the window repeat; repeated rows in one map only, ignore blobs
+    # (whole repeated rows of them too), narrow (d < 8) and wide (d >= 8) bands
+    rng = np.random.default_rng(17)
+    for trial in range(30):
+        h, w = (int(v) for v in rng.integers(20, 160, 2))
+        gt = blobs(rng, (h, w), 4, cell=int(rng.integers(2, 9)))
+        pred = noisy(rng, gt, 4, frac=0.0)
+        if trial % 3 == 0:  # blobby errors: rows repeat in pred too, with its own breaks
+            pred = np.where(blobs(rng, (h, w), 2, cell=5) == 1,
+                            blobs(rng, (h, w), 4, cell=3), pred)
+        elif trial % 3 == 1:  # pred rows repeat, gt rows do not
+            gt = noisy(rng, gt, 4, frac=0.01)
+        if trial % 2:
+            gt[rng.integers(0, h), :] = 255
+            gt[blobs(rng, (h, w), 12, cell=7) == 0] = 255
+        ratio = float(rng.choice([0.01, 0.03, 0.06, 0.12]))
+        inter, union = ref_band_counts(gt, pred, 4, ratio)
+        got = boundary_counts(gt, pred, 4, dilation_ratio=ratio)
+        np.testing.assert_array_equal(got["intersection"], inter, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(got["union"], union, err_msg=f"trial {trial}")
+        for k in (2, 3):  # row ranges on separate threads
+            split = _core.plan((1, h, w), k, True, min_pixels=1)
+            assert len(split) == k
+            counts = _core.Counts.zeros(4)
+            for tasks in split:
+                for task in tasks:
+                    assert _core.run_task(task, gt[None], pred[None], 4, 255, False, ratio,
+                                          counts) < 0
+            np.testing.assert_array_equal(counts.band_inter, inter)
+            np.testing.assert_array_equal(counts.gt_band + counts.pred_band
+                                          - counts.band_inter, union)
 
 
 def test_workers_and_row_chunks_give_identical_counts():

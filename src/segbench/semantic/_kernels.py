@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
@@ -175,6 +175,42 @@ def _interior(full, lc, thr, d, iv, ch):
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _interior_wide(full, lc, thr, d, iv, ch):
+    """``_interior`` for d >= 8, visiting words rather than every change of ``full``.
+
+    An interval needs a run of at least 2d >= 16 set bytes in ``full``, and such a run
+    covers at least one whole aligned word: so only runs through all-set words are
+    followed, extended into the partial words on either side. Near slanted boundaries
+    ``full`` flickers every few columns; those short runs now cost nothing.
+    """
+    words = full.view(np.uint64)
+    nw = words.size
+    n = 0
+    k = 0
+    while k < nw:
+        if words[k] != _ONES:
+            k += 1
+            continue
+        k1 = k
+        while words[k] == _ONES:  # the last word holds the zero padding: never all set
+            k += 1
+        a = 8 * k1
+        if k1 > 0:
+            zeros = ~words[k1 - 1] & _ONES
+            a -= 7 - ((63 - leading_zeros(zeros)) >> 3)
+        j = 8 * k + (trailing_zeros(~words[k] & _ONES) >> 3)
+        s = a + d - 1 if lc[a - 1] <= thr else a + d
+        t = j - d
+        if s < t:
+            iv[2 * n] = s
+            iv[2 * n + 1] = t
+            n += 1
+            ch[s] = 1
+            ch[t] = 1
+    return n
+
+
 @njit(cache=True, nogil=True)
 def band_map(labels, d):
     """uint8 map: 1 where a pixel is in its own label's band of radius ``d``."""
@@ -197,6 +233,20 @@ def band_map(labels, d):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _advance_map(x, xprev, lc, r):
+    """Move one map's change rows to row r; returns whether row r equals row r-1 (then
+    ``lc`` needs no update, which is most rows of most label maps)."""
+    diff = x[0] ^ xprev[0]
+    for c in range(_U1, np.uint64(x.size)):
+        diff |= x[c] ^ xprev[c]
+    if diff == 0:
+        return True
+    for c in range(_U0, np.uint64(x.size)):
+        lc[c] = lc[c] if x[c] == xprev[c] else r
+    return False
+
+
 @njit(cache=True, nogil=True)
 def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
                      conf, gt_band, pred_band, band_inter):
@@ -208,6 +258,14 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
     both labels c. Up to d rows either side of the range are read, not counted, so
     disjoint row ranges may run on separate threads and be summed. Returns the flat index
     of the first out-of-range label met (the counts are then partial), or -1.
+
+    Repeated rows: row o contributes exactly what row o-1 did when both maps repeat
+    their previous row at o and both bands are unchanged. The band of row o is a
+    function of the set of distinct rows in its window (o-d .. o+d): it is unchanged
+    when the rows entering (o+d) and leaving (o-d-1) the window repeat their neighbour
+    inside it, or when both windows reach past an image edge (no interior at all). Such
+    rows are not recomputed: the last computed row is counted once with a multiplicity.
+    Where only one map's band is unchanged, that map's interior is kept, not rebuilt.
     """
     h, w = gt.shape
     nc = np.int64(num_classes)
@@ -217,51 +275,95 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
     words = ch.view(np.uint64)
     ivg = np.zeros(w + 2, np.int64)
     ivp = np.zeros(w + 2, np.int64)
+    bg = np.ones(w, np.uint8)  # band flags of the pending row
+    bp = np.ones(w, np.uint8)
+    ng = 0
+    np_ = 0
+    eqg = np.zeros(h + 1, np.bool_)  # eqX[r]: row r equals row r-1 (read rows only)
+    eqp = np.zeros(h + 1, np.bool_)
     r_start = max(0, row0 - d)
     # a column "changed" at r_start: windows may not reach above the rows we read
     lcg = np.full(w, r_start, np.int32)
     lcp = np.full(w, r_start, np.int32)
-    for r in range(r_start, min(h, row1 + d)):
-        if r > r_start:
-            _advance(gt[r], gt[r - 1], pred[r], pred[r - 1], lcg, lcp, np.int32(r))
-        o = r - d
-        if o < row0:
-            continue
-        g = gt[o]
-        p = pred[o]
-        thr = np.int32(o - d)
-        _marks(g, p, lcg, lcp, thr, fullg, fullp, ch)
-        ng = _interior(fullg, lcg, thr, d, ivg, ch)
-        np_ = _interior(fullp, lcp, thr, d, ivp, ch)
-        bad = _count_row(g, p, ivg, ng, ivp, np_, ch, words, w, nc, ign, rzl,
-                         conf, gt_band, pred_band, band_inter)
+    r_next = r_start
+    pend = -1   # last computed output row, not yet counted
+    mult = 0    # rows it stands for
+    for o in range(row0, row1):
+        r_end = min(h - 1, o + d)
+        while r_next <= r_end:
+            if r_next > r_start:
+                eqg[r_next] = _advance_map(gt[r_next], gt[r_next - 1], lcg, np.int32(r_next))
+                eqp[r_next] = _advance_map(pred[r_next], pred[r_next - 1], lcp,
+                                           np.int32(r_next))
+            r_next += 1
+        edge = o - d < 0 or o + d >= h
+        # is the band of each map that of row o-1 (held in ivX / bX)?
+        same_g = False
+        same_p = False
+        if pend >= 0:
+            if edge:
+                same_g = same_p = o - 1 - d < 0 or o - 1 + d >= h
+            elif o - 1 - d >= 0:
+                same_g = eqg[o + d] and eqg[o - d]
+                same_p = eqp[o + d] and eqp[o - d]
+            if same_g and same_p and eqg[o] and eqp[o]:
+                mult += 1
+                continue
+            bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
+                             ign, rzl, mult, conf, gt_band, pred_band, band_inter)
+            if bad >= 0:
+                return pend * w + bad
+        thr = np.int32(-1 if edge else o - d)
+        _marks(gt[o], pred[o], lcg, lcp, thr, fullg, fullp, ch)
+        if same_g:  # keep the intervals; their ends still split the runs
+            for i in range(ng):
+                ch[ivg[2 * i]] = 1
+                ch[ivg[2 * i + 1]] = 1
+        else:
+            bg[:] = 1
+            ng = 0
+            if not edge:
+                ng = (_interior_wide(fullg, lcg, thr, d, ivg, ch) if d >= 8
+                      else _interior(fullg, lcg, thr, d, ivg, ch))
+                for i in range(ng):
+                    bg[ivg[2 * i]:ivg[2 * i + 1]] = 0
+        if same_p:
+            for i in range(np_):
+                ch[ivp[2 * i]] = 1
+                ch[ivp[2 * i + 1]] = 1
+        else:
+            bp[:] = 1
+            np_ = 0
+            if not edge:
+                np_ = (_interior_wide(fullp, lcp, thr, d, ivp, ch) if d >= 8
+                       else _interior(fullp, lcp, thr, d, ivp, ch))
+                for i in range(np_):
+                    bp[ivp[2 * i]:ivp[2 * i + 1]] = 0
+        pend = o
+        mult = 1
+    if pend >= 0:
+        bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
+                         ign, rzl, mult, conf, gt_band, pred_band, band_inter)
         if bad >= 0:
-            return o * w + bad
-    for o in range(max(row0, min(row1, h - d)), row1):  # windows reach past the bottom
-        g = gt[o]
-        p = pred[o]
-        _marks(g, p, lcg, lcp, np.int32(-1), fullg, fullp, ch)
-        bad = _count_row(g, p, ivg, 0, ivp, 0, ch, words, w, nc, ign, rzl,
-                         conf, gt_band, pred_band, band_inter)
-        if bad >= 0:
-            return o * w + bad
+            return pend * w + bad
     return -1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _count_row(g, p, ivg, ng, ivp, np_, ch, words, w, nc, ign, rzl,
+def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
                conf, gt_band, pred_band, band_inter):
     """Add the runs of one row marked in ``ch`` (ch[0] set; ch[w] is set here).
 
-    A run never straddles an interior interval's end (those are marked too), so the band
-    flags of a run are those of its first pixel, found by walking the interval lists.
+    ``bg`` / ``bp`` hold 1 where a pixel is in the band of the ground truth / the
+    prediction. A run never straddles an interior interval's end (those are marked in
+    ``ch`` too), so the band flags of a run are those of its first pixel; the band
+    counts are added without branches (adding zero where a run is outside a band).
+    Every count is added ``mult`` times (the row stands for that many equal rows).
     Returns the column of the first out-of-range label, or -1.
     """
     ch[w] = 1
     unc = np.uint64(nc)
     start = 0
-    ig = 0
-    ip = 0
     for k in range(w // 8 + 1):
         wv = words[k]
         while wv:
@@ -274,19 +376,12 @@ def _count_row(g, p, ivg, ng, ivp, np_, ch, words, w, nc, ign, rzl,
             if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
                 return start
             if gl != ign:
-                n = j - start
+                n = (j - start) * mult
                 conf[np.uint64(gl * nc + pl)] += n
-                while ig < ng and ivg[2 * ig + 1] <= start:
-                    ig += 1
-                while ip < np_ and ivp[2 * ip + 1] <= start:
-                    ip += 1
-                in_g = not (ig < ng and ivg[2 * ig] <= start)
-                in_p = not (ip < np_ and ivp[2 * ip] <= start)
-                if in_g:
-                    gt_band[gl] += n
-                    if in_p and gl == pl:
-                        band_inter[gl] += n
-                if in_p:
-                    pred_band[pl] += n
+                ng = n * np.int64(bg[start])
+                npb = n * np.int64(bp[start])
+                gt_band[gl] += ng
+                pred_band[pl] += npb
+                band_inter[gl] += npb * np.int64(bg[start]) * np.int64(gl == pl)
             start = j
     return -1
