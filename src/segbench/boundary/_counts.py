@@ -169,7 +169,8 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
     return BoundaryCounts(ths, cnt_r, sum_r, cnt_p, sum_p)
 
 
-def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST) -> np.ndarray:
+def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
+                 per_annotator: bool = False) -> np.ndarray:
     """Counts of each annotator scored against the others (leave one out), pooled.
 
     Every annotator's map is treated as a detection and matched against each of the
@@ -177,26 +178,30 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST) -> np.nda
     if it matches any other annotator; recall pools the others' pixels), as
     ``boundaryBenchHuman.m`` of the BSDS300 code.
 
+    Parameters
+    ----------
+    per_annotator : bool, default False
+        Return one row per annotator instead of their sum.
+
     Returns
     -------
-    (4,) int64
-        cntR, sumR, cntP, sumP summed over annotators. An image with fewer than two
-        annotators contributes zeros.
+    (4,) or (K, 4) int64
+        cntR, sumR, cntP, sumP, summed over annotators (or per annotator). An image with
+        fewer than two annotators contributes zeros.
     """
     humans = _as_boundary_list(gt_boundaries)
-    out = np.zeros(4, np.int64)
-    if len(humans) < 2:
-        return out
-    matcher = Matcher(humans[0].shape, max_dist)
-    for j, hj in enumerate(humans):
-        acc = np.zeros(hj.shape, bool)
-        for k, hk in enumerate(humans):
-            if k == j:
-                continue
-            m1, m2 = matcher.match(hj, hk)
-            acc |= m1
-            out[0] += int(m2.sum())
-            out[1] += int(hk.sum())
-        out[2] += int(acc.sum())
-        out[3] += int(hj.sum())
-    return out
+    rows = np.zeros((len(humans), 4), np.int64)
+    if len(humans) >= 2:
+        matcher = Matcher(humans[0].shape, max_dist)
+        for j, hj in enumerate(humans):
+            acc = np.zeros(hj.shape, bool)
+            for k, hk in enumerate(humans):
+                if k == j:
+                    continue
+                m1, m2 = matcher.match(hj, hk)
+                acc |= m1
+                rows[j, 0] += int(m2.sum())
+                rows[j, 1] += int(hk.sum())
+            rows[j, 2] = int(acc.sum())
+            rows[j, 3] = int(hj.sum())
+    return rows if per_annotator else rows.sum(axis=0)

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
-from ..boundary import DEFAULT_MAX_DIST, Matcher, seg2bdry, thin as thin_map
+from ..boundary import DEFAULT_MAX_DIST, Matcher, human_counts, seg2bdry
+from ..boundary import thin as thin_map
 from ._site_data import SiteDataset
 
 #: Longest side of a thumbnail, in pixels.
@@ -142,28 +143,10 @@ def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
 
 
 def human_rows(bmaps: list, max_dist: float = DEFAULT_MAX_DIST) -> np.ndarray:
-    """(K, 4) cntR, sumR, cntP, sumP of each annotator against the others.
-
-    Summed over annotators these are :func:`segbench.boundary.human_counts`.
-    """
-    k = len(bmaps)
-    out = np.zeros((k, 4), np.int64)
-    if k < 2:
-        return out
-    maps = [np.asarray(b, bool) for b in bmaps]
-    matcher = Matcher(maps[0].shape, max_dist)
-    for j, hj in enumerate(maps):
-        acc = np.zeros(hj.shape, bool)
-        for i, hi in enumerate(maps):
-            if i == j:
-                continue
-            m1, m2 = matcher.match(hj, hi)
-            acc |= m1
-            out[j, 0] += int(m2.sum())
-            out[j, 1] += int(hi.sum())
-        out[j, 2] = int(acc.sum())
-        out[j, 3] = int(hj.sum())
-    return out
+    """(K, 4) cntR, sumR, cntP, sumP of each annotator against the others."""
+    if len(bmaps) == 0:
+        return np.zeros((0, 4), np.int64)
+    return human_counts(bmaps, max_dist=max_dist, per_annotator=True)
 
 
 # ---------------------------------------------------------------------------------------
