@@ -100,6 +100,16 @@ def _heap_pop(keys, vals, size):
     return key, val, size
 
 
+@nb.njit(cache=True, inline="always")
+def _shifted(py, px, k, dv, du, height, width):
+    """Linear index of pixel (py, px) moved by offset ``k``; -1 outside the image."""
+    y = py + dv[k]
+    x = px + du[k]
+    if 0 <= y < height and 0 <= x < width:
+        return y * width + x
+    return -1
+
+
 @nb.njit(cache=True)
 def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, costs, height,
                    width, n_pix, lab_col, lab_row, nxt_col, nxt_row, seen_col, seen_row,
@@ -165,15 +175,10 @@ def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, costs,
         if c >= n_pix:
             continue                              # an outlier: no other row reaches it
         own = row_of_col[c]
-        cy = c // width
-        cx = c - cy * width
+        cy, cx = divmod(c, width)
         for k in range(dv.shape[0]):
-            y = cy + dv[k]
-            x = cx + du[k]
-            if y < 0 or y >= height or x < 0 or x >= width:
-                continue
-            q = y * width + x
-            if not row_present[q] or q == own or col_of_row[q] < 0:
+            q = _shifted(cy, cx, k, dv, du, height, width)
+            if q < 0 or not row_present[q] or q == own or col_of_row[q] < 0:
                 continue
             lq = key + costs[k] - u[q] - v[c]
             if lq < lab_row[q]:
@@ -243,13 +248,14 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     or to its private outlier at cost ``outlier``; columns may stay unmatched; the total
     cost is minimized exactly.
 
-    Hungarian method with dual potentials: rows are added one at a time along shortest
-    augmenting paths (Dijkstra on reduced costs). Between frames the previous optimum
-    is repaired, not rebuilt: rows whose partner left, rows made non-optimal by a new
-    column (a reduced cost turned negative) and new rows are freed and re-augmented.
-    The invariants (assigned edges tight, reduced costs >= 0, free columns at potential
-    0) make every frame's matching an exact optimum. Repairs stay local when the rows
-    are the scarcer side, so callers pick the smaller map as rows.
+    Hungarian method with dual potentials (a min-cost flow to a sink T): rows are added
+    one at a time along shortest augmenting paths (Dijkstra on reduced costs). Between
+    frames the previous optimum is repaired, not rebuilt: rows whose partner left and
+    new rows are re-augmented; a column that arrives, or is released with a negative
+    potential, is repaired by :func:`_repair_column`. The invariants (assigned edges
+    tight, reduced costs >= 0, matched columns at potential <= 0, free columns >= 0)
+    make every frame's matching an exact optimum. Repairs stay local when the rows are
+    the scarcer side, so callers pick the smaller map as rows.
 
     Returns the matched-row count per frame and, aligned with ``row_pix`` and
     ``col_pix``, whether each listed pixel is matched (for a slice shared by several
@@ -331,22 +337,19 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         for t in range(n_gone):
             c = gone[t]
             col_present[c] = False
-            cy = c // width
-            cx = c - cy * width
+            cy, cx = divmod(c, width)
             for k in range(n_off):
-                y = cy + dv[k]
-                x = cx + du[k]
-                if 0 <= y < height and 0 <= x < width:
-                    q = y * width + x
-                    if row_present[q]:
-                        s = slot_of[q]
-                        last = nb_len[s] - 1
-                        for e in range(last + 1):
-                            if nb_col[s, e] == c:
-                                nb_col[s, e] = nb_col[s, last]
-                                nb_cost[s, e] = nb_cost[s, last]
-                                break
-                        nb_len[s] = last
+                q = _shifted(cy, cx, k, dv, du, height, width)
+                if q < 0 or not row_present[q]:
+                    continue
+                s = slot_of[q]
+                last = nb_len[s] - 1
+                for e in range(last + 1):
+                    if nb_col[s, e] == c:
+                        nb_col[s, e] = nb_col[s, last]
+                        nb_cost[s, e] = nb_cost[s, last]
+                        break
+                nb_len[s] = last
             q = row_of_col[c]
             if q >= 0:
                 row_of_col[c] = -1
@@ -361,21 +364,17 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             col_present[c] = True
             row_of_col[c] = -1
             vc = 0
-            cy = c // width
-            cx = c - cy * width
+            cy, cx = divmod(c, width)
             for k in range(n_off):
-                y = cy + dv[k]
-                x = cx + du[k]
-                if 0 <= y < height and 0 <= x < width:
-                    q = y * width + x
-                    if not row_present[q]:
-                        continue
-                    s = slot_of[q]
-                    nb_col[s, nb_len[s]] = c
-                    nb_cost[s, nb_len[s]] = costs[k]
-                    nb_len[s] += 1
-                    if col_of_row[q] >= 0 and costs[k] - u[q] < vc:
-                        vc = costs[k] - u[q]
+                q = _shifted(cy, cx, k, dv, du, height, width)
+                if q < 0 or not row_present[q]:
+                    continue
+                s = slot_of[q]
+                nb_col[s, nb_len[s]] = c
+                nb_cost[s, nb_len[s]] = costs[k]
+                nb_len[s] += 1
+                if col_of_row[q] >= 0 and costs[k] - u[q] < vc:
+                    vc = costs[k] - u[q]
             v[c] = vc
             if vc < 0:
                 _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
@@ -389,17 +388,13 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             s = spare[n_spare]
             slot_of[q] = s
             nb_len[s] = 0
-            qy = q // width
-            qx = q - qy * width
+            qy, qx = divmod(q, width)
             for k in range(n_off):
-                y = qy + dv[k]
-                x = qx + du[k]
-                if 0 <= y < height and 0 <= x < width:
-                    c = y * width + x
-                    if col_present[c]:
-                        nb_col[s, nb_len[s]] = c
-                        nb_cost[s, nb_len[s]] = costs[k]
-                        nb_len[s] += 1
+                c = _shifted(qy, qx, k, dv, du, height, width)
+                if c >= 0 and col_present[c]:
+                    nb_col[s, nb_len[s]] = c
+                    nb_cost[s, nb_len[s]] = costs[k]
+                    nb_len[s] += 1
             v[n_pix + q] = 0
             row_of_col[n_pix + q] = -1
             col_of_row[q] = -2

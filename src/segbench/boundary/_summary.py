@@ -229,8 +229,3 @@ def summarize_human(counts) -> tuple[float, float, float]:
     r = float(_ratio(c[0], c[1]))
     p = float(_ratio(c[2], c[3]))
     return r, p, float(f_measure(r, p))
-
-
-def records_from_tables(tables) -> list[BoundaryCounts]:
-    """BoundaryCounts from ``(T, 5)`` tables (e.g. official ``_ev1.txt`` files)."""
-    return [BoundaryCounts.from_table(t) for t in tables]

@@ -90,8 +90,6 @@ def run_all(gt_dir, pred_dir, out_dir, *, nthresh: int = 99,
     write_eval_region(out, r_summary)
     r_result.to_json(out / "result_region.json")
     if plot:
-        from ..report.plots import plot_pr
-        plot_pr([{"name": Path(pred_dir).name, "recall": b_summary.recall,
-                  "precision": b_summary.precision, "ods": b_summary.ods[1:]}],
-                out / "pr_curve.png", human=human.get("boundary"))
+        bd.plot_summary(b_summary, Path(pred_dir).name, out / "pr_curve.png",
+                        human.get("boundary"))
     return b_result, r_result

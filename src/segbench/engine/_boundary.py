@@ -163,33 +163,35 @@ def run_boundary(gt_dir, pred_dir, out_dir, *, nthresh: int = 99,
     write_eval_bdry(out, summary)
     result.to_json(out / "result.json")
     if plot:
-        from ..report.plots import plot_pr
-        plot_pr([{"name": name or Path(pred_dir).name, "recall": summary.recall,
-                  "precision": summary.precision, "ods": summary.ods[1:]}],
-                out / "pr_curve.png", human=human)
+        plot_summary(summary, name or Path(pred_dir).name, out / "pr_curve.png", human)
     return result
 
 
-def _human_task(gt_path: Path, max_dist: float):
-    return gt_path, human_counts(read_ground_truth(gt_path), max_dist=max_dist)
+def plot_summary(summary, name: str, path, human=None) -> None:
+    """PR curve of one run with its ODS point (and the human point) as a PNG."""
+    from ..report.plots import plot_pr
+    plot_pr([{"name": name, "recall": summary.recall, "precision": summary.precision,
+              "ods": summary.ods[1:]}], path, human=human)
 
 
 def _human_item(args):
-    return _human_task(*args)
+    """Worker: one image's pooled human counts. Module level so it pickles."""
+    gt_path, max_dist = args
+    return human_counts(read_ground_truth(gt_path), max_dist=max_dist)
 
 
 def run_human(gt_dir, *, max_dist: float = DEFAULT_MAX_DIST, workers: int = 1,
               progress: bool = True) -> dict:
     """Human consistency: each annotator against the others, pooled over images.
 
-    Returns a dict with recall, precision, F, the pooled counts and the number of
-    images and annotators.
+    Returns a dict with recall, precision, F, the pooled counts (cntR, sumR, cntP,
+    sumP), the number of images and the tolerance.
     """
     gts = list_files(gt_dir, ("mat",))
     if not gts:
         raise InputError("no ground-truth .mat files found", gt_dir)
     total = np.zeros(4, np.int64)
-    for _, counts in map_items(_human_item, [(p, max_dist) for p in gts.values()],
+    for counts in map_items(_human_item, [(p, max_dist) for p in gts.values()],
                                workers=workers, progress=progress, desc="human"):
         total += counts
     r, p, f = summarize_human(total)
