@@ -15,8 +15,8 @@ from scipy import ndimage
 
 from segbench.errors import InputError
 from segbench.result import _plain
-from segbench.semantic import (METRIC_NAMES, SemanticEval, boundary_band, boundary_counts,
-                               boundary_iou, confusion_metrics, dilation_pixels,
+from segbench.semantic import (METRIC_NAMES, LabelError, SemanticEval, boundary_band,
+                               boundary_counts, boundary_iou, confusion_metrics, dilation_pixels,
                                frequency_weighted_iou, iou_per_class, mean_accuracy,
                                mean_dice, mean_iou, pair_folders, pixel_accuracy,
                                pixel_confusion)
@@ -202,6 +202,7 @@ def test_out_of_range_names_pixel_and_counts_nothing(side, value, where):
         ev.update(np.stack([gt, bad_gt]), np.stack([pred, bad_pred]))
     msg = str(info.value)
     assert where in msg and "image 1, row 17, col 23" in msg and f"label {value}" in msg
+    assert isinstance(info.value, LabelError) and where.startswith(info.value.side)
     np.testing.assert_array_equal(ev.confusion(), before[0])
     assert ev.results()["per_class"] == before[1] and ev.n_images == before[2]
 
@@ -240,7 +241,8 @@ def test_band_equals_padded_erosion_on_random_maps():
         np.testing.assert_array_equal(got, ref, err_msg=f"trial {trial} d={d}")
 
 
-def test_wide_band_uses_16_bit_run_counters():
+def test_wide_band_matches_mask_to_boundary():
+    """d >= 8 takes the word-skipping interior routine (``_interior_wide``)."""
     rng = np.random.default_rng(16)
     lab = blobs(rng, (300, 280), 3, cell=90)
     ref = np.zeros(lab.shape, bool)
@@ -338,9 +340,13 @@ def test_report_shape_and_names():
     assert js["per_class"]["sky"]["IoU"] is None
     rows = ev.results()["per_class"]
     assert rows[1] == {**rows[1], "name": "car", "tp": 1, "gt_area": 2, "pred_area": 1}
-    assert ev.stats == [r["metrics"][k] for k in METRIC_NAMES]
     conf = ev.confusion()
     assert conf.dtype == np.uint64 and conf.tolist() == [[1, 0, 0], [1, 1, 0], [0, 0, 0]]
+    # the means by hand from that matrix: IoU 1/2, 1/2 (sky none), Acc 1/1, 1/2, Dice
+    # 2/3, 2/3, aAcc 2/3; d = 1 puts every pixel in a band: BIoU road {00}/{00, 10},
+    # car {01}/{01, 10} (the ignored pixel 11 left out of both bands)
+    fw = (1 / 2) * (1 / 3) + (1 / 2) * (2 / 3)
+    assert ev.stats == pytest.approx([1 / 2, fw, 3 / 4, 2 / 3, 2 / 3, 1 / 2], rel=1e-15)
     text = ev.summarize()
     assert "road" in text and "mIoU" in text and "(1 images, 3 pixels)" in text
 

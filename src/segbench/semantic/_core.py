@@ -18,7 +18,14 @@ _KERNEL_DTYPES = (np.uint8, np.uint16, np.int32, np.int64)
 
 
 class LabelError(InputError):
-    """A label outside the class range; names the image, the pixel and the value."""
+    """A label outside the class range; names the image, the pixel and the value.
+
+    ``side`` is the map holding it: ``"ground truth"`` or ``"prediction"``.
+    """
+
+    def __init__(self, message: str, side: str | None = None):
+        super().__init__(message)
+        self.side = side
 
 
 def dilation_pixels(shape, ratio: float) -> int:
@@ -103,12 +110,9 @@ class Counts:
     def arrays(self):
         return self.conf, self.gt_band, self.pred_band, self.band_inter
 
-    def add(self, other: "Counts", sign: int = 1) -> None:
+    def add(self, other: "Counts") -> None:
         for mine, theirs in zip(self.arrays(), other.arrays()):
-            if sign > 0:
-                mine += theirs
-            else:
-                mine -= theirs
+            mine += theirs
 
 
 @dataclass(frozen=True)
@@ -158,8 +162,7 @@ def run_task(task: Task, gt, pred, num_classes, ign, rzl, dilation, counts: Coun
                               counts.band_inter)
 
 
-def label_error(gt, pred, num_classes, ign, rzl, *, offset: int = 0,
-                sides=("ground truth", "prediction")) -> LabelError:
+def label_error(gt, pred, num_classes, ign, rzl) -> LabelError:
     """The error for the first out-of-range label of a stack (slow path)."""
     for i in range(gt.shape[0]):
         idx, side = K.first_bad_pixel(gt[i].reshape(-1), pred[i].reshape(-1), num_classes,
@@ -168,7 +171,7 @@ def label_error(gt, pred, num_classes, ign, rzl, *, offset: int = 0,
             continue
         row, col = divmod(int(idx), gt.shape[2])
         raw = int((gt if side == 0 else pred)[i].reshape(-1)[idx])
-        where = f"image {offset + i}, " if gt.shape[0] > 1 or offset else ""
+        where = f"image {i}, " if gt.shape[0] > 1 else ""
         if side == 0:
             rule = (f"below num_classes ({num_classes}) or equal to the ignore index "
                     f"({'none' if ign == _NO_IGNORE else ign})")
@@ -177,8 +180,9 @@ def label_error(gt, pred, num_classes, ign, rzl, *, offset: int = 0,
         else:
             rule = f"below num_classes ({num_classes}) everywhere, ignored pixels included"
             shown = f"label {raw}"
-        return LabelError(f"{sides[side]} pixel ({where}row {row}, col {col}) has {shown}; "
-                          f"labels must be {rule}. Nothing from this pair was counted")
+        name = ("ground truth", "prediction")[side]
+        return LabelError(f"{name} pixel ({where}row {row}, col {col}) has {shown}; "
+                          f"labels must be {rule}. Nothing from this pair was counted", name)
     return LabelError("a label is out of range")  # pragma: no cover - kernels agree
 
 

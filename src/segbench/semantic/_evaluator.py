@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from os import PathLike
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ..result import _plain, provenance
+from ..result import Result, _plain, provenance
 from . import _core
 from ._core import (DEFAULT_DILATION, DEFAULT_IGNORE, Counts, LabelError, as_label_stack,
                     check_options, check_pair, kernel_ignore, label_error, plan, run_task)
-from ._metrics import CLASS_METRICS, METRIC_NAMES, boundary_iou, confusion_metrics
+from ._metrics import (CLASS_METRICS, METRIC_NAMES, boundary_iou, class_areas,
+                       confusion_metrics)
 
 REFERENCES = {
     "IoU, Acc, Dice, mIoU, mAcc, mDice, aAcc": "mmsegmentation IoUMetric 1.2.2",
@@ -101,7 +101,7 @@ class SemanticEval:
         self._rzl = bool(reduce_zero_label)
         self._dilation = None if boundary_dilation is None else float(boundary_dilation)
         self._workers = int(workers)
-        self._slots = [Counts.zeros(len(names))]  # one per thread; the state is their sum
+        self._counts = Counts.zeros(len(names))  # the whole state, with _n_images
         self._n_images = 0
         self._pool = None
 
@@ -261,9 +261,7 @@ class SemanticEval:
         conf = total.conf.reshape(self.num_classes, self.num_classes)
         m = confusion_metrics(conf)
         inter, union, biou, mbiou = self._boundary(total)
-        tp = np.diag(conf)
-        gt_area = conf.sum(axis=1)
-        pred_area = conf.sum(axis=0)
+        tp, gt_area, pred_area = class_areas(conf)  # float64, exact below 2**53 pixels
         rows = []
         for i, name in enumerate(self._names):
             rows.append({"name": name, "IoU": float(m["IoU"][i]), "Acc": float(m["Acc"][i]),
@@ -287,23 +285,11 @@ class SemanticEval:
         (versions, time, settings, and the references each number is verified against).
         ``nan`` = not computed; :meth:`to_json` writes it as null.
         """
-        res = self.results()
-        metrics = {k: res[k] for k in METRIC_NAMES}
-        per_class = {row["name"]: {k: row[k] for k in CLASS_METRICS}
-                     for row in res["per_class"]}
-        prov = provenance(**self._config(), n_images=res["n_images"],
-                          n_pixels=res["n_pixels"])
-        prov["status"] = "parity_verified"
-        prov["references"] = dict(REFERENCES)
-        return {"family": "semantic", "metrics": metrics, "per_class": per_class,
-                "per_item": [], "curves": {}, "provenance": prov}
+        return self._result().report()
 
     def to_json(self, path: str | PathLike | None = None, *, indent: int = 1) -> str:
         """:meth:`report` as JSON text (``nan`` as null); written to ``path`` when given."""
-        text = json.dumps(_plain(self.report()), indent=indent, allow_nan=False)
-        if path is not None:
-            Path(path).write_text(text + "\n")
-        return text
+        return self._result().to_json(path, indent=indent)
 
     def summary_lines(self) -> list[str]:
         """The per-class table and the means, as :meth:`summarize` prints them."""
@@ -334,8 +320,7 @@ class SemanticEval:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_slots"] = [self._total()]
-        state["_pool"] = None
+        state["_pool"] = None  # threads do not pickle; a new pool is made on demand
         return state
 
     def __setstate__(self, state):
@@ -348,6 +333,17 @@ class SemanticEval:
 
     # --- internals ---------------------------------------------------------------------
 
+    def _result(self) -> "_SemanticResult":
+        res = self.results()
+        prov = provenance(**self._config(), n_images=res["n_images"],
+                          n_pixels=res["n_pixels"])
+        prov["status"] = "parity_verified"
+        prov["references"] = dict(REFERENCES)
+        return _SemanticResult(
+            "semantic", {k: res[k] for k in METRIC_NAMES}, provenance=prov,
+            per_class={row["name"]: {k: row[k] for k in CLASS_METRICS}
+                       for row in res["per_class"]})
+
     def _config(self) -> dict:
         return {"classes": list(self._names), "num_classes": self.num_classes,
                 "ignore_index": self._ignore, "reduce_zero_label": self._rzl,
@@ -357,15 +353,10 @@ class SemanticEval:
         return (self.num_classes, self._ignore, self._rzl, self._dilation)
 
     def _total(self) -> Counts:
-        if len(self._slots) == 1:
-            return self._slots[0]
-        total = Counts.zeros(self.num_classes)
-        for s in self._slots:
-            total.add(s)
-        return total
+        return self._counts
 
     def _add(self, counts: Counts) -> None:
-        self._slots[0].add(counts)
+        self._counts.add(counts)
 
     def _boundary(self, total: Counts):
         if self._dilation is None:
@@ -376,36 +367,46 @@ class SemanticEval:
         return total.band_inter, union, biou, mbiou
 
     def _count(self, g: np.ndarray, p: np.ndarray) -> None:
-        """Count a checked stack into the slots, all or nothing."""
+        """Count a checked stack, all or nothing: each slot of the plan counts into fresh
+        counts, added to the state only when every slot succeeded."""
         c = self.num_classes
         ign = kernel_ignore(self._ignore)
         slots = plan(g.shape, self._workers, self._dilation is not None)
-        while len(self._slots) < len(slots):
-            self._slots.append(Counts.zeros(c))
         args = (g, p, c, ign, self._rzl, self._dilation)
 
-        def run(k):
-            done = []
-            for task in slots[k]:
-                done.append(task)
-                if run_task(task, *args, self._slots[k]) >= 0:
-                    return done, True
-            return done, False
+        def run(tasks):
+            counts = Counts.zeros(c)
+            for task in tasks:
+                if run_task(task, *args, counts) >= 0:
+                    return None
+            return counts
 
         if len(slots) == 1:
-            outcomes = [run(0)]
+            parts = [run(slots[0])]
         else:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self._workers)
-            outcomes = list(self._pool.map(run, range(len(slots))))
-        if any(failed for _done, failed in outcomes):
-            # undo: a rerun of each task stops where it stopped, so its counts subtract
-            for k, (done, _failed) in enumerate(outcomes):
-                for task in done:
-                    scratch = Counts.zeros(c)
-                    run_task(task, *args, scratch)
-                    self._slots[k].add(scratch, sign=-1)
+            parts = list(self._pool.map(run, slots))
+        if any(part is None for part in parts):
             raise label_error(g, p, c, ign, self._rzl)
+        for part in parts:
+            self._add(part)
+
+
+@dataclass
+class _SemanticResult(Result):
+    """segbench's result shape plus ``per_class`` ({name: {IoU, Acc, Dice, BIoU}})."""
+
+    per_class: dict = field(default_factory=dict)
+
+    def report(self) -> dict:
+        """The report dict, ``nan`` kept (``to_dict`` / ``to_json`` make it null)."""
+        return {"family": self.family, "metrics": self.metrics, "per_class": self.per_class,
+                "per_item": self.per_item, "curves": self.curves,
+                "provenance": self.provenance}
+
+    def to_dict(self) -> dict:
+        return _plain(self.report())
 
 
 # --- per-file work (module level, so worker processes can run it) --------------------------
@@ -425,8 +426,8 @@ def read_and_count(paths, settings) -> Counts:
     try:
         return _core.count_stack(g, p, num_classes, ignore, rzl, dilation)
     except LabelError as exc:
-        side = gt_path if str(exc).startswith("ground truth") else pred_path
-        raise InputError(exc.problem, side) from None
+        raise InputError(exc.problem,
+                         gt_path if exc.side == "ground truth" else pred_path) from None
 
 
 def _warm_up(settings) -> None:

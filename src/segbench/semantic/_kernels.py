@@ -82,9 +82,9 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     """
     n = gt.size
     nc = np.int64(num_classes)
-    unc = np.uint64(num_classes)
     ch = _mark_buffer(_BLOCK)
     words = ch.view(np.uint64)
+    none = np.empty(0, np.int64)  # band counts: not read with band=False
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
@@ -92,35 +92,15 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         ch[0] = 1
         for i in range(_U1, np.uint64(m)):
             ch[i] = (g[i] != g[i - _U1]) | (p[i] != p[i - _U1])
-        ch[m] = 1  # sentinel closes the last run
         ch[m + 1:8 * (m // 8 + 1)] = 0
-        start = 0
-        for k in range(m // 8 + 1):
-            wv = words[k]
-            while wv:
-                j = 8 * k + (trailing_zeros(wv) >> 3)
-                wv &= wv - _U1
-                if j == 0:
-                    continue
-                pl = np.int64(p[start])
-                gl = _gt_label(g[start], ign, rzl)
-                if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
-                    return b0 + start
-                if gl != ign:
-                    conf[np.uint64(gl * nc + pl)] += j - start
-                start = j
+        bad = _count_row(g, p, ch, ch, ch, words, m, nc, ign, rzl, 1,
+                         conf, none, none, none, False)
+        if bad >= 0:
+            return b0 + bad
     return -1
 
 
 # --- boundary band -------------------------------------------------------------------------
-
-@njit(cache=True, nogil=True, inline="always")
-def _advance(g, gprev, p, pprev, lcg, lcp, r):
-    """Last row where each column changed: lc[c] = r where row r differs from row r-1."""
-    for c in range(_U0, np.uint64(g.size)):
-        lcg[c] = lcg[c] if g[c] == gprev[c] else r
-        lcp[c] = lcp[c] if p[c] == pprev[c] else r
-
 
 @njit(cache=True, nogil=True, inline="always")
 def _marks(g, p, lcg, lcp, thr, fullg, fullp, ch):
@@ -135,6 +115,15 @@ def _marks(g, p, lcg, lcp, thr, fullg, fullp, ch):
         fullg[c] = eg & (lcg[c] <= thr)
         fullp[c] = ep & (lcp[c] <= thr)
         ch[c] = not (eg & ep)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _marks_map(x, lc, thr, full):
+    """``_marks`` for one map, without change marks: full[c] = column c unchanged since
+    row ``thr`` and equal to its left neighbour."""
+    full[0] = 0
+    for c in range(_U1, np.uint64(x.size)):
+        full[c] = (x[c] == x[c - _U1]) & (lc[c] <= thr)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -211,28 +200,6 @@ def _interior_wide(full, lc, thr, d, iv, ch):
     return n
 
 
-@njit(cache=True, nogil=True)
-def band_map(labels, d):
-    """uint8 map: 1 where a pixel is in its own label's band of radius ``d``."""
-    h, w = labels.shape
-    out = np.ones((h, w), np.uint8)
-    lc = np.zeros(w, np.int32)
-    lc2 = np.zeros(w, np.int32)
-    full = _mark_buffer(w)
-    full2 = _mark_buffer(w)
-    ch = _mark_buffer(w)
-    iv = np.zeros(w + 2, np.int64)
-    for r in range(1, h):
-        _advance(labels[r], labels[r - 1], labels[r], labels[r - 1], lc, lc2, np.int32(r))
-        o = r - d
-        if o >= 0:
-            thr = np.int32(o - d)
-            _marks(labels[o], labels[o], lc, lc, thr, full, full2, ch)
-            for i in range(_interior(full, lc, thr, d, iv, ch)):
-                out[o, iv[2 * i]:iv[2 * i + 1]] = 0
-    return out
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _advance_map(x, xprev, lc, r):
     """Move one map's change rows to row r; returns whether row r equals row r-1 (then
@@ -245,6 +212,32 @@ def _advance_map(x, xprev, lc, r):
     for c in range(_U0, np.uint64(x.size)):
         lc[c] = lc[c] if x[c] == xprev[c] else r
     return False
+
+
+@njit(cache=True, nogil=True)
+def band_map(labels, d):
+    """uint8 map: 1 where a pixel is in its own label's band of radius ``d``.
+
+    The band of ``count_pairs_band`` for one map: same change rows, same interior
+    routines (``_interior_wide`` for d >= 8), no repeated-row shortcut.
+    """
+    h, w = labels.shape
+    out = np.ones((h, w), np.uint8)
+    lc = np.zeros(w, np.int32)
+    full = _mark_buffer(w)
+    ch = _mark_buffer(w)  # interval ends, written by the interior routines; unused
+    iv = np.zeros(w + 2, np.int64)
+    for r in range(1, h):
+        _advance_map(labels[r], labels[r - 1], lc, np.int32(r))
+        o = r - d
+        if o >= 0:
+            thr = np.int32(o - d)
+            _marks_map(labels[o], lc, thr, full)
+            n = (_interior_wide(full, lc, thr, d, iv, ch) if d >= 8
+                 else _interior(full, lc, thr, d, iv, ch))
+            for i in range(n):
+                out[o, iv[2 * i]:iv[2 * i + 1]] = 0
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -310,7 +303,7 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
                 mult += 1
                 continue
             bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
-                             ign, rzl, mult, conf, gt_band, pred_band, band_inter)
+                             ign, rzl, mult, conf, gt_band, pred_band, band_inter, True)
             if bad >= 0:
                 return pend * w + bad
         thr = np.int32(-1 if edge else o - d)
@@ -343,7 +336,7 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
         mult = 1
     if pend >= 0:
         bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
-                         ign, rzl, mult, conf, gt_band, pred_band, band_inter)
+                         ign, rzl, mult, conf, gt_band, pred_band, band_inter, True)
         if bad >= 0:
             return pend * w + bad
     return -1
@@ -351,7 +344,7 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
 
 @njit(cache=True, nogil=True, inline="always")
 def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
-               conf, gt_band, pred_band, band_inter):
+               conf, gt_band, pred_band, band_inter, band):
     """Add the runs of one row marked in ``ch`` (ch[0] set; ch[w] is set here).
 
     ``bg`` / ``bp`` hold 1 where a pixel is in the band of the ground truth / the
@@ -359,7 +352,10 @@ def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
     ``ch`` too), so the band flags of a run are those of its first pixel; the band
     counts are added without branches (adding zero where a run is outside a band).
     Every count is added ``mult`` times (the row stands for that many equal rows).
-    Returns the column of the first out-of-range label, or -1.
+    With ``band`` False (a constant at each call site, so the compiler drops the band
+    code) only ``conf`` is counted and the band arguments are not read: this is the
+    run walk of ``count_pairs`` too. Returns the column of the first out-of-range
+    label, or -1.
     """
     ch[w] = 1
     unc = np.uint64(nc)
@@ -378,10 +374,11 @@ def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
             if gl != ign:
                 n = (j - start) * mult
                 conf[np.uint64(gl * nc + pl)] += n
-                ng = n * np.int64(bg[start])
-                npb = n * np.int64(bp[start])
-                gt_band[gl] += ng
-                pred_band[pl] += npb
-                band_inter[gl] += npb * np.int64(bg[start]) * np.int64(gl == pl)
+                if band:
+                    ng = n * np.int64(bg[start])
+                    npb = n * np.int64(bp[start])
+                    gt_band[gl] += ng
+                    pred_band[pl] += npb
+                    band_inter[gl] += npb * np.int64(bg[start]) * np.int64(gl == pl)
             start = j
     return -1

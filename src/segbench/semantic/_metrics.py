@@ -13,8 +13,6 @@ Rules (mmsegmentation's ``IoUMetric``, v1.2.2):
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 METRIC_NAMES = ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice", "mBIoU")
@@ -51,6 +49,33 @@ def class_areas(confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.diag(m).copy(), m.sum(axis=1), m.sum(axis=0)
 
 
+# the metrics of the areas class_areas returns: tp, gt (tp + fn), pred (tp + fp)
+
+def _iou(tp, gt, pred) -> np.ndarray:
+    return _ratio(tp, gt + pred - tp)
+
+
+def _acc(tp, gt, _pred) -> np.ndarray:
+    return _ratio(tp, gt)
+
+
+def _dice(tp, gt, pred) -> np.ndarray:
+    return _ratio(2 * tp, gt + pred)
+
+
+def _aacc(tp, gt, _pred) -> float:
+    total = gt.sum()
+    return float(tp.sum() / total) if total > 0 else float("nan")
+
+
+def _fwiou(tp, gt, pred) -> float:
+    total = gt.sum()
+    if total == 0:
+        return float("nan")
+    has = gt > 0
+    return float(np.sum(tp[has] / (gt + pred - tp)[has] * (gt[has] / total)))
+
+
 def iou_per_class(confusion) -> np.ndarray:
     """IoU_c = tp / (tp + fp + fn); ``nan`` for a class absent on both sides.
 
@@ -59,22 +84,19 @@ def iou_per_class(confusion) -> np.ndarray:
     >>> iou_per_class([[3, 1], [0, 0]])
     array([0.75, 0.  ])
     """
-    tp, gt, pred = class_areas(confusion)
-    return _ratio(tp, gt + pred - tp)
+    return _iou(*class_areas(confusion))
 
 
 def accuracy_per_class(confusion) -> np.ndarray:
     """Acc_c = tp / (tp + fn), the recall of the class's pixels; ``nan`` without
     ground truth."""
-    tp, gt, _ = class_areas(confusion)
-    return _ratio(tp, gt)
+    return _acc(*class_areas(confusion))
 
 
 def dice_per_class(confusion) -> np.ndarray:
     """Dice_c = 2 tp / (2 tp + fp + fn), the F1 of the class's pixels; ``nan`` for a class
     absent on both sides."""
-    tp, gt, pred = class_areas(confusion)
-    return _ratio(2 * tp, gt + pred)
+    return _dice(*class_areas(confusion))
 
 
 def mean_iou(confusion) -> float:
@@ -100,9 +122,7 @@ def mean_dice(confusion) -> float:
 
 def pixel_accuracy(confusion) -> float:
     """aAcc = sum tp / number of counted pixels; ``nan`` when nothing was counted."""
-    tp, gt, _ = class_areas(confusion)
-    total = gt.sum()
-    return float(tp.sum() / total) if total > 0 else float("nan")
+    return _aacc(*class_areas(confusion))
 
 
 def frequency_weighted_iou(confusion) -> float:
@@ -110,12 +130,7 @@ def frequency_weighted_iou(confusion) -> float:
 
     Classes without ground truth weigh 0; ``nan`` when nothing was counted.
     """
-    tp, gt, pred = class_areas(confusion)
-    total = gt.sum()
-    if total == 0:
-        return float("nan")
-    has = gt > 0
-    return float(np.sum(tp[has] / (gt + pred - tp)[has] * (gt[has] / total)))
+    return _fwiou(*class_areas(confusion))
 
 
 def confusion_metrics(confusion) -> dict:
@@ -133,12 +148,11 @@ def confusion_metrics(confusion) -> dict:
     ``IoUMetric`` (v1.2.2), which computes in float32; these are float64, so they agree
     to about 1e-7 relative. fwIoU follows detectron2's ``SemSegEvaluator``.
     """
-    iou = iou_per_class(confusion)
-    acc = accuracy_per_class(confusion)
-    dice = dice_per_class(confusion)
+    areas = class_areas(confusion)  # the one float conversion of the matrix
+    iou, acc, dice = _iou(*areas), _acc(*areas), _dice(*areas)
     return {"IoU": iou, "Acc": acc, "Dice": dice,
-            "mIoU": _nanmean(iou), "fwIoU": frequency_weighted_iou(confusion),
-            "mAcc": _nanmean(acc), "aAcc": pixel_accuracy(confusion),
+            "mIoU": _nanmean(iou), "fwIoU": _fwiou(*areas),
+            "mAcc": _nanmean(acc), "aAcc": _aacc(*areas),
             "mDice": _nanmean(dice)}
 
 
@@ -162,7 +176,5 @@ def boundary_iou(intersection, union) -> tuple[np.ndarray, float]:
     uni = np.asarray(union, dtype=np.float64)
     if inter.shape != uni.shape or inter.ndim != 1:
         raise ValueError("intersection and union must be (C,) arrays of one length")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        biou = _ratio(inter, uni)
+    biou = _ratio(inter, uni)
     return biou, _nanmean(biou)
