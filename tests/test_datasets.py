@@ -49,7 +49,7 @@ def _bsds300_tree(root, *, with_images=True, id_lists=False):
     for kind, uid, iid, k in [("color", 1130, "1001", 3), ("color", 1102, "1001", 2),
                               ("gray", 1102, "1001", 4), ("color", 1130, "2002", 2),
                               ("gray", 1119, "3003", 3)]:
-        lab = _labels(h, w, k, hash((uid, iid)) % 1000)
+        lab = _labels(h, w, k, (31 * uid + int(iid)) % 1000)  # fixed, unlike hash(str)
         segs[(kind, uid, iid)] = lab
         (root / "human" / kind / str(uid)).mkdir(parents=True, exist_ok=True)
         write_seg(root / "human" / kind / str(uid) / f"{iid}.seg",
@@ -332,3 +332,19 @@ def test_annotation_size_mismatch_is_reported(tmp_path):
     np.save(tmp_path / "x" / "b.npy", np.zeros((4, 5), np.int64))
     with pytest.raises(InputError, match="disagree on the image size"):
         FolderPairs(None, tmp_path)["x"].annotations
+
+
+def test_annotation_boundaries_are_lazy_and_pickle():
+    seg = np.ones((10, 12), np.int32)
+    seg[:, 6:] = 2
+    a = Annotation(seg, user=7)
+    assert a._boundaries is None                       # nothing computed yet
+    assert pickle.loads(pickle.dumps(a)).boundaries.tolist() == \
+        np.asarray(thin(seg2bdry(seg)), bool).tolist()
+    assert np.array_equal(a.boundaries, thin(seg2bdry(seg))) and a._boundaries is not None
+    b = pickle.loads(pickle.dumps(a))
+    assert b.user == 7 and np.array_equal(b.boundaries, a.boundaries)
+    given = np.zeros((10, 12), bool)
+    assert Annotation(seg, given).boundaries is given  # as stored (a .mat) wins
+    with pytest.raises(AttributeError):
+        a.user = 3                                     # still frozen

@@ -78,3 +78,11 @@ def test_bad_curves(tmp_path):
     with pytest.raises(ValueError):
         plot_pr([{"name": "a", "recall": r, "precision": p, "ods": (0.5,)}],
                 tmp_path / "x.png")
+
+
+def test_dollar_in_names_and_title_is_plain_text(tmp_path):
+    """'$' would start matplotlib mathtext (an unbalanced one raises): shown as is."""
+    r, p, _ = _curve()
+    out = plot_pr([{"name": "a $\\frac{ b", "recall": r, "precision": p,
+                    "ods": (0.5, 0.5, 0.5)}], tmp_path / "pr.png", title="cost $5")
+    assert out.read_bytes().startswith(PNG_SIGNATURE)

@@ -13,7 +13,6 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-import scipy.io
 from PIL import Image
 
 from segbench.algorithms.edges import gradient_magnitude
@@ -22,7 +21,7 @@ from segbench.datasets._cli import add_parsers
 from segbench.datasets.bsds import BSDS300, SyntheticDataset
 from segbench.datasets.synthetic import write_synthetic_dataset
 from segbench.errors import InputError
-from segbench.io import SegFile, write_seg, write_soft_map
+from segbench.io import SegFile, write_seg, write_segs, write_soft_map
 
 submit_mod = importlib.import_module("segbench.datasets.submit")
 submit, sanitize_html, clean_name = (submit_mod.submit, submit_mod.sanitize_html,
@@ -119,10 +118,7 @@ def test_mat_submission_runs_region_too(dataset, tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     for iid in ("synth000", "synth001", "synth002"):
-        segs = np.empty((1, 2), object)
-        segs[0, 0] = synth[iid].segmentations[0].astype(np.uint16)
-        segs[0, 1] = np.ones(SHAPE, np.uint16)
-        scipy.io.savemat(sub / f"{iid}.mat", {"segs": segs})
+        write_segs(sub / f"{iid}.mat", [synth[iid].segmentations[0], np.ones(SHAPE, int)])
     (sub / "name.txt").write_text("Annotator one\n")
     res = submit(sub, tmp_path / "run", dataset=root, progress=False)
     assert res.meta["kind"] == "boundary+region" and res.meta["prediction_kind"] == "segs"
@@ -338,9 +334,21 @@ def test_xss_in_name_and_about_is_neutralised(dataset, tmp_path):
     ("<STRONG>loud</STRONG>", "<strong>loud</strong>"),
     ('<a href="https://x.org/"onclick=alert(1)>x</a>',
      '<a href="https://x.org/" rel="nofollow noopener noreferrer">x</a>'),
+    # the cases the site tested (the site renders about_html with this sanitizer)
+    ("<p>a <b>b</b></p>", "<p>a <b>b</b></p>"),
+    ('<a href="JAVASCRIPT:x()">l</a>', "<a>l</a>"),
+    ('<a href=" https://x.org/?a=1&b=2 " title=t>l</a>',
+     '<a href="https://x.org/?a=1&amp;b=2" rel="nofollow noopener noreferrer">l</a>'),
+    ("<script>alert(1)</script>ok", "&lt;script&gt;alert(1)&lt;/script&gt;ok"),
+    ("<p>unclosed <em>em", "<p>unclosed <em>em</em></p>"),
+    ("</p>stray & <odd>", "stray &amp; &lt;odd&gt;"),
+    ("<svg><script>x</script></svg><br/>",
+     "&lt;svg&gt;&lt;script&gt;x&lt;/script&gt;&lt;/svg&gt;<br>"),
+    ("&lt;script&gt;", "&lt;script&gt;"),
 ])
 def test_sanitize_html_cases(raw, expected):
     assert sanitize_html(raw) == expected
+    assert sanitize_html(expected) == expected          # idempotent
 
 
 def test_sanitize_html_length_and_clean_name():
@@ -379,3 +387,14 @@ def test_in_memory_dataset(tmp_path):
     res = submit(sub, tmp_path / "run", dataset=synth, progress=False, plot=False)
     assert res.meta["dataset"] == {"name": "synthetic", "root": None, "split": "test"}
     assert (tmp_path / "run" / "groundTruth" / "synth001.mat").is_file()
+
+
+def test_write_segs_reads_back_as_segs(tmp_path):
+    from segbench.io import read_prediction
+    a = np.arange(12).reshape(3, 4) % 3 + 1
+    path = write_segs(tmp_path / "x.mat", [a, np.ones((3, 4), int)])
+    pred = read_prediction(path)
+    assert pred.kind == "segs" and len(pred.segs) == 2
+    assert np.array_equal(pred.segs[0], a) and (pred.segs[1] == 1).all()
+    with pytest.raises(InputError):
+        write_segs(tmp_path / "y.mat", [a, np.ones((2, 2), int)])

@@ -78,23 +78,45 @@ def _as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
     return [np.ascontiguousarray(m != 0) for m in maps]
 
 
-def _frames(pred, thresholds, thin: bool):
-    """Detected boundary maps as sorted linear pixel lists, one per threshold."""
+def _detector(pred):
+    """(shape, t -> unthinned detected bool map) of a prediction.
+
+    Soft maps (a ``Prediction`` of kind 'soft'/'ucm2', or an array) give ``pb >= t``;
+    segmentations (kind 'segs', or a list of label maps) give the ``seg2bdry``
+    boundaries of segmentation number ``t`` (1-based, rounded, clamped to the list)."""
     kind = getattr(pred, "kind", None)
     if kind == "segs" or (kind is None and isinstance(pred, (list, tuple))):
         segs = pred.segs if kind == "segs" else list(pred)
-        maps = (seg2bdry(s, "imageSize") for s in segs)
-        shape = np.shape(segs[0])
-    else:
-        pb = np.asarray(pred.pb if kind in ("soft", "ucm2") else pred, dtype=np.float64)
-        if pb.ndim != 2:
-            raise InputError(f"a soft boundary map must be 2-D, got shape {pb.shape}")
-        if not np.all(np.isfinite(pb)):
-            raise InputError("the soft boundary map contains NaN or infinite values")
-        shape = pb.shape
-        maps = (pb >= t for t in thresholds)
+        if not segs:
+            raise InputError("the list of segmentations is empty")
+
+        def at(t):
+            idx = min(max(int(round(t)) - 1, 0), len(segs) - 1)
+            return seg2bdry(np.asarray(segs[idx]), "imageSize")
+        return np.shape(segs[0]), at
+    pb = np.asarray(pred.pb if kind in ("soft", "ucm2") else pred, dtype=np.float64)
+    if pb.ndim != 2:
+        raise InputError(f"a soft boundary map must be 2-D, got shape {pb.shape}")
+    if not np.all(np.isfinite(pb)):
+        raise InputError("the soft boundary map contains NaN or infinite values")
+    return pb.shape, lambda t: pb >= t
+
+
+def detected_map(pred, t: float) -> np.ndarray:
+    """The detected boundary map of ``pred`` at threshold ``t``, before thinning.
+
+    Soft maps: ``pb >= t``. Segmentations: the boundaries of segmentation number ``t``
+    (1-based; rounded and clamped to the list), as :func:`evaluate_image` scores them.
+    """
+    return _detector(pred)[1](t)
+
+
+def _frames(pred, thresholds, thin: bool):
+    """Detected boundary maps as sorted linear pixel lists, one per threshold."""
+    shape, at = _detector(pred)
     frames = []
-    for m in maps:
+    for t in thresholds:
+        m = at(t)
         if thin:
             m = thin_map(m)
         frames.append(np.flatnonzero(m))

@@ -53,9 +53,12 @@ _SPLIT_ORDER = {"train": 0, "val": 1, "test": 2}
 # items
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Annotation:
     """One person's segmentation of one image.
+
+    ``Annotation(segmentation, boundaries=None, user=None, gray=None, source=None)``;
+    frozen and picklable.
 
     Attributes
     ----------
@@ -65,7 +68,7 @@ class Annotation:
     boundaries : (H, W) ndarray of bool
         The boundary map the benchmark matches against: as stored in a BSDS500 .mat,
         otherwise ``thin(seg2bdry(segmentation))``, the relation every official file
-        obeys. Computed when not given.
+        obeys, computed on first access (then cached on the annotation).
     user : int or None
         Annotator (subject) id where the layout records it (BSDS300 user ids; the
         synthetic dataset's annotator number 1..K); None for BSDS500 .mat files.
@@ -76,17 +79,27 @@ class Annotation:
     """
 
     segmentation: np.ndarray
-    boundaries: np.ndarray | None = None
     user: int | None = None
     gray: bool | None = None
     source: str | None = None
+    # the boundaries as given, or as computed on first access
+    _boundaries: np.ndarray | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self):
-        seg = np.asarray(self.segmentation)
-        object.__setattr__(self, "segmentation", seg)
-        if self.boundaries is None:
+    def __init__(self, segmentation, boundaries=None, user: int | None = None,
+                 gray: bool | None = None, source: str | None = None):
+        object.__setattr__(self, "segmentation", np.asarray(segmentation))
+        object.__setattr__(self, "_boundaries", boundaries)
+        object.__setattr__(self, "user", user)
+        object.__setattr__(self, "gray", gray)
+        object.__setattr__(self, "source", source)
+
+    @property
+    def boundaries(self) -> np.ndarray:
+        if self._boundaries is None:
             from ..boundary import seg2bdry, thin
-            object.__setattr__(self, "boundaries", np.asarray(thin(seg2bdry(seg)), bool))
+            object.__setattr__(self, "_boundaries",
+                               np.asarray(thin(seg2bdry(self.segmentation)), bool))
+        return self._boundaries
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -750,4 +763,4 @@ _IID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 def valid_iid(iid: str) -> bool:
     """Whether ``iid`` is safe as a file stem and in a URL (letters, digits, ``_.-``)."""
-    return bool(_IID.match(iid))
+    return bool(_IID.fullmatch(iid))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import InputError, SegbenchError
 from ._archive import DEFAULT_MAX_BYTES, safe_extract
+from ._atomic import atomic_write_bytes
 
 __all__ = ["REGISTRY", "Archive", "FetchError", "Source", "download", "fetch"]
 
@@ -488,9 +489,7 @@ def fetch(name: str | Source, dest: str | PathLike, *,
            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     marker = _record_path(dest, source.name)
     marker.parent.mkdir(exist_ok=True)
-    tmp = marker.with_suffix(".tmp")
-    tmp.write_text(json.dumps(rec, indent=1) + "\n")
-    os.replace(tmp, marker)
+    atomic_write_bytes(marker, (json.dumps(rec, indent=1) + "\n").encode())
     if not keep_archive:
         for a in archives:
             (dest / a.filename).unlink(missing_ok=True)

@@ -26,13 +26,13 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from html.parser import HTMLParser
 from os import PathLike
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from ..errors import InputError
-from ._archive import archive_kind, safe_extract
+from ._archive import safe_extract
+from ._atomic import atomic_write_bytes
+from ._html import ABOUT_MAX, sanitize_html
 from .bsds import Dataset, open_dataset, valid_iid
 
 __all__ = ["SubmissionError", "SubmissionResult", "clean_name", "sanitize_html", "submit"]
@@ -40,7 +40,6 @@ __all__ = ["SubmissionError", "SubmissionResult", "clean_name", "sanitize_html",
 MAP_EXTS = (".png", ".bmp")
 MAT_EXTS = (".mat",)
 NAME_MAX = 80
-ABOUT_MAX = 20_000
 #: Files a submission may hold besides the maps (case-insensitive).
 _KNOWN = {"name.txt", "about.html", "about.htm"}
 #: Junk that archivers and file managers add; ignored.
@@ -50,162 +49,6 @@ _JUNK_FILES = {"thumbs.db", "desktop.ini"}
 
 # ---------------------------------------------------------------------------------------
 # user text
-
-
-_ALLOWED = {"a", "em", "strong", "b", "i", "p", "ul", "ol", "li", "br"}
-_VOID = {"br"}
-_SCHEMES = {"http", "https", "mailto"}
-_C0_AND_SPACE = "".join(map(chr, range(0x21)))
-
-
-def _safe_href(value: str | None) -> str | None:
-    """The URL if it is an absolute http(s) or mailto URL, else None.
-
-    Browsers ignore ASCII tab/newline inside URLs and strip leading control characters
-    and spaces, so ``java\\tscript:`` is ``javascript:``; those characters are removed
-    before the scheme is checked.
-    """
-    if value is None:
-        return None
-    url = "".join(ch for ch in value if ch not in "\t\n\r").strip(_C0_AND_SPACE)
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in url) or " " in url:
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in _SCHEMES:
-        return None
-    if parts.scheme.lower() in ("http", "https") and not parts.netloc:
-        return None
-    if parts.scheme.lower() == "mailto" and not parts.path:
-        return None
-    return url
-
-
-class _Sanitizer(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.open: list[str] = []
-
-    def _escape_raw(self) -> None:
-        raw = self.get_starttag_text()
-        if raw:
-            self.out.append(html.escape(raw, quote=True))
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in _ALLOWED:
-            self._escape_raw()
-            return
-        self._implied_end(tag)
-        if tag == "a":
-            href = _safe_href(dict(attrs).get("href"))
-            if href is None:
-                self.out.append("<a>")
-            else:
-                self.out.append(f'<a href="{html.escape(href, quote=True)}" '
-                                'rel="nofollow noopener noreferrer">')
-        else:
-            self.out.append(f"<{tag}>")
-        if tag not in _VOID:
-            self.open.append(tag)
-
-    def _close_to(self, tag: str) -> None:
-        while self.open:
-            t = self.open.pop()
-            self.out.append(f"</{t}>")
-            if t == tag:
-                break
-
-    def _implied_end(self, tag: str) -> None:
-        """Close what HTML closes implicitly, so the output nests as a browser reads
-        the input: a new ``li`` ends the previous item of its list, a new ``a`` ends an
-        open link, and a block (``p``, ``ul``, ``ol``) ends an open paragraph."""
-        scope = {"li": ("li", {"ul", "ol"}), "a": ("a", set()),
-                 "p": ("p", set()), "ul": ("p", set()), "ol": ("p", set())}.get(tag)
-        if scope is None:
-            return
-        target, barriers = scope
-        for t in reversed(self.open):
-            if t == target:
-                self._close_to(target)
-                return
-            if t in barriers:
-                return
-
-    def handle_startendtag(self, tag, attrs):
-        if tag not in _ALLOWED:
-            self._escape_raw()
-            return
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag):
-        if tag not in _ALLOWED:
-            self.out.append(html.escape(f"</{tag}>"))
-            return
-        if tag in _VOID or tag not in self.open:
-            return  # a stray end tag: dropped
-        self._close_to(tag)
-
-    def handle_data(self, data):
-        self.out.append(html.escape(data, quote=True))
-
-    # Comments, declarations (<!DOCTYPE>), processing instructions and CDATA carry
-    # nothing a reader needs: dropped.
-    def handle_comment(self, data):
-        pass
-
-    def handle_decl(self, decl):
-        pass
-
-    def handle_pi(self, data):
-        pass
-
-    def unknown_decl(self, data):
-        pass
-
-    def result(self) -> str:
-        self.close()
-        while self.open:
-            self.out.append(f"</{self.open.pop()}>")
-        return "".join(self.out)
-
-
-def sanitize_html(text: str, *, max_length: int = ABOUT_MAX) -> str:
-    """Reduce HTML to a small allow-list; everything else becomes visible, inert text.
-
-    Kept: ``a`` (only an absolute ``http``, ``https`` or ``mailto`` ``href``; other
-    attributes dropped; ``rel="nofollow noopener noreferrer"`` added), ``em``,
-    ``strong``, ``b``, ``i``, ``p``, ``ul``, ``ol``, ``li``, ``br`` without attributes.
-    Every other tag (``<script>``, ``<img onerror=...>``, ``<style>``, ``<iframe>``
-    ...) is escaped, so it shows as text and never runs; comments and declarations
-    are dropped; text is escaped; unclosed allowed tags are closed.
-
-    Parameters
-    ----------
-    text : str
-        Untrusted HTML (e.g. a submission's ``about.html``).
-    max_length : int
-        Input beyond this many characters is cut off first.
-
-    Returns
-    -------
-    str
-        HTML safe to insert into a page as is.
-
-    Examples
-    --------
-    >>> sanitize_html('<p onclick="x()">Hi <script>alert(1)</script></p>')
-    '<p>Hi &lt;script&gt;alert(1)&lt;/script&gt;</p>'
-    >>> sanitize_html('<a href="javascript:alert(1)">x</a> <a href="https://a.org/">y</a>')
-    '<a>x</a> <a href="https://a.org/" rel="nofollow noopener noreferrer">y</a>'
-    """
-    p = _Sanitizer()
-    p.feed(str(text)[:max_length])
-    return p.result()
 
 
 def clean_name(text: str, *, max_length: int = NAME_MAX) -> str:
@@ -323,8 +166,9 @@ def _read_text(path: Path, limit: int) -> str:
 
 
 def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: str | None
-              ) -> tuple[dict, str, str, list, str]:
-    """Check a submission folder; return (maps, kind, name, warnings, about_raw)."""
+              ) -> tuple[dict, str, str, list, str, str | None]:
+    """Check a submission folder; return (maps, kind, name, warnings, about_raw,
+    prediction kind of the first map in file-name order)."""
     files, special = _walk(root)
     expected = set(dataset.ids(split))
     others = {i for s in dataset.splits if s != split for i in dataset.ids(s)}
@@ -376,34 +220,35 @@ def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: s
             malformed.append(("name", "empty"))
     about = _read_text(aux["about.html"], ABOUT_MAX) if "about.html" in aux else ""
     # content: decode each map and compare its size with the ground truth's
+    pred_kinds = {}
     for iid, p in sorted(maps.items()):
-        problem = _check_map(p, dataset[iid])
+        pred_kind, problem = _check_map(p, dataset[iid])
         if problem:
             malformed.append((p.name, problem))
+        pred_kinds[f"{iid}{p.suffix.lower()}"] = pred_kind
     if extra and not strict:
         warnings.extend(f"ignored {e}" for e in extra)
         extra = []
     if missing or extra or malformed:
         raise SubmissionError(root, missing, extra, malformed)
-    return maps, kind, name, warnings, about
+    first = pred_kinds[min(pred_kinds)] if pred_kinds else None
+    return maps, kind, name, warnings, about, first
 
 
-def _check_map(path: Path, item) -> str | None:
+def _check_map(path: Path, item) -> tuple[str | None, str | None]:
+    """(prediction kind, None) of a good map, (None, problem) of a bad one. The item's
+    shape reads its segmentations only (boundaries are computed lazily)."""
     from ..io import check_same_shape, read_prediction
     try:
         pred = read_prediction(path)
         check_same_shape(pred, item.shape, path)
     except InputError as exc:
-        return exc.problem
-    return None
+        return None, exc.problem
+    return pred.kind, None
 
 
 # ---------------------------------------------------------------------------------------
 # the run
-
-
-def _plot_label(name: str) -> str:
-    return name.replace("$", r"\$")  # matplotlib reads $...$ as mathtext
 
 
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
@@ -470,15 +315,12 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     from .. import __version__
     from ..boundary import DEFAULT_MAX_DIST
     from ..engine import run_all, run_boundary
-    from ..io import read_prediction
 
     src = Path(path)
     if not src.exists():
         raise InputError("submission not found", src)
     ds = open_dataset(dataset)
-    if split not in ds.splits:
-        raise InputError(f"no split {split!r} in the dataset; it has "
-                         f"{', '.join(ds.splits)}", ds.root)
+    ds.ids(split)  # InputError naming the splits there are, if there is no such split
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     max_dist = DEFAULT_MAX_DIST if max_dist is None else float(max_dist)
@@ -489,11 +331,10 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
                                  "real folder", src)
             root = src
         else:
-            archive_kind(src)  # a clear error for a file that is no archive
-            safe_extract(src, Path(tmp), max_bytes=max_bytes)
+            safe_extract(src, Path(tmp), max_bytes=max_bytes)  # refuses a non-archive
             root = _content_root(Path(tmp))
-        maps, kind, clean, warnings, about_raw = _validate(root, ds, split,
-                                                          strict=strict, name=name)
+        maps, kind, clean, warnings, about_raw, pred_kind = _validate(
+            root, ds, split, strict=strict, name=name)
         pred_dir = out / "predictions"
         if pred_dir.exists():
             shutil.rmtree(pred_dir)
@@ -501,7 +342,6 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         for iid, p in maps.items():
             shutil.copyfile(p, pred_dir / f"{iid}{p.suffix.lower()}")
     about_html = sanitize_html(about_raw)
-    first = read_prediction(next(iter(sorted(pred_dir.iterdir()))))
     gt_dir = ds.ground_truth_dir(split, cache_dir=out / "groundTruth")
     region = None
     if kind == "mat":
@@ -518,10 +358,10 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     if plot:
         from ..report.plots import plot_pr
         m = boundary.metrics
-        plot_pr([{"name": _plot_label(clean), "recall": boundary.curves["recall"],
+        plot_pr([{"name": clean, "recall": boundary.curves["recall"],
                   "precision": boundary.curves["precision"],
                   "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])}],
-                out / "pr_curve.png", title=_plot_label(clean))
+                out / "pr_curve.png", title=clean)
         files["pr_curve"] = "pr_curve.png"
     if region is not None:
         files.update({"region_result": "result_region.json",
@@ -531,7 +371,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         "name_html": html.escape(clean, quote=True),
         "about_html": about_html,
         "kind": "boundary+region" if region is not None else "boundary",
-        "prediction_kind": first.kind,
+        "prediction_kind": pred_kind,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "dataset": {"name": ds.name, "root": None if ds.root is None
                     else str(Path(ds.root).resolve()),
@@ -542,8 +382,6 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         "warnings": warnings,
         "segbench": __version__,
     }
-    tmp_meta = out / "meta.json.tmp"
-    tmp_meta.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
-    os.replace(tmp_meta, out / "meta.json")
+    atomic_write_bytes(out / "meta.json",
+                       (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode())
     return SubmissionResult(out, meta, boundary, region, warnings)

@@ -507,9 +507,7 @@ def write_synthetic_dataset(root: str | PathLike, items: list[SyntheticItem], *,
         ``groundTruth/<split>/<iid>.mat`` (``Segmentation`` and ``Boundaries`` per
         annotator, as the official files).
     """
-    from PIL import Image
-
-    from ..io import write_ground_truth
+    from ..io import write_ground_truth, write_image
 
     root = Path(root)
     img_dir = root / "images" / split
@@ -517,6 +515,6 @@ def write_synthetic_dataset(root: str | PathLike, items: list[SyntheticItem], *,
     img_dir.mkdir(parents=True, exist_ok=True)
     gt_dir.mkdir(parents=True, exist_ok=True)
     for item in items:
-        Image.fromarray(item.image).save(img_dir / f"{item.iid}.png")
+        write_image(img_dir / f"{item.iid}.png", item.image)
         write_ground_truth(gt_dir / f"{item.iid}.mat", item.segmentations)
     return root

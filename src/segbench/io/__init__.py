@@ -4,10 +4,10 @@
 - BSDS300 ``.seg``: :func:`read_seg`, :func:`write_seg`, :class:`SegFile`
 - predictions (soft maps as PNG/BMP/.npy, ``ucm2`` and ``segs`` .mat):
   :func:`read_prediction`, :func:`as_prediction`, :class:`Prediction`,
-  :func:`check_same_shape`, :func:`write_soft_map`
+  :func:`check_same_shape`, :func:`write_soft_map`, :func:`write_segs`
 - label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
   :func:`write_label_map`
-- photographs: :func:`read_image`
+- photographs and pictures: :func:`read_image`, :func:`write_image`
 - folders: :func:`list_files`
 
 Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
@@ -15,10 +15,10 @@ Every problem with a file raises :class:`segbench.errors.InputError` naming the 
 
 from ._files import list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
-from ._images import read_image
+from ._images import read_image, write_image
 from ._labels import read_label_map, write_label_map
 from ._prediction import (Prediction, as_prediction, check_same_shape, read_prediction,
-                          write_soft_map)
+                          write_segs, write_soft_map)
 from ._seg import SegFile, read_seg, write_seg
 
 __all__ = [
@@ -34,7 +34,9 @@ __all__ = [
     "read_prediction",
     "read_seg",
     "write_ground_truth",
+    "write_image",
     "write_label_map",
     "write_seg",
+    "write_segs",
     "write_soft_map",
 ]

@@ -96,3 +96,30 @@ def read_image(path: str | PathLike) -> np.ndarray:
         return np.ascontiguousarray(pixels, dtype=np.uint8)
     with Image.open(path) as im:  # rare modes: let Pillow do the colour conversion
         return np.asarray(im.convert("RGB"), dtype=np.uint8)
+
+
+def write_image(path: str | PathLike, image) -> Path:
+    """Write an 8-bit picture: (H, W) grey or (H, W, 3) RGB uint8.
+
+    The format follows the suffix (``.png``, ``.jpg`` at quality 90, ``.bmp``, ...);
+    PNGs are written without optimisation, so the same pixels give the same bytes.
+    """
+    path = Path(path)
+    arr = np.asarray(image)
+    if arr.dtype != np.uint8 or arr.ndim not in (2, 3) or (arr.ndim == 3
+                                                           and arr.shape[2] != 3):
+        raise InputError(f"expected an (H, W) or (H, W, 3) uint8 image, got {arr.dtype} "
+                         f"of shape {arr.shape}", path)
+    ext = path.suffix.lower()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        im = Image.fromarray(np.ascontiguousarray(arr))
+        if ext in (".jpg", ".jpeg"):
+            im.save(path, format="JPEG", quality=90)
+        elif ext == ".png":
+            im.save(path, format="PNG", optimize=False)
+        else:
+            im.save(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write image: {exc}", path) from None
+    return path

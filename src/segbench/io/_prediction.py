@@ -382,3 +382,28 @@ def write_soft_map(path: str | PathLike, pb) -> Path:
     else:
         raise InputError("soft maps are written as .png (16-bit) or .npy", path)
     return path
+
+
+def write_segs(path: str | PathLike, segs) -> Path:
+    """Write a list of segmentations as a ``segs`` .mat prediction (a 1xK cell array).
+
+    Each (H, W) label map is stored as given (the BSDS convention is labels ``1..N``)
+    as uint16, or uint32 where a label exceeds 65535; :func:`read_prediction` reads the
+    file back as kind 'segs'.
+    """
+    import scipy.io
+
+    path = Path(path)
+    checked = _segs(list(segs), path)
+    cell = np.empty((1, len(checked)), dtype=object)
+    for k, seg in enumerate(checked):
+        if seg.size and seg.min() < 0:
+            raise InputError(f"segs{{{k + 1}}} has negative labels", path)
+        dtype = np.uint16 if seg.size == 0 or seg.max() <= 65535 else np.uint32
+        cell[0, k] = seg.astype(dtype)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scipy.io.savemat(path, {"segs": cell}, do_compression=True)
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
+    return path

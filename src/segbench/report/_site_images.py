@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,10 @@ from PIL import Image, ImageFilter
 
 from ..boundary import DEFAULT_MAX_DIST, Matcher, human_counts, seg2bdry
 from ..boundary import thin as thin_map
-from ._site_data import SiteDataset
+from ..boundary._counts import detected_map
+from ..datasets.bsds import DatasetItem
+from ..io import write_image
+from ._site_data import annotator
 
 #: Longest side of a thumbnail, in pixels.
 THUMB = 240
@@ -40,8 +43,7 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class ImageTask:
-    dataset: SiteDataset
-    iid: str
+    item: DatasetItem   # the image's dataset item (paths and loaders; nothing loaded)
     key: str            # file-safe id: pictures go to img/<key>/
     site: str
     runs: tuple
@@ -51,26 +53,29 @@ class ImageTask:
 # pictures
 
 
-def _save(arr: np.ndarray, path: Path) -> None:
-    Image.fromarray(arr).save(path, format="PNG", optimize=False)
+def _picture(arr: np.ndarray, path: Path, *, lines: bool = False) -> None:
+    """Write a picture as ``<name>.png`` and its thumbnail ``<name>_t.png``."""
+    write_image(path, arr)
+    _thumb(arr, path.with_name(f"{path.stem}_t.png"), lines=lines)
 
 
-def _thumb(src: Path, dst: Path, *, lines: bool = False) -> tuple[int, int]:
-    """Write a thumbnail of ``src``; ``lines`` thickens dark lines first so they survive."""
-    with Image.open(src) as im:
-        im.load()
-        im = im.convert("RGB") if im.mode not in ("L", "RGB") else im
-        w, h = im.size
-        scale = min(1.0, THUMB / max(w, h))
-        size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        if lines and scale < 0.75:
-            im = im.filter(ImageFilter.MinFilter(3))
-        t = im.resize(size, Image.Resampling.LANCZOS) if size != (w, h) else im.copy()
-        if dst.suffix == ".jpg":
-            t.convert("RGB").save(dst, format="JPEG", quality=85, optimize=False)
-        else:
-            t.save(dst, format="PNG", optimize=False)
-        return size
+def _thumb(im, dst: Path, *, lines: bool = False) -> tuple[int, int]:
+    """Write a thumbnail of a picture (array or Pillow image); ``lines`` thickens dark
+    lines first so they survive."""
+    if isinstance(im, np.ndarray):
+        im = Image.fromarray(im)
+    im = im.convert("RGB") if im.mode not in ("L", "RGB") else im
+    w, h = im.size
+    scale = min(1.0, THUMB / max(w, h))
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    if lines and scale < 0.75:
+        im = im.filter(ImageFilter.MinFilter(3))
+    t = im.resize(size, Image.Resampling.LANCZOS) if size != (w, h) else im.copy()
+    if dst.suffix == ".jpg":
+        t.convert("RGB").save(dst, format="JPEG", quality=85, optimize=False)
+    else:
+        t.save(dst, format="PNG", optimize=False)
+    return size
 
 
 def _palette(n: int) -> np.ndarray:
@@ -162,15 +167,16 @@ def _prediction(spec: RunSpec):
     path = Path(spec.pred_path)
     label_map = spec.region_only and path.suffix.lower() != ".mat"
     pred = read_region_prediction(path) if label_map else read_prediction(path)
+    soft = getattr(pred, "kind", None) in ("soft", "ucm2")
     t = spec.threshold
-    kind = getattr(pred, "kind", None)
-    if kind in ("soft", "ucm2"):
-        t = 0.5 if math.isnan(t) else t
-        return strength_picture(pred.pb), pred.pb >= t
-    segs = pred.segs if kind == "segs" else list(pred)
-    idx = 0 if math.isnan(t) else min(max(int(round(t)) - 1, 0), len(segs) - 1)
-    seg = np.asarray(segs[idx])
-    return region_picture(seg, zero_unlabelled=False), seg2bdry(seg, "imageSize")
+    if math.isnan(t):
+        t = 0.5 if soft else 1      # no ODS threshold: the middle / the first segmentation
+    detected = detected_map(pred, t)
+    if soft:
+        return strength_picture(pred.pb), detected
+    segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
+    seg = np.asarray(segs[min(max(int(round(t)) - 1, 0), len(segs) - 1)])
+    return region_picture(seg, zero_unlabelled=False), detected
 
 
 def render_image(task: ImageTask) -> dict:
@@ -180,40 +186,39 @@ def render_image(task: ImageTask) -> dict:
     rows (boundary and region), and per run the counts at its overlay threshold.
     """
     from ..region import human_region
-    ds = task.dataset
+    item = replace(task.item)           # a fresh item: its pixels go with this call
     folder = Path(task.site) / "img" / task.key
     folder.mkdir(parents=True, exist_ok=True)
-    anns = ds.annotations(task.iid)
-    info: dict = {"iid": task.iid, "photo": None, "errors": [],
-                  "annotators": [{"subject": a.subject, "kind": a.kind} for a in anns]}
+    anns = item.annotations
+    info: dict = {"iid": item.iid, "photo": None, "errors": [],
+                  "annotators": [annotator(a) for a in anns]}
 
-    src = ds.image_path(task.iid)
+    src = item.image_path
     shape = anns[0].segmentation.shape if anns else None
     if src is not None:
         ext = src.suffix.lower()
         if ext in (".jpg", ".jpeg", ".png"):
             full = folder / f"photo{'.jpg' if ext == '.jpeg' else ext}"
             shutil.copyfile(src, full)
+            with Image.open(full) as im:
+                im.load()
+                shape = (im.size[1], im.size[0])
+                _thumb(im, folder / "photo_t.jpg")
         else:
-            from ..io import read_image
-            full = folder / "photo.png"
-            _save(read_image(src), full)
-        with Image.open(full) as im:
-            shape = (im.size[1], im.size[0])
-        _thumb(full, folder / "photo_t.jpg")
+            photo = item.image
+            full = write_image(folder / "photo.png", photo)
+            shape = photo.shape[:2]
+            _thumb(photo, folder / "photo_t.jpg")
         info["photo"] = full.name
     info["shape"] = list(shape) if shape else None
 
     bmaps = [a.boundaries for a in anns]
     for k, a in enumerate(anns):
-        _save(boundary_picture(a.boundaries), folder / f"h{k}_b.png")
-        _thumb(folder / f"h{k}_b.png", folder / f"h{k}_b_t.png", lines=True)
-        _save(region_picture(a.segmentation), folder / f"h{k}_r.png")
-        _thumb(folder / f"h{k}_r.png", folder / f"h{k}_r_t.png")
+        _picture(boundary_picture(a.boundaries), folder / f"h{k}_b.png", lines=True)
+        _picture(region_picture(a.segmentation), folder / f"h{k}_r.png")
     if anns:
         mean = np.mean([b.astype(np.float64) for b in bmaps], axis=0)
-        _save(strength_picture(mean), folder / "humans.png")
-        _thumb(folder / "humans.png", folder / "humans_t.png", lines=True)
+        _picture(strength_picture(mean), folder / "humans.png", lines=True)
     info["human"] = human_rows(bmaps).tolist()
     info["human_region"] = (human_region([a.segmentation for a in anns]).tolist()
                             if len(anns) >= 2 else [])
@@ -235,13 +240,9 @@ def render_image(task: ImageTask) -> dict:
             else:
                 if spec.thin:
                     detected = thin_map(detected)
-                _save(picture, folder / f"a_{spec.slug}.png")
-                _thumb(folder / f"a_{spec.slug}.png", folder / f"a_{spec.slug}_t.png",
-                       lines=picture.ndim == 2)
+                _picture(picture, folder / f"a_{spec.slug}.png", lines=picture.ndim == 2)
                 ov, counts = overlay_counts(detected, bmaps, spec.max_dist)
-                _save(ov, folder / f"a_{spec.slug}_ov.png")
-                _thumb(folder / f"a_{spec.slug}_ov.png", folder / f"a_{spec.slug}_ov_t.png",
-                       lines=True)
+                _picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True)
                 entry = {"output": True, "counts": counts.tolist()}
         runs[spec.slug] = entry
     info["runs"] = runs

@@ -44,6 +44,7 @@ class Run:
     region: dict | None = None            # result_region.json, or result.json 'region'
     pred_dir: Path | None = None
     preds: dict = field(default_factory=dict)   # iid -> prediction file
+    _rows: dict = field(default_factory=dict, repr=False)  # family -> {iid: row}
 
     def metric(self, key: str) -> float:
         for res in (self.boundary, self.region):
@@ -52,10 +53,14 @@ class Run:
         return math.nan
 
     def per_item(self, family: str) -> dict:
-        res = self.boundary if family == "boundary" else self.region
-        if res is None:
-            return {}
-        return {str(row.get("id")): row for row in res.get("per_item", [])}
+        """The per-image rows of a family ('boundary' or 'region') by image id; built
+        once (do not modify the result)."""
+        if family not in self._rows:
+            res = self.boundary if family == "boundary" else self.region
+            self._rows[family] = ({} if res is None else
+                                  {str(row.get("id")): row
+                                   for row in res.get("per_item", [])})
+        return self._rows[family]
 
     @property
     def params(self) -> dict:
@@ -144,6 +149,8 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
 
     run = Run(d, text("name") or d.resolve().name, about_html=text("about_html"),
               kind=text("kind"), date=text("date"), boundary=boundary, region=region)
+    for family in ("boundary", "region"):
+        run.per_item(family)
     run.pred_dir = _find_pred_dir(d, meta, run.params, pred_dir)
     if run.pred_dir is not None:
         from ..io import list_files

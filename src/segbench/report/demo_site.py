@@ -78,21 +78,17 @@ def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments"
         Boundary and region results, and the run folder.
     """
     import numpy as np
-    import scipy.io
 
     from ..algorithms.segmenters import kmeans_segmenter
     from ..engine import run_all
+    from ..io import write_segs
 
     demo = Path(demo_dir)
     pred_dir = demo / "predictions" / name
     pred_dir.mkdir(parents=True, exist_ok=True)
     for item in items:
-        segs = np.empty((1, len(ks)), dtype=object)
-        for j, k in enumerate(ks):
-            segs[0, j] = (np.asarray(kmeans_segmenter(item.image, int(k))) + 1).astype(
-                np.uint16)
-        scipy.io.savemat(pred_dir / f"{item.iid}.mat", {"segs": segs},
-                         do_compression=True)
+        write_segs(pred_dir / f"{item.iid}.mat",
+                   [np.asarray(kmeans_segmenter(item.image, int(k))) + 1 for k in ks])
     run_dir = demo / "results" / name
     b, r = run_all(gt_dir, pred_dir, run_dir, workers=workers, progress=progress,
                    human=human)

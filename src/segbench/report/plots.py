@@ -56,6 +56,11 @@ def _point(obj: Any, what: str) -> tuple[float, float, float]:
     return r, p, float(f)
 
 
+def _text(s: str) -> str:
+    """A label as plain text: matplotlib would read ``$...$`` as mathtext."""
+    return str(s).replace("$", r"\$")
+
+
 def _iso_f(ax, levels) -> None:
     """Iso-F contours: for F fixed, P = F R / (2R - F) on R in (F/2, 1]."""
     for f in levels:
@@ -100,7 +105,8 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     -----
     Iso-F contours (F = 0.1 ... 0.9) are light grey and labelled where they cross the
     diagonal. Curves and legend entries are ordered as given; each legend entry shows
-    the algorithm's ODS F-measure, as in the BSDS figures ``[F = .xx]``. Points with
+    the algorithm's ODS F-measure, as in the BSDS figures ``[F = .xx]``. Names and the
+    title are plain text (a ``$`` is shown, not read as mathtext). Points with
     non-finite recall or precision (thresholds that selected no pixel) are skipped.
     Uses matplotlib's Agg canvas directly, so no display and no global pyplot state.
 
@@ -153,7 +159,7 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
             label = f"{name} [F = {of:.3f}]"
         else:
             style["marker"] = None
-        handles.append(Line2D([], [], lw=1.8, label=label, **style))
+        handles.append(Line2D([], [], lw=1.8, label=_text(label), **style))
     if human is not None:
         hr, hp, hf = _point(human, "human")
         style = dict(marker="*", ms=14, color="black", markeredgecolor="white",
@@ -172,7 +178,7 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     if title:
-        ax.set_title(title)
+        ax.set_title(_text(title))
     if handles:
         ax.legend(handles=handles, loc="lower left", fontsize=8, frameon=True, framealpha=0.9,
                   edgecolor="0.85")

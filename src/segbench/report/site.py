@@ -22,7 +22,6 @@ allow-list. The output is deterministic: the same inputs give the same bytes.
 from __future__ import annotations
 
 import math
-import re
 import shutil
 import sys
 from importlib import resources
@@ -31,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..boundary import DEFAULT_MAX_DIST, summarize_human
+from ..datasets.bsds import valid_iid
 from ..errors import InputError
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
@@ -41,11 +42,6 @@ from ._site_runs import (BOUNDARY_COLUMNS, REGION_COLUMNS, Run, load_run, num, r
 __all__ = ["build_site", "make_server", "serve"]
 
 MARKER = ".segbench-site"
-_SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,80}")
-
-
-def _f(r: float, p: float) -> float:
-    return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
 def _ratio(a, b) -> float:
@@ -53,15 +49,17 @@ def _ratio(a, b) -> float:
 
 
 def _prf(c) -> tuple[float, float, float]:
-    """(recall, precision, F) of cntR, sumR, cntP, sumP; NaN where undefined."""
-    r, p = _ratio(c[0], c[1]), _ratio(c[2], c[3])
-    f = _f(r, p) if not (math.isnan(r) or math.isnan(p)) else math.nan
-    return r, p, f
+    """(recall, precision, F) of cntR, sumR, cntP, sumP (:func:`summarize_human`), for
+    display: NaN (an em dash) where 0/0, not the 0 the benchmark pools."""
+    r, p, f = summarize_human(c)
+    r = r if c[1] > 0 else math.nan
+    p = p if c[3] > 0 else math.nan
+    return r, p, f if not (math.isnan(r) or math.isnan(p)) else math.nan
 
 
 def _key(text: str, taken: set) -> str:
     """A file-name-safe unique key of an image or subject id (kept as is when safe)."""
-    if _SAFE.fullmatch(text) and text.lower() not in taken:
+    if valid_iid(text) and text.lower() not in taken:
         taken.add(text.lower())
         return text
     return slugify(text, taken)
@@ -94,11 +92,6 @@ def _copy_static(out: Path) -> None:
             (dst / entry.name).write_bytes(entry.read_bytes())
 
 
-def _plot_name(name: str) -> str:
-    """A name for a matplotlib legend: '$' would start mathtext, so escape it."""
-    return name.replace("$", r"\$")
-
-
 def _curve(run: Run) -> dict | None:
     if run.boundary is None:
         return None
@@ -108,7 +101,7 @@ def _curve(run: Run) -> dict | None:
     if r.size == 0 or r.size != p.size:
         return None
     ods = (run.metric("ODS_recall"), run.metric("ODS_precision"), run.metric("ODS"))
-    out = {"name": _plot_name(run.name), "recall": r, "precision": p}
+    out = {"name": run.name, "recall": r, "precision": p}
     if not any(math.isnan(v) for v in ods):
         out["ods"] = ods
     return out
@@ -219,8 +212,9 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
             params = run.params
             rs.append(RunSpec(run.slug, None if path is None else str(path),
                               run.overlay_threshold(), bool(params.get("thin", True)),
-                              float(params.get("max_dist", 0.0075)), run.boundary is None))
-        tasks.append(ImageTask(ds, iid, keys[iid], str(out), tuple(rs)))
+                              float(params.get("max_dist", DEFAULT_MAX_DIST)),
+                              run.boundary is None))
+        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
     infos = {}
     for info in map_items(render_image, tasks, workers=workers, progress=progress,
                           desc="site"):
@@ -284,11 +278,12 @@ def _write_pages(out, ds, ids, infos, runs, ranked, human, subject_keys, title):
     from .plots import plot_pr
     hpoint = ((human["recall"], human["precision"], human["F"])
               if not math.isnan(human["F"]) else None)
-    curves = [c for c in (_curve(r) for r in ranked) if c is not None]
+    curve = {r.slug: _curve(r) for r in runs}
+    curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
     plot_pr(curves, out / "plots" / "pr.png", human=hpoint, title="Boundaries")
     has_plot = {}
     for run in runs:
-        c = _curve(run)
+        c = curve[run.slug]
         has_plot[run.slug] = c is not None
         if c is not None:
             plot_pr([c], out / "plots" / f"{run.slug}.png", human=hpoint)
@@ -362,7 +357,7 @@ def _write_algorithm(write, run, ids, infos, has_plot, columns, rank):
                "n_pred": len(run.preds),
                "n_thresholds": len(((run.boundary or run.region or {}).get("curves") or {})
                                    .get("thresholds") or []),
-               "max_dist": params.get("max_dist"), "thin": params.get("thin")},
+               "max_dist": params.get("max_dist")},
           m=m, rows=rows)
 
 
@@ -386,7 +381,7 @@ def _write_image(write, entry, info, ranked, prev, nxt):
                      "threshold": run.overlay_threshold(), "ods_r": ods[0],
                      "ods_p": ods[1], "ods_f": ods[2], "ois_f": num(b.get("f")),
                      "covering": num(g.get("ois_covering")), "pri": num(g.get("pri")),
-                     "vi": num(g.get("vi")), "region_only": run.boundary is None})
+                     "vi": num(g.get("vi"))})
     write(f"images/{entry['key']}.html", "image.html", page="images", e=entry,
           info=info, humans=humans, algs=algs, prev=prev, next=nxt)
 
