@@ -20,7 +20,7 @@ Inputs:
     written as 16-bit PNG (not timed).
 
 Also printed: the cost of the other boundary windows ('square', 'matched') and of the
-C++ benchmark's full row (``stutz_columns``, per annotator). The C++ benchmark is not
+C++ benchmark's full rows (``stutz_rows``, all annotators at once). The C++ benchmark is not
 run here (it needs OpenCV, Boost and glog); the script prints figures only.
 
     python benchmarks/superpixel_speed.py
@@ -62,7 +62,7 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 def _time_image(sp_path, gt_paths, image_path, repeat: int, extras: bool) -> dict:
     from segbench.io import read_image
     from segbench.superpixel import (evaluate_image, read_annotators, read_superpixels,
-                                     stutz_columns, superpixel_tables)
+                                     stutz_rows, superpixel_tables)
     t_read, (sp, gts) = _best(lambda: (read_superpixels(sp_path),
                                        read_annotators(gt_paths)), repeat)
     t_img, image = _best(lambda: read_image(image_path), repeat)
@@ -76,7 +76,7 @@ def _time_image(sp_path, gt_paths, image_path, repeat: int, extras: bool) -> dic
                               repeat)[0]
         row["matched"] = _best(lambda: evaluate_image(sp, gts, image, window="matched"),
                                1)[0]
-        row["stutz"] = _best(lambda: [stutz_columns(sp, g, image) for g in gts], 1)[0]
+        row["stutz"] = _best(lambda: stutz_rows(sp, gts, image), 1)[0]
     return row
 
 
@@ -100,7 +100,7 @@ def _report(name: str, rows: list[dict]) -> None:
     if extra:
         print(f"  variants on {len(extra)} images: window='square' "
               f"{_med(extra, 'square'):.2f}, window='matched' {_med(extra, 'matched'):.2f}, "
-              f"stutz_columns (all annotators) {_med(extra, 'stutz'):.2f}")
+              f"stutz_rows (all annotators) {_med(extra, 'stutz'):.2f}")
 
 
 def main(argv=None) -> int:

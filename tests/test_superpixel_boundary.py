@@ -10,7 +10,7 @@ import pytest
 from segbench.boundary import correspond_pixels, seg2bdry
 from segbench.errors import InputError
 from segbench.superpixel import (BoundaryScorer, boundary_counts, boundary_map,
-                                 boundary_precision, boundary_recall,
+                                 boundary_pixels, boundary_precision, boundary_recall,
                                  mean_distance_to_edge)
 from segbench.superpixel._boundary import window_offsets
 
@@ -37,9 +37,16 @@ def _naive_found(src, dst, tol, square=False):
 @pytest.mark.parametrize("seed", range(6))
 def test_bsds_boundary_equals_seg2bdry(seed):
     rng = np.random.default_rng(seed)
-    for shape in ((1, 7), (7, 1), (2, 2), (9, 13), (30, 17)):
+    for shape in ((1, 1), (1, 7), (7, 1), (2, 2), (9, 13), (30, 17)):
         lab = rng.integers(0, 4, shape)
-        np.testing.assert_array_equal(boundary_map(lab), seg2bdry(lab))
+        # the compiled imageSize path against the doubled grid it samples
+        ref = seg2bdry(lab, "doubleSize")[2::2, 2::2]
+        for other in (lab > 1, lab[:, ::-1], lab.astype(float)):   # bool, strided
+            np.testing.assert_array_equal(seg2bdry(other, "imageSize"),
+                                          seg2bdry(other, "doubleSize")[2::2, 2::2])
+        np.testing.assert_array_equal(seg2bdry(lab), ref)
+        np.testing.assert_array_equal(boundary_map(lab), ref)
+        np.testing.assert_array_equal(boundary_pixels(lab), np.flatnonzero(ref))
 
 
 def test_two_sided_boundary():

@@ -17,8 +17,9 @@ from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_
 from segbench.errors import InputError
 from segbench.io import read_ground_truth, read_image, write_label_map
 from segbench.superpixel import (average_over_range, evaluate_image, list_annotator_files,
-                                 read_annotators, read_csv_labels, read_superpixels,
-                                 run_superpixel, run_sweep, write_csv_labels)
+                                 read_annotators, read_csv_labels, read_stutz_results,
+                                 read_superpixels, run_superpixel, run_sweep,
+                                 write_csv_labels)
 from segbench.superpixel._cli import add_parsers
 
 
@@ -109,6 +110,20 @@ def test_readers_name_the_file(tmp_path):
         read_superpixels(tmp_path / "two.npz")
 
 
+def test_npz_label_out_of_int32_range_is_named(tmp_path):
+    big = np.zeros((2, 2), np.int64)
+    big[1, 1] = 2 ** 40                     # astype(int32) would wrap this to 0
+    sp, gt = tmp_path / "big_sp.npz", tmp_path / "big_gt.npz"
+    np.savez(sp, sp=big)
+    np.savez(gt, gt0=np.zeros((2, 2), np.int64), gt1=big)
+    with pytest.raises(InputError, match="outside the allowed range") as info:
+        read_superpixels(sp)
+    assert "big_sp.npz" in str(info.value)
+    with pytest.raises(InputError, match="gt1 has values") as info:
+        read_annotators(gt)
+    assert "big_gt.npz" in str(info.value)
+
+
 def test_missing_superpixel_map_is_named(dataset, tmp_path):
     root, items = dataset
     (tmp_path / "sp").mkdir()
@@ -121,7 +136,14 @@ def test_fixture_npz_layouts():
     sp_dir = require(FIXTURES / "superpixel" / "inputs")
     gts = read_annotators(sp_dir / "gt" / "101085.npz")
     assert len(gts) == 5 and gts[0].shape == (481, 321)
-    assert read_superpixels(sp_dir / "sp" / "slic200" / "101085.npz").max() == 110
+    sp = read_superpixels(sp_dir / "sp" / "slic200" / "101085.npz")
+    # the C++ benchmark's own count of this map's superpixels (its `sp` column)
+    rows, cols, values = read_stutz_results(require(FIXTURES / "superpixel" / "outputs" /
+                                                    "slic200" / "results.csv"))
+    counts = {values[i, cols.index("sp")] for i, (iid, _) in enumerate(rows)
+              if iid == "101085"}
+    (n,) = counts                            # the same on every annotator's row
+    assert len(np.unique(sp)) == n and sp.min() == 0 and sp.max() == n - 1
 
 
 # ------------------------------------------------------------------ command line

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
+from ..region import compact_labels
 
 __all__ = ["SUPERPIXEL_ALGORITHMS", "felzenszwalb", "quickshift", "slic", "superpixels",
            "watershed"]
@@ -46,8 +47,7 @@ def _k(k, image) -> int:
 
 def _sequential(labels) -> np.ndarray:
     """Labels renumbered 0..n-1 in increasing order, int32."""
-    _, inv = np.unique(np.asarray(labels), return_inverse=True)
-    return inv.reshape(np.shape(labels)).astype(np.int32)
+    return compact_labels(labels, void=None)[0] - np.int32(1)
 
 
 def _fit(run: Callable[[float], np.ndarray], k: int, guess: float, exponent: float,

@@ -48,7 +48,7 @@ from ._measures import (ACHANTA_MIN_OVERLAP, UE_VARIANTS, achanta_ue,
                         achievable_segmentation_accuracy, asa, corrected_ue,
                         levinshtein_ue, neubert_protzel_ue, oversegmentation_error,
                         seeds_ue, table_measures, undersegmentation_error)
-from ._stutz import STUTZ_COLUMNS, stutz_columns, stutz_radius
+from ._stutz import STUTZ_COLUMNS, stutz_columns, stutz_radius, stutz_rows
 from ._sweep import average_over_range, plot_sweep, run_sweep
 from ._table import compact_superpixels, superpixel_table, superpixel_tables
 
@@ -102,6 +102,7 @@ __all__ = [
     "size_statistics",
     "stutz_columns",
     "stutz_radius",
+    "stutz_rows",
     "sum_squared_error",
     "summarize",
     "superpixel_count",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..boundary import Matcher
+from ..boundary import Matcher, seg2bdry
 from ..errors import InputError
 
 WINDOWS = ("euclidean", "square", "matched")
@@ -45,19 +45,31 @@ def boundary_map(labels, *, boundary: str = "bsds") -> np.ndarray:
     ----------
     labels : (H, W) array of int
     boundary : {'bsds', 'two-sided'}
-        See the module notes: BSDS ``seg2bdry`` (1 px thick; equal to
-        :func:`segbench.boundary.seg2bdry`, which the tests check) or every pixel
-        differing from an in-image 4-neighbour (2 px thick).
+        See the module notes: BSDS :func:`segbench.boundary.seg2bdry` (1 px thick) or
+        every pixel differing from an in-image 4-neighbour (2 px thick).
     """
-    lab = np.asarray(labels)
-    pix = boundary_pixels(lab, boundary=boundary)
-    out = np.zeros(lab.size, bool)
-    out[pix] = True
-    return out.reshape(lab.shape)
+    lab = _checked(labels, boundary)
+    if boundary == "bsds":
+        return seg2bdry(lab, "imageSize")
+    return pixel_map(_two_sided_pixels(lab), lab.shape)
 
 
 def boundary_pixels(labels, *, boundary: str = "bsds") -> np.ndarray:
     """Linear (row-major) indices of the boundary pixels of a label map, increasing."""
+    lab = _checked(labels, boundary)
+    if boundary == "bsds":
+        return np.flatnonzero(seg2bdry(lab, "imageSize")).astype(np.int64)
+    return _two_sided_pixels(lab)
+
+
+def pixel_map(pix, shape) -> np.ndarray:
+    """(H, W) bool map that is True at the linear (row-major) indices ``pix``."""
+    out = np.zeros(shape[0] * shape[1], bool)
+    out[pix] = True
+    return out.reshape(shape)
+
+
+def _checked(labels, boundary: str) -> np.ndarray:
     lab = np.asarray(labels)
     if lab.ndim != 2:
         raise InputError(f"a label map is 2-D, got shape {lab.shape}")
@@ -66,39 +78,22 @@ def boundary_pixels(labels, *, boundary: str = "bsds") -> np.ndarray:
                          f"{boundary!r}")
     if lab.dtype == bool:
         lab = lab.astype(np.uint8)
-    return _boundary_pixels(np.ascontiguousarray(lab), boundary == "two-sided")
+    return np.ascontiguousarray(lab)
 
 
 @nb.njit(cache=True)
-def _boundary_pixels(lab, two_sided):
-    """One pass over the pixels: the boundary pixels' linear indices.
-
-    'bsds' is the image-size sampling of BSR's seg2bdry: a pixel is marked when its
-    label differs from the pixel below or to the right, or when an edge meeting at its
-    lower-right corner is marked (the pixel below differs from the one below-right, or
-    the pixel to the right from the one below-right); on the last row and column only
-    the edges that exist count, as seg2bdry's border copies give.
-    """
+def _two_sided_pixels(lab):
+    """One pass over the pixels: linear indices of the pixels whose label differs from
+    an in-image 4-neighbour."""
     h, w = lab.shape
     out = np.empty(h * w, np.int64)
     n = 0
     for y in range(h):
         for x in range(w):
             v = lab[y, x]
-            if two_sided:
-                b = ((y > 0 and lab[y - 1, x] != v) or (y < h - 1 and lab[y + 1, x] != v)
-                     or (x > 0 and lab[y, x - 1] != v)
-                     or (x < w - 1 and lab[y, x + 1] != v))
-            else:
-                b = False
-                if y < h - 1 and lab[y + 1, x] != v:
-                    b = True
-                elif x < w - 1 and lab[y, x + 1] != v:
-                    b = True
-                elif y < h - 1 and x < w - 1:
-                    c = lab[y + 1, x + 1]
-                    b = lab[y + 1, x] != c or lab[y, x + 1] != c
-            if b:
+            if ((y > 0 and lab[y - 1, x] != v) or (y < h - 1 and lab[y + 1, x] != v)
+                    or (x > 0 and lab[y, x - 1] != v)
+                    or (x < w - 1 and lab[y, x + 1] != v)):
                 out[n] = y * w + x
                 n += 1
     return out[:n].copy()
@@ -210,12 +205,10 @@ class BoundaryScorer:
 
     def __init__(self, sp, *, tolerance: float = DEFAULT_TOLERANCE,
                  window: str = "euclidean", boundary: str = "bsds"):
-        self._sp_pix = boundary_pixels(sp, boundary=boundary)
-        self.shape = np.asarray(sp).shape
-        sb = np.zeros(self.shape[0] * self.shape[1], bool)
-        sb[self._sp_pix] = True
         #: The superpixel boundary map, (H, W) bool.
-        self.sp_boundary = sb.reshape(self.shape)
+        self.sp_boundary = boundary_map(sp, boundary=boundary)
+        self.shape = self.sp_boundary.shape
+        self._sp_pix = np.flatnonzero(self.sp_boundary).astype(np.int64, copy=False)
         self.boundary = boundary
         self.window = window
         self.tolerance = float(tolerance)
@@ -248,10 +241,8 @@ class BoundaryScorer:
                                  f"{self.shape}")
             gt_pix = np.flatnonzero(gb).astype(np.int64)
         if self.window == "matched":
-            gb = np.zeros(self.sp_boundary.size, bool)
-            gb[gt_pix] = True
-            gb = gb.reshape(self.shape)
-            m_gt, m_sp = self._matcher.match(gb, self.sp_boundary)
+            m_gt, m_sp = self._matcher.match(pixel_map(gt_pix, self.shape),
+                                             self.sp_boundary)
             return BoundaryCounts(gt_pix.size, int(m_gt.sum()), self._sp_pix.size,
                                   int(m_sp.sum()))
         gt_found = _count_in(gt_pix, self._near_sp)

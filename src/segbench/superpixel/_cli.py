@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._cli_common import add_common
+from .._cli_common import add_common, print_table
+from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, WINDOWS
 
 #: Columns of the printed tables: result key, header.
 _SHOWN = (("br", "BR"), ("bp", "BP"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"),
@@ -21,21 +22,14 @@ def _f(v, spec=".4f") -> str:
     return "nan" if v is None or v != v else format(v, spec)
 
 
-def _table(rows, header) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for r in [header, *rows]:
-        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                        for i, (v, w) in enumerate(zip(r, widths))))
-
-
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tolerance", type=float, default=2.0, metavar="PX",
-                   help="boundary tolerance in pixels (default 2, as SEEDS)")
-    p.add_argument("--window", choices=("euclidean", "square", "matched"),
-                   default="euclidean",
+    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="PX",
+                   help=f"boundary tolerance in pixels (default {DEFAULT_TOLERANCE:g}, "
+                        "as SEEDS)")
+    p.add_argument("--window", choices=WINDOWS, default=WINDOWS[0],
                    help="boundary matching: Euclidean distance (default), square window "
                         "(the C++ benchmark), or one-to-one (the BSDS correspondence)")
-    p.add_argument("--boundary", choices=("bsds", "two-sided"), default="bsds",
+    p.add_argument("--boundary", choices=BOUNDARIES, default=BOUNDARIES[0],
                    help="boundary pixels of a label map: BSDS seg2bdry, 1 px (default), "
                         "or both sides of every contour, 2 px (the C++ benchmark)")
     p.add_argument("--max-annotators", type=int, default=None, metavar="N",
@@ -63,7 +57,7 @@ def _cmd_superpixel(a) -> int:
     rows = [("mean over annotators", *(_f(m[k]) for k, _ in _SHOWN)),
             ("best annotator", *(_f(m.get(f"{k}_best")) if f"{k}_best" in m else ""
                                  for k, _ in _SHOWN))]
-    _table(rows, (Path(a.pred).name, *(h for _, h in _SHOWN)))
+    print_table(rows, (Path(a.pred).name, *(h for _, h in _SHOWN)))
     print(f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
           f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}")
     return 0
@@ -111,7 +105,7 @@ def _cmd_sweep(a) -> int:
                 for i in range(len(c["k"]))]
         rows.append(("average", "", "",
                      *(_f(res.metrics[f"{alg}/avg_{k}"]) for k, _ in shown)))
-        _table(rows, (alg + " K", "n", "sec", *(h for _, h in shown)))
+        print_table(rows, (alg + " K", "n", "sec", *(h for _, h in shown)))
     return 0
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
+from ..result import _plain
 from ._boundary import DEFAULT_TOLERANCE, BoundaryScorer
 from ._image import (_colour_stats, _colours, _compactness, _count,
                      _explained_variation, _shape_pass)
@@ -89,15 +88,13 @@ class SuperpixelRecord:
 
     def to_json(self) -> dict:
         """Plain JSON (NaN as None); :meth:`from_json` restores it."""
-        def f(x):
-            x = float(x)
-            return x if math.isfinite(x) else None
-        return {"per_annotator": {k: [f(x) for x in v]
-                                  for k, v in self.per_annotator.items()},
-                "boundary_counts": np.asarray(self.boundary_counts).tolist(),
-                "n_superpixels": self.n_superpixels, "n_components": self.n_components,
-                "n_split": self.n_split, "co": f(self.co), "ev": f(self.ev),
-                "extra": {k: f(v) for k, v in self.extra.items()}}
+        return _plain({"per_annotator": {k: np.asarray(v, dtype=np.float64)
+                                         for k, v in self.per_annotator.items()},
+                       "boundary_counts": np.asarray(self.boundary_counts),
+                       "n_superpixels": self.n_superpixels,
+                       "n_components": self.n_components, "n_split": self.n_split,
+                       "co": float(self.co), "ev": float(self.ev),
+                       "extra": {k: float(v) for k, v in self.extra.items()}})
 
     @classmethod
     def from_json(cls, d: dict) -> "SuperpixelRecord":
@@ -157,6 +154,15 @@ def evaluate_image(sp, gts, image=None, *, tolerance: float = DEFAULT_TOLERANCE,
     superpixel boundary map is built once; each annotator then costs a scan over the
     boundary pixels.
     """
+    return _evaluate_image(sp, gts, image, tolerance=tolerance, window=window,
+                           boundary=boundary, min_overlap=min_overlap, void=void,
+                           connectivity=connectivity)[0]
+
+
+def _evaluate_image(sp, gts, image, *, tolerance, window, boundary, min_overlap, void,
+                    connectivity):
+    """:func:`evaluate_image`, also returning what :func:`superpixel_tables` built
+    (``tables, compact, n_superpixels``) for reuse."""
     if len(gts) == 0:
         raise InputError("no ground-truth segmentations given")
     tables, compact, n_sp = superpixel_tables(sp, gts, void=void)
@@ -176,8 +182,9 @@ def evaluate_image(sp, gts, image=None, *, tolerance: float = DEFAULT_TOLERANCE,
     area, per_sides = _shape_pass(lab, n_sp)
     ev = float("nan") if image is None else _explained_variation(
         *_colour_stats(lab, n_sp, _colours(image, lab.shape)))
-    return SuperpixelRecord(per, counts, cnt.n_superpixels, cnt.n_components,
-                            cnt.n_split, _compactness(area[1:], per_sides[1:]), ev)
+    record = SuperpixelRecord(per, counts, cnt.n_superpixels, cnt.n_components,
+                              cnt.n_split, _compactness(area[1:], per_sides[1:]), ev)
+    return record, (tables, compact, n_sp)
 
 
 @dataclass(frozen=True)
@@ -225,14 +232,12 @@ def summarize(records) -> SuperpixelSummary:
     records = list(records)
     if not records:
         raise InputError("no images to summarize")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        means = [r.mean() for r in records]
-        bests = [r.best() for r in records]
-        imgs = [r.image_measures() for r in records]
-        mean = {m: _nanmean([d[m] for d in means]) for m in means[0]}
-        best = {m: _nanmean([d[m] for d in bests]) for m in bests[0]}
-        image = {m: _nanmean([d[m] for d in imgs]) for m in imgs[0]}
+    means = [r.mean() for r in records]
+    bests = [r.best() for r in records]
+    imgs = [r.image_measures() for r in records]
+    mean = {m: _nanmean([d[m] for d in means]) for m in means[0]}
+    best = {m: _nanmean([d[m] for d in bests]) for m in bests[0]}
+    image = {m: _nanmean([d[m] for d in imgs]) for m in imgs[0]}
     tot = np.sum([r.boundary_counts.sum(axis=0) for r in records], axis=0)
     pooled = {"br_pooled": tot[1] / tot[0] if tot[0] else float("nan"),
               "bp_pooled": tot[3] / tot[2] if tot[2] else float("nan")}

@@ -10,10 +10,10 @@ import numpy as np
 
 from ..engine import map_items, pair_folders
 from ..errors import InputError
-from ..io import list_files, read_image
+from ..io import check_same_shape, list_files, read_image
 from ..result import Result, provenance
 from ._boundary import DEFAULT_TOLERANCE
-from ._evaluate import ANNOTATOR_MEASURES, evaluate_image, summarize
+from ._evaluate import ANNOTATOR_MEASURES, _evaluate_image, summarize
 from ._io import (SUPERPIXEL_EXTS, list_annotator_files, read_annotators,
                   read_superpixels, write_stutz_results)
 from ._measures import ACHANTA_MIN_OVERLAP
@@ -67,23 +67,26 @@ def _evaluate_task(task: _Task):
     if task.max_annotators is not None:
         gts = gts[:task.max_annotators]
     sp = read_superpixels(task.sp_path)
-    if sp.shape != gts[0].shape:
-        raise InputError(f"superpixel map is {sp.shape[0]}x{sp.shape[1]} but the ground "
-                         f"truth is {gts[0].shape[0]}x{gts[0].shape[1]}", task.sp_path)
+    check_same_shape(sp, gts[0].shape, task.sp_path)
     image = None if task.image_path is None else read_image(task.image_path)
     if image is not None and image.shape[:2] != sp.shape:
         raise InputError(f"image is {image.shape[0]}x{image.shape[1]} but the superpixel "
                          f"map is {sp.shape[0]}x{sp.shape[1]}", task.image_path)
+    params = dict(task.params)
     try:
-        record = evaluate_image(sp, gts, image, **dict(task.params))
+        record, built = _evaluate_image(sp, gts, image, **params)
     except InputError as exc:
         if exc.path is None:
             raise InputError(exc.problem, task.sp_path) from None
         raise
     stutz = None
     if task.stutz:
-        from ._stutz import stutz_columns
-        stutz = [stutz_columns(sp, g, image) for g in gts]
+        from ._stutz import _check_labels, _stutz_rows, stutz_rows
+        if params.get("void") is None:      # the tables the benchmark's columns use
+            sp, gs = _check_labels(sp, gts)
+            stutz = _stutz_rows(sp, gs, image, *built)
+        else:
+            stutz = stutz_rows(sp, gts, image)
     return task.iid, record, stutz
 
 

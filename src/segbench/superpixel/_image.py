@@ -421,12 +421,24 @@ def mean_distance_to_edge(sp, gt=None, *, boundary: str = "bsds",
     gb = np.asarray(gt_boundary) != 0
     if not gb.any():
         return float("nan")
+    return _mean_at(_edge_distance(sp_b, distance), gb)
+
+
+def _edge_distance(sp_b, distance: str):
+    """Distance of every pixel to the nearest True pixel of ``sp_b`` (a boundary map);
+    None for ``'euclidean'`` when there is no boundary pixel."""
     if distance == "chamfer":
-        d = _chamfer3(np.ascontiguousarray(sp_b), _CHAMFER_A, _CHAMFER_B, _CHAMFER_CAP)
-        return float(d[gb].mean())
+        return _chamfer3(np.ascontiguousarray(sp_b), _CHAMFER_A, _CHAMFER_B, _CHAMFER_CAP)
     if distance != "euclidean":
         raise InputError(f"distance must be 'euclidean' or 'chamfer', not {distance!r}")
     if not sp_b.any():
+        return None
+    return ndimage.distance_transform_edt(~sp_b)
+
+
+def _mean_at(d, gb) -> float:
+    """Mean of the distance map ``d`` over the True pixels of ``gb`` (NaN if either is
+    empty)."""
+    if d is None or not gb.any():
         return float("nan")
-    d = ndimage.distance_transform_edt(~sp_b)
     return float(d[gb].mean())

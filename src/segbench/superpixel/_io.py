@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 from os import PathLike
 from pathlib import Path
 
@@ -25,18 +26,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import list_files, read_ground_truth, read_label_map
+from ..io._files import require_file
+from ..io._mat import integer_array
 
 #: Extensions accepted for superpixel maps.
 SUPERPIXEL_EXTS = ("png", "bmp", "tif", "tiff", "npy", "mat", "csv", "npz")
 _ANNOTATOR = re.compile(r"^(?P<iid>.+)-(?P<t>\d+)$")
-
-
-def _require(path) -> Path:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found" if not path.exists() else
-                         "expected a file but this is a folder", path)
-    return path
 
 
 def read_csv_labels(path: str | PathLike) -> np.ndarray:
@@ -48,7 +43,7 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
         Missing or empty file, rows of different lengths, or a value that is not an
         integer.
     """
-    path = _require(path)
+    path = require_file(path)
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -62,15 +57,20 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
         bad = next(i for i, n in enumerate(lens) if n != lens[0])
         raise InputError(f"CSV rows differ in length: row 1 has {lens[0]} values, row "
                          f"{bad + 1} has {lens[bad]}", path)
+    width = widths.pop()
     try:
-        flat = np.array(",".join(lines).split(","), dtype=np.int64)
-    except ValueError:
-        raise InputError("CSV label map holds a value that is not an integer", path) \
-            from None
+        with warnings.catch_warnings():
+            # numpy warns (and stops) at text it cannot parse as an integer
+            warnings.simplefilter("error", DeprecationWarning)
+            flat = np.fromstring(",".join(lines), dtype=np.int64, sep=",")
+    except (ValueError, OverflowError, DeprecationWarning):
+        flat = None
+    if flat is None or flat.size != len(lines) * width:
+        raise InputError("CSV label map holds a value that is not an integer", path)
     if flat.size and (flat.min() < np.iinfo(np.int32).min
                       or flat.max() > np.iinfo(np.int32).max):
         raise InputError("labels do not fit in int32", path)
-    return flat.reshape(len(lines), widths.pop()).astype(np.int32)
+    return flat.reshape(len(lines), width).astype(np.int32)
 
 
 def write_csv_labels(path: str | PathLike, labels) -> None:
@@ -89,7 +89,7 @@ def write_csv_labels(path: str | PathLike, labels) -> None:
 
 def read_npz_annotators(path: str | PathLike) -> list[np.ndarray]:
     """Annotators stored as ``gt0, gt1, ...`` in one ``.npz`` file (the fixtures)."""
-    path = _require(path)
+    path = require_file(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             keys = sorted((k for k in z.files if re.fullmatch(r"gt\d+", k)),
@@ -103,7 +103,7 @@ def read_npz_annotators(path: str | PathLike) -> list[np.ndarray]:
         if m.ndim != 2 or not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
             raise InputError(f"{k} is not a 2-D integer label map ({m.dtype} {m.shape})",
                              path)
-    return [m.astype(np.int32) for m in maps]
+    return [integer_array(m, k, path) for k, m in zip(keys, maps)]
 
 
 def read_superpixels(path: str | PathLike) -> np.ndarray:
@@ -118,7 +118,7 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
     if ext == ".csv":
         return read_csv_labels(path)
     if ext == ".npz":
-        path = _require(path)
+        path = require_file(path)
         try:
             with np.load(path, allow_pickle=False) as z:
                 names = list(z.files)
@@ -132,7 +132,7 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
         if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
             raise InputError(f"'{key}' is not a 2-D integer label map ({arr.dtype} "
                              f"{arr.shape})", path)
-        return arr.astype(np.int32)
+        return integer_array(arr, f"'{key}'", path)
     return read_label_map(path)
 
 
@@ -200,7 +200,7 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     Reads the first ``!!opencv-matrix`` (``rows``, ``cols``, ``data``); ``.Inf``,
     ``-.Inf`` and ``.NaN`` become inf and NaN.
     """
-    path = _require(path)
+    path = require_file(path)
     text = path.read_text()
     try:
         rows = int(re.search(r"rows:\s*(\d+)", text).group(1))
@@ -233,7 +233,7 @@ def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], lis
         As printed (6 significant digits); with ``results.csv.txt`` beside the file,
         prefer :func:`read_opencv_matrix` on it for full float32 precision.
     """
-    path = _require(path)
+    path = require_file(path)
     with path.open(newline="") as f:
         table = list(csv.reader(f))
     if not table or table[0][:2] != ["image", "ground_truth"]:

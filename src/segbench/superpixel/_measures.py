@@ -86,7 +86,10 @@ def seeds_ue(sp=None, gt=None, *, table=None, void=None) -> float:
     >>> seeds_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
     0.75
     """
-    m, size, total = _parts(_table(sp, gt, table, void))
+    return _seeds_ue(*_parts(_table(sp, gt, table, void)))
+
+
+def _seeds_ue(m, size, total) -> float:
     return _ratio(((size[:, None] - m) * (m > 0)).sum(), total)
 
 
@@ -118,9 +121,15 @@ def corrected_ue(sp=None, gt=None, *, table=None, void=None) -> float:
     >>> corrected_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
     0.25
     """
-    m, size, total = _parts(_table(sp, gt, table, void))
-    best = m.max(axis=1) if m.shape[1] else np.zeros(m.shape[0])
-    return _ratio((size - best).sum(), total)
+    return _corrected_ue(*_parts(_table(sp, gt, table, void)))
+
+
+def _best_per_superpixel(m) -> np.ndarray:
+    return m.max(axis=1) if m.shape[1] else np.zeros(m.shape[0])
+
+
+def _corrected_ue(m, size, total) -> float:
+    return _ratio((size - _best_per_superpixel(m)).sum(), total)
 
 
 def achievable_segmentation_accuracy(sp=None, gt=None, *, table=None,
@@ -146,9 +155,11 @@ def achievable_segmentation_accuracy(sp=None, gt=None, *, table=None,
     >>> achievable_segmentation_accuracy(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
     0.75
     """
-    m, _, total = _parts(_table(sp, gt, table, void))
-    best = m.max(axis=1) if m.shape[1] else np.zeros(m.shape[0])
-    return _ratio(best.sum(), total)
+    return _asa(*_parts(_table(sp, gt, table, void)))
+
+
+def _asa(m, size, total) -> float:
+    return _ratio(_best_per_superpixel(m).sum(), total)
 
 
 #: Short name of :func:`achievable_segmentation_accuracy`.
@@ -188,7 +199,10 @@ def levinshtein_ue(sp=None, gt=None, *, table=None, void=None) -> float:
     >>> levinshtein_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
     0.75
     """
-    m, size, _ = _parts(_table(sp, gt, table, void))
+    return _levinshtein_ue(*_parts(_table(sp, gt, table, void)))
+
+
+def _levinshtein_ue(m, size, total) -> float:
     gsize = m.sum(axis=0)
     present = gsize > 0
     if not present.any():
@@ -221,7 +235,10 @@ def neubert_protzel_ue(sp=None, gt=None, *, table=None, void=None) -> float:
     >>> neubert_protzel_ue(np.array([[0, 0, 0, 1]]), np.array([[0, 0, 1, 1]]))
     0.5
     """
-    m, size, total = _parts(_table(sp, gt, table, void))
+    return _neubert_protzel_ue(*_parts(_table(sp, gt, table, void)))
+
+
+def _neubert_protzel_ue(m, size, total) -> float:
     return _ratio(np.minimum(m, size[:, None] - m).sum(), total)
 
 
@@ -260,7 +277,10 @@ def achanta_ue(sp=None, gt=None, *, table=None, void=None,
     """
     if not 0 <= min_overlap < 1:
         raise InputError(f"min_overlap must lie in [0, 1), got {min_overlap}")
-    m, size, total = _parts(_table(sp, gt, table, void))
+    return _achanta_ue(*_parts(_table(sp, gt, table, void)), min_overlap)
+
+
+def _achanta_ue(m, size, total, min_overlap: float = ACHANTA_MIN_OVERLAP) -> float:
     counted = m > min_overlap * size[:, None]
     return _ratio((size[:, None] * counted).sum() - total, total)
 
@@ -277,21 +297,40 @@ def oversegmentation_error(sp=None, gt=None, *, table=None, void=None) -> float:
     The C++ superpixel benchmark's column ``oe`` (it is the dual of its ``ue``, i.e. of
     :func:`corrected_ue`).
     """
-    m, _, total = _parts(_table(sp, gt, table, void))
+    return _oversegmentation_error(*_parts(_table(sp, gt, table, void)))
+
+
+def _oversegmentation_error(m, size, total) -> float:
     gsize = m.sum(axis=0)
     best = m.max(axis=0) if m.shape[0] else np.zeros(m.shape[1])
     return _ratio((gsize - best).sum(), total)
 
 
+#: Every table measure by its name in segbench's results (the keys of
+#: :func:`table_measures`, in that order): its core on ``(M, |s|, T)``, its function,
+#: and what it follows.
+_MEASURES = {
+    "ue": (_seeds_ue, seeds_ue, "SEEDS evaluation (van den Bergh et al.)"),
+    "cue": (_corrected_ue, corrected_ue, "corrected UE (van den Bergh et al.)"),
+    "ue_levinshtein": (_levinshtein_ue, levinshtein_ue,
+                       "TurboPixels (Levinshtein et al. 2009)"),
+    "ue_np": (_neubert_protzel_ue, neubert_protzel_ue, "Neubert and Protzel 2012"),
+    "ue_achanta": (_achanta_ue, achanta_ue,
+                   "SLIC paper (Achanta et al. 2012), 5% overlap rule"),
+    "asa": (_asa, achievable_segmentation_accuracy, "Liu et al. 2011"),
+    "oe": (_oversegmentation_error, oversegmentation_error,
+           "undersegmentation error with the roles swapped"),
+}
+
 #: The undersegmentation errors by name: the name of each variant in segbench's
 #: results, its function, and what it follows.
-UE_VARIANTS = {
-    "ue": (seeds_ue, "SEEDS evaluation (van den Bergh et al.)"),
-    "cue": (corrected_ue, "corrected UE (van den Bergh et al.)"),
-    "ue_levinshtein": (levinshtein_ue, "TurboPixels (Levinshtein et al. 2009)"),
-    "ue_np": (neubert_protzel_ue, "Neubert and Protzel 2012"),
-    "ue_achanta": (achanta_ue, "SLIC paper (Achanta et al. 2012), 5% overlap rule"),
-}
+UE_VARIANTS = {k: (f, what) for k, (_, f, what) in _MEASURES.items()
+               if k not in ("asa", "oe")}
+
+#: ``variant=`` of :func:`undersegmentation_error` -> the name in :data:`UE_VARIANTS`.
+_VARIANT_ALIASES = {"seeds": "ue", "corrected": "cue", "cue": "cue",
+                    "levinshtein": "ue_levinshtein", "neubert-protzel": "ue_np",
+                    "np": "ue_np", "achanta": "ue_achanta", "slic": "ue_achanta"}
 
 
 def undersegmentation_error(sp=None, gt=None, *, variant: str = "seeds", table=None,
@@ -304,40 +343,19 @@ def undersegmentation_error(sp=None, gt=None, *, variant: str = "seeds", table=N
         :func:`seeds_ue` (default), :func:`corrected_ue`, :func:`levinshtein_ue`,
         :func:`neubert_protzel_ue`, :func:`achanta_ue`.
     """
-    funcs = {"seeds": seeds_ue, "corrected": corrected_ue, "cue": corrected_ue,
-             "levinshtein": levinshtein_ue, "neubert-protzel": neubert_protzel_ue,
-             "np": neubert_protzel_ue, "achanta": achanta_ue, "slic": achanta_ue}
-    if variant not in funcs:
+    if variant not in _VARIANT_ALIASES:
         raise InputError(f"unknown undersegmentation-error variant {variant!r}; choose "
                          "seeds, corrected, levinshtein, neubert-protzel or achanta")
-    return funcs[variant](sp, gt, table=table, void=void)
+    return UE_VARIANTS[_VARIANT_ALIASES[variant]][0](sp, gt, table=table, void=void)
 
 
 def table_measures(table, *, min_overlap: float = ACHANTA_MIN_OVERLAP) -> dict:
     """Every table measure of one (superpixels, annotator) pair, from one table.
 
     Returns a dict with keys ``ue`` (SEEDS), ``cue``, ``ue_levinshtein``, ``ue_np``,
-    ``ue_achanta``, ``asa``, ``oe``; the same numbers as the individual functions,
-    computed with the shared intermediate arrays.
+    ``ue_achanta``, ``asa``, ``oe``; the same numbers as the individual functions
+    (the same cores, on the table converted once).
     """
-    t = np.asarray(table)
-    m, size, total = _parts(t)
-    touch = m > 0
-    gsize = m.sum(axis=0)
-    s_rows, g_cols = m.shape
-    best_s = m.max(axis=1) if g_cols else np.zeros(s_rows)
-    best_g = m.max(axis=0) if s_rows else np.zeros(g_cols)
-    weighted = size[:, None] * touch
-    present = gsize > 0
-    leak = weighted.sum(axis=0) - gsize
-    return {
-        "ue": _ratio(weighted.sum() - (m * touch).sum(), total),
-        "cue": _ratio((size - best_s).sum(), total),
-        "ue_levinshtein": float((leak[present] / gsize[present]).mean())
-        if present.any() else float("nan"),
-        "ue_np": _ratio(np.minimum(m, size[:, None] - m).sum(), total),
-        "ue_achanta": _ratio((size[:, None] * (m > min_overlap * size[:, None])).sum()
-                             - total, total),
-        "asa": _ratio(best_s.sum(), total),
-        "oe": _ratio((gsize - best_g).sum(), total),
-    }
+    m, size, total = _parts(np.asarray(table))
+    return {k: core(m, size, total, min_overlap) if k == "ue_achanta"
+            else core(m, size, total) for k, (core, _, _) in _MEASURES.items()}

@@ -19,11 +19,10 @@ import numpy as np
 
 from ..errors import InputError
 from ._boundary import BoundaryScorer, boundary_map
-from ._image import (compactness, contour_density, explained_variation,
-                     intra_cluster_variation, mean_distance_to_edge, size_statistics,
-                     sum_squared_error)
+from ._image import (_colour_stats, _colours, _compactness, _coordinates,
+                     _edge_distance, _explained_variation, _mean_at, _shape_pass)
 from ._measures import table_measures
-from ._table import superpixel_table
+from ._table import superpixel_tables
 
 #: Column of the C++ benchmark -> the segbench measure it is, and the difference.
 STUTZ_COLUMNS = {
@@ -91,40 +90,81 @@ def stutz_columns(sp, gt, image=None) -> dict:
         Column name -> value (float64; the benchmark computes in float32, so
         differences of ~1e-7 relative on counts and ~1e-3 on colour sums are expected).
     """
+    return stutz_rows(sp, [gt], image)[0]
+
+
+def stutz_rows(sp, gts, image=None) -> list[dict]:
+    """:func:`stutz_columns` against every annotator of one image.
+
+    The columns of the superpixels alone (sizes, colour, shape, contour density,
+    regularity, the superpixel boundary and its distance map) are computed once; each
+    annotator then costs its table measures, boundary counts and distance to edge.
+    """
+    sp, gs = _check_labels(sp, gts)
+    tables, compact, n_sp = superpixel_tables(sp, gs)
+    return _stutz_rows(sp, gs, image, tables, compact, n_sp)
+
+
+def _check_labels(sp, gts) -> tuple[np.ndarray, list[np.ndarray]]:
     sp = np.asarray(sp)
-    g = np.asarray(getattr(gt, "segmentation", gt))
-    for what, a in (("superpixels", sp), ("ground truth", g)):
+    gs = [np.asarray(getattr(g, "segmentation", g)) for g in gts]
+    for what, a in (("superpixels", sp), *(("ground truth", g) for g in gs)):
         if a.ndim != 2 or not np.issubdtype(a.dtype, np.integer) or a.min() < 0:
             raise InputError(f"the benchmark's {what} are 2-D non-negative integer "
                              "labels")
-    t = superpixel_table(sp, g)
-    tm = table_measures(t)
-    n_gt = int((t[:, 1:].sum(axis=0) > 0).sum())
-    n_sp, mean_size, std_size = size_statistics(sp)
-    r = stutz_radius(sp.shape)
-    scorer = BoundaryScorer(sp, tolerance=r, window="square", boundary="two-sided")
-    bc = scorer.counts(gt_boundary=boundary_map(g, boundary="two-sided"))
-    n_bdry = int(scorer.sp_boundary.sum())
-    colour = image is not None
+    return sp, gs
+
+
+def _stutz_rows(sp, gs, image, tables, compact, n_sp) -> list[dict]:
+    """The rows, from the tables and compact map of :func:`superpixel_tables` (as
+    :func:`evaluate_image` builds them with ``void=None``)."""
+    lab = np.ascontiguousarray(compact)
     nan = float("nan")
-    return {
-        "ue": tm["cue"],
-        "oe": tm["oe"],
-        "rec": bc.recall if bc.gt_pixels else 0.0,
-        "pre": bc.stutz_precision,
-        "ue_np": tm["ue_np"],
-        "ue_levin": tm["ue_levinshtein"] * n_gt / (int(g.max()) + 1),
-        "asa": tm["asa"],
-        "sse_rgb": sum_squared_error(sp, image) if colour else nan,
-        "sse_xy": sum_squared_error(sp),
-        "co": compactness(sp),
-        "ev": explained_variation(sp, image) if colour else nan,
-        "mde": mean_distance_to_edge(sp, g, boundary="two-sided", distance="chamfer"),
-        "icv": intra_cluster_variation(sp, image) * n_sp / (int(sp.max()) + 1)
-        if colour else nan,
-        "cd": contour_density(sp, boundary="two-sided"),
-        "reg": _regularity(sp, n_bdry),
-        "sp": float(n_sp),
-        "sp_size": mean_size,
-        "sp_size_variation": std_size,
-    }
+    # -------- the superpixels alone (and the image): once per image
+    colour = image is not None
+    xy = _coordinates(lab.shape)
+    x = np.hstack([_colours(image, lab.shape).astype(np.float64), xy]) if colour else xy
+    count, s, ss = _colour_stats(lab, n_sp, x)
+    c = x.shape[1] - 2                        # colour channels, then (row, col)
+
+    def part(a, cols):
+        return np.ascontiguousarray(a[:, cols])
+
+    def sse(cols):
+        s_, ss_ = part(s, cols), part(ss, cols)
+        return float((ss_ - s_ * s_ / count[:, None]).sum() / lab.size)
+
+    size = count.astype(np.float64)
+    sp_max = int(sp.max()) + 1
+    row = {"sse_xy": sse(slice(c, c + 2))}
+    if colour:
+        sc, ssc = part(s, slice(0, c)), part(ss, slice(0, c))
+        var = (ssc - sc * sc / count[:, None]).sum(axis=1) / count
+        row.update(sse_rgb=sse(slice(0, c)),
+                   ev=_explained_variation(count, sc, ssc),
+                   icv=float(np.sqrt(np.maximum(var, 0)).mean()) * n_sp / sp_max)
+    else:
+        row.update(sse_rgb=nan, ev=nan, icv=nan)
+    area, sides = _shape_pass(lab, n_sp)
+    scorer = BoundaryScorer(lab, tolerance=stutz_radius(sp.shape), window="square",
+                            boundary="two-sided")
+    sp_b = scorer.sp_boundary
+    dist = _edge_distance(sp_b, "chamfer")
+    row.update(co=_compactness(area[1:], sides[1:]), cd=float(sp_b.mean()),
+               reg=_regularity(sp, int(sp_b.sum())), sp=float(n_sp),
+               sp_size=float(size.mean()), sp_size_variation=float(size.std()))
+    # -------- against each annotator
+    rows = []
+    for t, g in zip(tables, gs):
+        t = np.ascontiguousarray(t)
+        tm = table_measures(t)
+        n_gt = int((t[:, 1:].sum(axis=0) > 0).sum())
+        gb = boundary_map(g, boundary="two-sided")
+        bc = scorer.counts(gt_boundary=gb)
+        r = {"ue": tm["cue"], "oe": tm["oe"],
+             "rec": bc.recall if bc.gt_pixels else 0.0,
+             "pre": bc.stutz_precision, "ue_np": tm["ue_np"],
+             "ue_levin": tm["ue_levinshtein"] * n_gt / (int(g.max()) + 1),
+             "asa": tm["asa"], "mde": _mean_at(dist, gb), **row}
+        rows.append({k: r[k] for k in STUTZ_COLUMNS})
+    return rows
