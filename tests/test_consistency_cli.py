@@ -58,9 +58,13 @@ def test_consistency_json_and_files(data, tmp_path, capsys):
 
 def test_consistency_text(data, capsys):
     gt, _ = data
+    assert _run(["consistency", "--gt", str(gt), "--quiet", "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]
     assert _run(["consistency", "--gt", str(gt), "--quiet", "--workers", "2"]) == 0
     out = capsys.readouterr().out
     assert "GCE" in out and "LCE" in out and "(0.11)" in out and "5.9% @ 0.16" in out
+    # the computed values of the same data, not only the paper's constants
+    assert f"{m['GCE_same']:.4f} (" in out and f"{m['LCE_different']:.4f} (" in out
 
 
 def test_granularity_segmenters_and_folder(data, tmp_path, capsys):

@@ -23,6 +23,7 @@ way, as the official region code does).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from os import PathLike
 from pathlib import Path
@@ -120,16 +121,7 @@ def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: i
         empty = np.flatnonzero(mass == 0)
         if empty.size:
             # move each empty centre onto the point farthest from its own centre
-            dist = ((x - c[labels]) ** 2).sum(axis=1)
-            for e in empty:
-                counts = np.bincount(labels, minlength=kk)
-                cand = np.where(counts[labels] > 1, dist, -1.0)
-                far = int(np.argmax(cand))
-                if cand[far] <= 0:
-                    break
-                labels[far] = e
-                c[e] = x[far]
-                dist[far] = 0.0
+            _fill_empty(x, labels, c, empty, move_centres=True)
             mass = np.bincount(labels, weights=w, minlength=kk)
         new = np.stack([np.bincount(labels, weights=w * x[:, j], minlength=kk)
                         for j in range(x.shape[1])], axis=1)
@@ -142,17 +134,32 @@ def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: i
             break
         labels = nxt
     # a final guarantee: every centre owns a point (duplicate-free data)
-    counts = np.bincount(labels, minlength=kk)
-    if (counts == 0).any():
-        dist = ((x - c[labels]) ** 2).sum(axis=1)
-        for e in np.flatnonzero(counts == 0):
-            cand = np.where(np.bincount(labels, minlength=kk)[labels] > 1, dist, -1.0)
-            far = int(np.argmax(cand))
-            if cand[far] <= 0:
-                break
-            labels[far] = e
-            dist[far] = 0.0
+    empty = np.flatnonzero(np.bincount(labels, minlength=kk) == 0)
+    if empty.size:
+        _fill_empty(x, labels, c, empty, move_centres=False)
     return labels, c
+
+
+def _fill_empty(x: np.ndarray, labels: np.ndarray, c: np.ndarray, empty: np.ndarray, *,
+                move_centres: bool) -> None:
+    """Give each empty cluster (in order) the point farthest from its own centre.
+
+    Only points of clusters with more than one point move; stops when none is left.
+    ``labels`` (and with ``move_centres`` the centres ``c``) are updated in place.
+    """
+    dist = ((x - c[labels]) ** 2).sum(axis=1)
+    counts = np.bincount(labels, minlength=len(c))
+    for e in empty:
+        cand = np.where(counts[labels] > 1, dist, -1.0)
+        far = int(np.argmax(cand))
+        if cand[far] <= 0:
+            break
+        counts[labels[far]] -= 1
+        counts[e] += 1
+        labels[far] = e
+        if move_centres:
+            c[e] = x[far]
+        dist[far] = 0.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -205,15 +212,15 @@ def kmeans_segmenter(image, k: int, *, spatial_weight: float = 1.0, step: int = 
     ((20, 30), [0, 1], True)
     """
     img, k = _check(image, k)
-    step = max(1, int(step))
     h, w = img.shape[:2]
+    if k == 1:
+        return np.zeros((h, w), np.int32)
+    step = max(1, int(step))
     lab = _lab(img)
     scale = 100.0 * float(spatial_weight) / max(h, w)
     rr, cc = np.mgrid[:h, :w]
     feats = np.concatenate([lab, (rr * scale)[..., None], (cc * scale)[..., None]],
                            axis=2).reshape(-1, 5)
-    if k == 1:
-        return np.zeros((h, w), np.int32)
     sub = feats.reshape(h, w, 5)[::step, ::step].reshape(-1, 5)
     _, centres = _kmeans(sub, min(k, sub.shape[0]), seed=seed, n_iter=n_iter)
     labels = vq(feats, centres, check_finite=False)[0]
@@ -309,50 +316,87 @@ def ncut_segmenter(image, k: int, *, n_superpixels: int = 400, radius: float = 0
     >>> np.unique(ncut_segmenter(img, 3)).tolist()
     [0, 1, 2]
     """
-    from scipy.linalg import eigh
-    from skimage.segmentation import slic
-
-    from .edges import gradient_magnitude
-
     img, k = _check(image, k)
-    h, w = img.shape[:2]
     if k == 1:
-        return np.zeros((h, w), np.int32)
-    lab = _lab(img)
-    target = max(int(n_superpixels), 3 * k)
-    # slic rescales its input to [0, 1] and then converts RGB to L*a*b* itself
-    rgb = np.clip(_rgb01(img), 0.0, 1.0)
-    sp = slic(rgb, n_segments=target, compactness=_SLIC_COMPACTNESS, start_label=0,
-              convert2lab=True, channel_axis=-1)
-    n, size, colour, pos = _superpixel_stats(sp, lab)
-    if n <= k:
-        return _canonical(sp)
-    diag = float(np.hypot(h, w))
-    dpos = pos[:, None, :] - pos[None, :, :]
-    dist2 = (dpos ** 2).sum(axis=2)
-    near = dist2 < (radius * diag) ** 2
-    np.fill_diagonal(near, False)
-    i, j = np.nonzero(np.triu(near))
-    edge = ndimage.maximum_filter(gradient_magnitude(img), size=3)
-    n_samples = int(np.ceil(radius * diag)) + 2
-    ic = _intervening_contour(edge, pos, i, j, n_samples)
-    dcol2 = ((colour[i] - colour[j]) ** 2).sum(axis=1)
-    a = (np.exp(-dcol2 / sigma_color ** 2) * np.exp(-dist2[i, j] / (sigma_space * diag) ** 2)
-         * np.exp(-(ic / sigma_contour) ** 2))
-    wmat = np.zeros((n, n))
-    wmat[i, j] = a
-    wmat[j, i] = a
-    s = size / size.mean()
-    wmat *= s[:, None] * s[None, :]
-    deg = wmat.sum(axis=1) + 1e-12 * s.sum()
-    dinv = 1.0 / np.sqrt(deg)
-    m = dinv[:, None] * wmat * dinv[None, :]
-    m = (m + m.T) / 2
-    _, vecs = eigh(m, subset_by_index=[n - k, n - 1], driver="evx")
-    emb = vecs[:, ::-1]
-    emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-300)
-    groups, _ = _kmeans(emb, k, weights=size, seed=seed)
-    return _canonical(groups[sp])
+        return np.zeros(img.shape[:2], np.int32)
+    return prepare_ncut(img, n_superpixels=n_superpixels, radius=radius,
+                        sigma_color=sigma_color, sigma_space=sigma_space,
+                        sigma_contour=sigma_contour, seed=seed)(k)
+
+
+def prepare_ncut(image, *, n_superpixels: int = 400, radius: float = 0.15,
+                 sigma_color: float = 12.0, sigma_space: float = 0.08,
+                 sigma_contour: float = 0.3, seed: int = 0) -> Callable[[int], np.ndarray]:
+    """:func:`ncut_segmenter` of one image as a callable ``k -> labels``.
+
+    The k-independent work (L*a*b*, the contour map, and per SLIC target the superpixels,
+    graph and normalized affinity matrix) is done once, on first use, and shared by every
+    ``k``; each call then runs only the eigen-decomposition and k-means. Results equal
+    ``ncut_segmenter(image, k, ...)``. Parameters as :func:`ncut_segmenter`.
+    """
+    img = np.asarray(image)
+    base: dict = {}
+    graphs: dict = {}
+
+    def graph(target: int):
+        from skimage.segmentation import slic
+
+        from .edges import gradient_magnitude
+        if not base:
+            base["lab"] = _lab(img)
+            # slic rescales its input to [0, 1] and then converts RGB to L*a*b* itself
+            base["rgb"] = np.clip(_rgb01(img), 0.0, 1.0)
+            base["edge"] = ndimage.maximum_filter(gradient_magnitude(img), size=3)
+        if target in graphs:
+            return graphs[target]
+        h, w = img.shape[:2]
+        sp = slic(base["rgb"], n_segments=target, compactness=_SLIC_COMPACTNESS,
+                  start_label=0, convert2lab=True, channel_axis=-1)
+        n, size, colour, pos = _superpixel_stats(sp, base["lab"])
+        diag = float(np.hypot(h, w))
+        dpos = pos[:, None, :] - pos[None, :, :]
+        dist2 = (dpos ** 2).sum(axis=2)
+        near = dist2 < (radius * diag) ** 2
+        np.fill_diagonal(near, False)
+        i, j = np.nonzero(np.triu(near))
+        n_samples = int(np.ceil(radius * diag)) + 2
+        ic = _intervening_contour(base["edge"], pos, i, j, n_samples)
+        dcol2 = ((colour[i] - colour[j]) ** 2).sum(axis=1)
+        a = (np.exp(-dcol2 / sigma_color ** 2)
+             * np.exp(-dist2[i, j] / (sigma_space * diag) ** 2)
+             * np.exp(-(ic / sigma_contour) ** 2))
+        wmat = np.zeros((n, n))
+        wmat[i, j] = a
+        wmat[j, i] = a
+        s = size / size.mean()
+        wmat *= s[:, None] * s[None, :]
+        deg = wmat.sum(axis=1) + 1e-12 * s.sum()
+        dinv = 1.0 / np.sqrt(deg)
+        m = dinv[:, None] * wmat * dinv[None, :]
+        m = (m + m.T) / 2
+        graphs[target] = (sp, n, size, m)
+        return graphs[target]
+
+    def run(k: int) -> np.ndarray:
+        from scipy.linalg import eigh
+        _, k = _check(img, k)
+        if k == 1:
+            return np.zeros(img.shape[:2], np.int32)
+        sp, n, size, m = graph(max(int(n_superpixels), 3 * k))
+        if n <= k:
+            return _canonical(sp)
+        _, vecs = eigh(m, subset_by_index=[n - k, n - 1], driver="evx")
+        emb = vecs[:, ::-1]
+        emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-300)
+        groups, _ = _kmeans(emb, k, weights=size, seed=seed)
+        return _canonical(groups[sp])
+
+    return run
+
+
+#: ``segmenter.prepare(image, **options)``: the per-image callable ``k -> labels``
+#: (:func:`segbench.region.consistency.granularity_image` uses it when present).
+ncut_segmenter.prepare = prepare_ncut
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,35 @@ def pair_folders(gt_dir, pred_dir, *, pred_exts=PRED_EXTS) -> list[tuple[str, Pa
 
 
 def _fingerprint(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a file, computed once per (path, mtime, size) in each process."""
+    st = Path(path).stat()
+    return _sha256(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _load_json_record(path: Path, key: dict) -> dict | None:
+    """The JSON record at ``path`` if its ``key`` equals ``key``, else None."""
+    try:
+        rec = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None  # absent or half-written by a killed run: recompute
+    if not isinstance(rec, dict) or rec.get("key") != key:
+        return None
+    return rec
+
+
+def _save_json_record(path: Path, key: dict, payload: dict) -> None:
+    """Write ``{"iid": <file stem>, "key": key, **payload}`` atomically to ``path``."""
+    path = Path(path)
+    atomic_write_text(path, json.dumps({"iid": path.stem, "key": key, **payload}))
 
 
 @dataclass(frozen=True)
@@ -71,12 +100,8 @@ def _record_key(task: _Task) -> dict:
 
 
 def _load_record(out_dir: Path, task: _Task, key: dict) -> BoundaryCounts | None:
-    path = out_dir / CACHE_DIR / f"{task.iid}.json"
-    try:
-        rec = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None  # absent or half-written by a killed run: recompute
-    if rec.get("key") != key:
+    rec = _load_json_record(out_dir / CACHE_DIR / f"{task.iid}.json", key)
+    if rec is None:
         return None
     c = rec["counts"]
     return BoundaryCounts(np.asarray(c["thresholds"], float),
@@ -85,10 +110,9 @@ def _load_record(out_dir: Path, task: _Task, key: dict) -> BoundaryCounts | None
 
 
 def _save_record(out_dir: Path, task: _Task, key: dict, counts: BoundaryCounts) -> None:
-    rec = {"iid": task.iid, "key": key, "counts": {
+    _save_json_record(out_dir / CACHE_DIR / f"{task.iid}.json", key, {"counts": {
         "thresholds": counts.thresholds.tolist(),
-        **{k: getattr(counts, k).tolist() for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")}}}
-    atomic_write_text(out_dir / CACHE_DIR / f"{task.iid}.json", json.dumps(rec))
+        **{k: getattr(counts, k).tolist() for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")}}})
     write_ev1(out_dir / f"{task.iid}_ev1.txt", counts)
 
 

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io import (check_same_shape, list_files, read_ground_truth, read_label_map,
-                  read_prediction)
+from ..io import (as_prediction, check_same_shape, list_files, read_ground_truth,
+                  read_label_map, read_prediction)
 from ..region import (RegionRecord, evaluate_image, human_region, summarize,
                       summarize_human_region)
 from ..region._table import compact_labels
-from ..report.official import atomic_write_text
 from ..report.official_region import write_eval_region, write_region_image_files
 from ..result import Result, provenance
-from ._boundary import CACHE_DIR, _fingerprint, pair_folders
+from ._boundary import (CACHE_DIR, _fingerprint, _load_json_record, _save_json_record,
+                        pair_folders)
 from ._executor import cached_map, map_items
 
 #: .mat holds a ucm2 or segs; the image and .npy files hold one label map each.
@@ -37,25 +36,21 @@ def read_region_prediction(path):
     """A region-benchmark input: ``.mat`` ucm2/segs, or one label map in an image/.npy.
 
     A label map's labels are all regions (0 included): they are renumbered 1..K, since
-    the benchmark reserves 0 for unlabelled pixels. Returns a ``Prediction`` or a list
-    holding one (H, W) label map.
+    the benchmark reserves 0 for unlabelled pixels. Returns a ``Prediction`` (a label
+    map as one-segmentation ``segs``).
     """
     path = Path(path)
     if path.suffix.lower() == ".mat":
-        pred = read_prediction(path)
-        if pred.kind == "soft":           # pragma: no cover - read_prediction never does
-            raise InputError("a soft boundary map is not a region-benchmark input", path)
-        return pred
+        return read_prediction(path)
     labels, _ = compact_labels(read_label_map(path), void=None)
-    return [labels]
+    return as_prediction([labels], kind="segs", source=path)
 
 
 def _evaluate_task(task: _Task):
     """Worker: read one image's files and evaluate. Module level so it pickles."""
     gt = read_ground_truth(task.gt_path)
     pred = read_region_prediction(task.pred_path)
-    check_same_shape(pred[0] if isinstance(pred, list) else pred, gt[0].shape,
-                     task.pred_path)
+    check_same_shape(pred, gt[0].shape, task.pred_path)
     try:
         record = evaluate_image(pred, gt, nthresh=task.nthresh)
     except InputError as exc:
@@ -76,11 +71,8 @@ def _record_path(out_dir: Path, iid: str) -> Path:
 
 
 def _load_record(out_dir: Path, task: _Task, key: dict) -> RegionRecord | None:
-    try:
-        rec = json.loads(_record_path(out_dir, task.iid).read_text())
-    except (OSError, ValueError):
-        return None  # absent or half-written by a killed run: recompute
-    if rec.get("key") != key:
+    rec = _load_json_record(_record_path(out_dir, task.iid), key)
+    if rec is None:
         return None
     try:
         return RegionRecord.from_json(rec["record"])
@@ -90,8 +82,7 @@ def _load_record(out_dir: Path, task: _Task, key: dict) -> RegionRecord | None:
 
 def _save_record(out_dir: Path, task: _Task, key: dict, record: RegionRecord) -> None:
     write_region_image_files(out_dir, task.iid, record)
-    atomic_write_text(_record_path(out_dir, task.iid),
-                      json.dumps({"iid": task.iid, "key": key, "record": record.to_json()}))
+    _save_json_record(_record_path(out_dir, task.iid), key, {"record": record.to_json()})
 
 
 def evaluate_region_folder(gt_dir, pred_dir, out_dir, *, nthresh: int = 99,

@@ -13,11 +13,8 @@ The measures are also public functions of two label maps or of a precomputed tab
 :func:`gce`, :func:`lce`.
 """
 
-from .consistency import (PAPER, ConsistencyReport, GranularityReport, cross_image_errors,
-                          evaluate_granularity, granularity_image, human_consistency,
-                          pair_errors, plot_consistency, plot_granularity,
-                          run_consistency, run_granularity, same_image_errors,
-                          sample_image_pairs, separation, wrong_side)
+from . import consistency
+from .consistency import *  # noqa: F403 - its __all__, re-exported below
 from ._image import RegionRecord, default_thresholds, evaluate_image, human_region
 from ._levels import ucm_levels, ucm_segmentation
 from ._measures import (RegionScores, covering, gce, lce, local_refinement_error,
@@ -28,22 +25,7 @@ from ._summary import RegionSummary, summarize, summarize_human_region
 from ._table import compact_labels, contingency_table, split_tables, stacked_tables
 
 __all__ = [
-    "PAPER",
-    "ConsistencyReport",
-    "GranularityReport",
-    "cross_image_errors",
-    "evaluate_granularity",
-    "granularity_image",
-    "human_consistency",
-    "pair_errors",
-    "plot_consistency",
-    "plot_granularity",
-    "run_consistency",
-    "run_granularity",
-    "same_image_errors",
-    "sample_image_pairs",
-    "separation",
-    "wrong_side",
+    *consistency.__all__,
     "RegionRecord",
     "RegionScores",
     "RegionSummary",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._cli_common import add_common
+from .._cli_common import add_common, print_table
 
 
 def _cmd_region(a) -> int:
@@ -28,11 +28,7 @@ def _cmd_region(a) -> int:
              f"{m['covering_best']:.4f}"),
             ("PRI", f"{m['PRI_ODS']:.4f}", f"{m['PRI_OIS']:.4f}", ""),
             ("VI", f"{m['VI_ODS']:.4f}", f"{m['VI_OIS']:.4f}", "")]
-    header = (Path(a.pred).name, "ODS", "OIS", "Best")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
-    for r in [header, *rows]:
-        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                        for i, (v, w) in enumerate(zip(r, widths))))
+    print_table(rows, (Path(a.pred).name, "ODS", "OIS", "Best"))
     if human is not None:
         print(f"human (each annotator against the others, {human['n_pairs']} pairs): "
               f"covering {human['covering']:.4f}  PRI {human['PRI']:.4f}  "

@@ -10,19 +10,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from .._cli_common import add_common
+from .._cli_common import add_common, print_table
 
 
 def _fmt(v) -> str:
     return "nan" if v is None or (isinstance(v, float) and not math.isfinite(v)) \
         else f"{v:.4f}"
-
-
-def _table(rows: list[tuple], header: tuple) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for r in [header, *rows]:
-        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                        for i, (v, w) in enumerate(zip(r, widths))))
 
 
 def _cmd_consistency(a) -> int:
@@ -60,7 +53,7 @@ def _cmd_consistency(a) -> int:
             ("(paper: wrong side)", *(f"{100 * PAPER['wrong_side'][n][1]:.1f}% @ "
                                       f"{PAPER['wrong_side'][n][0]:.2f}"
                                       for n in ("GCE", "LCE")))]
-    _table(rows, ("human pairs (paper)", "GCE", "LCE"))
+    print_table(rows, ("human pairs (paper)", "GCE", "LCE"))
     if a.out:
         print(f"output: {a.out}")
     return 0
@@ -86,7 +79,7 @@ def _cmd_granularity(a) -> int:
     m = result.metrics
     print(f"images: {m['n_images']}   (image, person) pairs: {m['n_pairs']}   "
           f"segmenter: {a.segmenter}")
-    _table([(f"{a.segmenter} vs human", _fmt(m["GCE"]), _fmt(m["LCE"]),
+    print_table([(f"{a.segmenter} vs human", _fmt(m["GCE"]), _fmt(m["LCE"]),
              _fmt(m["GCE_pairs"]), _fmt(m["LCE_pairs"])),
             ("human vs human", "", "", _fmt(m["human_GCE_same"]), _fmt(m["human_LCE_same"])),
             ("(paper: NCuts vs human)", _fmt(PAPER["ncuts"]["GCE"]),

@@ -6,16 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..boundary._counts import default_thresholds  # the same thresholds (re-exported)
 from ..errors import InputError
 from ._levels import ucm_levels
 from ._measures import _scores_from_stacked, prepare_ground_truth
 from ._table import compact_labels, stacked_tables
-
-
-def default_thresholds(nthresh: int = 99) -> np.ndarray:
-    """``linspace(1/(n+1), 1 - 1/(n+1), n)``: the boundary benchmark's thresholds."""
-    from ..boundary import default_thresholds as _bdry
-    return _bdry(nthresh)
 
 
 @dataclass(frozen=True)
@@ -51,11 +46,6 @@ class RegionRecord:
     ri: np.ndarray
     voi: np.ndarray
     n_regions: np.ndarray | None = None
-
-    @property
-    def covering(self) -> np.ndarray:
-        """Per-threshold covering of the ground truth (cntR / sumR, 0 where sumR = 0)."""
-        return self.cnt_r / (self.sum_r + (self.sum_r == 0))
 
     def ev2_table(self) -> np.ndarray:
         """``(T, 5)``: threshold, cntR, sumR, cntP, sumP (the ``_ev2.txt`` rows)."""
@@ -164,15 +154,12 @@ def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
     nreg = np.zeros(n_t, np.int64)
     best = np.zeros(int(sum(n_gts)))
     row = None
-    t = -1
     for t, (labels, k, changed) in enumerate(levels):
-        if t >= n_t:
-            break
         if labels.shape != shape:
             raise InputError(f"segmentation {t + 1} is {labels.shape[0]}x{labels.shape[1]}"
                              f" but the ground truth is {shape[0]}x{shape[1]}",
                              getattr(pred, "source", None))
-        if changed or row is None:
+        if changed:
             stacked = stacked_tables(labels, k, gflat, n_gts)
             sc, match_gt = _scores_from_stacked(stacked, n_gts)
             row = (sc.cnt_r, sc.sum_r, sc.cnt_p, sc.sum_p, sc.pri, sc.vi)

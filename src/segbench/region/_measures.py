@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._table import _as_labels, compact_labels, contingency_table, stacked_tables
+from ._table import (_as_labels, compact_labels, contingency_table, split_tables,
+                     stacked_tables)
 
 
 def _table(a, b, table, void) -> np.ndarray:
@@ -129,6 +130,16 @@ def _labelled(t: np.ndarray) -> np.ndarray:
     return np.asarray(t)[1:, 1:]
 
 
+def _labelled_counts(a, b, table, void, *, min_pixels: int = 1, dtype=None):
+    """``(m, n)``: the labelled part of the table of ``a`` and ``b`` (or of ``table``),
+    as ``dtype`` if given, and its pixel count; None with fewer than ``min_pixels``."""
+    m = _labelled(_table(a, b, table, void))
+    if dtype is not None:
+        m = m.astype(dtype)
+    n = m.sum()
+    return None if n < min_pixels else (m, n)
+
+
 def rand_index(seg=None, gt=None, *, table=None, void=0) -> float:
     """Rand index: the fraction of pixel pairs on which two segmentations agree.
 
@@ -152,10 +163,10 @@ def rand_index(seg=None, gt=None, *, table=None, void=0) -> float:
     Averaged over annotators it is the probabilistic Rand index
     (:func:`probabilistic_rand_index`).
     """
-    m = _labelled(_table(seg, gt, table, void))
-    n = int(m.sum())
-    if n < 2:
+    counts = _labelled_counts(seg, gt, table, void, min_pixels=2)
+    if counts is None:
         return float("nan")
+    m, n = counts[0], int(counts[1])
     sa = float((m.sum(axis=1).astype(np.float64) ** 2).sum())
     sb = float((m.sum(axis=0).astype(np.float64) ** 2).sum())
     sab = float((m.astype(np.float64) ** 2).sum())
@@ -189,10 +200,10 @@ def variation_of_information(seg=None, gt=None, *, table=None, void=0) -> float:
     ``variation_of_information`` returns the two conditional entropies (also in bits),
     whose sum this is.
     """
-    m = _labelled(_table(seg, gt, table, void)).astype(np.float64)
-    n = m.sum()
-    if n == 0:
+    counts = _labelled_counts(seg, gt, table, void, dtype=np.float64)
+    if counts is None:
         return float("nan")
+    m, n = counts
     joint = m / n
     pa = joint.sum(axis=1)
     pb = joint.sum(axis=0)
@@ -248,10 +259,10 @@ def refinement_error(seg1=None, seg2=None, *, table=None, void=0) -> float:
     float
         In [0, 1); NaN with no labelled pixel.
     """
-    m = _labelled(_table(seg1, seg2, table, void))
-    n = m.sum()
-    if n == 0:
+    counts = _labelled_counts(seg1, seg2, table, void)
+    if counts is None:
         return float("nan")
+    m, n = counts
     return _refinement_sum(m) / float(n)
 
 
@@ -307,10 +318,10 @@ def gce(seg1=None, seg2=None, *, table=None, void=0) -> float:
     >>> gce(a, b), lce(a, b)
     (0.0, 0.0)
     """
-    m = _labelled(_table(seg1, seg2, table, void))
-    n = m.sum()
-    if n == 0:
+    counts = _labelled_counts(seg1, seg2, table, void)
+    if counts is None:
         return float("nan")
+    m, n = counts
     return min(_refinement_sum(m), _refinement_sum(m.T)) / float(n)
 
 
@@ -322,10 +333,10 @@ def lce(seg1=None, seg2=None, *, table=None, void=0) -> float:
 
     Parameters and return value as :func:`gce`.
     """
-    m = _labelled(_table(seg1, seg2, table, void)).astype(np.float64)
-    n = m.sum()
-    if n == 0:
+    counts = _labelled_counts(seg1, seg2, table, void, dtype=np.float64)
+    if counts is None:
         return float("nan")
+    m, n = counts
     rows = m.sum(axis=1, keepdims=True)
     cols = m.sum(axis=0, keepdims=True)
     nz = m > 0
@@ -374,10 +385,7 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     cnt_p = float(seg_area @ match_seg)
     sum_p = float(seg_area.sum())
     ris, vis = [], []
-    start = 0
-    for g in n_gts:
-        block = stacked[:, start:start + int(g) + 1]
-        start += int(g) + 1
+    for block in split_tables(stacked, n_gts):
         ris.append(rand_index(table=block))
         vis.append(variation_of_information(table=block))
     ratio = (lambda a, b: a / b if b else 0.0)

@@ -6,14 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..boundary._summary import _ratio
 from ..errors import InputError
 from ._image import RegionRecord
-
-
-def _ratio(num, den):
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    return num / (den + (den == 0))
 
 
 def _as_printed(x):

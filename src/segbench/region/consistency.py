@@ -43,6 +43,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from os import PathLike
 from pathlib import Path
 
@@ -135,7 +136,11 @@ def same_image_errors(gts, *, void=0) -> np.ndarray:
         Rows ``(i, j, gce, lce)`` for annotators ``i < j`` (0-based), in that order;
         ``P = K (K - 1) / 2``.
     """
-    flat, counts = prepare_ground_truth(gts, void=void)
+    return _same_image_rows(*prepare_ground_truth(gts, void=void))
+
+
+def _same_image_rows(flat: np.ndarray, counts) -> np.ndarray:
+    """:func:`same_image_errors` of prepared ground truth."""
     rows = []
     for i in range(len(counts) - 1):
         others = list(range(i + 1, len(counts)))
@@ -427,8 +432,8 @@ def _image_pass(path: Path):
     from ..io import read_ground_truth
     gts = read_ground_truth(path)
     try:
-        rows = same_image_errors(gts)
-        _, counts = prepare_ground_truth(gts)
+        flat, counts = prepare_ground_truth(gts)
+        rows = _same_image_rows(flat, counts)
     except InputError as exc:
         raise InputError(exc.problem, path) from None
     return str(path), tuple(gts[0].shape), list(counts), rows
@@ -746,16 +751,38 @@ def granularity_image(image, gts, segmenter: Callable, *, void=0,
     """
     flat, counts = prepare_ground_truth(gts, void=void)
     shape = np.asarray(getattr(gts[0], "segmentation", gts[0])).shape
-    segs = {} if cache is None else cache
+    return _granularity_rows(image, flat, counts, shape, segmenter,
+                             {} if cache is None else cache, {})
+
+
+def _prepared(segmenter, image) -> Callable:
+    """``k -> labels`` of one image; the segmenter's ``prepare(image)`` when it has one
+    (it shares the k-independent work between the ``k``), else ``segmenter(image, k)``."""
+    prepare, options = getattr(segmenter, "prepare", None), {}
+    if isinstance(segmenter, partial) and not segmenter.args:
+        prepare, options = getattr(segmenter.func, "prepare", None), segmenter.keywords
+    if image is not None and callable(prepare):
+        return prepare(image, **options)
+    return lambda k: segmenter(image, k)
+
+
+def _granularity_rows(image, flat, counts, shape, segmenter, segs: dict,
+                      compact: dict) -> np.ndarray:
+    """:func:`granularity_image` of prepared ground truth; ``segs`` receives each k's
+    segmentation and ``compact`` its ``compact_labels(.., void=None)``."""
+    run = None
     rows = []
     for a, k in enumerate(counts):
         if k not in segs:
-            lab = _as_labels(segmenter(image, int(k)), "segmenter output")
+            run = run or _prepared(segmenter, image)
+            lab = _as_labels(run(int(k)), "segmenter output")
             if lab.shape != shape:
                 raise InputError(f"segmenter returned a {lab.shape[0]}x{lab.shape[1]} "
                                  f"(HxW) label map for a {shape[0]}x{shape[1]} image")
             segs[k] = lab
-        cm, km = compact_labels(segs[k], void=None)
+        if k not in compact:
+            compact[k] = compact_labels(segs[k], void=None)
+        cm, km = compact[k]
         (g, e), = _against(cm.ravel(), km, flat[a:a + 1], [k])
         rows.append((k, km, g, e, a))
     return np.asarray(rows, dtype=np.float64).reshape(-1, 5)
@@ -780,19 +807,20 @@ def _gran_task(task: _GranTask):
             raise InputError(f"image is {image.shape[0]}x{image.shape[1]} (HxW) but its "
                              f"ground truth {task.gt_path.name} is {gts[0].shape[0]}x"
                              f"{gts[0].shape[1]}", task.image_path)
-    cache: dict = {}
+    compact: dict = {}
     try:
-        rows = granularity_image(image, gts, _bind(task.segmenter, task.iid), cache=cache)
-        human = same_image_errors(gts)
+        flat, counts = prepare_ground_truth(gts)
+        rows = _granularity_rows(image, flat, counts, gts[0].shape,
+                                 _bind(task.segmenter, task.iid), {}, compact)
+        human = _same_image_rows(flat, counts)
     except InputError as exc:
         if exc.path is None:
             raise InputError(f"image {task.iid}: {exc.problem}",
                              task.image_path or task.gt_path) from None
         raise
     if task.save_dir is not None:
-        for k, lab in cache.items():
-            write_label_map(task.save_dir / f"{task.iid}_{int(k)}.png",
-                            compact_labels(lab, void=None)[0] - 1)
+        for k, (cm, _) in compact.items():
+            write_label_map(task.save_dir / f"{task.iid}_{int(k)}.png", cm - 1)
     return task.iid, rows, human
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..region._table import compact_labels
 from ..result import Result, provenance
 from ._measure import (CUES, ImageCues, Item, SegmentationRecord, check_segmentation,
                        max_scaled_distance, measure)
@@ -18,11 +19,7 @@ from ._summary import (Curve, GroupStatistics, Histogram, PowerLaw, convexity_hi
 
 def count_segments(segmentation: np.ndarray) -> int:
     """Number of distinct labels of a label map."""
-    seg = np.asarray(segmentation)
-    lo, hi = int(seg.min()), int(seg.max())
-    if hi - lo <= 4 * seg.size:
-        return int(np.count_nonzero(np.bincount((seg - lo).ravel())))
-    return int(np.unique(seg).size)
+    return compact_labels(segmentation, void=None)[1]
 
 
 def _as_items(items: Iterable) -> list[Item]:

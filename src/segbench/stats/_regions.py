@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..region._table import compact_labels
+
 
 @njit(cache=True)
 def _row_extents(lab, n):
@@ -105,18 +107,8 @@ def region_shapes(segmentation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         Area over the area of the convex hull of the region's pixels taken as unit
         squares; 1 for any digital rectangle, in (0, 1] always.
     """
-    seg = np.asarray(segmentation)
-    lo, hi = int(seg.min()), int(seg.max())
-    if hi - lo <= 4 * seg.size:
-        # small label range (BSDS: 1..N): relabel 0..n-1 through a lookup table
-        present = np.bincount((seg - lo).ravel(), minlength=hi - lo + 1) > 0
-        lut = np.cumsum(present) - 1
-        lab = lut[seg - lo]
-    else:
-        _, inverse = np.unique(seg, return_inverse=True)
-        lab = inverse.reshape(seg.shape)
-    lab = np.ascontiguousarray(lab, dtype=np.int64)
-    n = int(lab.max()) + 1
+    compact, n = compact_labels(segmentation, void=None)   # 1..n, increasing label order
+    lab = np.ascontiguousarray(compact, dtype=np.int64) - 1
     area, cmin, cmax = _row_extents(lab, n)
     hull = _hull_areas(cmin, cmax) / 2.0
     return area, area / hull
