@@ -299,6 +299,36 @@ def test_band_counts_on_maps_with_repeated_rows():
                                           - counts.band_inter, union)
 
 
+def test_band_counts_across_dtypes_ignore_rules_and_tall_maps():
+    # the interior take-backs compare labels at the map's own width, map raw values
+    # under reduce_zero_label, honour an ignore index inside the class range, and tall
+    # maps keep their change rows in int32
+    rng = np.random.default_rng(18)
+    cases = [(np.uint8, dict(reduce_zero_label=True)), (np.uint16, {}),
+             (np.int32, dict(ignore_index=0)), (np.int64, dict(ignore_index=None)),
+             (np.uint8, dict(ignore_index=2))]
+    for trial, (dtype, kw) in enumerate(cases * 3):
+        h, w = (int(v) for v in rng.integers(30, 120, 2))
+        ratio = float(rng.choice([0.02, 0.06, 0.15]))
+        if trial == len(cases):
+            h, w, ratio = 33000, 40, 0.0003  # past int16 rows; d = 10
+        raw = blobs(rng, (h, w), 5, cell=int(rng.integers(3, 12)), ignore_frac=0.02)
+        base = np.where(raw == 4, 3, raw)  # classes 0..3 and 255
+        pred = noisy(rng, base, 4, frac=0.01)
+        ignore = kw.get("ignore_index", 255)
+        if kw.get("reduce_zero_label"):  # raw 0 and 255 ignored, raw v is class v - 1
+            gt, ref_ignore = raw, 255
+            ref_gt = np.where((raw == 0) | (raw == 255), 255, raw - 1)
+        else:
+            gt = np.where(base == 255, 0 if ignore is None else ignore, base)
+            ref_gt, ref_ignore = gt, ignore
+        inter, union = ref_band_counts(ref_gt, pred, 4, ratio, ignore=ref_ignore)
+        got = boundary_counts(gt.astype(dtype), pred.astype(dtype), 4,
+                              dilation_ratio=ratio, **kw)
+        np.testing.assert_array_equal(got["intersection"], inter, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(got["union"], union, err_msg=f"trial {trial}")
+
+
 def test_workers_and_row_chunks_give_identical_counts():
     rng = np.random.default_rng(8)
     gt = np.stack([blobs(rng, (600, 500), 6, cell=30, ignore_frac=0.01) for _ in range(3)])

@@ -16,7 +16,8 @@ the band of its own label. It is decided in one top-to-bottom sweep that keeps, 
 column, the last row where the label changed; row o is then interior where the columns
 of a (2d+1)-wide window have not changed within d rows of o and the row itself is
 constant across the window (runs of "complete and equal to the left neighbour", shrunk
-by d at each end).
+by d at each end). The band counts are the valid pixels minus what those few interior
+intervals hold, so the per-pixel work is the confusion count's.
 
 Conventions: loop indices are unsigned (``np.uint64``) so that Numba emits no
 negative-index wraparound and the loops vectorize; labels are read as int64 whatever
@@ -84,7 +85,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     nc = np.int64(num_classes)
     ch = _mark_buffer(_BLOCK)
     words = ch.view(np.uint64)
-    none = np.empty(0, np.int64)  # band counts: not read with band=False
+    none = np.empty(0, np.int64)  # class totals: not read with totals=False
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
@@ -93,8 +94,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         for i in range(_U1, np.uint64(m)):
             ch[i] = (g[i] != g[i - _U1]) | (p[i] != p[i - _U1])
         ch[m + 1:8 * (m // 8 + 1)] = 0
-        bad = _count_row(g, p, ch, ch, ch, words, m, nc, ign, rzl, 1,
-                         conf, none, none, none, False)
+        bad = _count_row(g, p, ch, words, m, nc, ign, rzl, 1, conf, none, none, none, False)
         if bad >= 0:
             return b0 + bad
     return -1
@@ -103,37 +103,43 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
 # --- boundary band -------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, inline="always")
-def _marks(g, p, lcg, lcp, thr, fullg, fullp, ch):
-    """Per row: fullX[c] = column c unchanged since row ``thr`` and equal to its left
-    neighbour in map X; ch[c] = either map changes at c."""
-    fullg[0] = 0
-    fullp[0] = 0
-    ch[0] = 1
-    for c in range(_U1, np.uint64(g.size)):
-        eg = g[c] == g[c - _U1]
-        ep = p[c] == p[c - _U1]
-        fullg[c] = eg & (lcg[c] <= thr)
-        fullp[c] = ep & (lcp[c] <= thr)
-        ch[c] = not (eg & ep)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _marks_map(x, lc, thr, full):
-    """``_marks`` for one map, without change marks: full[c] = column c unchanged since
-    row ``thr`` and equal to its left neighbour."""
+    """full[c] = column c of map x unchanged since row ``thr`` and equal to its left
+    neighbour in the current row ``x``."""
     full[0] = 0
     for c in range(_U1, np.uint64(x.size)):
         full[c] = (x[c] == x[c - _U1]) & (lc[c] <= thr)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _interior(full, lc, thr, d, iv, ch):
-    """Interior intervals [iv[2i], iv[2i+1]) of a row; marks their ends in ``ch``.
+def _changes(g, p, ch):
+    """ch[c] = either map changes at column c (ch[0] set)."""
+    ch[0] = 1
+    for c in range(_U1, np.uint64(g.size)):
+        ch[c] = (g[c] != g[c - _U1]) | (p[c] != p[c - _U1])
 
-    Pixel c is interior when full[c-d+1 .. c+d] are all set and column c-d is complete
-    too (lc[c-d] <= thr). Runs of set ``full`` are found eight bytes at a time;
-    ``full`` is zero-padded past the row, so the last run closes there. Returns
-    the number of intervals.
+
+@njit(cache=True, nogil=True, inline="always")
+def _interval(a, j, lc, thr, d, iv, n):
+    """Store the interior of a run a..j-1 of set ``full`` as interval n; returns the
+    new count. Pixel c is interior when full[c-d+1 .. c+d] are all set and column c-d
+    is complete too (lc[c-d] <= thr)."""
+    s = a + d - 1 if lc[a - 1] <= thr else a + d
+    t = j - d
+    if s < t:
+        iv[2 * n] = s
+        iv[2 * n + 1] = t
+        return n + 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _interior(full, lc, thr, d, iv):
+    """Interior intervals [iv[2i], iv[2i+1]) of a row; returns their number.
+
+    Runs of set ``full`` are found eight bytes at a time; ``full`` is zero-padded past
+    the row (and full[0] = 0), so every run opens after column 0 and closes in the
+    buffer.
     """
     words = full.view(np.uint64)
     cur = 0
@@ -148,14 +154,7 @@ def _interior(full, lc, thr, d, iv, ch):
                 a = j
                 cur = 1
             else:
-                s = a + d - 1 if lc[a - 1] <= thr else a + d
-                t = j - d
-                if s < t:
-                    iv[2 * n] = s
-                    iv[2 * n + 1] = t
-                    n += 1
-                    ch[s] = 1
-                    ch[t] = 1
+                n = _interval(a, j, lc, thr, d, iv, n)
                 cur = 0
             shift = np.uint64(8 * (j - 8 * k) + 8)  # look above j, against the new state
             if shift == 64:
@@ -165,53 +164,111 @@ def _interior(full, lc, thr, d, iv, ch):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _interior_wide(full, lc, thr, d, iv, ch):
-    """``_interior`` for d >= 8, visiting words rather than every change of ``full``.
+def _interior_wide(full, lc, thr, d, iv, wflag):
+    """``_interior`` for d >= 8, visiting runs of all-set words, not changes of ``full``.
 
     An interval needs a run of at least 2d >= 16 set bytes in ``full``, and such a run
-    covers at least one whole aligned word: so only runs through all-set words are
-    followed, extended into the partial words on either side. Near slanted boundaries
-    ``full`` flickers every few columns; those short runs now cost nothing.
+    covers at least one whole aligned word: so only runs of all-set words are followed,
+    extended into the partial words on either side. Near slanted boundaries ``full``
+    flickers every few columns; those short runs cost nothing. The all-set words are
+    flagged in one vectorized pass into ``wflag`` (a zero-padded mark buffer of
+    ``full.size // 8`` bytes), whose runs are then found eight flags at a time.
     """
     words = full.view(np.uint64)
-    nw = words.size
+    for k in range(_U0, np.uint64(words.size)):
+        wflag[k] = words[k] == _ONES  # the last word holds full's padding: never set
+    flags = wflag.view(np.uint64)
     n = 0
-    k = 0
-    while k < nw:
-        if words[k] != _ONES:
-            k += 1
-            continue
-        k1 = k
-        while words[k] == _ONES:  # the last word holds the zero padding: never all set
-            k += 1
-        a = 8 * k1
-        if k1 > 0:
-            zeros = ~words[k1 - 1] & _ONES
-            a -= 7 - ((63 - leading_zeros(zeros)) >> 3)
-        j = 8 * k + (trailing_zeros(~words[k] & _ONES) >> 3)
-        s = a + d - 1 if lc[a - 1] <= thr else a + d
-        t = j - d
-        if s < t:
-            iv[2 * n] = s
-            iv[2 * n + 1] = t
-            n += 1
-            ch[s] = 1
-            ch[t] = 1
+    cur = 0
+    k1 = 0
+    for q in range(flags.size):
+        fv = flags[q]
+        x = fv ^ (_ONES if cur else _U0)  # flags that differ from the current state
+        while x:
+            k = 8 * q + (trailing_zeros(x) >> 3)
+            if cur == 0:
+                k1 = k
+                cur = 1
+            else:  # words k1 .. k-1 all set; full[0] = 0, so k1 >= 1
+                zeros = ~words[k1 - 1] & _ONES
+                a = 8 * k1 - 7 + ((63 - leading_zeros(zeros)) >> 3)
+                j = 8 * k + (trailing_zeros(~words[k] & _ONES) >> 3)
+                n = _interval(a, j, lc, thr, d, iv, n)
+                cur = 0
+            shift = np.uint64(8 * (k - 8 * q) + 8)  # look above k, against the new state
+            if shift == 64:
+                break
+            x = (fv ^ (_ONES if cur else _U0)) >> shift << shift
     return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find_interior(x, lc, thr, d, full, iv, wflag):
+    """Interior intervals of the current row ``x`` of one map; returns their number."""
+    _marks_map(x, lc, thr, full)
+    if d >= 8:
+        return _interior_wide(full, lc, thr, d, iv, wflag)
+    return _interior(full, lc, thr, d, iv)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _advance_map(x, xprev, lc, r):
     """Move one map's change rows to row r; returns whether row r equals row r-1 (then
     ``lc`` needs no update, which is most rows of most label maps)."""
-    diff = x[0] ^ xprev[0]
-    for c in range(_U1, np.uint64(x.size)):
-        diff |= x[c] ^ xprev[c]
-    if diff == 0:
+    diff = False  # a bool reduction vectorizes at byte width; ``x ^ y`` would widen to int64
+    for c in range(_U0, np.uint64(x.size)):
+        diff |= x[c] != xprev[c]
+    if not diff:
         return True
     for c in range(_U0, np.uint64(x.size)):
-        lc[c] = lc[c] if x[c] == xprev[c] else r
+        if x[c] != xprev[c]:
+            lc[c] = r
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _narrow(v, box):
+    """``v`` in the dtype of the 1-element array ``box`` (so that compares with the labels
+    run at their width), and whether it fits."""
+    box[0] = v
+    return box[0], np.int64(box[0]) == v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_value(x, s, t, v, box):
+    """How many of x[s:t] equal the int64 ``v`` (``box``: see ``_narrow``)."""
+    vx, fits = _narrow(v, box)
+    if not fits:
+        return 0
+    n = 0
+    for c in range(np.uint64(s), np.uint64(t)):
+        n += x[c] == vx
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_values(x, s, t, v, u1, u2, box):
+    """(how many of x[s:t] equal ``v``, how many equal ``u1`` or ``u2``), in one pass."""
+    vx, v_fits = _narrow(v, box)
+    ux1, u1_fits = _narrow(u1, box)
+    ux2, u2_fits = _narrow(u2, box)
+    if not v_fits:  # no x equals them: compare with a value that is never counted twice
+        vx = ux1
+    if not u1_fits:
+        ux1 = ux2
+    if not u2_fits:
+        ux2 = ux1
+    nv = 0
+    nu = 0
+    for c in range(np.uint64(s), np.uint64(t)):
+        xc = x[c]
+        nv += xc == vx
+        nu += (xc == ux1) | (xc == ux2)
+    if not v_fits:
+        nv = 0
+    if not (u1_fits or u2_fits):
+        nu = 0
+    return nv, nu
 
 
 @njit(cache=True, nogil=True)
@@ -219,22 +276,19 @@ def band_map(labels, d):
     """uint8 map: 1 where a pixel is in its own label's band of radius ``d``.
 
     The band of ``count_pairs_band`` for one map: same change rows, same interior
-    routines (``_interior_wide`` for d >= 8), no repeated-row shortcut.
+    routines, no repeated-row shortcut.
     """
     h, w = labels.shape
     out = np.ones((h, w), np.uint8)
     lc = np.zeros(w, np.int32)
     full = _mark_buffer(w)
-    ch = _mark_buffer(w)  # interval ends, written by the interior routines; unused
+    wflag = _mark_buffer(full.size // 8)
     iv = np.zeros(w + 2, np.int64)
     for r in range(1, h):
         _advance_map(labels[r], labels[r - 1], lc, np.int32(r))
         o = r - d
-        if o >= 0:
-            thr = np.int32(o - d)
-            _marks_map(labels[o], lc, thr, full)
-            n = (_interior_wide(full, lc, thr, d, iv, ch) if d >= 8
-                 else _interior(full, lc, thr, d, iv, ch))
+        if o >= d:  # rows nearer the top than d have no interior
+            n = _find_interior(labels[o], lc, np.int32(o - d), d, full, iv, wflag)
             for i in range(n):
                 out[o, iv[2 * i]:iv[2 * i + 1]] = 0
     return out
@@ -252,35 +306,69 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
     disjoint row ranges may run on separate threads and be summed. Returns the flat index
     of the first out-of-range label met (the counts are then partial), or -1.
 
-    Repeated rows: row o contributes exactly what row o-1 did when both maps repeat
-    their previous row at o and both bands are unchanged. The band of row o is a
-    function of the set of distinct rows in its window (o-d .. o+d): it is unchanged
-    when the rows entering (o+d) and leaving (o-d-1) the window repeat their neighbour
-    inside it, or when both windows reach past an image edge (no interior at all). Such
-    rows are not recomputed: the last computed row is counted once with a multiplicity.
-    Where only one map's band is unchanged, that map's interior is kept, not rebuilt.
+    The band is the complement of the interior, and the interior of a row is a few
+    intervals, each inside one label run of its map. So every valid pixel is first
+    counted as if in both bands (with the confusion counts, per label run), and each
+    interval then takes back what it holds: its length from the ground-truth band (or,
+    for the prediction's, its valid pixels), and the pixels where both labels are its
+    label from the intersection, counted by one vectorized compare over the interval;
+    where a ground-truth and a prediction interval of one label overlap, the overlap
+    was taken back twice and is given back once.
+
+    Repeated rows: the confusion counts of row o are those of row o-1 when both maps
+    repeat their previous row. The band of row o is a function of the set of distinct
+    rows in its window (o-d .. o+d): it is unchanged when the rows entering (o+d) and
+    leaving (o-d-1) the window repeat their neighbour inside it, or when both windows
+    reach past an image edge (no interior at all). Neither is recomputed then: the
+    last computed row is counted once with a multiplicity. Where only one map's band
+    is unchanged, that map's intervals are kept.
     """
     h, w = gt.shape
+    # last change row of each column; a column "changed" at the first row read, as
+    # windows may not reach above it. int16 where rows fit: the per-row compares then
+    # run twice as wide.
+    r_start = max(0, row0 - d)
+    if h < 32767:
+        lc16 = np.full(w, r_start, np.int16)
+        return _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
+                                conf, gt_band, pred_band, band_inter, lc16, lc16.copy())
+    lc32 = np.full(w, r_start, np.int32)
+    return _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
+                            conf, gt_band, pred_band, band_inter, lc32, lc32.copy())
+
+
+@njit(cache=True, nogil=True)
+def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
+                     conf, gt_band, pred_band, band_inter, lcg, lcp):
+    """Body of ``count_pairs_band``; ``lcg`` / ``lcp`` hold the change rows."""
+    h, w = gt.shape
     nc = np.int64(num_classes)
-    fullg = _mark_buffer(w)
-    fullp = _mark_buffer(w)
+    full = _mark_buffer(w)
     ch = _mark_buffer(w)
     words = ch.view(np.uint64)
+    wflag = _mark_buffer(full.size // 8)
+    gbox = np.empty(1, gt.dtype)
+    pbox = np.empty(1, pred.dtype)
+    # interior intervals of the pending band row, and what each takes back
     ivg = np.zeros(w + 2, np.int64)
     ivp = np.zeros(w + 2, np.int64)
-    bg = np.ones(w, np.uint8)  # band flags of the pending row
-    bp = np.ones(w, np.uint8)
+    lab_g = np.zeros(w // 2 + 1, np.int64)    # class of each gt interval
+    both_g = np.zeros(w // 2 + 1, np.int64)   # its pixels with pred == class
+    ov_g = np.zeros(w // 2 + 1, np.int64)     # of those, the ones in a pred interval too
+    lab_p = np.zeros(w // 2 + 1, np.int64)    # class of each pred interval
+    valid_p = np.zeros(w // 2 + 1, np.int64)  # its pixels with a valid gt
+    both_p = np.zeros(w // 2 + 1, np.int64)   # its pixels with gt == class
     ng = 0
     np_ = 0
     eqg = np.zeros(h + 1, np.bool_)  # eqX[r]: row r equals row r-1 (read rows only)
     eqp = np.zeros(h + 1, np.bool_)
     r_start = max(0, row0 - d)
-    # a column "changed" at r_start: windows may not reach above the rows we read
-    lcg = np.full(w, r_start, np.int32)
-    lcp = np.full(w, r_start, np.int32)
+    thr_box = lcg[:1].copy()
     r_next = r_start
-    pend = -1   # last computed output row, not yet counted
-    mult = 0    # rows it stands for
+    c_row = -1   # row whose confusion counts are pending, and the rows it stands for
+    c_mult = 0
+    b_row = -1   # row whose band take-backs are pending, and the rows it stands for
+    b_mult = 0
     for o in range(row0, row1):
         r_end = min(h - 1, o + d)
         while r_next <= r_end:
@@ -289,73 +377,124 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
                 eqp[r_next] = _advance_map(pred[r_next], pred[r_next - 1], lcp,
                                            np.int32(r_next))
             r_next += 1
+        rows_same = eqg[o] and eqp[o]
+        if c_row >= 0 and rows_same:
+            c_mult += 1
+        else:
+            if c_row >= 0:
+                _changes(gt[c_row], pred[c_row], ch)
+                bad = _count_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
+                                 c_mult, conf, gt_band, pred_band, band_inter, True)
+                if bad >= 0:
+                    return c_row * w + bad
+            c_row = o
+            c_mult = 1
         edge = o - d < 0 or o + d >= h
-        # is the band of each map that of row o-1 (held in ivX / bX)?
+        # is the band of each map that of row o-1 (held in ivX)?
         same_g = False
         same_p = False
-        if pend >= 0:
+        if b_row >= 0:
             if edge:
                 same_g = same_p = o - 1 - d < 0 or o - 1 + d >= h
             elif o - 1 - d >= 0:
                 same_g = eqg[o + d] and eqg[o - d]
                 same_p = eqp[o + d] and eqp[o - d]
-            if same_g and same_p and eqg[o] and eqp[o]:
-                mult += 1
+            if same_g and same_p and rows_same:
+                b_mult += 1
                 continue
-            bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
-                             ign, rzl, mult, conf, gt_band, pred_band, band_inter, True)
-            if bad >= 0:
-                return pend * w + bad
-        thr = np.int32(-1 if edge else o - d)
-        _marks(gt[o], pred[o], lcg, lcp, thr, fullg, fullp, ch)
-        if same_g:  # keep the intervals; their ends still split the runs
-            for i in range(ng):
-                ch[ivg[2 * i]] = 1
-                ch[ivg[2 * i + 1]] = 1
-        else:
-            bg[:] = 1
+            _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
+                       b_mult, gt_band, pred_band, band_inter)
+        g = gt[o]
+        p = pred[o]
+        thr_box[0] = o - d
+        thr = thr_box[0]  # of the change rows' dtype, so the compares stay narrow
+        if edge:
             ng = 0
-            if not edge:
-                ng = (_interior_wide(fullg, lcg, thr, d, ivg, ch) if d >= 8
-                      else _interior(fullg, lcg, thr, d, ivg, ch))
-                for i in range(ng):
-                    bg[ivg[2 * i]:ivg[2 * i + 1]] = 0
-        if same_p:
-            for i in range(np_):
-                ch[ivp[2 * i]] = 1
-                ch[ivp[2 * i + 1]] = 1
-        else:
-            bp[:] = 1
             np_ = 0
-            if not edge:
-                np_ = (_interior_wide(fullp, lcp, thr, d, ivp, ch) if d >= 8
-                       else _interior(fullp, lcp, thr, d, ivp, ch))
-                for i in range(np_):
-                    bp[ivp[2 * i]:ivp[2 * i + 1]] = 0
-        pend = o
-        mult = 1
-    if pend >= 0:
-        bad = _count_row(gt[pend], pred[pend], bg, bp, ch, words, w, nc,
-                         ign, rzl, mult, conf, gt_band, pred_band, band_inter, True)
+        else:
+            if not same_g:
+                ng = _find_interior(g, lcg, thr, d, full, ivg, wflag)
+            if not same_p:
+                np_ = _find_interior(p, lcp, thr, d, full, ivp, wflag)
+        # what each interval takes back; kept where neither its map's band nor the
+        # other map's row changed
+        if ng and not (same_g and eqp[o]):
+            for i in range(ng):
+                s, t = ivg[2 * i], ivg[2 * i + 1]
+                lab = _gt_label(g[s], ign, rzl)
+                if lab != ign and np.uint64(lab) >= np.uint64(nc):
+                    return o * w + s
+                lab_g[i] = lab
+                both_g[i] = 0 if lab == ign else _count_value(p, s, t, lab, pbox)
+        if np_ and not (same_p and eqg[o]):
+            for i in range(np_):
+                s, t = ivp[2 * i], ivp[2 * i + 1]
+                lab = np.int64(p[s])
+                if np.uint64(lab) >= np.uint64(nc):
+                    return o * w + s
+                lab_p[i] = lab
+                # raw gt values of class ``lab`` and of the ignore index
+                if rzl:  # raw 0 and 255 are ignored, raw v is class v - 1
+                    same, ignored = _count_values(g, s, t, lab + 1, 0, 255, gbox)
+                    if lab == 254:
+                        same = 0
+                else:
+                    same, ignored = _count_values(g, s, t, lab, ign, ign, gbox)
+                valid_p[i] = t - s - ignored
+                both_p[i] = 0 if lab == ign else same
+        # pixels in a gt and a pred interval of one class were taken back twice
+        ov_g[:ng] = 0
+        i = 0
+        k = 0
+        while i < ng and k < np_:
+            s = max(ivg[2 * i], ivp[2 * k])
+            t = min(ivg[2 * i + 1], ivp[2 * k + 1])
+            if s < t and lab_g[i] == lab_p[k] and lab_g[i] != ign:
+                ov_g[i] += t - s
+            if ivg[2 * i + 1] < ivp[2 * k + 1]:
+                i += 1
+            else:
+                k += 1
+        b_row = o
+        b_mult = 1
+    if c_row >= 0:
+        _changes(gt[c_row], pred[c_row], ch)
+        bad = _count_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
+                         c_mult, conf, gt_band, pred_band, band_inter, True)
         if bad >= 0:
-            return pend * w + bad
+            return c_row * w + bad
+    if b_row >= 0:
+        _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
+                   b_mult, gt_band, pred_band, band_inter)
     return -1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
-               conf, gt_band, pred_band, band_inter, band):
+def _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign, mult,
+               gt_band, pred_band, band_inter):
+    """Remove the interior pixels of one row (standing for ``mult`` rows) from the band
+    counts, which counted every valid pixel."""
+    for i in range(ng):
+        lab = lab_g[i]
+        if lab != ign:
+            gt_band[lab] -= (ivg[2 * i + 1] - ivg[2 * i]) * mult
+            band_inter[lab] -= (both_g[i] - ov_g[i]) * mult
+    for i in range(np_):
+        lab = lab_p[i]
+        pred_band[lab] -= valid_p[i] * mult
+        band_inter[lab] -= both_p[i] * mult
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_row(g, p, ch, words, w, nc, ign, rzl, mult,
+               conf, gt_total, pred_total, diag_total, totals):
     """Add the runs of one row marked in ``ch`` (ch[0] set; ch[w] is set here).
 
-    ``bg`` / ``bp`` hold 1 where a pixel is in the band of the ground truth / the
-    prediction. A run never straddles an interior interval's end (those are marked in
-    ``ch`` too), so the band flags of a run are those of its first pixel; the band
-    counts are added without branches (adding zero where a run is outside a band).
     Every count is added ``mult`` times (the row stands for that many equal rows).
-    With ``band`` False (a constant at each call site, so the compiler drops the band
-    code) only ``conf`` is counted and the band arguments are not read: this is the
-    run walk of ``count_pairs`` too. Returns the column of the first out-of-range
-    label, or -1.
+    With ``totals`` (a constant at each call site, so the compiler drops the code when
+    False) each valid pixel is also added to ``gt_total`` (by gt class), ``pred_total``
+    (by pred class) and, where both agree, ``diag_total``; otherwise those arrays are
+    not read. Returns the column of the first out-of-range label, or -1.
     """
     ch[w] = 1
     unc = np.uint64(nc)
@@ -374,11 +513,9 @@ def _count_row(g, p, bg, bp, ch, words, w, nc, ign, rzl, mult,
             if gl != ign:
                 n = (j - start) * mult
                 conf[np.uint64(gl * nc + pl)] += n
-                if band:
-                    ng = n * np.int64(bg[start])
-                    npb = n * np.int64(bp[start])
-                    gt_band[gl] += ng
-                    pred_band[pl] += npb
-                    band_inter[gl] += npb * np.int64(bg[start]) * np.int64(gl == pl)
+                if totals:
+                    gt_total[gl] += n
+                    pred_total[pl] += n
+                    diag_total[gl] += n * np.int64(gl == pl)
             start = j
     return -1
