@@ -446,15 +446,15 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
         ov_g[:ng] = 0
         i = 0
         k = 0
-        while i < ng and k < np_:
-            s = max(ivg[2 * i], ivp[2 * k])
-            t = min(ivg[2 * i + 1], ivp[2 * k + 1])
-            if s < t and lab_g[i] == lab_p[k] and lab_g[i] != ign:
-                ov_g[i] += t - s
-            if ivg[2 * i + 1] < ivp[2 * k + 1]:
-                i += 1
-            else:
-                k += 1
+        while i < ng and k < np_:  # a branch-free merge of the two sorted lists
+            ge = ivg[2 * i + 1]
+            pe = ivp[2 * k + 1]
+            ov = min(ge, pe) - max(ivg[2 * i], ivp[2 * k])
+            hit = (ov > 0) & (lab_g[i] == lab_p[k]) & (lab_g[i] != ign)
+            ov_g[i] += ov * hit
+            g_first = ge < pe
+            i += g_first
+            k += 1 - g_first
         b_row = o
         b_mult = 1
     if c_row >= 0:
