@@ -413,11 +413,19 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 continue                         # gone, or listed twice
             s = slot_of[cur]
             best = outlier - v[n_pix + cur]
+            j_best = n_pix + cur
             for e in range(nb_len[s]):
                 rc = nb_cost[s, e] - v[nb_col[s, e]]
                 if rc < best:
                     best = rc
+                    j_best = nb_col[s, e]
             u[cur] = best
+            if row_of_col[j_best] < 0 and v[j_best] == 0:
+                # the cheapest edge reaches a free column at potential 0: a zero-length
+                # augmenting path, the one Dijkstra would find (most rows of a first solve)
+                row_of_col[j_best] = cur
+                col_of_row[cur] = j_best
+                continue
             n_touched = 0
             n_seen = 0
             hsize = 0
