@@ -300,6 +300,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     empty = np.zeros(0, np.int64)
     prev_rows = empty
     prev_cols = empty
+    n_rows_present = 0
     for f in range(n_frames):
         rows = row_pix[row_lo[f]:row_hi[f]]
         cols = col_pix[col_lo[f]:col_hi[f]]
@@ -310,6 +311,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
         n_gone, n_came = (0, 0) if same_rows else _diff_sorted(prev_rows, rows, gone, came)
         n_released = 0
+        n_rows_present -= n_gone
         for t in range(n_gone):
             q = gone[t]
             row_present[q] = False
@@ -364,6 +366,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             col_present[c] = True
             row_of_col[c] = -1
             vc = 0
+            if n_rows_present == 0:               # a first frame: rows come next
+                v[c] = 0
+                continue
             cy, cx = divmod(c, width)
             for k in range(n_off):
                 q = _shifted(cy, cx, k, dv, du, height, width)
@@ -381,6 +386,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                                costs, height, width, n_pix, lab_col, lab_row, nxt_col,
                                nxt_row, seen_col, seen_row, hkeys, hvals)
         # --- rows that arrived ---------------------------------------------------------
+        n_rows_present += rows_came.shape[0]
         for t in range(rows_came.shape[0]):
             q = rows_came[t]
             row_present[q] = True
@@ -438,46 +444,52 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 n_seen += 1
                 base = min_val - u[i]
                 s = slot_of[i]
+                # A free column (or outlier) is never expanded: it only offers a way to
+                # T, at its distance plus its (non-negative) potential, so it is scored
+                # when relaxed rather than queued. Matched columns at or beyond the best
+                # way to T found so far can never be expanded either: not queued.
                 for e in range(nb_len[s]):
                     j = nb_col[s, e]
                     if scanned[j]:
                         continue
                     r = base + nb_cost[s, e] - v[j]
-                    if r < shortest[j]:
+                    if r < shortest[j] and (r < best or row_of_col[j] < 0):
                         if shortest[j] == _INF:
                             touched[n_touched] = j
                             n_touched += 1
                         shortest[j] = r
                         path[j] = i
-                        # among equal distances free columns first: ends the search sooner
-                        hsize = _heap_push(hkeys, hvals, hsize,
-                                           2 * r + (row_of_col[j] >= 0), j)
+                        if row_of_col[j] < 0:
+                            if r + v[j] < best:
+                                best = r + v[j]
+                                sink = j
+                        else:
+                            hsize = _heap_push(hkeys, hvals, hsize, r, j)
                 j = n_pix + i
                 if not scanned[j]:
                     r = base + outlier - v[j]
-                    if r < shortest[j]:
+                    if r < shortest[j] and (r < best or row_of_col[j] < 0):
                         if shortest[j] == _INF:
                             touched[n_touched] = j
                             n_touched += 1
                         shortest[j] = r
                         path[j] = i
-                        hsize = _heap_push(hkeys, hvals, hsize, 2 * r, j)
-                # next matched column to expand; free columns only offer a way to T,
-                # at their distance plus their (non-negative) potential
+                        if row_of_col[j] < 0:
+                            if r + v[j] < best:
+                                best = r + v[j]
+                                sink = j
+                        else:
+                            hsize = _heap_push(hkeys, hvals, hsize, r, j)
+                # next matched column to expand
                 i = -1
-                while hsize > 0 and (hkeys[0] >> 1) < best:
+                while hsize > 0 and hkeys[0] < best:
                     key, j, hsize = _heap_pop(hkeys, hvals, hsize)
-                    if scanned[j] or key >> 1 != shortest[j]:
+                    if scanned[j] or key != shortest[j]:
                         continue                 # stale heap entry
                     scanned[j] = True
-                    min_val = key >> 1
-                    if row_of_col[j] < 0:
-                        if min_val + v[j] < best:
-                            best = min_val + v[j]
-                            sink = j
-                    else:
-                        i = row_of_col[j]
-                        break
+                    min_val = key
+                    i = row_of_col[j]
+                    break
                 if i < 0:
                     break
             min_val = best
@@ -488,7 +500,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 u[r_i] += min_val - shortest[col_of_row[r_i]]
             for k in range(n_touched):
                 j = touched[k]
-                if scanned[j]:
+                if scanned[j] or (row_of_col[j] < 0 and shortest[j] < min_val):
                     v[j] -= min_val - shortest[j]
                 shortest[j] = _INF
                 scanned[j] = False
