@@ -15,7 +15,7 @@ import pytest
 from scipy import ndimage as ndi
 from skimage.morphology import thin as sk_thin
 
-from segbench.boundary._thin import _LUT1, _LUT2, thin
+from segbench.boundary._thin import _LUT1, _LUT2, thin, thin_frames
 from segbench.errors import InputError
 
 from conftest import FIXTURES, require
@@ -255,3 +255,42 @@ def test_large_thick_map_matches_skimage():
     b = x > np.quantile(x, 0.45)
     np.testing.assert_array_equal(thin(b), sk_thin(b))
     np.testing.assert_array_equal(thin(b, 4), sk_thin(b, 4))
+
+
+def test_thin_frames_equal_thinning_each_thresholded_map():
+    rng = np.random.default_rng(31)
+    for trial in range(40):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        # smooth fields give thick blobs (much thinning); sparse noise gives thin specks
+        pb = ndi.gaussian_filter(rng.uniform(size=(h, w)), float(rng.uniform(0.5, 3)))
+        pb = (pb - pb.min()) / (np.ptp(pb) + 1e-12)
+        if trial % 3 == 0:
+            pb[rng.uniform(size=(h, w)) < 0.7] = 0
+        ths = rng.uniform(-0.1, 1.1, int(rng.integers(1, 12)))  # unsorted, some outside
+        n_iter = [None, 0, 1, 3][trial % 4]
+        got = thin_frames(pb, ths, n_iter)
+        assert len(got) == len(ths)
+        for t, frame in zip(ths, got):
+            want = np.flatnonzero(thin(pb >= t, n_iter))
+            np.testing.assert_array_equal(frame, want, err_msg=f"trial {trial} t={t}")
+            assert frame.dtype == np.int64
+
+
+def test_thin_frames_on_a_real_soft_map():
+    # a BSDS-sized map with thick ridges: every frame equals thinning its map
+    rng = np.random.default_rng(32)
+    pb = ndi.gaussian_filter(rng.uniform(size=(321, 481)), 4)
+    pb = (pb - pb.min()) / np.ptp(pb)
+    ths = np.linspace(0.01, 0.99, 99)
+    for t, frame in zip(ths, thin_frames(pb, ths)):
+        np.testing.assert_array_equal(frame, np.flatnonzero(thin(pb >= t)))
+
+
+def test_thin_frames_refuses_bad_input():
+    with pytest.raises(InputError, match="NaN"):
+        thin_frames(np.full((3, 3), np.nan), [0.5])
+    with pytest.raises(InputError, match="2-D"):
+        thin_frames(np.zeros(4), [0.5])
+    with pytest.raises(InputError, match="max_iter"):
+        thin_frames(np.zeros((2, 2)), [0.5], -1)
+    assert thin_frames(np.zeros((2, 2)), []) == []

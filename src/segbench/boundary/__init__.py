@@ -10,7 +10,7 @@ from ._counts import BoundaryCounts, default_thresholds, evaluate_image, human_c
 from ._seg2bdry import seg2bdry
 from ._summary import (BoundarySummary, average_precision, f_measure, max_f,
                        recall_at_precision, summarize, summarize_human)
-from ._thin import thin
+from ._thin import thin, thin_frames
 
 __all__ = [
     "DEFAULT_MAX_DIST",
@@ -29,5 +29,6 @@ __all__ = [
     "human_counts",
     "seg2bdry",
     "thin",
+    "thin_frames",
     "tolerance_px",
 ]

@@ -10,6 +10,7 @@ from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST, Matcher
 from ._seg2bdry import seg2bdry
 from ._thin import thin as thin_map
+from ._thin import thin_frames
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ def detected_map(pred, t: float) -> np.ndarray:
 def _frames(pred, thresholds, thin: bool):
     """Detected boundary maps as sorted linear pixel lists, one per threshold."""
     shape, at = _detector(pred)
+    kind = getattr(pred, "kind", None)
+    if kind in ("soft", "ucm2") or (kind is None and not isinstance(pred, (list, tuple))):
+        pb = pred.pb if kind else pred  # checked by _detector
+        return shape, thin_frames(pb, thresholds, None if thin else 0)
     frames = []
     for t in thresholds:
         m = at(t)
