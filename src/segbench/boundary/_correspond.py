@@ -448,38 +448,29 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 # T, at its distance plus its (non-negative) potential, so it is scored
                 # when relaxed rather than queued. Matched columns at or beyond the best
                 # way to T found so far can never be expanded either: not queued.
-                for e in range(nb_len[s]):
-                    j = nb_col[s, e]
-                    if scanned[j]:
+                for e in range(nb_len[s] + 1):
+                    if e < nb_len[s]:
+                        j = nb_col[s, e]
+                        r = base + nb_cost[s, e] - v[j]
+                    else:                        # the row's own outlier
+                        j = n_pix + i
+                        r = base + outlier - v[j]
+                    if scanned[j] or r >= shortest[j]:
                         continue
-                    r = base + nb_cost[s, e] - v[j]
-                    if r < shortest[j] and (r < best or row_of_col[j] < 0):
-                        if shortest[j] == _INF:
-                            touched[n_touched] = j
-                            n_touched += 1
-                        shortest[j] = r
-                        path[j] = i
-                        if row_of_col[j] < 0:
-                            if r + v[j] < best:
-                                best = r + v[j]
-                                sink = j
-                        else:
-                            hsize = _heap_push(hkeys, hvals, hsize, r, j)
-                j = n_pix + i
-                if not scanned[j]:
-                    r = base + outlier - v[j]
-                    if r < shortest[j] and (r < best or row_of_col[j] < 0):
-                        if shortest[j] == _INF:
-                            touched[n_touched] = j
-                            n_touched += 1
-                        shortest[j] = r
-                        path[j] = i
-                        if row_of_col[j] < 0:
-                            if r + v[j] < best:
-                                best = r + v[j]
-                                sink = j
-                        else:
-                            hsize = _heap_push(hkeys, hvals, hsize, r, j)
+                    free = row_of_col[j] < 0
+                    if r >= best and not free:
+                        continue
+                    if shortest[j] == _INF:
+                        touched[n_touched] = j
+                        n_touched += 1
+                    shortest[j] = r
+                    path[j] = i
+                    if free:
+                        if r + v[j] < best:
+                            best = r + v[j]
+                            sink = j
+                    else:
+                        hsize = _heap_push(hkeys, hvals, hsize, r, j)
                 # next matched column to expand
                 i = -1
                 while hsize > 0 and hkeys[0] < best:

@@ -134,32 +134,39 @@ def _interval(a, j, lc, thr, d, iv, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _interior(full, lc, thr, d, iv):
-    """Interior intervals [iv[2i], iv[2i+1]) of a row; returns their number.
-
-    Runs of set ``full`` are found eight bytes at a time; ``full`` is zero-padded past
-    the row (and full[0] = 0), so every run opens after column 0 and closes in the
-    buffer.
-    """
-    words = full.view(np.uint64)
+def _byte_runs(buf, runs):
+    """Runs of set (0/1) bytes of the mark buffer ``buf``: run i is bytes runs[2i] ..
+    runs[2i+1]-1. Returns their number. Found eight bytes at a time; the buffer's zero
+    padding closes the last run."""
+    words = buf.view(np.uint64)
     cur = 0
-    a = 0
     n = 0
     for k in range(words.size):
         wv = words[k]
         x = wv ^ (_ONES if cur else _U0)  # bytes that differ from the current state
         while x:
             j = 8 * k + (trailing_zeros(x) >> 3)
-            if cur == 0:
-                a = j
-                cur = 1
-            else:
-                n = _interval(a, j, lc, thr, d, iv, n)
-                cur = 0
+            runs[2 * n + cur] = j
+            n += cur                      # a run closed
+            cur ^= 1
             shift = np.uint64(8 * (j - 8 * k) + 8)  # look above j, against the new state
             if shift == 64:
                 break
             x = (wv ^ (_ONES if cur else _U0)) >> shift << shift
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _interior(full, lc, thr, d, iv):
+    """Interior intervals [iv[2i], iv[2i+1]) of a row; returns their number.
+
+    ``full`` is zero at column 0 and past the row, so every run of it opens after column
+    0 and closes in the buffer. The runs are listed in ``iv`` itself: interval i is
+    written after run i was read.
+    """
+    n = 0
+    for r in range(_byte_runs(full, iv)):
+        n = _interval(iv[2 * r], iv[2 * r + 1], lc, thr, d, iv, n)
     return n
 
 
@@ -172,33 +179,19 @@ def _interior_wide(full, lc, thr, d, iv, wflag):
     extended into the partial words on either side. Near slanted boundaries ``full``
     flickers every few columns; those short runs cost nothing. The all-set words are
     flagged in one vectorized pass into ``wflag`` (a zero-padded mark buffer of
-    ``full.size // 8`` bytes), whose runs are then found eight flags at a time.
+    ``full.size // 8`` bytes), whose runs are listed in ``iv`` as in ``_interior``.
     """
     words = full.view(np.uint64)
     for k in range(_U0, np.uint64(words.size)):
         wflag[k] = words[k] == _ONES  # the last word holds full's padding: never set
-    flags = wflag.view(np.uint64)
     n = 0
-    cur = 0
-    k1 = 0
-    for q in range(flags.size):
-        fv = flags[q]
-        x = fv ^ (_ONES if cur else _U0)  # flags that differ from the current state
-        while x:
-            k = 8 * q + (trailing_zeros(x) >> 3)
-            if cur == 0:
-                k1 = k
-                cur = 1
-            else:  # words k1 .. k-1 all set; full[0] = 0, so k1 >= 1
-                zeros = ~words[k1 - 1] & _ONES
-                a = 8 * k1 - 7 + ((63 - leading_zeros(zeros)) >> 3)
-                j = 8 * k + (trailing_zeros(~words[k] & _ONES) >> 3)
-                n = _interval(a, j, lc, thr, d, iv, n)
-                cur = 0
-            shift = np.uint64(8 * (k - 8 * q) + 8)  # look above k, against the new state
-            if shift == 64:
-                break
-            x = (fv ^ (_ONES if cur else _U0)) >> shift << shift
+    for r in range(_byte_runs(wflag, iv)):
+        k1 = iv[2 * r]                # words k1 .. k-1 all set; full[0] = 0, so k1 >= 1
+        k = iv[2 * r + 1]
+        zeros = ~words[k1 - 1] & _ONES
+        a = 8 * k1 - 7 + ((63 - leading_zeros(zeros)) >> 3)
+        j = 8 * k + (trailing_zeros(~words[k] & _ONES) >> 3)
+        n = _interval(a, j, lc, thr, d, iv, n)
     return n
 
 
