@@ -375,9 +375,8 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
             c_mult += 1
         else:
             if c_row >= 0:
-                _changes(gt[c_row], pred[c_row], ch)
-                bad = _count_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
-                                 c_mult, conf, gt_band, pred_band, band_inter, True)
+                bad = _count_whole_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
+                                       c_mult, conf, gt_band, pred_band, band_inter)
                 if bad >= 0:
                     return c_row * w + bad
             c_row = o
@@ -451,15 +450,23 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
         b_row = o
         b_mult = 1
     if c_row >= 0:
-        _changes(gt[c_row], pred[c_row], ch)
-        bad = _count_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
-                         c_mult, conf, gt_band, pred_band, band_inter, True)
+        bad = _count_whole_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
+                               c_mult, conf, gt_band, pred_band, band_inter)
         if bad >= 0:
             return c_row * w + bad
     if b_row >= 0:
         _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
                    b_mult, gt_band, pred_band, band_inter)
     return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_whole_row(g, p, ch, words, w, nc, ign, rzl, mult, conf, gt_total, pred_total,
+                     diag_total):
+    """Confusion counts and class totals of one row pair standing for ``mult`` rows."""
+    _changes(g, p, ch)
+    return _count_row(g, p, ch, words, w, nc, ign, rzl, mult, conf, gt_total, pred_total,
+                      diag_total, True)
 
 
 @njit(cache=True, nogil=True, inline="always")
