@@ -101,8 +101,14 @@ def _heap_pop(keys, vals, size):
 
 
 @nb.njit(cache=True, inline="always")
-def _shifted(py, px, k, dv, du, height, width):
-    """Linear index of pixel (py, px) moved by offset ``k``; -1 outside the image."""
+def _shifted(p, py, px, k, inside, lin_off, dv, du, height, width):
+    """Linear index of pixel ``p`` = (py, px) moved by offset ``k``; -1 outside the image.
+
+    ``inside``: p lies at least the largest offset away from every edge (most pixels),
+    so the move is one addition of ``lin_off[k]`` = dv[k] * width + du[k].
+    """
+    if inside:
+        return p + lin_off[k]
     y = py + dv[k]
     x = px + du[k]
     if 0 <= y < height and 0 <= x < width:
@@ -110,10 +116,17 @@ def _shifted(py, px, k, dv, du, height, width):
     return -1
 
 
+@nb.njit(cache=True, inline="always")
+def _locate(p, reach, height, width):
+    """(row, col, whether every offset of length <= ``reach`` stays in the image)."""
+    py, px = divmod(p, width)
+    return py, px, reach <= py < height - reach and reach <= px < width - reach
+
+
 @nb.njit(cache=True)
-def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, costs, height,
-                   width, n_pix, lab_col, lab_row, nxt_col, nxt_row, seen_col, seen_row,
-                   hkeys, hvals):
+def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, lin_off, reach,
+                   costs, height, width, n_pix, lab_col, lab_row, nxt_col, nxt_row,
+                   seen_col, seen_row, hkeys, hvals):
     """Restore optimality after column ``c0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -175,9 +188,9 @@ def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, costs,
         if c >= n_pix:
             continue                              # an outlier: no other row reaches it
         own = row_of_col[c]
-        cy, cx = divmod(c, width)
+        cy, cx, inside = _locate(c, reach, height, width)
         for k in range(dv.shape[0]):
-            q = _shifted(cy, cx, k, dv, du, height, width)
+            q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
             if q < 0 or not row_present[q] or q == own or col_of_row[q] < 0:
                 continue
             lq = key + costs[k] - u[q] - v[c]
@@ -263,6 +276,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     """
     n_pix = height * width
     n_off = dv.shape[0]
+    lin_off = dv * width + du
+    reach = 0
+    for k in range(n_off):
+        reach = max(reach, abs(dv[k]), abs(du[k]))
     n_frames = row_lo.shape[0]
     max_rows = 1
     max_cols = 1
@@ -331,17 +348,17 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             c = released[t]
             if v[c] < 0 and row_of_col[c] < 0:
                 _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
-                               costs, height, width, n_pix, lab_col, lab_row, nxt_col,
-                               nxt_row, seen_col, seen_row, hkeys, hvals)
+                               lin_off, reach, costs, height, width, n_pix, lab_col,
+                               lab_row, nxt_col, nxt_row, seen_col, seen_row, hkeys, hvals)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
         n_gone, n_came = (0, 0) if same_cols else _diff_sorted(prev_cols, cols, gone, came)
         for t in range(n_gone):
             c = gone[t]
             col_present[c] = False
-            cy, cx = divmod(c, width)
+            cy, cx, inside = _locate(c, reach, height, width)
             for k in range(n_off):
-                q = _shifted(cy, cx, k, dv, du, height, width)
+                q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
                 if q < 0 or not row_present[q]:
                     continue
                 s = slot_of[q]
@@ -369,9 +386,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             if n_rows_present == 0:               # a first frame: rows come next
                 v[c] = 0
                 continue
-            cy, cx = divmod(c, width)
+            cy, cx, inside = _locate(c, reach, height, width)
             for k in range(n_off):
-                q = _shifted(cy, cx, k, dv, du, height, width)
+                q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
                 if q < 0 or not row_present[q]:
                     continue
                 s = slot_of[q]
@@ -383,8 +400,8 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             v[c] = vc
             if vc < 0:
                 _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
-                               costs, height, width, n_pix, lab_col, lab_row, nxt_col,
-                               nxt_row, seen_col, seen_row, hkeys, hvals)
+                               lin_off, reach, costs, height, width, n_pix, lab_col,
+                               lab_row, nxt_col, nxt_row, seen_col, seen_row, hkeys, hvals)
         # --- rows that arrived ---------------------------------------------------------
         n_rows_present += rows_came.shape[0]
         for t in range(rows_came.shape[0]):
@@ -394,9 +411,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             s = spare[n_spare]
             slot_of[q] = s
             nb_len[s] = 0
-            qy, qx = divmod(q, width)
+            qy, qx, inside = _locate(q, reach, height, width)
             for k in range(n_off):
-                c = _shifted(qy, qx, k, dv, du, height, width)
+                c = _shifted(q, qy, qx, k, inside, lin_off, dv, du, height, width)
                 if c >= 0 and col_present[c]:
                     nb_col[s, nb_len[s]] = c
                     nb_cost[s, nb_len[s]] = costs[k]
