@@ -46,11 +46,12 @@ class HumanSegmentation:
 
 
 def _boundary_array(value: object, what: str, path: Path) -> np.ndarray:
-    arr = integer_array(value, what, path, dtype=np.int64, min_value=0)
-    if arr.max() > 1:
+    arr = value
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iuf" and arr.size \
+            and arr.max() > 1:
         raise InputError(f"{what} must hold only 0 and 1, found values up to {arr.max()}",
                          path)
-    return arr.astype(bool)
+    return integer_array(arr, what, path, dtype=np.uint8, min_value=0) != 0
 
 
 def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
