@@ -221,7 +221,6 @@ def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
     any_pix = np.empty(n_any, np.int64)   # padded index of each, raster order
     any_val = np.empty(n_any, np.float64)
     k = 0
-    total = 0
     for r in range(h):
         base = (r + 1) * wp + 1
         for c in range(w):
@@ -229,16 +228,13 @@ def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
                 any_pix[k] = base + c
                 any_val[k] = pb[r, c]
                 k += 1
-    for j in range(n_t):
-        for k in range(n_any):
-            total += any_val[k] >= thresholds[j]
     img = np.zeros((h + 2) * wp, np.uint8)
     mark = np.zeros((h + 2) * wp, np.uint8)
     fg = np.empty(n_any, np.int64)
     cand = np.empty(n_any, np.int64)
     dela = np.empty(n_any, np.int64)
     delb = np.empty(n_any, np.int64)
-    out = np.empty(total, np.int64)
+    out = np.empty(max(n_any, 16), np.int64)  # grows by doubling: thinned maps are small
     offsets = np.zeros(n_t + 1, np.int64)
     n_out = 0
     for j in range(n_t):
@@ -250,6 +246,10 @@ def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
                 fg[nfg] = any_pix[k]
                 nfg += 1
         _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, cand, dela, delb, mark)
+        if n_out + nfg > out.shape[0]:
+            grown = np.empty(max(2 * out.shape[0], n_out + nfg), np.int64)
+            grown[:n_out] = out[:n_out]
+            out = grown
         for k in range(nfg):  # survivors, still in raster order; the image is cleared
             i = fg[k]
             if img[i]:
