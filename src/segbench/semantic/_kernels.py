@@ -85,7 +85,6 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     nc = np.int64(num_classes)
     ch = _mark_buffer(_BLOCK)
     words = ch.view(np.uint64)
-    none = np.empty(0, np.int64)  # class totals: not read with totals=False
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
@@ -94,7 +93,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         for i in range(_U1, np.uint64(m)):
             ch[i] = (g[i] != g[i - _U1]) | (p[i] != p[i - _U1])
         ch[m + 1:8 * (m // 8 + 1)] = 0
-        bad = _count_row(g, p, ch, words, m, nc, ign, rzl, 1, conf, none, none, none, False)
+        bad = _count_row(g, p, ch, words, m, nc, ign, rzl, conf)
         if bad >= 0:
             return b0 + bad
     return -1
@@ -219,51 +218,6 @@ def _advance_map(x, xprev, lc, r):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _narrow(v, box):
-    """``v`` in the dtype of the 1-element array ``box`` (so that compares with the labels
-    run at their width), and whether it fits."""
-    box[0] = v
-    return box[0], np.int64(box[0]) == v
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _count_value(x, s, t, v, box):
-    """How many of x[s:t] equal the int64 ``v`` (``box``: see ``_narrow``)."""
-    vx, fits = _narrow(v, box)
-    if not fits:
-        return 0
-    n = 0
-    for c in range(np.uint64(s), np.uint64(t)):
-        n += x[c] == vx
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _count_values(x, s, t, v, u1, u2, box):
-    """(how many of x[s:t] equal ``v``, how many equal ``u1`` or ``u2``), in one pass."""
-    vx, v_fits = _narrow(v, box)
-    ux1, u1_fits = _narrow(u1, box)
-    ux2, u2_fits = _narrow(u2, box)
-    if not v_fits:  # no x equals them: compare with a value that is never counted twice
-        vx = ux1
-    if not u1_fits:
-        ux1 = ux2
-    if not u2_fits:
-        ux2 = ux1
-    nv = 0
-    nu = 0
-    for c in range(np.uint64(s), np.uint64(t)):
-        xc = x[c]
-        nv += xc == vx
-        nu += (xc == ux1) | (xc == ux2)
-    if not v_fits:
-        nv = 0
-    if not (u1_fits or u2_fits):
-        nu = 0
-    return nv, nu
-
-
 @njit(cache=True, nogil=True)
 def band_map(labels, d):
     """uint8 map: 1 where a pixel is in its own label's band of radius ``d``.
@@ -304,9 +258,9 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
     counted as if in both bands (with the confusion counts, per label run), and each
     interval then takes back what it holds: its length from the ground-truth band (or,
     for the prediction's, its valid pixels), and the pixels where both labels are its
-    label from the intersection, counted by one vectorized compare over the interval;
-    where a ground-truth and a prediction interval of one label overlap, the overlap
-    was taken back twice and is given back once.
+    label from the intersection, read off the row's label runs that it overlaps; where
+    a ground-truth and a prediction interval of one label overlap, the overlap was
+    taken back twice and is given back once.
 
     Repeated rows: the confusion counts of row o are those of row o-1 when both maps
     repeat their previous row. The band of row o is a function of the set of distinct
@@ -340,8 +294,10 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
     ch = _mark_buffer(w)
     words = ch.view(np.uint64)
     wflag = _mark_buffer(full.size // 8)
-    gbox = np.empty(1, gt.dtype)
-    pbox = np.empty(1, pred.dtype)
+    rs = np.empty(w + 1, np.int64)   # label runs of the latest distinct row (_row_runs)
+    rg = np.empty(w, np.int64)
+    rp = np.empty(w, np.int64)
+    n_runs = -1
     # interior intervals of the pending band row, and what each takes back
     ivg = np.zeros(w + 2, np.int64)
     ivp = np.zeros(w + 2, np.int64)
@@ -358,8 +314,7 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
     r_start = max(0, row0 - d)
     thr_box = lcg[:1].copy()
     r_next = r_start
-    c_row = -1   # row whose confusion counts are pending, and the rows it stands for
-    c_mult = 0
+    c_mult = 0   # rows the pending runs stand for
     b_row = -1   # row whose band take-backs are pending, and the rows it stands for
     b_mult = 0
     for o in range(row0, row1):
@@ -371,15 +326,15 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
                                            np.int32(r_next))
             r_next += 1
         rows_same = eqg[o] and eqp[o]
-        if c_row >= 0 and rows_same:
+        if n_runs >= 0 and rows_same:
             c_mult += 1
         else:
-            if c_row >= 0:
-                bad = _count_whole_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
-                                       c_mult, conf, gt_band, pred_band, band_inter)
-                if bad >= 0:
-                    return c_row * w + bad
-            c_row = o
+            if n_runs >= 0:
+                _add_runs(rs, rg, rp, n_runs, nc, ign, c_mult, conf, gt_band, pred_band,
+                          band_inter)
+            n_runs = _row_runs(gt[o], pred[o], ch, words, w, nc, ign, rzl, rs, rg, rp)
+            if n_runs < 0:
+                return o * w - 1 - n_runs
             c_mult = 1
         edge = o - d < 0 or o + d >= h
         # is the band of each map that of row o-1 (held in ivX)?
@@ -411,29 +366,38 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
         # what each interval takes back; kept where neither its map's band nor the
         # other map's row changed
         if ng and not (same_g and eqp[o]):
+            k = 0
             for i in range(ng):
                 s, t = ivg[2 * i], ivg[2 * i + 1]
-                lab = _gt_label(g[s], ign, rzl)
-                if lab != ign and np.uint64(lab) >= np.uint64(nc):
-                    return o * w + s
+                while rs[k + 1] <= s:
+                    k += 1
+                lab = rg[k]  # the interval lies in one gt run: every run in it has rg = lab
+                both = 0
+                while rs[k] < t:
+                    ov = min(rs[k + 1], t) - max(rs[k], s)
+                    both += ov * np.int64(rp[k] == lab)
+                    k += 1
+                k -= 1
                 lab_g[i] = lab
-                both_g[i] = 0 if lab == ign else _count_value(p, s, t, lab, pbox)
+                both_g[i] = 0 if lab == ign else both
         if np_ and not (same_p and eqg[o]):
+            k = 0
             for i in range(np_):
                 s, t = ivp[2 * i], ivp[2 * i + 1]
-                lab = np.int64(p[s])
-                if np.uint64(lab) >= np.uint64(nc):
-                    return o * w + s
+                while rs[k + 1] <= s:
+                    k += 1
+                lab = rp[k]
+                both = 0
+                ignored = 0
+                while rs[k] < t:
+                    ov = min(rs[k + 1], t) - max(rs[k], s)
+                    both += ov * np.int64(rg[k] == lab)
+                    ignored += ov * np.int64(rg[k] == ign)
+                    k += 1
+                k -= 1
                 lab_p[i] = lab
-                # raw gt values of class ``lab`` and of the ignore index
-                if rzl:  # raw 0 and 255 are ignored, raw v is class v - 1
-                    same, ignored = _count_values(g, s, t, lab + 1, 0, 255, gbox)
-                    if lab == 254:
-                        same = 0
-                else:
-                    same, ignored = _count_values(g, s, t, lab, ign, ign, gbox)
                 valid_p[i] = t - s - ignored
-                both_p[i] = 0 if lab == ign else same
+                both_p[i] = 0 if lab == ign else both
         # pixels in a gt and a pred interval of one class were taken back twice
         ov_g[:ng] = 0
         i = 0
@@ -449,24 +413,12 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
             k += 1 - g_first
         b_row = o
         b_mult = 1
-    if c_row >= 0:
-        bad = _count_whole_row(gt[c_row], pred[c_row], ch, words, w, nc, ign, rzl,
-                               c_mult, conf, gt_band, pred_band, band_inter)
-        if bad >= 0:
-            return c_row * w + bad
+    if n_runs >= 0:
+        _add_runs(rs, rg, rp, n_runs, nc, ign, c_mult, conf, gt_band, pred_band, band_inter)
     if b_row >= 0:
         _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
                    b_mult, gt_band, pred_band, band_inter)
     return -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _count_whole_row(g, p, ch, words, w, nc, ign, rzl, mult, conf, gt_total, pred_total,
-                     diag_total):
-    """Confusion counts and class totals of one row pair standing for ``mult`` rows."""
-    _changes(g, p, ch)
-    return _count_row(g, p, ch, words, w, nc, ign, rzl, mult, conf, gt_total, pred_total,
-                      diag_total, True)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -486,16 +438,9 @@ def _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, i
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _count_row(g, p, ch, words, w, nc, ign, rzl, mult,
-               conf, gt_total, pred_total, diag_total, totals):
-    """Add the runs of one row marked in ``ch`` (ch[0] set; ch[w] is set here).
-
-    Every count is added ``mult`` times (the row stands for that many equal rows).
-    With ``totals`` (a constant at each call site, so the compiler drops the code when
-    False) each valid pixel is also added to ``gt_total`` (by gt class), ``pred_total``
-    (by pred class) and, where both agree, ``diag_total``; otherwise those arrays are
-    not read. Returns the column of the first out-of-range label, or -1.
-    """
+def _count_row(g, p, ch, words, w, nc, ign, rzl, conf):
+    """Add the runs of one stretch marked in ``ch`` (ch[0] set; ch[w] is set here) to
+    ``conf``. Returns the column of the first out-of-range label, or -1."""
     ch[w] = 1
     unc = np.uint64(nc)
     start = 0
@@ -511,11 +456,53 @@ def _count_row(g, p, ch, words, w, nc, ign, rzl, mult,
             if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
                 return start
             if gl != ign:
-                n = (j - start) * mult
-                conf[np.uint64(gl * nc + pl)] += n
-                if totals:
-                    gt_total[gl] += n
-                    pred_total[pl] += n
-                    diag_total[gl] += n * np.int64(gl == pl)
+                conf[np.uint64(gl * nc + pl)] += j - start
             start = j
     return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_runs(g, p, ch, words, w, nc, ign, rzl, rs, rg, rp):
+    """The label runs of one row pair: run i covers columns rs[i] .. rs[i+1]-1, with
+    ground-truth class rg[i] (after reduce_zero_label; the ignore index as is) and
+    predicted class rp[i]. Returns their number, or -1 - the column of the first
+    out-of-range label."""
+    _changes(g, p, ch)
+    ch[w] = 1
+    unc = np.uint64(nc)
+    n = 0
+    start = 0
+    for k in range(w // 8 + 1):
+        wv = words[k]
+        while wv:
+            j = 8 * k + (trailing_zeros(wv) >> 3)
+            wv &= wv - _U1
+            if j == 0:
+                continue
+            pl = np.int64(p[start])
+            gl = _gt_label(g[start], ign, rzl)
+            if np.uint64(pl) >= unc or (gl != ign and np.uint64(gl) >= unc):
+                return -1 - start
+            rs[n] = start
+            rg[n] = gl
+            rp[n] = pl
+            n += 1
+            start = j
+    rs[n] = w
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_runs(rs, rg, rp, n, nc, ign, mult, conf, gt_total, pred_total, diag_total):
+    """Count every valid pixel of a row's runs (standing for ``mult`` rows) in the
+    confusion matrix, in the class totals of each map and, where both agree, in
+    ``diag_total``."""
+    for i in range(n):
+        gl = rg[i]
+        if gl != ign:
+            m = (rs[i + 1] - rs[i]) * mult
+            pl = rp[i]
+            conf[np.uint64(gl * nc + pl)] += m
+            gt_total[gl] += m
+            pred_total[pl] += m
+            diag_total[gl] += m * np.int64(gl == pl)
