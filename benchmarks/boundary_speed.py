@@ -10,8 +10,10 @@ doing the work (``time.process_time``), so a busy machine inflates them less tha
 
 Printed per image and overall:
   * CPU-s/image of segbench, of pyEdgeEval, and their ratio pyEdgeEval/segbench;
-  * the "floor": read the map + threshold it at the 99 thresholds + thin every thresholded map
-    with segbench's thinning -- work no evaluator can avoid -- and segbench's ratio to it;
+  * the "floor": read the map + threshold it at the 99 thresholds + thin every thresholded map,
+    done the fastest way segbench has (``boundary.thin_frames``) -- work no evaluator can
+    avoid -- and segbench's ratio to it; the same work map by map (``thin(pb >= t)`` for each
+    t) is printed in a note;
   * each image's best F over the thresholds from both evaluators (and the count agreement),
     so a reader sees they evaluated the same thing.
 
