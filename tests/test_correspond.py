@@ -143,3 +143,25 @@ def test_frames_with_random_churn_equal_independent_solves(seed):
         bm[pix] = True
         n_opt, _ = brute_force(bm.reshape(h, w), fixed, max_dist)
         assert n_matched[f] == n_opt == flags[f].sum(), (f, n_matched[f], n_opt)
+
+
+def test_one_matcher_reused_across_annotators_and_frame_lists():
+    """The frame pool (frames concatenated, diffs between neighbours) is kept for the
+    last list seen: reusing a Matcher with other lists, reordered or edited copies, and
+    other fixed maps gives what fresh matchers give."""
+    rng = np.random.default_rng(77)
+    h, w = 24, 31
+    base = rng.random((h, w))
+    frames_a = [np.flatnonzero(base < t) for t in np.linspace(0.7, 0.05, 9)]
+    frames_b = frames_a[::-1]                       # same arrays, other order
+    frames_c = list(frames_a)
+    frames_c[3] = np.flatnonzero(rng.random((h, w)) < 0.4)  # one frame replaced
+    humans = [rng.random((h, w)) < p for p in (0.1, 0.25, 0.4)]
+    shared = Matcher((h, w), 0.1)
+    for frames in (frames_a, frames_a, frames_b, frames_c, frames_a):
+        for human in humans:
+            got_n, got_flags = shared.match_frames(human, frames)
+            want_n, want_flags = Matcher((h, w), 0.1).match_frames(human, frames)
+            np.testing.assert_array_equal(got_n, want_n)
+            for g, wf in zip(got_flags, want_flags):
+                np.testing.assert_array_equal(g, wf)

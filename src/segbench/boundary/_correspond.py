@@ -29,6 +29,9 @@ DEFAULT_MAX_DIST = 0.0075
 DEFAULT_OUTLIER_COST = 100.0
 
 _INF = np.iinfo(np.int64).max // 8
+_EMPTY = np.zeros(0, np.int64)
+#: ``diffs`` argument of _match_sequence when no frame diffs are known
+_NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 
 def tolerance_px(shape: tuple[int, int], max_dist: float) -> float:
@@ -250,8 +253,60 @@ def _diff_sorted(old, new, out_gone, out_came):
 
 
 @nb.njit(cache=True)
+def _frame_diffs(ptr, pix):
+    """Pixels leaving and arriving between consecutive frames of a sequence.
+
+    Frame k is ``pix[ptr[k]:ptr[k + 1]]`` (sorted). Entry k >= 1 of the result lists the
+    pixels of frame k-1 not in frame k (``gone``) and of frame k not in frame k-1
+    (``came``), as ``gone_pix[gone_ptr[k]:gone_ptr[k + 1]]`` and likewise; entry 0 is
+    empty. Returns (gone_ptr, gone_pix, came_ptr, came_pix).
+    """
+    n = ptr.shape[0] - 1
+    gone_ptr = np.zeros(n + 1, np.int64)
+    came_ptr = np.zeros(n + 1, np.int64)
+    gone_pix = np.empty(pix.shape[0], np.int64)
+    came_pix = np.empty(pix.shape[0], np.int64)
+    n_g = 0
+    n_c = 0
+    for k in range(1, n):
+        a = pix[ptr[k - 1]:ptr[k]]
+        b = pix[ptr[k]:ptr[k + 1]]
+        if n_g + a.shape[0] > gone_pix.shape[0]:
+            gone_pix = np.concatenate((gone_pix, np.empty(gone_pix.shape[0] + a.shape[0],
+                                                          np.int64)))
+        if n_c + b.shape[0] > came_pix.shape[0]:
+            came_pix = np.concatenate((came_pix, np.empty(came_pix.shape[0] + b.shape[0],
+                                                          np.int64)))
+        dg, dc = _diff_sorted(a, b, gone_pix[n_g:], came_pix[n_c:])
+        n_g += dg
+        n_c += dc
+        gone_ptr[k + 1] = n_g
+        came_ptr[k + 1] = n_c
+    return gone_ptr, gone_pix[:n_g], came_ptr, came_pix[:n_c]
+
+
+@nb.njit(cache=True, inline="always")
+def _side_diff(same, f, side, diffs, prev, cur, gone, came):
+    """Pixels of one side (0 rows, 1 columns) leaving and arriving at frame ``f``, into
+    ``gone`` / ``came``; returns their counts. Read from ``diffs`` (side, first entry,
+    step, gone_ptr, gone_pix, came_ptr, came_pix; see ``_frame_diffs``) when they are
+    this side's, else merged from the sorted lists."""
+    if same:
+        return 0, 0
+    d_side, entry0, step, gone_ptr, gone_pix, came_ptr, came_pix = diffs
+    if f == 0 or d_side != side:
+        return _diff_sorted(prev, cur, gone, came)
+    e = entry0 + step * f
+    n_gone = gone_ptr[e + 1] - gone_ptr[e]
+    n_came = came_ptr[e + 1] - came_ptr[e]
+    gone[:n_gone] = gone_pix[gone_ptr[e]:gone_ptr[e + 1]]
+    came[:n_came] = came_pix[came_ptr[e]:came_ptr[e + 1]]
+    return n_gone, n_came
+
+
+@nb.njit(cache=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
-                    du, costs, outlier, ws):
+                    du, costs, outlier, ws, diffs):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -269,6 +324,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     tight, reduced costs >= 0, matched columns at potential <= 0, free columns >= 0)
     make every frame's matching an exact optimum. Repairs stay local when the rows are
     the scarcer side, so callers pick the smaller map as rows.
+
+    ``diffs`` gives the pixels leaving and arriving at each frame on the side that
+    changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
+    then they are not merged again for every map matched against the same frames.
 
     Returns the matched-row count per frame and, aligned with ``row_pix`` and
     ``col_pix``, whether each listed pixel is matched (for a slice shared by several
@@ -326,7 +385,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         # a side that repeats the previous frame's slice (a fixed map) has not changed
         same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
         same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
-        n_gone, n_came = (0, 0) if same_rows else _diff_sorted(prev_rows, rows, gone, came)
+        n_gone, n_came = _side_diff(same_rows, f, 0, diffs, prev_rows, rows, gone, came)
         n_released = 0
         n_rows_present -= n_gone
         for t in range(n_gone):
@@ -352,7 +411,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                                lab_row, nxt_col, nxt_row, seen_col, seen_row, hkeys, hvals)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
-        n_gone, n_came = (0, 0) if same_cols else _diff_sorted(prev_cols, cols, gone, came)
+        n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
         for t in range(n_gone):
             c = gone[t]
             col_present[c] = False
@@ -585,6 +644,25 @@ class Matcher:
         self.dv, self.du, self.costs = _offsets(self.radius)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
         self._ws = None
+        self._pool_key = None
+        self._pool = None
+
+    def _frame_pool(self, frames) -> tuple:
+        """(ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix) of a frame list: the frames
+        concatenated and the diffs between consecutive ones (``_frame_diffs``). Kept for
+        the last list seen, as ``evaluate_image`` matches every annotator against one
+        list; a list holding other arrays (or the same arrays in another order) is
+        pooled anew."""
+        key = tuple(frames)
+        if self._pool_key is None or len(key) != len(self._pool_key) or any(
+                a is not b for a, b in zip(key, self._pool_key)):
+            arrs = [np.asarray(f, np.int64) for f in key]
+            ptr = np.zeros(len(arrs) + 1, np.int64)
+            ptr[1:] = np.cumsum([a.size for a in arrs])
+            pix = np.concatenate(arrs) if arrs else np.zeros(0, np.int64)
+            self._pool = (ptr, pix) + _frame_diffs(ptr, pix)
+            self._pool_key = key
+        return self._pool
 
     def _workspace(self) -> tuple:
         if self._ws is None:
@@ -607,7 +685,10 @@ class Matcher:
             The map matched against every frame (a human boundary map).
         frames : sequence of 1-D int64 arrays
             Each frame as the sorted linear indices (row-major) of its boundary pixels.
-            Consecutive frames that share most pixels are solved fastest.
+            Consecutive frames that share most pixels are solved fastest. Matching
+            several maps against one list (the annotators of an image) concatenates it
+            and computes its frame-to-frame changes once; the arrays must therefore not
+            be modified in place between calls (a list of other arrays is fine).
 
         Returns
         -------
@@ -618,38 +699,41 @@ class Matcher:
         """
         fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64)
         n_fixed = fixed_pix.size
-        frames = [np.asarray(f, np.int64) for f in frames]
-        n_matched = np.zeros(len(frames), np.int64)
-        flags = [None] * len(frames)
+        ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix = self._frame_pool(frames)
+        sizes = np.diff(ptr)
+        n_frames = sizes.size
+        n_matched = np.zeros(n_frames, np.int64)
+        flags = [None] * n_frames
         # Runs of consecutive frames solved together, the scarcer side as rows: repairs
         # between frames then stay local (see _match_sequence).
         start = 0
-        while start < len(frames):
-            fixed_rows = frames[start].size >= n_fixed
+        while start < n_frames:
+            fixed_rows = sizes[start] >= n_fixed
             stop = start + 1
-            while stop < len(frames) and (frames[stop].size >= n_fixed) == fixed_rows:
+            while stop < n_frames and (sizes[stop] >= n_fixed) == fixed_rows:
                 stop += 1
             # Where the frames are the rows, walk the run from its smallest frame up
             # (thresholds high to low): arriving rows only need augmenting, while
             # departing rows release columns that must be repaired.
             order = np.arange(start, stop)
-            if not fixed_rows and frames[start].size > frames[stop - 1].size:
+            side = 1 if fixed_rows else 0
+            if not fixed_rows and sizes[start] > sizes[stop - 1]:
                 order = order[::-1]
-            run = [frames[k] for k in order]
-            ptr = np.zeros(len(run) + 1, np.int64)
-            ptr[1:] = np.cumsum([f.size for f in run])
-            pix = np.concatenate(run) if run else np.zeros(0, np.int64)
-            whole = (np.zeros(len(run), np.int64), np.full(len(run), n_fixed, np.int64),
-                     fixed_pix)
-            sliced = (ptr[:-1].copy(), ptr[1:].copy(), pix)
+                # frame f of the run is frame stop-1-f: the forward diffs, read backwards
+                diffs = (side, stop, -1, came_ptr, came_pix, gone_ptr, gone_pix)
+            else:
+                diffs = (side, start, 1, gone_ptr, gone_pix, came_ptr, came_pix)
+            m = order.size
+            whole = (np.zeros(m, np.int64), np.full(m, n_fixed, np.int64), fixed_pix)
+            sliced = (ptr[order], ptr[order + 1], pix)
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
             n, row_flags, col_flags = _match_sequence(
                 self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
-                self.costs, self.outlier, self._workspace())
+                self.costs, self.outlier, self._workspace(), diffs)
             frame_flags = col_flags if fixed_rows else row_flags
             n_matched[order] = n
-            for k in range(len(run)):
-                flags[order[k]] = frame_flags[ptr[k]:ptr[k + 1]]
+            for k in order:
+                flags[k] = frame_flags[ptr[k]:ptr[k + 1]]
             start = stop
         return n_matched, flags
 
@@ -666,7 +750,7 @@ class Matcher:
         _, row_flags, col_flags = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
             one + cols.size, cols, self.dv, self.du, self.costs, self.outlier,
-            self._workspace())
+            self._workspace(), _NO_DIFFS)
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
