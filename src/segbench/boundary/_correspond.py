@@ -352,8 +352,8 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     (row_present, col_present, u, v, row_of_col, col_of_row, slot_of, shortest, path,
      scanned, lab_col, lab_row, nxt_col, nxt_row) = ws
     # each present row's present candidate columns, in a pool of slots
-    nb_col = np.empty((max_rows, n_off), np.int64)
-    nb_cost = np.empty((max_rows, n_off), np.int64)
+    nb_col = np.empty((max_rows, n_off), np.int32)   # int32: half the bytes per expansion
+    nb_cost = np.empty((max_rows, n_off), np.int32)
     nb_len = np.zeros(max_rows, np.int64)
     spare = np.arange(max_rows - 1, -1, -1).astype(np.int64)
     n_spare = max_rows
@@ -640,6 +640,9 @@ class Matcher:
         if not outlier_cost > 1:
             raise InputError(f"outlier_cost must exceed 1, got {outlier_cost}")
         self.shape = tuple(int(s) for s in shape)
+        if self.shape[0] * self.shape[1] >= 2 ** 31:  # candidate lists hold int32 indices
+            raise InputError(f"image of {self.shape[0]}x{self.shape[1]} pixels is too large "
+                             "to match (at most 2**31 - 1 pixels)")
         self.radius = tolerance_px(self.shape, max_dist)
         self.dv, self.du, self.costs = _offsets(self.radius)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
