@@ -607,13 +607,15 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
 def _workspace(n_pix: int) -> tuple:
     """Image-sized arrays for :func:`_match_sequence`, allocated once per shape."""
     n_all = 2 * n_pix
+    # potentials and distances in int64; pixel indices in int32 (Matcher refuses images
+    # of 2**31 pixels), which halves what a search reads
     return (np.zeros(n_pix, np.bool_), np.zeros(n_pix, np.bool_),
             np.zeros(n_pix, np.int64), np.zeros(n_all, np.int64),
-            np.full(n_all, -1, np.int64), np.full(n_pix, -2, np.int64),
-            np.full(n_pix, -1, np.int64), np.full(n_all, _INF, np.int64),
-            np.full(n_all, -1, np.int64), np.zeros(n_all, np.bool_),
+            np.full(n_all, -1, np.int32), np.full(n_pix, -2, np.int32),
+            np.full(n_pix, -1, np.int32), np.full(n_all, _INF, np.int64),
+            np.full(n_all, -1, np.int32), np.zeros(n_all, np.bool_),
             np.full(n_all + 1, _INF, np.int64), np.full(n_pix, _INF, np.int64),
-            np.empty(n_all + 1, np.int64), np.empty(n_pix, np.int64))
+            np.empty(n_all + 1, np.int32), np.empty(n_pix, np.int32))
 
 
 class Matcher:
