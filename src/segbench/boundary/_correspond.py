@@ -264,6 +264,7 @@ def _frame_diffs(ptr, pix):
     n = ptr.shape[0] - 1
     gone_ptr = np.zeros(n + 1, np.int64)
     came_ptr = np.zeros(n + 1, np.int64)
+    # each frame leaves at most its own pixels, each arrives with at most its own
     gone_pix = np.empty(pix.shape[0], np.int64)
     came_pix = np.empty(pix.shape[0], np.int64)
     n_g = 0
@@ -271,12 +272,6 @@ def _frame_diffs(ptr, pix):
     for k in range(1, n):
         a = pix[ptr[k - 1]:ptr[k]]
         b = pix[ptr[k]:ptr[k + 1]]
-        if n_g + a.shape[0] > gone_pix.shape[0]:
-            gone_pix = np.concatenate((gone_pix, np.empty(gone_pix.shape[0] + a.shape[0],
-                                                          np.int64)))
-        if n_c + b.shape[0] > came_pix.shape[0]:
-            came_pix = np.concatenate((came_pix, np.empty(came_pix.shape[0] + b.shape[0],
-                                                          np.int64)))
         dg, dc = _diff_sorted(a, b, gone_pix[n_g:], came_pix[n_c:])
         n_g += dg
         n_c += dc
