@@ -440,7 +440,11 @@ def _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, i
 @njit(cache=True, nogil=True, inline="always")
 def _count_row(g, p, ch, words, w, nc, ign, rzl, conf):
     """Add the runs of one stretch marked in ``ch`` (ch[0] set; ch[w] is set here) to
-    ``conf``. Returns the column of the first out-of-range label, or -1."""
+    ``conf``. Returns the column of the first out-of-range label, or -1.
+
+    The same walk as ``_row_runs``, counting as it goes: listing the runs first and
+    counting them after makes plain counting ~20% slower (measured), so the hot path
+    keeps its own loop."""
     ch[w] = 1
     unc = np.uint64(nc)
     start = 0
