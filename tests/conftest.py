@@ -14,3 +14,18 @@ def require(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"reference data not available: {path}")
     return path
+
+
+def cached_runs(tmp_path_factory, prefix: str, run):
+    """``get(kind, nthresh)``: the output folder of ``run(kind, nthresh, out)``, run once
+    per (kind, nthresh) in a module; skips without the official fixtures."""
+    require(FIXTURES / "bsr-official")
+    cache = {}
+
+    def get(kind, nthresh):
+        if (kind, nthresh) not in cache:
+            out = tmp_path_factory.mktemp(f"{prefix}{kind}{nthresh}")
+            run(kind, nthresh, out)
+            cache[kind, nthresh] = out
+        return cache[kind, nthresh]
+    return get

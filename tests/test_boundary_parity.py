@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, require
+from conftest import FIXTURES, cached_runs, require
 from segbench.boundary import BoundaryCounts, summarize
 from segbench.engine import run_boundary
 from segbench.report.official import read_ev1
@@ -31,17 +31,9 @@ CASES = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """One segbench run per (prediction kind, nthresh), shared by the cases."""
-    require(BSR)
-    cache = {}
-
-    def get(kind, nthresh):
-        if (kind, nthresh) not in cache:
-            out = tmp_path_factory.mktemp(f"{kind}{nthresh}")
-            run_boundary(INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh,
-                         progress=False, plot=False)
-            cache[kind, nthresh] = out
-        return cache[kind, nthresh]
-    return get
+    return cached_runs(tmp_path_factory, "", lambda kind, nthresh, out: run_boundary(
+        INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh, progress=False,
+        plot=False))
 
 
 @pytest.mark.parametrize("case,kind,nthresh,has_counts", CASES,

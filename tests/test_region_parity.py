@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, require
+from conftest import FIXTURES, cached_runs, require
 from segbench.engine._region import run_region
 from segbench.io import read_ground_truth, read_prediction
 from segbench.region import evaluate_image, summarize
@@ -32,17 +32,8 @@ CASES = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """One segbench run per (prediction kind, nthresh), shared by the cases."""
-    require(BSR)
-    cache = {}
-
-    def get(kind, nthresh):
-        if (kind, nthresh) not in cache:
-            out = tmp_path_factory.mktemp(f"region_{kind}{nthresh}")
-            run_region(INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh,
-                       progress=False)
-            cache[kind, nthresh] = out
-        return cache[kind, nthresh]
-    return get
+    return cached_runs(tmp_path_factory, "region_", lambda kind, nthresh, out: run_region(
+        INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh, progress=False))
 
 
 @pytest.mark.parametrize("name", FILES)
