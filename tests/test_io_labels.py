@@ -7,7 +7,7 @@ from PIL import Image
 
 from conftest import DATA, require
 from segbench.errors import InputError
-from segbench.io import list_files, read_image, read_label_map, write_label_map
+from segbench.io import check_all_present, list_files, read_image, read_label_map, write_label_map
 
 LABELS = np.array([[0, 1, 1, 7], [300, 300, 2, 65535]])
 
@@ -129,3 +129,10 @@ def test_list_files_errors(tmp_path):
     assert "two files" in msg
     _raises(list_files, tmp_path / "missing", "folder not found", exts="png")
     _raises(list_files, tmp_path / "1.png", "expected a folder", exts="png")
+
+
+def test_check_all_present_names_the_missing_ids(tmp_path):
+    check_all_present(["a", "b"], {"a": 1, "b": 2, "c": 3}, "images have no map", tmp_path)
+    ids = [f"{k:03d}" for k in range(25)]
+    with pytest.raises(InputError, match=r"23 of 25 images have no map: 002, 003, .* 021 \.\.\.$"):
+        check_all_present(ids, ids[:2], "images have no map", tmp_path)

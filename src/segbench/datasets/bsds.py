@@ -636,7 +636,7 @@ class FolderPairs(Dataset):
     def __init__(self, images_dir: str | PathLike | None, gt_dir: str | PathLike, *,
                  split: str = "test"):
         super().__init__()
-        from ..io import list_files
+        from ..io import check_all_present, list_files
         gt_dir = Path(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
@@ -659,11 +659,8 @@ class FolderPairs(Dataset):
         photos: dict[str, Path] = {}
         if images_dir is not None:
             photos = list_files(images_dir, IMAGE_EXTS)
-            missing = sorted(set(sources) - set(photos))
-            if missing:
-                shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
-                raise InputError(f"{len(missing)} of {len(sources)} ground-truth images "
-                                 f"have no photograph: {shown}", images_dir)
+            check_all_present(sources, photos, "ground-truth images have no photograph",
+                              images_dir)
         for iid, files in sorted(sources.items()):
             img = photos.get(iid)
             gt = files[0] if len(files) == 1 and files[0].suffix.lower() == ".mat" \

@@ -13,7 +13,8 @@ import numpy as np
 from ..boundary import (DEFAULT_MAX_DIST, BoundaryCounts, evaluate_image, human_counts,
                         summarize, summarize_human)
 from ..errors import InputError
-from ..io import check_same_shape, list_files, read_ground_truth, read_prediction
+from ..io import (check_all_present, check_same_shape, list_files, read_ground_truth,
+                  read_prediction)
 from ..report.official import atomic_write_text, write_eval_bdry, write_ev1
 from ..result import Result, provenance
 from ._executor import cached_map, map_items
@@ -33,11 +34,8 @@ def pair_folders(gt_dir, pred_dir, *, pred_exts=PRED_EXTS) -> list[tuple[str, Pa
     if not gts:
         raise InputError("no ground-truth .mat files found", gt_dir)
     preds = list_files(pred_dir, pred_exts)
-    missing = sorted(set(gts) - set(preds))
-    if missing:
-        shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
-        raise InputError(f"{len(missing)} of {len(gts)} images have no prediction "
-                         f"(.{'/.'.join(pred_exts)}): {shown}", pred_dir)
+    check_all_present(gts, preds, f"images have no prediction (.{'/.'.join(pred_exts)})",
+                      pred_dir)
     return [(iid, gts[iid], preds[iid]) for iid in sorted(gts)]
 
 

@@ -13,7 +13,7 @@
 Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
 """
 
-from ._files import list_files
+from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import read_image, write_image
 from ._labels import read_label_map, write_label_map
@@ -27,6 +27,7 @@ __all__ = [
     "SegFile",
     "as_prediction",
     "check_same_shape",
+    "check_all_present",
     "list_files",
     "read_ground_truth",
     "read_image",

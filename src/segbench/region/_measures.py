@@ -14,18 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._table import (_as_labels, compact_labels, contingency_table, split_tables,
-                     stacked_tables)
+from ._table import (_as_labels, checked_counts, compact_labels, contingency_table,
+                     split_tables, stacked_tables)
 
 
 def _table(a, b, table, void) -> np.ndarray:
     if table is not None:
-        t = np.asarray(table)
-        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-            raise InputError(f"a contingency table is a 2-D array, got shape {t.shape}")
-        if not np.issubdtype(t.dtype, np.integer) or (t < 0).any():
-            raise InputError("a contingency table holds non-negative integer counts")
-        return t.astype(np.int64, copy=False)
+        return checked_counts(table, "a contingency table")
     if a is None or b is None:
         raise InputError("give two label maps or table=")
     return contingency_table(a, b, void=void)

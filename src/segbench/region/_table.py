@@ -27,6 +27,17 @@ def _as_labels(a, what: str) -> np.ndarray:
     return arr
 
 
+def checked_counts(table, what: str) -> np.ndarray:
+    """``table`` as a 2-D int64 array of non-negative counts, or an InputError that calls
+    it ``what`` ("a contingency table", "an overlap table")."""
+    t = np.asarray(table)
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
+        raise InputError(f"{what} is a 2-D array, got shape {t.shape}")
+    if not np.issubdtype(t.dtype, np.integer) or (t < 0).any():
+        raise InputError(f"{what} holds non-negative integer counts")
+    return t.astype(np.int64, copy=False)
+
+
 def compact_labels(labels, *, void=0) -> tuple[np.ndarray, int]:
     """Renumber a label map to ``0..K`` keeping only the labels that occur.
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..engine import map_items, pair_folders
 from ..errors import InputError
-from ..io import check_same_shape, list_files, read_image
+from ..io import check_all_present, check_same_shape, list_files, read_image
 from ..result import Result, provenance
 from ._boundary import DEFAULT_TOLERANCE
 from ._evaluate import ANNOTATOR_MEASURES, _evaluate_image, summarize
@@ -45,19 +45,12 @@ def pair_superpixel_folders(gt_dir, pred_dir, image_dir=None):
                  pair_folders(gt_dir, pred_dir, pred_exts=SUPERPIXEL_EXTS)]
     else:
         preds = list_files(pred_dir, SUPERPIXEL_EXTS)
-        missing = sorted(set(gts) - set(preds))
-        if missing:
-            shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
-            raise InputError(f"{len(missing)} of {len(gts)} images have no superpixel "
-                             f"map: {shown}", pred_dir)
+        check_all_present(gts, preds, "images have no superpixel map", pred_dir)
         pairs = [(iid, tuple(gts[iid]), preds[iid]) for iid in gts]
     images = {}
     if image_dir is not None:
         images = list_files(image_dir, IMAGE_EXTS)
-        missing = sorted({iid for iid, _, _ in pairs} - set(images))
-        if missing:
-            raise InputError(f"{len(missing)} images missing: {', '.join(missing[:20])}",
-                             image_dir)
+        check_all_present([iid for iid, _, _ in pairs], images, "images missing", image_dir)
     return [(iid, g, s, images.get(iid)) for iid, g, s in pairs]
 
 

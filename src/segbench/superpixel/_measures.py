@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..region._table import checked_counts
 from ._table import superpixel_table
 
 #: Overlap below which the SLIC paper ignores a superpixel (fraction of its area).
@@ -23,11 +24,7 @@ ACHANTA_MIN_OVERLAP = 0.05
 
 def _table(sp, gt, table, void) -> np.ndarray:
     if table is not None:
-        t = np.asarray(table)
-        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
-            raise InputError(f"an overlap table is a 2-D array, got shape {t.shape}")
-        if not np.issubdtype(t.dtype, np.integer) or (t < 0).any():
-            raise InputError("an overlap table holds non-negative integer counts")
+        t = checked_counts(table, "an overlap table")
         if t[0].any():
             raise InputError("row 0 of an overlap table (void superpixel pixels) must be "
                              "empty: every pixel belongs to a superpixel")
