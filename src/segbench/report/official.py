@@ -26,6 +26,15 @@ def atomic_write_text(path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_texts(out, named_texts) -> list[Path]:
+    """Write each (file name, text) into folder ``out`` atomically; the paths written."""
+    paths = []
+    for name, text in named_texts:
+        atomic_write_text(Path(out) / name, text)
+        paths.append(Path(out) / name)
+    return paths
+
+
 def format_ev1(counts: BoundaryCounts) -> str:
     """``<iid>_ev1.txt``: threshold, cntR, sumR, cntP, sumP per line."""
     return "".join(" ".join(_g(v) for v in row) + "\n" for row in counts.as_table())
@@ -55,12 +64,8 @@ def write_eval_bdry(out_dir, summary: BoundarySummary) -> list[Path]:
     t, r, p, f = summary.ods
     r_max, p_max, f_max = summary.ois
     main = " ".join(_g(v) for v in (t, r, p, f, r_max, p_max, f_max, summary.ap)) + "\n"
-    paths = []
-    for name, text in (("eval_bdry_img.txt", img), ("eval_bdry_thr.txt", thr),
-                       ("eval_bdry.txt", main)):
-        atomic_write_text(out / name, text)
-        paths.append(out / name)
-    return paths
+    return write_texts(out, (("eval_bdry_img.txt", img), ("eval_bdry_thr.txt", thr),
+                             ("eval_bdry.txt", main)))
 
 
 def read_eval_bdry(path) -> dict:

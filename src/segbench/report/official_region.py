@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..region import RegionRecord, RegionSummary
-from .official import atomic_write_text
+from .official import atomic_write_text, write_texts
 
 
 def _g(x) -> str:
@@ -76,13 +76,9 @@ def write_eval_region(out_dir, summary: RegionSummary) -> list[Path]:
     ri = " ".join(_g(v) for v in (summary.pri_ods[0], summary.pri_ods[1], summary.pri_ois,
                                   summary.vi_ods[0], summary.vi_ods[1],
                                   summary.vi_ois)) + "\n"
-    paths = []
-    for name, text in (("eval_cover_img.txt", img), ("eval_cover_th.txt", th),
-                       ("eval_cover.txt", cover), ("eval_RI_VOI_thr.txt", ri_thr),
-                       ("eval_RI_VOI.txt", ri)):
-        atomic_write_text(out / name, text)
-        paths.append(out / name)
-    return paths
+    return write_texts(out, (("eval_cover_img.txt", img), ("eval_cover_th.txt", th),
+                             ("eval_cover.txt", cover), ("eval_RI_VOI_thr.txt", ri_thr),
+                             ("eval_RI_VOI.txt", ri)))
 
 
 def read_eval_cover(path) -> dict:

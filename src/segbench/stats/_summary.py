@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from scipy.special import gammaln
@@ -19,6 +19,13 @@ CUE_LABEL = {"gray": "absolute grey-level difference (0-255)",
              "color": "CIELAB difference ΔE*ab (CIE 1976)",
              "texture": "texture difference (filter-bank energy, grey levels)"}
 _FINE = {"gray": GRAY_LEVELS, "color": COLOR_CAP, "texture": N_TEXTURE_BINS}
+
+
+def _as_dict(obj, *derived: str) -> dict:
+    """Every field of a dataclass, plus the named properties, for ``to_dict``."""
+    out = {f.name: getattr(obj, f.name) for f in fields(obj)}
+    out.update((name, getattr(obj, name)) for name in derived)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,10 +77,7 @@ class Curve:
         return float(self.mean[ok[0]]), float(self.mean[ok[-1]])
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "x_label": self.x_label, "edges": self.edges,
-                "x": self.x, "mean": self.mean, "std": self.std, "pooled": self.pooled,
-                "pairs": self.pairs, "segmentations": self.segmentations,
-                "min_pairs": self.min_pairs, "n_items": self.n_items}
+        return _as_dict(self, "x")
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,9 +97,7 @@ class Histogram:
         return self.counts / self.n_regions if self.n_regions else self.counts * np.nan
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "x_label": self.x_label, "edges": self.edges,
-                "counts": self.counts, "fraction": self.fraction,
-                "n_regions": self.n_regions, "median": self.median, "mean": self.mean}
+        return _as_dict(self, "fraction")
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,13 +147,7 @@ class PowerLaw:
     alpha_log_bins: float = float("nan")
 
     def to_dict(self) -> dict:
-        return {"alpha": self.alpha, "alpha_ci": list(self.alpha_ci),
-                "amplitude": self.amplitude, "edges": self.edges, "area": self.area,
-                "counts": self.counts, "density": self.density, "fitted": self.fitted,
-                "cutoff": self.cutoff, "min_area": self.min_area,
-                "max_fraction": self.max_fraction, "n_regions": self.n_regions,
-                "n_images": self.n_images, "n_boot": self.n_boot,
-                "confidence": self.confidence, "alpha_log_bins": self.alpha_log_bins}
+        return {**_as_dict(self), "alpha_ci": list(self.alpha_ci)}
 
 
 @dataclass(frozen=True, eq=False)
