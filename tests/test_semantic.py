@@ -329,6 +329,40 @@ def test_band_counts_across_dtypes_ignore_rules_and_tall_maps():
         np.testing.assert_array_equal(got["union"], union, err_msg=f"trial {trial}")
 
 
+def test_run_listing_helpers_against_numpy():
+    # the band kernel lists runs branch-free, eight slots per 64 marks and a loop for the
+    # rest: dense rows (up to every column a change) take that rarely used path
+    from segbench.semantic import _kernels as K
+    rng = np.random.default_rng(19)
+    for trial in range(60):
+        n = int(rng.integers(1, 300))
+        density = float(rng.choice([0.01, 0.1, 0.5, 0.95]))
+        buf = K._mark_buffer(n + 1)
+        buf[1:n + 1] = rng.random(n) < density      # byte 0 and the padding stay 0
+        runs = np.zeros(buf.size + 10, np.int64)
+        edges = np.flatnonzero(np.diff(np.r_[0, buf, 0]))
+        expected = edges.reshape(-1, 2)
+        for finder in (K._set_runs, K._byte_runs):
+            k = finder(buf, runs)
+            np.testing.assert_array_equal(runs[:2 * k].reshape(-1, 2), expected,
+                                          err_msg=f"{finder.__name__} trial {trial}")
+        w = int(rng.integers(1, 400))
+        g = rng.choice([0, 1, 2, 255], w, p=[0.4, 0.3, 0.2, 0.1]).astype(np.uint8)
+        pr = rng.integers(0, 3, w).astype(np.uint8)
+        if trial % 2:  # long runs too
+            g, pr = np.repeat(g[:w // 8 + 1], 8)[:w], np.repeat(pr[:w // 8 + 1], 8)[:w]
+        state = K._runs_state(w)
+        m = K._row_runs(g, pr, K._mark_buffer(w), w, 3, 255, False, state)
+        starts = np.flatnonzero(np.r_[True, (g[1:] != g[:-1]) | (pr[1:] != pr[:-1])])
+        np.testing.assert_array_equal(state[0][:m + 1], np.r_[starts, w])
+        np.testing.assert_array_equal(state[1][:m], g[starts])
+        np.testing.assert_array_equal(state[2][:m], pr[starts])
+        agree = np.r_[0, np.cumsum((g == pr) & (g != 255))]
+        ignored = np.r_[0, np.cumsum(g == 255)]
+        for x in range(w):
+            assert K._before(state, 255, x) == (agree[x], ignored[x]), (trial, x)
+
+
 def test_workers_and_row_chunks_give_identical_counts():
     rng = np.random.default_rng(8)
     gt = np.stack([blobs(rng, (600, 500), 6, cell=30, ignore_frac=0.01) for _ in range(3)])
