@@ -365,8 +365,10 @@ def test_run_listing_helpers_against_numpy():
 
 def test_workers_and_row_chunks_give_identical_counts():
     rng = np.random.default_rng(8)
-    gt = np.stack([blobs(rng, (600, 500), 6, cell=30, ignore_frac=0.01) for _ in range(3)])
+    gt = np.stack([blobs(rng, (800, 700), 6, cell=30, ignore_frac=0.01) for _ in range(3)])
     pred = np.stack([noisy(rng, g, 6, 0.01) for g in gt])
+    for band in (True, False):  # big enough that one image is cut in two
+        assert len(_core.plan((1, 800, 700), 2, band)) == 2
     for dilation in (0.02, None):
         one = SemanticEval(6, boundary_dilation=dilation)
         one.update(gt, pred)
