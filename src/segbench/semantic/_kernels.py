@@ -473,19 +473,21 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
                 a_s, i_s = _before(runs, ign, s)
                 valid_p[i] = t - s - (i_t - i_s)
                 both_p[i] = a_t - a_s
-        # pixels in a gt and a pred interval of one class were taken back twice
-        ov_g[:ng] = 0
-        i = 0
-        k = 0
-        while i < ng and k < np_:  # a branch-free merge of the two sorted lists
-            ge = ivg[2 * i + 1]
-            pe = ivp[2 * k + 1]
-            ov = min(ge, pe) - max(ivg[2 * i], ivp[2 * k])
-            hit = (ov > 0) & (lab_g[i] == lab_p[k]) & (lab_g[i] != ign)
-            ov_g[i] += ov * hit
-            g_first = ge < pe
-            i += g_first
-            k += 1 - g_first
+        # pixels in a gt and a pred interval of one class were taken back twice (kept
+        # while neither map's intervals changed)
+        if not (same_g and same_p):
+            ov_g[:ng] = 0
+            i = 0
+            k = 0
+            while i < ng and k < np_:  # a branch-free merge of the two sorted lists
+                ge = ivg[2 * i + 1]
+                pe = ivp[2 * k + 1]
+                ov = min(ge, pe) - max(ivg[2 * i], ivp[2 * k])
+                hit = (ov > 0) & (lab_g[i] == lab_p[k]) & (lab_g[i] != ign)
+                ov_g[i] += ov * hit
+                g_first = ge < pe
+                i += g_first
+                k += 1 - g_first
         b_row = o
         b_mult = 1
     if n_runs >= 0:
