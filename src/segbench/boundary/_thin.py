@@ -360,8 +360,8 @@ def thin_frames(pb, thresholds, max_iter=None) -> list[np.ndarray]:
     What the boundary benchmark computes at each threshold of a soft map, in one call:
     frame k equals ``np.flatnonzero(thin(pb >= thresholds[k], max_iter))``. Only the
     pixels at or above the lowest threshold are visited, so a frame costs its
-    foreground pixels rather than the image (several times faster than thresholding
-    and thinning each map).
+    foreground pixels rather than the image (on BSDS-size HED maps at 99 thresholds,
+    1.6x faster than thresholding and thinning each map: 0.013 vs 0.021 CPU-s).
 
     Parameters
     ----------

@@ -124,7 +124,7 @@ class Task:
     b: int
 
 
-def plan(shape, n_slots: int, band: bool, min_pixels: int | None = None
+def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18
          ) -> list[list[Task]]:
     """Split a (N, H, W) stack into per-slot task lists of similar size.
 
@@ -135,8 +135,6 @@ def plan(shape, n_slots: int, band: bool, min_pixels: int | None = None
     each image cut into one piece per slot.
     """
     n, h, w = shape
-    if min_pixels is None:
-        min_pixels = 1 << 18
     if n_slots <= 1 or n * h * w < 2 * min_pixels:
         return [[Task(i, 0, h if band else h * w) for i in range(n)]]
     if n >= n_slots:

@@ -55,6 +55,13 @@ def _mark_buffer(n):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _position_buffer(w):
+    """Room for the positions of up to w + 1 marks of a row, plus the 8 spare entries
+    that ``_list_bits`` may write past the last one."""
+    return np.zeros(w + 10, np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _gt_label(raw, ign, rzl):
     """Class of a raw ground-truth value: mmseg's reduce_zero_label maps 0 and 255 to the
     ignore index (255) and every other value v to v - 1."""
@@ -100,9 +107,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
         p = pred[b0:b0 + m]
-        ch[0] = 1
-        for i in range(_U1, np.uint64(m)):
-            ch[i] = (g[i] != g[i - _U1]) | (p[i] != p[i - _U1])
+        _changes(g, p, ch)
         ch[m + 1:8 * (m // 8 + 1)] = 0
         bad = _count_row(g, p, ch, words, m, nc, ign, rzl, conf)
         if bad >= 0:
@@ -322,7 +327,7 @@ def band_map(labels, d):
     lc = np.zeros(w, np.int32)
     full = _mark_buffer(w)
     wflag = _mark_buffer(full.size // 8)
-    iv = np.zeros(w + 10, np.int64)
+    iv = _position_buffer(w)
     for r in range(1, h):
         _advance_map(labels[r], labels[r - 1], lc, np.int32(r))
         o = r - d
@@ -388,8 +393,8 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
     runs = _runs_state(w)            # label runs of the latest distinct row
     n_runs = -1
     # interior intervals of the pending band row, and what each takes back
-    ivg = np.zeros(w + 10, np.int64)  # (8 spare entries for _set_runs)
-    ivp = np.zeros(w + 10, np.int64)
+    ivg = _position_buffer(w)
+    ivp = _position_buffer(w)
     lab_g = np.zeros(w // 2 + 1, np.int64)    # class of each gt interval
     both_g = np.zeros(w // 2 + 1, np.int64)   # its pixels with pred == class
     ov_g = np.zeros(w // 2 + 1, np.int64)     # of those, the ones in a pred interval too
@@ -464,15 +469,14 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
                 lab_g[i] = _gt_label(g[s], ign, rzl)
                 # the interval lies in one gt run: its agreeing pixels are those with
                 # pred == its class (none if that class is the ignore index)
-                both_g[i] = _before(runs, ign, t)[0] - _before(runs, ign, s)[0]
+                both_g[i] = _between(runs, ign, s, t)[0]
         if np_ and not (same_p and eqg[o]):
             for i in range(np_):
                 s, t = ivp[2 * i], ivp[2 * i + 1]
                 lab_p[i] = np.int64(p[s])
-                a_t, i_t = _before(runs, ign, t)
-                a_s, i_s = _before(runs, ign, s)
-                valid_p[i] = t - s - (i_t - i_s)
-                both_p[i] = a_t - a_s
+                agree, ignored = _between(runs, ign, s, t)
+                valid_p[i] = t - s - ignored
+                both_p[i] = agree
         # pixels in a gt and a pred interval of one class were taken back twice (kept
         # while neither map's intervals changed)
         if not (same_g and same_p):
@@ -548,7 +552,7 @@ def _runs_state(w):
     words, marks before each bit word, agreeing pixels before each run, ignored pixels
     before each run)."""
     nbw = w // 64 + 2
-    return (np.zeros(w + 10, np.int64), np.zeros(w + 1, np.int64), np.zeros(w + 1, np.int64),
+    return (_position_buffer(w), np.zeros(w + 1, np.int64), np.zeros(w + 1, np.int64),
             np.zeros(nbw, np.uint64), np.zeros(nbw, np.int64),
             np.zeros(w + 1, np.int64), np.zeros(w + 1, np.int64))
 
@@ -614,6 +618,14 @@ def _before(runs, ign, x):
     gk = rg[k]
     return (apre[k] + into * np.int64((gk == rp[k]) & (gk != ign)),
             ipre[k] + into * np.int64(gk == ign))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _between(runs, ign, s, t):
+    """(agreeing, ignored) pixels of columns s .. t-1 (see ``_before``)."""
+    a_t, i_t = _before(runs, ign, t)
+    a_s, i_s = _before(runs, ign, s)
+    return a_t - a_s, i_t - i_s
 
 
 @njit(cache=True, nogil=True, inline="always")
