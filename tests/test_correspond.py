@@ -165,3 +165,70 @@ def test_one_matcher_reused_across_annotators_and_frame_lists():
             np.testing.assert_array_equal(got_n, want_n)
             for g, wf in zip(got_flags, want_flags):
                 np.testing.assert_array_equal(g, wf)
+
+
+def _check_certificate(rows, cols, end, matcher, shape):
+    """The potentials a run ends with certify its matching as optimal (LP duality):
+    every candidate edge has reduced cost >= 0, pairs have 0; a matched row's outlier
+    edge is not cheaper (u <= outlier), an unmatched row sits on it (u >= outlier);
+    matched columns have potential <= 0, free ones >= 0."""
+    u, partner, v = end
+    w = shape[1]
+    v_of = dict(zip(cols.tolist(), v.tolist()))
+    matched_cols = set(partner[partner >= 0].tolist())
+    assert len(matched_cols) == int((partner >= 0).sum())      # one-to-one
+    for c, vc in v_of.items():
+        assert (vc <= 0) if c in matched_cols else (vc >= 0)
+    r2 = matcher.radius ** 2
+    for q, uq, pq in zip(rows.tolist(), u.tolist(), partner.tolist()):
+        qy, qx = divmod(q, w)
+        assert (uq <= matcher.outlier) if pq >= 0 else (uq >= matcher.outlier)
+        for c, vc in v_of.items():
+            cy, cx = divmod(c, w)
+            d2 = (qy - cy) ** 2 + (qx - cx) ** 2
+            if d2 <= r2:
+                rc = int(np.rint(100 * math.sqrt(d2))) - uq - vc
+                assert rc >= 0 and (rc == 0 or c != pq)
+            else:
+                assert c != pq
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
+    """Each run of frames starts from the previous run's optimum with rows and columns
+    swapped (``_transposed``, then ``_raise_potentials``); the optimum each run ends
+    with must carry potentials that prove it, and every frame must be exact."""
+    from segbench.boundary import _correspond as corr
+    rng = np.random.default_rng(500 + seed)
+    h, w = rng.integers(12, 28, 2)
+    fixed = rng.random((h, w)) < 0.2
+    max_dist = rng.uniform(0.05, 0.2)
+    matcher = Matcher((h, w), max_dist)
+    base = rng.random((h, w))
+    # frames from far smaller to far larger than the fixed map: the walk crosses over
+    frames = [np.flatnonzero(base < t) for t in np.linspace(0.02, 0.5, 7)]
+    fixed_pix = np.flatnonzero(fixed)
+    seen = []
+    real = corr._match_sequence
+
+    def spy(*args):
+        out = real(*args)
+        row_lo, row_hi, row_pix, col_lo, col_hi, col_pix = args[2:8]
+        seen.append((row_pix[row_lo[-1]:row_hi[-1]], col_pix[col_lo[-1]:col_hi[-1]],
+                     out[3], args[-1][0].size > 0))
+        return out
+
+    corr._match_sequence = spy
+    try:
+        n_matched, flags = matcher.match_frames(fixed, frames)
+    finally:
+        corr._match_sequence = real
+    assert len(seen) >= 2 and any(started for *_, started in seen)  # a hand-over happened
+    for rows, cols, end, _ in seen:
+        _check_certificate(rows, cols, end, matcher, (h, w))
+    for f, pix in enumerate(frames):
+        bm = np.zeros(h * w, bool)
+        bm[pix] = True
+        n_opt, _ = brute_force(bm.reshape(h, w), fixed, max_dist)
+        assert n_matched[f] == n_opt == flags[f].sum()
+    assert fixed_pix.size > 0

@@ -32,6 +32,8 @@ _INF = np.iinfo(np.int64).max // 8
 _EMPTY = np.zeros(0, np.int64)
 #: ``diffs`` argument of _match_sequence when no frame diffs are known
 _NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
+#: ``start`` argument of _match_sequence for a solve from nothing
+_NO_START = (_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 
 def tolerance_px(shape: tuple[int, int], max_dist: float) -> float:
@@ -141,10 +143,44 @@ def _lower(lab, via, seen, n_seen, node, key, src):
     return True, n_seen
 
 
+@nb.njit(cache=True, inline="always")
+def _rows_near(c, lists, row_present, dv, du, lin_off, reach, costs, height, width):
+    """Where column ``c``'s nearby present rows are listed: (position, count) in the
+    pool of ``lists``, or (-1, number of offsets) when there are no lists.
+
+    ``lists`` = (list_at, near_row, near_cost, listed, state). When the rows stay fixed
+    over a sequence (``state[2]`` = 1), a column's rows within reach and their costs
+    are listed on first use, at ``list_at[c]`` in the pool with the count just before,
+    and kept for the whole sequence: a backward search then reads a few entries
+    instead of scanning every offset. ``state[0]`` is the pool's fill, ``state[1]`` the
+    number of columns listed (in ``listed``, to reset ``list_at`` afterwards).
+    """
+    list_at, near_row, near_cost, listed, state = lists
+    if state[2] == 0:
+        return -1, dv.shape[0]
+    at = list_at[c]
+    if at < 0:
+        at = state[0] + 1
+        n = 0
+        cy, cx, inside = _locate(c, reach, height, width)
+        for k in range(dv.shape[0]):
+            q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
+            if q >= 0 and row_present[q]:
+                near_row[at + n] = q
+                near_cost[at + n] = costs[k]
+                n += 1
+        near_row[at - 1] = n
+        state[0] = at + n
+        list_at[c] = at
+        listed[state[1]] = c
+        state[1] += 1
+    return at, near_row[at - 1]
+
+
 @nb.njit(cache=True)
 def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, lin_off, reach,
-                   costs, height, width, n_pix, lab_col, lab_row, nxt_col, nxt_row,
-                   seen_col, seen_row, hkeys, hvals):
+                   costs, height, width, n_pix, lab_col, via_row, seen_col, hkeys, hvals,
+                   lists):
     """Restore optimality after column ``c0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -155,81 +191,124 @@ def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, lin_of
     distances makes every reduced cost non-negative again. Both come from one Dijkstra
     search backwards from ``c0``, bounded by ``-v[c0]``: no row is freed, so the repair
     stays local. Only assigned rows take part (rows waiting for augmentation do not).
+
+    The search runs over columns only: an assigned row is entered only from a column
+    it could move to and left only through its own column, at no cost, so a column's
+    distance is its row's (``via_row[q]`` keeps where row ``q`` would move). T is not
+    queued: the cheapest release ``distance - v[c]`` of a settled column ``c`` bounds
+    the search instead.
+
+    ``lists`` (see :func:`_rows_near`) holds each column's nearby rows when the rows
+    stay fixed over the sequence; else they are found by scanning the offsets.
     """
-    n_all = 2 * n_pix
-    t_node = n_all                               # the sink T, stored after the columns
-    bound = -v[c0]
-    n_cols_seen = 0
-    n_rows_seen = 0
-    hsize = 0
-    _, n_cols_seen = _lower(lab_col, nxt_col, seen_col, n_cols_seen, c0, 0, c0)
-    hsize = _heap_push(hkeys, hvals, hsize, 0, c0)
-    k_stop = bound
-    found = False
+    k_stop = -v[c0]                  # the bound, then the cheapest way through T found
+    t_col = -1                       # the column T releases on that way
+    lab_col[c0] = 0
+    seen_col[0] = c0
+    n_seen = 1
+    hsize = _heap_push(hkeys, hvals, 0, 0, c0)
     while hsize > 0:
-        key, node, hsize = _heap_pop(hkeys, hvals, hsize)
+        key, c, hsize = _heap_pop(hkeys, hvals, hsize)
         if key >= k_stop:
             break
-        if node == t_node:
-            if key == lab_col[t_node]:
-                found = True
-                k_stop = key
-                break
-            continue
-        if node > n_all:                          # a row: back to its own column
-            q = node - n_all - 1
-            if key != lab_row[q]:
-                continue
-            c = col_of_row[q]
-            lowered, n_cols_seen = _lower(lab_col, nxt_col, seen_col, n_cols_seen, c, key, q)
-            if lowered:
-                hsize = _heap_push(hkeys, hvals, hsize, key, c)
-            continue
-        c = node
         if key != lab_col[c]:
-            continue
-        if c != c0:                               # a matched column: T can release it
-            lt = key - v[c]
-            lowered, n_cols_seen = _lower(lab_col, nxt_col, seen_col, n_cols_seen, t_node,
-                                          lt, c)
-            if lowered:
-                hsize = _heap_push(hkeys, hvals, hsize, lt, t_node)
+            continue                             # stale heap entry
+        if c != c0 and key - v[c] < k_stop:      # matched (v <= 0): T can release it
+            k_stop = key - v[c]
+            t_col = c
         if c >= n_pix:
-            continue                              # an outlier: no other row reaches it
+            continue                             # an outlier: no other row reaches it
         own = row_of_col[c]
+        base = key - v[c]
+        at, n_near = _rows_near(c, lists, row_present, dv, du, lin_off, reach, costs,
+                                height, width)
+        near_row, near_cost = lists[1], lists[2]
         cy, cx, inside = _locate(c, reach, height, width)
-        for k in range(dv.shape[0]):
-            q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-            if q < 0 or not row_present[q] or q == own or col_of_row[q] < 0:
+        for e in range(n_near):
+            if at >= 0:
+                q = near_row[at + e]
+                cost = near_cost[at + e]
+            else:                                # not listed: scan the offsets
+                q = _shifted(c, cy, cx, e, inside, lin_off, dv, du, height, width)
+                if q < 0 or not row_present[q]:
+                    continue
+                cost = costs[e]
+            if q == own or col_of_row[q] < 0:
                 continue
-            lq = key + costs[k] - u[q] - v[c]
-            lowered, n_rows_seen = _lower(lab_row, nxt_row, seen_row, n_rows_seen, q, lq, c)
-            if lowered:
-                hsize = _heap_push(hkeys, hvals, hsize, lq, n_all + 1 + q)
-    # re-weight: nodes closer than k_stop move by (k_stop - distance)
-    for t in range(n_rows_seen):
-        q = seen_row[t]
-        if lab_row[q] < k_stop:
-            u[q] -= k_stop - lab_row[q]
-        lab_row[q] = _INF
-    for t in range(n_cols_seen):
+            p = col_of_row[q]
+            lq = base + cost - u[q]
+            if lq < lab_col[p]:
+                if lab_col[p] == _INF:
+                    seen_col[n_seen] = p
+                    n_seen += 1
+                lab_col[p] = lq
+                via_row[q] = c
+                hsize = _heap_push(hkeys, hvals, hsize, lq, p)
+    # re-weight: nodes closer than k_stop move by (k_stop - distance); a row with its
+    # column
+    for t in range(n_seen):
         c = seen_col[t]
-        if c != t_node and lab_col[c] < k_stop:
+        if lab_col[c] < k_stop:
             v[c] += k_stop - lab_col[c]
-    if found:                                     # cancel the cycle T -> ... -> c0 -> T
-        col = nxt_col[t_node]
-        q = row_of_col[col]
-        row_of_col[col] = -1
+            if c != c0:
+                u[row_of_col[c]] -= k_stop - lab_col[c]
+        lab_col[c] = _INF
+    if t_col >= 0:                               # cancel the cycle T -> ... -> c0 -> T
+        q = row_of_col[t_col]
+        row_of_col[t_col] = -1
         while True:
-            nc = nxt_row[q]
+            nc = via_row[q]
             displaced = row_of_col[nc]
             row_of_col[nc] = q
             col_of_row[q] = nc
             if nc == c0:
                 break
             q = displaced
-    for t in range(n_cols_seen):
-        lab_col[seen_col[t]] = _INF
+
+
+@nb.njit(cache=True)
+def _raise_potentials(rows, col_of_row, row_of_col, u, v, slot_of, nb_col, nb_cost, nb_len,
+                      shortest, scanned, hkeys, hvals):
+    """Raise every matched column's potential as far as the invariants allow.
+
+    Any optimum's potentials certify it, but how far a later repair searches depends
+    on them: a matched column far below 0 makes releasing it look expensive, so a
+    repair bounded by such a gap explores its whole component. Potentials carried over
+    from the other orientation (:func:`_transposed`) are like that. Here each matched
+    column ``c`` rises by the most ``r_c`` that keeps it <= 0 and every edge's reduced
+    cost >= 0 when its row's potential falls by the same amount (staying tight):
+    ``r_c = min(-v[c], min over rows q of columns c' of r_c' + reduced cost(q, c))``,
+    a shortest-path problem from every matched column at once (Dijkstra). Free
+    columns keep their potentials: lowering row potentials only loosens their edges.
+    """
+    hsize = 0
+    for t in range(rows.shape[0]):
+        c = col_of_row[rows[t]]
+        shortest[c] = -v[c]
+        hsize = _heap_push(hkeys, hvals, hsize, -v[c], c)
+    while hsize > 0:
+        key, c, hsize = _heap_pop(hkeys, hvals, hsize)
+        if scanned[c] or key != shortest[c]:
+            continue
+        scanned[c] = True
+        q = row_of_col[c]
+        base = key - u[q]
+        s = slot_of[q]
+        for e in range(nb_len[s]):
+            f = nb_col[s, e]
+            if row_of_col[f] < 0 or scanned[f]:
+                continue
+            r = base + nb_cost[s, e] - v[f]
+            if r < shortest[f]:
+                shortest[f] = r
+                hsize = _heap_push(hkeys, hvals, hsize, r, f)
+    for t in range(rows.shape[0]):
+        q = rows[t]
+        c = col_of_row[q]
+        v[c] += shortest[c]
+        u[q] -= shortest[c]
+        shortest[c] = _INF
+        scanned[c] = False
 
 
 @nb.njit(cache=True)
@@ -301,9 +380,41 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     return n_gone, n_came
 
 
+@nb.njit(cache=True, inline="always")
+def _list_candidates(q, s, nb_col, nb_cost, nb_len, col_present, lin_off, reach, dv, du,
+                     costs, height, width):
+    """List row ``q``'s present candidate columns and their costs in slot ``s``."""
+    nb_len[s] = 0
+    qy, qx, inside = _locate(q, reach, height, width)
+    for k in range(dv.shape[0]):
+        c = _shifted(q, qy, qx, k, inside, lin_off, dv, du, height, width)
+        if c >= 0 and col_present[c]:
+            nb_col[s, nb_len[s]] = c
+            nb_cost[s, nb_len[s]] = costs[k]
+            nb_len[s] += 1
+
+
+def _transposed(rows, cols, end, outlier):
+    """The optimum a run ended with, as a start with rows and columns swapped.
+
+    Both orientations minimize the same objective (each pair saves ``outlier - cost``
+    over leaving both unmatched), so the matching carries over; the potentials are
+    mapped through the symmetric dual (a_row, b_col >= 0, a + b >= outlier - cost,
+    equality on pairs, zero on unmatched pixels): a = max(0, outlier - u) and
+    b = max(0, -v), then the new rows get ``outlier - b`` and the new columns ``-a``.
+    """
+    end_u, end_partner, end_v = end
+    matched = end_partner >= 0
+    partner = np.full(cols.size, -1, np.int64)
+    partner[np.searchsorted(cols, end_partner[matched])] = rows[matched]
+    new_u = outlier - np.maximum(0, -end_v)
+    new_v = -np.maximum(0, outlier - end_u)
+    return cols, rows, partner, new_u, new_v
+
+
 @nb.njit(cache=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
-                    du, costs, outlier, ws, diffs):
+                    du, costs, outlier, ws, diffs, start):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -326,9 +437,15 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
     then they are not merged again for every map matched against the same frames.
 
-    Returns the matched-row count per frame and, aligned with ``row_pix`` and
-    ``col_pix``, whether each listed pixel is matched (for a slice shared by several
-    frames: in the last of them).
+    ``start`` is an optimum to begin from instead of nothing (``_NO_START``): (rows,
+    columns, each row's column or -1 for its outlier, row potentials, column
+    potentials), the rows and columns sorted, the potentials satisfying the invariants;
+    see :func:`_transposed`. Frame 0 is then reached by the diffs from it.
+
+    Returns the matched-row count per frame; aligned with ``row_pix`` and ``col_pix``,
+    whether each listed pixel is matched (for a slice shared by several frames: in the
+    last of them); and the last frame's optimum as (row potentials, each row's column
+    or -1, column potentials), aligned with that frame's rows and columns.
     """
     n_pix = height * width
     n_off = dv.shape[0]
@@ -337,8 +454,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     for k in range(n_off):
         reach = max(reach, abs(dv[k]), abs(du[k]))
     n_frames = row_lo.shape[0]
-    max_rows = 1
-    max_cols = 1
+    s_rows, s_cols, s_partner, s_u, s_v = start
+    max_rows = max(1, s_rows.shape[0])
+    max_cols = max(1, s_cols.shape[0])
     for f in range(n_frames):
         max_rows = max(max_rows, row_hi[f] - row_lo[f])
         max_cols = max(max_cols, col_hi[f] - col_lo[f])
@@ -347,7 +465,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     # initialized when a pixel arrives, the search arrays are reset after each use, and
     # the presence flags are cleared on return, so nothing here is re-filled per call.
     (row_present, col_present, u, v, row_of_col, col_of_row, slot_of, shortest, path,
-     scanned, lab_col, lab_row, nxt_col, nxt_row) = ws
+     scanned, lab_col, via_row, list_at) = ws
     # each present row's present candidate columns, in a pool of slots
     nb_col = np.empty((max_rows, n_off), np.int32)   # int32: half the bytes per expansion
     nb_cost = np.empty((max_rows, n_off), np.int32)
@@ -364,16 +482,48 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     hvals = np.empty(heap_cap, np.int64)
     # backward-search lists of _repair_column
     seen_col = np.empty(max_rows + 2, np.int64)
-    seen_row = np.empty(max_rows + 1, np.int64)
+    # each column's nearby rows, when the rows stay fixed (see _rows_near); a row and a
+    # column are listed together at most once, each list holds its column's own row
+    rows_fixed = s_rows.shape[0] == 0 or (s_rows.shape[0] == row_hi[0] - row_lo[0] and
+                                         np.all(s_rows == row_pix[row_lo[0]:row_hi[0]]))
+    for f in range(1, n_frames):
+        rows_fixed = rows_fixed and row_lo[f] == row_lo[0] and row_hi[f] == row_hi[0]
+    pool = max_rows * n_off + 1 if rows_fixed else 1
+    lists = (list_at, np.empty(2 * pool, np.int32), np.empty(2 * pool, np.int32),
+             np.empty(pool, np.int64), np.array([0, 0, int(rows_fixed)], np.int64))
     released = np.empty(max_rows + 1, np.int64)
 
     n_matched = np.zeros(n_frames, np.int64)
     row_flags = np.zeros(row_pix.shape[0], np.bool_)
     col_flags = np.zeros(col_pix.shape[0], np.bool_)
-    empty = np.zeros(0, np.int64)
-    prev_rows = empty
-    prev_cols = empty
-    n_rows_present = 0
+    # --- the start: an optimum of the previous frame (empty if none) -----------------
+    for t in range(s_cols.shape[0]):
+        c = s_cols[t]
+        col_present[c] = True
+        row_of_col[c] = -1
+        v[c] = s_v[t]
+    for t in range(s_rows.shape[0]):
+        q = s_rows[t]
+        row_present[q] = True
+        n_spare -= 1
+        slot_of[q] = spare[n_spare]
+        _list_candidates(q, slot_of[q], nb_col, nb_cost, nb_len, col_present, lin_off,
+                         reach, dv, du, costs, height, width)
+        u[q] = s_u[t]
+        c = s_partner[t]
+        if c < 0:                                # at its outlier: that edge is tight
+            c = n_pix + q
+            v[c] = outlier - u[q]
+        else:
+            v[n_pix + q] = 0
+            row_of_col[n_pix + q] = -1
+        col_of_row[q] = c
+        row_of_col[c] = q
+    _raise_potentials(s_rows, col_of_row, row_of_col, u, v, slot_of, nb_col, nb_cost,
+                      nb_len, shortest, scanned, hkeys, hvals)
+    prev_rows = s_rows
+    prev_cols = s_cols
+    n_rows_present = s_rows.shape[0]
     for f in range(n_frames):
         rows = row_pix[row_lo[f]:row_hi[f]]
         cols = col_pix[col_lo[f]:col_hi[f]]
@@ -405,7 +555,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             if v[c] < 0 and row_of_col[c] < 0:
                 _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
                                lin_off, reach, costs, height, width, n_pix, lab_col,
-                               lab_row, nxt_col, nxt_row, seen_col, seen_row, hkeys, hvals)
+                               via_row, seen_col, hkeys, hvals, lists)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
         n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
@@ -457,7 +607,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             if vc < 0:
                 _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
                                lin_off, reach, costs, height, width, n_pix, lab_col,
-                               lab_row, nxt_col, nxt_row, seen_col, seen_row, hkeys, hvals)
+                               via_row, seen_col, hkeys, hvals, lists)
         # --- rows that arrived ---------------------------------------------------------
         n_rows_present += rows_came.shape[0]
         for t in range(rows_came.shape[0]):
@@ -466,14 +616,8 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             n_spare -= 1
             s = spare[n_spare]
             slot_of[q] = s
-            nb_len[s] = 0
-            qy, qx, inside = _locate(q, reach, height, width)
-            for k in range(n_off):
-                c = _shifted(q, qy, qx, k, inside, lin_off, dv, du, height, width)
-                if c >= 0 and col_present[c]:
-                    nb_col[s, nb_len[s]] = c
-                    nb_cost[s, nb_len[s]] = costs[k]
-                    nb_len[s] += 1
+            _list_candidates(q, s, nb_col, nb_cost, nb_len, col_present, lin_off, reach,
+                             dv, du, costs, height, width)
             v[n_pix + q] = 0
             row_of_col[n_pix + q] = -1
             col_of_row[q] = -2
@@ -596,11 +740,23 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 col_flags[col_lo[f] + t] = hit
                 m_cols += hit
         n_matched[f] = m_cols if same_rows and not last else m_rows
+    end_u = np.empty(prev_rows.shape[0], np.int64)
+    end_partner = np.empty(prev_rows.shape[0], np.int64)
+    for t in range(prev_rows.shape[0]):
+        end_u[t] = u[prev_rows[t]]
+        c = col_of_row[prev_rows[t]]
+        end_partner[t] = c if c < n_pix else -1
+    end_v = np.empty(prev_cols.shape[0], np.int64)
+    for t in range(prev_cols.shape[0]):
+        end_v[t] = v[prev_cols[t]]
     for t in range(prev_rows.shape[0]):
         row_present[prev_rows[t]] = False
     for t in range(prev_cols.shape[0]):
         col_present[prev_cols[t]] = False
-    return n_matched, row_flags, col_flags
+    listed = lists[3]
+    for t in range(lists[4][1]):
+        list_at[listed[t]] = -1
+    return n_matched, row_flags, col_flags, (end_u, end_partner, end_v)
 
 
 def _workspace(n_pix: int) -> tuple:
@@ -613,8 +769,8 @@ def _workspace(n_pix: int) -> tuple:
             np.full(n_all, -1, np.int32), np.full(n_pix, -2, np.int32),
             np.full(n_pix, -1, np.int32), np.full(n_all, _INF, np.int64),
             np.full(n_all, -1, np.int32), np.zeros(n_all, np.bool_),
-            np.full(n_all + 1, _INF, np.int64), np.full(n_pix, _INF, np.int64),
-            np.empty(n_all + 1, np.int32), np.empty(n_pix, np.int32))
+            np.full(n_all, _INF, np.int64), np.empty(n_pix, np.int32),
+            np.full(n_pix, -1, np.int32))
 
 
 class Matcher:
@@ -708,37 +864,42 @@ class Matcher:
         n_frames = sizes.size
         n_matched = np.zeros(n_frames, np.int64)
         flags = [None] * n_frames
-        # Runs of consecutive frames solved together, the scarcer side as rows: repairs
-        # between frames then stay local (see _match_sequence).
-        start = 0
-        while start < n_frames:
-            fixed_rows = sizes[start] >= n_fixed
-            stop = start + 1
-            while stop < n_frames and (sizes[stop] >= n_fixed) == fixed_rows:
+        # Frames are walked from the end with the smaller frame, so that along the walk
+        # pixels mostly arrive: arriving rows only need augmenting, while departing rows
+        # release columns that must be repaired (for thresholds: high to low).
+        # Consecutive frames are solved in runs with the scarcer side as rows (repairs
+        # then stay local, see _match_sequence); each run starts from the previous run's
+        # optimum, transposed, so no frame but the first is solved from nothing.
+        forward = n_frames == 0 or sizes[0] <= sizes[-1]
+        walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1]
+        start = _NO_START
+        pos = 0
+        while pos < n_frames:
+            fixed_rows = sizes[walk[pos]] >= n_fixed
+            stop = pos + 1
+            while stop < n_frames and (sizes[walk[stop]] >= n_fixed) == fixed_rows:
                 stop += 1
-            # Where the frames are the rows, walk the run from its smallest frame up
-            # (thresholds high to low): arriving rows only need augmenting, while
-            # departing rows release columns that must be repaired.
-            order = np.arange(start, stop)
+            order = walk[pos:stop]
             side = 1 if fixed_rows else 0
-            if not fixed_rows and sizes[start] > sizes[stop - 1]:
-                order = order[::-1]
-                # frame f of the run is frame stop-1-f: the forward diffs, read backwards
-                diffs = (side, stop, -1, came_ptr, came_pix, gone_ptr, gone_pix)
-            else:
-                diffs = (side, start, 1, gone_ptr, gone_pix, came_ptr, came_pix)
+            if forward:
+                diffs = (side, order[0], 1, gone_ptr, gone_pix, came_ptr, came_pix)
+            else:   # frame f of the run is frame order[0] - f: the diffs read backwards
+                diffs = (side, order[0] + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
             m = order.size
             whole = (np.zeros(m, np.int64), np.full(m, n_fixed, np.int64), fixed_pix)
             sliced = (ptr[order], ptr[order + 1], pix)
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
-            n, row_flags, col_flags = _match_sequence(
+            n, row_flags, col_flags, end = _match_sequence(
                 self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
-                self.costs, self.outlier, self._workspace(), diffs)
+                self.costs, self.outlier, self._workspace(), diffs, start)
             frame_flags = col_flags if fixed_rows else row_flags
             n_matched[order] = n
             for k in order:
                 flags[k] = frame_flags[ptr[k]:ptr[k + 1]]
-            start = stop
+            last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
+            end_rows, end_cols = (fixed_pix, last) if fixed_rows else (last, fixed_pix)
+            start = _transposed(end_rows, end_cols, end, self.outlier)
+            pos = stop
         return n_matched, flags
 
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
@@ -751,10 +912,10 @@ class Matcher:
         swap = p1.size > p2.size
         rows, cols = (p2, p1) if swap else (p1, p2)
         one = np.zeros(1, np.int64)
-        _, row_flags, col_flags = _match_sequence(
+        _, row_flags, col_flags, _ = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
             one + cols.size, cols, self.dv, self.du, self.costs, self.outlier,
-            self._workspace(), _NO_DIFFS)
+            self._workspace(), _NO_DIFFS, _NO_START)
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
