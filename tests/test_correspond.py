@@ -215,7 +215,7 @@ def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
         out = real(*args)
         row_lo, row_hi, row_pix, col_lo, col_hi, col_pix = args[2:8]
         seen.append((row_pix[row_lo[-1]:row_hi[-1]], col_pix[col_lo[-1]:col_hi[-1]],
-                     out[3], args[-1][0].size > 0))
+                     out[4], args[-2][0].size > 0))
         return out
 
     corr._match_sequence = spy

@@ -15,6 +15,7 @@ exactly with shortest augmenting paths, which is deterministic.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -65,7 +66,7 @@ def _offsets(radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return dv[order].astype(np.int64), du[order].astype(np.int64), cost[order]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _heap_push(keys, vals, size, key, val):
     i = size
     keys[i] = key
@@ -80,7 +81,7 @@ def _heap_push(keys, vals, size, key, val):
     return size + 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _heap_pop(keys, vals, size):
     key = keys[0]
     val = vals[0]
@@ -129,186 +130,170 @@ def _locate(p, reach, height, width):
 
 
 @nb.njit(cache=True, inline="always")
-def _lower(lab, via, seen, n_seen, node, key, src):
-    """Lower ``node``'s tentative distance to ``key``, reached from ``src``, if that is
-    shorter. A node labelled for the first time is listed in ``seen`` (to reset after
-    the search). Returns (whether it was lowered, the new length of ``seen``)."""
-    if key >= lab[node]:
-        return False, n_seen
-    if lab[node] == _INF:
-        seen[n_seen] = node
-        n_seen += 1
-    lab[node] = key
-    via[node] = src
-    return True, n_seen
+def _rows_near(j, c, list_at, near_row, near_cost, state, row_slot, dv, du, lin_off, reach,
+               costs, height, width):
+    """Where the present rows near column slot ``j`` (pixel ``c``) are listed:
+    (position, count) in the pool of ``lists``, or (-1, number of offsets) when there
+    are no lists.
 
-
-@nb.njit(cache=True, inline="always")
-def _rows_near(c, lists, row_present, dv, du, lin_off, reach, costs, height, width):
-    """Where column ``c``'s nearby present rows are listed: (position, count) in the
-    pool of ``lists``, or (-1, number of offsets) when there are no lists.
-
-    ``lists`` = (list_at, near_row, near_cost, listed, state). When the rows stay fixed
-    over a sequence (``state[2]`` = 1), a column's rows within reach and their costs
-    are listed on first use, at ``list_at[c]`` in the pool with the count just before,
-    and kept for the whole sequence: a backward search then reads a few entries
-    instead of scanning every offset. ``state[0]`` is the pool's fill, ``state[1]`` the
-    number of columns listed (in ``listed``, to reset ``list_at`` afterwards).
+    When the rows stay fixed over a sequence (``state[1]`` = 1), a column's nearby rows
+    (slots) and their costs are listed on first use, at ``list_at[j]`` in the pool
+    (``near_row``, ``near_cost``) with the count just before, and kept while the column
+    stays: a backward search then reads a few entries instead of scanning every offset.
+    ``state[0]`` is the pool's fill.
     """
-    list_at, near_row, near_cost, listed, state = lists
-    if state[2] == 0:
+    if state[1] == 0:
         return -1, dv.shape[0]
-    at = list_at[c]
+    at = list_at[j]
     if at < 0:
         at = state[0] + 1
         n = 0
         cy, cx, inside = _locate(c, reach, height, width)
         for k in range(dv.shape[0]):
             q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-            if q >= 0 and row_present[q]:
-                near_row[at + n] = q
+            if q >= 0 and row_slot[q] >= 0:
+                near_row[at + n] = row_slot[q]
                 near_cost[at + n] = costs[k]
                 n += 1
         near_row[at - 1] = n
         state[0] = at + n
-        list_at[c] = at
-        listed[state[1]] = c
-        state[1] += 1
+        list_at[j] = at
     return at, near_row[at - 1]
 
 
-@nb.njit(cache=True)
-def _repair_column(c0, col_of_row, row_of_col, v, u, row_present, dv, du, lin_off, reach,
-                   costs, height, width, n_pix, lab_col, via_row, seen_col, hkeys, hvals,
-                   lists):
-    """Restore optimality after column ``c0`` became free with a negative potential.
+@nb.njit(cache=True, _nrt=False)
+def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, lin_off,
+                   reach, costs, height, width, seen, hkeys, hvals, list_at, near_row,
+                   near_cost, state):
+    """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
-    column's arc to T has reduced cost ``v[c0] < 0``. Either some cycle through that arc
+    column's arc to T has reduced cost ``v[j0] < 0``. Either some cycle through that arc
     is negative, and cancelling the cheapest one (rows shift along an alternating path
-    so that ``c0`` is matched and another column, or a row's outlier, is released) gives
+    so that ``j0`` is matched and another column, or a row's outlier, is released) gives
     the new optimum; or none is, and re-weighting the potentials by the shortest
     distances makes every reduced cost non-negative again. Both come from one Dijkstra
-    search backwards from ``c0``, bounded by ``-v[c0]``: no row is freed, so the repair
+    search backwards from ``j0``, bounded by ``-v[j0]``: no row is freed, so the repair
     stays local. Only assigned rows take part (rows waiting for augmentation do not).
 
     The search runs over columns only: an assigned row is entered only from a column
     it could move to and left only through its own column, at no cost, so a column's
-    distance is its row's (``via_row[q]`` keeps where row ``q`` would move). T is not
-    queued: the cheapest release ``distance - v[c]`` of a settled column ``c`` bounds
-    the search instead.
-
-    ``lists`` (see :func:`_rows_near`) holds each column's nearby rows when the rows
-    stay fixed over the sequence; else they are found by scanning the offsets.
+    distance is its row's (``via[s]`` keeps where row ``s`` would move). T is not
+    queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
+    the search instead. Returns the released column (or outlier), -1 if none.
+    The arrays are the solver's state (see :func:`_match_sequence`);
+    ``list_at, near_row, near_cost, state`` its lists of nearby rows (:func:`_rows_near`).
     """
-    k_stop = -v[c0]                  # the bound, then the cheapest way through T found
+    n_real = c_pix.shape[0]
+    k_stop = -v[j0]                  # the bound, then the cheapest way through T found
     t_col = -1                       # the column T releases on that way
-    lab_col[c0] = 0
-    seen_col[0] = c0
+    lab[j0] = 0
+    seen[0] = j0
     n_seen = 1
-    hsize = _heap_push(hkeys, hvals, 0, 0, c0)
+    hsize = _heap_push(hkeys, hvals, 0, 0, j0)
     while hsize > 0:
-        key, c, hsize = _heap_pop(hkeys, hvals, hsize)
+        key, j, hsize = _heap_pop(hkeys, hvals, hsize)
         if key >= k_stop:
             break
-        if key != lab_col[c]:
+        if key != lab[j]:
             continue                             # stale heap entry
-        if c != c0 and key - v[c] < k_stop:      # matched (v <= 0): T can release it
-            k_stop = key - v[c]
-            t_col = c
-        if c >= n_pix:
+        if j != j0 and key - v[j] < k_stop:      # matched (v <= 0): T can release it
+            k_stop = key - v[j]
+            t_col = j
+        if j >= n_real:
             continue                             # an outlier: no other row reaches it
-        own = row_of_col[c]
-        base = key - v[c]
-        at, n_near = _rows_near(c, lists, row_present, dv, du, lin_off, reach, costs,
-                                height, width)
-        near_row, near_cost = lists[1], lists[2]
+        own = c_row[j]
+        base = key - v[j]
+        c = c_pix[j]
+        at, n_near = _rows_near(j, c, list_at, near_row, near_cost, state, row_slot, dv,
+                                du, lin_off, reach, costs, height, width)
         cy, cx, inside = _locate(c, reach, height, width)
         for e in range(n_near):
             if at >= 0:
-                q = near_row[at + e]
+                s = near_row[at + e]
                 cost = near_cost[at + e]
             else:                                # not listed: scan the offsets
                 q = _shifted(c, cy, cx, e, inside, lin_off, dv, du, height, width)
-                if q < 0 or not row_present[q]:
+                if q < 0 or row_slot[q] < 0:
                     continue
+                s = row_slot[q]
                 cost = costs[e]
-            if q == own or col_of_row[q] < 0:
+            if s == own or r_col[s] < 0:
                 continue
-            p = col_of_row[q]
-            lq = base + cost - u[q]
-            if lq < lab_col[p]:
-                if lab_col[p] == _INF:
-                    seen_col[n_seen] = p
+            p = r_col[s]
+            lq = base + cost - u[s]
+            if lq < lab[p]:
+                if lab[p] == _INF:
+                    seen[n_seen] = p
                     n_seen += 1
-                lab_col[p] = lq
-                via_row[q] = c
+                lab[p] = lq
+                via[s] = j
                 hsize = _heap_push(hkeys, hvals, hsize, lq, p)
-    # re-weight: nodes closer than k_stop move by (k_stop - distance); a row with its
-    # column
+    # re-weight: columns closer than k_stop move by (k_stop - distance), and their rows
     for t in range(n_seen):
-        c = seen_col[t]
-        if lab_col[c] < k_stop:
-            v[c] += k_stop - lab_col[c]
-            if c != c0:
-                u[row_of_col[c]] -= k_stop - lab_col[c]
-        lab_col[c] = _INF
-    if t_col >= 0:                               # cancel the cycle T -> ... -> c0 -> T
-        q = row_of_col[t_col]
-        row_of_col[t_col] = -1
+        j = seen[t]
+        if lab[j] < k_stop:
+            v[j] += k_stop - lab[j]
+            if j != j0:
+                u[c_row[j]] -= k_stop - lab[j]
+        lab[j] = _INF
+    if t_col >= 0:                               # cancel the cycle T -> ... -> j0 -> T
+        s = c_row[t_col]
+        c_row[t_col] = -1
         while True:
-            nc = via_row[q]
-            displaced = row_of_col[nc]
-            row_of_col[nc] = q
-            col_of_row[q] = nc
-            if nc == c0:
+            nc = via[s]
+            displaced = c_row[nc]
+            c_row[nc] = s
+            r_col[s] = nc
+            if nc == j0:
                 break
-            q = displaced
+            s = displaced
+    return t_col
 
 
-@nb.njit(cache=True)
-def _raise_potentials(rows, col_of_row, row_of_col, u, v, slot_of, nb_col, nb_cost, nb_len,
-                      shortest, scanned, hkeys, hvals):
+@nb.njit(cache=True, _nrt=False)
+def _raise_potentials(slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost, nb_len,
+                      hkeys, hvals):
     """Raise every matched column's potential as far as the invariants allow.
 
     Any optimum's potentials certify it, but how far a later repair searches depends
     on them: a matched column far below 0 makes releasing it look expensive, so a
     repair bounded by such a gap explores its whole component. Potentials carried over
-    from the other orientation (:func:`_transposed`) are like that. Here each matched
-    column ``c`` rises by the most ``r_c`` that keeps it <= 0 and every edge's reduced
-    cost >= 0 when its row's potential falls by the same amount (staying tight):
-    ``r_c = min(-v[c], min over rows q of columns c' of r_c' + reduced cost(q, c))``,
-    a shortest-path problem from every matched column at once (Dijkstra). Free
-    columns keep their potentials: lowering row potentials only loosens their edges.
+    from the other orientation (:func:`_transposed`) are like that. Here the column
+    ``j`` of each row slot in ``slots`` rises by the most ``r_j`` that keeps it <= 0
+    and every edge's reduced cost >= 0 when its row's potential falls by the same
+    amount (staying tight): ``r_j = min(-v[j], min over rows s of columns j' of
+    r_j' + reduced cost(s, j))``, a shortest-path problem from every matched column at
+    once (Dijkstra). Free columns keep their potentials: lowering row potentials only
+    loosens their edges.
     """
     hsize = 0
-    for t in range(rows.shape[0]):
-        c = col_of_row[rows[t]]
-        shortest[c] = -v[c]
-        hsize = _heap_push(hkeys, hvals, hsize, -v[c], c)
+    for t in range(slots.shape[0]):
+        j = r_col[slots[t]]
+        shortest[j] = -v[j]
+        hsize = _heap_push(hkeys, hvals, hsize, -v[j], j)
     while hsize > 0:
-        key, c, hsize = _heap_pop(hkeys, hvals, hsize)
-        if scanned[c] or key != shortest[c]:
+        key, j, hsize = _heap_pop(hkeys, hvals, hsize)
+        if scanned[j] or key != shortest[j]:
             continue
-        scanned[c] = True
-        q = row_of_col[c]
-        base = key - u[q]
-        s = slot_of[q]
+        scanned[j] = True
+        s = c_row[j]
+        base = key - u[s]
         for e in range(nb_len[s]):
             f = nb_col[s, e]
-            if row_of_col[f] < 0 or scanned[f]:
+            if c_row[f] < 0 or scanned[f]:
                 continue
             r = base + nb_cost[s, e] - v[f]
             if r < shortest[f]:
                 shortest[f] = r
                 hsize = _heap_push(hkeys, hvals, hsize, r, f)
-    for t in range(rows.shape[0]):
-        q = rows[t]
-        c = col_of_row[q]
-        v[c] += shortest[c]
-        u[q] -= shortest[c]
-        shortest[c] = _INF
-        scanned[c] = False
+    for t in range(slots.shape[0]):
+        s = slots[t]
+        j = r_col[s]
+        v[j] += shortest[j]
+        u[s] -= shortest[j]
+        shortest[j] = _INF
+        scanned[j] = False
 
 
 @nb.njit(cache=True)
@@ -381,15 +366,15 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
 
 
 @nb.njit(cache=True, inline="always")
-def _list_candidates(q, s, nb_col, nb_cost, nb_len, col_present, lin_off, reach, dv, du,
+def _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach, dv, du,
                      costs, height, width):
-    """List row ``q``'s present candidate columns and their costs in slot ``s``."""
+    """List row slot ``s``'s (pixel ``q``) present candidate columns and their costs."""
     nb_len[s] = 0
     qy, qx, inside = _locate(q, reach, height, width)
     for k in range(dv.shape[0]):
         c = _shifted(q, qy, qx, k, inside, lin_off, dv, du, height, width)
-        if c >= 0 and col_present[c]:
-            nb_col[s, nb_len[s]] = c
+        if c >= 0 and col_slot[c] >= 0:
+            nb_col[s, nb_len[s]] = col_slot[c]
             nb_cost[s, nb_len[s]] = costs[k]
             nb_len[s] += 1
 
@@ -412,9 +397,58 @@ def _transposed(rows, cols, end, outlier):
     return cols, rows, partner, new_u, new_v
 
 
+@nb.njit(cache=True, inline="always")
+def _mark(s, is_dirty, dirty, n_dirty):
+    """List slot ``s`` as possibly changed (once); returns the new list length."""
+    if not is_dirty[s]:
+        is_dirty[s] = True
+        dirty[n_dirty] = s
+        n_dirty += 1
+    return n_dirty
+
+
+@nb.njit(cache=True, inline="always")
+def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
+    """List what a repair of column ``j0`` that released ``t_col`` may have changed
+    on the frame side: columns ``j0`` (now matched) and ``t_col``; or, for rows, the
+    row whose outlier was released (now matched). Other rows and columns on the
+    cycle only changed partners."""
+    if t_col < 0:
+        return n_dirty
+    if frame_side == 1:
+        n_dirty = _mark(j0, is_dirty, dirty, n_dirty)
+        if t_col < n_real:
+            n_dirty = _mark(t_col, is_dirty, dirty, n_dirty)
+    elif t_col >= n_real:
+        n_dirty = _mark(t_col - n_real, is_dirty, dirty, n_dirty)
+    return n_dirty
+
+
+@nb.njit(cache=True, inline="always")
+def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
+    """Record that ``pix`` became matched (+1) or not (-1) at frame ``f``."""
+    ev_frame[n_ev] = f
+    ev_pix[n_ev] = pix
+    ev_sign[n_ev] = sign
+    return n_ev + 1
+
+
+@nb.njit(cache=True)
+def _grown(ev_frame, ev_pix, ev_sign, need):
+    """The event arrays copied into ones of at least ``need`` (doubling) entries."""
+    size = max(need, 2 * ev_frame.shape[0])
+    f2 = np.empty(size, np.int64)
+    p2 = np.empty(size, np.int64)
+    s2 = np.empty(size, np.int8)
+    f2[:ev_frame.shape[0]] = ev_frame
+    p2[:ev_pix.shape[0]] = ev_pix
+    s2[:ev_sign.shape[0]] = ev_sign
+    return f2, p2, s2
+
+
 @nb.njit(cache=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
-                    du, costs, outlier, ws, diffs, start):
+                    du, costs, outlier, ws, diffs, start, frame_side):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -433,6 +467,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     make every frame's matching an exact optimum. Repairs stay local when the rows are
     the scarcer side, so callers pick the smaller map as rows.
 
+    Present pixels get slots: the solver's state lives in arrays as long as a frame,
+    not as the image, so a search reads memory that stays in cache. Rows have slots
+    0..R-1; column slots 0..C-1 are pixels, C + s is row slot s's outlier.
+
     ``diffs`` gives the pixels leaving and arriving at each frame on the side that
     changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
     then they are not merged again for every map matched against the same frames.
@@ -442,12 +480,16 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     potentials), the rows and columns sorted, the potentials satisfying the invariants;
     see :func:`_transposed`. Frame 0 is then reached by the diffs from it.
 
-    Returns the matched-row count per frame; aligned with ``row_pix`` and ``col_pix``,
-    whether each listed pixel is matched (for a slice shared by several frames: in the
-    last of them); and the last frame's optimum as (row potentials, each row's column
-    or -1, column potentials), aligned with that frame's rows and columns.
+    ``frame_side`` (0 rows, 1 columns) is the side whose matched pixels are reported
+    frame by frame, as changes: an event (frame, pixel, +1 or -1) whenever a pixel of
+    that side becomes matched or stops being matched (or leaves while matched). Only
+    pixels a frame touched are looked at, not every pixel of every frame.
+
+    Returns the matched-row count per frame; the events (frame, pixel, sign arrays, in
+    frame order); whether each row and each column of the last frame is matched
+    (aligned with its slices); and the last frame's optimum as (row potentials, each
+    row's column or -1, column potentials), aligned with that frame's rows and columns.
     """
-    n_pix = height * width
     n_off = dv.shape[0]
     lin_off = dv * width + du
     reach = 0
@@ -455,76 +497,112 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         reach = max(reach, abs(dv[k]), abs(du[k]))
     n_frames = row_lo.shape[0]
     s_rows, s_cols, s_partner, s_u, s_v = start
-    max_rows = max(1, s_rows.shape[0])
-    max_cols = max(1, s_cols.shape[0])
+    n_rows_cap = max(1, s_rows.shape[0])
+    n_cols_cap = max(1, s_cols.shape[0])
     for f in range(n_frames):
-        max_rows = max(max_rows, row_hi[f] - row_lo[f])
-        max_cols = max(max_cols, col_hi[f] - col_lo[f])
-    n_all = 2 * n_pix                          # column c, or row q's outlier n_pix + q
-    # Image-sized state from a reusable workspace (see _workspace): entries are
-    # initialized when a pixel arrives, the search arrays are reset after each use, and
-    # the presence flags are cleared on return, so nothing here is re-filled per call.
-    (row_present, col_present, u, v, row_of_col, col_of_row, slot_of, shortest, path,
-     scanned, lab_col, via_row, list_at) = ws
-    # each present row's present candidate columns, in a pool of slots
-    nb_col = np.empty((max_rows, n_off), np.int32)   # int32: half the bytes per expansion
-    nb_cost = np.empty((max_rows, n_off), np.int32)
-    nb_len = np.zeros(max_rows, np.int64)
-    spare = np.arange(max_rows - 1, -1, -1).astype(np.int64)
-    n_spare = max_rows
-    free_rows = np.empty(2 * max_rows + 1, np.int64)
-    gone = np.empty(max(max_rows, max_cols), np.int64)
-    came = np.empty(max(max_rows, max_cols), np.int64)
-    touched = np.empty(max_rows * (n_off + 1) + 1, np.int64)
-    rows_seen = np.empty(max_rows + 1, np.int64)
-    heap_cap = (max_rows + 2) * (n_off + 2)
+        n_rows_cap = max(n_rows_cap, row_hi[f] - row_lo[f])
+        n_cols_cap = max(n_cols_cap, col_hi[f] - col_lo[f])
+    # pixel -> slot maps from a reusable workspace (see _workspace), -1 where no pixel
+    # is present; the present ones are cleared on return
+    row_slot, col_slot = ws
+    n_real = n_cols_cap
+    n_nodes = n_real + n_rows_cap
+    # rows: potential, column slot (-2: waiting for augmentation), where it would move
+    u = np.zeros(n_rows_cap, np.int64)
+    r_col = np.full(n_rows_cap, -2, np.int64)
+    via = np.empty(n_rows_cap, np.int64)
+    r_pix = np.empty(n_rows_cap, np.int64)
+    # each row's present candidate columns; int32: half the bytes per expansion
+    nb_col = np.empty((n_rows_cap, n_off), np.int32)
+    nb_cost = np.empty((n_rows_cap, n_off), np.int32)
+    nb_len = np.zeros(n_rows_cap, np.int64)
+    # columns and outliers: potential, row slot (-1: free), search labels
+    v = np.zeros(n_nodes, np.int64)
+    c_row = np.full(n_nodes, -1, np.int64)
+    c_pix = np.empty(n_real, np.int64)
+    lab = np.full(n_nodes, _INF, np.int64)
+    shortest = np.full(n_nodes, _INF, np.int64)
+    path = np.empty(n_nodes, np.int64)
+    scanned = np.zeros(n_nodes, np.bool_)
+    row_spare = np.arange(n_rows_cap - 1, -1, -1).astype(np.int64)
+    n_row_spare = n_rows_cap
+    col_spare = np.arange(n_real - 1, -1, -1).astype(np.int64)
+    n_col_spare = n_real
+    free_rows = np.empty(2 * n_rows_cap + 1, np.int64)
+    gone = np.empty(max(n_rows_cap, n_cols_cap), np.int64)
+    came = np.empty(max(n_rows_cap, n_cols_cap), np.int64)
+    touched = np.empty(n_rows_cap * (n_off + 1) + 1, np.int64)
+    rows_seen = np.empty(n_rows_cap + 1, np.int64)
+    heap_cap = (n_rows_cap + 2) * (n_off + 2) + n_real
     hkeys = np.empty(heap_cap, np.int64)
     hvals = np.empty(heap_cap, np.int64)
-    # backward-search lists of _repair_column
-    seen_col = np.empty(max_rows + 2, np.int64)
+    seen = np.empty(n_rows_cap + 2, np.int64)
+    released = np.empty(n_rows_cap + 1, np.int64)
     # each column's nearby rows, when the rows stay fixed (see _rows_near); a row and a
-    # column are listed together at most once, each list holds its column's own row
+    # column are listed together at most once per column slot's stay, and a listed
+    # column has at least one row, so the pool holds rows x offsets entries twice
     rows_fixed = s_rows.shape[0] == 0 or (s_rows.shape[0] == row_hi[0] - row_lo[0] and
                                          np.all(s_rows == row_pix[row_lo[0]:row_hi[0]]))
     for f in range(1, n_frames):
         rows_fixed = rows_fixed and row_lo[f] == row_lo[0] and row_hi[f] == row_hi[0]
-    pool = max_rows * n_off + 1 if rows_fixed else 1
-    lists = (list_at, np.empty(2 * pool, np.int32), np.empty(2 * pool, np.int32),
-             np.empty(pool, np.int64), np.array([0, 0, int(rows_fixed)], np.int64))
-    released = np.empty(max_rows + 1, np.int64)
+    pool = 2 * n_rows_cap * n_off + 2 if rows_fixed else 1
+    list_at = np.full(n_real, -1, np.int64)
+    near_row = np.empty(pool, np.int32)
+    near_cost = np.empty(pool, np.int32)
+    list_state = np.array([0, int(rows_fixed)], np.int64)
+    # the frame side's slots whose matched state may have changed in this frame, and
+    # the state last reported for each slot
+    n_side = n_rows_cap if frame_side == 0 else n_real
+    reported = np.zeros(n_side, np.bool_)
+    is_dirty = np.zeros(n_side, np.bool_)
+    dirty = np.empty(n_side, np.int64)
+    n_dirty = 0
+    ev_frame = np.empty(4 * n_side + 16, np.int64)
+    ev_pix = np.empty(4 * n_side + 16, np.int64)
+    ev_sign = np.empty(4 * n_side + 16, np.int8)
+    n_ev = 0
+    m_now = 0                                    # matched pixels, either side
 
     n_matched = np.zeros(n_frames, np.int64)
-    row_flags = np.zeros(row_pix.shape[0], np.bool_)
-    col_flags = np.zeros(col_pix.shape[0], np.bool_)
     # --- the start: an optimum of the previous frame (empty if none) -----------------
     for t in range(s_cols.shape[0]):
-        c = s_cols[t]
-        col_present[c] = True
-        row_of_col[c] = -1
-        v[c] = s_v[t]
+        n_col_spare -= 1
+        j = col_spare[n_col_spare]
+        col_slot[s_cols[t]] = j
+        c_pix[j] = s_cols[t]
+        v[j] = s_v[t]
+    start_slots = np.empty(s_rows.shape[0], np.int64)
     for t in range(s_rows.shape[0]):
         q = s_rows[t]
-        row_present[q] = True
-        n_spare -= 1
-        slot_of[q] = spare[n_spare]
-        _list_candidates(q, slot_of[q], nb_col, nb_cost, nb_len, col_present, lin_off,
-                         reach, dv, du, costs, height, width)
-        u[q] = s_u[t]
-        c = s_partner[t]
-        if c < 0:                                # at its outlier: that edge is tight
-            c = n_pix + q
-            v[c] = outlier - u[q]
+        n_row_spare -= 1
+        s = row_spare[n_row_spare]
+        start_slots[t] = s
+        row_slot[q] = s
+        r_pix[s] = q
+        _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach, dv, du,
+                         costs, height, width)
+        u[s] = s_u[t]
+        if s_partner[t] < 0:                     # at its outlier: that edge is tight
+            j = n_real + s
+            v[j] = outlier - u[s]
         else:
-            v[n_pix + q] = 0
-            row_of_col[n_pix + q] = -1
-        col_of_row[q] = c
-        row_of_col[c] = q
-    _raise_potentials(s_rows, col_of_row, row_of_col, u, v, slot_of, nb_col, nb_cost,
-                      nb_len, shortest, scanned, hkeys, hvals)
+            j = col_slot[s_partner[t]]
+        r_col[s] = j
+        c_row[j] = s
+    _raise_potentials(start_slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost,
+                      nb_len, hkeys, hvals)
+    for t in range(start_slots.shape[0]):
+        s = start_slots[t]
+        if r_col[s] < n_real:
+            m_now += 1
+            reported[s if frame_side == 0 else r_col[s]] = True
     prev_rows = s_rows
     prev_cols = s_cols
     n_rows_present = s_rows.shape[0]
     for f in range(n_frames):
+        if n_ev + 2 * n_side + 2 > ev_frame.shape[0]:   # room for this frame's events
+            ev_frame, ev_pix, ev_sign = _grown(ev_frame, ev_pix, ev_sign,
+                                               n_ev + 2 * n_side + 2)
         rows = row_pix[row_lo[f]:row_hi[f]]
         cols = col_pix[col_lo[f]:col_hi[f]]
         n_free = 0
@@ -536,92 +614,118 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         n_released = 0
         n_rows_present -= n_gone
         for t in range(n_gone):
-            q = gone[t]
-            row_present[q] = False
-            c = col_of_row[q]
-            col_of_row[q] = -2
-            if c >= 0:
-                row_of_col[c] = -1
-                if c < n_pix:
-                    released[n_released] = c
+            s = row_slot[gone[t]]
+            row_slot[gone[t]] = -1
+            if frame_side == 0 and reported[s]:
+                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, gone[t], -1)
+                reported[s] = False
+                m_now -= 1
+            j = r_col[s]
+            r_col[s] = -2
+            if j >= 0:
+                c_row[j] = -1
+                if j < n_real:
+                    released[n_released] = j
                     n_released += 1
-            v[n_pix + q] = 0
-            row_of_col[n_pix + q] = -1
-            spare[n_spare] = slot_of[q]
-            n_spare += 1
-            slot_of[q] = -1
+            v[n_real + s] = 0
+            c_row[n_real + s] = -1
+            row_spare[n_row_spare] = s
+            n_row_spare += 1
         for t in range(n_released):
-            c = released[t]
-            if v[c] < 0 and row_of_col[c] < 0:
-                _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
-                               lin_off, reach, costs, height, width, n_pix, lab_col,
-                               via_row, seen_col, hkeys, hvals, lists)
+            j = released[t]
+            if v[j] < 0 and c_row[j] < 0:
+                t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
+                                       dv, du, lin_off, reach, costs, height, width, seen,
+                                       hkeys, hvals, list_at, near_row, near_cost,
+                                       list_state)
+                n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
+                                    n_dirty)
         rows_came = came[:n_came].copy()
         # --- columns that left: their rows lose their partner ----------------------
         n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
         for t in range(n_gone):
             c = gone[t]
-            col_present[c] = False
+            j = col_slot[c]
+            col_slot[c] = -1
+            if frame_side == 1 and reported[j]:
+                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, c, -1)
+                reported[j] = False
+                m_now -= 1
             cy, cx, inside = _locate(c, reach, height, width)
             for k in range(n_off):
                 q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-                if q < 0 or not row_present[q]:
+                if q < 0 or row_slot[q] < 0:
                     continue
-                s = slot_of[q]
+                s = row_slot[q]
                 last = nb_len[s] - 1
                 for e in range(last + 1):
-                    if nb_col[s, e] == c:
+                    if nb_col[s, e] == j:
                         nb_col[s, e] = nb_col[s, last]
                         nb_cost[s, e] = nb_cost[s, last]
                         break
                 nb_len[s] = last
-            q = row_of_col[c]
-            if q >= 0:
-                row_of_col[c] = -1
-                col_of_row[q] = -2
-                free_rows[n_free] = q
+            s = c_row[j]
+            if s >= 0:
+                c_row[j] = -1
+                r_col[s] = -2
+                free_rows[n_free] = s
                 n_free += 1
-            v[c] = 0
+            v[j] = 0
+            list_at[j] = -1
+            col_spare[n_col_spare] = j
+            n_col_spare += 1
         # --- columns that arrived: a potential that keeps every row's edge feasible,
         #     then a repair if that potential is negative (some row prefers the column)
         for t in range(n_came):
             c = came[t]
-            col_present[c] = True
-            row_of_col[c] = -1
+            n_col_spare -= 1
+            j = col_spare[n_col_spare]
+            col_slot[c] = j
+            c_pix[j] = c
+            c_row[j] = -1
+            if frame_side == 1:
+                reported[j] = False
+                n_dirty = _mark(j, is_dirty, dirty, n_dirty)
             vc = 0
             if n_rows_present == 0:               # a first frame: rows come next
-                v[c] = 0
+                v[j] = 0
                 continue
             cy, cx, inside = _locate(c, reach, height, width)
             for k in range(n_off):
                 q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-                if q < 0 or not row_present[q]:
+                if q < 0 or row_slot[q] < 0:
                     continue
-                s = slot_of[q]
-                nb_col[s, nb_len[s]] = c
+                s = row_slot[q]
+                nb_col[s, nb_len[s]] = j
                 nb_cost[s, nb_len[s]] = costs[k]
                 nb_len[s] += 1
-                if col_of_row[q] >= 0 and costs[k] - u[q] < vc:
-                    vc = costs[k] - u[q]
-            v[c] = vc
+                if r_col[s] >= 0 and costs[k] - u[s] < vc:
+                    vc = costs[k] - u[s]
+            v[j] = vc
             if vc < 0:
-                _repair_column(c, col_of_row, row_of_col, v, u, row_present, dv, du,
-                               lin_off, reach, costs, height, width, n_pix, lab_col,
-                               via_row, seen_col, hkeys, hvals, lists)
+                t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
+                                       dv, du, lin_off, reach, costs, height, width, seen,
+                                       hkeys, hvals, list_at, near_row, near_cost,
+                                       list_state)
+                n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
+                                    n_dirty)
         # --- rows that arrived ---------------------------------------------------------
         n_rows_present += rows_came.shape[0]
         for t in range(rows_came.shape[0]):
             q = rows_came[t]
-            row_present[q] = True
-            n_spare -= 1
-            s = spare[n_spare]
-            slot_of[q] = s
-            _list_candidates(q, s, nb_col, nb_cost, nb_len, col_present, lin_off, reach,
+            n_row_spare -= 1
+            s = row_spare[n_row_spare]
+            row_slot[q] = s
+            r_pix[s] = q
+            if frame_side == 0:
+                reported[s] = False
+                n_dirty = _mark(s, is_dirty, dirty, n_dirty)
+            _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach,
                              dv, du, costs, height, width)
-            v[n_pix + q] = 0
-            row_of_col[n_pix + q] = -1
-            col_of_row[q] = -2
-            free_rows[n_free] = q
+            v[n_real + s] = 0
+            c_row[n_real + s] = -1
+            r_col[s] = -2
+            free_rows[n_free] = s
             n_free += 1
         prev_rows = rows
         prev_cols = cols
@@ -629,25 +733,27 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         todo = free_rows[:n_free].copy()
         # a scrambled but fixed order: in raster order neighbouring rows compete for
         # the same columns one after another (long augmenting chains)
-        keys = (todo.astype(np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
+        keys = (r_pix[todo].astype(np.uint64) * np.uint64(2654435761)) & np.uint64(
+            0xFFFFFFFF)
         todo = todo[np.argsort(keys)]
         for cur in todo:
-            if not row_present[cur] or col_of_row[cur] != -2:
-                continue                         # gone, or listed twice
-            s = slot_of[cur]
-            best = outlier - v[n_pix + cur]
-            j_best = n_pix + cur
-            for e in range(nb_len[s]):
-                rc = nb_cost[s, e] - v[nb_col[s, e]]
+            if r_col[cur] != -2:
+                continue                         # listed twice
+            best = outlier - v[n_real + cur]
+            j_best = n_real + cur
+            for e in range(nb_len[cur]):
+                rc = nb_cost[cur, e] - v[nb_col[cur, e]]
                 if rc < best:
                     best = rc
-                    j_best = nb_col[s, e]
+                    j_best = nb_col[cur, e]
             u[cur] = best
-            if row_of_col[j_best] < 0 and v[j_best] == 0:
+            if c_row[j_best] < 0 and v[j_best] == 0:
                 # the cheapest edge reaches a free column at potential 0: a zero-length
                 # augmenting path, the one Dijkstra would find (most rows of a first solve)
-                row_of_col[j_best] = cur
-                col_of_row[cur] = j_best
+                c_row[j_best] = cur
+                r_col[cur] = j_best
+                if frame_side == 1 and j_best < n_real:
+                    n_dirty = _mark(j_best, is_dirty, dirty, n_dirty)
                 continue
             n_touched = 0
             n_seen = 0
@@ -660,25 +766,22 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                 rows_seen[n_seen] = i
                 n_seen += 1
                 base = min_val - u[i]
-                s = slot_of[i]
                 # A free column (or outlier) is never expanded: it only offers a way to
                 # T, at its distance plus its (non-negative) potential, so it is scored
                 # when relaxed rather than queued. Matched columns at or beyond the best
                 # way to T found so far can never be expanded either: not queued.
-                for e in range(nb_len[s] + 1):
-                    if e < nb_len[s]:
-                        j = nb_col[s, e]
-                        r = base + nb_cost[s, e] - v[j]
+                for e in range(nb_len[i] + 1):
+                    if e < nb_len[i]:
+                        j = nb_col[i, e]
+                        r = base + nb_cost[i, e] - v[j]
                     else:                        # the row's own outlier
-                        j = n_pix + i
+                        j = n_real + i
                         r = base + outlier - v[j]
                     if scanned[j] or r >= shortest[j]:
                         continue
-                    free = row_of_col[j] < 0
+                    free = c_row[j] < 0
                     if r >= best and not free:
                         continue
-                    # _lower's steps, written out: through the helper this loop, the
-                    # hottest of the benchmark, measured ~10% slower
                     if shortest[j] == _INF:
                         touched[n_touched] = j
                         n_touched += 1
@@ -698,7 +801,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
                         continue                 # stale heap entry
                     scanned[j] = True
                     min_val = key
-                    i = row_of_col[j]
+                    i = c_row[j]
                     break
                 if i < 0:
                     break
@@ -707,70 +810,160 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             u[cur] += min_val
             for k in range(1, n_seen):
                 r_i = rows_seen[k]
-                u[r_i] += min_val - shortest[col_of_row[r_i]]
+                u[r_i] += min_val - shortest[r_col[r_i]]
             for k in range(n_touched):
                 j = touched[k]
-                if scanned[j] or (row_of_col[j] < 0 and shortest[j] < min_val):
+                if scanned[j] or (c_row[j] < 0 and shortest[j] < min_val):
                     v[j] -= min_val - shortest[j]
                 shortest[j] = _INF
                 scanned[j] = False
+            if frame_side == 0 and sink >= n_real:   # that row goes to its outlier
+                n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
+            elif frame_side == 1 and sink < n_real:  # a free column is matched
+                n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
             j = sink
             while True:                          # augment
                 i = path[j]
-                row_of_col[j] = i
-                prev = col_of_row[i]
-                col_of_row[i] = j
+                c_row[j] = i
+                prev = r_col[i]
+                r_col[i] = j
                 if i == cur:
                     break
                 j = prev
-        # --- read off the frame's result ---------------------------------------------
-        # (one-to-one: matched rows = matched real columns; a fixed side is read only
-        # in the last frame, where its flags are returned)
-        last = f == n_frames - 1
-        m_rows = 0
-        if last or not same_rows:
-            for t in range(rows.shape[0]):
-                hit = col_of_row[rows[t]] >= 0 and col_of_row[rows[t]] < n_pix
-                row_flags[row_lo[f] + t] = hit
-                m_rows += hit
-        m_cols = 0
-        if last or not same_cols:
-            for t in range(cols.shape[0]):
-                hit = row_of_col[cols[t]] >= 0
-                col_flags[col_lo[f] + t] = hit
-                m_cols += hit
-        n_matched[f] = m_cols if same_rows and not last else m_rows
+        # --- report what changed: rows matched or not (frame side rows: the waiting
+        # rows and a row sent to its outlier), columns matched or not (frame side
+        # columns: arrivals, repaired ones, augmentation sinks) -------------------------
+        for t in range(n_dirty):
+            s = dirty[t]
+            is_dirty[s] = False
+            if frame_side == 0:
+                pix = r_pix[s]
+                if row_slot[pix] != s:
+                    continue                     # left since (already reported)
+                now = r_col[s] < n_real
+            else:
+                pix = c_pix[s]
+                if col_slot[pix] != s:
+                    continue
+                now = c_row[s] >= 0
+            if now != reported[s]:
+                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, 1 if now else -1)
+                reported[s] = now
+                m_now += 1 if now else -1
+        n_dirty = 0
+        n_matched[f] = m_now
+    # the last frame's matched pixels, both sides
+    row_flags = np.zeros(prev_rows.shape[0], np.bool_)
+    for t in range(prev_rows.shape[0]):
+        j = r_col[row_slot[prev_rows[t]]]
+        row_flags[t] = 0 <= j < n_real
+    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
+    for t in range(prev_cols.shape[0]):
+        col_flags[t] = c_row[col_slot[prev_cols[t]]] >= 0
     end_u = np.empty(prev_rows.shape[0], np.int64)
     end_partner = np.empty(prev_rows.shape[0], np.int64)
     for t in range(prev_rows.shape[0]):
-        end_u[t] = u[prev_rows[t]]
-        c = col_of_row[prev_rows[t]]
-        end_partner[t] = c if c < n_pix else -1
+        s = row_slot[prev_rows[t]]
+        end_u[t] = u[s]
+        end_partner[t] = c_pix[r_col[s]] if r_col[s] < n_real else -1
+        row_slot[prev_rows[t]] = -1
     end_v = np.empty(prev_cols.shape[0], np.int64)
     for t in range(prev_cols.shape[0]):
-        end_v[t] = v[prev_cols[t]]
-    for t in range(prev_rows.shape[0]):
-        row_present[prev_rows[t]] = False
-    for t in range(prev_cols.shape[0]):
-        col_present[prev_cols[t]] = False
-    listed = lists[3]
-    for t in range(lists[4][1]):
-        list_at[listed[t]] = -1
-    return n_matched, row_flags, col_flags, (end_u, end_partner, end_v)
+        end_v[t] = v[col_slot[prev_cols[t]]]
+        col_slot[prev_cols[t]] = -1
+    events = (ev_frame[:n_ev].copy(), ev_pix[:n_ev].copy(), ev_sign[:n_ev].copy())
+    return n_matched, events, row_flags, col_flags, (end_u, end_partner, end_v)
 
 
 def _workspace(n_pix: int) -> tuple:
-    """Image-sized arrays for :func:`_match_sequence`, allocated once per shape."""
-    n_all = 2 * n_pix
-    # potentials and distances in int64; pixel indices in int32 (Matcher refuses images
-    # of 2**31 pixels), which halves what a search reads
-    return (np.zeros(n_pix, np.bool_), np.zeros(n_pix, np.bool_),
-            np.zeros(n_pix, np.int64), np.zeros(n_all, np.int64),
-            np.full(n_all, -1, np.int32), np.full(n_pix, -2, np.int32),
-            np.full(n_pix, -1, np.int32), np.full(n_all, _INF, np.int64),
-            np.full(n_all, -1, np.int32), np.zeros(n_all, np.bool_),
-            np.full(n_all, _INF, np.int64), np.empty(n_pix, np.int32),
-            np.full(n_pix, -1, np.int32))
+    """Image-sized pixel -> slot maps for :func:`_match_sequence` (-1: no pixel there),
+    allocated once per shape; int32 halves what a neighbourhood scan reads (Matcher
+    refuses images of 2**31 pixels)."""
+    return np.full(n_pix, -1, np.int32), np.full(n_pix, -1, np.int32)
+
+
+@dataclass(frozen=True)
+class FrameEvents:
+    """How one map's matching against a sequence of frames changed, frame by frame.
+
+    Attributes
+    ----------
+    n_matched : (n_frames,) int64
+        Matched pixels per frame (of either map: the matching is one-to-one).
+    walk : (n_frames,) int64
+        The frames in the order they were solved.
+    frame, pixel, sign : (n_events,) arrays
+        Event k: at frame ``frame[k]``, frame pixel ``pixel[k]`` (linear index) became
+        matched (``sign`` +1) or stopped being matched or left (-1). Events are in walk
+        order; a frame pixel is matched at a frame if its events up to that frame (in
+        walk order) sum to 1.
+    """
+
+    n_matched: np.ndarray
+    walk: np.ndarray
+    frame: np.ndarray
+    pixel: np.ndarray
+    sign: np.ndarray
+
+
+@nb.njit(cache=True)
+def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
+    """Whether each pixel of each frame (aligned with ``pix``) is matched, from the
+    events of :meth:`Matcher.frame_events`."""
+    state = np.zeros(n_pix, np.bool_)
+    out = np.zeros(pix.shape[0], np.bool_)
+    e = 0
+    for w in range(walk.shape[0]):
+        k = walk[w]
+        while e < ev_frame.shape[0] and ev_frame[e] == k:
+            state[ev_pix[e]] = ev_sign[e] > 0
+            e += 1
+        for t in range(ptr[k], ptr[k + 1]):
+            out[t] = state[pix[t]]
+    return out
+
+
+@nb.njit(cache=True)
+def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
+    """Frame pixels matched by at least one of several maps, per frame.
+
+    Parameters
+    ----------
+    walk : (n_frames,) int64
+        The walk order shared by every map's events (:attr:`FrameEvents.walk`).
+    ev_ptr : (n_maps + 1,) int64
+        Map ``a``'s events are entries ``ev_ptr[a]:ev_ptr[a + 1]`` of the event arrays.
+    ev_frame, ev_pix, ev_sign : (n_events,) arrays
+        The maps' events (:class:`FrameEvents`), concatenated.
+    n_pix : int
+        Pixels in the image.
+
+    Returns
+    -------
+    (n_frames,) int64
+        For each frame, its pixels matched by any map (the benchmark's cntP).
+    """
+    n_maps = ev_ptr.shape[0] - 1
+    cover = np.zeros(n_pix, np.int32)
+    nxt = ev_ptr[:-1].copy()
+    out = np.zeros(walk.shape[0], np.int64)
+    n_covered = 0
+    for w in range(walk.shape[0]):
+        k = walk[w]
+        for a in range(n_maps):
+            e = nxt[a]
+            while e < ev_ptr[a + 1] and ev_frame[e] == k:
+                p = ev_pix[e]
+                if ev_sign[e] > 0:
+                    n_covered += cover[p] == 0
+                    cover[p] += 1
+                else:
+                    cover[p] -= 1
+                    n_covered -= cover[p] == 0
+                e += 1
+            nxt[a] = e
+        out[k] = n_covered
+    return out
 
 
 class Matcher:
@@ -836,8 +1029,8 @@ class Matcher:
                              f"matcher's shape {self.shape}")
         return np.ascontiguousarray(bmap != 0)
 
-    def match_frames(self, fixed, frames):
-        """Match ``fixed`` against every map of ``frames``.
+    def frame_events(self, fixed, frames) -> FrameEvents:
+        """Match ``fixed`` against every map of ``frames``; report changes only.
 
         Parameters
         ----------
@@ -852,10 +1045,9 @@ class Matcher:
 
         Returns
         -------
-        matched_fixed : (n_frames,) int64
-            Number of matched pixels of ``fixed`` per frame.
-        matched_frame : list of bool arrays
-            For each frame, whether each of its listed pixels is matched.
+        FrameEvents
+            The matched count per frame and, in the order the frames were solved
+            (``walk``), every change of a frame pixel's matched state.
         """
         fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64)
         n_fixed = fixed_pix.size
@@ -863,7 +1055,6 @@ class Matcher:
         sizes = np.diff(ptr)
         n_frames = sizes.size
         n_matched = np.zeros(n_frames, np.int64)
-        flags = [None] * n_frames
         # Frames are walked from the end with the smaller frame, so that along the walk
         # pixels mostly arrive: arriving rows only need augmenting, while departing rows
         # release columns that must be repaired (for thresholds: high to low).
@@ -873,6 +1064,7 @@ class Matcher:
         forward = n_frames == 0 or sizes[0] <= sizes[-1]
         walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1]
         start = _NO_START
+        events = []
         pos = 0
         while pos < n_frames:
             fixed_rows = sizes[walk[pos]] >= n_fixed
@@ -889,18 +1081,36 @@ class Matcher:
             whole = (np.zeros(m, np.int64), np.full(m, n_fixed, np.int64), fixed_pix)
             sliced = (ptr[order], ptr[order + 1], pix)
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
-            n, row_flags, col_flags, end = _match_sequence(
+            n, (ev_f, ev_p, ev_s), _, _, end = _match_sequence(
                 self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
-                self.costs, self.outlier, self._workspace(), diffs, start)
-            frame_flags = col_flags if fixed_rows else row_flags
+                self.costs, self.outlier, self._workspace(), diffs, start, side)
             n_matched[order] = n
-            for k in order:
-                flags[k] = frame_flags[ptr[k]:ptr[k + 1]]
+            events.append((order[ev_f], ev_p, ev_s))
             last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
             end_rows, end_cols = (fixed_pix, last) if fixed_rows else (last, fixed_pix)
             start = _transposed(end_rows, end_cols, end, self.outlier)
             pos = stop
-        return n_matched, flags
+        parts = list(zip(*events)) if events else [[_EMPTY]] * 3
+        return FrameEvents(n_matched, walk, np.concatenate(parts[0]),
+                           np.concatenate(parts[1]), np.concatenate(parts[2]))
+
+    def match_frames(self, fixed, frames):
+        """Match ``fixed`` against every map of ``frames``.
+
+        Parameters are those of :meth:`frame_events`.
+
+        Returns
+        -------
+        matched_fixed : (n_frames,) int64
+            Number of matched pixels of ``fixed`` per frame.
+        matched_frame : list of bool arrays
+            For each frame, whether each of its listed pixels is matched.
+        """
+        ev = self.frame_events(fixed, frames)
+        ptr, pix = self._frame_pool(frames)[:2]
+        flat = _replay_flags(ev.walk, ptr, pix, ev.frame, ev.pixel, ev.sign,
+                             self.shape[0] * self.shape[1])
+        return ev.n_matched, [flat[ptr[k]:ptr[k + 1]] for k in range(ptr.size - 1)]
 
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
         """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps)."""
@@ -912,10 +1122,10 @@ class Matcher:
         swap = p1.size > p2.size
         rows, cols = (p2, p1) if swap else (p1, p2)
         one = np.zeros(1, np.int64)
-        _, row_flags, col_flags, _ = _match_sequence(
+        _, _, row_flags, col_flags, _ = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
             one + cols.size, cols, self.dv, self.du, self.costs, self.outlier,
-            self._workspace(), _NO_DIFFS, _NO_START)
+            self._workspace(), _NO_DIFFS, _NO_START, 0)
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True

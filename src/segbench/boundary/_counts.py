@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._correspond import DEFAULT_MAX_DIST, Matcher
+from ._correspond import DEFAULT_MAX_DIST, Matcher, covered_counts
 from ._seg2bdry import seg2bdry
 from ._thin import thin as thin_map
 from ._thin import thin_frames
@@ -185,13 +185,15 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
     n_t = len(frames)
     cnt_r = np.zeros(n_t, np.int64)
     sum_r = np.full(n_t, sum(int(h.sum()) for h in humans), np.int64)
-    matched_any = [np.zeros(len(f), bool) for f in frames]
-    for human in humans:
-        n_matched, flags = matcher.match_frames(human, frames)
-        cnt_r += n_matched
-        for acc, fl in zip(matched_any, flags):
-            acc |= fl
-    cnt_p = np.array([int(a.sum()) for a in matched_any], np.int64)
+    runs = [matcher.frame_events(human, frames) for human in humans]
+    for ev in runs:
+        cnt_r += ev.n_matched
+    ev_ptr = np.zeros(len(runs) + 1, np.int64)
+    ev_ptr[1:] = np.cumsum([ev.frame.size for ev in runs])
+    cnt_p = covered_counts(runs[0].walk, ev_ptr,
+                           *(np.concatenate([getattr(ev, k) for ev in runs])
+                             for k in ("frame", "pixel", "sign")),
+                           shape[0] * shape[1])
     sum_p = np.array([len(f) for f in frames], np.int64)
     return BoundaryCounts(ths, cnt_r, sum_r, cnt_p, sum_p)
 
