@@ -67,43 +67,41 @@ def _offsets(radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True, inline="always")
-def _heap_push(keys, vals, size, key, val):
+def _heap_push(heap, size, key, val, shift):
+    """Push ``(key, val)`` on a binary min-heap of int64 entries ``key << shift | val``
+    (``key >= 0``, ``0 <= val < 2**shift``): one comparison orders by key, then val.
+    Returns the new size."""
+    entry = (key << shift) | val
     i = size
-    keys[i] = key
-    vals[i] = val
     while i > 0:
         parent = (i - 1) >> 1
-        if keys[parent] < keys[i] or (keys[parent] == keys[i] and vals[parent] <= vals[i]):
+        if heap[parent] <= entry:
             break
-        keys[parent], keys[i] = keys[i], keys[parent]
-        vals[parent], vals[i] = vals[i], vals[parent]
+        heap[i] = heap[parent]
         i = parent
+    heap[i] = entry
     return size + 1
 
 
 @nb.njit(cache=True, inline="always")
-def _heap_pop(keys, vals, size):
-    key = keys[0]
-    val = vals[0]
+def _heap_pop(heap, size, shift):
+    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
+    top = heap[0]
     size -= 1
-    keys[0] = keys[size]
-    vals[0] = vals[size]
+    last = heap[size]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        child = 2 * i + 1
+        if child >= size:
             break
-        child = left
-        right = left + 1
-        if right < size and (keys[right] < keys[left]
-                             or (keys[right] == keys[left] and vals[right] < vals[left])):
-            child = right
-        if keys[i] < keys[child] or (keys[i] == keys[child] and vals[i] <= vals[child]):
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
             break
-        keys[child], keys[i] = keys[i], keys[child]
-        vals[child], vals[i] = vals[i], vals[child]
+        heap[i] = heap[child]
         i = child
-    return key, val, size
+    heap[i] = last
+    return top >> shift, top & ((1 << shift) - 1), size
 
 
 @nb.njit(cache=True, inline="always")
@@ -163,7 +161,7 @@ def _rows_near(j, c, list_at, near_row, near_cost, state, row_slot, dv, du, lin_
 
 @nb.njit(cache=True, _nrt=False)
 def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, lin_off,
-                   reach, costs, height, width, seen, hkeys, hvals, list_at, near_row,
+                   reach, costs, height, width, seen, heap, shift, list_at, near_row,
                    near_cost, state):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
@@ -190,9 +188,9 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
     lab[j0] = 0
     seen[0] = j0
     n_seen = 1
-    hsize = _heap_push(hkeys, hvals, 0, 0, j0)
+    hsize = _heap_push(heap, 0, 0, j0, shift)
     while hsize > 0:
-        key, j, hsize = _heap_pop(hkeys, hvals, hsize)
+        key, j, hsize = _heap_pop(heap, hsize, shift)
         if key >= k_stop:
             break
         if key != lab[j]:
@@ -228,7 +226,7 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
                     n_seen += 1
                 lab[p] = lq
                 via[s] = j
-                hsize = _heap_push(hkeys, hvals, hsize, lq, p)
+                hsize = _heap_push(heap, hsize, lq, p, shift)
     # re-weight: columns closer than k_stop move by (k_stop - distance), and their rows
     for t in range(n_seen):
         j = seen[t]
@@ -253,7 +251,7 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
 
 @nb.njit(cache=True, _nrt=False)
 def _raise_potentials(slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost, nb_len,
-                      hkeys, hvals):
+                      heap, shift):
     """Raise every matched column's potential as far as the invariants allow.
 
     Any optimum's potentials certify it, but how far a later repair searches depends
@@ -271,9 +269,9 @@ def _raise_potentials(slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_c
     for t in range(slots.shape[0]):
         j = r_col[slots[t]]
         shortest[j] = -v[j]
-        hsize = _heap_push(hkeys, hvals, hsize, -v[j], j)
+        hsize = _heap_push(heap, hsize, -v[j], j, shift)
     while hsize > 0:
-        key, j, hsize = _heap_pop(hkeys, hvals, hsize)
+        key, j, hsize = _heap_pop(heap, hsize, shift)
         if scanned[j] or key != shortest[j]:
             continue
         scanned[j] = True
@@ -286,7 +284,7 @@ def _raise_potentials(slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_c
             r = base + nb_cost[s, e] - v[f]
             if r < shortest[f]:
                 shortest[f] = r
-                hsize = _heap_push(hkeys, hvals, hsize, r, f)
+                hsize = _heap_push(heap, hsize, r, f, shift)
     for t in range(slots.shape[0]):
         s = slots[t]
         j = r_col[s]
@@ -395,6 +393,107 @@ def _transposed(rows, cols, end, outlier):
     new_u = outlier - np.maximum(0, -end_v)
     new_v = -np.maximum(0, outlier - end_u)
     return cols, rows, partner, new_u, new_v
+
+
+@nb.njit(cache=True, _nrt=False)
+def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, shortest,
+             path, scanned, touched, rows_seen, heap, shift):
+    """Match the waiting row slot ``cur`` along a shortest augmenting path.
+
+    Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
+    soon as no queued column can beat the cheapest way found to a free column or an
+    outlier; then the potentials are updated so that reduced costs stay >= 0 and the
+    path is tight, and the path is flipped. Returns the column (or outlier) that was
+    free and is now matched: only it, and ``cur``, changed their matched state (an
+    outlier's row leaves the real columns). No arrays are allocated, so this runs
+    without reference counting (``_nrt=False``): it is the benchmark's hottest loop.
+    """
+    best = outlier - v[n_real + cur]
+    j_best = n_real + cur
+    for e in range(nb_len[cur]):
+        rc = nb_cost[cur, e] - v[nb_col[cur, e]]
+        if rc < best:
+            best = rc
+            j_best = nb_col[cur, e]
+    u[cur] = best
+    if c_row[j_best] < 0 and v[j_best] == 0:
+        # the cheapest edge reaches a free column at potential 0: a zero-length
+        # augmenting path, the one Dijkstra would find (most rows of a first solve)
+        c_row[j_best] = cur
+        r_col[cur] = j_best
+        return j_best
+    n_touched = 0
+    n_seen = 0
+    hsize = 0
+    min_val = 0
+    i = cur
+    sink = -1
+    best = _INF          # cheapest way found to the sink T (via a free column)
+    while True:
+        rows_seen[n_seen] = i
+        n_seen += 1
+        base = min_val - u[i]
+        # A free column (or outlier) is never expanded: it only offers a way to T, at
+        # its distance plus its (non-negative) potential, so it is scored when relaxed
+        # rather than queued. Matched columns at or beyond the best way to T found so
+        # far can never be expanded either: not queued.
+        for e in range(nb_len[i] + 1):
+            if e < nb_len[i]:
+                j = nb_col[i, e]
+                r = base + nb_cost[i, e] - v[j]
+            else:                                # the row's own outlier
+                j = n_real + i
+                r = base + outlier - v[j]
+            if scanned[j] or r >= shortest[j]:
+                continue
+            free = c_row[j] < 0
+            if r >= best and not free:
+                continue
+            if shortest[j] == _INF:
+                touched[n_touched] = j
+                n_touched += 1
+            shortest[j] = r
+            path[j] = i
+            if free:
+                if r + v[j] < best:
+                    best = r + v[j]
+                    sink = j
+            else:
+                hsize = _heap_push(heap, hsize, r, j, shift)
+        # next matched column to expand
+        i = -1
+        while hsize > 0 and (heap[0] >> shift) < best:
+            key, j, hsize = _heap_pop(heap, hsize, shift)
+            if scanned[j] or key != shortest[j]:
+                continue                         # stale heap entry
+            scanned[j] = True
+            min_val = key
+            i = c_row[j]
+            break
+        if i < 0:
+            break
+    min_val = best
+    # dual update: reduced costs stay >= 0, the new path is tight
+    u[cur] += min_val
+    for k in range(1, n_seen):
+        r_i = rows_seen[k]
+        u[r_i] += min_val - shortest[r_col[r_i]]
+    for k in range(n_touched):
+        j = touched[k]
+        if scanned[j] or (c_row[j] < 0 and shortest[j] < min_val):
+            v[j] -= min_val - shortest[j]
+        shortest[j] = _INF
+        scanned[j] = False
+    j = sink
+    while True:                                  # flip the path
+        i = path[j]
+        c_row[j] = i
+        prev = r_col[i]
+        r_col[i] = j
+        if i == cur:
+            break
+        j = prev
+    return sink
 
 
 @nb.njit(cache=True, inline="always")
@@ -534,8 +633,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     touched = np.empty(n_rows_cap * (n_off + 1) + 1, np.int64)
     rows_seen = np.empty(n_rows_cap + 1, np.int64)
     heap_cap = (n_rows_cap + 2) * (n_off + 2) + n_real
-    hkeys = np.empty(heap_cap, np.int64)
-    hvals = np.empty(heap_cap, np.int64)
+    heap = np.empty(heap_cap, np.int64)
+    shift = 1                    # heap entries: key << shift | slot (see _heap_push)
+    while (1 << shift) <= n_nodes:
+        shift += 1
     seen = np.empty(n_rows_cap + 2, np.int64)
     released = np.empty(n_rows_cap + 1, np.int64)
     # each column's nearby rows, when the rows stay fixed (see _rows_near); a row and a
@@ -590,7 +691,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         r_col[s] = j
         c_row[j] = s
     _raise_potentials(start_slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost,
-                      nb_len, hkeys, hvals)
+                      nb_len, heap, shift)
     for t in range(start_slots.shape[0]):
         s = start_slots[t]
         if r_col[s] < n_real:
@@ -636,7 +737,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             if v[j] < 0 and c_row[j] < 0:
                 t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
                                        dv, du, lin_off, reach, costs, height, width, seen,
-                                       hkeys, hvals, list_at, near_row, near_cost,
+                                       heap, shift, list_at, near_row, near_cost,
                                        list_state)
                 n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
                                     n_dirty)
@@ -705,7 +806,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
             if vc < 0:
                 t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
                                        dv, du, lin_off, reach, costs, height, width, seen,
-                                       hkeys, hvals, list_at, near_row, near_cost,
+                                       heap, shift, list_at, near_row, near_cost,
                                        list_state)
                 n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
                                     n_dirty)
@@ -739,97 +840,15 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         for cur in todo:
             if r_col[cur] != -2:
                 continue                         # listed twice
-            best = outlier - v[n_real + cur]
-            j_best = n_real + cur
-            for e in range(nb_len[cur]):
-                rc = nb_cost[cur, e] - v[nb_col[cur, e]]
-                if rc < best:
-                    best = rc
-                    j_best = nb_col[cur, e]
-            u[cur] = best
-            if c_row[j_best] < 0 and v[j_best] == 0:
-                # the cheapest edge reaches a free column at potential 0: a zero-length
-                # augmenting path, the one Dijkstra would find (most rows of a first solve)
-                c_row[j_best] = cur
-                r_col[cur] = j_best
-                if frame_side == 1 and j_best < n_real:
-                    n_dirty = _mark(j_best, is_dirty, dirty, n_dirty)
-                continue
-            n_touched = 0
-            n_seen = 0
-            hsize = 0
-            min_val = 0
-            i = cur
-            sink = -1
-            best = _INF          # cheapest way found to the sink T (via a free column)
-            while True:
-                rows_seen[n_seen] = i
-                n_seen += 1
-                base = min_val - u[i]
-                # A free column (or outlier) is never expanded: it only offers a way to
-                # T, at its distance plus its (non-negative) potential, so it is scored
-                # when relaxed rather than queued. Matched columns at or beyond the best
-                # way to T found so far can never be expanded either: not queued.
-                for e in range(nb_len[i] + 1):
-                    if e < nb_len[i]:
-                        j = nb_col[i, e]
-                        r = base + nb_cost[i, e] - v[j]
-                    else:                        # the row's own outlier
-                        j = n_real + i
-                        r = base + outlier - v[j]
-                    if scanned[j] or r >= shortest[j]:
-                        continue
-                    free = c_row[j] < 0
-                    if r >= best and not free:
-                        continue
-                    if shortest[j] == _INF:
-                        touched[n_touched] = j
-                        n_touched += 1
-                    shortest[j] = r
-                    path[j] = i
-                    if free:
-                        if r + v[j] < best:
-                            best = r + v[j]
-                            sink = j
-                    else:
-                        hsize = _heap_push(hkeys, hvals, hsize, r, j)
-                # next matched column to expand
-                i = -1
-                while hsize > 0 and hkeys[0] < best:
-                    key, j, hsize = _heap_pop(hkeys, hvals, hsize)
-                    if scanned[j] or key != shortest[j]:
-                        continue                 # stale heap entry
-                    scanned[j] = True
-                    min_val = key
-                    i = c_row[j]
-                    break
-                if i < 0:
-                    break
-            min_val = best
-            # dual update: reduced costs stay >= 0, the new path is tight
-            u[cur] += min_val
-            for k in range(1, n_seen):
-                r_i = rows_seen[k]
-                u[r_i] += min_val - shortest[r_col[r_i]]
-            for k in range(n_touched):
-                j = touched[k]
-                if scanned[j] or (c_row[j] < 0 and shortest[j] < min_val):
-                    v[j] -= min_val - shortest[j]
-                shortest[j] = _INF
-                scanned[j] = False
-            if frame_side == 0 and sink >= n_real:   # that row goes to its outlier
-                n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
-            elif frame_side == 1 and sink < n_real:  # a free column is matched
+            sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
+                            n_real, shortest, path, scanned, touched, rows_seen, heap,
+                            shift)
+            if frame_side == 0:
+                n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
+                if sink >= n_real:               # that row went to its outlier
+                    n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
+            elif sink < n_real:                  # a free column is now matched
                 n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
-            j = sink
-            while True:                          # augment
-                i = path[j]
-                c_row[j] = i
-                prev = r_col[i]
-                r_col[i] = j
-                if i == cur:
-                    break
-                j = prev
         # --- report what changed: rows matched or not (frame side rows: the waiting
         # rows and a row sent to its outlier), columns matched or not (frame side
         # columns: arrivals, repaired ones, augmentation sinks) -------------------------
