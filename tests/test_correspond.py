@@ -196,7 +196,7 @@ def _check_certificate(rows, cols, end, matcher, shape):
 @pytest.mark.parametrize("seed", range(12))
 def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
     """Each run of frames starts from the previous run's optimum with rows and columns
-    swapped (``_transposed``, then ``_raise_potentials``); the optimum each run ends
+    swapped (``_transposed``); the optimum each run ends
     with must carry potentials that prove it, and every frame must be exact."""
     from segbench.boundary import _correspond as corr
     rng = np.random.default_rng(500 + seed)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from ..errors import InputError
 
@@ -30,6 +33,7 @@ DEFAULT_MAX_DIST = 0.0075
 DEFAULT_OUTLIER_COST = 100.0
 
 _INF = np.iinfo(np.int64).max // 8
+_U1 = np.uint64(1)
 _EMPTY = np.zeros(0, np.int64)
 #: ``diffs`` argument of _match_sequence when no frame diffs are known
 _NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
@@ -104,65 +108,82 @@ def _heap_pop(heap, size, shift):
     return top >> shift, top & ((1 << shift) - 1), size
 
 
-@nb.njit(cache=True, inline="always")
-def _shifted(p, py, px, k, inside, lin_off, dv, du, height, width):
-    """Linear index of pixel ``p`` = (py, px) moved by offset ``k``; -1 outside the image.
+@intrinsic
+def _ctz(typingctx, src):
+    """Trailing zero bits of a non-zero 64-bit word (LLVM cttz: one instruction)."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(src), codegen
 
-    ``inside``: p lies at least the largest offset away from every edge (most pixels),
-    so the move is one addition of ``lin_off[k]`` = dv[k] * width + du[k].
+
+@nb.njit(cache=True, inline="always")
+def _set_bit(bits, p, width, on):
+    """Mark pixel ``p`` present (``on``) or absent in a presence bitmap: bit ``x % 64`` of
+    word ``x // 64`` of image row ``y``."""
+    y = p // width
+    x = p - y * width
+    b = _U1 << np.uint64(x & 63)
+    if on:
+        bits[y, x >> 6] |= b
+    else:
+        bits[y, x >> 6] &= ~b
+
+
+@nb.njit(cache=True, inline="always")
+def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
+    """The present pixels of a bitmap within the tolerance of pixel ``p``.
+
+    Row ``dy`` of the disc spans ``|dx| <= half[dy + reach]``; its pixels are read from
+    the bitmap 64 at a time and only the set bits are visited, so a sparse map costs a
+    few word operations per row instead of a test per offset. Writes the pixels
+    (raster order) and their costs (``cost_tab[dy + reach, dx + reach]``) to
+    ``out_pix``/``out_cost``; returns their number.
     """
-    if inside:
-        return p + lin_off[k]
-    y = py + dv[k]
-    x = px + du[k]
-    if 0 <= y < height and 0 <= x < width:
-        return y * width + x
-    return -1
-
-
-@nb.njit(cache=True, inline="always")
-def _locate(p, reach, height, width):
-    """(row, col, whether every offset of length <= ``reach`` stays in the image)."""
-    py, px = divmod(p, width)
-    return py, px, reach <= py < height - reach and reach <= px < width - reach
-
-
-@nb.njit(cache=True, inline="always")
-def _rows_near(j, c, list_at, near_row, near_cost, state, row_slot, dv, du, lin_off, reach,
-               costs, height, width):
-    """Where the present rows near column slot ``j`` (pixel ``c``) are listed:
-    (position, count) in the pool of ``lists``, or (-1, number of offsets) when there
-    are no lists.
-
-    When the rows stay fixed over a sequence (``state[1]`` = 1), a column's nearby rows
-    (slots) and their costs are listed on first use, at ``list_at[j]`` in the pool
-    (``near_row``, ``near_cost``) with the count just before, and kept while the column
-    stays: a backward search then reads a few entries instead of scanning every offset.
-    ``state[0]`` is the pool's fill.
-    """
-    if state[1] == 0:
-        return -1, dv.shape[0]
-    at = list_at[j]
-    if at < 0:
-        at = state[0] + 1
-        n = 0
-        cy, cx, inside = _locate(c, reach, height, width)
-        for k in range(dv.shape[0]):
-            q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-            if q >= 0 and row_slot[q] >= 0:
-                near_row[at + n] = row_slot[q]
-                near_cost[at + n] = costs[k]
+    reach = half.shape[0] // 2
+    y = p // width
+    x = p - y * width
+    n = 0
+    for dy in range(-reach, reach + 1):
+        yy = y + dy
+        hw = half[dy + reach]
+        if yy < 0 or yy >= height or hw < 0:
+            continue
+        lo = max(x - hw, 0)
+        hi = min(x + hw, width - 1)
+        while lo <= hi:
+            top = min(hi, lo + 63)
+            sh = np.uint64(lo & 63)
+            m = bits[yy, lo >> 6] >> sh
+            if sh != 0:
+                m |= bits[yy, (lo >> 6) + 1] << (np.uint64(64) - sh)
+            if top - lo < 63:
+                m &= (_U1 << np.uint64(top - lo + 1)) - _U1
+            while m != 0:
+                xx = lo + _ctz(m)
+                m &= m - _U1
+                out_pix[n] = yy * width + xx
+                out_cost[n] = cost_tab[dy + reach, xx - x + reach]
                 n += 1
-        near_row[at - 1] = n
-        state[0] = at + n
-        list_at[j] = at
-    return at, near_row[at - 1]
+            lo = top + 1
+    return n
+
+
+def _disc_tables(dv, du, costs):
+    """(half, cost_tab) of :func:`_near` for the offsets of :func:`_offsets`: the largest
+    ``|du|`` at each ``dv`` (-1 if none) and each offset's cost on a square grid."""
+    reach = int(max(np.abs(dv).max(initial=0), np.abs(du).max(initial=0)))
+    half = np.full(2 * reach + 1, -1, np.int64)
+    cost_tab = np.full((2 * reach + 1, 2 * reach + 1), -1, np.int64)
+    for a, b, c in zip(dv, du, costs):
+        half[a + reach] = max(half[a + reach], abs(b))
+        cost_tab[a + reach, b + reach] = c
+    return half, cost_tab
 
 
 @nb.njit(cache=True, _nrt=False)
-def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, lin_off,
-                   reach, costs, height, width, seen, heap, shift, list_at, near_row,
-                   near_cost, state):
+def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len, listed,
+                   row_slot, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
+                   seen, heap, shift):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -179,8 +200,8 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
     distance is its row's (``via[s]`` keeps where row ``s`` would move). T is not
     queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
     the search instead. Returns the released column (or outlier), -1 if none.
-    The arrays are the solver's state (see :func:`_match_sequence`);
-    ``list_at, near_row, near_cost, state`` its lists of nearby rows (:func:`_rows_near`).
+    The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
+    rows are read from its list (``cn_*``) when ``listed``, else from the rows' bitmap.
     """
     n_real = c_pix.shape[0]
     k_stop = -v[j0]                  # the bound, then the cheapest way through T found
@@ -202,20 +223,18 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
             continue                             # an outlier: no other row reaches it
         own = c_row[j]
         base = key - v[j]
-        c = c_pix[j]
-        at, n_near = _rows_near(j, c, list_at, near_row, near_cost, state, row_slot, dv,
-                                du, lin_off, reach, costs, height, width)
-        cy, cx, inside = _locate(c, reach, height, width)
+        if listed:
+            n_near = cn_len[j]
+        else:
+            n_near = _near(c_pix[j], row_bits, width, height, half, cost_tab, nbr_pix,
+                           nbr_cost)
         for e in range(n_near):
-            if at >= 0:
-                s = near_row[at + e]
-                cost = near_cost[at + e]
-            else:                                # not listed: scan the offsets
-                q = _shifted(c, cy, cx, e, inside, lin_off, dv, du, height, width)
-                if q < 0 or row_slot[q] < 0:
-                    continue
-                s = row_slot[q]
-                cost = costs[e]
+            if listed:
+                s = np.int64(cn_row[j, e])
+                cost = np.int64(cn_cost[j, e])
+            else:
+                s = np.int64(row_slot[nbr_pix[e]])
+                cost = nbr_cost[e]
             if s == own or r_col[s] < 0:
                 continue
             p = r_col[s]
@@ -247,51 +266,6 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, row_slot, dv, du, li
                 break
             s = displaced
     return t_col
-
-
-@nb.njit(cache=True, _nrt=False)
-def _raise_potentials(slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost, nb_len,
-                      heap, shift):
-    """Raise every matched column's potential as far as the invariants allow.
-
-    Any optimum's potentials certify it, but how far a later repair searches depends
-    on them: a matched column far below 0 makes releasing it look expensive, so a
-    repair bounded by such a gap explores its whole component. Potentials carried over
-    from the other orientation (:func:`_transposed`) are like that. Here the column
-    ``j`` of each row slot in ``slots`` rises by the most ``r_j`` that keeps it <= 0
-    and every edge's reduced cost >= 0 when its row's potential falls by the same
-    amount (staying tight): ``r_j = min(-v[j], min over rows s of columns j' of
-    r_j' + reduced cost(s, j))``, a shortest-path problem from every matched column at
-    once (Dijkstra). Free columns keep their potentials: lowering row potentials only
-    loosens their edges.
-    """
-    hsize = 0
-    for t in range(slots.shape[0]):
-        j = r_col[slots[t]]
-        shortest[j] = -v[j]
-        hsize = _heap_push(heap, hsize, -v[j], j, shift)
-    while hsize > 0:
-        key, j, hsize = _heap_pop(heap, hsize, shift)
-        if scanned[j] or key != shortest[j]:
-            continue
-        scanned[j] = True
-        s = c_row[j]
-        base = key - u[s]
-        for e in range(nb_len[s]):
-            f = nb_col[s, e]
-            if c_row[f] < 0 or scanned[f]:
-                continue
-            r = base + nb_cost[s, e] - v[f]
-            if r < shortest[f]:
-                shortest[f] = r
-                hsize = _heap_push(heap, hsize, r, f, shift)
-    for t in range(slots.shape[0]):
-        s = slots[t]
-        j = r_col[s]
-        v[j] += shortest[j]
-        u[s] -= shortest[j]
-        shortest[j] = _INF
-        scanned[j] = False
 
 
 @nb.njit(cache=True)
@@ -358,23 +332,11 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     e = entry0 + step * f
     n_gone = gone_ptr[e + 1] - gone_ptr[e]
     n_came = came_ptr[e + 1] - came_ptr[e]
-    gone[:n_gone] = gone_pix[gone_ptr[e]:gone_ptr[e + 1]]
-    came[:n_came] = came_pix[came_ptr[e]:came_ptr[e + 1]]
+    for t in range(n_gone):                      # (a loop: no slice copies without NRT)
+        gone[t] = gone_pix[gone_ptr[e] + t]
+    for t in range(n_came):
+        came[t] = came_pix[came_ptr[e] + t]
     return n_gone, n_came
-
-
-@nb.njit(cache=True, inline="always")
-def _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach, dv, du,
-                     costs, height, width):
-    """List row slot ``s``'s (pixel ``q``) present candidate columns and their costs."""
-    nb_len[s] = 0
-    qy, qx, inside = _locate(q, reach, height, width)
-    for k in range(dv.shape[0]):
-        c = _shifted(q, qy, qx, k, inside, lin_off, dv, du, height, width)
-        if c >= 0 and col_slot[c] >= 0:
-            nb_col[s, nb_len[s]] = col_slot[c]
-            nb_cost[s, nb_len[s]] = costs[k]
-            nb_len[s] += 1
 
 
 def _transposed(rows, cols, end, outlier):
@@ -545,17 +507,224 @@ def _grown(ev_frame, ev_pix, ev_sign, need):
     return f2, p2, s2
 
 
+@nb.njit(cache=True, inline="always")
+def _unlist(lst, cost, length, a, b):
+    """Remove ``b`` from the list of ``a`` (order not kept)."""
+    last = length[a] - 1
+    for k in range(last + 1):
+        if lst[a, k] == b:
+            lst[a, k] = lst[a, last]
+            cost[a, k] = cost[a, last]
+            break
+    length[a] = last
+
+
+@nb.njit(cache=True, inline="always")
+def _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
+              nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed):
+    """List row slot ``s``'s (pixel ``q``) present columns; and, when the columns
+    keep lists too (``listed``), the row in theirs."""
+    nb_len[s] = _near(q, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+    for e in range(nb_len[s]):
+        j = col_slot[nbr_pix[e]]
+        nb_col[s, e] = j
+        nb_cost[s, e] = nbr_cost[e]
+        if listed:
+            cn_row[j, cn_len[j]] = s
+            cn_cost[j, cn_len[j]] = nbr_cost[e]
+            cn_len[j] += 1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
+                sol, buf, maps, ev, st):
+    """Move the optimum of the previous frame to frame ``f`` (see _match_sequence).
+
+    All arrays are allocated by the caller, so this runs without reference counting
+    (``_nrt=False``); ``st`` holds the counters it updates: spare row slots, spare
+    column slots, present rows, dirty slots, events, matched pixels.
+    """
+    height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
+    (u, r_col, via, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix, lab, shortest, path,
+     scanned, cn_row, cn_cost, cn_len) = sol
+    (free_rows, gone, came, rows_came, touched, rows_seen, heap, seen, released, row_spare,
+     col_spare, reported, is_dirty, dirty, nbr_pix, nbr_cost) = buf
+    row_slot, col_slot, row_bits, col_bits = maps
+    ev_frame, ev_pix, ev_sign = ev
+    # columns list their nearby rows only when the columns are the frames (the rows,
+    # fixed, then never change those lists); else a column's rows come from the bitmap
+    listed = frame_side == 1
+    n_row_spare, n_col_spare, n_rows_present, n_dirty, n_ev, m_now = (
+        st[0], st[1], st[2], st[3], st[4], st[5])
+    n_free = 0
+    # --- rows that left: their columns are released, then repaired ----------------------
+    n_gone, n_came = _side_diff(same_rows, f, 0, diffs, prev_rows, rows, gone, came)
+    n_released = 0
+    n_rows_present -= n_gone
+    for t in range(n_gone):
+        q = gone[t]
+        s = row_slot[q]
+        row_slot[q] = -1
+        _set_bit(row_bits, q, width, False)
+        if frame_side == 0 and reported[s]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, q, -1)
+            reported[s] = False
+            m_now -= 1
+        if listed:
+            for e in range(nb_len[s]):
+                _unlist(cn_row, cn_cost, cn_len, nb_col[s, e], s)
+        j = r_col[s]
+        r_col[s] = -2
+        if j >= 0:
+            c_row[j] = -1
+            if j < n_real:
+                released[n_released] = j
+                n_released += 1
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        row_spare[n_row_spare] = s
+        n_row_spare += 1
+    for t in range(n_released):
+        j = released[t]
+        if v[j] < 0 and c_row[j] < 0:
+            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
+                                   cn_len, listed, row_slot, row_bits, width, height, half,
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift)
+            n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
+    for t in range(n_came):
+        rows_came[t] = came[t]
+    n_rows_came = n_came
+    # --- columns that left: their rows lose their partner -------------------------------
+    n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
+    for t in range(n_gone):
+        c = gone[t]
+        j = col_slot[c]
+        col_slot[c] = -1
+        _set_bit(col_bits, c, width, False)
+        if frame_side == 1 and reported[j]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, c, -1)
+            reported[j] = False
+            m_now -= 1
+        if listed:
+            for e in range(cn_len[j]):
+                _unlist(nb_col, nb_cost, nb_len, cn_row[j, e], j)
+        else:
+            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            for e in range(n_near):
+                _unlist(nb_col, nb_cost, nb_len, row_slot[nbr_pix[e]], j)
+        s = c_row[j]
+        if s >= 0:
+            c_row[j] = -1
+            r_col[s] = -2
+            free_rows[n_free] = s
+            n_free += 1
+        v[j] = 0
+        col_spare[n_col_spare] = j
+        n_col_spare += 1
+    # --- columns that arrived: a potential that keeps every row's edge feasible, then a
+    #     repair if that potential is negative (some row prefers the column) -------------
+    for t in range(n_came):
+        c = came[t]
+        n_col_spare -= 1
+        j = col_spare[n_col_spare]
+        col_slot[c] = j
+        c_pix[j] = c
+        c_row[j] = -1
+        _set_bit(col_bits, c, width, True)
+        if frame_side == 1:
+            reported[j] = False
+            n_dirty = _mark(j, is_dirty, dirty, n_dirty)
+        vc = 0
+        cn_len[j] = 0
+        if n_rows_present > 0:                   # (none in a first frame: rows come next)
+            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            cn_len[j] = n_near
+            for e in range(n_near):
+                s = row_slot[nbr_pix[e]]
+                if listed:
+                    cn_row[j, e] = s
+                    cn_cost[j, e] = nbr_cost[e]
+                nb_col[s, nb_len[s]] = j
+                nb_cost[s, nb_len[s]] = nbr_cost[e]
+                nb_len[s] += 1
+                if r_col[s] >= 0 and nbr_cost[e] - u[s] < vc:
+                    vc = nbr_cost[e] - u[s]
+        v[j] = vc
+        if vc < 0:
+            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
+                                   cn_len, listed, row_slot, row_bits, width, height, half,
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift)
+            n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
+    # --- rows that arrived ---------------------------------------------------------------
+    n_rows_present += n_rows_came
+    for t in range(n_rows_came):
+        q = rows_came[t]
+        n_row_spare -= 1
+        s = row_spare[n_row_spare]
+        row_slot[q] = s
+        r_pix[s] = q
+        _set_bit(row_bits, q, width, True)
+        if frame_side == 0:
+            reported[s] = False
+            n_dirty = _mark(s, is_dirty, dirty, n_dirty)
+        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        r_col[s] = -2
+        free_rows[n_free] = s
+        n_free += 1
+    # --- waiting rows: shortest augmenting paths, in a scrambled but fixed order (in
+    #     raster order neighbouring rows compete for the same columns one after another,
+    #     which makes long augmenting chains): stride through the list by a prime ----------
+    stride = 7919 if n_free % 7919 != 0 else 7907
+    for k in range(n_free):
+        cur = free_rows[(k * stride) % n_free]
+        if r_col[cur] != -2:
+            continue                             # listed twice
+        sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
+                        n_real, shortest, path, scanned, touched, rows_seen, heap, shift)
+        if frame_side == 0:
+            n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
+            if sink >= n_real:                   # that row went to its outlier
+                n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
+        elif sink < n_real:                      # a free column is now matched
+            n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
+    # --- report what changed: rows matched or not (frame side rows: the waiting rows and
+    #     a row sent to its outlier), columns matched or not (frame side columns:
+    #     arrivals, repaired ones, augmentation sinks) ------------------------------------
+    for t in range(n_dirty):
+        s = dirty[t]
+        is_dirty[s] = False
+        if frame_side == 0:
+            pix = r_pix[s]
+            if row_slot[pix] != s:
+                continue                         # left since (already reported)
+            now = r_col[s] < n_real
+        else:
+            pix = c_pix[s]
+            if col_slot[pix] != s:
+                continue
+            now = c_row[s] >= 0
+        if now != reported[s]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, 1 if now else -1)
+            reported[s] = now
+            m_now += 1 if now else -1
+    st[0], st[1], st[2], st[3], st[4], st[5] = (n_row_spare, n_col_spare, n_rows_present,
+                                                0, n_ev, m_now)
+
+
 @nb.njit(cache=True)
-def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, dv,
-                    du, costs, outlier, ws, diffs, start, frame_side):
+def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
+                    cost_tab, outlier, ws, diffs, start, frame_side):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
     ``col_pix[col_lo[f]:col_hi[f]]`` (sorted linear pixel indices; frames may share a
-    slice, e.g. a fixed human map). A row is matched
-    to a distinct column within the tolerance (offsets ``dv, du`` at integer ``costs``)
-    or to its private outlier at cost ``outlier``; columns may stay unmatched; the total
-    cost is minimized exactly.
+    slice, e.g. a fixed human map). A row is matched to a distinct column within the
+    tolerance (the disc of :func:`_near`, ``half`` and ``cost_tab``) or to its private
+    outlier at cost ``outlier``; columns may stay unmatched; the total cost is
+    minimized exactly.
 
     Hungarian method with dual potentials (a min-cost flow to a sink T): rows are added
     one at a time along shortest augmenting paths (Dijkstra on reduced costs). Between
@@ -568,7 +737,8 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
 
     Present pixels get slots: the solver's state lives in arrays as long as a frame,
     not as the image, so a search reads memory that stays in cache. Rows have slots
-    0..R-1; column slots 0..C-1 are pixels, C + s is row slot s's outlier.
+    0..R-1; column slots 0..C-1 are pixels, C + s is row slot s's outlier. Which pixels
+    are present is also kept as bitmaps, which :func:`_near` reads.
 
     ``diffs`` gives the pixels leaving and arriving at each frame on the side that
     changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
@@ -589,11 +759,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     (aligned with its slices); and the last frame's optimum as (row potentials, each
     row's column or -1, column potentials), aligned with that frame's rows and columns.
     """
-    n_off = dv.shape[0]
-    lin_off = dv * width + du
-    reach = 0
-    for k in range(n_off):
-        reach = max(reach, abs(dv[k]), abs(du[k]))
+    n_disc = 0
+    for a in range(half.shape[0]):
+        n_disc += 2 * half[a] + 1
     n_frames = row_lo.shape[0]
     s_rows, s_cols, s_partner, s_u, s_v = start
     n_rows_cap = max(1, s_rows.shape[0])
@@ -601,304 +769,135 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     for f in range(n_frames):
         n_rows_cap = max(n_rows_cap, row_hi[f] - row_lo[f])
         n_cols_cap = max(n_cols_cap, col_hi[f] - col_lo[f])
-    # pixel -> slot maps from a reusable workspace (see _workspace), -1 where no pixel
-    # is present; the present ones are cleared on return
-    row_slot, col_slot = ws
+    # pixel -> slot maps and presence bitmaps from a reusable workspace (_workspace),
+    # empty between calls: what this call sets is cleared on return
+    row_slot, col_slot, row_bits, col_bits = ws
     n_real = n_cols_cap
     n_nodes = n_real + n_rows_cap
-    # rows: potential, column slot (-2: waiting for augmentation), where it would move
-    u = np.zeros(n_rows_cap, np.int64)
-    r_col = np.full(n_rows_cap, -2, np.int64)
-    via = np.empty(n_rows_cap, np.int64)
-    r_pix = np.empty(n_rows_cap, np.int64)
-    # each row's present candidate columns; int32: half the bytes per expansion
-    nb_col = np.empty((n_rows_cap, n_off), np.int32)
-    nb_cost = np.empty((n_rows_cap, n_off), np.int32)
-    nb_len = np.zeros(n_rows_cap, np.int64)
-    # columns and outliers: potential, row slot (-1: free), search labels
-    v = np.zeros(n_nodes, np.int64)
-    c_row = np.full(n_nodes, -1, np.int64)
-    c_pix = np.empty(n_real, np.int64)
-    lab = np.full(n_nodes, _INF, np.int64)
-    shortest = np.full(n_nodes, _INF, np.int64)
-    path = np.empty(n_nodes, np.int64)
-    scanned = np.zeros(n_nodes, np.bool_)
-    row_spare = np.arange(n_rows_cap - 1, -1, -1).astype(np.int64)
-    n_row_spare = n_rows_cap
-    col_spare = np.arange(n_real - 1, -1, -1).astype(np.int64)
-    n_col_spare = n_real
-    free_rows = np.empty(2 * n_rows_cap + 1, np.int64)
-    gone = np.empty(max(n_rows_cap, n_cols_cap), np.int64)
-    came = np.empty(max(n_rows_cap, n_cols_cap), np.int64)
-    touched = np.empty(n_rows_cap * (n_off + 1) + 1, np.int64)
-    rows_seen = np.empty(n_rows_cap + 1, np.int64)
-    heap_cap = (n_rows_cap + 2) * (n_off + 2) + n_real
-    heap = np.empty(heap_cap, np.int64)
+    # rows: potential, column slot (-2: waiting for augmentation), where it would move,
+    # pixel, present candidate columns (int32: half the bytes per expansion)
+    sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
+           np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
+           np.empty((n_rows_cap, n_disc), np.int32), np.empty((n_rows_cap, n_disc), np.int32),
+           np.zeros(n_rows_cap, np.int64),
+           # columns and outliers: potential, row slot (-1: free), pixel, search labels
+           np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
+           np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
+           np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
+           np.zeros(n_nodes, np.bool_),
+           # each column's nearby rows (the same edges, listed from the other side)
+           np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
+           np.zeros(n_real, np.int64))
+    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
+    cn_row, cn_cost, cn_len = sol[14:]
+    # the frame side's slots whose matched state may have changed in a frame, and the
+    # state last reported for each
+    n_side = n_rows_cap if frame_side == 0 else n_real
+    n_buf = max(n_rows_cap, n_cols_cap)
+    heap_cap = (n_rows_cap + 2) * (n_disc + 2) + n_real
+    buf = (np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_rows_cap * (n_disc + 1) + 1, np.int64),
+           np.empty(n_rows_cap + 1, np.int64), np.empty(heap_cap, np.int64),
+           np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
+           np.arange(n_rows_cap - 1, -1, -1).astype(np.int64),
+           np.arange(n_real - 1, -1, -1).astype(np.int64),
+           np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
+           np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
+           np.empty(n_disc, np.int64))
+    reported = buf[11]
+    nbr_pix, nbr_cost = buf[14], buf[15]
     shift = 1                    # heap entries: key << shift | slot (see _heap_push)
     while (1 << shift) <= n_nodes:
         shift += 1
-    seen = np.empty(n_rows_cap + 2, np.int64)
-    released = np.empty(n_rows_cap + 1, np.int64)
-    # each column's nearby rows, when the rows stay fixed (see _rows_near); a row and a
-    # column are listed together at most once per column slot's stay, and a listed
-    # column has at least one row, so the pool holds rows x offsets entries twice
-    rows_fixed = s_rows.shape[0] == 0 or (s_rows.shape[0] == row_hi[0] - row_lo[0] and
-                                         np.all(s_rows == row_pix[row_lo[0]:row_hi[0]]))
-    for f in range(1, n_frames):
-        rows_fixed = rows_fixed and row_lo[f] == row_lo[0] and row_hi[f] == row_hi[0]
-    pool = 2 * n_rows_cap * n_off + 2 if rows_fixed else 1
-    list_at = np.full(n_real, -1, np.int64)
-    near_row = np.empty(pool, np.int32)
-    near_cost = np.empty(pool, np.int32)
-    list_state = np.array([0, int(rows_fixed)], np.int64)
-    # the frame side's slots whose matched state may have changed in this frame, and
-    # the state last reported for each slot
-    n_side = n_rows_cap if frame_side == 0 else n_real
-    reported = np.zeros(n_side, np.bool_)
-    is_dirty = np.zeros(n_side, np.bool_)
-    dirty = np.empty(n_side, np.int64)
-    n_dirty = 0
-    ev_frame = np.empty(4 * n_side + 16, np.int64)
-    ev_pix = np.empty(4 * n_side + 16, np.int64)
-    ev_sign = np.empty(4 * n_side + 16, np.int8)
-    n_ev = 0
-    m_now = 0                                    # matched pixels, either side
-
-    n_matched = np.zeros(n_frames, np.int64)
-    # --- the start: an optimum of the previous frame (empty if none) -----------------
+    geo = (height, width, half, cost_tab, outlier, n_real, shift, frame_side)
+    maps = (row_slot, col_slot, row_bits, col_bits)
+    ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
+          np.empty(4 * n_side + 16, np.int8))
+    # counters of _frame_step: spare row slots, spare column slots, present rows, dirty
+    # slots, events, matched pixels
+    st = np.array([n_rows_cap, n_real, s_rows.shape[0], 0, 0, 0], np.int64)
+    listed = frame_side == 1                     # as in _frame_step
+    # --- the start: an optimum of the previous frame (empty if none) ---------------------
     for t in range(s_cols.shape[0]):
-        n_col_spare -= 1
-        j = col_spare[n_col_spare]
+        st[1] -= 1
+        j = buf[10][st[1]]
         col_slot[s_cols[t]] = j
         c_pix[j] = s_cols[t]
         v[j] = s_v[t]
-    start_slots = np.empty(s_rows.shape[0], np.int64)
+        cn_len[j] = 0
+        _set_bit(col_bits, s_cols[t], width, True)
     for t in range(s_rows.shape[0]):
         q = s_rows[t]
-        n_row_spare -= 1
-        s = row_spare[n_row_spare]
-        start_slots[t] = s
+        st[0] -= 1
+        s = buf[9][st[0]]
         row_slot[q] = s
         r_pix[s] = q
-        _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach, dv, du,
-                         costs, height, width)
+        _set_bit(row_bits, q, width, True)
+        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
         u[s] = s_u[t]
         if s_partner[t] < 0:                     # at its outlier: that edge is tight
             j = n_real + s
             v[j] = outlier - u[s]
         else:
             j = col_slot[s_partner[t]]
+            st[5] += 1
+            reported[s if frame_side == 0 else j] = True
         r_col[s] = j
         c_row[j] = s
-    _raise_potentials(start_slots, u, r_col, v, c_row, shortest, scanned, nb_col, nb_cost,
-                      nb_len, heap, shift)
-    for t in range(start_slots.shape[0]):
-        s = start_slots[t]
-        if r_col[s] < n_real:
-            m_now += 1
-            reported[s if frame_side == 0 else r_col[s]] = True
     prev_rows = s_rows
     prev_cols = s_cols
-    n_rows_present = s_rows.shape[0]
+    n_matched = np.zeros(n_frames, np.int64)
     for f in range(n_frames):
-        if n_ev + 2 * n_side + 2 > ev_frame.shape[0]:   # room for this frame's events
-            ev_frame, ev_pix, ev_sign = _grown(ev_frame, ev_pix, ev_sign,
-                                               n_ev + 2 * n_side + 2)
+        if st[4] + 2 * n_side + 2 > ev[0].shape[0]:    # room for this frame's events
+            ev = _grown(ev[0], ev[1], ev[2], st[4] + 2 * n_side + 2)
         rows = row_pix[row_lo[f]:row_hi[f]]
         cols = col_pix[col_lo[f]:col_hi[f]]
-        n_free = 0
-        # --- rows that left: their columns are released, then repaired ------------------
         # a side that repeats the previous frame's slice (a fixed map) has not changed
         same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
         same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
-        n_gone, n_came = _side_diff(same_rows, f, 0, diffs, prev_rows, rows, gone, came)
-        n_released = 0
-        n_rows_present -= n_gone
-        for t in range(n_gone):
-            s = row_slot[gone[t]]
-            row_slot[gone[t]] = -1
-            if frame_side == 0 and reported[s]:
-                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, gone[t], -1)
-                reported[s] = False
-                m_now -= 1
-            j = r_col[s]
-            r_col[s] = -2
-            if j >= 0:
-                c_row[j] = -1
-                if j < n_real:
-                    released[n_released] = j
-                    n_released += 1
-            v[n_real + s] = 0
-            c_row[n_real + s] = -1
-            row_spare[n_row_spare] = s
-            n_row_spare += 1
-        for t in range(n_released):
-            j = released[t]
-            if v[j] < 0 and c_row[j] < 0:
-                t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
-                                       dv, du, lin_off, reach, costs, height, width, seen,
-                                       heap, shift, list_at, near_row, near_cost,
-                                       list_state)
-                n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
-                                    n_dirty)
-        rows_came = came[:n_came].copy()
-        # --- columns that left: their rows lose their partner ----------------------
-        n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
-        for t in range(n_gone):
-            c = gone[t]
-            j = col_slot[c]
-            col_slot[c] = -1
-            if frame_side == 1 and reported[j]:
-                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, c, -1)
-                reported[j] = False
-                m_now -= 1
-            cy, cx, inside = _locate(c, reach, height, width)
-            for k in range(n_off):
-                q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-                if q < 0 or row_slot[q] < 0:
-                    continue
-                s = row_slot[q]
-                last = nb_len[s] - 1
-                for e in range(last + 1):
-                    if nb_col[s, e] == j:
-                        nb_col[s, e] = nb_col[s, last]
-                        nb_cost[s, e] = nb_cost[s, last]
-                        break
-                nb_len[s] = last
-            s = c_row[j]
-            if s >= 0:
-                c_row[j] = -1
-                r_col[s] = -2
-                free_rows[n_free] = s
-                n_free += 1
-            v[j] = 0
-            list_at[j] = -1
-            col_spare[n_col_spare] = j
-            n_col_spare += 1
-        # --- columns that arrived: a potential that keeps every row's edge feasible,
-        #     then a repair if that potential is negative (some row prefers the column)
-        for t in range(n_came):
-            c = came[t]
-            n_col_spare -= 1
-            j = col_spare[n_col_spare]
-            col_slot[c] = j
-            c_pix[j] = c
-            c_row[j] = -1
-            if frame_side == 1:
-                reported[j] = False
-                n_dirty = _mark(j, is_dirty, dirty, n_dirty)
-            vc = 0
-            if n_rows_present == 0:               # a first frame: rows come next
-                v[j] = 0
-                continue
-            cy, cx, inside = _locate(c, reach, height, width)
-            for k in range(n_off):
-                q = _shifted(c, cy, cx, k, inside, lin_off, dv, du, height, width)
-                if q < 0 or row_slot[q] < 0:
-                    continue
-                s = row_slot[q]
-                nb_col[s, nb_len[s]] = j
-                nb_cost[s, nb_len[s]] = costs[k]
-                nb_len[s] += 1
-                if r_col[s] >= 0 and costs[k] - u[s] < vc:
-                    vc = costs[k] - u[s]
-            v[j] = vc
-            if vc < 0:
-                t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, row_slot,
-                                       dv, du, lin_off, reach, costs, height, width, seen,
-                                       heap, shift, list_at, near_row, near_cost,
-                                       list_state)
-                n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty,
-                                    n_dirty)
-        # --- rows that arrived ---------------------------------------------------------
-        n_rows_present += rows_came.shape[0]
-        for t in range(rows_came.shape[0]):
-            q = rows_came[t]
-            n_row_spare -= 1
-            s = row_spare[n_row_spare]
-            row_slot[q] = s
-            r_pix[s] = q
-            if frame_side == 0:
-                reported[s] = False
-                n_dirty = _mark(s, is_dirty, dirty, n_dirty)
-            _list_candidates(q, s, nb_col, nb_cost, nb_len, col_slot, lin_off, reach,
-                             dv, du, costs, height, width)
-            v[n_real + s] = 0
-            c_row[n_real + s] = -1
-            r_col[s] = -2
-            free_rows[n_free] = s
-            n_free += 1
+        _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
+                    sol, buf, maps, ev, st)
+        n_matched[f] = st[5]
         prev_rows = rows
         prev_cols = cols
-        # --- free rows: feasible potentials, then shortest augmenting paths ----------
-        todo = free_rows[:n_free].copy()
-        # a scrambled but fixed order: in raster order neighbouring rows compete for
-        # the same columns one after another (long augmenting chains)
-        keys = (r_pix[todo].astype(np.uint64) * np.uint64(2654435761)) & np.uint64(
-            0xFFFFFFFF)
-        todo = todo[np.argsort(keys)]
-        for cur in todo:
-            if r_col[cur] != -2:
-                continue                         # listed twice
-            sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
-                            n_real, shortest, path, scanned, touched, rows_seen, heap,
-                            shift)
-            if frame_side == 0:
-                n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
-                if sink >= n_real:               # that row went to its outlier
-                    n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
-            elif sink < n_real:                  # a free column is now matched
-                n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
-        # --- report what changed: rows matched or not (frame side rows: the waiting
-        # rows and a row sent to its outlier), columns matched or not (frame side
-        # columns: arrivals, repaired ones, augmentation sinks) -------------------------
-        for t in range(n_dirty):
-            s = dirty[t]
-            is_dirty[s] = False
-            if frame_side == 0:
-                pix = r_pix[s]
-                if row_slot[pix] != s:
-                    continue                     # left since (already reported)
-                now = r_col[s] < n_real
-            else:
-                pix = c_pix[s]
-                if col_slot[pix] != s:
-                    continue
-                now = c_row[s] >= 0
-            if now != reported[s]:
-                n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, 1 if now else -1)
-                reported[s] = now
-                m_now += 1 if now else -1
-        n_dirty = 0
-        n_matched[f] = m_now
-    # the last frame's matched pixels, both sides
+    # the last frame's matched pixels (both sides) and its optimum; clear the workspace
     row_flags = np.zeros(prev_rows.shape[0], np.bool_)
-    for t in range(prev_rows.shape[0]):
-        j = r_col[row_slot[prev_rows[t]]]
-        row_flags[t] = 0 <= j < n_real
-    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
-    for t in range(prev_cols.shape[0]):
-        col_flags[t] = c_row[col_slot[prev_cols[t]]] >= 0
     end_u = np.empty(prev_rows.shape[0], np.int64)
     end_partner = np.empty(prev_rows.shape[0], np.int64)
     for t in range(prev_rows.shape[0]):
-        s = row_slot[prev_rows[t]]
+        q = prev_rows[t]
+        s = row_slot[q]
+        row_flags[t] = r_col[s] < n_real
         end_u[t] = u[s]
         end_partner[t] = c_pix[r_col[s]] if r_col[s] < n_real else -1
-        row_slot[prev_rows[t]] = -1
+        row_slot[q] = -1
+        _set_bit(row_bits, q, width, False)
+    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
     end_v = np.empty(prev_cols.shape[0], np.int64)
     for t in range(prev_cols.shape[0]):
-        end_v[t] = v[col_slot[prev_cols[t]]]
-        col_slot[prev_cols[t]] = -1
-    events = (ev_frame[:n_ev].copy(), ev_pix[:n_ev].copy(), ev_sign[:n_ev].copy())
+        c = prev_cols[t]
+        j = col_slot[c]
+        col_flags[t] = c_row[j] >= 0
+        end_v[t] = v[j]
+        col_slot[c] = -1
+        _set_bit(col_bits, c, width, False)
+    n_ev = st[4]
+    events = (ev[0][:n_ev].copy(), ev[1][:n_ev].copy(), ev[2][:n_ev].copy())
     return n_matched, events, row_flags, col_flags, (end_u, end_partner, end_v)
 
 
-def _workspace(n_pix: int) -> tuple:
-    """Image-sized pixel -> slot maps for :func:`_match_sequence` (-1: no pixel there),
-    allocated once per shape; int32 halves what a neighbourhood scan reads (Matcher
-    refuses images of 2**31 pixels)."""
-    return np.full(n_pix, -1, np.int32), np.full(n_pix, -1, np.int32)
+def _workspace(shape: tuple[int, int]) -> tuple:
+    """Image-sized state of :func:`_match_sequence`, allocated once per shape and left
+    empty between calls: pixel -> slot maps of rows and columns (-1: not present; int32
+    halves what is read), and their presence bitmaps (one spare word per image row, so
+    that a 64-bit window can always read two words)."""
+    n_pix = shape[0] * shape[1]
+    n_words = shape[1] // 64 + 2
+    return (np.full(n_pix, -1, np.int32), np.full(n_pix, -1, np.int32),
+            np.zeros((shape[0], n_words), np.uint64),
+            np.zeros((shape[0], n_words), np.uint64))
 
 
 @dataclass(frozen=True)
@@ -1014,6 +1013,7 @@ class Matcher:
                              "to match (at most 2**31 - 1 pixels)")
         self.radius = tolerance_px(self.shape, max_dist)
         self.dv, self.du, self.costs = _offsets(self.radius)
+        self._half, self._cost_tab = _disc_tables(self.dv, self.du, self.costs)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
         self._ws = None
         self._pool_key = None
@@ -1038,7 +1038,7 @@ class Matcher:
 
     def _workspace(self) -> tuple:
         if self._ws is None:
-            self._ws = _workspace(self.shape[0] * self.shape[1])
+            self._ws = _workspace(self.shape)
         return self._ws
 
     def _check(self, bmap) -> np.ndarray:
@@ -1101,8 +1101,8 @@ class Matcher:
             sliced = (ptr[order], ptr[order + 1], pix)
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
             n, (ev_f, ev_p, ev_s), _, _, end = _match_sequence(
-                self.shape[0], self.shape[1], *rows, *cols, self.dv, self.du,
-                self.costs, self.outlier, self._workspace(), diffs, start, side)
+                self.shape[0], self.shape[1], *rows, *cols, self._half, self._cost_tab,
+                self.outlier, self._workspace(), diffs, start, side)
             n_matched[order] = n
             events.append((order[ev_f], ev_p, ev_s))
             last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
@@ -1143,7 +1143,7 @@ class Matcher:
         one = np.zeros(1, np.int64)
         _, _, row_flags, col_flags, _ = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
-            one + cols.size, cols, self.dv, self.du, self.costs, self.outlier,
+            one + cols.size, cols, self._half, self._cost_tab, self.outlier,
             self._workspace(), _NO_DIFFS, _NO_START, 0)
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
