@@ -173,6 +173,7 @@ def _check_certificate(rows, cols, end, matcher, shape):
     edge is not cheaper (u <= outlier), an unmatched row sits on it (u >= outlier);
     matched columns have potential <= 0, free ones >= 0."""
     u, partner, v = end
+    partner = np.where(partner >= 0, cols[np.maximum(partner, 0)], -1)   # as pixels
     w = shape[1]
     v_of = dict(zip(cols.tolist(), v.tolist()))
     matched_cols = set(partner[partner >= 0].tolist())

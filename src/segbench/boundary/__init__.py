@@ -5,7 +5,8 @@ Pipeline: threshold a soft map, :func:`thin` it, match it with each human map
 summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
 """
 
-from ._correspond import DEFAULT_MAX_DIST, Matcher, correspond_pixels, tolerance_px
+from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
+                          tolerance_px)
 from ._counts import BoundaryCounts, default_thresholds, evaluate_image, human_counts
 from ._seg2bdry import seg2bdry
 from ._summary import (BoundarySummary, average_precision, f_measure, max_f,
@@ -28,6 +29,7 @@ __all__ = [
     "evaluate_image",
     "human_counts",
     "seg2bdry",
+    "shared_matcher",
     "thin",
     "thin_frames",
     "tolerance_px",

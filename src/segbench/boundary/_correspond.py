@@ -15,6 +15,8 @@ exactly with shortest augmenting paths, which is deterministic.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numba as nb
@@ -351,7 +353,7 @@ def _transposed(rows, cols, end, outlier):
     end_u, end_partner, end_v = end
     matched = end_partner >= 0
     partner = np.full(cols.size, -1, np.int64)
-    partner[np.searchsorted(cols, end_partner[matched])] = rows[matched]
+    partner[end_partner[matched]] = rows[matched]
     new_u = outlier - np.maximum(0, -end_v)
     new_v = -np.maximum(0, outlier - end_u)
     return cols, rows, partner, new_u, new_v
@@ -714,9 +716,127 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
                                                 0, n_ev, m_now)
 
 
+@nb.njit(cache=True, _nrt=False)
+def _load_start(start, geo, sol, buf, maps, st):
+    """Install ``start`` (see _match_sequence) in the solver state; no allocation, so
+    no reference counting (``_nrt=False``)."""
+    s_rows, s_cols, s_partner, s_u, s_v = start
+    height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
+    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
+    cn_row, cn_cost, cn_len = sol[14:]
+    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
+    nbr_pix, nbr_cost = buf[14], buf[15]
+    row_slot, col_slot, row_bits, col_bits = maps
+    listed = frame_side == 1                     # as in _frame_step
+    for t in range(s_cols.shape[0]):
+        st[1] -= 1
+        j = col_spare[st[1]]
+        col_slot[s_cols[t]] = j
+        c_pix[j] = s_cols[t]
+        v[j] = s_v[t]
+        c_row[j] = -1
+        cn_len[j] = 0
+        _set_bit(col_bits, s_cols[t], width, True)
+    for t in range(s_rows.shape[0]):
+        q = s_rows[t]
+        st[0] -= 1
+        s = row_spare[st[0]]
+        row_slot[q] = s
+        r_pix[s] = q
+        _set_bit(row_bits, q, width, True)
+        # each row's columns; each column's rows below, list by list (appending to
+        # the columns' lists row by row would scatter the writes)
+        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, False)
+        u[s] = s_u[t]
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        if s_partner[t] < 0:                     # at its outlier: that edge is tight
+            j = n_real + s
+            v[j] = outlier - u[s]
+        else:
+            j = col_slot[s_partner[t]]
+            st[5] += 1
+            reported[s if frame_side == 0 else j] = True
+        r_col[s] = j
+        c_row[j] = s
+    if listed:
+        for t in range(s_cols.shape[0]):
+            j = col_slot[s_cols[t]]
+            cn_len[j] = _near(s_cols[t], row_bits, width, height, half, cost_tab,
+                              nbr_pix, nbr_cost)
+            for e in range(cn_len[j]):
+                cn_row[j, e] = row_slot[nbr_pix[e]]
+                cn_cost[j, e] = nbr_cost[e]
+
+
+@nb.njit(cache=True, _nrt=False)
+def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner, end_v):
+    """Read off the last frame (``rows``, ``cols``): matched flags and the optimum
+    (see _match_sequence), and clear the workspace maps of its pixels."""
+    width, n_real = geo[1], geo[5]
+    u, r_col, v, c_row, position = sol[0], sol[1], sol[7], sol[8], sol[12]
+    row_slot, col_slot, row_bits, col_bits = maps
+    for t in range(cols.shape[0]):
+        c = cols[t]
+        j = col_slot[c]
+        col_flags[t] = c_row[j] >= 0
+        end_v[t] = v[j]
+        position[j] = t                          # (the search scratch: free now)
+        col_slot[c] = -1
+        _set_bit(col_bits, c, width, False)
+    for t in range(rows.shape[0]):
+        q = rows[t]
+        s = row_slot[q]
+        row_flags[t] = r_col[s] < n_real
+        end_u[t] = u[s]
+        end_partner[t] = position[r_col[s]] if r_col[s] < n_real else -1
+        row_slot[q] = -1
+        _set_bit(row_bits, q, width, False)
+
+
+@nb.njit(cache=True)
+def _solver_state(n_rows_cap, n_real, n_disc):
+    """Arrays of :func:`_match_sequence` for up to ``n_rows_cap`` rows and ``n_real``
+    columns present at once: (solver state, buffers, event arrays)."""
+    n_nodes = n_real + n_rows_cap
+    n_side = max(n_rows_cap, n_real)
+    # rows: potential, column slot (-2: waiting for augmentation), where it would move,
+    # pixel, present candidate columns (int32: half the bytes per expansion)
+    sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
+           np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
+           np.empty((n_rows_cap, n_disc), np.int32), np.empty((n_rows_cap, n_disc), np.int32),
+           np.zeros(n_rows_cap, np.int64),
+           # columns and outliers: potential, row slot (-1: free), pixel, search labels
+           np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
+           np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
+           np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
+           np.zeros(n_nodes, np.bool_),
+           # each column's nearby rows (the same edges, listed from the other side)
+           np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
+           np.zeros(n_real, np.int64))
+    n_buf = max(n_rows_cap, n_real)
+    heap_cap = (n_rows_cap + 2) * (n_disc + 2) + n_real
+    # waiting rows, leaving and arriving pixels, arrived rows, touched columns, rows seen,
+    # heap, repair's seen columns, released columns, spare row and column slots; the
+    # frame side's reported state, dirty flags and list; a neighbourhood's pixels, costs
+    buf = (np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_rows_cap * (n_disc + 1) + 1, np.int64),
+           np.empty(n_rows_cap + 1, np.int64), np.empty(heap_cap, np.int64),
+           np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
+           np.empty(n_rows_cap, np.int64), np.empty(n_real, np.int64),
+           np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
+           np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
+           np.empty(n_disc, np.int64))
+    ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
+          np.empty(4 * n_side + 16, np.int8))
+    return sol, buf, ev
+
+
 @nb.njit(cache=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
-                    cost_tab, outlier, ws, diffs, start, frame_side):
+                    cost_tab, outlier, ws, state, diffs, start, frame_side):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -754,98 +874,54 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     that side becomes matched or stops being matched (or leaves while matched). Only
     pixels a frame touched are looked at, not every pixel of every frame.
 
-    Returns the matched-row count per frame; the events (frame, pixel, sign arrays, in
-    frame order); whether each row and each column of the last frame is matched
+    ``state`` holds the solver's arrays (:func:`_solver_state`), reused from call to
+    call: each entry is set when its slot is taken, and search labels are reset after
+    each search, so nothing needs clearing in between.
+
+    Returns the matched-row count per frame; the events ((frame, pixel, sign arrays),
+    count: the first ``count`` entries, in frame order; the arrays are ``state``'s,
+    grown if needed); whether each row and each column of the last frame is matched
     (aligned with its slices); and the last frame's optimum as (row potentials, each
-    row's column or -1, column potentials), aligned with that frame's rows and columns.
+    row's column as its position in the frame's column list or -1, column potentials),
+    aligned with that frame's rows and columns.
     """
-    n_disc = 0
-    for a in range(half.shape[0]):
-        n_disc += 2 * half[a] + 1
     n_frames = row_lo.shape[0]
     s_rows, s_cols, s_partner, s_u, s_v = start
-    n_rows_cap = max(1, s_rows.shape[0])
-    n_cols_cap = max(1, s_cols.shape[0])
+    sol, buf, ev = state
+    n_rows_cap = sol[0].shape[0]
+    n_real = sol[9].shape[0]
+    n_nodes = n_real + n_rows_cap
+    need_rows = s_rows.shape[0]
+    need_cols = s_cols.shape[0]
     for f in range(n_frames):
-        n_rows_cap = max(n_rows_cap, row_hi[f] - row_lo[f])
-        n_cols_cap = max(n_cols_cap, col_hi[f] - col_lo[f])
+        need_rows = max(need_rows, row_hi[f] - row_lo[f])
+        need_cols = max(need_cols, col_hi[f] - col_lo[f])
+    if need_rows > n_rows_cap or need_cols > n_real:
+        raise ValueError("solver state too small for these frames")
     # pixel -> slot maps and presence bitmaps from a reusable workspace (_workspace),
     # empty between calls: what this call sets is cleared on return
     row_slot, col_slot, row_bits, col_bits = ws
-    n_real = n_cols_cap
-    n_nodes = n_real + n_rows_cap
-    # rows: potential, column slot (-2: waiting for augmentation), where it would move,
-    # pixel, present candidate columns (int32: half the bytes per expansion)
-    sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
-           np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
-           np.empty((n_rows_cap, n_disc), np.int32), np.empty((n_rows_cap, n_disc), np.int32),
-           np.zeros(n_rows_cap, np.int64),
-           # columns and outliers: potential, row slot (-1: free), pixel, search labels
-           np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
-           np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
-           np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
-           np.zeros(n_nodes, np.bool_),
-           # each column's nearby rows (the same edges, listed from the other side)
-           np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
-           np.zeros(n_real, np.int64))
     u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
     cn_row, cn_cost, cn_len = sol[14:]
-    # the frame side's slots whose matched state may have changed in a frame, and the
-    # state last reported for each
-    n_side = n_rows_cap if frame_side == 0 else n_real
-    n_buf = max(n_rows_cap, n_cols_cap)
-    heap_cap = (n_rows_cap + 2) * (n_disc + 2) + n_real
-    buf = (np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
-           np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
-           np.empty(n_rows_cap * (n_disc + 1) + 1, np.int64),
-           np.empty(n_rows_cap + 1, np.int64), np.empty(heap_cap, np.int64),
-           np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
-           np.arange(n_rows_cap - 1, -1, -1).astype(np.int64),
-           np.arange(n_real - 1, -1, -1).astype(np.int64),
-           np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
-           np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
-           np.empty(n_disc, np.int64))
-    reported = buf[11]
+    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
     nbr_pix, nbr_cost = buf[14], buf[15]
+    for t in range(n_rows_cap):                  # every slot spare, lowest on top
+        row_spare[t] = n_rows_cap - 1 - t
+    for t in range(n_real):
+        col_spare[t] = n_real - 1 - t
+    reported[:] = False
+    n_side = n_rows_cap if frame_side == 0 else n_real
     shift = 1                    # heap entries: key << shift | slot (see _heap_push)
     while (1 << shift) <= n_nodes:
         shift += 1
     geo = (height, width, half, cost_tab, outlier, n_real, shift, frame_side)
     maps = (row_slot, col_slot, row_bits, col_bits)
-    ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
-          np.empty(4 * n_side + 16, np.int8))
     # counters of _frame_step: spare row slots, spare column slots, present rows, dirty
     # slots, events, matched pixels
     st = np.array([n_rows_cap, n_real, s_rows.shape[0], 0, 0, 0], np.int64)
     listed = frame_side == 1                     # as in _frame_step
     # --- the start: an optimum of the previous frame (empty if none) ---------------------
-    for t in range(s_cols.shape[0]):
-        st[1] -= 1
-        j = buf[10][st[1]]
-        col_slot[s_cols[t]] = j
-        c_pix[j] = s_cols[t]
-        v[j] = s_v[t]
-        cn_len[j] = 0
-        _set_bit(col_bits, s_cols[t], width, True)
-    for t in range(s_rows.shape[0]):
-        q = s_rows[t]
-        st[0] -= 1
-        s = buf[9][st[0]]
-        row_slot[q] = s
-        r_pix[s] = q
-        _set_bit(row_bits, q, width, True)
-        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
-                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
-        u[s] = s_u[t]
-        if s_partner[t] < 0:                     # at its outlier: that edge is tight
-            j = n_real + s
-            v[j] = outlier - u[s]
-        else:
-            j = col_slot[s_partner[t]]
-            st[5] += 1
-            reported[s if frame_side == 0 else j] = True
-        r_col[s] = j
-        c_row[j] = s
+    _load_start(start, geo, sol, buf, maps, st)
     prev_rows = s_rows
     prev_cols = s_cols
     n_matched = np.zeros(n_frames, np.int64)
@@ -864,28 +940,13 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         prev_cols = cols
     # the last frame's matched pixels (both sides) and its optimum; clear the workspace
     row_flags = np.zeros(prev_rows.shape[0], np.bool_)
+    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
     end_u = np.empty(prev_rows.shape[0], np.int64)
     end_partner = np.empty(prev_rows.shape[0], np.int64)
-    for t in range(prev_rows.shape[0]):
-        q = prev_rows[t]
-        s = row_slot[q]
-        row_flags[t] = r_col[s] < n_real
-        end_u[t] = u[s]
-        end_partner[t] = c_pix[r_col[s]] if r_col[s] < n_real else -1
-        row_slot[q] = -1
-        _set_bit(row_bits, q, width, False)
-    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
     end_v = np.empty(prev_cols.shape[0], np.int64)
-    for t in range(prev_cols.shape[0]):
-        c = prev_cols[t]
-        j = col_slot[c]
-        col_flags[t] = c_row[j] >= 0
-        end_v[t] = v[j]
-        col_slot[c] = -1
-        _set_bit(col_bits, c, width, False)
-    n_ev = st[4]
-    events = (ev[0][:n_ev].copy(), ev[1][:n_ev].copy(), ev[2][:n_ev].copy())
-    return n_matched, events, row_flags, col_flags, (end_u, end_partner, end_v)
+    _unload(prev_rows, prev_cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner,
+            end_v)
+    return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
 def _workspace(shape: tuple[int, int]) -> tuple:
@@ -1016,6 +1077,7 @@ class Matcher:
         self._half, self._cost_tab = _disc_tables(self.dv, self.du, self.costs)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
         self._ws = None
+        self._state = None
         self._pool_key = None
         self._pool = None
 
@@ -1036,6 +1098,15 @@ class Matcher:
             self._pool_key = key
         return self._pool
 
+    def _solver(self, n: int) -> tuple:
+        """Solver arrays (:func:`_solver_state`) for up to ``n`` pixels of either side,
+        kept from call to call and enlarged when a call needs more."""
+        have = 0 if self._state is None else self._state[0][0].shape[0]
+        if n > have:
+            n = max(n, have + have // 4)
+            self._state = _solver_state(n, n, int((2 * self._half + 1).sum()))
+        return self._state
+
     def _workspace(self) -> tuple:
         if self._ws is None:
             self._ws = _workspace(self.shape)
@@ -1046,6 +1117,8 @@ class Matcher:
         if bmap.shape != self.shape:
             raise InputError(f"boundary map of shape {bmap.shape} does not match the "
                              f"matcher's shape {self.shape}")
+        if bmap.dtype == np.bool_:
+            return np.ascontiguousarray(bmap)
         return np.ascontiguousarray(bmap != 0)
 
     def frame_events(self, fixed, frames) -> FrameEvents:
@@ -1100,14 +1173,17 @@ class Matcher:
             whole = (np.zeros(m, np.int64), np.full(m, n_fixed, np.int64), fixed_pix)
             sliced = (ptr[order], ptr[order + 1], pix)
             rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
-            n, (ev_f, ev_p, ev_s), _, _, end = _match_sequence(
+            state = self._solver(max(n_fixed, int(sizes[order].max()), start[0].size))
+            n, (ev, n_ev), _, _, end = _match_sequence(
                 self.shape[0], self.shape[1], *rows, *cols, self._half, self._cost_tab,
-                self.outlier, self._workspace(), diffs, start, side)
+                self.outlier, self._workspace(), state, diffs, start, side)
+            self._state = state[:2] + (ev,)          # the event arrays may have grown
             n_matched[order] = n
-            events.append((order[ev_f], ev_p, ev_s))
-            last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
-            end_rows, end_cols = (fixed_pix, last) if fixed_rows else (last, fixed_pix)
-            start = _transposed(end_rows, end_cols, end, self.outlier)
+            events.append((order[ev[0][:n_ev]], ev[1][:n_ev].copy(), ev[2][:n_ev].copy()))
+            if stop < n_frames:                  # the next run starts from this optimum
+                last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
+                end_rows, end_cols = (fixed_pix, last) if fixed_rows else (last, fixed_pix)
+                start = _transposed(end_rows, end_cols, end, self.outlier)
             pos = stop
         parts = list(zip(*events)) if events else [[_EMPTY]] * 3
         return FrameEvents(n_matched, walk, np.concatenate(parts[0]),
@@ -1144,13 +1220,39 @@ class Matcher:
         _, _, row_flags, col_flags, _ = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
             one + cols.size, cols, self._half, self._cost_tab, self.outlier,
-            self._workspace(), _NO_DIFFS, _NO_START, 0)
+            self._workspace(), self._solver(max(rows.size, cols.size, 1)), _NO_DIFFS,
+            _NO_START, 0)
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
         m2 = np.zeros(b2.size, bool)
         m2[p2[f2]] = True
         return m1.reshape(self.shape), m2.reshape(self.shape)
+
+
+_LOCAL = threading.local()
+#: Matchers kept per thread by :func:`shared_matcher` (BSDS has two image shapes).
+_SHARED = 2
+
+
+def shared_matcher(shape, max_dist: float = DEFAULT_MAX_DIST) -> Matcher:
+    """A :class:`Matcher` for this shape and tolerance, kept per thread for reuse.
+
+    A matcher's solver arrays (several MB) are allocated, and their pages first
+    touched, once per process instead of once per image; the last ``_SHARED`` shapes
+    and tolerances used in a thread are kept. Results do not depend on reuse.
+    """
+    cache = getattr(_LOCAL, "matchers", None)
+    if cache is None:
+        cache = _LOCAL.matchers = OrderedDict()
+    key = (tuple(int(n) for n in shape), float(max_dist))
+    matcher = cache.pop(key, None)
+    if matcher is None:
+        matcher = Matcher(key[0], key[1])
+    cache[key] = matcher
+    while len(cache) > _SHARED:
+        cache.popitem(last=False)
+    return matcher
 
 
 def correspond_pixels(bmap1, bmap2, max_dist: float = DEFAULT_MAX_DIST, *,

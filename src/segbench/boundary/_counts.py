@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._correspond import DEFAULT_MAX_DIST, Matcher, covered_counts
+from ._correspond import DEFAULT_MAX_DIST, covered_counts, shared_matcher
 from ._seg2bdry import seg2bdry
 from ._thin import thin as thin_map
 from ._thin import thin_frames
@@ -181,7 +181,7 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         ths = default_thresholds(nthresh)
     shape, frames = _frames(pred, ths, thin)
     humans = _as_boundary_list(gt_boundaries, shape)
-    matcher = Matcher(shape, max_dist)
+    matcher = shared_matcher(shape, max_dist)
     n_t = len(frames)
     cnt_r = np.zeros(n_t, np.int64)
     sum_r = np.full(n_t, sum(int(h.sum()) for h in humans), np.int64)
@@ -221,7 +221,7 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
     humans = _as_boundary_list(gt_boundaries)
     rows = np.zeros((len(humans), 4), np.int64)
     if len(humans) >= 2:
-        matcher = Matcher(humans[0].shape, max_dist)
+        matcher = shared_matcher(humans[0].shape, max_dist)
         for j, hj in enumerate(humans):
             acc = np.zeros(hj.shape, bool)
             for k, hk in enumerate(humans):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
-from ..boundary import DEFAULT_MAX_DIST, Matcher, human_counts, seg2bdry
+from ..boundary import DEFAULT_MAX_DIST, human_counts, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..boundary._counts import detected_map
 from ..datasets.bsds import DatasetItem
@@ -123,7 +123,7 @@ def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
         cntR, sumR, cntP, sumP of this image at this threshold.
     """
     e = np.asarray(detected, bool)
-    matcher = Matcher(e.shape, max_dist)
+    matcher = shared_matcher(e.shape, max_dist)
     match_e = np.zeros(e.shape, bool)
     match_g = np.zeros(e.shape, np.float64)
     all_g = np.zeros(e.shape, np.float64)
