@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from ._mat import (cell_elements, describe_variables, integer_array, load_mat,
                    struct_field, struct_fieldnames)
 
 
-@dataclass(frozen=True, eq=False)
 class HumanSegmentation:
     """One annotator's segmentation of an image, as stored in a BSDS500 .mat file.
 
@@ -28,13 +26,32 @@ class HumanSegmentation:
         ``thin(seg2bdry(segmentation))``. The boundary benchmark uses it as stored.
     """
 
-    segmentation: np.ndarray
-    boundaries: np.ndarray
+    __slots__ = ("_segmentation", "_stored", "boundaries")
+
+    def __init__(self, segmentation: np.ndarray, boundaries: np.ndarray):
+        self._segmentation = segmentation
+        self._stored = None
+        self.boundaries = boundaries
+
+    @classmethod
+    def _from_stored(cls, stored: np.ndarray, boundaries: np.ndarray) -> "HumanSegmentation":
+        """Labels kept as read (a small unsigned type, MATLAB's column order) and made
+        the int32 (H, W) array on first use: the boundary benchmark never needs them."""
+        obj = cls(None, boundaries)
+        obj._stored = stored
+        return obj
+
+    @property
+    def segmentation(self) -> np.ndarray:
+        if self._segmentation is None:
+            self._segmentation = np.ascontiguousarray(self._stored, dtype=np.int32)
+            self._stored = None
+        return self._segmentation
 
     @property
     def shape(self) -> tuple[int, int]:
         """(H, W) in pixels."""
-        return self.segmentation.shape
+        return self.boundaries.shape
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HumanSegmentation):
@@ -44,13 +61,19 @@ class HumanSegmentation:
 
     __hash__ = None  # mutable arrays inside: not hashable
 
+    def __repr__(self) -> str:
+        return f"HumanSegmentation(shape={self.shape})"
+
 
 def _boundary_array(value: object, what: str, path: Path) -> np.ndarray:
     arr = value
-    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iuf" and arr.size \
-            and arr.max() > 1:
-        raise InputError(f"{what} must hold only 0 and 1, found values up to {arr.max()}",
-                         path)
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iuf" and arr.size:
+        top = arr.max()
+        if top > 1:
+            raise InputError(f"{what} must hold only 0 and 1, found values up to {top}",
+                             path)
+        if arr.dtype.kind == "u" and arr.ndim == 2:   # the official files: uint8, 0/1
+            return np.ascontiguousarray(arr != 0)
     return integer_array(arr, what, path, dtype=np.uint8, min_value=0) != 0
 
 
@@ -96,8 +119,13 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
                     f"groundTruth{{{k}}} has no field {name!r} "
                     f"(fields: {', '.join(have) if have else 'none; not a struct'})", path)
             fields[name] = value
-        seg = integer_array(fields["Segmentation"], f"groundTruth{{{k}}}.Segmentation",
-                            path, min_value=0)
+        raw = fields["Segmentation"]
+        if (isinstance(raw, np.ndarray) and raw.ndim == 2 and raw.size
+                and raw.dtype.kind == "u" and raw.dtype.itemsize <= 2):
+            seg = raw        # valid as it is (the official files: uint16); converted on use
+        else:
+            seg = integer_array(raw, f"groundTruth{{{k}}}.Segmentation", path,
+                                min_value=0)
         bdry = _boundary_array(fields["Boundaries"], f"groundTruth{{{k}}}.Boundaries", path)
         if bdry.shape != seg.shape:
             raise InputError(f"groundTruth{{{k}}}: Boundaries is {_hw(bdry.shape)} but "
@@ -106,7 +134,8 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
             raise InputError(f"annotators disagree on the image size: groundTruth{{1}} is "
                              f"{_hw(result[0].shape)}, groundTruth{{{k}}} is "
                              f"{_hw(seg.shape)}", path)
-        result.append(HumanSegmentation(seg, bdry))
+        result.append(HumanSegmentation._from_stored(seg, bdry) if seg is raw
+                      else HumanSegmentation(seg, bdry))
     return result
 
 

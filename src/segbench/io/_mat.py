@@ -136,9 +136,13 @@ def integer_array(value: object, what: str, path: str | Path, *,
         if (arr != np.round(arr)).any():
             raise InputError(f"{what} contains fractional values; labels must be whole "
                              "numbers", path)
-    lo, hi = arr.min(), arr.max()
     info = np.iinfo(dtype)
     floor = info.min if min_value is None else max(info.min, min_value)
+    if np.issubdtype(arr.dtype, np.integer):
+        have = np.iinfo(arr.dtype)
+        if have.min >= floor and have.max <= info.max:   # e.g. uint16 into int32: no scan
+            return np.ascontiguousarray(arr, dtype=dtype)
+    lo, hi = arr.min(), arr.max()
     if lo < floor or hi > info.max:
         raise InputError(f"{what} has values in [{lo:g}, {hi:g}], outside the allowed "
                          f"range [{floor}, {info.max}]", path)
