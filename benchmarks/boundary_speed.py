@@ -244,17 +244,23 @@ def run_ours(api: dict, items: list[dict], repeat: int, with_floor: bool) -> dic
         f"{warm:.1f} CPU-s")
     images = []
     for k, item in enumerate(items, 1):
-        runs = [_ours_once(api, item) for _ in range(repeat)]
+        # segbench and the floor alternate run by run, so that a machine whose speed
+        # drifts (shared host) slows both alike; each figure is the median of its runs
+        runs, floor_runs, per_map_runs = [], [], []
+        for _ in range(repeat):
+            runs.append(_ours_once(api, item))
+            if with_floor:
+                floor_runs.append(_floor_once(api, item, thresholds))
+                per_map_runs.append(_floor_once(api, item, thresholds, per_map=True))
         res = dict(runs[-1])
         res["iid"] = item["iid"]
         res["cpu_s_runs"] = [r["cpu_s"] for r in runs]
         res["cpu_s"] = statistics.median(res["cpu_s_runs"])
         res["wall_s"] = statistics.median(r["wall_s"] for r in runs)
         if with_floor:
-            res["floor_cpu_s_runs"] = [_floor_once(api, item, thresholds) for _ in range(repeat)]
-            res["floor_cpu_s"] = statistics.median(res["floor_cpu_s_runs"])
-            res["floor_per_map_cpu_s"] = statistics.median(
-                _floor_once(api, item, thresholds, per_map=True) for _ in range(repeat))
+            res["floor_cpu_s_runs"] = floor_runs
+            res["floor_cpu_s"] = statistics.median(floor_runs)
+            res["floor_per_map_cpu_s"] = statistics.median(per_map_runs)
         images.append(res)
         fl = f", floor {res['floor_cpu_s']:.3f}" if with_floor else ""
         log(f"  [segbench] {k}/{len(items)} {item['iid']}: {res['cpu_s']:.3f} CPU-s{fl}")
@@ -588,9 +594,9 @@ def main(argv=None) -> int:
                     help=f"shared data folder (default {DEFAULT_DATA})")
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES,
                     help=f"shared fixtures folder, for --parity-peer (default {DEFAULT_FIXTURES})")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs per image for segbench and the floor; the median is reported "
-                         "(default 3; pyEdgeEval always runs once)")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="runs per image for segbench and the floor, alternating; the median is "
+                         "reported (default 5; pyEdgeEval always runs once)")
     ap.add_argument("--peer-venv", type=Path, default=PEER_VENV,
                     help=f"pyEdgeEval's virtual environment (default {PEER_VENV})")
     ap.add_argument("--json", type=Path, help="also write every figure to this JSON file")
