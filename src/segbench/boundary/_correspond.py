@@ -359,9 +359,40 @@ def _transposed(rows, cols, end, outlier):
     return cols, rows, partner, new_u, new_v
 
 
+@nb.njit(cache=True, inline="always")
+def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, shift, best,
+           sink):
+    """One edge of _augment's search: column ``j`` at distance ``r`` from row ``i``.
+
+    A free column (or outlier) is never expanded: it only offers a way to T, at its
+    distance plus its (non-negative) potential, so it is scored here rather than
+    queued. Matched columns at or beyond the best way to T found so far can never be
+    expanded either: not queued. An expanded column is never lowered again (its
+    distance is at most the current one, and reduced costs are >= 0), so no flag is
+    needed for it. Returns the updated (n_touched, hsize, best, sink).
+    """
+    if r >= shortest[j]:
+        return n_touched, hsize, best, sink
+    free = c_row[j] < 0
+    if r >= best and not free:
+        return n_touched, hsize, best, sink
+    if shortest[j] == _INF:
+        touched[n_touched] = j
+        n_touched += 1
+    shortest[j] = r
+    path[j] = i
+    if free:
+        if r + v[j] < best:
+            best = r + v[j]
+            sink = j
+    else:
+        hsize = _heap_push(heap, hsize, r, j, shift)
+    return n_touched, hsize, best, sink
+
+
 @nb.njit(cache=True, _nrt=False)
 def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, shortest,
-             path, scanned, touched, rows_seen, heap, shift):
+             path, touched, rows_seen, heap, shift):
     """Match the waiting row slot ``cur`` along a shortest augmenting path.
 
     Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
@@ -397,57 +428,41 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
         rows_seen[n_seen] = i
         n_seen += 1
         base = min_val - u[i]
-        # A free column (or outlier) is never expanded: it only offers a way to T, at
-        # its distance plus its (non-negative) potential, so it is scored when relaxed
-        # rather than queued. Matched columns at or beyond the best way to T found so
-        # far can never be expanded either: not queued.
-        for e in range(nb_len[i] + 1):
-            if e < nb_len[i]:
-                j = nb_col[i, e]
-                r = base + nb_cost[i, e] - v[j]
-            else:                                # the row's own outlier
-                j = n_real + i
-                r = base + outlier - v[j]
-            if scanned[j] or r >= shortest[j]:
-                continue
-            free = c_row[j] < 0
-            if r >= best and not free:
-                continue
-            if shortest[j] == _INF:
-                touched[n_touched] = j
-                n_touched += 1
-            shortest[j] = r
-            path[j] = i
-            if free:
-                if r + v[j] < best:
-                    best = r + v[j]
-                    sink = j
-            else:
-                hsize = _heap_push(heap, hsize, r, j, shift)
-        # next matched column to expand
+        for e in range(nb_len[i]):
+            j = np.int64(nb_col[i, e])
+            n_touched, hsize, best, sink = _relax(
+                j, base + nb_cost[i, e] - v[j], i, v, c_row, shortest, path, touched,
+                n_touched, heap, hsize, shift, best, sink)
+        j = n_real + i                           # the row's own outlier
+        n_touched, hsize, best, sink = _relax(
+            j, base + outlier - v[j], i, v, c_row, shortest, path, touched, n_touched,
+            heap, hsize, shift, best, sink)
+        # next matched column to expand (an entry whose key is not its column's
+        # distance is stale: the column was reached cheaper, or already expanded)
         i = -1
         while hsize > 0 and (heap[0] >> shift) < best:
             key, j, hsize = _heap_pop(heap, hsize, shift)
-            if scanned[j] or key != shortest[j]:
-                continue                         # stale heap entry
-            scanned[j] = True
-            min_val = key
-            i = c_row[j]
-            break
+            if key == shortest[j]:
+                min_val = key
+                i = c_row[j]
+                break
         if i < 0:
             break
     min_val = best
-    # dual update: reduced costs stay >= 0, the new path is tight
+    # dual update: reduced costs stay >= 0, the new path is tight. The expanded columns
+    # are those of the rows seen after the first; free columns reached closer than the
+    # path move too.
     u[cur] += min_val
     for k in range(1, n_seen):
         r_i = rows_seen[k]
-        u[r_i] += min_val - shortest[r_col[r_i]]
+        j = r_col[r_i]
+        u[r_i] += min_val - shortest[j]
+        v[j] -= min_val - shortest[j]
     for k in range(n_touched):
         j = touched[k]
-        if scanned[j] or (c_row[j] < 0 and shortest[j] < min_val):
+        if c_row[j] < 0 and shortest[j] < min_val:
             v[j] -= min_val - shortest[j]
         shortest[j] = _INF
-        scanned[j] = False
     j = sink
     while True:                                  # flip the path
         i = path[j]
@@ -548,7 +563,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     """
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
     (u, r_col, via, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix, lab, shortest, path,
-     scanned, cn_row, cn_cost, cn_len) = sol
+     cn_row, cn_cost, cn_len) = sol
     (free_rows, gone, came, rows_came, touched, rows_seen, heap, seen, released, row_spare,
      col_spare, reported, is_dirty, dirty, nbr_pix, nbr_cost) = buf
     row_slot, col_slot, row_bits, col_bits = maps
@@ -685,7 +700,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         if r_col[cur] != -2:
             continue                             # listed twice
         sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
-                        n_real, shortest, path, scanned, touched, rows_seen, heap, shift)
+                        n_real, shortest, path, touched, rows_seen, heap, shift)
         if frame_side == 0:
             n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
             if sink >= n_real:                   # that row went to its outlier
@@ -723,7 +738,7 @@ def _load_start(start, geo, sol, buf, maps, st):
     s_rows, s_cols, s_partner, s_u, s_v = start
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
     u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
-    cn_row, cn_cost, cn_len = sol[14:]
+    cn_row, cn_cost, cn_len = sol[13:]
     row_spare, col_spare, reported = buf[9], buf[10], buf[11]
     nbr_pix, nbr_cost = buf[14], buf[15]
     row_slot, col_slot, row_bits, col_bits = maps
@@ -811,7 +826,6 @@ def _solver_state(n_rows_cap, n_real, n_disc):
            np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
            np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
            np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
-           np.zeros(n_nodes, np.bool_),
            # each column's nearby rows (the same edges, listed from the other side)
            np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
            np.zeros(n_real, np.int64))
@@ -902,7 +916,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     # empty between calls: what this call sets is cleared on return
     row_slot, col_slot, row_bits, col_bits = ws
     u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
-    cn_row, cn_cost, cn_len = sol[14:]
+    cn_row, cn_cost, cn_len = sol[13:]
     row_spare, col_spare, reported = buf[9], buf[10], buf[11]
     nbr_pix, nbr_cost = buf[14], buf[15]
     for t in range(n_rows_cap):                  # every slot spare, lowest on top
