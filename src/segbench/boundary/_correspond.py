@@ -341,6 +341,7 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     return n_gone, n_came
 
 
+@nb.njit(cache=True)
 def _transposed(rows, cols, end, outlier):
     """The optimum a run ended with, as a start with rows and columns swapped.
 
@@ -963,6 +964,87 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
+@nb.njit(cache=True)
+def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state):
+    """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
+    gone_ptr, gone_pix, came_ptr, came_pix: see :meth:`Matcher._frame_pool`).
+
+    Frames are walked from the end with the smaller frame, so that along the walk
+    pixels mostly arrive: arriving rows only need augmenting, while departing rows
+    release columns that must be repaired (for thresholds: high to low). Consecutive
+    frames are solved in runs with the scarcer side as rows (repairs then stay local,
+    see _match_sequence); each run starts from the previous run's optimum, transposed,
+    so no frame but the first is solved from nothing. ``state`` must hold as many
+    pixels as the largest frame and the fixed map (:func:`_solver_state`).
+
+    Returns the matched count per frame, the walk, the events (frame, pixel, sign; see
+    :class:`FrameEvents`), the state (its event arrays may have grown) and the last
+    run's rows, columns and end (for tests: see _match_sequence).
+    """
+    ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix = pool
+    n_frames = ptr.shape[0] - 1
+    n_fixed = fixed_pix.shape[0]
+    sizes = ptr[1:] - ptr[:-1]
+    n_matched = np.zeros(n_frames, np.int64)
+    forward = n_frames == 0 or sizes[0] <= sizes[n_frames - 1]
+    walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1].copy()
+    out_f = np.empty(1024, np.int64)
+    out_p = np.empty(1024, np.int64)
+    out_s = np.empty(1024, np.int8)
+    n_out = 0
+    empty = np.zeros(0, np.int64)
+    start = (empty, empty, empty, empty, empty)
+    last_rows, last_cols = empty, empty
+    last_end = (empty, empty, empty)
+    pos = 0
+    while pos < n_frames:
+        fixed_rows = sizes[walk[pos]] >= n_fixed
+        stop = pos + 1
+        while stop < n_frames and (sizes[walk[stop]] >= n_fixed) == fixed_rows:
+            stop += 1
+        order = walk[pos:stop]
+        m = stop - pos
+        side = 1 if fixed_rows else 0
+        if forward:
+            diffs = (side, order[0], 1, gone_ptr, gone_pix, came_ptr, came_pix)
+        else:   # frame f of the run is frame order[0] - f: the diffs read backwards
+            diffs = (side, order[0] + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
+        whole_lo = np.zeros(m, np.int64)
+        whole_hi = np.full(m, n_fixed, np.int64)
+        sliced_lo = np.empty(m, np.int64)
+        sliced_hi = np.empty(m, np.int64)
+        for t in range(m):
+            sliced_lo[t] = ptr[order[t]]
+            sliced_hi[t] = ptr[order[t] + 1]
+        last = pix[ptr[order[m - 1]]:ptr[order[m - 1] + 1]]
+        if fixed_rows:
+            n, (ev, n_ev), _, _, end = _match_sequence(
+                height, width, whole_lo, whole_hi, fixed_pix, sliced_lo, sliced_hi, pix,
+                half, cost_tab, outlier, ws, state, diffs, start, side)
+            last_rows, last_cols = fixed_pix, last
+        else:
+            n, (ev, n_ev), _, _, end = _match_sequence(
+                height, width, sliced_lo, sliced_hi, pix, whole_lo, whole_hi, fixed_pix,
+                half, cost_tab, outlier, ws, state, diffs, start, side)
+            last_rows, last_cols = last, fixed_pix
+        state = (state[0], state[1], ev)
+        for t in range(m):
+            n_matched[order[t]] = n[t]
+        if n_out + n_ev > out_f.shape[0]:
+            out_f, out_p, out_s = _grown(out_f, out_p, out_s, n_out + n_ev)
+        for k in range(n_ev):
+            out_f[n_out + k] = order[ev[0][k]]
+            out_p[n_out + k] = ev[1][k]
+            out_s[n_out + k] = ev[2][k]
+        n_out += n_ev
+        last_end = end
+        if stop < n_frames:                      # the next run starts from this optimum
+            start = _transposed(last_rows, last_cols, end, outlier)
+        pos = stop
+    events = (out_f[:n_out].copy(), out_p[:n_out].copy(), out_s[:n_out].copy())
+    return n_matched, walk, events, state, (last_rows, last_cols, last_end)
+
+
 def _workspace(shape: tuple[int, int]) -> tuple:
     """Image-sized state of :func:`_match_sequence`, allocated once per shape and left
     empty between calls: pixel -> slot maps of rows and columns (-1: not present; int32
@@ -1156,52 +1238,12 @@ class Matcher:
             (``walk``), every change of a frame pixel's matched state.
         """
         fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64)
-        n_fixed = fixed_pix.size
-        ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix = self._frame_pool(frames)
-        sizes = np.diff(ptr)
-        n_frames = sizes.size
-        n_matched = np.zeros(n_frames, np.int64)
-        # Frames are walked from the end with the smaller frame, so that along the walk
-        # pixels mostly arrive: arriving rows only need augmenting, while departing rows
-        # release columns that must be repaired (for thresholds: high to low).
-        # Consecutive frames are solved in runs with the scarcer side as rows (repairs
-        # then stay local, see _match_sequence); each run starts from the previous run's
-        # optimum, transposed, so no frame but the first is solved from nothing.
-        forward = n_frames == 0 or sizes[0] <= sizes[-1]
-        walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1]
-        start = _NO_START
-        events = []
-        pos = 0
-        while pos < n_frames:
-            fixed_rows = sizes[walk[pos]] >= n_fixed
-            stop = pos + 1
-            while stop < n_frames and (sizes[walk[stop]] >= n_fixed) == fixed_rows:
-                stop += 1
-            order = walk[pos:stop]
-            side = 1 if fixed_rows else 0
-            if forward:
-                diffs = (side, order[0], 1, gone_ptr, gone_pix, came_ptr, came_pix)
-            else:   # frame f of the run is frame order[0] - f: the diffs read backwards
-                diffs = (side, order[0] + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
-            m = order.size
-            whole = (np.zeros(m, np.int64), np.full(m, n_fixed, np.int64), fixed_pix)
-            sliced = (ptr[order], ptr[order + 1], pix)
-            rows, cols = (whole, sliced) if fixed_rows else (sliced, whole)
-            state = self._solver(max(n_fixed, int(sizes[order].max()), start[0].size))
-            n, (ev, n_ev), _, _, end = _match_sequence(
-                self.shape[0], self.shape[1], *rows, *cols, self._half, self._cost_tab,
-                self.outlier, self._workspace(), state, diffs, start, side)
-            self._state = state[:2] + (ev,)          # the event arrays may have grown
-            n_matched[order] = n
-            events.append((order[ev[0][:n_ev]], ev[1][:n_ev].copy(), ev[2][:n_ev].copy()))
-            if stop < n_frames:                  # the next run starts from this optimum
-                last = pix[ptr[order[-1]]:ptr[order[-1] + 1]]
-                end_rows, end_cols = (fixed_pix, last) if fixed_rows else (last, fixed_pix)
-                start = _transposed(end_rows, end_cols, end, self.outlier)
-            pos = stop
-        parts = list(zip(*events)) if events else [[_EMPTY]] * 3
-        return FrameEvents(n_matched, walk, np.concatenate(parts[0]),
-                           np.concatenate(parts[1]), np.concatenate(parts[2]))
+        pool = self._frame_pool(frames)
+        largest = int(np.diff(pool[0]).max(initial=0))
+        n_matched, walk, events, self._state, _ = _walk_frames(
+            self.shape[0], self.shape[1], fixed_pix, pool, self._half, self._cost_tab,
+            self.outlier, self._workspace(), self._solver(max(fixed_pix.size, largest, 1)))
+        return FrameEvents(n_matched, walk, *events)
 
     def match_frames(self, fixed, frames):
         """Match ``fixed`` against every map of ``frames``.
