@@ -221,3 +221,24 @@ def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
         bm[pix] = True
         n_opt, _ = brute_force(bm.reshape(h, w), fixed, max_dist)
         assert n_matched[f] == n_opt
+
+
+def test_frames_from_thin_frames_are_pooled_without_a_copy():
+    """Frames that are consecutive views of one array (as thin_frames returns them) are
+    used in place; the same frames as separate copies give the same results."""
+    from segbench.boundary import thin_frames
+    rng = np.random.default_rng(3)
+    pb = rng.random((30, 40)) ** 3
+    frames = thin_frames(pb, np.linspace(0.05, 0.95, 12))
+    fixed = rng.random((30, 40)) < 0.1
+    matcher = Matcher((30, 40), 0.05)
+    pool = matcher._frame_pool(frames)
+    assert np.shares_memory(pool[1], frames[0].base)
+    got_n, got_flags = matcher.match_frames(fixed, frames)
+    copies = [f.copy() for f in frames]
+    fresh = Matcher((30, 40), 0.05)
+    assert not np.shares_memory(fresh._frame_pool(copies)[1], copies[0])
+    want_n, want_flags = fresh.match_frames(fixed, copies)
+    np.testing.assert_array_equal(got_n, want_n)
+    for g, w in zip(got_flags, want_flags):
+        np.testing.assert_array_equal(g, w)

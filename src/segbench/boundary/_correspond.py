@@ -1057,6 +1057,23 @@ def _workspace(shape: tuple[int, int]) -> tuple:
             np.zeros((shape[0], n_words), np.uint64))
 
 
+def _tiled(arrs, ptr):
+    """The array that ``arrs`` are consecutive views of, end to end (as
+    :func:`thin_frames` returns them), or None: then they need not be copied."""
+    base = arrs[0].base if arrs else None
+    if not isinstance(base, np.ndarray) or base.dtype != np.int64 or base.ndim != 1 \
+            or not base.flags.c_contiguous:
+        return None
+    start = base.__array_interface__["data"][0]
+    first = arrs[0].__array_interface__["data"][0]
+    for a, at in zip(arrs, ptr[:-1]):
+        if a.base is not base or not a.flags.c_contiguous or (
+                a.size and a.__array_interface__["data"][0] != first + 8 * at):
+            return None
+    lo = (first - start) // 8
+    return base[lo:lo + ptr[-1]]
+
+
 @dataclass(frozen=True)
 class FrameEvents:
     """How one map's matching against a sequence of frames changed, frame by frame.
@@ -1189,7 +1206,9 @@ class Matcher:
             arrs = [np.asarray(f, np.int64) for f in key]
             ptr = np.zeros(len(arrs) + 1, np.int64)
             ptr[1:] = np.cumsum([a.size for a in arrs])
-            pix = np.concatenate(arrs) if arrs else np.zeros(0, np.int64)
+            pix = _tiled(arrs, ptr)
+            if pix is None:
+                pix = np.concatenate(arrs) if arrs else np.zeros(0, np.int64)
             self._pool = (ptr, pix) + _frame_diffs(ptr, pix)
             self._pool_key = key
         return self._pool
