@@ -91,21 +91,30 @@ def _heap_push(heap, size, key, val, shift):
 
 @nb.njit(cache=True, inline="always")
 def _heap_pop(heap, size, shift):
-    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
+    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size).
+
+    Bottom-up: the hole at the root moves down along the smaller children to a leaf
+    (one comparison per level), then the last entry is sifted up from there (rarely
+    more than a step). Entries are distinct, so the order they come out in is that of
+    their values whatever the layout.
+    """
     top = heap[0]
     size -= 1
     last = heap[size]
     i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
+    child = 1
+    while child < size:
         if child + 1 < size and heap[child + 1] < heap[child]:
             child += 1
-        if last <= heap[child]:
-            break
         heap[i] = heap[child]
         i = child
+        child = 2 * i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= last:
+            break
+        heap[i] = heap[parent]
+        i = parent
     heap[i] = last
     return top >> shift, top & ((1 << shift) - 1), size
 
