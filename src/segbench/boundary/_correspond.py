@@ -769,10 +769,8 @@ def _load_start(start, geo, sol, buf, maps, st):
         row_slot[q] = s
         r_pix[s] = q
         _set_bit(row_bits, q, width, True)
-        # each row's columns; each column's rows below, list by list (appending to
-        # the columns' lists row by row would scatter the writes)
         _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
-                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, False)
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
         u[s] = s_u[t]
         v[n_real + s] = 0
         c_row[n_real + s] = -1
@@ -785,14 +783,6 @@ def _load_start(start, geo, sol, buf, maps, st):
             reported[s if frame_side == 0 else j] = True
         r_col[s] = j
         c_row[j] = s
-    if listed:
-        for t in range(s_cols.shape[0]):
-            j = col_slot[s_cols[t]]
-            cn_len[j] = _near(s_cols[t], row_bits, width, height, half, cost_tab,
-                              nbr_pix, nbr_cost)
-            for e in range(cn_len[j]):
-                cn_row[j, e] = row_slot[nbr_pix[e]]
-                cn_cost[j, e] = nbr_cost[e]
 
 
 @nb.njit(cache=True, _nrt=False)
