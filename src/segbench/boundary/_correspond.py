@@ -1255,7 +1255,7 @@ class Matcher:
             The matched count per frame and, in the order the frames were solved
             (``walk``), every change of a frame pixel's matched state.
         """
-        fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64)
+        fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64, copy=False)
         pool = self._frame_pool(frames)
         largest = int(np.diff(pool[0]).max(initial=0))
         n_matched, walk, events, self._state, _ = _walk_frames(

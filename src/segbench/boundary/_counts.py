@@ -185,7 +185,7 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
     matcher = shared_matcher(shape, max_dist)
     n_t = len(frames)
     cnt_r = np.zeros(n_t, np.int64)
-    sum_r = np.full(n_t, sum(int(h.sum()) for h in humans), np.int64)
+    sum_r = np.full(n_t, sum(np.count_nonzero(h) for h in humans), np.int64)
     runs = [matcher.frame_events(human, frames) for human in humans]
     for ev in runs:
         cnt_r += ev.n_matched

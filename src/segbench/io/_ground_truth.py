@@ -73,7 +73,7 @@ def _boundary_array(value: object, what: str, path: Path) -> np.ndarray:
             raise InputError(f"{what} must hold only 0 and 1, found values up to {top}",
                              path)
         if arr.dtype.kind == "u" and arr.ndim == 2:   # the official files: uint8, 0/1
-            return np.ascontiguousarray(arr != 0)
+            return np.not_equal(arr, 0, order="C")       # C order in one pass
     return integer_array(arr, what, path, dtype=np.uint8, min_value=0) != 0
 
 
