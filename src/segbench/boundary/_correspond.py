@@ -371,7 +371,7 @@ def _transposed(rows, cols, end, outlier):
 
 @nb.njit(cache=True, inline="always")
 def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, shift, best,
-           sink):
+           sink, level, n_level, min_val):
     """One edge of _augment's search: column ``j`` at distance ``r`` from row ``i``.
 
     A free column (or outlier) is never expanded: it only offers a way to T, at its
@@ -379,13 +379,16 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
     queued. Matched columns at or beyond the best way to T found so far can never be
     expanded either: not queued. An expanded column is never lowered again (its
     distance is at most the current one, and reduced costs are >= 0), so no flag is
-    needed for it. Returns the updated (n_touched, hsize, best, sink).
+    needed for it. A column reached at the current distance ``min_val`` (a tight edge)
+    goes on the ``level`` stack instead of the heap: nothing can come before it, so
+    it is expanded next without heap operations. Returns the updated (n_touched,
+    hsize, best, sink, n_level).
     """
     if r >= shortest[j]:
-        return n_touched, hsize, best, sink
+        return n_touched, hsize, best, sink, n_level
     free = c_row[j] < 0
     if r >= best and not free:
-        return n_touched, hsize, best, sink
+        return n_touched, hsize, best, sink, n_level
     if shortest[j] == _INF:
         touched[n_touched] = j
         n_touched += 1
@@ -395,14 +398,17 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
         if r + v[j] < best:
             best = r + v[j]
             sink = j
+    elif r == min_val:
+        level[n_level] = j
+        n_level += 1
     else:
         hsize = _heap_push(heap, hsize, r, j, shift)
-    return n_touched, hsize, best, sink
+    return n_touched, hsize, best, sink, n_level
 
 
 @nb.njit(cache=True, _nrt=False)
 def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, shortest,
-             path, touched, rows_seen, heap, shift):
+             path, touched, rows_seen, heap, shift, level):
     """Match the waiting row slot ``cur`` along a shortest augmenting path.
 
     Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
@@ -430,6 +436,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
     n_touched = 0
     n_seen = 0
     hsize = 0
+    n_level = 0
     min_val = 0
     i = cur
     sink = -1
@@ -440,16 +447,22 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
         base = min_val - u[i]
         for e in range(nb_len[i]):
             j = np.int64(nb_col[i, e])
-            n_touched, hsize, best, sink = _relax(
+            n_touched, hsize, best, sink, n_level = _relax(
                 j, base + nb_cost[i, e] - v[j], i, v, c_row, shortest, path, touched,
-                n_touched, heap, hsize, shift, best, sink)
+                n_touched, heap, hsize, shift, best, sink, level, n_level, min_val)
         j = n_real + i                           # the row's own outlier
-        n_touched, hsize, best, sink = _relax(
+        n_touched, hsize, best, sink, n_level = _relax(
             j, base + outlier - v[j], i, v, c_row, shortest, path, touched, n_touched,
-            heap, hsize, shift, best, sink)
-        # next matched column to expand (an entry whose key is not its column's
-        # distance is stale: the column was reached cheaper, or already expanded)
+            heap, hsize, shift, best, sink, level, n_level, min_val)
+        # next matched column to expand: one at the current distance, else from the
+        # heap (an entry whose key is not its column's distance is stale: the column
+        # was reached cheaper, or already expanded)
         i = -1
+        if n_level > 0 and min_val < best:
+            n_level -= 1
+            i = c_row[level[n_level]]
+            continue
+        n_level = 0
         while hsize > 0 and (heap[0] >> shift) < best:
             key, j, hsize = _heap_pop(heap, hsize, shift)
             if key == shortest[j]:
@@ -710,7 +723,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         if r_col[cur] != -2:
             continue                             # listed twice
         sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
-                        n_real, shortest, path, touched, rows_seen, heap, shift)
+                        n_real, shortest, path, touched, rows_seen, heap, shift, seen)
         if frame_side == 0:
             n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
             if sink >= n_real:                   # that row went to its outlier
