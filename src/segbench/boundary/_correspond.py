@@ -194,7 +194,7 @@ def _disc_tables(dv, du, costs):
 @nb.njit(cache=True, _nrt=False)
 def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len, listed,
                    row_slot, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
-                   seen, heap, shift):
+                   seen, heap, shift, level):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -210,7 +210,8 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     it could move to and left only through its own column, at no cost, so a column's
     distance is its row's (``via[s]`` keeps where row ``s`` would move). T is not
     queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
-    the search instead. Returns the released column (or outlier), -1 if none.
+    the search instead. Columns reached at the current distance are settled from the
+    ``level`` stack, without heap operations. Returns the released column (or outlier), -1 if none.
     The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
     rows are read from its list (``cn_*``) when ``listed``, else from the rows' bitmap.
     """
@@ -220,13 +221,22 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     lab[j0] = 0
     seen[0] = j0
     n_seen = 1
-    hsize = _heap_push(heap, 0, 0, j0, shift)
-    while hsize > 0:
-        key, j, hsize = _heap_pop(heap, hsize, shift)
+    hsize = 0
+    key = 0
+    level[0] = j0                    # columns at the current distance, then the heap
+    n_level = 1
+    while True:
+        if n_level > 0:
+            n_level -= 1
+            j = level[n_level]
+        elif hsize > 0:
+            key, j, hsize = _heap_pop(heap, hsize, shift)
+            if key != lab[j]:
+                continue                         # stale heap entry
+        else:
+            break
         if key >= k_stop:
             break
-        if key != lab[j]:
-            continue                             # stale heap entry
         if j != j0 and key - v[j] < k_stop:      # matched (v <= 0): T can release it
             k_stop = key - v[j]
             t_col = j
@@ -256,7 +266,11 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
                     n_seen += 1
                 lab[p] = lq
                 via[s] = j
-                hsize = _heap_push(heap, hsize, lq, p, shift)
+                if lq == key:
+                    level[n_level] = p
+                    n_level += 1
+                else:
+                    hsize = _heap_push(heap, hsize, lq, p, shift)
     # re-weight: columns closer than k_stop move by (k_stop - distance), and their rows
     for t in range(n_seen):
         j = seen[t]
@@ -629,7 +643,8 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         if v[j] < 0 and c_row[j] < 0:
             t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
                                    cn_len, listed, row_slot, row_bits, width, height, half,
-                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift)
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
+                                   touched)
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     for t in range(n_came):
         rows_came[t] = came[t]
@@ -693,7 +708,8 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         if vc < 0:
             t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
                                    cn_len, listed, row_slot, row_bits, width, height, half,
-                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift)
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
+                                   touched)
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     # --- rows that arrived ---------------------------------------------------------------
     n_rows_present += n_rows_came
