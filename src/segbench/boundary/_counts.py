@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._correspond import DEFAULT_MAX_DIST, covered_counts, shared_matcher
+from ._correspond import DEFAULT_MAX_DIST, shared_matcher
 from ._seg2bdry import seg2bdry
+from ._solver import covered_counts
 from ._thin import thin as thin_map
 from ._thin import thin_frames
 

@@ -1,0 +1,1075 @@
+"""Compiled kernels of the exact pixel matcher (see :mod:`._correspond`).
+
+An incremental Hungarian method over a sequence of frames: per-frame slots for the
+present pixels, presence bitmaps for neighbourhood scans, shortest augmenting paths for
+waiting rows (:func:`_augment`), backward repairs for columns that arrive or are
+released (:func:`_repair_column`), runs of frames handed over with rows and columns
+swapped (:func:`_walk_frames`), and the frame side's matched state reported as change
+events. The hot kernels allocate nothing and run without reference counting
+(``_nrt=False``); :func:`_solver_state` allocates what they use, once per matcher.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+_INF = np.iinfo(np.int64).max // 8
+_U1 = np.uint64(1)
+_EMPTY = np.zeros(0, np.int64)
+#: ``diffs`` argument of _match_sequence when no frame diffs are known
+_NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
+#: ``start`` argument of _match_sequence for a solve from nothing
+_NO_START = (_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
+
+
+@nb.njit(cache=True, inline="always")
+def _heap_push(heap, size, key, val, shift):
+    """Push ``(key, val)`` on a binary min-heap of int64 entries ``key << shift | val``
+    (``key >= 0``, ``0 <= val < 2**shift``): one comparison orders by key, then val.
+    Returns the new size."""
+    entry = (key << shift) | val
+    i = size
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= entry:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = entry
+    return size + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _heap_pop(heap, size, shift):
+    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size).
+
+    Bottom-up: the hole at the root moves down along the smaller children to a leaf
+    (one comparison per level), then the last entry is sifted up from there (rarely
+    more than a step). Entries are distinct, so the order they come out in is that of
+    their values whatever the layout.
+    """
+    top = heap[0]
+    size -= 1
+    last = heap[size]
+    i = 0
+    child = 1
+    while child < size:
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        heap[i] = heap[child]
+        i = child
+        child = 2 * i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= last:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = last
+    return top >> shift, top & ((1 << shift) - 1), size
+
+
+@intrinsic
+def _ctz(typingctx, src):
+    """Trailing zero bits of a non-zero 64-bit word (LLVM cttz: one instruction)."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(src), codegen
+
+
+@nb.njit(cache=True, inline="always")
+def _set_bit(bits, p, width, on):
+    """Mark pixel ``p`` present (``on``) or absent in a presence bitmap: bit ``x % 64`` of
+    word ``x // 64`` of image row ``y``."""
+    y = p // width
+    x = p - y * width
+    b = _U1 << np.uint64(x & 63)
+    if on:
+        bits[y, x >> 6] |= b
+    else:
+        bits[y, x >> 6] &= ~b
+
+
+@nb.njit(cache=True, inline="always")
+def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
+    """The present pixels of a bitmap within the tolerance of pixel ``p``.
+
+    Row ``dy`` of the disc spans ``|dx| <= half[dy + reach]``; its pixels are read from
+    the bitmap 64 at a time and only the set bits are visited, so a sparse map costs a
+    few word operations per row instead of a test per offset. Writes the pixels
+    (raster order) and their costs (``cost_tab[dy + reach, dx + reach]``) to
+    ``out_pix``/``out_cost``; returns their number.
+    """
+    reach = half.shape[0] // 2
+    y = p // width
+    x = p - y * width
+    n = 0
+    for dy in range(-reach, reach + 1):
+        yy = y + dy
+        hw = half[dy + reach]
+        if yy < 0 or yy >= height or hw < 0:
+            continue
+        lo = max(x - hw, 0)
+        hi = min(x + hw, width - 1)
+        while lo <= hi:
+            top = min(hi, lo + 63)
+            sh = np.uint64(lo & 63)
+            m = bits[yy, lo >> 6] >> sh
+            if sh != 0:
+                m |= bits[yy, (lo >> 6) + 1] << (np.uint64(64) - sh)
+            if top - lo < 63:
+                m &= (_U1 << np.uint64(top - lo + 1)) - _U1
+            while m != 0:
+                xx = lo + _ctz(m)
+                m &= m - _U1
+                out_pix[n] = yy * width + xx
+                out_cost[n] = cost_tab[dy + reach, xx - x + reach]
+                n += 1
+            lo = top + 1
+    return n
+
+
+@nb.njit(cache=True, _nrt=False)
+def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len, listed,
+                   row_slot, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
+                   seen, heap, shift, level):
+    """Restore optimality after column slot ``j0`` became free with a negative potential.
+
+    In the residual graph of the assignment (as a min-cost flow to a sink T) a free
+    column's arc to T has reduced cost ``v[j0] < 0``. Either some cycle through that arc
+    is negative, and cancelling the cheapest one (rows shift along an alternating path
+    so that ``j0`` is matched and another column, or a row's outlier, is released) gives
+    the new optimum; or none is, and re-weighting the potentials by the shortest
+    distances makes every reduced cost non-negative again. Both come from one Dijkstra
+    search backwards from ``j0``, bounded by ``-v[j0]``: no row is freed, so the repair
+    stays local. Only assigned rows take part (rows waiting for augmentation do not).
+
+    The search runs over columns only: an assigned row is entered only from a column
+    it could move to and left only through its own column, at no cost, so a column's
+    distance is its row's (``via[s]`` keeps where row ``s`` would move). T is not
+    queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
+    the search instead. Columns reached at the current distance are settled from the
+    ``level`` stack, without heap operations. Returns the released column (or outlier), -1 if none.
+    The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
+    rows are read from its list (``cn_*``) when ``listed``, else from the rows' bitmap.
+    """
+    n_real = c_pix.shape[0]
+    k_stop = -v[j0]                  # the bound, then the cheapest way through T found
+    t_col = -1                       # the column T releases on that way
+    lab[j0] = 0
+    seen[0] = j0
+    n_seen = 1
+    hsize = 0
+    key = 0
+    level[0] = j0                    # columns at the current distance, then the heap
+    n_level = 1
+    while True:
+        if n_level > 0:
+            n_level -= 1
+            j = level[n_level]
+        elif hsize > 0:
+            key, j, hsize = _heap_pop(heap, hsize, shift)
+            if key != lab[j]:
+                continue                         # stale heap entry
+        else:
+            break
+        if key >= k_stop:
+            break
+        if j != j0 and key - v[j] < k_stop:      # matched (v <= 0): T can release it
+            k_stop = key - v[j]
+            t_col = j
+        if j >= n_real:
+            continue                             # an outlier: no other row reaches it
+        own = c_row[j]
+        base = key - v[j]
+        if listed:
+            n_near = cn_len[j]
+        else:
+            n_near = _near(c_pix[j], row_bits, width, height, half, cost_tab, nbr_pix,
+                           nbr_cost)
+        for e in range(n_near):
+            if listed:
+                s = np.int64(cn_row[j, e])
+                cost = np.int64(cn_cost[j, e])
+            else:
+                s = np.int64(row_slot[nbr_pix[e]])
+                cost = nbr_cost[e]
+            if s == own or r_col[s] < 0:
+                continue
+            p = r_col[s]
+            lq = base + cost - u[s]
+            if lq < lab[p]:
+                if lab[p] == _INF:
+                    seen[n_seen] = p
+                    n_seen += 1
+                lab[p] = lq
+                via[s] = j
+                if lq == key:
+                    level[n_level] = p
+                    n_level += 1
+                else:
+                    hsize = _heap_push(heap, hsize, lq, p, shift)
+    # re-weight: columns closer than k_stop move by (k_stop - distance), and their rows
+    for t in range(n_seen):
+        j = seen[t]
+        if lab[j] < k_stop:
+            v[j] += k_stop - lab[j]
+            if j != j0:
+                u[c_row[j]] -= k_stop - lab[j]
+        lab[j] = _INF
+    if t_col >= 0:                               # cancel the cycle T -> ... -> j0 -> T
+        s = c_row[t_col]
+        c_row[t_col] = -1
+        while True:
+            nc = via[s]
+            displaced = c_row[nc]
+            c_row[nc] = s
+            r_col[s] = nc
+            if nc == j0:
+                break
+            s = displaced
+    return t_col
+
+
+@nb.njit(cache=True)
+def _diff_sorted(old, new, out_gone, out_came):
+    """Elements only in ``old`` and only in ``new`` (both sorted); returns the counts."""
+    a = 0
+    b = 0
+    n_gone = 0
+    n_came = 0
+    while a < old.shape[0] or b < new.shape[0]:
+        if b >= new.shape[0] or (a < old.shape[0] and old[a] < new[b]):
+            out_gone[n_gone] = old[a]
+            n_gone += 1
+            a += 1
+        elif a >= old.shape[0] or new[b] < old[a]:
+            out_came[n_came] = new[b]
+            n_came += 1
+            b += 1
+        else:
+            a += 1
+            b += 1
+    return n_gone, n_came
+
+
+@nb.njit(cache=True)
+def _frame_diffs(ptr, pix):
+    """Pixels leaving and arriving between consecutive frames of a sequence.
+
+    Frame k is ``pix[ptr[k]:ptr[k + 1]]`` (sorted). Entry k >= 1 of the result lists the
+    pixels of frame k-1 not in frame k (``gone``) and of frame k not in frame k-1
+    (``came``), as ``gone_pix[gone_ptr[k]:gone_ptr[k + 1]]`` and likewise; entry 0 is
+    empty. Returns (gone_ptr, gone_pix, came_ptr, came_pix).
+    """
+    n = ptr.shape[0] - 1
+    gone_ptr = np.zeros(n + 1, np.int64)
+    came_ptr = np.zeros(n + 1, np.int64)
+    # each frame leaves at most its own pixels, each arrives with at most its own
+    gone_pix = np.empty(pix.shape[0], np.int64)
+    came_pix = np.empty(pix.shape[0], np.int64)
+    n_g = 0
+    n_c = 0
+    for k in range(1, n):
+        a = pix[ptr[k - 1]:ptr[k]]
+        b = pix[ptr[k]:ptr[k + 1]]
+        dg, dc = _diff_sorted(a, b, gone_pix[n_g:], came_pix[n_c:])
+        n_g += dg
+        n_c += dc
+        gone_ptr[k + 1] = n_g
+        came_ptr[k + 1] = n_c
+    return gone_ptr, gone_pix[:n_g], came_ptr, came_pix[:n_c]
+
+
+@nb.njit(cache=True, inline="always")
+def _side_diff(same, f, side, diffs, prev, cur, gone, came):
+    """Pixels of one side (0 rows, 1 columns) leaving and arriving at frame ``f``, into
+    ``gone`` / ``came``; returns their counts. Read from ``diffs`` (side, first entry,
+    step, gone_ptr, gone_pix, came_ptr, came_pix; see ``_frame_diffs``) when they are
+    this side's, else merged from the sorted lists."""
+    if same:
+        return 0, 0
+    d_side, entry0, step, gone_ptr, gone_pix, came_ptr, came_pix = diffs
+    if f == 0 or d_side != side:
+        return _diff_sorted(prev, cur, gone, came)
+    e = entry0 + step * f
+    n_gone = gone_ptr[e + 1] - gone_ptr[e]
+    n_came = came_ptr[e + 1] - came_ptr[e]
+    for t in range(n_gone):                      # (a loop: no slice copies without NRT)
+        gone[t] = gone_pix[gone_ptr[e] + t]
+    for t in range(n_came):
+        came[t] = came_pix[came_ptr[e] + t]
+    return n_gone, n_came
+
+
+@nb.njit(cache=True)
+def _transposed(rows, cols, end, outlier):
+    """The optimum a run ended with, as a start with rows and columns swapped.
+
+    Both orientations minimize the same objective (each pair saves ``outlier - cost``
+    over leaving both unmatched), so the matching carries over; the potentials are
+    mapped through the symmetric dual (a_row, b_col >= 0, a + b >= outlier - cost,
+    equality on pairs, zero on unmatched pixels): a = max(0, outlier - u) and
+    b = max(0, -v), then the new rows get ``outlier - b`` and the new columns ``-a``.
+    """
+    end_u, end_partner, end_v = end
+    matched = end_partner >= 0
+    partner = np.full(cols.size, -1, np.int64)
+    partner[end_partner[matched]] = rows[matched]
+    new_u = outlier - np.maximum(0, -end_v)
+    new_v = -np.maximum(0, outlier - end_u)
+    return cols, rows, partner, new_u, new_v
+
+
+@nb.njit(cache=True, inline="always")
+def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, shift, best,
+           sink, level, n_level, min_val):
+    """One edge of _augment's search: column ``j`` at distance ``r`` from row ``i``.
+
+    A free column (or outlier) is never expanded: it only offers a way to T, at its
+    distance plus its (non-negative) potential, so it is scored here rather than
+    queued. Matched columns at or beyond the best way to T found so far can never be
+    expanded either: not queued. An expanded column is never lowered again (its
+    distance is at most the current one, and reduced costs are >= 0), so no flag is
+    needed for it. A column reached at the current distance ``min_val`` (a tight edge)
+    goes on the ``level`` stack instead of the heap: nothing can come before it, so
+    it is expanded next without heap operations. Returns the updated (n_touched,
+    hsize, best, sink, n_level).
+    """
+    if r >= shortest[j]:
+        return n_touched, hsize, best, sink, n_level
+    free = c_row[j] < 0
+    if r >= best and not free:
+        return n_touched, hsize, best, sink, n_level
+    if shortest[j] == _INF:
+        touched[n_touched] = j
+        n_touched += 1
+    shortest[j] = r
+    path[j] = i
+    if free:
+        if r + v[j] < best:
+            best = r + v[j]
+            sink = j
+    elif r == min_val:
+        level[n_level] = j
+        n_level += 1
+    else:
+        hsize = _heap_push(heap, hsize, r, j, shift)
+    return n_touched, hsize, best, sink, n_level
+
+
+@nb.njit(cache=True, _nrt=False)
+def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, shortest,
+             path, touched, rows_seen, heap, shift, level):
+    """Match the waiting row slot ``cur`` along a shortest augmenting path.
+
+    Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
+    soon as no queued column can beat the cheapest way found to a free column or an
+    outlier; then the potentials are updated so that reduced costs stay >= 0 and the
+    path is tight, and the path is flipped. Returns the column (or outlier) that was
+    free and is now matched: only it, and ``cur``, changed their matched state (an
+    outlier's row leaves the real columns). No arrays are allocated, so this runs
+    without reference counting (``_nrt=False``): it is the benchmark's hottest loop.
+    """
+    best = outlier - v[n_real + cur]
+    j_best = n_real + cur
+    for e in range(nb_len[cur]):
+        rc = nb_cost[cur, e] - v[nb_col[cur, e]]
+        if rc < best:
+            best = rc
+            j_best = nb_col[cur, e]
+    u[cur] = best
+    if c_row[j_best] < 0 and v[j_best] == 0:
+        # the cheapest edge reaches a free column at potential 0: a zero-length
+        # augmenting path, the one Dijkstra would find (most rows of a first solve)
+        c_row[j_best] = cur
+        r_col[cur] = j_best
+        return j_best
+    n_touched = 0
+    n_seen = 0
+    hsize = 0
+    n_level = 0
+    min_val = 0
+    i = cur
+    sink = -1
+    best = _INF          # cheapest way found to the sink T (via a free column)
+    while True:
+        rows_seen[n_seen] = i
+        n_seen += 1
+        base = min_val - u[i]
+        for e in range(nb_len[i]):
+            j = np.int64(nb_col[i, e])
+            n_touched, hsize, best, sink, n_level = _relax(
+                j, base + nb_cost[i, e] - v[j], i, v, c_row, shortest, path, touched,
+                n_touched, heap, hsize, shift, best, sink, level, n_level, min_val)
+        j = n_real + i                           # the row's own outlier
+        n_touched, hsize, best, sink, n_level = _relax(
+            j, base + outlier - v[j], i, v, c_row, shortest, path, touched, n_touched,
+            heap, hsize, shift, best, sink, level, n_level, min_val)
+        # next matched column to expand: one at the current distance, else from the
+        # heap (an entry whose key is not its column's distance is stale: the column
+        # was reached cheaper, or already expanded)
+        i = -1
+        if n_level > 0 and min_val < best:
+            n_level -= 1
+            i = c_row[level[n_level]]
+            continue
+        n_level = 0
+        while hsize > 0 and (heap[0] >> shift) < best:
+            key, j, hsize = _heap_pop(heap, hsize, shift)
+            if key == shortest[j]:
+                min_val = key
+                i = c_row[j]
+                break
+        if i < 0:
+            break
+    min_val = best
+    # dual update: reduced costs stay >= 0, the new path is tight. The expanded columns
+    # are those of the rows seen after the first; free columns reached closer than the
+    # path move too.
+    u[cur] += min_val
+    for k in range(1, n_seen):
+        r_i = rows_seen[k]
+        j = r_col[r_i]
+        u[r_i] += min_val - shortest[j]
+        v[j] -= min_val - shortest[j]
+    for k in range(n_touched):
+        j = touched[k]
+        if c_row[j] < 0 and shortest[j] < min_val:
+            v[j] -= min_val - shortest[j]
+        shortest[j] = _INF
+    j = sink
+    while True:                                  # flip the path
+        i = path[j]
+        c_row[j] = i
+        prev = r_col[i]
+        r_col[i] = j
+        if i == cur:
+            break
+        j = prev
+    return sink
+
+
+@nb.njit(cache=True, inline="always")
+def _mark(s, is_dirty, dirty, n_dirty):
+    """List slot ``s`` as possibly changed (once); returns the new list length."""
+    if not is_dirty[s]:
+        is_dirty[s] = True
+        dirty[n_dirty] = s
+        n_dirty += 1
+    return n_dirty
+
+
+@nb.njit(cache=True, inline="always")
+def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
+    """List what a repair of column ``j0`` that released ``t_col`` may have changed
+    on the frame side: columns ``j0`` (now matched) and ``t_col``; or, for rows, the
+    row whose outlier was released (now matched). Other rows and columns on the
+    cycle only changed partners."""
+    if t_col < 0:
+        return n_dirty
+    if frame_side == 1:
+        n_dirty = _mark(j0, is_dirty, dirty, n_dirty)
+        if t_col < n_real:
+            n_dirty = _mark(t_col, is_dirty, dirty, n_dirty)
+    elif t_col >= n_real:
+        n_dirty = _mark(t_col - n_real, is_dirty, dirty, n_dirty)
+    return n_dirty
+
+
+@nb.njit(cache=True, inline="always")
+def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
+    """Record that ``pix`` became matched (+1) or not (-1) at frame ``f``."""
+    ev_frame[n_ev] = f
+    ev_pix[n_ev] = pix
+    ev_sign[n_ev] = sign
+    return n_ev + 1
+
+
+@nb.njit(cache=True)
+def _grown(ev_frame, ev_pix, ev_sign, need):
+    """The event arrays copied into ones of at least ``need`` (doubling) entries."""
+    size = max(need, 2 * ev_frame.shape[0])
+    f2 = np.empty(size, np.int64)
+    p2 = np.empty(size, np.int64)
+    s2 = np.empty(size, np.int8)
+    f2[:ev_frame.shape[0]] = ev_frame
+    p2[:ev_pix.shape[0]] = ev_pix
+    s2[:ev_sign.shape[0]] = ev_sign
+    return f2, p2, s2
+
+
+@nb.njit(cache=True, inline="always")
+def _unlist(lst, cost, length, a, b):
+    """Remove ``b`` from the list of ``a`` (order not kept)."""
+    last = length[a] - 1
+    for k in range(last + 1):
+        if lst[a, k] == b:
+            lst[a, k] = lst[a, last]
+            cost[a, k] = cost[a, last]
+            break
+    length[a] = last
+
+
+@nb.njit(cache=True, inline="always")
+def _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
+              nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed):
+    """List row slot ``s``'s (pixel ``q``) present columns; and, when the columns
+    keep lists too (``listed``), the row in theirs."""
+    nb_len[s] = _near(q, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+    for e in range(nb_len[s]):
+        j = col_slot[nbr_pix[e]]
+        nb_col[s, e] = j
+        nb_cost[s, e] = nbr_cost[e]
+        if listed:
+            cn_row[j, cn_len[j]] = s
+            cn_cost[j, cn_len[j]] = nbr_cost[e]
+            cn_len[j] += 1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
+                sol, buf, maps, ev, st):
+    """Move the optimum of the previous frame to frame ``f`` (see _match_sequence).
+
+    All arrays are allocated by the caller, so this runs without reference counting
+    (``_nrt=False``); ``st`` holds the counters it updates: spare row slots, spare
+    column slots, present rows, dirty slots, events, matched pixels.
+    """
+    height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
+    (u, r_col, via, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix, lab, shortest, path,
+     cn_row, cn_cost, cn_len) = sol
+    (free_rows, gone, came, rows_came, touched, rows_seen, heap, seen, released, row_spare,
+     col_spare, reported, is_dirty, dirty, nbr_pix, nbr_cost) = buf
+    row_slot, col_slot, row_bits, col_bits = maps
+    ev_frame, ev_pix, ev_sign = ev
+    # columns list their nearby rows only when the columns are the frames (the rows,
+    # fixed, then never change those lists); else a column's rows come from the bitmap
+    listed = frame_side == 1
+    n_row_spare, n_col_spare, n_rows_present, n_dirty, n_ev, m_now = (
+        st[0], st[1], st[2], st[3], st[4], st[5])
+    n_free = 0
+    # --- rows that left: their columns are released, then repaired ----------------------
+    n_gone, n_came = _side_diff(same_rows, f, 0, diffs, prev_rows, rows, gone, came)
+    n_released = 0
+    n_rows_present -= n_gone
+    for t in range(n_gone):
+        q = gone[t]
+        s = row_slot[q]
+        row_slot[q] = -1
+        _set_bit(row_bits, q, width, False)
+        if frame_side == 0 and reported[s]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, q, -1)
+            reported[s] = False
+            m_now -= 1
+        if listed:
+            for e in range(nb_len[s]):
+                _unlist(cn_row, cn_cost, cn_len, nb_col[s, e], s)
+        j = r_col[s]
+        r_col[s] = -2
+        if j >= 0:
+            c_row[j] = -1
+            if j < n_real:
+                released[n_released] = j
+                n_released += 1
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        row_spare[n_row_spare] = s
+        n_row_spare += 1
+    for t in range(n_released):
+        j = released[t]
+        if v[j] < 0 and c_row[j] < 0:
+            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
+                                   cn_len, listed, row_slot, row_bits, width, height, half,
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
+                                   touched)
+            n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
+    for t in range(n_came):
+        rows_came[t] = came[t]
+    n_rows_came = n_came
+    # --- columns that left: their rows lose their partner -------------------------------
+    n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
+    for t in range(n_gone):
+        c = gone[t]
+        j = col_slot[c]
+        col_slot[c] = -1
+        _set_bit(col_bits, c, width, False)
+        if frame_side == 1 and reported[j]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, c, -1)
+            reported[j] = False
+            m_now -= 1
+        if listed:
+            for e in range(cn_len[j]):
+                _unlist(nb_col, nb_cost, nb_len, cn_row[j, e], j)
+        else:
+            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            for e in range(n_near):
+                _unlist(nb_col, nb_cost, nb_len, row_slot[nbr_pix[e]], j)
+        s = c_row[j]
+        if s >= 0:
+            c_row[j] = -1
+            r_col[s] = -2
+            free_rows[n_free] = s
+            n_free += 1
+        v[j] = 0
+        col_spare[n_col_spare] = j
+        n_col_spare += 1
+    # --- columns that arrived: a potential that keeps every row's edge feasible, then a
+    #     repair if that potential is negative (some row prefers the column) -------------
+    for t in range(n_came):
+        c = came[t]
+        n_col_spare -= 1
+        j = col_spare[n_col_spare]
+        col_slot[c] = j
+        c_pix[j] = c
+        c_row[j] = -1
+        _set_bit(col_bits, c, width, True)
+        if frame_side == 1:
+            reported[j] = False
+            n_dirty = _mark(j, is_dirty, dirty, n_dirty)
+        vc = 0
+        cn_len[j] = 0
+        if n_rows_present > 0:                   # (none in a first frame: rows come next)
+            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            cn_len[j] = n_near
+            for e in range(n_near):
+                s = row_slot[nbr_pix[e]]
+                if listed:
+                    cn_row[j, e] = s
+                    cn_cost[j, e] = nbr_cost[e]
+                nb_col[s, nb_len[s]] = j
+                nb_cost[s, nb_len[s]] = nbr_cost[e]
+                nb_len[s] += 1
+                if r_col[s] >= 0 and nbr_cost[e] - u[s] < vc:
+                    vc = nbr_cost[e] - u[s]
+        v[j] = vc
+        if vc < 0:
+            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
+                                   cn_len, listed, row_slot, row_bits, width, height, half,
+                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
+                                   touched)
+            n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
+    # --- rows that arrived ---------------------------------------------------------------
+    n_rows_present += n_rows_came
+    for t in range(n_rows_came):
+        q = rows_came[t]
+        n_row_spare -= 1
+        s = row_spare[n_row_spare]
+        row_slot[q] = s
+        r_pix[s] = q
+        _set_bit(row_bits, q, width, True)
+        if frame_side == 0:
+            reported[s] = False
+            n_dirty = _mark(s, is_dirty, dirty, n_dirty)
+        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        r_col[s] = -2
+        free_rows[n_free] = s
+        n_free += 1
+    # --- waiting rows: shortest augmenting paths, in a scrambled but fixed order (in
+    #     raster order neighbouring rows compete for the same columns one after another,
+    #     which makes long augmenting chains): stride through the list by a prime ----------
+    stride = 7919 if n_free % 7919 != 0 else 7907
+    for k in range(n_free):
+        cur = free_rows[(k * stride) % n_free]
+        if r_col[cur] != -2:
+            continue                             # listed twice
+        sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
+                        n_real, shortest, path, touched, rows_seen, heap, shift, seen)
+        if frame_side == 0:
+            n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
+            if sink >= n_real:                   # that row went to its outlier
+                n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
+        elif sink < n_real:                      # a free column is now matched
+            n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
+    # --- report what changed: rows matched or not (frame side rows: the waiting rows and
+    #     a row sent to its outlier), columns matched or not (frame side columns:
+    #     arrivals, repaired ones, augmentation sinks) ------------------------------------
+    for t in range(n_dirty):
+        s = dirty[t]
+        is_dirty[s] = False
+        if frame_side == 0:
+            pix = r_pix[s]
+            if row_slot[pix] != s:
+                continue                         # left since (already reported)
+            now = r_col[s] < n_real
+        else:
+            pix = c_pix[s]
+            if col_slot[pix] != s:
+                continue
+            now = c_row[s] >= 0
+        if now != reported[s]:
+            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, 1 if now else -1)
+            reported[s] = now
+            m_now += 1 if now else -1
+    st[0], st[1], st[2], st[3], st[4], st[5] = (n_row_spare, n_col_spare, n_rows_present,
+                                                0, n_ev, m_now)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _load_start(start, geo, sol, buf, maps, st):
+    """Install ``start`` (see _match_sequence) in the solver state; no allocation, so
+    no reference counting (``_nrt=False``)."""
+    s_rows, s_cols, s_partner, s_u, s_v = start
+    height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
+    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
+    cn_row, cn_cost, cn_len = sol[13:]
+    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
+    nbr_pix, nbr_cost = buf[14], buf[15]
+    row_slot, col_slot, row_bits, col_bits = maps
+    listed = frame_side == 1                     # as in _frame_step
+    for t in range(s_cols.shape[0]):
+        st[1] -= 1
+        j = col_spare[st[1]]
+        col_slot[s_cols[t]] = j
+        c_pix[j] = s_cols[t]
+        v[j] = s_v[t]
+        c_row[j] = -1
+        cn_len[j] = 0
+        _set_bit(col_bits, s_cols[t], width, True)
+    for t in range(s_rows.shape[0]):
+        q = s_rows[t]
+        st[0] -= 1
+        s = row_spare[st[0]]
+        row_slot[q] = s
+        r_pix[s] = q
+        _set_bit(row_bits, q, width, True)
+        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
+                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
+        u[s] = s_u[t]
+        v[n_real + s] = 0
+        c_row[n_real + s] = -1
+        if s_partner[t] < 0:                     # at its outlier: that edge is tight
+            j = n_real + s
+            v[j] = outlier - u[s]
+        else:
+            j = col_slot[s_partner[t]]
+            st[5] += 1
+            reported[s if frame_side == 0 else j] = True
+        r_col[s] = j
+        c_row[j] = s
+
+
+@nb.njit(cache=True, _nrt=False)
+def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner, end_v):
+    """Read off the last frame (``rows``, ``cols``): matched flags and the optimum
+    (see _match_sequence), and clear the workspace maps of its pixels."""
+    width, n_real = geo[1], geo[5]
+    u, r_col, v, c_row, position = sol[0], sol[1], sol[7], sol[8], sol[12]
+    row_slot, col_slot, row_bits, col_bits = maps
+    for t in range(cols.shape[0]):
+        c = cols[t]
+        j = col_slot[c]
+        col_flags[t] = c_row[j] >= 0
+        end_v[t] = v[j]
+        position[j] = t                          # (the search scratch: free now)
+        col_slot[c] = -1
+        _set_bit(col_bits, c, width, False)
+    for t in range(rows.shape[0]):
+        q = rows[t]
+        s = row_slot[q]
+        row_flags[t] = r_col[s] < n_real
+        end_u[t] = u[s]
+        end_partner[t] = position[r_col[s]] if r_col[s] < n_real else -1
+        row_slot[q] = -1
+        _set_bit(row_bits, q, width, False)
+
+
+@nb.njit(cache=True)
+def _solver_state(n_rows_cap, n_real, n_disc):
+    """Arrays of :func:`_match_sequence` for up to ``n_rows_cap`` rows and ``n_real``
+    columns present at once: (solver state, buffers, event arrays)."""
+    n_nodes = n_real + n_rows_cap
+    n_side = max(n_rows_cap, n_real)
+    # rows: potential, column slot (-2: waiting for augmentation), where it would move,
+    # pixel, present candidate columns (int32: half the bytes per expansion)
+    sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
+           np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
+           np.empty((n_rows_cap, n_disc), np.int32), np.empty((n_rows_cap, n_disc), np.int32),
+           np.zeros(n_rows_cap, np.int64),
+           # columns and outliers: potential, row slot (-1: free), pixel, search labels
+           np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
+           np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
+           np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
+           # each column's nearby rows (the same edges, listed from the other side)
+           np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
+           np.zeros(n_real, np.int64))
+    n_buf = max(n_rows_cap, n_real)
+    heap_cap = (n_rows_cap + 2) * (n_disc + 2) + n_real
+    # waiting rows, leaving and arriving pixels, arrived rows, touched columns, rows seen,
+    # heap, repair's seen columns, released columns, spare row and column slots; the
+    # frame side's reported state, dirty flags and list; a neighbourhood's pixels, costs
+    buf = (np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
+           np.empty(n_rows_cap * (n_disc + 1) + 1, np.int64),
+           np.empty(n_rows_cap + 1, np.int64), np.empty(heap_cap, np.int64),
+           np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
+           np.empty(n_rows_cap, np.int64), np.empty(n_real, np.int64),
+           np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
+           np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
+           np.empty(n_disc, np.int64))
+    ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
+          np.empty(4 * n_side + 16, np.int8))
+    return sol, buf, ev
+
+
+@nb.njit(cache=True)
+def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
+                    cost_tab, outlier, ws, state, diffs, start, frame_side):
+    """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
+
+    Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
+    ``col_pix[col_lo[f]:col_hi[f]]`` (sorted linear pixel indices; frames may share a
+    slice, e.g. a fixed human map). A row is matched to a distinct column within the
+    tolerance (the disc of :func:`_near`, ``half`` and ``cost_tab``) or to its private
+    outlier at cost ``outlier``; columns may stay unmatched; the total cost is
+    minimized exactly.
+
+    Hungarian method with dual potentials (a min-cost flow to a sink T): rows are added
+    one at a time along shortest augmenting paths (Dijkstra on reduced costs). Between
+    frames the previous optimum is repaired, not rebuilt: rows whose partner left and
+    new rows are re-augmented; a column that arrives, or is released with a negative
+    potential, is repaired by :func:`_repair_column`. The invariants (assigned edges
+    tight, reduced costs >= 0, matched columns at potential <= 0, free columns >= 0)
+    make every frame's matching an exact optimum. Repairs stay local when the rows are
+    the scarcer side, so callers pick the smaller map as rows.
+
+    Present pixels get slots: the solver's state lives in arrays as long as a frame,
+    not as the image, so a search reads memory that stays in cache. Rows have slots
+    0..R-1; column slots 0..C-1 are pixels, C + s is row slot s's outlier. Which pixels
+    are present is also kept as bitmaps, which :func:`_near` reads.
+
+    ``diffs`` gives the pixels leaving and arriving at each frame on the side that
+    changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
+    then they are not merged again for every map matched against the same frames.
+
+    ``start`` is an optimum to begin from instead of nothing (``_NO_START``): (rows,
+    columns, each row's column or -1 for its outlier, row potentials, column
+    potentials), the rows and columns sorted, the potentials satisfying the invariants;
+    see :func:`_transposed`. Frame 0 is then reached by the diffs from it.
+
+    ``frame_side`` (0 rows, 1 columns) is the side whose matched pixels are reported
+    frame by frame, as changes: an event (frame, pixel, +1 or -1) whenever a pixel of
+    that side becomes matched or stops being matched (or leaves while matched). Only
+    pixels a frame touched are looked at, not every pixel of every frame.
+
+    ``state`` holds the solver's arrays (:func:`_solver_state`), reused from call to
+    call: each entry is set when its slot is taken, and search labels are reset after
+    each search, so nothing needs clearing in between.
+
+    Returns the matched-row count per frame; the events ((frame, pixel, sign arrays),
+    count: the first ``count`` entries, in frame order; the arrays are ``state``'s,
+    grown if needed); whether each row and each column of the last frame is matched
+    (aligned with its slices); and the last frame's optimum as (row potentials, each
+    row's column as its position in the frame's column list or -1, column potentials),
+    aligned with that frame's rows and columns.
+    """
+    n_frames = row_lo.shape[0]
+    s_rows, s_cols, s_partner, s_u, s_v = start
+    sol, buf, ev = state
+    n_rows_cap = sol[0].shape[0]
+    n_real = sol[9].shape[0]
+    n_nodes = n_real + n_rows_cap
+    need_rows = s_rows.shape[0]
+    need_cols = s_cols.shape[0]
+    for f in range(n_frames):
+        need_rows = max(need_rows, row_hi[f] - row_lo[f])
+        need_cols = max(need_cols, col_hi[f] - col_lo[f])
+    if need_rows > n_rows_cap or need_cols > n_real:
+        raise ValueError("solver state too small for these frames")
+    # pixel -> slot maps and presence bitmaps from a reusable workspace (_workspace),
+    # empty between calls: what this call sets is cleared on return
+    row_slot, col_slot, row_bits, col_bits = ws
+    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
+    cn_row, cn_cost, cn_len = sol[13:]
+    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
+    nbr_pix, nbr_cost = buf[14], buf[15]
+    for t in range(n_rows_cap):                  # every slot spare, lowest on top
+        row_spare[t] = n_rows_cap - 1 - t
+    for t in range(n_real):
+        col_spare[t] = n_real - 1 - t
+    reported[:] = False
+    n_side = n_rows_cap if frame_side == 0 else n_real
+    shift = 1                    # heap entries: key << shift | slot (see _heap_push)
+    while (1 << shift) <= n_nodes:
+        shift += 1
+    geo = (height, width, half, cost_tab, outlier, n_real, shift, frame_side)
+    maps = (row_slot, col_slot, row_bits, col_bits)
+    # counters of _frame_step: spare row slots, spare column slots, present rows, dirty
+    # slots, events, matched pixels
+    st = np.array([n_rows_cap, n_real, s_rows.shape[0], 0, 0, 0], np.int64)
+    listed = frame_side == 1                     # as in _frame_step
+    # --- the start: an optimum of the previous frame (empty if none) ---------------------
+    _load_start(start, geo, sol, buf, maps, st)
+    prev_rows = s_rows
+    prev_cols = s_cols
+    n_matched = np.zeros(n_frames, np.int64)
+    for f in range(n_frames):
+        if st[4] + 2 * n_side + 2 > ev[0].shape[0]:    # room for this frame's events
+            ev = _grown(ev[0], ev[1], ev[2], st[4] + 2 * n_side + 2)
+        rows = row_pix[row_lo[f]:row_hi[f]]
+        cols = col_pix[col_lo[f]:col_hi[f]]
+        # a side that repeats the previous frame's slice (a fixed map) has not changed
+        same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
+        same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
+        _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
+                    sol, buf, maps, ev, st)
+        n_matched[f] = st[5]
+        prev_rows = rows
+        prev_cols = cols
+    # the last frame's matched pixels (both sides) and its optimum; clear the workspace
+    row_flags = np.zeros(prev_rows.shape[0], np.bool_)
+    col_flags = np.zeros(prev_cols.shape[0], np.bool_)
+    end_u = np.empty(prev_rows.shape[0], np.int64)
+    end_partner = np.empty(prev_rows.shape[0], np.int64)
+    end_v = np.empty(prev_cols.shape[0], np.int64)
+    _unload(prev_rows, prev_cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner,
+            end_v)
+    return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
+
+
+@nb.njit(cache=True)
+def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state):
+    """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
+    gone_ptr, gone_pix, came_ptr, came_pix: see :meth:`Matcher._frame_pool`).
+
+    Frames are walked from the end with the smaller frame, so that along the walk
+    pixels mostly arrive: arriving rows only need augmenting, while departing rows
+    release columns that must be repaired (for thresholds: high to low). Consecutive
+    frames are solved in runs with the scarcer side as rows (repairs then stay local,
+    see _match_sequence); each run starts from the previous run's optimum, transposed,
+    so no frame but the first is solved from nothing. ``state`` must hold as many
+    pixels as the largest frame and the fixed map (:func:`_solver_state`).
+
+    Returns the matched count per frame, the walk, the events (frame, pixel, sign; see
+    :class:`FrameEvents`), the state (its event arrays may have grown) and the last
+    run's rows, columns and end (for tests: see _match_sequence).
+    """
+    ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix = pool
+    n_frames = ptr.shape[0] - 1
+    n_fixed = fixed_pix.shape[0]
+    sizes = ptr[1:] - ptr[:-1]
+    n_matched = np.zeros(n_frames, np.int64)
+    forward = n_frames == 0 or sizes[0] <= sizes[n_frames - 1]
+    walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1].copy()
+    out_f = np.empty(1024, np.int64)
+    out_p = np.empty(1024, np.int64)
+    out_s = np.empty(1024, np.int8)
+    n_out = 0
+    empty = np.zeros(0, np.int64)
+    start = (empty, empty, empty, empty, empty)
+    last_rows, last_cols = empty, empty
+    last_end = (empty, empty, empty)
+    pos = 0
+    while pos < n_frames:
+        fixed_rows = sizes[walk[pos]] >= n_fixed
+        stop = pos + 1
+        while stop < n_frames and (sizes[walk[stop]] >= n_fixed) == fixed_rows:
+            stop += 1
+        order = walk[pos:stop]
+        m = stop - pos
+        side = 1 if fixed_rows else 0
+        if forward:
+            diffs = (side, order[0], 1, gone_ptr, gone_pix, came_ptr, came_pix)
+        else:   # frame f of the run is frame order[0] - f: the diffs read backwards
+            diffs = (side, order[0] + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
+        whole_lo = np.zeros(m, np.int64)
+        whole_hi = np.full(m, n_fixed, np.int64)
+        sliced_lo = np.empty(m, np.int64)
+        sliced_hi = np.empty(m, np.int64)
+        for t in range(m):
+            sliced_lo[t] = ptr[order[t]]
+            sliced_hi[t] = ptr[order[t] + 1]
+        last = pix[ptr[order[m - 1]]:ptr[order[m - 1] + 1]]
+        if fixed_rows:
+            n, (ev, n_ev), _, _, end = _match_sequence(
+                height, width, whole_lo, whole_hi, fixed_pix, sliced_lo, sliced_hi, pix,
+                half, cost_tab, outlier, ws, state, diffs, start, side)
+            last_rows, last_cols = fixed_pix, last
+        else:
+            n, (ev, n_ev), _, _, end = _match_sequence(
+                height, width, sliced_lo, sliced_hi, pix, whole_lo, whole_hi, fixed_pix,
+                half, cost_tab, outlier, ws, state, diffs, start, side)
+            last_rows, last_cols = last, fixed_pix
+        state = (state[0], state[1], ev)
+        for t in range(m):
+            n_matched[order[t]] = n[t]
+        if n_out + n_ev > out_f.shape[0]:
+            out_f, out_p, out_s = _grown(out_f, out_p, out_s, n_out + n_ev)
+        for k in range(n_ev):
+            out_f[n_out + k] = order[ev[0][k]]
+            out_p[n_out + k] = ev[1][k]
+            out_s[n_out + k] = ev[2][k]
+        n_out += n_ev
+        last_end = end
+        if stop < n_frames:                      # the next run starts from this optimum
+            start = _transposed(last_rows, last_cols, end, outlier)
+        pos = stop
+    events = (out_f[:n_out].copy(), out_p[:n_out].copy(), out_s[:n_out].copy())
+    return n_matched, walk, events, state, (last_rows, last_cols, last_end)
+
+
+@nb.njit(cache=True)
+def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
+    """Whether each pixel of each frame (aligned with ``pix``) is matched, from the
+    events of :meth:`Matcher.frame_events`."""
+    state = np.zeros(n_pix, np.bool_)
+    out = np.zeros(pix.shape[0], np.bool_)
+    e = 0
+    for w in range(walk.shape[0]):
+        k = walk[w]
+        while e < ev_frame.shape[0] and ev_frame[e] == k:
+            state[ev_pix[e]] = ev_sign[e] > 0
+            e += 1
+        for t in range(ptr[k], ptr[k + 1]):
+            out[t] = state[pix[t]]
+    return out
+
+
+@nb.njit(cache=True)
+def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
+    """Frame pixels matched by at least one of several maps, per frame.
+
+    Parameters
+    ----------
+    walk : (n_frames,) int64
+        The walk order shared by every map's events (:attr:`FrameEvents.walk`).
+    ev_ptr : (n_maps + 1,) int64
+        Map ``a``'s events are entries ``ev_ptr[a]:ev_ptr[a + 1]`` of the event arrays.
+    ev_frame, ev_pix, ev_sign : (n_events,) arrays
+        The maps' events (:class:`FrameEvents`), concatenated.
+    n_pix : int
+        Pixels in the image.
+
+    Returns
+    -------
+    (n_frames,) int64
+        For each frame, its pixels matched by any map (the benchmark's cntP).
+    """
+    n_maps = ev_ptr.shape[0] - 1
+    cover = np.zeros(n_pix, np.int32)
+    nxt = ev_ptr[:-1].copy()
+    out = np.zeros(walk.shape[0], np.int64)
+    n_covered = 0
+    for w in range(walk.shape[0]):
+        k = walk[w]
+        for a in range(n_maps):
+            e = nxt[a]
+            while e < ev_ptr[a + 1] and ev_frame[e] == k:
+                p = ev_pix[e]
+                if ev_sign[e] > 0:
+                    n_covered += cover[p] == 0
+                    cover[p] += 1
+                else:
+                    cover[p] -= 1
+                    n_covered -= cover[p] == 0
+                e += 1
+            nxt[a] = e
+        out[k] = n_covered
+    return out
