@@ -27,12 +27,8 @@ _NO_START = (_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 
 @nb.njit(cache=True, inline="always")
-def _heap_push(heap, size, key, val, shift):
-    """Push ``(key, val)`` on a binary min-heap of int64 entries ``key << shift | val``
-    (``key >= 0``, ``0 <= val < 2**shift``): one comparison orders by key, then val.
-    Returns the new size."""
-    entry = (key << shift) | val
-    i = size
+def _sift_up(heap, i, entry):
+    """Place ``entry`` at hole ``i`` of a binary min-heap, moving larger parents down."""
     while i > 0:
         parent = (i - 1) >> 1
         if heap[parent] <= entry:
@@ -40,6 +36,14 @@ def _heap_push(heap, size, key, val, shift):
         heap[i] = heap[parent]
         i = parent
     heap[i] = entry
+
+
+@nb.njit(cache=True, inline="always")
+def _heap_push(heap, size, key, val, shift):
+    """Push ``(key, val)`` on a binary min-heap of int64 entries ``key << shift | val``
+    (``key >= 0``, ``0 <= val < 2**shift``): one comparison orders by key, then val.
+    Returns the new size."""
+    _sift_up(heap, size, (key << shift) | val)
     return size + 1
 
 
@@ -63,13 +67,7 @@ def _heap_pop(heap, size, shift):
         heap[i] = heap[child]
         i = child
         child = 2 * i + 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if heap[parent] <= last:
-            break
-        heap[i] = heap[parent]
-        i = parent
-    heap[i] = last
+    _sift_up(heap, i, last)
     return top >> shift, top & ((1 << shift) - 1), size
 
 
@@ -504,6 +502,38 @@ def _grown(ev_frame, ev_pix, ev_sign, need):
 
 
 @nb.njit(cache=True, inline="always")
+def _occupy(q, spare, n_spare, slots, pixels, bits, width, frame_side, reported, is_dirty,
+            dirty, n_dirty):
+    """Pixel ``q`` arrives: it takes a spare slot of its side (slot map, pixel, bitmap)
+    and, on the frame side, is listed as changed (not yet reported matched).
+    Returns (its slot, n_spare, n_dirty)."""
+    n_spare -= 1
+    s = spare[n_spare]
+    slots[q] = s
+    pixels[s] = q
+    _set_bit(bits, q, width, True)
+    if frame_side:
+        reported[s] = False
+        n_dirty = _mark(s, is_dirty, dirty, n_dirty)
+    return s, n_spare, n_dirty
+
+
+@nb.njit(cache=True, inline="always")
+def _vacate(q, slots, bits, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f,
+            m_now):
+    """Pixel ``q`` leaves: off its side's slot map and bitmap, and reported if it
+    leaves matched from the frame side. Returns (its slot, n_ev, m_now)."""
+    s = slots[q]
+    slots[q] = -1
+    _set_bit(bits, q, width, False)
+    if frame_side and reported[s]:
+        n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, q, -1)
+        reported[s] = False
+        m_now -= 1
+    return s, n_ev, m_now
+
+
+@nb.njit(cache=True, inline="always")
 def _unlist(lst, cost, length, a, b):
     """Remove ``b`` from the list of ``a`` (order not kept)."""
     last = length[a] - 1
@@ -558,14 +588,8 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_released = 0
     n_rows_present -= n_gone
     for t in range(n_gone):
-        q = gone[t]
-        s = row_slot[q]
-        row_slot[q] = -1
-        _set_bit(row_bits, q, width, False)
-        if frame_side == 0 and reported[s]:
-            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, q, -1)
-            reported[s] = False
-            m_now -= 1
+        s, n_ev, m_now = _vacate(gone[t], row_slot, row_bits, width, frame_side == 0,
+                                 reported, ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
         if listed:
             for e in range(nb_len[s]):
                 _unlist(cn_row, cn_cost, cn_len, nb_col[s, e], s)
@@ -595,13 +619,8 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
     for t in range(n_gone):
         c = gone[t]
-        j = col_slot[c]
-        col_slot[c] = -1
-        _set_bit(col_bits, c, width, False)
-        if frame_side == 1 and reported[j]:
-            n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, c, -1)
-            reported[j] = False
-            m_now -= 1
+        j, n_ev, m_now = _vacate(c, col_slot, col_bits, width, frame_side == 1, reported,
+                                 ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
         if listed:
             for e in range(cn_len[j]):
                 _unlist(nb_col, nb_cost, nb_len, cn_row[j, e], j)
@@ -622,15 +641,10 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     #     repair if that potential is negative (some row prefers the column) -------------
     for t in range(n_came):
         c = came[t]
-        n_col_spare -= 1
-        j = col_spare[n_col_spare]
-        col_slot[c] = j
-        c_pix[j] = c
+        j, n_col_spare, n_dirty = _occupy(c, col_spare, n_col_spare, col_slot, c_pix,
+                                          col_bits, width, frame_side == 1, reported,
+                                          is_dirty, dirty, n_dirty)
         c_row[j] = -1
-        _set_bit(col_bits, c, width, True)
-        if frame_side == 1:
-            reported[j] = False
-            n_dirty = _mark(j, is_dirty, dirty, n_dirty)
         vc = 0
         cn_len[j] = 0
         if n_rows_present > 0:                   # (none in a first frame: rows come next)
@@ -657,14 +671,9 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_rows_present += n_rows_came
     for t in range(n_rows_came):
         q = rows_came[t]
-        n_row_spare -= 1
-        s = row_spare[n_row_spare]
-        row_slot[q] = s
-        r_pix[s] = q
-        _set_bit(row_bits, q, width, True)
-        if frame_side == 0:
-            reported[s] = False
-            n_dirty = _mark(s, is_dirty, dirty, n_dirty)
+        s, n_row_spare, n_dirty = _occupy(q, row_spare, n_row_spare, row_slot, r_pix,
+                                          row_bits, width, frame_side == 0, reported,
+                                          is_dirty, dirty, n_dirty)
         _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
                   nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
         v[n_real + s] = 0
