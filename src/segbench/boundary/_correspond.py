@@ -130,9 +130,12 @@ class FrameEvents:
 class Matcher:
     """Exact pixel correspondence at a fixed image shape and tolerance.
 
-    Precomputes the candidate offsets and integer costs once; ``match_frames`` matches
-    one fixed map (a human's boundaries) against a sequence of maps (a detector's map
-    thinned at increasing thresholds), reusing each solution as the start of the next.
+    Precomputes the candidate offsets and integer costs once; ``frame_events`` (and
+    ``match_frames``) match one fixed map (a human's boundaries) against a sequence of
+    maps (a detector's map thinned at increasing thresholds), reusing each solution as
+    the start of the next. A matcher keeps its solver arrays between calls, so one
+    instance must not be used by several threads at once (:func:`shared_matcher` keeps
+    one per thread).
 
     Parameters
     ----------
