@@ -199,7 +199,7 @@ def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
     """A run of frames starts from the previous run's optimum with rows and columns
     swapped (``_transposed``); the optimum the last run ends with must carry
     potentials that prove it, and every frame must be exact."""
-    from segbench.boundary import _solver as corr
+    from segbench.boundary import _solver as solver
     rng = np.random.default_rng(500 + seed)
     h, w = rng.integers(12, 28, 2)
     fixed = rng.random((h, w)) < 0.2
@@ -212,7 +212,7 @@ def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
     sizes = np.array([f.size for f in frames])
     assert sizes.min() < fixed_pix.size < sizes.max()           # a hand-over happens
     pool = matcher._frame_pool(frames)
-    n_matched, _, _, _, (rows, cols, end) = corr._walk_frames(
+    n_matched, _, _, _, (rows, cols, end) = solver._walk_frames(
         h, w, fixed_pix, pool, matcher._half, matcher._cost_tab, matcher.outlier,
         matcher._workspace(), matcher._solver(max(fixed_pix.size, sizes.max())))
     _check_certificate(rows, cols, end, matcher, (h, w))

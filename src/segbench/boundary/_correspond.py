@@ -191,7 +191,7 @@ class Matcher:
         have = 0 if self._state is None else self._state[0][0].shape[0]
         if n > have:
             n = max(n, have + have // 4)
-            self._state = _solver_state(n, n, int((2 * self._half + 1).sum()))
+            self._state = _solver_state(n, n, self.dv.size)
         return self._state
 
     def _workspace(self) -> tuple:

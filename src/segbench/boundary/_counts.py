@@ -77,8 +77,8 @@ def _as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
     if shape is not None and maps[0].shape != tuple(shape):
         raise InputError(f"prediction has shape {tuple(shape)} but the ground truth has "
                          f"shape {maps[0].shape}")
-    return [m if m.dtype == np.bool_ and m.flags.c_contiguous else np.ascontiguousarray(m != 0)
-            for m in maps]
+    return [m if m.dtype == np.bool_ and m.flags.c_contiguous
+            else np.ascontiguousarray(m != 0) for m in maps]
 
 
 def _detector(pred):

@@ -132,9 +132,9 @@ def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len, listed,
-                   row_slot, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
-                   seen, heap, shift, level):
+def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len,
+                   listed, row_slot, row_bits, width, height, half, cost_tab, nbr_pix,
+                   nbr_cost, seen, heap, shift, level):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -151,8 +151,8 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     distance is its row's (``via[s]`` keeps where row ``s`` would move). T is not
     queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
     the search instead. Columns reached at the current distance are settled from the
-    ``level`` stack, without heap operations. Returns the released column (or outlier), -1 if none.
-    The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
+    ``level`` stack, without heap operations. Returns the released column (or outlier),
+    -1 if none. The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
     rows are read from its list (``cn_*``) when ``listed``, else from the rows' bitmap.
     """
     n_real = c_pix.shape[0]
@@ -729,26 +729,21 @@ def _load_start(start, geo, sol, buf, maps, st):
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
     u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
     cn_row, cn_cost, cn_len = sol[13:]
-    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
+    row_spare, col_spare, reported, is_dirty, dirty = buf[9:14]
     nbr_pix, nbr_cost = buf[14], buf[15]
     row_slot, col_slot, row_bits, col_bits = maps
     listed = frame_side == 1                     # as in _frame_step
+    # (taken as in _frame_step, but not listed as changed: the start is reported as is)
     for t in range(s_cols.shape[0]):
-        st[1] -= 1
-        j = col_spare[st[1]]
-        col_slot[s_cols[t]] = j
-        c_pix[j] = s_cols[t]
+        j, st[1], _ = _occupy(s_cols[t], col_spare, st[1], col_slot, c_pix, col_bits,
+                              width, False, reported, is_dirty, dirty, 0)
         v[j] = s_v[t]
         c_row[j] = -1
         cn_len[j] = 0
-        _set_bit(col_bits, s_cols[t], width, True)
     for t in range(s_rows.shape[0]):
         q = s_rows[t]
-        st[0] -= 1
-        s = row_spare[st[0]]
-        row_slot[q] = s
-        r_pix[s] = q
-        _set_bit(row_bits, q, width, True)
+        s, st[0], _ = _occupy(q, row_spare, st[0], row_slot, r_pix, row_bits, width,
+                              False, reported, is_dirty, dirty, 0)
         _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
                   nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
         u[s] = s_u[t]
@@ -800,7 +795,8 @@ def _solver_state(n_rows_cap, n_real, n_disc):
     # pixel, present candidate columns (int32: half the bytes per expansion)
     sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
            np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
-           np.empty((n_rows_cap, n_disc), np.int32), np.empty((n_rows_cap, n_disc), np.int32),
+           np.empty((n_rows_cap, n_disc), np.int32),
+           np.empty((n_rows_cap, n_disc), np.int32),
            np.zeros(n_rows_cap, np.int64),
            # columns and outliers: potential, row slot (-1: free), pixel, search labels
            np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
@@ -895,10 +891,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     # pixel -> slot maps and presence bitmaps from a reusable workspace (_workspace),
     # empty between calls: what this call sets is cleared on return
     row_slot, col_slot, row_bits, col_bits = ws
-    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
-    cn_row, cn_cost, cn_len = sol[13:]
     row_spare, col_spare, reported = buf[9], buf[10], buf[11]
-    nbr_pix, nbr_cost = buf[14], buf[15]
     for t in range(n_rows_cap):                  # every slot spare, lowest on top
         row_spare[t] = n_rows_cap - 1 - t
     for t in range(n_real):
@@ -913,7 +906,6 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     # counters of _frame_step: spare row slots, spare column slots, present rows, dirty
     # slots, events, matched pixels
     st = np.array([n_rows_cap, n_real, s_rows.shape[0], 0, 0, 0], np.int64)
-    listed = frame_side == 1                     # as in _frame_step
     # --- the start: an optimum of the previous frame (empty if none) ---------------------
     _load_start(start, geo, sol, buf, maps, st)
     prev_rows = s_rows
