@@ -18,7 +18,7 @@ Printed:
     evaluation_reg_image.m per image) beside segbench's wall time on the same images, and
     the ratio.  There is no peer to run: the official code needs MATLAB or ~15 minutes of
     Octave per image;
-  * with ``--runner``, the whole split through ``run_region`` (``--workers``) in a fresh
+  * with ``--runner``, the whole split through ``segbench.evaluate('region', ...)`` (``--workers``) in a fresh
     folder: wall time and the dataset figures, next to those published for gPb-owt-ucm.
 
 The script prints figures only; it asserts nothing about timing.
@@ -107,7 +107,7 @@ def main(argv=None) -> int:
     ap.add_argument("--split", default="test", choices=("test", "val"))
     ap.add_argument("--n", type=int, default=0, help="first N images (default: all)")
     ap.add_argument("--runner", action="store_true",
-                    help="also time run_region over the split (fresh output folder)")
+                    help="also time the region benchmark over the split (fresh output folder)")
     ap.add_argument("--workers", type=int, default=2, help="workers for --runner")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
@@ -163,15 +163,15 @@ def main(argv=None) -> int:
 
     runner = None
     if a.runner:
-        from segbench.engine._region import run_region
+        from segbench import evaluate
         with tempfile.TemporaryDirectory() as out:
             w0 = time.perf_counter()
-            res = run_region(gt_dir, ucm_dir, out, nthresh=NTHRESH, workers=a.workers,
-                             progress=False)
+            res = evaluate("region", gt_dir, ucm_dir, out, nthresh=NTHRESH,
+                           workers=a.workers, progress=False)
             dt = time.perf_counter() - w0
         m = res.metrics
         runner = {"workers": a.workers, "wall_s": dt, "metrics": m}
-        print(f"run_region over {a.split} ({res.provenance['params']['n_images']} images, "
+        print(f"region benchmark over {a.split} ({res.provenance['params']['n_images']} images, "
               f"{a.workers} workers): {dt:.1f} s wall")
         pub = PUBLISHED[a.split]
         for key in pub:

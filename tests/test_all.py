@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES, require
 from segbench.cli import main
-from segbench.engine import run_all, run_boundary, run_region
+from segbench import evaluate
 
 BSR = FIXTURES / "bsr-official"
 REGION_FILES = ("eval_cover.txt", "eval_cover_img.txt", "eval_cover_th.txt",
@@ -20,15 +20,17 @@ REGION_FILES = ("eval_cover.txt", "eval_cover_img.txt", "eval_cover_th.txt",
 def test_all_matches_official_and_separate_runs(tmp_path, kind, case):
     ref = require(BSR / "matlab" / case)
     gt, pred = BSR / "inputs" / "groundTruth", BSR / "inputs" / kind
-    b, r = run_all(gt, pred, tmp_path / "all", nthresh=5, progress=False, plot=False)
+    b, r = evaluate("all", gt, pred, tmp_path / "all", nthresh=5, progress=False,
+                    plot=False)
     np.testing.assert_allclose(np.loadtxt(tmp_path / "all" / "eval_bdry.txt"),
                                np.loadtxt(ref / "eval_bdry.txt"), atol=0.0015)
     for name in REGION_FILES:
         np.testing.assert_allclose(np.loadtxt(tmp_path / "all" / name),
                                    np.loadtxt(ref / name), atol=1e-4)
     # the same numbers as the two benchmarks run separately
-    b2 = run_boundary(gt, pred, tmp_path / "b", nthresh=5, progress=False, plot=False)
-    r2 = run_region(gt, pred, tmp_path / "r", nthresh=5, progress=False)
+    b2 = evaluate("boundary", gt, pred, tmp_path / "b", nthresh=5, progress=False,
+                  plot=False)
+    r2 = evaluate("region", gt, pred, tmp_path / "r", nthresh=5, progress=False)
     assert b.metrics == b2.metrics and r.metrics == r2.metrics
     # and the records it left let each benchmark resume without recomputing
     for name in ("eval_bdry.txt", *REGION_FILES):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FIXTURES, cached_runs, require
 from segbench.boundary import BoundaryCounts, summarize
-from segbench.engine import run_boundary
+from segbench import evaluate
 from segbench.report.official import read_ev1
 
 BSR = FIXTURES / "bsr-official"
@@ -31,9 +31,9 @@ CASES = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """One segbench run per (prediction kind, nthresh), shared by the cases."""
-    return cached_runs(tmp_path_factory, "", lambda kind, nthresh, out: run_boundary(
-        INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh, progress=False,
-        plot=False))
+    return cached_runs(tmp_path_factory, "", lambda kind, nthresh, out: evaluate(
+        "boundary", INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh,
+        progress=False, plot=False))
 
 
 @pytest.mark.parametrize("case,kind,nthresh,has_counts", CASES,

@@ -10,7 +10,7 @@ import pytest
 
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
-from segbench.region._consistency_cli import add_parsers
+from segbench.cli.consistency import add_parsers
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from segbench.datasets._archive import UnsafeArchiveError, archive_kind, safe_extract
-from segbench.datasets._cli import add_parsers
+from segbench.cli.datasets import add_parsers
 from segbench.datasets.bsds import BSDS300, BSDS500, SyntheticDataset
 from segbench.datasets.fetch import Archive, FetchError, Source, download, fetch
 

@@ -8,13 +8,14 @@ import json
 import numpy as np
 import pytest
 
-import segbench.engine._region as engine_region
+import segbench.engine._run as engine_run
 from conftest import FIXTURES, require
+from segbench import evaluate
+from segbench.cli.benchmark import add_parsers
 from segbench.errors import InputError
 from segbench.io import read_ground_truth, read_prediction, write_ground_truth, write_label_map
 from segbench.region import (RegionRecord, evaluate_image, human_region, region_scores,
                              summarize, summarize_human_region)
-from segbench.region._cli import add_parsers
 
 BSR = FIXTURES / "bsr-official"
 INPUTS = BSR / "inputs"
@@ -90,7 +91,7 @@ def _small_dataset(tmp_path):
 def test_runner_label_maps_resume_and_workers(tmp_path, monkeypatch):
     gt_dir, pred_dir = _small_dataset(tmp_path)
     out1 = tmp_path / "o1"
-    r1 = engine_region.run_region(gt_dir, pred_dir, out1, progress=False)
+    r1 = evaluate("region", gt_dir, pred_dir, out1, labels=True, progress=False)
     for name in ("eval_cover.txt", "eval_cover_img.txt", "eval_cover_th.txt",
                  "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt", "result.json", "0_ev2.txt",
                  "0_ev3.txt", "0_ev4.txt"):
@@ -102,30 +103,33 @@ def test_runner_label_maps_resume_and_workers(tmp_path, monkeypatch):
     assert r1.per_item[0]["covering"] == pytest.approx(ref.covering)
 
     out2 = tmp_path / "o2"
-    r2 = engine_region.run_region(gt_dir, pred_dir, out2, workers=2, progress=False)
+    r2 = evaluate("region", gt_dir, pred_dir, out2, labels=True, workers=2,
+                  progress=False)
     assert r2.metrics == r1.metrics
     for name in ("eval_cover.txt", "eval_RI_VOI.txt", "1_ev2.txt"):
         assert (out1 / name).read_text() == (out2 / name).read_text()
 
-    def boom(task):
+    def boom(group):
         raise AssertionError("recomputed a cached image")
-    monkeypatch.setattr(engine_region, "_evaluate_task", boom)
-    r3 = engine_region.run_region(gt_dir, pred_dir, out1, progress=False)
+    monkeypatch.setattr(engine_run, "_evaluate_group", boom)
+    r3 = evaluate("region", gt_dir, pred_dir, out1, labels=True, progress=False)
     assert r3.metrics == r1.metrics
     # a changed input is recomputed
     write_label_map(pred_dir / "2.png", np.zeros((20, 25), int))
     with pytest.raises(AssertionError, match="recomputed"):
-        engine_region.run_region(gt_dir, pred_dir, out1, progress=False)
+        evaluate("region", gt_dir, pred_dir, out1, labels=True, progress=False)
 
 
 def test_runner_errors(tmp_path):
     gt_dir, pred_dir = _small_dataset(tmp_path)
     (pred_dir / "1.png").unlink()
     with pytest.raises(InputError, match="no prediction"):
-        engine_region.run_region(gt_dir, pred_dir, tmp_path / "o", progress=False)
+        evaluate("region", gt_dir, pred_dir, tmp_path / "o", labels=True,
+                 progress=False)
     write_label_map(pred_dir / "1.png", np.zeros((25, 20), int))     # transposed
     with pytest.raises(InputError, match="transposed"):
-        engine_region.run_region(gt_dir, pred_dir, tmp_path / "o", progress=False)
+        evaluate("region", gt_dir, pred_dir, tmp_path / "o", labels=True,
+                 progress=False)
 
 
 def test_human_region_is_each_annotator_against_the_others():
@@ -144,7 +148,7 @@ def test_cli_parser_and_run(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_parsers(parser.add_subparsers(dest="command", required=True))
     a = parser.parse_args(["region", "--gt", str(gt_dir), "--pred", str(pred_dir), "--out",
-                           str(tmp_path / "o"), "--quiet", "--json", "--human"])
+                           str(tmp_path / "o"), "--quiet", "--json", "--human", "--labels"])
     assert a.nthresh == 99 and a.workers == 1
     assert a.func(a) == 0
     res = json.loads(capsys.readouterr().out)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES, cached_runs, require
-from segbench.engine._region import run_region
+from segbench import evaluate
 from segbench.io import read_ground_truth, read_prediction
 from segbench.region import evaluate_image, summarize
 from segbench.report.official_region import (read_eval_cover, read_eval_ri_voi,
@@ -32,8 +32,9 @@ CASES = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """One segbench run per (prediction kind, nthresh), shared by the cases."""
-    return cached_runs(tmp_path_factory, "region_", lambda kind, nthresh, out: run_region(
-        INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh, progress=False))
+    return cached_runs(tmp_path_factory, "region_", lambda kind, nthresh, out: evaluate(
+        "region", INPUTS / "groundTruth", INPUTS / kind, out, nthresh=nthresh,
+        progress=False))
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -21,7 +21,7 @@ from segbench.semantic import (METRIC_NAMES, LabelError, SemanticEval, boundary_
                                mean_dice, mean_iou, pair_folders, pixel_accuracy,
                                pixel_confusion)
 from segbench.semantic import _core
-from segbench.semantic._cli import add_parser, read_classes
+from segbench.cli.semantic import add_parsers as add_parser, read_classes
 
 
 # --- independent references ------------------------------------------------------------------

@@ -200,8 +200,8 @@ def test_subjects_pages(site300, inputs):
 
 
 def test_human_figures_match_run_human(site, inputs):
-    from segbench.engine import run_human
-    h = run_human(inputs["gt"], progress=False)
+    from segbench import evaluate
+    h = evaluate("human_boundary", inputs["gt"], progress=False).metrics
     html = (site / "human.html").read_text()
     assert f"<td>Boundary F</td><td>{h['F']:.3f} " in html
 
@@ -325,7 +325,7 @@ def test_server_serves_files_only_on_localhost(site):
 
 
 def test_cli_parsers(inputs, tmp_path, capsys):
-    from segbench.report._site_cli import add_parsers
+    from segbench.cli.site import add_parsers
     parser = argparse.ArgumentParser(prog="segbench")
     add_parsers(parser.add_subparsers(dest="command", required=True))
     a = parser.parse_args(["serve", "somewhere"])

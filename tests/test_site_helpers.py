@@ -32,7 +32,7 @@ def make_inputs(root: Path, *, n_images: int = 3, shape=(120, 180), n_annotators
     """
     from segbench.algorithms.edges import canny_soft, gradient_magnitude
     from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
-    from segbench.engine import run_boundary
+    from segbench import evaluate
     from segbench.io import SegFile, write_seg, write_soft_map
     from segbench.report.demo_site import run_demo_segmenter
 
@@ -46,11 +46,12 @@ def make_inputs(root: Path, *, n_images: int = 3, shape=(120, 180), n_annotators
         pred = root / "predictions" / name
         for it in items:
             write_soft_map(pred / f"{it.iid}.png", det(it.image))
-        run_boundary(gt, pred, root / "results" / name, progress=False, plot=False)
+        evaluate("boundary", gt, pred, root / "results" / name, progress=False, plot=False)
         runs.append(root / "results" / name)
     # the same outputs under a hostile name, predictions inside the run folder
     hostile = root / "results" / "hostile"
-    run_boundary(gt, root / "predictions" / "gradient", hostile, progress=False, plot=False)
+    evaluate("boundary", gt, root / "predictions" / "gradient", hostile, progress=False,
+             plot=False)
     (hostile / "predictions").mkdir()
     for p in sorted((root / "predictions" / "gradient").iterdir()):
         (hostile / "predictions" / p.name).write_bytes(p.read_bytes())

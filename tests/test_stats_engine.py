@@ -13,7 +13,7 @@ from conftest import DATA, require
 from segbench.errors import InputError
 from segbench.io import SegFile, write_ground_truth, write_seg
 from segbench.stats import discover, run_stats
-from segbench.stats._cli import add_parsers
+from segbench.cli.stats import add_parsers
 
 
 def _image(rng, h=30, w=45):

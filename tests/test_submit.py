@@ -17,7 +17,7 @@ from PIL import Image
 
 from segbench.algorithms.edges import gradient_magnitude
 from segbench.datasets._archive import UnsafeArchiveError
-from segbench.datasets._cli import add_parsers
+from segbench.cli.datasets import add_parsers
 from segbench.datasets.bsds import BSDS300, SyntheticDataset
 from segbench.datasets.synthetic import write_synthetic_dataset
 from segbench.errors import InputError
@@ -82,9 +82,9 @@ def test_good_folder_is_benchmarked(dataset, tmp_path):
     assert [r["id"] for r in json.loads((out / "result.json").read_text())["per_item"]] \
         == ["synth000", "synth001", "synth002"]
     # the same maps benchmarked directly give the same numbers
-    from segbench.engine import run_boundary
-    ref = run_boundary(root / "groundTruth" / "test", sub, tmp_path / "ref", plot=False,
-                       progress=False)
+    from segbench import evaluate
+    ref = evaluate("boundary", root / "groundTruth" / "test", sub, tmp_path / "ref",
+                   plot=False, progress=False)
     assert ref.metrics["ODS"] == m["ODS"] and ref.metrics["AP"] == m["AP"]
 
 
@@ -127,7 +127,7 @@ def test_mat_submission_runs_region_too(dataset, tmp_path):
         assert (tmp_path / "run" / f).is_file()
 
 
-def test_bsds300_dataset_gets_a_ground_truth_cache(tmp_path):
+def test_bsds300_dataset_is_read_directly(tmp_path):
     synth = SyntheticDataset(n_images=2, shape=(24, 32), n_annotators=2)
     root = tmp_path / "BSDS300"
     (root / "images" / "test").mkdir(parents=True)
@@ -144,8 +144,9 @@ def test_bsds300_dataset_gets_a_ground_truth_cache(tmp_path):
     res = submit(sub, tmp_path / "run", dataset=BSDS300(root), name="cli name",
                  progress=False, plot=False)
     assert res.meta["dataset"]["name"] == "BSDS300"
-    assert sorted(p.name for p in (tmp_path / "run" / "groundTruth").iterdir()) == \
-        ["1.mat", "2.mat"]
+    assert not (tmp_path / "run" / "groundTruth").exists()   # the .seg files are read
+    assert [r["id"] for r in res.boundary.per_item] == ["1", "2"]
+    assert res.boundary.name == "cli name"
 
 
 # ---------------------------------------------------------------------------------------
@@ -386,7 +387,12 @@ def test_in_memory_dataset(tmp_path):
     sub = _good(tmp_path / "sub", synth, ids=("synth000", "synth001"))
     res = submit(sub, tmp_path / "run", dataset=synth, progress=False, plot=False)
     assert res.meta["dataset"] == {"name": "synthetic", "root": None, "split": "test"}
-    assert (tmp_path / "run" / "groundTruth" / "synth001.mat").is_file()
+    assert [r["id"] for r in res.boundary.per_item] == ["synth000", "synth001"]
+    # records of in-memory ground truth are keyed by its content: other annotations
+    # in the same folder are not mistaken for these
+    other = SyntheticDataset(n_images=2, shape=(24, 32), n_annotators=2, seed=9)
+    res2 = submit(sub, tmp_path / "run", dataset=other, progress=False, plot=False)
+    assert res2.boundary.per_item != res.boundary.per_item
 
 
 def test_write_segs_reads_back_as_segs(tmp_path):

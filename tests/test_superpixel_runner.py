@@ -20,7 +20,7 @@ from segbench.superpixel import (average_over_range, evaluate_image, list_annota
                                  read_annotators, read_csv_labels, read_stutz_results,
                                  read_superpixels, run_superpixel, run_sweep,
                                  write_csv_labels)
-from segbench.superpixel._cli import add_parsers
+from segbench.cli.superpixel import add_parsers
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segbench.engine import run_all, run_boundary, run_region
+from segbench import evaluate
 from segbench.report.official import read_ev1
 
 BOUNDARY = [("matlab/test_2", "png", 5), ("matlab/test_3", "segs", 5),
@@ -71,17 +71,18 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         for case, kind, n in BOUNDARY:
             out = tmp / case.replace("/", "_")
-            run_boundary(gt, bsr / "inputs" / kind, out, nthresh=n, progress=False,
-                         plot=False)
+            evaluate("boundary", gt, bsr / "inputs" / kind, out, nthresh=n,
+                     progress=False, plot=False)
             rows_b.append(boundary_row(case, bsr / case, out))
         for case, kind, n in BOTH + REGION:
             out = tmp / case.replace("/", "_")
             if (case, kind, n) in BOTH:
-                run_all(gt, bsr / "inputs" / kind, out, nthresh=n, progress=False,
-                        plot=False)
+                evaluate("all", gt, bsr / "inputs" / kind, out, nthresh=n,
+                         progress=False, plot=False)
                 rows_b.append(boundary_row(case, bsr / case, out))
             else:
-                run_region(gt, bsr / "inputs" / kind, out, nthresh=n, progress=False)
+                evaluate("region", gt, bsr / "inputs" / kind, out, nthresh=n,
+                         progress=False)
             deltas = [max_abs(out / f, bsr / case / f) for f in REGION_FILES]
             rows_r.append(f"| {case} | " + " | ".join(f"{d:.1e}" for d in deltas) + " |")
     print("Boundary: ours / official; max |delta| of all eval_bdry.txt figures, of each "

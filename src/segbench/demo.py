@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .algorithms.edges import canny_soft, gradient_magnitude
 from .datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
-from .engine import run_boundary, run_human, run_human_region
+from .api import families, human_options
+from .engine import run
 from .io import write_soft_map
 from .report.demo_site import build_demo_site, run_demo_segmenter
 from .report.plots import plot_pr
@@ -36,25 +37,26 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)
     gt_dir = root / "groundTruth" / "test"
-    human = run_human(gt_dir, workers=workers, progress=progress)
-    human_point = (human["recall"], human["precision"], human["F"])
+    human_runs = run(families("human"), gt_dir, workers=workers, progress=progress)
+    human = human_runs[0].metrics
+    human_region = human_runs[1].metrics
+    options = human_options(human_runs)
+    human_point = options["human_boundary"]
     results = {}
     curves = []
     for name, detector in DETECTORS.items():
         pred_dir = out / "predictions" / name
         for item in items:
             write_soft_map(pred_dir / f"{item.iid}.png", detector(item.image))
-        res = run_boundary(gt_dir, pred_dir, out / "results" / name, workers=workers,
-                           progress=progress, name=name, human=human_point)
+        res, = run(families("boundary"), gt_dir, pred_dir, out / "results" / name,
+                   name=name, workers=workers, progress=progress, options=options)
         results[name] = res.metrics
         curves.append({"name": name, "recall": res.curves["recall"],
                        "precision": res.curves["precision"],
                        "ods": (res.metrics["ODS_recall"], res.metrics["ODS_precision"],
                                res.metrics["ODS"])})
-    human_region = run_human_region(gt_dir, workers=workers, progress=progress)
-    seg_b, seg_r, _ = run_demo_segmenter(
-        items, gt_dir, out, human={"boundary": human_point, "region": human_region},
-        workers=workers, progress=progress)
+    seg_b, seg_r, _ = run_demo_segmenter(items, gt_dir, out, human=options,
+                                         workers=workers, progress=progress)
     results["kmeans-segments"] = {**seg_b.metrics, **seg_r.metrics}
     curves.append({"name": "kmeans-segments", "recall": seg_b.curves["recall"],
                    "precision": seg_b.curves["precision"],

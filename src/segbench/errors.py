@@ -28,3 +28,23 @@ class InputError(SegbenchError, ValueError):
         self.path = None if path is None else str(path)
         self.problem = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class OutputError(SegbenchError, OSError):
+    """An output file or folder cannot be written (read-only, not a folder, disk full).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        What could not be written.
+    reason : str
+        The operating system's reason, e.g. ``'Permission denied'``.
+    """
+
+    def __init__(self, path: str | PathLike, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: cannot write: {reason}")
+
+    def __str__(self) -> str:  # OSError's own __str__ would show the errno tuple
+        return f"{self.path}: cannot write: {self.reason}"

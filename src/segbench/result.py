@@ -48,15 +48,20 @@ class Result:
     Attributes
     ----------
     family : str
-        'boundary', 'region', ... .
+        'boundary', 'region', 'human_boundary', ... .
     metrics : dict of str -> float
         Headline numbers (NaN where not computed).
     per_item : list of dict
-        One row per image.
+        One row per image, keyed ``"id"`` first.
     curves : dict of str -> list
         Named curves (e.g. thresholds, recall, precision, f).
     provenance : dict
         Versions, time and parameters.
+    name : str
+        The name of the run (the algorithm), as plots and the site show it.
+    detail : object
+        The family's full summary object (e.g. a ``BoundarySummary``), for writers;
+        not saved.
     """
 
     family: str
@@ -64,15 +69,88 @@ class Result:
     per_item: list = field(default_factory=list)
     curves: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
+    name: str = ""
+    detail: object = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        head = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in list(self.metrics.items())[:4])
+        return (f"<Result {self.family} {self.name!r}: {head}"
+                f"{', ...' if len(self.metrics) > 4 else ''}; "
+                f"{len(self.per_item)} items>")
 
     def to_dict(self) -> dict:
-        return _plain({"family": self.family, "metrics": self.metrics,
+        return _plain({"family": self.family, "name": self.name, "metrics": self.metrics,
                        "per_item": self.per_item, "curves": self.curves,
                        "provenance": self.provenance})
 
     def to_json(self, path=None, *, indent: int = 1) -> str:
-        """JSON text (NaN as null); written to ``path`` when given."""
+        """JSON text (NaN as null); written atomically to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            from .io import atomic_write_text
+            atomic_write_text(path, text + "\n")
         return text
+
+    @classmethod
+    def from_json(cls, path) -> "Result":
+        """Read a ``result.json`` written by :meth:`to_json` (null back to NaN).
+
+        Raises
+        ------
+        InputError
+            If the file cannot be read or is not a segbench result.
+        """
+        from .errors import InputError
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError("file not found", path) from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise InputError(f"not a readable JSON result: {exc}", path) from None
+        if not isinstance(data, dict) or not {"family", "metrics"} <= set(data):
+            raise InputError("not a segbench result (no family and metrics)", path)
+        nan = float("nan")
+        return cls(family=data["family"],
+                   metrics={k: nan if v is None else v for k, v in data["metrics"].items()},
+                   per_item=[{k: nan if v is None else v for k, v in row.items()}
+                             for row in data.get("per_item", [])],
+                   curves=data.get("curves", {}), provenance=data.get("provenance", {}),
+                   name=data.get("name") or "")
+
+    def _columns(self) -> list[str]:
+        cols: list[str] = []
+        for row in self.per_item:
+            cols.extend(k for k in row if k not in cols)
+        if "id" in cols:
+            cols.remove("id")
+            cols.insert(0, "id")
+        return cols
+
+    def to_csv(self, path=None) -> str:
+        """The per-item rows as CSV (one row per item, ``id`` first; NaN as empty);
+        written atomically to ``path`` when given."""
+        import csv
+        import io
+        buf = io.StringIO()
+        cols = self._columns()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(cols)
+        for row in _plain(self.per_item):
+            writer.writerow(["" if row.get(c) is None else
+                             (repr(row[c]) if isinstance(row[c], float) else row[c])
+                             for c in cols])
+        text = buf.getvalue()
+        if path is not None:
+            from .io import atomic_write_text
+            atomic_write_text(path, text)
+        return text
+
+    def to_pandas(self):
+        """The per-item rows as a ``pandas.DataFrame`` indexed by ``id`` (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Result.to_pandas needs pandas: pip install pandas") from None
+        frame = pd.DataFrame(_plain(self.per_item), columns=self._columns())
+        return frame.set_index("id") if "id" in frame.columns else frame

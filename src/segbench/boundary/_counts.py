@@ -43,6 +43,25 @@ class BoundaryCounts:
         return np.column_stack([self.thresholds, self.cnt_r, self.sum_r, self.cnt_p,
                                 self.sum_p])
 
+    def to_json(self) -> dict:
+        """Plain-JSON form; :meth:`from_json` restores it exactly."""
+        return {"thresholds": self.thresholds.tolist(),
+                **{k: getattr(self, k).tolist() for k in ("cnt_r", "sum_r", "cnt_p",
+                                                          "sum_p")}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "BoundaryCounts":
+        """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape."""
+        ths = np.asarray(d["thresholds"], dtype=np.float64)
+        cols = [np.asarray(d[k], dtype=np.float64) for k in ("cnt_r", "sum_r", "cnt_p",
+                                                             "sum_p")]
+        if ths.ndim != 1 or ths.size == 0 or any(c.shape != ths.shape for c in cols):
+            raise ValueError("counts are not equal-length lists, one entry per threshold")
+        ints = [c.astype(np.int64) for c in cols]
+        if any((c != i).any() or (i < 0).any() for c, i in zip(cols, ints)):
+            raise ValueError("counts must be non-negative integers")
+        return cls(ths, *ints)
+
     @classmethod
     def from_table(cls, table) -> "BoundaryCounts":
         """Inverse of :meth:`as_table`."""

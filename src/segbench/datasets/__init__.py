@@ -6,11 +6,13 @@ so that importing the package does not load :mod:`urllib`.
 """
 
 from ._archive import UnsafeArchiveError, safe_extract
+from ._inputs import Sample, open_ground_truth, pair_predictions, parse_ids, run_name
 from .bsds import (BSDS300, BSDS500, Annotation, Dataset, DatasetItem, FolderPairs,
                    SubjectEntry, SyntheticDataset, open_dataset)
 from .synthetic import SyntheticItem, make_synthetic_dataset, write_synthetic_dataset
 
 __all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "FolderPairs",
-           "SubjectEntry", "SyntheticDataset", "SyntheticItem", "UnsafeArchiveError",
-           "make_synthetic_dataset", "open_dataset", "safe_extract",
-           "write_synthetic_dataset"]
+           "Sample", "SubjectEntry", "SyntheticDataset", "SyntheticItem",
+           "UnsafeArchiveError", "make_synthetic_dataset", "open_dataset",
+           "open_ground_truth", "pair_predictions", "parse_ids", "run_name",
+           "safe_extract", "write_synthetic_dataset"]

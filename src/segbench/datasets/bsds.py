@@ -30,6 +30,7 @@ map), or a subfolder ``gt_dir/<iid>/`` holding one such file per annotator.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -131,6 +132,9 @@ class DatasetItem:
     image_loader, annotation_loader : callable
         Zero-argument functions behind :attr:`image` and :attr:`annotations`
         (picklable: partials of module-level functions).
+    sources : tuple of Path
+        The files the annotations are read from (a record of a benchmark is keyed by
+        their content); empty for in-memory data.
 
     Notes
     -----
@@ -145,6 +149,7 @@ class DatasetItem:
     gt_path: Path | None = None
     image_loader: Callable[[], np.ndarray] | None = field(default=None, repr=False)
     annotation_loader: Callable[[], tuple] | None = field(default=None, repr=False)
+    sources: tuple[Path, ...] = ()
 
     @cached_property
     def image(self) -> np.ndarray:
@@ -166,6 +171,20 @@ class DatasetItem:
                                  f"size ({_hw(anns[0].shape)} in {anns[0].source}, "
                                  f"{_hw(a.shape)} in {a.source})")
         return anns
+
+    def ground_truth(self) -> list:
+        """The annotations as the benchmarks read them: for a BSDS500 ``.mat``, the
+        :class:`~segbench.io.HumanSegmentation` list of
+        :func:`~segbench.io.read_ground_truth` (boundaries as stored, labels converted
+        only if used); otherwise :attr:`annotations`. Not cached: each call reads."""
+        if self.gt_path is not None and self.gt_path.suffix.lower() == ".mat":
+            from ..io import read_ground_truth
+            return read_ground_truth(self.gt_path)
+        anns = self.annotations
+        if not anns:
+            raise InputError(f"image {self.iid!r} has no human segmentation",
+                             self.sources[0] if self.sources else None)
+        return list(anns)
 
     @property
     def segmentations(self) -> list[np.ndarray]:
@@ -342,6 +361,18 @@ class Dataset:
     def split_of(self, iid: str) -> str:
         return self._protos[str(iid)].split
 
+    def subset(self, ids) -> "Dataset":
+        """The same dataset restricted to ``ids`` (InputError lists unknown ids)."""
+        ids = [str(i) for i in ids]
+        unknown = [i for i in ids if i not in self._protos]
+        if unknown:
+            shown = ", ".join(unknown[:20]) + (" ..." if len(unknown) > 20 else "")
+            raise InputError(f"{len(unknown)} requested image ids are not in "
+                             f"{self.name}: {shown}", self.root)
+        out = copy.copy(self)
+        out._protos = {i: self._protos[i] for i in sorted(set(ids))}
+        return out
+
     # subjects ---------------------------------------------------------------------
     def subjects(self) -> dict[int, list[SubjectEntry]]:
         """Every segmentation by annotator id, ``{}`` when the layout does not record
@@ -474,7 +505,7 @@ class BSDS500(Dataset):
                 self._protos[iid] = DatasetItem(
                     iid, sdir.name, img, gt,
                     None if img is None else partial(_load_image, img),
-                    partial(_load_mat, gt))
+                    partial(_load_mat, gt), (gt,))
         if not self._protos:
             raise InputError("no ground-truth .mat files in any split folder", gt_root)
 
@@ -540,18 +571,22 @@ class BSDS300(Dataset):
     name = "BSDS300"
 
     def __init__(self, root: str | PathLike, *, presentation: str = "color",
-                 images: str | PathLike | None = None):
+                 images: str | PathLike | None = None,
+                 subject_folders: dict[str, Path] | None = None):
         super().__init__()
         if presentation not in _PRESENTATIONS:
             raise InputError(f"presentation must be one of {', '.join(_PRESENTATIONS)}, "
                              f"not {presentation!r}")
         self.presentation = presentation
         root = Path(root)
-        ok = lambda c: (c / "human").is_dir() or (c / "images").is_dir()  # noqa: E731
-        self.root = _find_root(
-            root, [root, root / "BSDS300"], ok, "BSDS300",
-            "human/{color,gray}/<uid>/<iid>.seg and/or images/{train,test}/<iid>.jpg "
-            "(the BSDS300 folder)")
+        if subject_folders is not None:
+            self.root = root
+        else:
+            ok = lambda c: (c / "human").is_dir() or (c / "images").is_dir()  # noqa: E731
+            self.root = _find_root(
+                root, [root, root / "BSDS300"], ok, "BSDS300",
+                "human/{color,gray}/<uid>/<iid>.seg and/or images/{train,test}/<iid>.jpg "
+                "(the BSDS300 folder)")
         img_dir = Path(images) if images is not None else self.root / "images"
         if images is not None and not img_dir.is_dir():
             raise InputError("images folder not found", img_dir)
@@ -566,12 +601,14 @@ class BSDS300(Dataset):
         segs: dict[str, list[tuple[bool, int, Path]]] = {}
         seen: set[str] = set()
         human = self.root / "human"
-        if human.is_dir():
-            kinds = [k for k in ("color", "gray") if (human / k).is_dir()]
-            if not kinds:
+        if subject_folders is None and human.is_dir():
+            subject_folders = {k: human / k for k in ("color", "gray")
+                               if (human / k).is_dir()}
+            if not subject_folders:
                 raise InputError("no color/ or gray/ folder in human", human)
-            for kind in kinds:
-                for udir in _subdirs(human / kind):
+        if subject_folders is not None:
+            for kind, folder in subject_folders.items():
+                for udir in _subdirs(folder):
                     if not udir.name.isdigit():
                         raise InputError("expected a numeric user-id folder "
                                          "(human/{color,gray}/<uid>/<iid>.seg)", udir)
@@ -584,7 +621,7 @@ class BSDS300(Dataset):
                                                                 int(udir.name), f))
         # With segmentations, the items are the segmented images (an ``images`` folder
         # may be a superset, such as the BSDS500's); without, the photographs.
-        ids = seen if human.is_dir() else set(photos)
+        ids = seen if subject_folders is not None else set(photos)
         if not ids:
             raise InputError("no .seg files and no photographs found", self.root)
         for iid in sorted(ids):
@@ -594,8 +631,38 @@ class BSDS300(Dataset):
             self._protos[iid] = DatasetItem(
                 iid, split, img, None,
                 None if img is None else partial(_load_image, img),
-                partial(_load_segs, entries) if entries else None)
+                partial(_load_segs, entries) if entries else None,
+                tuple(e[0] for e in entries))
         self._segs = segs
+
+    @classmethod
+    def from_subject_folders(cls, folder: str | PathLike, *,
+                             presentation: str | None = None) -> "BSDS300":
+        """The segmentations of a BSDS300 ``human`` tree without the rest of the layout.
+
+        ``folder`` is either one presentation's folder of subjects
+        (``human/color`` or ``human/gray``: ``<uid>/<iid>.seg`` below it; a folder of
+        another name counts as colour) or the ``human`` folder itself (then
+        ``presentation`` picks color, gray or all; default color). Every item's split
+        is ``'unknown'`` unless ``iids_train.txt``/``iids_test.txt`` sit beside
+        ``human``.
+        """
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise InputError("ground-truth folder not found", folder)
+        kinds = [k for k in ("color", "gray") if (folder / k).is_dir()]
+        if kinds:                                   # the human folder
+            presentation = presentation or "color"
+            wanted = {k: folder / k for k in _PRESENTATIONS[presentation] if k in kinds}
+            if not wanted:
+                raise InputError(f"no {presentation} folder of subjects", folder)
+            return cls(folder.parent, presentation=presentation, subject_folders=wanted)
+        kind = "gray" if folder.name == "gray" else "color"
+        if presentation not in (None, kind, "all"):
+            raise InputError(f"this folder holds {kind} segmentations, not "
+                             f"{presentation}", folder)
+        root = folder.parent.parent if folder.parent.name == "human" else folder
+        return cls(root, presentation=kind, subject_folders={kind: folder})
 
     def subjects(self) -> dict[int, list[SubjectEntry]]:
         """Every segmentation of the chosen presentation by user id (ascending)."""
@@ -667,7 +734,7 @@ class FolderPairs(Dataset):
                 else None
             self._protos[iid] = DatasetItem(
                 iid, split, img, gt, None if img is None else partial(_load_image, img),
-                partial(_load_many, files))
+                partial(_load_many, files), files)
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import InputError, SegbenchError
 from ._archive import DEFAULT_MAX_BYTES, safe_extract
-from ._atomic import atomic_write_bytes
+from ..io import atomic_write_bytes
 
 __all__ = ["REGISTRY", "Archive", "FetchError", "Source", "download", "fetch"]
 

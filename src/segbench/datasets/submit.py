@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ._archive import safe_extract
-from ._atomic import atomic_write_bytes
+from ..io import atomic_write_bytes
 from ._html import ABOUT_MAX, sanitize_html
 from .bsds import Dataset, open_dataset, valid_iid
 
@@ -303,7 +303,6 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         result.json           boundary Result (metrics ODS/OIS/AP/R50, per image, PR curve)
         eval_bdry*.txt, <iid>_ev1.txt, pr_curve.png    official boundary files
         result_region.json, eval_cover*.txt, eval_RI_VOI*.txt   region (.mat only)
-        groundTruth/          .mat ground truth, only for layouts without one (BSDS300)
 
     ``meta.json`` holds ``name`` (plain text, escape it), ``name_html`` (escaped),
     ``about_html`` (sanitized, insert as is), ``kind`` (``'boundary'`` or
@@ -314,7 +313,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     """
     from .. import __version__
     from ..boundary import DEFAULT_MAX_DIST
-    from ..engine import run_all, run_boundary
+    from ..api import evaluate
 
     src = Path(path)
     if not src.exists():
@@ -342,16 +341,13 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         for iid, p in maps.items():
             shutil.copyfile(p, pred_dir / f"{iid}{p.suffix.lower()}")
     about_html = sanitize_html(about_raw)
-    gt_dir = ds.ground_truth_dir(split, cache_dir=out / "groundTruth")
     region = None
+    opts = dict(split=split, name=clean, nthresh=nthresh, max_dist=max_dist,
+                workers=workers, progress=progress, plot=False)
     if kind == "mat":
-        boundary, region = run_all(gt_dir, pred_dir, out, nthresh=nthresh,
-                                   max_dist=max_dist, workers=workers,
-                                   progress=progress, plot=False)
+        boundary, region = evaluate("all", ds, pred_dir, out, **opts)
     else:
-        boundary = run_boundary(gt_dir, pred_dir, out, nthresh=nthresh,
-                                max_dist=max_dist, workers=workers, progress=progress,
-                                plot=False)
+        boundary = evaluate("boundary", ds, pred_dir, out, **opts)
     files = {"boundary_result": "result.json", "eval_bdry": "eval_bdry.txt",
              "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
              "predictions": "predictions"}

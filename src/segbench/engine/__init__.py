@@ -1,10 +1,14 @@
-"""Runs a benchmark family over a dataset: pairing, executors, record cache, progress."""
+"""The one runner under every benchmark command: pairing, executors, record store.
 
-from ._all import run_all
-from ._boundary import evaluate_folder, pair_folders, run_boundary, run_human
-from ._executor import map_items
-from ._region import evaluate_region_folder, region_result, run_human_region, run_region
+:func:`run` takes family specs (:class:`segbench.spec.Family`) and knows no family by
+name; :func:`map_items` maps a function over items serially, on worker processes or on
+any ``concurrent.futures`` executor (a Dask cluster); :class:`RecordStore` keeps one
+versioned, validated JSON record per (family, image).
+"""
 
-__all__ = ["evaluate_folder", "evaluate_region_folder", "map_items", "pair_folders",
-           "region_result", "run_all", "run_boundary", "run_human", "run_human_region",
-           "run_region"]
+from ._executor import map_items, open_executor
+from ._run import run
+from ._store import RECORDS_DIR, RecordStore, RecordWarning, fingerprint, record_key
+
+__all__ = ["RECORDS_DIR", "RecordStore", "RecordWarning", "fingerprint", "map_items",
+           "open_executor", "record_key", "run"]

@@ -9,10 +9,14 @@
   :func:`write_label_map`
 - photographs and pictures: :func:`read_image`, :func:`write_image`
 - folders: :func:`list_files`
+- atomic writes: :func:`atomic_write_text`, :func:`atomic_write_bytes`,
+  :func:`write_if_changed`, :func:`ensure_dir` (errors are
+  :class:`segbench.errors.OutputError`)
 
 Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
 """
 
+from ._atomic import atomic_write_bytes, atomic_write_text, ensure_dir, write_if_changed
 from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import read_image, write_image
@@ -26,6 +30,9 @@ __all__ = [
     "Prediction",
     "SegFile",
     "as_prediction",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "ensure_dir",
     "check_same_shape",
     "check_all_present",
     "list_files",
@@ -39,5 +46,6 @@ __all__ = [
     "write_label_map",
     "write_seg",
     "write_segs",
+    "write_if_changed",
     "write_soft_map",
 ]

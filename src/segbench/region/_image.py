@@ -82,6 +82,10 @@ class RegionRecord:
     def from_json(cls, d: dict) -> "RegionRecord":
         arr = {k: np.asarray(d[k], dtype=np.float64) for k in
                ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")}
+        n = arr["thresholds"].shape
+        if len(n) != 1 or n[0] == 0 or any(a.shape != n for a in arr.values()):
+            raise ValueError("region record lists are not of equal length, one entry "
+                             "per threshold")
         nreg = d.get("n_regions")
         return cls(cnt_r_best=float(d["cnt_r_best"]),
                    n_regions=None if nreg is None else np.asarray(nreg, np.int64), **arr)

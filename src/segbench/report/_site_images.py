@@ -162,7 +162,7 @@ def _prediction(spec: RunSpec):
     """(display picture, binary map before thinning) of a run's output, or None."""
     if spec.pred_path is None:
         return None
-    from ..engine._region import read_region_prediction
+    from ..region import read_region_prediction
     from ..io import read_prediction
     path = Path(spec.pred_path)
     label_map = spec.region_only and path.suffix.lower() != ".mat"

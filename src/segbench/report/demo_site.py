@@ -59,7 +59,7 @@ def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments"
 
     Writes ``predictions/<name>/<iid>.mat`` (variable ``segs``: one k-means
     segmentation per k of ``ks``, coarse to fine) and evaluates them with
-    :func:`segbench.engine.run_all` into ``results/<name>`` (boundary: each
+    the boundary and region benchmarks into ``results/<name>`` (boundary: each
     segmentation's boundaries are one "threshold"; region: covering, PRI, VI).
 
     Parameters
@@ -70,7 +70,7 @@ def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments"
     demo_dir : path
         The demo's output folder.
     human : dict, optional
-        As :func:`segbench.engine.run_all`.
+        Human figures for the results and plot (:func:`segbench.api.human_options`).
 
     Returns
     -------
@@ -80,7 +80,8 @@ def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments"
     import numpy as np
 
     from ..algorithms.segmenters import kmeans_segmenter
-    from ..engine import run_all
+    from ..api import families
+    from ..engine import run
     from ..io import write_segs
 
     demo = Path(demo_dir)
@@ -90,6 +91,6 @@ def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments"
         write_segs(pred_dir / f"{item.iid}.mat",
                    [np.asarray(kmeans_segmenter(item.image, int(k))) + 1 for k in ks])
     run_dir = demo / "results" / name
-    b, r = run_all(gt_dir, pred_dir, run_dir, workers=workers, progress=progress,
-                   human=human)
+    b, r = run(families("all"), gt_dir, pred_dir, run_dir, name=name, workers=workers,
+               progress=progress, options=human or {})
     return b, r, run_dir

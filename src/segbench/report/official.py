@@ -6,24 +6,16 @@ MATLAB's ``fprintf`` formats verbatim: ``%10g`` columns separated by one space.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from ..boundary import BoundaryCounts, BoundarySummary
+from ..io import atomic_write_text
 
 
 def _g(x) -> str:
     return "%10g" % float(x)
-
-
-def atomic_write_text(path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a crash never leaves a half-written file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def write_texts(out, named_texts) -> list[Path]:

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ..region import RegionRecord, RegionSummary
-from .official import atomic_write_text, write_texts
+from ..io import atomic_write_text
+from .official import write_texts
 
 
 def _g(x) -> str:

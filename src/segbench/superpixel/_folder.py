@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine import map_items, pair_folders
+from ..datasets import pair_predictions
+from ..engine import map_items
 from ..errors import InputError
 from ..io import check_all_present, check_same_shape, list_files, read_image
 from ..result import Result, provenance
@@ -35,18 +36,13 @@ class _Task:
 def pair_superpixel_folders(gt_dir, pred_dir, image_dir=None):
     """``(iid, gt_paths, sp_path, image_path)`` for every ground-truth image, by id.
 
-    Ground truth: BSDS500 ``.mat`` (paired with :func:`segbench.engine.pair_folders`),
+    Ground truth: BSDS500 ``.mat`` ,
     ``.npz`` (``gt0, gt1, ...``) or the C++ benchmark's CSV layout. Every ground-truth
     image needs a superpixel map; with ``image_dir``, an image too.
     """
     gts = list_annotator_files(gt_dir)
-    if all(p[0].suffix.lower() == ".mat" for p in gts.values()):
-        pairs = [(iid, (g,), s) for iid, g, s in
-                 pair_folders(gt_dir, pred_dir, pred_exts=SUPERPIXEL_EXTS)]
-    else:
-        preds = list_files(pred_dir, SUPERPIXEL_EXTS)
-        check_all_present(gts, preds, "images have no superpixel map", pred_dir)
-        pairs = [(iid, tuple(gts[iid]), preds[iid]) for iid in gts]
+    preds = pair_predictions(gts, pred_dir, SUPERPIXEL_EXTS)
+    pairs = [(iid, tuple(gts[iid]), preds[iid]) for iid in gts]
     images = {}
     if image_dir is not None:
         images = list_files(image_dir, IMAGE_EXTS)

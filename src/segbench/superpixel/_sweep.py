@@ -20,7 +20,7 @@ import numpy as np
 from ..engine import map_items
 from ..errors import InputError
 from ..io import list_files, read_image
-from ..report.official import atomic_write_text
+from ..io import atomic_write_text
 from ..result import Result, provenance
 from ._boundary import DEFAULT_TOLERANCE
 from ._evaluate import ANNOTATOR_MEASURES, SuperpixelRecord, evaluate_image, summarize

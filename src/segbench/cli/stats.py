@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .._cli_common import add_common
+from ._common import add_common
 
 
 def _fmt(v: float, nd: int = 3) -> str:
@@ -17,7 +17,7 @@ def _fmt(v: float, nd: int = 3) -> str:
 
 
 def _cmd_stats(a) -> int:
-    from . import run_stats
+    from ..stats import run_stats
     res = run_stats(a.gt, a.out, format=a.format, images=a.images, samples=a.samples,
                     seed=a.seed, workers=a.workers, progress=not a.quiet,
                     plot=not a.no_plot, proximity_bins=a.bins, normalize=a.normalize,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .._cli_common import add_common, print_table
+from ._common import add_common, print_table
 
 
 def _fmt(v) -> str:
@@ -19,7 +19,7 @@ def _fmt(v) -> str:
 
 
 def _cmd_consistency(a) -> int:
-    from .consistency import PAPER, run_consistency
+    from ..region.consistency import PAPER, run_consistency
     result, _ = run_consistency(a.gt, a.out, pairs=a.pairs, seed=a.seed,
                                 workers=a.workers, progress=not a.quiet,
                                 plot=not a.no_plot)
@@ -61,7 +61,7 @@ def _cmd_consistency(a) -> int:
 
 def _cmd_granularity(a) -> int:
     from ..algorithms.segmenters import get_segmenter
-    from .consistency import PAPER, run_granularity
+    from ..region.consistency import PAPER, run_granularity
     if a.segmenter == "folder" and not a.seg_dir:
         from ..errors import InputError
         raise InputError("--segmenter folder needs --seg-dir DIR of <iid>_<k>.png maps")

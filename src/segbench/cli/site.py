@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from .._cli_common import add_common
+from ._common import add_common
 
 
 def _cmd_site(a) -> int:
-    from .site import build_site
+    from ..report.site import build_site
     index = build_site(a.dataset, a.results, a.out, split=a.split, workers=a.workers,
                        progress=not a.quiet, title=a.title, max_images=a.max_images)
     if a.json:
@@ -24,7 +24,7 @@ def _cmd_site(a) -> int:
 
 
 def _cmd_serve(a) -> int:
-    from .site import serve
+    from ..report.site import serve
     serve(a.site_dir, host=a.host, port=a.port)
     return 0
 

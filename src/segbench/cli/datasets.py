@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from .._cli_common import add_common
+from ._common import add_common
 
 
 def _cmd_fetch(a) -> int:
-    from .fetch import fetch
+    from ..datasets.fetch import fetch
     root = fetch(a.dataset, a.dest, url=a.url, sha256=a.sha256, progress=not a.quiet,
                  keep_archive=a.keep_archive)
     if a.json:
@@ -24,7 +24,7 @@ def _cmd_fetch(a) -> int:
 
 
 def _cmd_submit(a) -> int:
-    from .submit import submit
+    from ..datasets.submit import submit
     res = submit(a.path, a.out, dataset=a.dataset, split=a.split, name=a.name,
                  strict=not a.lenient, workers=a.workers, progress=not a.quiet)
     if a.json:

@@ -10,9 +10,9 @@ import argparse
 from pathlib import Path
 
 
-def add_parser(subparsers) -> None:
+def add_parsers(subparsers) -> None:
     """Register the ``semantic`` subcommand on an argparse subparsers object."""
-    from .._cli_common import add_common
+    from ._common import add_common
 
     p = subparsers.add_parser(
         "semantic", help="semantic segmentation (mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU)",
@@ -78,7 +78,7 @@ def read_classes(value: str) -> int | list[str]:
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
     from ..errors import InputError
-    from . import SemanticEval
+    from ..semantic import SemanticEval
 
     classes = read_classes(a.classes)
     try:

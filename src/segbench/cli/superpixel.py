@@ -9,8 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._cli_common import add_common, print_table
-from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, WINDOWS
+from ._common import add_common, print_table
+#: As segbench.superpixel (literals here, so that --help imports no numerical library;
+#: tests/test_cli.py checks they agree).
+WINDOWS = ("euclidean", "square", "matched")
+BOUNDARIES = ("bsds", "two-sided")
+DEFAULT_TOLERANCE = 2.0
 
 #: Columns of the printed tables: result key, header.
 _SHOWN = (("br", "BR"), ("bp", "BP"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"),
@@ -39,7 +43,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _cmd_superpixel(a) -> int:
     from ..errors import InputError
-    from . import run_superpixel
+    from ..superpixel import run_superpixel
     if a.stutz and not a.out:
         raise InputError("--stutz writes results.csv: give --out")
     res = run_superpixel(a.gt, a.pred, images=a.images, out=a.out, workers=a.workers,
@@ -73,7 +77,7 @@ def _ints(text: str) -> list[int]:
 
 def _cmd_sweep(a) -> int:
     from ..errors import InputError
-    from . import run_sweep
+    from ..superpixel import run_sweep
     if a.bsds:
         root = Path(a.bsds)
         gt, images = root / "groundTruth" / a.split, root / "images" / a.split

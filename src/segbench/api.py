@@ -1,0 +1,97 @@
+"""``segbench.evaluate``: every benchmark of a folder of predictions in one call.
+
+The functions here name the families and hand them to :func:`segbench.engine.run`;
+the command line calls the same functions.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .errors import InputError
+
+#: Benchmark name -> the family specs it runs, as (module, attribute).
+BENCHMARKS = {
+    "boundary": (("segbench.boundary", "BOUNDARY"),),
+    "region": (("segbench.region", "REGION"),),
+    "all": (("segbench.boundary", "BOUNDARY"), ("segbench.region", "REGION")),
+    "human": (("segbench.boundary", "HUMAN_BOUNDARY"), ("segbench.region", "HUMAN_REGION")),
+    "human_boundary": (("segbench.boundary", "HUMAN_BOUNDARY"),),
+    "human_region": (("segbench.region", "HUMAN_REGION"),),
+}
+
+
+def families(benchmark: str) -> list:
+    """The :class:`~segbench.spec.Family` specs of a benchmark name."""
+    try:
+        specs = BENCHMARKS[benchmark]
+    except KeyError:
+        raise InputError(f"unknown benchmark {benchmark!r}; one of "
+                         f"{', '.join(BENCHMARKS)}") from None
+    return [getattr(import_module(mod), attr) for mod, attr in specs]
+
+
+def human_options(results) -> dict:
+    """Summary options carrying the human figures of a ``human`` run to a plot/result."""
+    out = {}
+    for r in results:
+        if r.family == "human_boundary":
+            out["human_boundary"] = (r.metrics["recall"], r.metrics["precision"],
+                                     r.metrics["F"])
+        elif r.family == "human_region":
+            out["human_region"] = r.metrics
+    return out
+
+
+def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = None,
+             presentation: str | None = None, ids=None, name: str | None = None,
+             workers: int = 1, scheduler: str | None = None, executor=None,
+             progress: bool = True, plot: bool = True, human: bool = False, **params):
+    """Run a benchmark over a folder of predictions (or the ground truth alone).
+
+    Parameters
+    ----------
+    benchmark : {'boundary', 'region', 'all', 'human'}
+        'all' runs boundary and region in one pass over the files; 'human' scores each
+        annotator against the others (boundary F and region measures; no ``pred``).
+    gt : path or Dataset
+        Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
+        ``human/color`` tree of ``.seg`` files, or a dataset root with ``split``.
+    pred : path, optional
+        Folder of ``<iid>.png|bmp|npy|mat`` predictions.
+    out : path, optional
+        Output folder (records for resuming, ``result.json``, ``per_item.csv``, the
+        official files); None writes nothing.
+    split, presentation, ids, name, workers, scheduler, executor, progress
+        As :func:`segbench.engine.run`.
+    plot : bool, default True
+        Write ``pr_curve.png`` (boundary).
+    human : bool, default False
+        Also score the annotators against each other and add their figures to the
+        metrics and the plot.
+    **params
+        Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
+        ``labels`` (False: region reads label-map images only when True).
+
+    Returns
+    -------
+    Result, or tuple of Result
+        One Result for 'boundary' and 'region'; (boundary, region) for 'all';
+        (human_boundary, human_region) for 'human'.
+
+    Examples
+    --------
+    >>> import segbench                                           # doctest: +SKIP
+    >>> res = segbench.evaluate("boundary", gt="BSR/BSDS500/data/groundTruth/test",
+    ...                         pred="hed/test", out="runs/hed", workers=2)
+    >>> res.metrics["ODS"], res.to_pandas().head()
+    """
+    from .engine import run
+    where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
+                 scheduler=scheduler, executor=executor, progress=progress)
+    options = {"plot": plot}
+    if human and benchmark not in ("human", "human_boundary", "human_region"):
+        options.update(human_options(run(families("human"), gt, **where, params=params)))
+    results = run(families(benchmark), gt, pred, out, name=name, params=params,
+                  options=options, **where)
+    return results[0] if len(results) == 1 else tuple(results)

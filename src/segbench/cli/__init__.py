@@ -1,0 +1,80 @@
+"""Command line: ``segbench <command>``. Argument parsing and printing only.
+
+One module per command group; each imports the library inside its command functions,
+so ``segbench --help`` and ``segbench CMD --help`` load no numerical library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import HelpFormatter
+
+#: Command-group modules, each with ``add_parsers(subparsers)``, in help order.
+_GROUPS = ("benchmark", "consistency", "semantic", "superpixel", "stats", "datasets",
+           "site")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from importlib import import_module
+
+    from .. import __version__
+    parser = argparse.ArgumentParser(
+        prog="segbench", formatter_class=HelpFormatter,
+        description="The Berkeley Segmentation Benchmark, exact and fast. "
+                    "'segbench CMD --help' describes each command.")
+    parser.add_argument("--version", action="version", version=f"segbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="CMD")
+    for group in _GROUPS:
+        import_module(f"{__name__}.{group}").add_parsers(sub)
+    for name, p in sub.choices.items():
+        p.formatter_class = HelpFormatter
+        if not p.description:
+            p.description = next(a.help for a in sub._choices_actions if a.dest == name)
+    return parser
+
+
+class _Warnings:
+    """Library warnings (a damaged record recomputed, ...) as one plain line each."""
+
+    def __enter__(self):
+        import warnings
+        self._saved = warnings.showwarning
+        warnings.showwarning = self._show
+        return self
+
+    @staticmethod
+    def _show(message, category, filename, lineno, file=None, line=None):
+        print(f"segbench: warning: {message}", file=sys.stderr)
+
+    def __exit__(self, *exc):
+        import warnings
+        warnings.showwarning = self._saved
+        return False
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from ..errors import SegbenchError
+    try:
+        with _Warnings():
+            return args.func(args)
+    except SegbenchError as exc:
+        print(f"segbench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:       # a file the library did not wrap: name it, no traceback
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"segbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("segbench: interrupted; finished images are saved, rerun to resume",
+              file=sys.stderr)
+        return 130
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,75 @@
+"""Options and output helpers shared by every ``segbench`` sub-command.
+
+Nothing here imports a numerical library: ``segbench --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows each option's default, unless it is empty or the help already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or default is None or default is argparse.SUPPRESS
+                or isinstance(default, (bool, list, tuple)) or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def add_common(p: argparse.ArgumentParser, *, workers: bool = True,
+               scheduler: bool = False) -> None:
+    """``--workers`` and ``--scheduler`` (optional), ``--json`` and ``--quiet``."""
+    if workers:
+        p.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="local worker processes (results are identical for any "
+                            "number)")
+    if scheduler:
+        p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run on a running dask.distributed scheduler "
+                            "(tcp://host:port or a scheduler .json file) instead; "
+                            "results are identical")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
+               pred_help: str = "folder of predictions <iid>.<ext>",
+               out_help: str = "output folder: result.json, per_item.csv, the official "
+                               "files, and records so that a rerun resumes") -> None:
+    """The input options of every command that scores a dataset."""
+    p.add_argument("--gt", required=True, metavar="GT",
+                   help="ground truth: a folder of BSDS500 <iid>.mat, a BSDS300 "
+                        "human/color (or gray) tree of <uid>/<iid>.seg, or a dataset "
+                        "root (BSR/BSDS500/data, BSDS300) with --split")
+    p.add_argument("--split", default=None, metavar="S",
+                   help="split of a dataset root (train, val, test)")
+    p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
+                   help="BSDS300: segmentations made on colour images (the default), "
+                        "on grayscale ones, or both")
+    if pred:
+        p.add_argument("--pred", required=True, metavar="PRED", help=pred_help)
+    p.add_argument("--out", default=None, metavar="OUT", help=out_help)
+    p.add_argument("--name", default=None,
+                   help="name of the run in results, plots and the site (default: "
+                        "name.txt in PRED, else its folder name, skipping split names)")
+    p.add_argument("--ids", default=None, metavar="LIST|FILE",
+                   help="evaluate only these image ids: comma-separated, or a file of "
+                        "ids")
+
+
+def where(a) -> dict:
+    """The engine's input and execution keywords from parsed options."""
+    return {"split": a.split, "presentation": a.presentation, "ids": a.ids,
+            "workers": a.workers, "scheduler": a.scheduler, "progress": not a.quiet}
+
+
+def print_table(rows: list[tuple], header: tuple) -> None:
+    """Print rows as a plain aligned table: first column left, the others right."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                        for i, (v, w) in enumerate(zip(r, widths))))

@@ -1,0 +1,197 @@
+"""``segbench boundary``, ``region``, ``all``, ``human`` and ``demo``.
+
+Argument parsing and printing only: each command calls :func:`segbench.api.evaluate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._common import add_common, add_inputs, print_table, where
+
+
+def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True) -> None:
+    if thresholds:
+        p.add_argument("--nthresh", type=int, default=99, metavar="N",
+                       help="number of thresholds for soft maps and ucm2")
+    p.add_argument("--max-dist", type=float, default=0.0075, metavar="F",
+                   help="matching tolerance as a fraction of the image diagonal")
+    if thresholds:
+        p.add_argument("--no-thin", dest="thin", action="store_false",
+                       help="do not thin thresholded maps before matching")
+
+
+def _params(a) -> dict:
+    keys = ("nthresh", "max_dist", "thin", "labels")
+    return {k: getattr(a, k) for k in keys if hasattr(a, k)}
+
+
+def _evaluate(benchmark: str, a, **extra):
+    from ..api import evaluate
+    return evaluate(benchmark, a.gt, getattr(a, "pred", None), a.out, name=a.name,
+                    human=getattr(a, "human", False), plot=not getattr(a, "no_plot", False),
+                    **where(a), **_params(a), **extra)
+
+
+def _header(res, out) -> None:
+    n = res.provenance["params"]["n_images"]
+    print(f"images: {n}" + (f"   output: {out}" if out else ""))
+
+
+def _boundary_rows(m) -> list[tuple]:
+    return [(f"{m['ODS']:.4f}", f"{m['OIS']:.4f}", f"{m['AP']:.4f}", f"{m['R50']:.4f}")]
+
+
+def _region_rows(m) -> list[tuple]:
+    return [("covering", f"{m['covering_ODS']:.4f}", f"{m['covering_OIS']:.4f}",
+             f"{m['covering_best']:.4f}"),
+            ("PRI", f"{m['PRI_ODS']:.4f}", f"{m['PRI_OIS']:.4f}", ""),
+            ("VI", f"{m['VI_ODS']:.4f}", f"{m['VI_OIS']:.4f}", "")]
+
+
+def _print_human(m) -> None:
+    if "human_F" in m:
+        print(f"human (each annotator against the others): F {m['human_F']:.4f}")
+    if "human_covering" in m:
+        print(f"human (each annotator against the others): covering "
+              f"{m['human_covering']:.4f}  PRI {m['human_PRI']:.4f}  "
+              f"VI {m['human_VI']:.4f}")
+
+
+def _cmd_boundary(a) -> int:
+    res = _evaluate("boundary", a)
+    if a.json:
+        print(res.to_json())
+        return 0
+    _header(res, a.out)
+    print_table([(res.name, *_boundary_rows(res.metrics)[0])],
+                ("algorithm", "ODS", "OIS", "AP", "R50"))
+    _print_human(res.metrics)
+    return 0
+
+
+def _cmd_region(a) -> int:
+    res = _evaluate("region", a)
+    if a.json:
+        print(res.to_json())
+        return 0
+    _header(res, a.out)
+    print_table(_region_rows(res.metrics), (res.name, "ODS", "OIS", "Best"))
+    _print_human(res.metrics)
+    return 0
+
+
+def _cmd_all(a) -> int:
+    b, r = _evaluate("all", a)
+    if a.json:
+        print(json.dumps({"boundary": b.to_dict(), "region": r.to_dict()}, indent=1))
+        return 0
+    _header(b, a.out)
+    mb = b.metrics
+    rows = [("boundary F", f"{mb['ODS']:.4f}", f"{mb['OIS']:.4f}", "", f"{mb['AP']:.4f}"),
+            *((*row, "") for row in _region_rows(r.metrics))]
+    print_table(rows, (b.name, "ODS", "OIS", "Best", "AP"))
+    _print_human({**b.metrics, **r.metrics})
+    return 0
+
+
+def _cmd_human(a) -> int:
+    from ..api import evaluate
+    benchmark = "human_boundary" if a.no_region else "human"
+    out = evaluate(benchmark, a.gt, None, a.out, name=a.name, max_dist=a.max_dist,
+                   **where(a))
+    h, r = (out, None) if a.no_region else out
+    if a.json:
+        print(json.dumps({"boundary": h.to_dict()["metrics"],
+                          "region": None if r is None else r.to_dict()["metrics"]},
+                         indent=1))
+        return 0
+    m = h.metrics
+    print(f"human, each annotator against the others ({m['n_images']} images):")
+    print(f"  boundary  F = {m['F']:.4f}  (recall {m['recall']:.4f}, precision "
+          f"{m['precision']:.4f})")
+    if r is not None:
+        mr = r.metrics
+        print(f"  region    covering {mr['covering']:.4f}  PRI {mr['PRI']:.4f}  "
+              f"VI {mr['VI']:.4f}  ({mr['n_pairs']} pairs)")
+    if a.out:
+        print(f"output: {a.out}")
+    return 0
+
+
+def _cmd_demo(a) -> int:
+    from ..demo import run_demo
+    run_demo(a.out, n_images=a.n_images, workers=a.workers, progress=not a.quiet,
+             as_json=a.json)
+    return 0
+
+
+def add_parsers(sub) -> None:
+    """Register the benchmark commands on the ``segbench`` sub-command parser."""
+    p = sub.add_parser(
+        "boundary", help="boundary benchmark (ODS, OIS, AP, R50)",
+        description="Boundary precision and recall of soft maps, ucm2 or segmentations "
+                    "at every threshold, as the BSDS500 boundary benchmark "
+                    "(boundaryBench.m): ODS, OIS, AP, R50 and the PR curve.")
+    add_inputs(p, pred_help="folder of predictions <iid>.png/.bmp (8-bit /255, 16-bit "
+                            "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+    p.add_argument("--human", action="store_true",
+                   help="also score each annotator against the others")
+    _boundary_params(p)
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_boundary)
+
+    p = sub.add_parser(
+        "region", help="region benchmark (covering, PRI, VI at ODS/OIS)",
+        description="Segmentation covering, probabilistic Rand index and variation of "
+                    "information of ucm2 hierarchies, segs or label maps, as the BSDS500 "
+                    "region benchmark (evaluation_reg_image.m, collect_eval_reg.m).")
+    add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs), or with --labels "
+                            "<iid>.png/.bmp/.tif/.npy label maps")
+    p.add_argument("--labels", action="store_true",
+                   help="read .png/.bmp/.tif/.npy predictions as label maps (one "
+                        "segmentation per image; every value is a region)")
+    p.add_argument("--nthresh", type=int, default=99, metavar="N",
+                   help="number of ucm2 thresholds")
+    p.add_argument("--human", action="store_true",
+                   help="also score each annotator against the others")
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_region)
+
+    p = sub.add_parser(
+        "all", help="boundary and region benchmarks in one pass (allBench)",
+        description="The boundary and region benchmarks of ucm2 or segs .mat files, "
+                    "each image read once (allBench.m); writes the files of both.")
+    add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+    p.add_argument("--human", action="store_true",
+                   help="also score each annotator against the others")
+    _boundary_params(p)
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_all)
+
+    p = sub.add_parser(
+        "human", help="human consistency: each annotator against the others",
+        description="Each human segmentation scored against the others of its image: "
+                    "boundary F (boundaryBenchHuman.m) and covering, PRI, VI.")
+    add_inputs(p, pred=False, out_help="output folder: result.json and per_item.csv "
+                                       "(boundary), result_human_region.json and "
+                                       "per_item_human_region.csv, records")
+    _boundary_params(p, thresholds=False)
+    p.add_argument("--no-region", action="store_true",
+                   help="boundary F only (skip covering, PRI, VI)")
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_human)
+
+    p = sub.add_parser(
+        "demo", help="synthetic dataset, baseline detectors, every benchmark, the site",
+        description="Render a synthetic dataset with simulated annotators, run two "
+                    "baseline boundary detectors and a segmenter, score them with the "
+                    "boundary and region benchmarks and build the benchmark site.")
+    p.add_argument("--out", default="segbench-demo", help="output folder")
+    p.add_argument("--n-images", type=int, default=8, metavar="N",
+                   help="number of synthetic images to render")
+    add_common(p)
+    p.set_defaults(func=_cmd_demo)

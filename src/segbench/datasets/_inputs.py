@@ -1,0 +1,212 @@
+"""What every benchmark command reads: ground truth of any layout, predictions paired
+with it by image id, an optional list of ids, and the name of the run.
+
+This is the one place that turns a user's ``--gt``/``--split``/``--presentation``/
+``--pred``/``--ids``/``--name`` into a :class:`Dataset` and :class:`Sample` objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+from ..errors import InputError
+from .bsds import BSDS300, Dataset, DatasetItem, FolderPairs, _describe, _subdirs, \
+    open_dataset
+
+__all__ = ["Sample", "open_ground_truth", "pair_predictions", "parse_ids", "run_name"]
+
+_SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
+                          "testing"})
+
+
+def _is_subject_folder(folder: Path) -> bool:
+    """``<uid>/<iid>.seg`` below: one presentation of a BSDS300 ``human`` tree."""
+    subs = _subdirs(folder)
+    return bool(subs) and all(d.name.isdigit() for d in subs) and \
+        any(next(d.glob("*.seg"), None) is not None for d in subs)
+
+
+def open_ground_truth(gt: str | PathLike | Dataset, *, split: str | None = None,
+                      presentation: str | None = None) -> Dataset:
+    """The ground truth of a benchmark run, whatever its layout.
+
+    Parameters
+    ----------
+    gt : path or Dataset
+        One of: a folder of BSDS500 ``<iid>.mat`` files (``groundTruth/test``; also
+        ``<iid>.seg`` or label-map files, see :class:`FolderPairs`); a BSDS300 subject
+        tree (``human/color`` or ``human/gray``, i.e. ``<uid>/<iid>.seg`` below it, or
+        the ``human`` folder); a dataset root (``BSR/BSDS500/data``, ``BSDS300``); or a
+        :class:`Dataset`.
+    split : str, optional
+        The split to take from a dataset root (required when it has several).
+    presentation : {'color', 'gray', 'all'}, optional
+        For BSDS300 trees: the segmentations made on colour images (the default), on
+        grayscale images, or both.
+
+    Returns
+    -------
+    Dataset
+    """
+    if isinstance(gt, Dataset):
+        ds = gt
+    else:
+        folder = Path(gt)
+        if not folder.exists():
+            raise InputError("ground-truth folder not found", folder)
+        if not folder.is_dir():
+            raise InputError("expected a ground-truth folder but this is a file", folder)
+        if _is_subject_folder(folder) or any(
+                (folder / k).is_dir() and _is_subject_folder(folder / k)
+                for k in ("color", "gray")):
+            ds = BSDS300.from_subject_folders(folder, presentation=presentation)
+        elif any(p.suffix.lower() in (".mat", ".seg") for p in folder.iterdir()
+                 if p.is_file() and not p.name.startswith(".")):
+            ds = FolderPairs(None, folder, split=folder.name if folder.name in
+                             _SPLIT_NAMES else "test")
+        else:
+            try:
+                ds = open_dataset(folder, presentation=presentation or "color")
+            except InputError:
+                raise InputError(
+                    "no ground truth here: expected BSDS500 <iid>.mat files, a BSDS300 "
+                    "human/color tree of <uid>/<iid>.seg, or a dataset root "
+                    f"(BSR/BSDS500/data, BSDS300) with --split; found {_describe(folder)}",
+                    folder) from None
+    if split is not None:
+        return ds.subset(ds.ids(split))
+    if len(ds.splits) > 1:
+        raise InputError(f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
+                         "one with --split", ds.root)
+    return ds
+
+
+def parse_ids(value) -> list[str] | None:
+    """``--ids``: None, a list of ids, ``'a,b,c'``, or a text file of ids (whitespace or
+    comma separated; ``#`` starts a comment)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, PathLike)):
+        return [str(v) for v in value]
+    text = str(value)
+    path = Path(text)
+    if path.is_file():
+        try:
+            body = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the id list: {exc}", path) from None
+        words = [w for line in body.splitlines() for w in
+                 line.split("#", 1)[0].replace(",", " ").split()]
+        if not words:
+            raise InputError("the id list is empty", path)
+        return words
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if not words:
+        raise InputError(f"--ids {text!r} names no image id (and is not a file)")
+    return words
+
+
+@dataclass(eq=False)
+class Sample:
+    """One dataset item and its prediction file: the input of a family's ``evaluate``.
+
+    Reads are memoized on the sample, so several families evaluated on the same sample
+    in one worker (``segbench all``) read each file once; the engine drops the sample
+    after evaluating it.
+
+    Attributes
+    ----------
+    item : DatasetItem
+    prediction : Path or None
+        None for families that score the ground truth alone.
+    """
+
+    item: DatasetItem
+    prediction: Path | None = None
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.item.iid
+
+    def ground_truth(self) -> list:
+        """:meth:`DatasetItem.ground_truth`, read once."""
+        if "gt" not in self._memo:
+            self._memo["gt"] = self.item.ground_truth()
+        return self._memo["gt"]
+
+    def read_prediction(self, reader):
+        """``reader(self.prediction)``, read once per reader."""
+        if reader not in self._memo:
+            if self.prediction is None:
+                raise InputError(f"image {self.id!r} has no prediction")
+            self._memo[reader] = reader(self.prediction)
+        return self._memo[reader]
+
+    def input_files(self) -> dict[str, list[Path]]:
+        """The files a record of this sample depends on, by role."""
+        out = {"gt": list(self.item.sources)}
+        if self.prediction is not None:
+            out["pred"] = [self.prediction]
+        return out
+
+    def content_digest(self) -> str:
+        """SHA-256 of the annotations themselves (label maps and boundaries), for
+        ground truth that has no file to fingerprint."""
+        import hashlib
+
+        import numpy as np
+        h = hashlib.sha256()
+        for ann in self.ground_truth():
+            for arr in (ann.segmentation, ann.boundaries):
+                arr = np.ascontiguousarray(arr)
+                h.update(f"{arr.dtype.str}{arr.shape}".encode())
+                h.update(arr.tobytes())
+        return h.hexdigest()
+
+    def release(self) -> None:
+        """Drop what was read (the engine calls this once the sample is evaluated)."""
+        self._memo.clear()
+
+    def __getstate__(self):
+        return {"item": self.item, "prediction": self.prediction, "_memo": {}}
+
+
+def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
+                     hint: str | None = None) -> dict[str, Path]:
+    """Prediction ``<iid>.<ext>`` for every id; InputError lists the ids without one.
+
+    ``hint`` is added to the error when the folder holds no usable file at all (e.g.
+    which option reads the files that are there).
+    """
+    from ..io import check_all_present, list_files
+    preds = list_files(pred_dir, exts)
+    ids = list(ids)
+    if not preds and hint:
+        raise InputError(f"no prediction file (.{'/.'.join(exts)}) for the "
+                         f"{len(ids)} images: {hint}", pred_dir)
+    check_all_present(ids, preds, f"images have no prediction (.{'/.'.join(exts)})",
+                      pred_dir)
+    return {i: preds[i] for i in ids}
+
+
+def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
+    """The name of a run: ``name``, else the first line of ``name.txt`` in the
+    prediction folder, else the folder's name, skipping split names (``.../hed/test``
+    is ``hed``)."""
+    if name:
+        return str(name)
+    if pred_dir is None:
+        return "human"
+    folder = Path(pred_dir).resolve()
+    try:
+        text = (folder / "name.txt").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if text:
+        return text.splitlines()[0].strip()[:80]
+    while folder.name.lower() in _SPLIT_NAMES and folder.parent != folder:
+        folder = folder.parent
+    return folder.name or str(pred_dir)

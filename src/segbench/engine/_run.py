@@ -1,0 +1,166 @@
+"""``run``: the one runner under every benchmark command."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+from ..datasets import Dataset, Sample, open_ground_truth, pair_predictions, parse_ids, run_name
+from ..errors import InputError
+from ..io import ensure_dir
+from ..result import Result, provenance
+from ..spec import Family, common_exts
+from ._executor import map_items, open_executor
+from ._store import RecordStore, fingerprint, record_key
+
+
+def _evaluate_group(group):
+    """Worker: every family's record of one sample (its files read once)."""
+    sample, jobs = group
+    try:
+        return sample.id, [family.evaluate(sample, params) for family, params in jobs]
+    except InputError as exc:
+        if exc.path is None:   # say which file, even where a kernel could not
+            where = sample.prediction or (sample.item.sources[0] if sample.item.sources
+                                          else None)
+            raise InputError(exc.problem, where) from None
+        raise
+    finally:
+        sample.release()
+
+
+def _found_exts(pred_dir) -> list[str]:
+    try:
+        return sorted({p.suffix.lower().lstrip(".") for p in Path(pred_dir).iterdir()
+                       if p.is_file() and not p.name.startswith(".") and p.suffix})
+    except OSError:
+        return []
+
+
+def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
+        split: str | None = None, presentation: str | None = None, ids=None,
+        name: str | None = None, params: Mapping | None = None,
+        options: Mapping | None = None, workers: int = 1, scheduler: str | None = None,
+        executor=None, progress: bool = True) -> list[Result]:
+    """Run one or more benchmark families over a dataset and its predictions.
+
+    Pairs the inputs (:func:`segbench.datasets.open_ground_truth`,
+    :func:`~segbench.datasets.pair_predictions`), reuses the records saved in ``out``
+    and computes the rest on the executor, keeping each record as soon as it is done,
+    then summarizes and writes every output file. Several families evaluated together
+    read each image's files once and keep the same records as when run alone.
+
+    Parameters
+    ----------
+    families : Family or sequence of Family
+    gt : path or Dataset
+        Ground truth of any layout (see :func:`~segbench.datasets.open_ground_truth`).
+    pred : path, optional
+        Folder of ``<iid>.<ext>`` predictions; needed unless every family scores the
+        ground truth alone.
+    out : path, optional
+        Output folder: records (so a rerun resumes), ``result.json`` and
+        ``per_item.csv`` (``result_<family>.json``, ``per_item_<family>.csv`` for the
+        second family on), and each family's own files. None keeps nothing on disk.
+    split, presentation
+        As :func:`~segbench.datasets.open_ground_truth`.
+    ids : list of str, str or path, optional
+        Evaluate only these images (see :func:`~segbench.datasets.parse_ids`).
+    name : str, optional
+        Name of the run (default :func:`~segbench.datasets.run_name` of ``pred``).
+    params : mapping, optional
+        Record parameters; each family takes the keys it declares.
+    options : mapping, optional
+        Output options for summaries and writers (``plot``, ``human``).
+    workers : int, default 1
+        Local worker processes.
+    scheduler : str, optional
+        Address of a running ``dask.distributed`` scheduler to run on instead.
+    executor : concurrent.futures.Executor, optional
+        Any executor to run on instead (closed by the caller).
+    progress : bool, default True
+
+    Returns
+    -------
+    list of Result
+        One per family, in the order given. Results do not depend on ``workers``,
+        ``scheduler`` or ``executor``.
+    """
+    families = [families] if isinstance(families, Family) else list(families)
+    params, options = dict(params or {}), dict(options or {})
+    dataset = open_ground_truth(gt, split=split, presentation=presentation)
+    wanted = parse_ids(ids)
+    if wanted is not None:
+        dataset = dataset.subset(wanted)
+    item_ids = dataset.ids()
+    if not item_ids:
+        raise InputError("no images to evaluate", dataset.root)
+    resolved = [(f, f.resolve(params)) for f in families]
+    preds: dict = {}
+    if any(f.needs_predictions for f in families):
+        if pred is None:
+            raise InputError(f"the {families[0].name} benchmark needs a folder of "
+                             "predictions (--pred)")
+        first = next(f for f in families if f.needs_predictions)
+        hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
+            if first.missing_hint else None
+        preds = pair_predictions(item_ids, pred, common_exts(families, params), hint=hint)
+    store = RecordStore(out)
+    if out is not None:
+        ensure_dir(out)
+        store.prepare(families)
+
+    records: dict[str, dict] = {f.name: {} for f in families}
+    keys, jobs_of, todo = {}, {}, []
+    for iid in item_ids:
+        sample = Sample(dataset[iid], preds.get(iid))
+        digests = {role: [fingerprint(path) for path in paths]
+                   for role, paths in sample.input_files().items()}
+        if not digests["gt"]:              # in-memory ground truth: key by its content
+            digests["gt"] = [sample.content_digest()]
+        jobs = []
+        for f, p in resolved:
+            key = record_key(f, p, digests if f.needs_predictions
+                             else {"gt": digests["gt"]})
+            keys[f.name, iid] = key
+            rec = store.load(f, iid, key)
+            if rec is None:
+                jobs.append((f, p))
+            else:
+                records[f.name][iid] = rec
+        if jobs:
+            jobs_of[iid] = jobs
+            todo.append((sample, jobs))
+    desc = "+".join(f.label or f.name for f in families)
+    with open_executor(workers, scheduler) if executor is None else nullcontext(executor) \
+            as ex:
+        for iid, recs in map_items(_evaluate_group, todo, executor=ex, progress=progress,
+                                   desc=desc):
+            for (f, _), rec in zip(jobs_of[iid], recs):
+                store.save(f, iid, keys[f.name, iid], rec)
+                records[f.name][iid] = rec
+
+    label = run_name(pred, name) if any(f.needs_predictions for f in families) \
+        else (name or "human")
+    gt_dir = dataset.root if isinstance(gt, Dataset) else gt
+    where = {"gt_dir": None if gt_dir is None else str(gt_dir),
+             "pred_dir": None if pred is None else str(pred), "split": split,
+             "presentation": presentation, "ids": wanted}
+    results = []
+    for index, (f, p) in enumerate(resolved):
+        recs = [records[f.name][i] for i in item_ids]
+        result = f.summarize(item_ids, recs, p, options)
+        result.name = label
+        result.provenance = provenance(**{k: v for k, v in where.items() if v is not None},
+                                       **p, n_images=len(item_ids))
+        if out is not None:
+            outp = Path(out)
+            if f.write is not None:
+                f.write(outp, result, item_ids, recs, options)
+            suffix = "" if index == 0 else f"_{f.name}"
+            result.to_json(outp / f"result{suffix}.json")
+            result.to_csv(outp / f"per_item{suffix}.csv")
+        results.append(result)
+    return results
+

@@ -1,0 +1,109 @@
+"""The record store: one JSON file per (family, image), keyed by everything it depends on.
+
+A record is reused only when its key is equal: family, record version, parameters and
+the SHA-256 of every input file. Writes are atomic, so a killed run leaves whole
+records or none; a record that cannot be read or does not validate is recomputed with
+a warning naming it, never trusted and never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import SegbenchError
+from ..io import atomic_write_text, ensure_dir
+
+RECORDS_DIR = ".segbench-records"
+
+
+class RecordWarning(UserWarning):
+    """A saved record was damaged or unreadable and is computed again."""
+
+
+def fingerprint(path) -> str:
+    """SHA-256 of a file, computed once per (path, mtime, size) in each process."""
+    st = Path(path).stat()
+    return _sha256(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8192)
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def record_key(family, params: dict, inputs: dict) -> dict:
+    """The key of one record: what it was computed from.
+
+    ``inputs`` maps a role (``'gt'``, ``'pred'``) to the SHA-256 digests of its files
+    (or of its in-memory content)."""
+    return {"family": family.name, "version": family.version, "params": params,
+            "inputs": dict(sorted(inputs.items()))}
+
+
+class RecordStore:
+    """Records of one output folder, ``<out>/.segbench-records/<family>/<id>.json``.
+
+    Parameters
+    ----------
+    out_dir : path or None
+        None keeps nothing (a run without ``--out``): every load misses, saves are
+        dropped.
+    """
+
+    def __init__(self, out_dir=None):
+        self.root = None if out_dir is None else Path(out_dir) / RECORDS_DIR
+
+    def _path(self, family, iid: str) -> Path:
+        return self.root / family.name / f"{iid}.json"
+
+    def prepare(self, families) -> None:
+        """Create the record folders (OutputError if that is impossible)."""
+        if self.root is not None:
+            for family in families:
+                ensure_dir(self.root / family.name)
+
+    def load(self, family, iid: str, key: dict):
+        """The saved record of ``iid`` if its key equals ``key``, else None."""
+        if self.root is None:
+            return None
+        path = self._path(family, iid)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            return _damaged(path, f"unreadable ({exc})")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return _damaged(path, "not valid JSON (a run was killed while writing?)")
+        if not isinstance(data, dict) or "key" not in data or "record" not in data:
+            return _damaged(path, "not a segbench record")
+        if data["key"] != key:
+            return None          # other parameters or changed inputs: recompute quietly
+        try:
+            return family.from_json(data["record"])
+        except (KeyError, IndexError, TypeError, ValueError, SegbenchError) as exc:
+            return _damaged(path, f"its payload does not validate ({exc})")
+
+    def save(self, family, iid: str, key: dict, record) -> None:
+        """Write one record atomically (OutputError if it cannot be written)."""
+        if self.root is None:
+            return
+        payload = {"id": iid, "key": key, "record": family.to_json(record)}
+        atomic_write_text(self._path(family, iid),
+                          json.dumps(payload, separators=(",", ":")))
+
+
+def _damaged(path: Path, why: str):
+    warnings.warn(f"{path}: record {why}; computing it again", RecordWarning,
+                  stacklevel=3)
+    return None

@@ -1,0 +1,75 @@
+"""Writing files so that neither a crash nor a full disk leaves a half-written one."""
+
+from __future__ import annotations
+
+import os
+from os import PathLike
+from pathlib import Path
+
+from ..errors import OutputError
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def ensure_dir(path: str | PathLike) -> Path:
+    """Create folder ``path`` (and its parents) if needed.
+
+    Raises
+    ------
+    OutputError
+        If it cannot be created or is not a folder, naming the path and the reason.
+    """
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(path, "exists and is not a folder") from None
+    except OSError as exc:
+        raise OutputError(getattr(exc, "filename", None) or path, _reason(exc)) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(path, "Permission denied")
+    return path
+
+
+def atomic_write_bytes(path: str | PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder.
+
+    Readers see the old file or the new one, never a part. On any failure the temporary
+    file is removed and :class:`~segbench.errors.OutputError` names ``path``.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(path, _reason(exc)) from None
+    finally:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def atomic_write_text(path: str | PathLike, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_if_changed(path: str | PathLike, text: str) -> bool:
+    """Atomically write ``text`` unless ``path`` already holds exactly it; True if written.
+
+    Used for files derived anew at the end of every run, so that an unchanged file keeps
+    its time stamp."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    try:
+        if path.is_file() and path.stat().st_size == len(data) and \
+                path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    atomic_write_bytes(path, data)
+    return True

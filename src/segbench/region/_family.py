@@ -1,0 +1,139 @@
+"""The region benchmark and the human region consistency as engine families.
+
+``REGION`` scores ucm2 hierarchies, segs or (with ``labels``) label-map images
+(regionBench.m: covering, PRI, VI at ODS/OIS, Best); ``HUMAN_REGION`` scores each
+annotator against the others. Both are specs (:class:`segbench.spec.Family`) run by
+:func:`segbench.engine.run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import Result
+from ..spec import Family
+from ._image import RegionRecord, evaluate_image, human_region
+from ._summary import summarize, summarize_human_region
+from ._table import compact_labels
+
+#: Label-map files ``region --labels`` reads (one segmentation per image).
+LABEL_EXTS = ("png", "bmp", "tif", "tiff", "npy")
+
+
+def read_region_prediction(path):
+    """A region-benchmark input: ``.mat`` ucm2/segs, or one label map in an image/.npy.
+
+    A label map's labels are all regions (0 included): they are renumbered 1..K, since
+    the benchmark reserves 0 for unlabelled pixels. Returns a ``Prediction`` (a label
+    map as one-segmentation ``segs``).
+    """
+    from ..io import as_prediction, read_label_map, read_prediction
+    path = Path(path)
+    if path.suffix.lower() == ".mat":
+        return read_prediction(path)
+    labels, _ = compact_labels(read_label_map(path), void=None)
+    return as_prediction([labels], kind="segs", source=path)
+
+
+def _exts(params: dict) -> tuple[str, ...]:
+    return ("mat", *LABEL_EXTS) if params["labels"] else ("mat",)
+
+
+def _hint(params: dict, found: list[str]) -> str:
+    if params["labels"]:
+        return "expected ucm2/segs .mat files or label-map images"
+    images = [e for e in found if e in LABEL_EXTS]
+    there = f"; the folder holds .{'/.'.join(images)} files" if images else ""
+    return ("the region benchmark needs ucm2 or segs .mat files, or --labels to read "
+            f"label-map images as segmentations{there} (soft boundary maps are scored "
+            "by 'segbench boundary')")
+
+
+def _check(params: dict) -> None:
+    if params["nthresh"] < 1:
+        raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
+
+
+def _evaluate(sample, params: dict) -> RegionRecord:
+    from ..io import check_same_shape
+    gt = sample.ground_truth()
+    pred = sample.read_prediction(read_region_prediction)
+    check_same_shape(pred, gt[0].shape, sample.prediction)
+    return evaluate_image(pred, gt, nthresh=params["nthresh"])
+
+
+def _summarize(ids, records, params, options) -> Result:
+    summary = summarize(records, ids)
+    metrics = summary.metrics()
+    human = (options or {}).get("human_region")
+    if human is not None:
+        metrics.update({"human_covering": human["covering"], "human_PRI": human["PRI"],
+                        "human_VI": human["VI"]})
+    curves = {"thresholds": summary.thresholds, "covering": summary.covering,
+              "pri": summary.pri, "vi": summary.vi}
+    return Result("region", metrics, summary.rows(), curves, detail=summary)
+
+
+def _write(out, result: Result, ids, records, options) -> None:
+    """``<iid>_ev2/_ev3/_ev4.txt`` (rewritten from the records every run) and the five
+    dataset files of collect_eval_reg.m."""
+    from ..io import write_if_changed
+    from ..report.official_region import format_ev2, format_ev3, format_ev4, \
+        write_eval_region
+    for iid, rec in zip(ids, records):
+        for suffix, fmt in (("ev2", format_ev2), ("ev3", format_ev3), ("ev4", format_ev4)):
+            write_if_changed(out / f"{iid}_{suffix}.txt", fmt(rec))
+    write_eval_region(out, result.detail)
+
+
+def _record_to_json(record: RegionRecord) -> dict:
+    return record.to_json()
+
+
+REGION = Family(
+    name="region", version=1, defaults={"nthresh": 99, "labels": False},
+    evaluate=_evaluate, to_json=_record_to_json, from_json=RegionRecord.from_json,
+    summarize=_summarize, write=_write, prediction_exts=_exts, missing_hint=_hint,
+    check=_check, label="region")
+
+
+# --- human consistency -------------------------------------------------------------
+
+
+def _evaluate_human(sample, params: dict) -> np.ndarray:
+    return np.asarray(human_region(sample.ground_truth()), np.float64).reshape(-1, 6)
+
+
+def _table_to_json(table: np.ndarray) -> dict:
+    return {"table": table.tolist()}
+
+
+def _table_from_json(d) -> np.ndarray:
+    arr = np.asarray(d["table"], dtype=np.float64)
+    if arr.size == 0:
+        return arr.reshape(0, 6)
+    if arr.ndim != 2 or arr.shape[1] != 6:
+        raise ValueError("a human region table has 6 columns")
+    return arr
+
+
+def _summarize_human(ids, tables, params, options) -> Result:
+    metrics = summarize_human_region(tables)
+    metrics["n_images"] = len(ids)
+    per_item = []
+    for iid, t in zip(ids, tables):
+        cover = float(t[:, 0].sum() / t[:, 1].sum()) if t.size and t[:, 1].sum() \
+            else float("nan")
+        per_item.append({"id": iid, "n_annotators": int(t.shape[0]), "covering": cover,
+                         "PRI": float(t[:, 4].mean()) if t.size else float("nan"),
+                         "VI": float(t[:, 5].mean()) if t.size else float("nan")})
+    return Result("human_region", metrics, per_item)
+
+
+HUMAN_REGION = Family(
+    name="human_region", version=1, defaults={}, evaluate=_evaluate_human,
+    to_json=_table_to_json, from_json=_table_from_json, summarize=_summarize_human,
+    label="human region")

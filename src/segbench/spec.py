@@ -1,0 +1,106 @@
+"""What a benchmark family declares, so that one engine can run every family.
+
+A family (boundary, region, human consistency, ...) is a :class:`Family`: plain
+module-level functions for the four stages of the pipeline and nothing else. The engine
+(:func:`segbench.engine.run`) pairs inputs, maps ``evaluate`` over them, keeps the
+records, and calls ``summarize`` and ``write``; a family module never imports the
+engine, and the engine names no family.
+
+This module sits below both (it imports neither), so each family module can build its
+spec here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["Family"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """The spec of one benchmark family.
+
+    Attributes
+    ----------
+    name : str
+        Identifier used in record keys, record folders and result files
+        (``'boundary'``, ``'region'``, ``'human_boundary'``, ...).
+    version : int
+        Record format version; bump it whenever a change to ``evaluate`` would make
+        records saved earlier wrong, so the store recomputes them.
+    defaults : mapping of str to value
+        The parameters a record depends on, with their defaults. ``evaluate`` gets
+        exactly these keys; they are part of every record's key.
+    evaluate : callable
+        ``evaluate(sample, params) -> record``. Pure: the same sample and parameters
+        give the same record in any process. ``sample`` is a
+        :class:`segbench.datasets.Sample` (a dataset item and its prediction file).
+    to_json, from_json : callable
+        ``record -> dict`` of plain JSON values, and back. ``from_json`` raises
+        (``KeyError``, ``TypeError``, ``ValueError``) on a payload that is not a valid
+        record, so the store can recompute it.
+    summarize : callable
+        ``summarize(ids, records, params, options) -> Result``, pure; ``ids`` sorted.
+    write : callable, optional
+        ``write(out_dir, result, ids, records, options)`` writes the family's own files
+        (the official text files, plots); the engine writes ``result.json`` and
+        ``per_item.csv`` itself.
+    prediction_exts : callable, optional
+        ``params -> tuple of extensions`` the family reads predictions from; None for a
+        family that scores the ground truth alone (human consistency).
+    missing_hint : callable, optional
+        ``(params, extensions found in the folder) -> str``: what to tell a user whose
+        prediction folder has no usable file (e.g. soft maps given to ``region``).
+    check : callable, optional
+        ``params -> None``, raising :class:`~segbench.errors.InputError` on a bad value.
+    label : str
+        Short name for progress bars.
+    """
+
+    name: str
+    version: int
+    defaults: Mapping[str, Any]
+    evaluate: Callable
+    to_json: Callable
+    from_json: Callable
+    summarize: Callable
+    write: Callable | None = None
+    prediction_exts: Callable | None = None
+    missing_hint: Callable | None = None
+    check: Callable | None = None
+    label: str = field(default="")
+
+    @property
+    def needs_predictions(self) -> bool:
+        return self.prediction_exts is not None
+
+    def resolve(self, params: Mapping[str, Any] | None = None) -> dict:
+        """This family's parameters: ``defaults`` updated by the keys of ``params`` that
+        the family knows (other keys belong to other families and are ignored)."""
+        params = params or {}
+        out = {k: params.get(k, v) for k, v in self.defaults.items()}
+        for k, v in self.defaults.items():   # keep JSON types stable in record keys
+            if isinstance(v, bool):
+                out[k] = bool(out[k])
+            elif isinstance(v, int) and not isinstance(out[k], bool):
+                if int(out[k]) != out[k]:
+                    raise InputError(f"{k} must be an integer, got {out[k]!r}")
+                out[k] = int(out[k])
+            elif isinstance(v, float):
+                out[k] = float(out[k])
+        if self.check is not None:
+            self.check(out)
+        return out
+
+
+def common_exts(families: Sequence[Family], params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Prediction extensions every family of ``families`` reads (in the first's order)."""
+    lists = [f.prediction_exts(f.resolve(params)) for f in families if f.needs_predictions]
+    if not lists:
+        return ()
+    return tuple(e for e in lists[0] if all(e in other for other in lists[1:]))
