@@ -18,6 +18,8 @@ BENCHMARKS = {
     "human": (("segbench.boundary", "HUMAN_BOUNDARY"), ("segbench.region", "HUMAN_REGION")),
     "human_boundary": (("segbench.boundary", "HUMAN_BOUNDARY"),),
     "human_region": (("segbench.region", "HUMAN_REGION"),),
+    "semantic": (("segbench.semantic", "SEMANTIC"),),
+    "superpixel": (("segbench.superpixel", "SUPERPIXEL"),),
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["Family"]
+__all__ = ["Family", "JointTask"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,20 @@ class Family:
         ``params -> None``, raising :class:`~segbench.errors.InputError` on a bad value.
     label : str
         Short name for progress bars.
+    input_files : callable, optional
+        ``(sample, params) -> {role: [paths]}``: files a record depends on besides the
+        ground truth and the prediction (a photograph, a folder's segmentations);
+        their digests join the record key.
+    joint_tasks : callable, optional
+        ``(ids, records, params) -> list of JointTask``: work that needs several
+        items at once (e.g. pairs of different images), planned from the per-item
+        records. Their records reach ``summarize`` as the keyword ``joint`` (a list in
+        task order).
+    evaluate_joint : callable, optional
+        ``(samples, payload, params) -> record``, pure; ``samples`` maps each id of the
+        task to its :class:`~segbench.datasets.Sample`.
+    joint_to_json, joint_from_json : callable, optional
+        As ``to_json``/``from_json`` for joint records.
     """
 
     name: str
@@ -74,6 +88,11 @@ class Family:
     missing_hint: Callable | None = None
     check: Callable | None = None
     label: str = field(default="")
+    input_files: Callable | None = None
+    joint_tasks: Callable | None = None
+    evaluate_joint: Callable | None = None
+    joint_to_json: Callable | None = None
+    joint_from_json: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:
@@ -96,6 +115,26 @@ class Family:
         if self.check is not None:
             self.check(out)
         return out
+
+
+@dataclass(frozen=True)
+class JointTask:
+    """Work of a family that reads several items at once.
+
+    Attributes
+    ----------
+    key : str
+        Stable name of the task, unique within the family (it names its record).
+    ids : tuple of str
+        The items it reads.
+    payload : object
+        Plain JSON-able data the family's ``evaluate_joint`` needs (e.g. the pairs of
+        ids to score); its digest joins the record key.
+    """
+
+    key: str
+    ids: tuple
+    payload: Any = None
 
 
 def common_exts(families: Sequence[Family], params: Mapping[str, Any]) -> tuple[str, ...]:

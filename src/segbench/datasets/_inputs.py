@@ -28,13 +28,13 @@ def _is_subject_folder(folder: Path) -> bool:
         any(next(d.glob("*.seg"), None) is not None for d in subs)
 
 
-def open_ground_truth(gt: str | PathLike | Dataset, *, split: str | None = None,
-                      presentation: str | None = None) -> Dataset:
+def open_ground_truth(gt, *, split: str | None = None, presentation: str | None = None,
+                      all_splits: bool = False) -> Dataset:
     """The ground truth of a benchmark run, whatever its layout.
 
     Parameters
     ----------
-    gt : path or Dataset
+    gt : path, Dataset, or a sequence of them
         One of: a folder of BSDS500 ``<iid>.mat`` files (``groundTruth/test``; also
         ``<iid>.seg`` or label-map files, see :class:`FolderPairs`); a BSDS300 subject
         tree (``human/color`` or ``human/gray``, i.e. ``<uid>/<iid>.seg`` below it, or
@@ -45,11 +45,21 @@ def open_ground_truth(gt: str | PathLike | Dataset, *, split: str | None = None,
     presentation : {'color', 'gray', 'all'}, optional
         For BSDS300 trees: the segmentations made on colour images (the default), on
         grayscale images, or both.
+    all_splits : bool, default False
+        Keep every split when ``split`` is None (otherwise a dataset with several
+        splits needs ``split``).
 
     Returns
     -------
     Dataset
+        Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
+    if isinstance(gt, (list, tuple)):
+        if not gt:
+            raise InputError("no ground-truth folder given")
+        parts = [open_ground_truth(g, split=split, presentation=presentation,
+                                   all_splits=True) for g in gt]
+        return parts[0] if len(parts) == 1 else _merge(parts)
     if isinstance(gt, Dataset):
         ds = gt
     else:
@@ -77,10 +87,25 @@ def open_ground_truth(gt: str | PathLike | Dataset, *, split: str | None = None,
                     folder) from None
     if split is not None:
         return ds.subset(ds.ids(split))
-    if len(ds.splits) > 1:
+    if len(ds.splits) > 1 and not all_splits:
         raise InputError(f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
                          "one with --split", ds.root)
     return ds
+
+
+def _merge(parts: list[Dataset]) -> Dataset:
+    """One dataset holding the items of several (ids must be unique)."""
+    import copy
+    out = copy.copy(parts[0])
+    out._protos = dict(parts[0]._protos)
+    for ds in parts[1:]:
+        for iid, proto in ds._protos.items():
+            if iid in out._protos:
+                raise InputError(f"image id {iid!r} is in two ground-truth folders "
+                                 f"({out.root} and {ds.root})", ds.root)
+            out._protos[iid] = proto
+    out._protos = dict(sorted(out._protos.items()))
+    return out
 
 
 def parse_ids(value) -> list[str] | None:

@@ -38,11 +38,40 @@ def _found_exts(pred_dir) -> list[str]:
         return []
 
 
+def _digests(sample: Sample, family: Family, params: dict, base: dict) -> dict:
+    """The input digests of one record of ``family``: ground truth (and prediction)
+    plus the family's own extra files."""
+    out = base if family.needs_predictions else {"gt": base["gt"]}
+    if family.input_files is not None:
+        out = dict(out)
+        for role, paths in family.input_files(sample, params).items():
+            out[role] = [fingerprint(p) for p in paths]
+    return out
+
+
+def _sample_digests(sample: Sample) -> dict:
+    digests = {role: [fingerprint(path) for path in paths]
+               for role, paths in sample.input_files().items()}
+    if not digests["gt"]:              # in-memory ground truth: key by its content
+        digests["gt"] = [sample.content_digest()]
+    return digests
+
+
+def _evaluate_joint(job):
+    """Worker: one joint record (a family's work over several items)."""
+    family, params, task, samples = job
+    try:
+        return task.key, family.evaluate_joint(samples, task.payload, params)
+    finally:
+        for s in samples.values():
+            s.release()
+
+
 def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         split: str | None = None, presentation: str | None = None, ids=None,
-        name: str | None = None, params: Mapping | None = None,
+        all_splits: bool = False, name: str | None = None, params: Mapping | None = None,
         options: Mapping | None = None, workers: int = 1, scheduler: str | None = None,
-        executor=None, progress: bool = True) -> list[Result]:
+        executor=None, progress: bool = True, save_results: bool = True) -> list[Result]:
     """Run one or more benchmark families over a dataset and its predictions.
 
     Pairs the inputs (:func:`segbench.datasets.open_ground_truth`,
@@ -54,11 +83,12 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     Parameters
     ----------
     families : Family or sequence of Family
-    gt : path or Dataset
-        Ground truth of any layout (see :func:`~segbench.datasets.open_ground_truth`).
-    pred : path, optional
-        Folder of ``<iid>.<ext>`` predictions; needed unless every family scores the
-        ground truth alone.
+    gt : path, sequence of paths, or Dataset
+        Ground truth of any layout (see :func:`~segbench.datasets.open_ground_truth`);
+        several folders are taken together (their ids must differ).
+    pred : path or mapping, optional
+        Folder of ``<iid>.<ext>`` predictions, or a mapping of id to prediction file;
+        needed unless every family scores the ground truth alone.
     out : path, optional
         Output folder: records (so a rerun resumes), ``result.json`` and
         ``per_item.csv`` (``result_<family>.json``, ``per_item_<family>.csv`` for the
@@ -67,19 +97,25 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         As :func:`~segbench.datasets.open_ground_truth`.
     ids : list of str, str or path, optional
         Evaluate only these images (see :func:`~segbench.datasets.parse_ids`).
+    all_splits : bool, default False
+        Take every split of a dataset root (the statistics and GCE/LCE of a whole
+        dataset) instead of requiring ``split``.
     name : str, optional
         Name of the run (default :func:`~segbench.datasets.run_name` of ``pred``).
     params : mapping, optional
         Record parameters; each family takes the keys it declares.
     options : mapping, optional
-        Output options for summaries and writers (``plot``, ``human``).
+        Output options for summaries and writers (``plot``, human figures).
     workers : int, default 1
         Local worker processes.
     scheduler : str, optional
         Address of a running ``dask.distributed`` scheduler to run on instead.
     executor : concurrent.futures.Executor, optional
-        Any executor to run on instead (closed by the caller).
+        Any executor to run on instead (left open).
     progress : bool, default True
+    save_results : bool, default True
+        Write ``result*.json``, ``per_item*.csv`` and the families' files to ``out``
+        (False: only records, for callers that compose several runs into one result).
 
     Returns
     -------
@@ -89,7 +125,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     """
     families = [families] if isinstance(families, Family) else list(families)
     params, options = dict(params or {}), dict(options or {})
-    dataset = open_ground_truth(gt, split=split, presentation=presentation)
+    dataset = open_ground_truth(gt, split=split, presentation=presentation,
+                                all_splits=all_splits)
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -102,10 +139,18 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         if pred is None:
             raise InputError(f"the {families[0].name} benchmark needs a folder of "
                              "predictions (--pred)")
-        first = next(f for f in families if f.needs_predictions)
-        hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
-            if first.missing_hint else None
-        preds = pair_predictions(item_ids, pred, common_exts(families, params), hint=hint)
+        if isinstance(pred, Mapping):
+            preds = dict(pred)
+            missing = [i for i in item_ids if i not in preds]
+            if missing:
+                raise InputError(f"{len(missing)} of {len(item_ids)} images have no "
+                                 f"prediction: {', '.join(missing[:20])}")
+        else:
+            first = next(f for f in families if f.needs_predictions)
+            hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
+                if first.missing_hint else None
+            preds = pair_predictions(item_ids, pred, common_exts(families, params),
+                                     hint=hint)
     store = RecordStore(out)
     if out is not None:
         ensure_dir(out)
@@ -115,14 +160,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     keys, jobs_of, todo = {}, {}, []
     for iid in item_ids:
         sample = Sample(dataset[iid], preds.get(iid))
-        digests = {role: [fingerprint(path) for path in paths]
-                   for role, paths in sample.input_files().items()}
-        if not digests["gt"]:              # in-memory ground truth: key by its content
-            digests["gt"] = [sample.content_digest()]
+        base = _sample_digests(sample)
         jobs = []
         for f, p in resolved:
-            key = record_key(f, p, digests if f.needs_predictions
-                             else {"gt": digests["gt"]})
+            key = record_key(f, p, _digests(sample, f, p, base))
             keys[f.name, iid] = key
             rec = store.load(f, iid, key)
             if rec is None:
@@ -133,6 +174,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             jobs_of[iid] = jobs
             todo.append((sample, jobs))
     desc = "+".join(f.label or f.name for f in families)
+    joint: dict[str, list] = {}
     with open_executor(workers, scheduler) if executor is None else nullcontext(executor) \
             as ex:
         for iid, recs in map_items(_evaluate_group, todo, executor=ex, progress=progress,
@@ -140,21 +182,27 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             for (f, _), rec in zip(jobs_of[iid], recs):
                 store.save(f, iid, keys[f.name, iid], rec)
                 records[f.name][iid] = rec
+        for f, p in resolved:
+            if f.joint_tasks is not None:
+                joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
+                                           [records[f.name][i] for i in item_ids],
+                                           store, ex, progress)
 
-    label = run_name(pred, name) if any(f.needs_predictions for f in families) \
-        else (name or "human")
-    gt_dir = dataset.root if isinstance(gt, Dataset) else gt
+    label = run_name(pred if not isinstance(pred, Mapping) else None, name) \
+        if any(f.needs_predictions for f in families) else (name or "human")
+    gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
     where = {"gt_dir": None if gt_dir is None else str(gt_dir),
-             "pred_dir": None if pred is None else str(pred), "split": split,
-             "presentation": presentation, "ids": wanted}
+             "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
+             "split": split, "presentation": presentation, "ids": wanted}
     results = []
     for index, (f, p) in enumerate(resolved):
         recs = [records[f.name][i] for i in item_ids]
-        result = f.summarize(item_ids, recs, p, options)
+        extra = {"joint": joint[f.name]} if f.name in joint else {}
+        result = f.summarize(item_ids, recs, p, options, **extra)
         result.name = label
         result.provenance = provenance(**{k: v for k, v in where.items() if v is not None},
                                        **p, n_images=len(item_ids))
-        if out is not None:
+        if out is not None and save_results:
             outp = Path(out)
             if f.write is not None:
                 f.write(outp, result, item_ids, recs, options)
@@ -164,3 +212,33 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         results.append(result)
     return results
 
+
+def _run_joint(family, params, dataset, preds, item_ids, records, store, executor,
+               progress) -> list:
+    """The joint records of one family, reused from the store where their key holds."""
+    import hashlib
+    import json
+    tasks = family.joint_tasks(item_ids, records, params)
+    digests = {}
+    out, todo, keys = {}, [], {}
+    for task in tasks:
+        for i in task.ids:
+            if i not in digests:
+                digests[i] = _sample_digests(Sample(dataset[i], preds.get(i)))
+        payload = hashlib.sha256(json.dumps(task.payload, sort_keys=True).encode()
+                                 ).hexdigest()
+        key = record_key(family, {**params, "joint": task.key, "payload": payload},
+                         {"items": [[i, digests[i]] for i in task.ids]})
+        keys[task.key] = key
+        rec = store.load_joint(family, task.key, key)
+        if rec is None:
+            todo.append((family, params, task,
+                         {i: Sample(dataset[i], preds.get(i)) for i in task.ids}))
+        else:
+            out[task.key] = rec
+    for task_key, rec in map_items(_evaluate_joint, todo, executor=executor,
+                                   progress=progress,
+                                   desc=f"{family.label or family.name} (joint)"):
+        store.save_joint(family, task_key, keys[task_key], rec)
+        out[task_key] = rec
+    return [out[t.key] for t in tasks]

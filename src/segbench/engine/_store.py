@@ -74,7 +74,24 @@ class RecordStore:
         """The saved record of ``iid`` if its key equals ``key``, else None."""
         if self.root is None:
             return None
-        path = self._path(family, iid)
+        return self._load(self._path(family, iid), key, family.from_json)
+
+    def load_joint(self, family, task_key: str, key: dict):
+        """The saved joint record named ``task_key`` if its key equals ``key``."""
+        if self.root is None:
+            return None
+        return self._load(self.root / family.name / "joint" / f"{task_key}.json", key,
+                          family.joint_from_json)
+
+    def save_joint(self, family, task_key: str, key: dict, record) -> None:
+        """Write one joint record atomically."""
+        if self.root is None:
+            return
+        path = self.root / family.name / "joint" / f"{task_key}.json"
+        ensure_dir(path.parent)
+        self._write(path, task_key, key, family.joint_to_json(record))
+
+    def _load(self, path: Path, key: dict, from_json):
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -90,7 +107,7 @@ class RecordStore:
         if data["key"] != key:
             return None          # other parameters or changed inputs: recompute quietly
         try:
-            return family.from_json(data["record"])
+            return from_json(data["record"])
         except (KeyError, IndexError, TypeError, ValueError, SegbenchError) as exc:
             return _damaged(path, f"its payload does not validate ({exc})")
 
@@ -98,9 +115,12 @@ class RecordStore:
         """Write one record atomically (OutputError if it cannot be written)."""
         if self.root is None:
             return
-        payload = {"id": iid, "key": key, "record": family.to_json(record)}
-        atomic_write_text(self._path(family, iid),
-                          json.dumps(payload, separators=(",", ":")))
+        self._write(self._path(family, iid), iid, key, family.to_json(record))
+
+    @staticmethod
+    def _write(path: Path, name: str, key: dict, payload) -> None:
+        atomic_write_text(path, json.dumps({"id": name, "key": key, "record": payload},
+                                           separators=(",", ":")))
 
 
 def _damaged(path: Path, why: str):
