@@ -15,10 +15,10 @@ from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_
 from segbench.errors import InputError
 from segbench.io import write_ground_truth
 from segbench.region import gce, lce
+from segbench.api_consistency import (evaluate_granularity, human_consistency,
+                                      run_consistency, run_granularity)
 from segbench.region.consistency import (ConsistencyReport, cross_image_errors,
-                                         evaluate_granularity, granularity_image,
-                                         human_consistency, pair_errors, plot_consistency,
-                                         run_consistency, run_granularity,
+                                         granularity_image, pair_errors, plot_consistency,
                                          sample_image_pairs, same_image_errors, separation,
                                          wrong_side)
 
@@ -212,12 +212,12 @@ def test_pairs_zero_and_multiple_folders(gt_folder, tmp_path):
     rep2 = human_consistency([root, other], pairs=100, progress=False)
     assert rep2.ids[-1] == "z1" and rep2.n_image_pairs_total == 15 + 3
     write_ground_truth(other / "a1.mat", [_blocks(30, 40, 2, 2)] * 2)
-    with pytest.raises(InputError, match="twice"):
+    with pytest.raises(InputError, match="in two ground-truth folders"):
         human_consistency([root, other], progress=False)
 
 
 def test_errors_name_the_input(tmp_path):
-    with pytest.raises(InputError, match="no ground-truth"):
+    with pytest.raises(InputError, match="no ground truth"):
         human_consistency(tmp_path, progress=False)
     (tmp_path / "bad.mat").write_bytes(b"not a mat file")
     with pytest.raises(InputError, match="bad.mat"):
@@ -228,8 +228,8 @@ def test_run_consistency_writes_files(gt_folder, tmp_path):
     root, _ = gt_folder
     res, rep = run_consistency(root, tmp_path / "out", pairs=4, progress=False)
     out = tmp_path / "out"
-    for name in ("consistency.json", "consistency_pairs.csv", "consistency_hist.png",
-                 "consistency_gce_lce.png"):
+    for name in ("result.json", "per_item.csv", "consistency_pairs.csv",
+                 "consistency_hist.png", "consistency_gce_lce.png"):
         assert (out / name).stat().st_size > 0
     assert (out / "consistency_hist.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = (out / "consistency_pairs.csv").read_text().splitlines()
@@ -287,9 +287,9 @@ def synth(tmp_path_factory):
 def test_evaluate_granularity_workers_and_folder_round_trip(synth, tmp_path):
     gt, img = synth
     seg = functools.partial(kmeans_segmenter, step=1)
-    a = evaluate_granularity(gt, seg, image_dirs=img, save_dir=tmp_path / "s",
+    a = evaluate_granularity(gt, seg, images=img, save_dir=tmp_path / "s",
                              progress=False)
-    b = evaluate_granularity(gt, seg, image_dirs=img, workers=2, progress=False)
+    b = evaluate_granularity(gt, seg, images=img, workers=2, progress=False)
     assert a.metrics() == b.metrics()
     m = a.metrics()
     assert m["n_images"] == 3 and m["n_pairs"] == 9 and m["n_k_mismatch"] == 0
@@ -309,8 +309,8 @@ def test_evaluate_granularity_workers_and_folder_round_trip(synth, tmp_path):
 def test_ncut_granularity_same_for_any_worker_count(synth):
     gt, img = synth
     from segbench.algorithms.segmenters import ncut_segmenter
-    a = evaluate_granularity(gt, ncut_segmenter, image_dirs=img, progress=False)
-    b = evaluate_granularity(gt, ncut_segmenter, image_dirs=img, workers=2, progress=False)
+    a = evaluate_granularity(gt, ncut_segmenter, images=img, progress=False)
+    b = evaluate_granularity(gt, ncut_segmenter, images=img, workers=2, progress=False)
     for ra, rb in zip(a.rows, b.rows):
         np.testing.assert_array_equal(ra, rb)
     assert a.metrics()["n_k_mismatch"] == 0
@@ -318,31 +318,32 @@ def test_ncut_granularity_same_for_any_worker_count(synth):
 
 def test_evaluate_granularity_subsets_and_errors(synth, tmp_path):
     gt, img = synth
-    r = evaluate_granularity(gt, kmeans_segmenter, image_dirs=img, max_images=2,
+    r = evaluate_granularity(gt, kmeans_segmenter, images=img, max_images=2,
                              progress=False)
     assert r.ids == ["synth000", "synth001"]
-    r = evaluate_granularity(gt, kmeans_segmenter, image_dirs=img, ids=["synth002"],
+    r = evaluate_granularity(gt, kmeans_segmenter, images=img, ids=["synth002"],
                              progress=False)
     assert r.ids == ["synth002"]
     with pytest.raises(InputError, match="needs the images"):
         evaluate_granularity(gt, kmeans_segmenter, progress=False)
     with pytest.raises(InputError, match="synth009"):
-        evaluate_granularity(gt, kmeans_segmenter, image_dirs=img, ids=["synth009"])
+        evaluate_granularity(gt, kmeans_segmenter, images=img, ids=["synth009"])
     with pytest.raises(InputError, match=r"synth000_\d+"):
         evaluate_granularity(gt, FolderSegmenter(tmp_path), progress=False)
     empty = tmp_path / "img"
     empty.mkdir()
     with pytest.raises(InputError, match="synth000"):
-        evaluate_granularity(gt, kmeans_segmenter, image_dirs=empty, progress=False)
+        evaluate_granularity(gt, kmeans_segmenter, images=empty, progress=False)
 
 
 def test_run_granularity_files(synth, tmp_path):
     gt, img = synth
-    res, rep = run_granularity(gt, kmeans_segmenter, tmp_path, image_dirs=img,
+    res, rep = run_granularity(gt, kmeans_segmenter, tmp_path, images=img,
                                max_images=1, progress=False)
-    assert (tmp_path / "granularity_kmeans_segmenter.json").exists()
-    assert (tmp_path / "granularity_kmeans_segmenter.png").stat().st_size > 0
-    assert res.family == "granularity" and res.per_item[0]["iid"] == "synth000"
+    assert (tmp_path / "result.json").exists()
+    assert (tmp_path / "granularity.png").stat().st_size > 0
+    assert res.family == "granularity" and res.per_item[0]["id"] == "synth000"
+    assert res.name == "kmeans_segmenter"
 
 
 # ---------------------------------------------------------------- real data (BSDS500 val)
@@ -375,7 +376,7 @@ def test_bsds_val_granularity(bsds_small):
     require(BSDS / "images" / "val")
     iid = sorted(p.stem for p in bsds_small.glob("*.mat"))[0]
     rep = evaluate_granularity(bsds_small, kmeans_segmenter,
-                               image_dirs=BSDS / "images" / "val", ids=[iid],
+                               images=BSDS / "images" / "val", ids=[iid],
                                progress=False)
     m = rep.metrics()
     assert m["n_k_mismatch"] == 0

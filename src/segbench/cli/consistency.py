@@ -1,7 +1,7 @@
 """``segbench consistency`` and ``segbench granularity``: the 2001 protocol on the command line.
 
 Registered by :mod:`segbench.cli` (``add_parsers``). Thin, as the rest of the CLI: parses,
-calls :mod:`segbench.region.consistency` (imported lazily, so ``segbench --help`` stays
+calls :mod:`segbench.api_consistency` (imported lazily, so ``segbench --help`` stays
 fast), prints.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ._common import add_common, print_table
+from ._common import add_common, add_inputs, print_table, where
 
 
 def _fmt(v) -> str:
@@ -19,10 +19,10 @@ def _fmt(v) -> str:
 
 
 def _cmd_consistency(a) -> int:
-    from ..region.consistency import PAPER, run_consistency
-    result, _ = run_consistency(a.gt, a.out, pairs=a.pairs, seed=a.seed,
-                                workers=a.workers, progress=not a.quiet,
-                                plot=not a.no_plot)
+    from ..api_consistency import run_consistency
+    from ..region.consistency import PAPER
+    result, _ = run_consistency(a.gt, a.out, pairs=a.pairs, seed=a.seed, name=a.name,
+                                plot=not a.no_plot, **where(a))
     if a.json:
         print(result.to_json())
         return 0
@@ -61,18 +61,15 @@ def _cmd_consistency(a) -> int:
 
 def _cmd_granularity(a) -> int:
     from ..algorithms.segmenters import get_segmenter
-    from ..region.consistency import PAPER, run_granularity
+    from ..api_consistency import run_granularity
+    from ..region.consistency import PAPER
     if a.segmenter == "folder" and not a.seg_dir:
         from ..errors import InputError
         raise InputError("--segmenter folder needs --seg-dir DIR of <iid>_<k>.png maps")
-    if a.segmenter != "folder" and not a.images:
-        from ..errors import InputError
-        raise InputError(f"--segmenter {a.segmenter} needs --images IMG_DIR")
     seg = get_segmenter(a.segmenter, seg_dir=a.seg_dir)
     result, _ = run_granularity(a.gt, seg, a.out, plot=not a.no_plot,
-                                image_dirs=a.images or None, max_images=a.max_images,
-                                save_dir=a.save_segs, workers=a.workers,
-                                progress=not a.quiet)
+                                images=a.images or None, max_images=a.max_images,
+                                save_dir=a.save_segs, name=a.name, **where(a))
     if a.json:
         print(result.to_json())
         return 0
@@ -93,11 +90,10 @@ def _cmd_granularity(a) -> int:
     return 0
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default=None,
-                   help="output folder for the JSON result, pair table and figures")
+def _common(p: argparse.ArgumentParser, out_help: str) -> None:
+    add_inputs(p, pred=False, out_help=out_help, several=True)
     p.add_argument("--no-plot", action="store_true", help="skip the PNG figures")
-    add_common(p)
+    add_common(p, scheduler=True)
 
 
 def add_parsers(subparsers) -> None:
@@ -108,14 +104,13 @@ def add_parsers(subparsers) -> None:
                     "and of a seeded sample of pairs of segmentations of different images "
                     "of equal shape: means, the fraction of pairs on the wrong side of the "
                     "best separating threshold, histograms (Martin et al. 2001, §3.2).")
-    p.add_argument("--gt", required=True, nargs="+", metavar="GT_DIR",
-                   help="folder(s) of BSDS500 ground truth <iid>.mat (e.g. train val test)")
     p.add_argument("--pairs", type=int, default=1000,
                    help="different-image image pairs to sample; every pair of their "
                         "annotators is scored (default 1000; 0: none; at least the "
                         "population: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
-    _common(p)
+    _common(p, "output folder: result.json, per_item.csv, consistency_pairs.csv, "
+               "Figures 4 and 6, and records so that a rerun resumes")
     p.set_defaults(func=_cmd_consistency)
 
     p = subparsers.add_parser(
@@ -123,8 +118,6 @@ def add_parsers(subparsers) -> None:
         description="Run a segmenter with the number of segments of each human "
                     "segmentation and score it against that person with GCE and LCE; "
                     "report the mean over images (Martin et al. 2001, §4).")
-    p.add_argument("--gt", required=True, nargs="+", metavar="GT_DIR",
-                   help="folder(s) of BSDS500 ground truth <iid>.mat")
     p.add_argument("--segmenter", required=True, choices=("kmeans", "ncut", "folder"),
                    help="kmeans (colour and position), ncut (normalized cuts on "
                         "superpixels) or folder (precomputed <iid>_<k>.png in --seg-dir)")
@@ -132,11 +125,12 @@ def add_parsers(subparsers) -> None:
                    help="folder(s) of the images <iid>.jpg (kmeans and ncut)")
     p.add_argument("--seg-dir", default=None,
                    help="folder of <iid>_<k>.png label maps (--segmenter folder)")
-    p.add_argument("--max-images", type=int, default=None,
+    p.add_argument("--max-images", "--n-images", type=int, default=None, metavar="N",
                    help="only the first N image ids in sorted order")
     p.add_argument("--save-segs", default=None, metavar="DIR",
                    help="also write every segmentation as DIR/<iid>_<k>.png")
-    _common(p)
+    _common(p, "output folder: result.json, per_item.csv, granularity.png, and "
+               "records so that a rerun resumes")
     p.set_defaults(func=_cmd_granularity)
 
 

@@ -6,7 +6,8 @@ so that importing the package does not load :mod:`urllib`.
 """
 
 from ._archive import UnsafeArchiveError, safe_extract
-from ._inputs import Sample, open_ground_truth, pair_predictions, parse_ids, run_name
+from ._inputs import (Sample, open_ground_truth, pair_predictions, parse_ids, run_name,
+                      with_images)
 from .bsds import (BSDS300, BSDS500, Annotation, Dataset, DatasetItem, FolderPairs,
                    SubjectEntry, SyntheticDataset, open_dataset)
 from .synthetic import SyntheticItem, make_synthetic_dataset, write_synthetic_dataset
@@ -15,4 +16,4 @@ __all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "Folder
            "Sample", "SubjectEntry", "SyntheticDataset", "SyntheticItem",
            "UnsafeArchiveError", "make_synthetic_dataset", "open_dataset",
            "open_ground_truth", "pair_predictions", "parse_ids", "run_name",
-           "safe_extract", "write_synthetic_dataset"]
+           "safe_extract", "with_images", "write_synthetic_dataset"]

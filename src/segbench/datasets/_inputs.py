@@ -15,7 +15,8 @@ from ..errors import InputError
 from .bsds import BSDS300, Dataset, DatasetItem, FolderPairs, _describe, _subdirs, \
     open_dataset
 
-__all__ = ["Sample", "open_ground_truth", "pair_predictions", "parse_ids", "run_name"]
+__all__ = ["Sample", "open_ground_truth", "pair_predictions", "parse_ids", "run_name",
+           "with_images"]
 
 _SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
                           "testing"})
@@ -105,6 +106,39 @@ def _merge(parts: list[Dataset]) -> Dataset:
                                  f"({out.root} and {ds.root})", ds.root)
             out._protos[iid] = proto
     out._protos = dict(sorted(out._protos.items()))
+    return out
+
+
+def with_images(dataset: Dataset, image_dirs) -> Dataset:
+    """``dataset`` with its photographs taken from ``image_dirs`` (one folder or several;
+    ``<iid>.jpg|jpeg|png|bmp|tif|tiff``, the first folder holding an id wins).
+
+    Raises
+    ------
+    InputError
+        Listing the ids that have no photograph in any of the folders.
+    """
+    import copy
+    from dataclasses import replace
+    from functools import partial
+
+    from ..io import list_files
+    from .bsds import IMAGE_EXTS, _load_image
+    dirs = [image_dirs] if isinstance(image_dirs, (str, PathLike)) else list(image_dirs)
+    found: dict[str, Path] = {}
+    for d in dirs:
+        for iid, p in list_files(d, IMAGE_EXTS).items():
+            found.setdefault(iid, p)
+    missing = [i for i in dataset.ids() if i not in found]
+    if missing:
+        shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
+        raise InputError(f"{len(missing)} of {len(dataset)} images have no photograph "
+                         f"(.{'/.'.join(e.lstrip('.') for e in IMAGE_EXTS)}): {shown}",
+                         dirs[0])
+    out = copy.copy(dataset)
+    out._protos = {i: replace(p, image_path=found[i],
+                              image_loader=partial(_load_image, found[i]))
+                   for i, p in dataset._protos.items()}
     return out
 
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from ..boundary._summary import _ratio
 from ..errors import InputError
-from ._image import RegionRecord
 
 
 def _as_printed(x):

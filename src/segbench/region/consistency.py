@@ -2,20 +2,24 @@
 GCE and LCE, and the matched-granularity evaluation of a segmenter.
 
 Human consistency (§3.2, Figures 4-6)
-    :func:`human_consistency` scores every pair of human segmentations of the same image
+    :func:`segbench.api_consistency.human_consistency` scores every pair of human segmentations of the same image
     and a seeded sample of pairs of segmentations of different images with GCE and LCE
     (:func:`pair_errors`, built on :func:`~segbench.region.contingency_table`,
     :func:`~segbench.region.gce` and :func:`~segbench.region.lce`), and reports the means
     and the fraction of pairs on the wrong side of the best separating threshold
     (:func:`separation`). :func:`plot_consistency` draws Figure 4 (histograms) and
-    Figure 6 (GCE against LCE); :func:`run_consistency` does all of it and writes the files.
+    Figure 6 (GCE against LCE); :func:`segbench.api_consistency.run_consistency` does all
+    of it and writes the files.
 
 Matched granularity (§4, Figure 8)
-    :func:`evaluate_granularity` runs a segmenter ``(image, k) -> labels`` with the number
+    :func:`segbench.api_consistency.evaluate_granularity` runs a segmenter ``(image, k) -> labels`` with the number
     of segments ``k`` of each human segmentation and scores the result against that
     person (:func:`granularity_image`); the summary is the mean GCE and LCE over images.
-    Baselines: :mod:`segbench.algorithms.segmenters`. :func:`run_granularity` writes the
-    files.
+    Baselines: :mod:`segbench.algorithms.segmenters`.
+    :func:`segbench.api_consistency.run_granularity` writes the files.
+
+The runs themselves are engine families (:mod:`segbench.region._gce_family`); this
+module holds the measures, the sampling, the reports and the figures.
 
 Different-image pairs
     BSDS images are 481 x 321 or 321 x 481. GCE and LCE compare two label maps pixel by
@@ -44,7 +48,6 @@ import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from os import PathLike
 from pathlib import Path
 
 import numpy as np
@@ -57,14 +60,10 @@ __all__ = [
     "PAPER",
     "ConsistencyReport",
     "GranularityReport",
-    "evaluate_granularity",
     "granularity_image",
-    "human_consistency",
     "pair_errors",
     "plot_consistency",
     "plot_granularity",
-    "run_consistency",
-    "run_granularity",
     "same_image_errors",
     "cross_image_errors",
     "sample_image_pairs",
@@ -79,8 +78,7 @@ PAPER = {"human_same": {"GCE": 0.11, "LCE": 0.07},
          "ncuts": {"GCE": 0.28, "LCE": 0.22}}
 
 #: Images per block of the different-image pass: a task loads at most two blocks.
-_BLOCK = 16
-_IMAGE_EXTS = ("jpg", "jpeg", "png", "bmp", "tif", "tiff")
+BLOCK = 16
 
 
 # ---------------------------------------------------------------------------------------
@@ -255,51 +253,6 @@ def wrong_side(same, different, threshold: float, *, diff_weight: float = 1.0) -
 
 
 # ---------------------------------------------------------------------------------------
-# folders
-
-
-def _gt_files(gt_dirs) -> dict[str, Path]:
-    from ..io import list_files
-    dirs = [gt_dirs] if isinstance(gt_dirs, (str, PathLike)) else list(gt_dirs)
-    if not dirs:
-        raise InputError("no ground-truth folder given")
-    found: dict[str, Path] = {}
-    for d in dirs:
-        files = list_files(d, ("mat",))
-        if not files:
-            raise InputError("no ground-truth .mat files found", d)
-        for iid, p in files.items():
-            if iid in found:
-                raise InputError(f"image id {iid!r} appears twice: {found[iid]} and {p}", d)
-            found[iid] = p
-    return dict(sorted(found.items()))
-
-
-def _image_files(image_dirs, ids) -> dict[str, Path]:
-    from ..io import list_files
-    dirs = [image_dirs] if isinstance(image_dirs, (str, PathLike)) else list(image_dirs)
-    found: dict[str, Path] = {}
-    for d in dirs:
-        for iid, p in list_files(d, _IMAGE_EXTS).items():
-            found.setdefault(iid, p)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise InputError(f"no image for {len(missing)} ground-truth file(s), e.g. "
-                         f"{missing[0]}.jpg (looked for .{', .'.join(_IMAGE_EXTS)})",
-                         Path(dirs[0]) / f"{missing[0]}.jpg")
-    return {i: found[i] for i in ids}
-
-
-def _read_gt(path: Path):
-    from ..io import read_ground_truth
-    gts = read_ground_truth(path)
-    try:
-        return prepare_ground_truth(gts)
-    except InputError as exc:
-        raise InputError(exc.problem, path) from None
-
-
-# ---------------------------------------------------------------------------------------
 # human consistency over a folder
 
 
@@ -382,7 +335,7 @@ class ConsistencyReport:
         img = self.same[:, 0].astype(np.int64) if len(self.same) else np.zeros(0, np.int64)
         for n, iid in enumerate(self.ids):
             sel = self.same[img == n]
-            rows.append({"iid": iid, "shape": list(self.shapes[n]),
+            rows.append({"id": iid, "shape": list(self.shapes[n]),
                          "n_annotators": len(self.n_segments[n]),
                          "segments": list(self.n_segments[n]),
                          "n_pairs": int(len(sel)),
@@ -425,38 +378,6 @@ class ConsistencyReport:
                             self.n_segments[a][i], self.n_segments[b][j],
                             f"{g:.6f}", f"{e:.6f}"])
         return path
-
-
-def _image_pass(path: Path):
-    """Worker of the first pass: shape, segment counts and same-image rows of one image."""
-    from ..io import read_ground_truth
-    gts = read_ground_truth(path)
-    try:
-        flat, counts = prepare_ground_truth(gts)
-        rows = _same_image_rows(flat, counts)
-    except InputError as exc:
-        raise InputError(exc.problem, path) from None
-    return str(path), tuple(gts[0].shape), list(counts), rows
-
-
-@dataclass(frozen=True)
-class _Block:
-    paths: tuple          # index -> path of every image the task needs
-    pairs: tuple          # (a, b) global image indices
-
-
-def _block_task(task: _Block) -> np.ndarray:
-    """Worker of the second pass: every annotator pair of each sampled image pair."""
-    cache = {}
-    for idx, path in task.paths:
-        flat, counts = _read_gt(path)
-        dtype = np.uint16 if max(counts, default=0) < 65535 else np.int32
-        cache[idx] = (flat.astype(dtype), counts)
-    out = []
-    for a, b in task.pairs:
-        rows = _cross(*cache[a], *cache[b])
-        out.append(np.column_stack([np.full(len(rows), a), np.full(len(rows), b), rows]))
-    return np.concatenate(out) if out else np.zeros((0, 6))
 
 
 def _pair_from_index(t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -512,91 +433,6 @@ def sample_image_pairs(shapes: Sequence, pairs: int, seed: int) -> tuple[np.ndar
     res = np.concatenate(out)
     res = res[np.lexsort((res[:, 1], res[:, 0]))]
     return res, total
-
-
-def _blocks(pairs: np.ndarray, shapes, paths) -> list[_Block]:
-    """Group image pairs by (block of a, block of b) within each shape group."""
-    pos = {}
-    counter: dict = {}
-    for n, s in enumerate(shapes):
-        pos[n] = (tuple(s), counter.setdefault(tuple(s), 0) // _BLOCK)
-        counter[tuple(s)] += 1
-    tasks: dict = {}
-    for a, b in pairs.tolist():
-        tasks.setdefault((pos[a], pos[b]), []).append((a, b))
-    out = []
-    for key in sorted(tasks):
-        pp = tasks[key]
-        need = sorted({i for p in pp for i in p})
-        out.append(_Block(tuple((i, paths[i]) for i in need), tuple(pp)))
-    return out
-
-
-def human_consistency(gt_dirs, *, pairs: int = 1000, seed: int = 0, workers: int = 1,
-                      progress: bool = True) -> ConsistencyReport:
-    """GCE and LCE between human segmentations, as §3.2 of the 2001 paper.
-
-    Parameters
-    ----------
-    gt_dirs : path or sequence of paths
-        Folders of BSDS500 ground truth ``<iid>.mat`` (e.g. the train, val and test
-        folders together); ids must be unique across them.
-    pairs : int, default 1000
-        Different-image *image* pairs to sample (every pair of their annotators is
-        scored: about 25-30 segmentation pairs each on BSDS500). 0 skips them; a number
-        at least the population (71 854 pairs of equal shape on all 500 BSDS500 images)
-        scores them all, as the paper did.
-    seed : int, default 0
-        Seed of the sample.
-    workers : int, default 1
-        Worker processes; results are identical for any number.
-    progress : bool
-        Progress bars on stderr.
-
-    Returns
-    -------
-    ConsistencyReport
-        ``.metrics()``: GCE/LCE means for same-image and different-image pairs, the best
-        separating threshold of each measure and the fraction of pairs on its wrong side
-        (pooled over all pairs as the paper, the sample weighted to stand for the
-        population; and balanced between the two kinds), plus counts.
-
-    Notes
-    -----
-    Only images of equal shape are paired (see the module notes). Annotator labels are
-    BSDS's 1..K; label 0 would be void and left out. Two passes over the images: the
-    first reads every file once and scores its same-image pairs; the second reads, per
-    task, at most two blocks of 16 images and scores the sampled pairs among them, so
-    the files read stay below both twice the sampled pairs and the number of block pairs
-    times 32.
-    """
-    from ..engine import map_items
-    files = _gt_files(gt_dirs)
-    ids = list(files)
-    paths = [files[i] for i in ids]
-    index = {str(p): n for n, p in enumerate(paths)}
-    shapes: list = [None] * len(ids)
-    counts: list = [None] * len(ids)
-    same_rows = []
-    for path, shape, cnt, rows in map_items(_image_pass, paths, workers=workers,
-                                            progress=progress, desc="same image"):
-        n = index[path]
-        shapes[n], counts[n] = shape, cnt
-        same_rows.append(np.column_stack([np.full(len(rows), n), rows]))
-    same = np.concatenate(same_rows) if same_rows else np.zeros((0, 5))
-    same = same[np.lexsort((same[:, 2], same[:, 1], same[:, 0]))]
-    sample, total = sample_image_pairs(shapes, pairs, seed)
-    tasks = _blocks(sample, shapes, paths)
-    diff_rows = list(map_items(_block_task, tasks, workers=workers, progress=progress,
-                               desc="different images"))
-    diff = np.concatenate(diff_rows) if diff_rows else np.zeros((0, 6))
-    if len(diff):
-        diff = diff[np.lexsort((diff[:, 3], diff[:, 2], diff[:, 1], diff[:, 0]))]
-    dirs = [gt_dirs] if isinstance(gt_dirs, (str, PathLike)) else list(gt_dirs)
-    params = {"gt_dirs": [str(d) for d in dirs], "pairs": int(pairs), "seed": int(seed),
-              "pairing": "equal shape", "n_images": len(ids)}
-    return ConsistencyReport(ids, shapes, counts, same, diff, int(len(sample)), total,
-                             int(seed), params)
 
 
 # ---------------------------------------------------------------------------------------
@@ -690,38 +526,8 @@ def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
     return [p1, p2]
 
 
-def run_consistency(gt_dirs, out_dir=None, *, pairs: int = 1000, seed: int = 0,
-                    workers: int = 1, progress: bool = True, plot: bool = True):
-    """:func:`human_consistency`, with its files when ``out_dir`` is given.
-
-    Writes ``consistency.json`` (the :class:`~segbench.result.Result`: metrics, one row
-    per image, histogram counts as curves, provenance), ``consistency_pairs.csv`` (every
-    scored pair) and, with ``plot``, the two figures of :func:`plot_consistency`.
-
-    Returns
-    -------
-    (Result, ConsistencyReport)
-    """
-    report = human_consistency(gt_dirs, pairs=pairs, seed=seed, workers=workers,
-                               progress=progress)
-    result = report.to_result()
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        result.to_json(out / "consistency.json")
-        report.write_pairs_csv(out / "consistency_pairs.csv")
-        if plot:
-            plot_consistency(report, out)
-    return result, report
-
-
 # ---------------------------------------------------------------------------------------
 # matched granularity
-
-
-def _bind(segmenter, iid: str) -> Callable:
-    bind = getattr(segmenter, "for_image", None)
-    return bind(iid) if callable(bind) else segmenter
 
 
 def granularity_image(image, gts, segmenter: Callable, *, void=0,
@@ -788,42 +594,6 @@ def _granularity_rows(image, flat, counts, shape, segmenter, segs: dict,
     return np.asarray(rows, dtype=np.float64).reshape(-1, 5)
 
 
-@dataclass(frozen=True)
-class _GranTask:
-    iid: str
-    gt_path: Path
-    image_path: Path | None
-    segmenter: object
-    save_dir: Path | None
-
-
-def _gran_task(task: _GranTask):
-    from ..io import read_ground_truth, read_image, write_label_map
-    gts = read_ground_truth(task.gt_path)
-    image = None
-    if task.image_path is not None:
-        image = read_image(task.image_path)
-        if image.shape[:2] != gts[0].shape:
-            raise InputError(f"image is {image.shape[0]}x{image.shape[1]} (HxW) but its "
-                             f"ground truth {task.gt_path.name} is {gts[0].shape[0]}x"
-                             f"{gts[0].shape[1]}", task.image_path)
-    compact: dict = {}
-    try:
-        flat, counts = prepare_ground_truth(gts)
-        rows = _granularity_rows(image, flat, counts, gts[0].shape,
-                                 _bind(task.segmenter, task.iid), {}, compact)
-        human = _same_image_rows(flat, counts)
-    except InputError as exc:
-        if exc.path is None:
-            raise InputError(f"image {task.iid}: {exc.problem}",
-                             task.image_path or task.gt_path) from None
-        raise
-    if task.save_dir is not None:
-        for k, (cm, _) in compact.items():
-            write_label_map(task.save_dir / f"{task.iid}_{int(k)}.png", cm - 1)
-    return task.iid, rows, human
-
-
 @dataclass
 class GranularityReport:
     """Matched-granularity scores of a segmenter, per (image, annotator).
@@ -866,7 +636,7 @@ class GranularityReport:
     def per_image(self) -> list[dict]:
         out = []
         for iid, r, h in zip(self.ids, self.rows, self.human):
-            out.append({"iid": iid, "k": r[:, 0].astype(int).tolist(),
+            out.append({"id": iid, "k": r[:, 0].astype(int).tolist(),
                         "k_machine": r[:, 1].astype(int).tolist(),
                         "GCE_each": r[:, 2].tolist(), "LCE_each": r[:, 3].tolist(),
                         "GCE": float(r[:, 2].mean()) if len(r) else float("nan"),
@@ -888,85 +658,6 @@ class GranularityReport:
                   "LCE_human": np.histogram(hum[:, 3], edges)[0]}
         return Result("granularity", self.metrics(), self.per_image(), curves,
                       provenance(**self.params))
-
-
-def _segmenter_name(segmenter) -> str:
-    name = getattr(segmenter, "name", None) or getattr(segmenter, "__name__", None)
-    if name is None and hasattr(segmenter, "func"):          # functools.partial
-        name = getattr(segmenter.func, "__name__", None)
-    return name or repr(segmenter)
-
-
-def evaluate_granularity(gt_dirs, segmenter: Callable, *, image_dirs=None,
-                         ids: Sequence[str] | None = None, max_images: int | None = None,
-                         save_dir=None, workers: int = 1,
-                         progress: bool = True) -> GranularityReport:
-    """The 2001 benchmark of a segmenter at the granularity of each person (§4).
-
-    Parameters
-    ----------
-    gt_dirs : path or sequence of paths
-        Folders of BSDS500 ground truth ``<iid>.mat``.
-    segmenter : callable ``(image, k) -> labels``
-        Any function of an (H, W, 3) uint8 RGB image and a segment count, e.g.
-        :func:`segbench.algorithms.segmenters.kmeans_segmenter`. A segmenter with a
-        ``for_image(iid)`` method (:class:`~segbench.algorithms.segmenters.FolderSegmenter`)
-        is bound to each image first. With ``workers > 1`` it must pickle (a module-level
-        function, a ``functools.partial`` of one, or such an object).
-    image_dirs : path or sequence of paths, optional
-        Folders of the images (``<iid>.jpg``/.png/...); required unless the segmenter
-        reads precomputed maps.
-    ids : sequence of str, optional
-        Evaluate these images only.
-    max_images : int, optional
-        Evaluate only the first ``max_images`` ids in sorted order (after ``ids``).
-    save_dir : path, optional
-        Also write each segmentation as ``<iid>_<k>.png`` (16-bit, labels 0..k-1), the
-        layout :class:`~segbench.algorithms.segmenters.FolderSegmenter` reads.
-    workers : int, default 1
-        Worker processes; results are identical for any number.
-    progress : bool
-
-    Returns
-    -------
-    GranularityReport
-        ``.metrics()``: ``GCE`` and ``LCE`` (means over images of the per-image means
-        over annotators, the paper's summary statistic), per-pair means, and the human
-        same-image means on the same images.
-    """
-    from ..engine import map_items
-    files = _gt_files(gt_dirs)
-    if ids is not None:
-        missing = [i for i in ids if i not in files]
-        if missing:
-            raise InputError(f"no ground truth for image id {missing[0]!r}")
-        files = {i: files[i] for i in sorted(ids)}
-    chosen = list(files)
-    if max_images is not None:
-        if int(max_images) != max_images or max_images < 1:
-            raise InputError(f"max_images must be a positive integer, got {max_images!r}")
-        chosen = chosen[:int(max_images)]
-    needs_image = not callable(getattr(segmenter, "for_image", None))
-    if image_dirs is None and needs_image:
-        raise InputError("the segmenter needs the images: give the image folder")
-    images = _image_files(image_dirs, chosen) if image_dirs is not None else {}
-    save = None
-    if save_dir is not None:
-        save = Path(save_dir)
-        save.mkdir(parents=True, exist_ok=True)
-    tasks = [_GranTask(i, files[i], images.get(i), segmenter, save) for i in chosen]
-    got = {iid: (rows, human) for iid, rows, human in
-           map_items(_gran_task, tasks, workers=workers, progress=progress,
-                     desc="granularity")}
-    name = _segmenter_name(segmenter)
-    dirs = [gt_dirs] if isinstance(gt_dirs, (str, PathLike)) else list(gt_dirs)
-    params = {"gt_dirs": [str(d) for d in dirs], "segmenter": name,
-              "image_dirs": None if image_dirs is None else
-              [str(d) for d in ([image_dirs] if isinstance(image_dirs, (str, PathLike))
-                                else image_dirs)],
-              "n_images": len(chosen), "max_images": max_images}
-    return GranularityReport(chosen, [got[i][0] for i in chosen],
-                             [got[i][1] for i in chosen], name, params)
 
 
 def plot_granularity(report: GranularityReport, path, *, bins: int = 50,
@@ -999,20 +690,3 @@ def plot_granularity(report: GranularityReport, path, *, bins: int = 50,
     fig.tight_layout()
     fig.savefig(path, dpi=dpi, format="png")
     return path
-
-
-def run_granularity(gt_dirs, segmenter: Callable, out_dir=None, *, plot: bool = True,
-                    **kwargs):
-    """:func:`evaluate_granularity`, with ``granularity_<name>.json`` and ``.png`` in
-    ``out_dir`` when given. Returns ``(Result, GranularityReport)``."""
-    report = evaluate_granularity(gt_dirs, segmenter, **kwargs)
-    result = report.to_result()
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        stem = "granularity_" + "".join(ch if ch.isalnum() or ch in "-_" else "_"
-                                        for ch in report.segmenter)[:40]
-        result.to_json(out / f"{stem}.json")
-        if plot:
-            plot_granularity(report, out / f"{stem}.png")
-    return result, report

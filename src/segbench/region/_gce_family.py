@@ -1,0 +1,272 @@
+"""The 2001 protocol as engine families: human consistency under GCE/LCE, and the
+matched-granularity score of a segmenter.
+
+``CONSISTENCY`` keeps, per image, its shape, its annotators' segment counts and its
+same-image pairs; the different-image pairs are joint tasks (blocks of at most two
+groups of 16 images of equal shape, so each task reads few files), planned from the
+per-image records by the seeded sample of :func:`~segbench.region.consistency.
+sample_image_pairs`. :func:`granularity_family` builds the family of one segmenter.
+Both are specs (:class:`segbench.spec.Family`) run by :func:`segbench.engine.run`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import Result
+from ..spec import Family, JointTask
+from ._measures import prepare_ground_truth
+from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
+                          _granularity_rows, _same_image_rows, plot_consistency,
+                          plot_granularity, sample_image_pairs)
+
+
+def _prepared(sample):
+    try:
+        return prepare_ground_truth(sample.ground_truth())
+    except InputError as exc:
+        if exc.path is None:
+            raise InputError(f"image {sample.id}: {exc.problem}",
+                             sample.item.sources[0] if sample.item.sources else None
+                             ) from None
+        raise
+
+
+# --- human consistency -------------------------------------------------------------
+
+
+def _evaluate(sample, params: dict) -> dict:
+    gts = sample.ground_truth()
+    flat, counts = _prepared(sample)
+    return {"shape": [int(n) for n in gts[0].shape], "counts": [int(k) for k in counts],
+            "same": _same_image_rows(flat, counts)}
+
+
+def _to_json(rec: dict) -> dict:
+    return {"shape": rec["shape"], "counts": rec["counts"],
+            "same": np.asarray(rec["same"]).tolist()}
+
+
+def _from_json(d: dict) -> dict:
+    shape = [int(n) for n in d["shape"]]
+    counts = [int(k) for k in d["counts"]]
+    same = np.asarray(d["same"], dtype=np.float64).reshape(-1, 4)
+    k = len(counts)
+    if len(shape) != 2 or min(shape) < 1 or len(same) != k * (k - 1) // 2:
+        raise ValueError("a consistency record has a shape, one count per annotator and "
+                         "one row per pair of annotators")
+    return {"shape": shape, "counts": counts, "same": same}
+
+
+def _check(params: dict) -> None:
+    if params["pairs"] < 0:
+        raise InputError(f"pairs must be a non-negative integer, got {params['pairs']}")
+
+
+def _joint_tasks(ids, records, params) -> list[JointTask]:
+    """Blocks of the sampled different-image pairs: grouped by (block of a, block of b)
+    within each shape group, ``BLOCK`` images a block."""
+    shapes = [tuple(r["shape"]) for r in records]
+    sample, _ = sample_image_pairs(shapes, params["pairs"], params["seed"])
+    pos, counter = {}, {}
+    for n, s in enumerate(shapes):
+        pos[n] = (s, counter.setdefault(s, 0) // BLOCK)
+        counter[s] += 1
+    groups: dict = {}
+    for a, b in sample.tolist():
+        groups.setdefault((pos[a], pos[b]), []).append((a, b))
+    tasks = []
+    for n, key in enumerate(sorted(groups)):
+        pairs = groups[key]
+        need = sorted({i for p in pairs for i in p})
+        tasks.append(JointTask(f"block{n:05d}", tuple(ids[i] for i in need),
+                               [[ids[a], ids[b]] for a, b in pairs]))
+    return tasks
+
+
+def _evaluate_joint(samples, payload, params) -> np.ndarray:
+    """Rows ``(i, j, gce, lce)`` of every annotator pair of each image pair, in order."""
+    cache = {}
+    for iid, sample in samples.items():
+        flat, counts = _prepared(sample)
+        dtype = np.uint16 if max(counts, default=0) < 65535 else np.int32
+        cache[iid] = (flat.astype(dtype), counts)
+    rows = [_cross(*cache[a], *cache[b]) for a, b in payload]
+    sizes = [len(r) for r in rows]
+    out = np.concatenate(rows) if rows else np.zeros((0, 4))
+    return np.column_stack([np.repeat(np.arange(len(rows)), sizes), out]) \
+        if len(out) else np.zeros((0, 5))
+
+
+def _joint_to_json(rows: np.ndarray) -> dict:
+    return {"rows": np.asarray(rows).tolist()}
+
+
+def _joint_from_json(d: dict) -> np.ndarray:
+    rows = np.asarray(d["rows"], dtype=np.float64)
+    if rows.size == 0:
+        return rows.reshape(0, 5)
+    if rows.ndim != 2 or rows.shape[1] != 5:
+        raise ValueError("joint consistency rows have 5 columns")
+    return rows
+
+
+def report_of(ids, records, params, joint=()) -> ConsistencyReport:
+    """The :class:`ConsistencyReport` of per-image and joint records (sorted as the
+    protocol requires, so any worker count gives the same report)."""
+    index = {iid: n for n, iid in enumerate(ids)}
+    same = [np.column_stack([np.full(len(r["same"]), n), r["same"]])
+            for n, r in enumerate(records)]
+    same = np.concatenate(same) if same else np.zeros((0, 5))
+    same = same[np.lexsort((same[:, 2], same[:, 1], same[:, 0]))]
+    tasks = _joint_tasks(ids, records, params)
+    diff = []
+    for task, rows in zip(tasks, joint):
+        for p, (a, b) in enumerate(task.payload):
+            sel = rows[rows[:, 0] == p][:, 1:]
+            diff.append(np.column_stack([np.full(len(sel), index[a]),
+                                         np.full(len(sel), index[b]), sel]))
+    diff = np.concatenate(diff) if diff else np.zeros((0, 6))
+    if len(diff):
+        diff = diff[np.lexsort((diff[:, 3], diff[:, 2], diff[:, 1], diff[:, 0]))]
+    shapes = [tuple(r["shape"]) for r in records]
+    n_pairs = sum(len(t.payload) for t in tasks)
+    _, total = sample_image_pairs(shapes, 0, params["seed"])
+    return ConsistencyReport(list(ids), shapes, [r["counts"] for r in records], same,
+                             diff, int(n_pairs), total, int(params["seed"]),
+                             {"pairs": int(params["pairs"]), "seed": int(params["seed"]),
+                              "pairing": "equal shape", "n_images": len(ids)})
+
+
+def _summarize(ids, records, params, options, joint=()) -> Result:
+    report = report_of(ids, records, params, joint)
+    result = report.to_result()
+    result.detail = report
+    return result
+
+
+def _write(out, result, ids, records, options) -> None:
+    """``consistency_pairs.csv`` (every scored pair) and, unless ``options['plot']`` is
+    False, Figures 4 and 6."""
+    result.detail.write_pairs_csv(out / "consistency_pairs.csv")
+    if (options or {}).get("plot", True):
+        plot_consistency(result.detail, out)
+
+
+CONSISTENCY = Family(
+    name="consistency", version=1, defaults={"pairs": 1000, "seed": 0},
+    evaluate=_evaluate, to_json=_to_json, from_json=_from_json, summarize=_summarize,
+    write=_write, check=_check, label="GCE/LCE same image", joint_tasks=_joint_tasks,
+    evaluate_joint=_evaluate_joint, joint_to_json=_joint_to_json,
+    joint_from_json=_joint_from_json)
+
+
+# --- matched granularity -----------------------------------------------------------
+
+
+def _bind(segmenter, iid: str):
+    bind = getattr(segmenter, "for_image", None)
+    return bind(iid) if callable(bind) else segmenter
+
+
+def needs_image(segmenter) -> bool:
+    """Whether a segmenter reads the photograph (a folder of precomputed maps does not)."""
+    return not callable(getattr(segmenter, "for_image", None))
+
+
+def _evaluate_granularity(sample, params: dict, *, segmenter) -> dict:
+    from ..io import write_label_map
+    gts = sample.ground_truth()
+    image = None
+    if needs_image(segmenter):
+        if sample.item.image_path is None:
+            raise InputError(f"image {sample.id!r}: the segmenter needs the photograph; "
+                             "give the image folder (--images)",
+                             sample.item.sources[0] if sample.item.sources else None)
+        image = sample.item.image
+        if image.shape[:2] != gts[0].shape:
+            raise InputError(f"image is {image.shape[0]}x{image.shape[1]} (HxW) but its "
+                             f"ground truth is {gts[0].shape[0]}x{gts[0].shape[1]}",
+                             sample.item.image_path)
+    compact: dict = {}
+    flat, counts = _prepared(sample)
+    try:
+        rows = _granularity_rows(image, flat, counts, gts[0].shape,
+                                 _bind(segmenter, sample.id), {}, compact)
+    except InputError as exc:
+        if exc.path is None:
+            raise InputError(f"image {sample.id}: {exc.problem}",
+                             sample.item.image_path) from None
+        raise
+    if params["save_dir"]:
+        from pathlib import Path
+        for k, (cm, _) in compact.items():
+            write_label_map(Path(params["save_dir"]) / f"{sample.id}_{int(k)}.png", cm - 1)
+    return {"rows": rows, "human": _same_image_rows(flat, counts)}
+
+
+def _granularity_inputs(sample, params: dict, *, segmenter) -> dict:
+    files = {}
+    if needs_image(segmenter) and sample.item.image_path is not None:
+        files["image"] = [sample.item.image_path]
+    folder = getattr(segmenter, "folder", None)
+    if folder is not None:
+        files["segmentations"] = sorted(folder.glob(f"{sample.id}_*"))
+    return files
+
+
+def _gran_to_json(rec: dict) -> dict:
+    return {"rows": np.asarray(rec["rows"]).tolist(),
+            "human": np.asarray(rec["human"]).tolist()}
+
+
+def _gran_from_json(d: dict) -> dict:
+    rows = np.asarray(d["rows"], dtype=np.float64).reshape(-1, 5)
+    human = np.asarray(d["human"], dtype=np.float64).reshape(-1, 4)
+    return {"rows": rows, "human": human}
+
+
+def _gran_summarize(ids, records, params, options) -> Result:
+    report = GranularityReport(list(ids), [r["rows"] for r in records],
+                               [r["human"] for r in records], params["segmenter"],
+                               {"segmenter": params["segmenter"], "n_images": len(ids)})
+    result = report.to_result()
+    result.detail = report
+    return result
+
+
+def _gran_write(out, result, ids, records, options) -> None:
+    """Figure 8 (``granularity.png``) unless ``options['plot']`` is False."""
+    if (options or {}).get("plot", True):
+        plot_granularity(result.detail, out / "granularity.png")
+
+
+def segmenter_name(segmenter) -> str:
+    """The name a segmenter's records are keyed by (``name``, ``__name__``, or that of
+    the function of a ``functools.partial``)."""
+    name = getattr(segmenter, "name", None) or getattr(segmenter, "__name__", None)
+    if name is None and hasattr(segmenter, "func"):          # functools.partial
+        name = getattr(segmenter.func, "__name__", None)
+    return name or repr(segmenter)
+
+
+def granularity_family(segmenter, *, name: str | None = None) -> Family:
+    """The matched-granularity family of one segmenter ``(image, k) -> labels``.
+
+    Records are keyed by the segmenter's name (``name`` or :func:`segmenter_name`), the
+    photograph and, for a :class:`~segbench.algorithms.segmenters.FolderSegmenter`, its
+    ``<iid>_<k>`` files: give two different segmenters different names when they share
+    an output folder. With several workers the segmenter must pickle (a module-level
+    function, a ``functools.partial`` of one, or such an object).
+    """
+    label = name or segmenter_name(segmenter)
+    return Family(
+        name="granularity", version=1,
+        defaults={"segmenter": label, "save_dir": ""},
+        evaluate=partial(_evaluate_granularity, segmenter=segmenter),
+        to_json=_gran_to_json, from_json=_gran_from_json, summarize=_gran_summarize,
+        write=_gran_write, label="granularity",
+        input_files=partial(_granularity_inputs, segmenter=segmenter))
