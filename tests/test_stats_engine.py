@@ -12,7 +12,8 @@ from PIL import Image
 from conftest import DATA, require
 from segbench.errors import InputError
 from segbench.io import SegFile, write_ground_truth, write_seg
-from segbench.stats import discover, run_stats
+from segbench.api_stats import run_stats
+from segbench.datasets import open_ground_truth
 from segbench.cli.stats import add_parsers
 
 
@@ -59,18 +60,17 @@ def bsds300(tmp_path_factory):
     return root
 
 
-def test_discover_layouts(bsds500, bsds300):
-    tasks, fmt, root = discover(bsds500 / "groundTruth")
-    assert fmt == "bsds500" and root == bsds500 / "images"
-    assert [t.image_id for t in tasks] == ["11", "12", "13", "21", "22"]
-    assert all(t.image is not None for t in tasks)
-    tasks, fmt, root = discover(bsds300 / "human")
-    assert fmt == "bsds300" and [t.image_id for t in tasks] == ["31", "32"]
-    assert sorted(k for k, _ in tasks[0].sources) == ["31/1101", "31/1102", "31/1103"]
+def test_layouts(bsds500, bsds300):
+    ds = open_ground_truth(bsds500 / "groundTruth", all_splits=True)
+    assert ds.ids() == ["11", "12", "13", "21", "22"]
+    assert all(it.image_path is not None for it in ds)
+    ds = open_ground_truth(bsds300 / "human", presentation="all")
+    assert ds.ids() == ["31", "32"]
+    assert sorted(a.user for a in ds["31"].annotations) == [1101, 1102, 1103]
     with pytest.raises(InputError):
-        discover(bsds500 / "nothing")
+        run_stats(bsds500 / "nothing", progress=False)
     with pytest.raises(InputError):
-        discover(bsds500 / "images")          # no ground truth there
+        run_stats(bsds500 / "images", progress=False)     # no ground truth there
 
 
 def test_workers_do_not_change_anything(bsds500, tmp_path):
@@ -83,8 +83,8 @@ def test_workers_do_not_change_anything(bsds500, tmp_path):
         np.testing.assert_array_equal(ra.proximity, rb.proximity)
         for cue in ra.cues:
             np.testing.assert_array_equal(ra.cues[cue], rb.cues[cue])
-    da = json.loads((tmp_path / "a" / "stats.json").read_text())
-    db = json.loads((tmp_path / "b" / "stats.json").read_text())
+    da = json.loads((tmp_path / "a" / "result.json").read_text())
+    db = json.loads((tmp_path / "b" / "result.json").read_text())
     assert da["curves"] == db["curves"] and da["metrics"] == db["metrics"]
     assert a.params["n_segmentations"] == 15 and set(a.groups) == {"all"}
     for name in ("proximity", "similarity_gray", "similarity_color", "similarity_texture",
@@ -94,7 +94,7 @@ def test_workers_do_not_change_anything(bsds500, tmp_path):
 
 def test_bsds300_gray_split(bsds300, tmp_path):
     res = run_stats(bsds300 / "human", None, samples=100, progress=False, n_boot=0)
-    assert res.params["format"] == "bsds300"
+    assert res.params["n_images"] == 2 and res.params["n_images_with_photo"] == 2
     assert res.groups["gray"].n_segmentations == 2
     assert res.groups["color"].n_segmentations == 4
     assert {r.key for r in res.records if r.gray} == {"31/1101", "32/1101"}
@@ -103,13 +103,15 @@ def test_bsds300_gray_split(bsds300, tmp_path):
                                   res.all.proximity.pairs)
 
 
-def test_missing_images_skip_similarity_only(bsds300, tmp_path, capsys):
+def test_missing_images_skip_similarity_only(bsds300, tmp_path):
+    import shutil
+    human = tmp_path / "tree" / "human"          # the segmentations without photographs
+    shutil.copytree(bsds300 / "human", human)
     empty = tmp_path / "no-images"
     empty.mkdir()
-    res = run_stats(bsds300 / "human", None, images=empty, samples=80, progress=False,
-                    n_boot=0)
+    with pytest.warns(UserWarning, match="similarity skipped"):
+        res = run_stats(human, None, images=empty, samples=80, progress=False, n_boot=0)
     assert res.all.similarity == {} and res.all.proximity.n_items == 6
-    assert "similarity skipped" in capsys.readouterr().err
 
 
 def test_image_size_mismatch(tmp_path):
@@ -130,10 +132,10 @@ def test_cli(bsds500, tmp_path, capsys):
     assert a.func(a) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["all"]["n_segmentations"] == 15
-    assert (out / "stats.json").exists() and not (out / "proximity.png").exists()
+    assert (out / "result.json").exists() and not (out / "proximity.png").exists()
     a = parser.parse_args(["stats", "--gt", str(bsds500 / "groundTruth"), "--out", str(out),
                            "--samples", "100", "--n-boot", "20", "--quiet",
-                           "--normalize", "image", "--format", "bsds500"])
+                           "--normalize", "image"])
     assert a.func(a) == 0
     text = capsys.readouterr().out
     assert "15 segmentations of 5 images" in text and "alpha" in text

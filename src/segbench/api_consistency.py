@@ -140,7 +140,7 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
     if save_dir is not None:
         save_dir = str(ensure_dir(save_dir))
     family = granularity_family(segmenter, name=name)
-    result, = run(family, ds, None, out, name=family.defaults["segmenter"],
+    result, = run(family, ds, None, out, name=family.defaults["segmenter"], all_splits=True,
                   params={"save_dir": save_dir or ""}, options={"plot": plot},
                   **_engine_options(workers, scheduler, executor, progress))
     return result, result.detail

@@ -1,6 +1,6 @@
 """``segbench stats``: the command-line parser, registered by :mod:`segbench.cli`.
 
-Thin: parses, calls :func:`segbench.stats.run_stats` (imported lazily, so
+Thin: parses, calls :func:`segbench.api_stats.run_stats` (imported lazily, so
 ``segbench --help`` stays fast), prints.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import add_common
+from ._common import add_common, add_inputs, where
 
 
 def _fmt(v: float, nd: int = 3) -> str:
@@ -17,19 +17,20 @@ def _fmt(v: float, nd: int = 3) -> str:
 
 
 def _cmd_stats(a) -> int:
-    from ..stats import run_stats
-    res = run_stats(a.gt, a.out, format=a.format, images=a.images, samples=a.samples,
-                    seed=a.seed, workers=a.workers, progress=not a.quiet,
+    from ..api_stats import run_stats
+    opts = where(a)
+    opts["presentation"] = a.presentation or "all"
+    res = run_stats(a.gt, a.out, images=a.images, samples=a.samples, seed=a.seed,
                     plot=not a.no_plot, proximity_bins=a.bins, normalize=a.normalize,
-                    cue_bins=a.cue_bins,
-                    n_boot=a.n_boot, min_area=a.min_area)
+                    cue_bins=a.cue_bins, n_boot=a.n_boot, min_area=a.min_area, **opts)
     if a.json:
         print(json.dumps({k: g.metrics() for k, g in res.groups.items()}, indent=1,
                          default=float))
         return 0
     p = res.params
     print(f"{p['n_segmentations']} segmentations of {p['n_images']} images "
-          f"({p['format']}, {p['n_images_with_photo']} photographs)   output: {a.out}")
+          f"({p['n_images_with_photo']} photographs)"
+          + (f"   output: {a.out}" if a.out else ""))
     for name, g in res.groups.items():
         m = g.metrics()
         line = [f"[{name}: {g.n_segmentations} segmentations]"]
@@ -52,13 +53,11 @@ def add_parsers(subparsers) -> None:
         "stats", help="ecological statistics of the human segmentations (2001 paper)",
         description="Proximity, grey/colour/texture similarity, convexity and region-area "
                     "statistics of human segmentations, as section 5 of Martin et al. "
-                    "(ICCV 2001); one PNG per figure and stats.json.")
-    p.add_argument("--gt", required=True,
-                   help="folder of BSDS500 <iid>.mat or BSDS300 <uid>/<iid>.seg "
-                        "(searched recursively)")
-    p.add_argument("--format", choices=("auto", "bsds500", "bsds300"), default="auto",
-                   help="ground-truth format (default: detected)")
-    p.add_argument("--out", required=True, help="output folder")
+                    "(ICCV 2001); one PNG per figure and result.json.")
+    add_inputs(p, pred=False, several=True,
+               out_help="output folder: result.json, per_item.csv (one row per "
+                        "segmentation), one PNG per figure, and records so that a "
+                        "rerun resumes")
     p.add_argument("--images", default=None,
                    help="folder of <iid>.jpg photographs (default: the 'images' folder "
                         "beside --gt or a parent); needed for similarity")
@@ -78,7 +77,7 @@ def add_parsers(subparsers) -> None:
                    help="smallest region area (pixels) in the power-law fit (default "
                         "1000, the lower end of the paper's fit)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
-    add_common(p)
+    add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_stats)
 
 

@@ -12,14 +12,19 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError
-from .bsds import BSDS300, Dataset, DatasetItem, FolderPairs, _describe, _subdirs, \
-    open_dataset
+from .bsds import BSDS300, BSDS500, Dataset, DatasetItem, FolderPairs, _describe, \
+    _subdirs, open_dataset
 
 __all__ = ["Sample", "open_ground_truth", "pair_predictions", "parse_ids", "run_name",
            "with_images"]
 
 _SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
                           "testing"})
+
+
+def _split_folders(folder: Path) -> list[Path]:
+    """The subfolders of ``folder`` that hold BSDS500 ``<iid>.mat`` files."""
+    return [d for d in _subdirs(folder) if next(d.glob("*.mat"), None) is not None]
 
 
 def _is_subject_folder(folder: Path) -> bool:
@@ -77,6 +82,13 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
                  if p.is_file() and not p.name.startswith(".")):
             ds = FolderPairs(None, folder, split=folder.name if folder.name in
                              _SPLIT_NAMES else "test")
+        elif _split_folders(folder):        # a groundTruth folder: one per split
+            ds = None
+            if folder.name == "groundTruth" and (folder.parent / "images").is_dir():
+                ds = BSDS500(folder.parent)     # with the photographs beside it
+            if ds is None or Path(ds.root).resolve() != folder.parent.resolve():
+                ds = _merge([FolderPairs(None, d, split=d.name)
+                             for d in _split_folders(folder)])
         else:
             try:
                 ds = open_dataset(folder, presentation=presentation or "color")
@@ -109,14 +121,24 @@ def _merge(parts: list[Dataset]) -> Dataset:
     return out
 
 
-def with_images(dataset: Dataset, image_dirs) -> Dataset:
+def with_images(dataset: Dataset, image_dirs, *, required: bool = True,
+                recursive: bool = False) -> Dataset:
     """``dataset`` with its photographs taken from ``image_dirs`` (one folder or several;
     ``<iid>.jpg|jpeg|png|bmp|tif|tiff``, the first folder holding an id wins).
+
+    Parameters
+    ----------
+    required : bool, default True
+        Every image needs a photograph (else the items without one keep theirs, or
+        none).
+    recursive : bool, default False
+        Also look in the subfolders (e.g. an ``images`` folder with split folders).
 
     Raises
     ------
     InputError
-        Listing the ids that have no photograph in any of the folders.
+        Listing the ids that have no photograph in any of the folders (``required``),
+        or two photographs of one id in one folder tree.
     """
     import copy
     from dataclasses import replace
@@ -127,10 +149,19 @@ def with_images(dataset: Dataset, image_dirs) -> Dataset:
     dirs = [image_dirs] if isinstance(image_dirs, (str, PathLike)) else list(image_dirs)
     found: dict[str, Path] = {}
     for d in dirs:
-        for iid, p in list_files(d, IMAGE_EXTS).items():
+        here: dict[str, Path] = {}
+        for folder in [Path(d), *(sorted(p for p in Path(d).rglob("*") if p.is_dir()
+                                         and not p.name.startswith("."))
+                                  if recursive and Path(d).is_dir() else [])]:
+            for iid, p in list_files(folder, IMAGE_EXTS).items():
+                if iid in here:
+                    raise InputError(f"two photographs for image {iid!r}: {here[iid]} "
+                                     f"and {p}", d)
+                here[iid] = p
+        for iid, p in here.items():
             found.setdefault(iid, p)
     missing = [i for i in dataset.ids() if i not in found]
-    if missing:
+    if missing and required:
         shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
         raise InputError(f"{len(missing)} of {len(dataset)} images have no photograph "
                          f"(.{'/.'.join(e.lstrip('.') for e in IMAGE_EXTS)}): {shown}",
@@ -138,7 +169,7 @@ def with_images(dataset: Dataset, image_dirs) -> Dataset:
     out = copy.copy(dataset)
     out._protos = {i: replace(p, image_path=found[i],
                               image_loader=partial(_load_image, found[i]))
-                   for i, p in dataset._protos.items()}
+                   if i in found else p for i, p in dataset._protos.items()}
     return out
 
 

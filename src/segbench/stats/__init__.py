@@ -13,13 +13,15 @@ scores one segmentation into a :class:`SegmentationRecord` of integer counts (se
 by the item's id, so the numbers do not depend on order or worker count);
 :func:`summarize` pools records into curves, histograms and fits, split by whether the
 annotator saw the image in grey or in colour where that is recorded;
-:func:`run_stats` does it for a BSDS500 or BSDS300 folder in worker processes and
-writes ``stats.json`` and the figures (:func:`plot_stats`).
+:func:`segbench.api_stats.run_stats` does it for a dataset of any layout through the
+engine (``STATS_SCALE`` then ``STATS``) and writes ``result.json`` and the figures
+(:func:`plot_stats`).
 """
 
 from ._api import (EcologicalStatistics, convexity, count_segments, ecological_statistics,
                    proximity, region_area, similarity, summarize)
-from ._dataset import discover, run_stats
+from ._api import NORMALIZE
+from ._family import STATS, STATS_SCALE, segmentations
 from ._measure import (CUES, ImageCues, Item, SegmentationRecord, gray_levels, item_seed,
                        lab_colors, max_scaled_distance, measure, texture_features)
 from ._plots import plot_stats
@@ -29,6 +31,9 @@ from ._summary import (Curve, GroupStatistics, Histogram, PowerLaw, curve_from_c
 
 __all__ = [
     "CUES",
+    "NORMALIZE",
+    "STATS",
+    "STATS_SCALE",
     "Curve",
     "EcologicalStatistics",
     "GroupStatistics",
@@ -40,7 +45,6 @@ __all__ = [
     "convexity",
     "count_segments",
     "curve_from_counts",
-    "discover",
     "ecological_statistics",
     "fit_power_law",
     "gray_levels",
@@ -53,7 +57,7 @@ __all__ = [
     "proximity",
     "region_area",
     "region_shapes",
-    "run_stats",
+    "segmentations",
     "similarity",
     "summarize",
     "texture_features",

@@ -265,8 +265,9 @@ class EcologicalStatistics:
         return self.groups["all"]
 
     def to_result(self, **extra_params) -> Result:
-        """The common segbench result shape (``stats.json`` is its JSON)."""
-        rows = [{"key": r.key, "image": r.image_id, "gray": r.gray,
+        """The common segbench result shape (``result.json`` is its JSON); one row per
+        segmentation, ``id`` its key."""
+        rows = [{"id": r.key, "image": r.image_id, "gray": r.gray,
                  "height": r.shape[0], "width": r.shape[1], "segments": r.n_segments,
                  "convexity_median": float(np.median(r.convexity))}
                 for r in self.records]
