@@ -7,10 +7,11 @@ summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
 
 from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
                           tolerance_px)
-from ._counts import BoundaryCounts, default_thresholds, evaluate_image, human_counts
+from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate_image,
+                      human_counts)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._seg2bdry import seg2bdry
-from ._summary import (BoundarySummary, average_precision, f_measure, max_f,
+from ._summary import (BoundarySummary, average_precision, bsr_ratio, f_measure, max_f,
                        recall_at_precision, summarize, summarize_human)
 from ._thin import thin, thin_frames
 
@@ -22,6 +23,8 @@ __all__ = [
     "BoundaryCounts",
     "BoundarySummary",
     "average_precision",
+    "bsr_ratio",
+    "detected_map",
     "f_measure",
     "max_f",
     "recall_at_precision",

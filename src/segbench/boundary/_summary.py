@@ -10,7 +10,7 @@ from ..errors import InputError
 from ._counts import BoundaryCounts
 
 
-def _ratio(num, den):
+def bsr_ratio(num, den):
     """``num / den`` with 0 where ``den == 0``, as the BSR code's ``x ./ (y + (y==0))``."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
@@ -198,18 +198,18 @@ def summarize(records, ids=None, *, unique_keep: str = "first") -> BoundarySumma
     per_image = np.zeros((len(records), 4))
     best_rows = np.zeros((len(records), 4))
     for i, c in enumerate(cnt):
-        r = _ratio(c[:, 0], c[:, 1])
-        p = _ratio(c[:, 2], c[:, 3])
+        r = bsr_ratio(c[:, 0], c[:, 1])
+        p = bsr_ratio(c[:, 2], c[:, 3])
         per_image[i] = max_f(thresholds, r, p)
         best_rows[i] = c[int(np.argmax(f_measure(r, p)))]  # first best sampled threshold
     total = cnt.sum(axis=0)
-    recall = _ratio(total[:, 0], total[:, 1])
-    precision = _ratio(total[:, 2], total[:, 3])
+    recall = bsr_ratio(total[:, 0], total[:, 1])
+    precision = bsr_ratio(total[:, 2], total[:, 3])
     f = f_measure(recall, precision)
     ods = max_f(thresholds, recall, precision)
     pooled = best_rows.sum(axis=0)
-    r_max = float(_ratio(pooled[0], pooled[1]))
-    p_max = float(_ratio(pooled[2], pooled[3]))
+    r_max = float(bsr_ratio(pooled[0], pooled[1]))
+    p_max = float(bsr_ratio(pooled[2], pooled[3]))
     ois = (r_max, p_max, float(f_measure(r_max, p_max)))
     return BoundarySummary(
         ods=ods, ois=ois,
@@ -226,6 +226,6 @@ def summarize(records, ids=None, *, unique_keep: str = "first") -> BoundarySumma
 def summarize_human(counts) -> tuple[float, float, float]:
     """Recall, precision and F of pooled human counts (see :func:`human_counts`)."""
     c = np.asarray(counts, dtype=np.float64).reshape(-1, 4).sum(axis=0)
-    r = float(_ratio(c[0], c[1]))
-    p = float(_ratio(c[2], c[3]))
+    r = float(bsr_ratio(c[0], c[1]))
+    p = float(bsr_ratio(c[2], c[3]))
     return r, p, float(f_measure(r, p))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..boundary._counts import default_thresholds  # the same thresholds (re-exported)
+from ..boundary import default_thresholds  # the same thresholds (re-exported)
 from ..errors import InputError
 from ._levels import ucm_levels
 from ._measures import _scores_from_stacked, prepare_ground_truth

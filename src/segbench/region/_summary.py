@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..boundary._summary import _ratio
+from ..boundary import bsr_ratio
 from ..errors import InputError
 
 
@@ -152,8 +152,8 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     per_best = np.zeros((n, 6))
     ois = np.zeros(4)
     for i in range(n):
-        r = _ratio(cnt_r[i], sum_r[i])
-        p = _ratio(cnt_p[i], sum_p[i])
+        r = bsr_ratio(cnt_r[i], sum_r[i])
+        p = bsr_ratio(cnt_p[i], sum_p[i])
         j = _first_max(r)
         per_image[i] = (ths[j], r[j], p[j])
         jl = _last_extreme(r)
@@ -162,7 +162,7 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
         jv = _last_extreme(voi[i], lower=True)
         per_best[i] = (ths[jl], r[jl], ths[jr], ri[i, jr], ths[jv], voi[i, jv])
 
-    cov = _ratio(cnt_r.sum(axis=0), sum_r.sum(axis=0))
+    cov = bsr_ratio(cnt_r.sum(axis=0), sum_r.sum(axis=0))
     j = _first_max(cov)
     pri = ri.sum(axis=0) / n
     vi = voi.sum(axis=0) / n
@@ -172,7 +172,7 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     return RegionSummary(
         thresholds=ths.copy(), covering=cov, pri=pri, vi=vi,
         covering_ods=(float(ths[j]), float(cov[j])),
-        covering_ois=float(_ratio(ois[0], ois[1])),
+        covering_ois=float(bsr_ratio(ois[0], ois[1])),
         covering_best=float(best.sum() / total_sum_r) if total_sum_r else float("nan"),
         pri_ods=(float(ths[jr]), float(pri[jr])), pri_ois=float(per_best[:, 3].mean()),
         vi_ods=(float(ths[jv]), float(vi[jv])), vi_ois=float(per_best[:, 5].mean()),
@@ -199,7 +199,7 @@ def summarize_human_region(tables) -> dict:
         return {"covering": nan, "covering_seg": nan, "PRI": nan, "VI": nan,
                 "n_pairs": 0}
     tot = rows.sum(axis=0)
-    return {"covering": float(_ratio(tot[0], tot[1])),
-            "covering_seg": float(_ratio(tot[2], tot[3])),
+    return {"covering": float(bsr_ratio(tot[0], tot[1])),
+            "covering_seg": float(bsr_ratio(tot[2], tot[3])),
             "PRI": float(rows[:, 4].mean()), "VI": float(rows[:, 5].mean()),
             "n_pairs": int(rows.shape[0])}

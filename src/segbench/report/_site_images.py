@@ -17,7 +17,7 @@ from PIL import Image, ImageFilter
 
 from ..boundary import DEFAULT_MAX_DIST, human_counts, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
-from ..boundary._counts import detected_map
+from ..boundary import detected_map
 from ..datasets.bsds import DatasetItem
 from ..io import write_image
 from ._site_data import annotator

@@ -117,10 +117,11 @@ def _find_pred_dir(run_dir: Path, meta: dict, params: dict, explicit) -> Path | 
 
 
 def load_run(run_dir, *, pred_dir=None) -> Run:
-    """Read a run folder written by ``run_boundary``/``run_region``/``run_all``/``submit``.
+    """Read a run folder written by ``segbench boundary``/``region``/``all``/``submit``.
 
-    ``meta.json`` (name, about_html, kind, date) is optional; without it the folder name
-    is the algorithm's name. Predictions (for the per-image pictures) are found in
+    ``meta.json`` (name, about_html, kind, date) is optional; without it the name is
+    the one the result records (``--name``, ``name.txt`` or the prediction folder),
+    else the folder name. Predictions (for the per-image pictures) are found in
     ``pred_dir`` if given, else ``meta.json``'s ``pred_dir``, ``RUN_DIR/predictions``,
     ``RUN_DIR/pred``, or the ``pred_dir`` recorded in the result's provenance.
     """
@@ -147,7 +148,11 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         v = meta.get(key)
         return v.strip() if isinstance(v, str) else ""
 
-    run = Run(d, text("name") or d.resolve().name, about_html=text("about_html"),
+    recorded = next((r.get("name") for r in (boundary, region)
+                     if r is not None and isinstance(r.get("name"), str)
+                     and r.get("name").strip()), "")
+    run = Run(d, text("name") or recorded.strip() or d.resolve().name,
+              about_html=text("about_html"),
               kind=text("kind"), date=text("date"), boundary=boundary, region=region)
     for family in ("boundary", "region"):
         run.per_item(family)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..region._table import compact_labels
+from ..region import compact_labels
 
 
 @njit(cache=True)
