@@ -280,3 +280,22 @@ def test_demo_runs(tmp_path, capsys):
     assert "ODS" in out and "human" in out
     assert (tmp_path / "pr_curves.png").stat().st_size > 0
     assert (tmp_path / "results" / "canny-grey" / "eval_bdry.txt").exists()
+
+
+def test_two_results_compared_in_pandas(dataset, tmp_path):
+    """The notebook example of docs/engine.md, run as written there."""
+    pd = pytest.importorskip("pandas")
+    gt, pred, segs = dataset
+    evaluate("boundary", gt, pred, tmp_path / "runs" / "gradient", progress=False,
+             plot=False)
+    evaluate("boundary", gt, segs, tmp_path / "runs" / "segs", progress=False, plot=False)
+    a = Result.from_json(tmp_path / "runs" / "gradient" / "result.json")
+    b = Result.from_json(tmp_path / "runs" / "segs" / "result.json")
+    table = pd.concat({"gradient": a.to_pandas()["f"], "segs": b.to_pandas()["f"]},
+                      axis=1)
+    table["gain"] = table["segs"] - table["gradient"]
+    assert list(table.index) == [f"synth00{i}" for i in range(6)]
+    assert table.loc["synth003", "gradient"] == pytest.approx(a.per_item[3]["f"])
+    assert table["gain"].mean() == pytest.approx(
+        np.mean([q["f"] - p["f"] for p, q in zip(a.per_item, b.per_item)]))
+    assert isinstance(table, pd.DataFrame)

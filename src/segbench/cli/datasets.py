@@ -76,7 +76,7 @@ def add_parsers(subparsers) -> None:
                     "region benchmark for .mat), write RUN_DIR with meta.json.")
     p.add_argument("path", help="submission folder or archive")
     p.add_argument("--out", required=True, help="run folder (resumable)")
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root (BSDS500 or BSDS300 layout)")
     p.add_argument("--split", default="test", help="split the maps are for (default test)")
     p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")

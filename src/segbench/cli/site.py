@@ -35,8 +35,9 @@ def add_parsers(subparsers) -> None:
         "site", help="write the benchmark site: ranking, algorithms, images, humans",
         description="Write a static HTML site of a dataset split and the runs of "
                     "algorithms on it. Open SITE_DIR/index.html, or run segbench serve.")
-    p.add_argument("--dataset", required=True, metavar="ROOT",
-                   help="BSDS500 (images/, groundTruth/) or BSDS300 (images/, human/) root")
+    p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
+                   help="dataset root: BSDS500 (images/, groundTruth/) or BSDS300 "
+                        "(images/, human/)")
     p.add_argument("--results", nargs="*", default=[], metavar="RUN_DIR",
                    help="run folders (segbench boundary/region/all/submit output); "
                         "none: a site of the dataset and the human results only")
