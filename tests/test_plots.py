@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from segbench.report.plots import plot_pr
+from segbench.boundary import plot_pr
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

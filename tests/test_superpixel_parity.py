@@ -12,11 +12,12 @@ import pytest
 from PIL import Image
 
 from conftest import DATA, FIXTURES, require
+from segbench.api_superpixel import run_superpixel
+from segbench.io import read_opencv_matrix, read_stutz_results
 from segbench.superpixel import (STUTZ_COLUMNS, achievable_segmentation_accuracy,
                                  boundary_counts, compactness, corrected_ue,
                                  explained_variation, levinshtein_ue, neubert_protzel_ue,
-                                 oversegmentation_error, read_opencv_matrix,
-                                 read_stutz_results, run_superpixel, stutz_columns)
+                                 oversegmentation_error, stutz_columns)
 
 SP = FIXTURES / "superpixel"
 ALGOS = ("slic200", "fh", "grid10", "single", "slic200_gtraw")

@@ -18,7 +18,7 @@ from .api import families, human_options
 from .engine import run
 from .io import write_soft_map
 from .report.demo_site import build_demo_site, run_demo_segmenter
-from .report.plots import plot_pr
+from .boundary import plot_pr
 
 DETECTORS = {
     "gradient-magnitude-lab": gradient_magnitude,

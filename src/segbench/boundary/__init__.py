@@ -10,6 +10,7 @@ from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_m
 from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate_image,
                       human_counts)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
+from ._plots import plot_pr
 from ._seg2bdry import seg2bdry
 from ._summary import (BoundarySummary, average_precision, bsr_ratio, f_measure, max_f,
                        recall_at_precision, summarize, summarize_human)
@@ -27,6 +28,7 @@ __all__ = [
     "detected_map",
     "f_measure",
     "max_f",
+    "plot_pr",
     "recall_at_precision",
     "summarize",
     "summarize_human",

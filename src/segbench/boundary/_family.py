@@ -68,13 +68,12 @@ def _write(out, result: Result, ids, records, options) -> None:
     """``<iid>_ev1.txt`` (rewritten from the records every run, so none can be missing
     or truncated), ``eval_bdry*.txt`` and, unless ``options['plot']`` is False,
     ``pr_curve.png``."""
-    from ..io import write_if_changed
-    from ..report.official import format_ev1, write_eval_bdry
+    from ..io import format_ev1, write_eval_bdry, write_if_changed
     for iid, counts in zip(ids, records):
         write_if_changed(out / f"{iid}_ev1.txt", format_ev1(counts))
     write_eval_bdry(out, result.detail)
     if (options or {}).get("plot", True):
-        from ..report.plots import plot_pr
+        from ._plots import plot_pr
         s = result.detail
         plot_pr([{"name": result.name, "recall": s.recall, "precision": s.precision,
                   "ods": s.ods[1:]}], out / "pr_curve.png",

@@ -1,17 +1,18 @@
 """``segbench superpixel`` and ``segbench superpixel-sweep``: parsers, registered by cli.py.
 
-Thin, as the rest of the CLI: parses, calls :func:`segbench.superpixel.run_superpixel` /
-:func:`run_sweep` (imported lazily, so ``segbench --help`` stays fast), prints.
+Thin, as the rest of the CLI: parses, calls :func:`segbench.api_superpixel.run_superpixel`
+/ :func:`~segbench.api_superpixel.run_sweep` (imported lazily, so ``segbench --help``
+stays fast), prints.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ._common import add_common, print_table
+from ._common import add_common, add_inputs, print_table, where
+
 #: As segbench.superpixel (literals here, so that --help imports no numerical library;
-#: tests/test_cli.py checks they agree).
+#: tests/test_superpixel_engine.py checks they agree).
 WINDOWS = ("euclidean", "square", "matched")
 BOUNDARIES = ("bsds", "two-sided")
 DEFAULT_TOLERANCE = 2.0
@@ -38,18 +39,21 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "or both sides of every contour, 2 px (the C++ benchmark)")
     p.add_argument("--max-annotators", type=int, default=None, metavar="N",
                    help="use only the first N annotators (the C++ benchmark reads 5)")
-    add_common(p)
+    add_common(p, scheduler=True)
+
+
+def _options(a) -> dict:
+    return {"tolerance": a.tolerance, "window": a.window, "boundary": a.boundary,
+            "max_annotators": a.max_annotators}
 
 
 def _cmd_superpixel(a) -> int:
+    from ..api_superpixel import run_superpixel
     from ..errors import InputError
-    from ..superpixel import run_superpixel
     if a.stutz and not a.out:
         raise InputError("--stutz writes results.csv: give --out")
-    res = run_superpixel(a.gt, a.pred, images=a.images, out=a.out, workers=a.workers,
-                         progress=not a.quiet, tolerance=a.tolerance, window=a.window,
-                         boundary=a.boundary, max_annotators=a.max_annotators,
-                         stutz=a.stutz)
+    res = run_superpixel(a.gt, a.pred, images=a.images, out=a.out, name=a.name,
+                         stutz=a.stutz, **where(a), **_options(a))
     if a.json:
         print(res.to_json())
         return 0
@@ -61,7 +65,7 @@ def _cmd_superpixel(a) -> int:
     rows = [("mean over annotators", *(_f(m[k]) for k, _ in _SHOWN)),
             ("best annotator", *(_f(m.get(f"{k}_best")) if f"{k}_best" in m else ""
                                  for k, _ in _SHOWN))]
-    print_table(rows, (Path(a.pred).name, *(h for _, h in _SHOWN)))
+    print_table(rows, (res.name, *(h for _, h in _SHOWN)))
     print(f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
           f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}")
     return 0
@@ -76,24 +80,15 @@ def _ints(text: str) -> list[int]:
 
 
 def _cmd_sweep(a) -> int:
+    from ..api_superpixel import run_sweep
     from ..errors import InputError
-    from ..superpixel import run_sweep
-    if a.bsds:
-        root = Path(a.bsds)
-        gt, images = root / "groundTruth" / a.split, root / "images" / a.split
-    elif a.gt and a.images:
-        gt, images = a.gt, a.images
-    else:
-        raise InputError("give --bsds ROOT (with images/ and groundTruth/) or both --gt "
-                         "and --images")
     k_range = None if a.k_range is None else _ints(a.k_range)
     if k_range is not None and len(k_range) != 2:
         raise InputError(f"--k-range takes two numbers, got {a.k_range!r}")
     res = run_sweep([s.strip() for s in a.algorithm.split(",") if s.strip()],
-                    _ints(a.k), gt, images, a.out, k_range=k_range,
-                    max_images=a.n_images, workers=a.workers, progress=not a.quiet,
-                    tolerance=a.tolerance, window=a.window, boundary=a.boundary,
-                    max_annotators=a.max_annotators, plot=not a.no_plot)
+                    _ints(a.k), a.gt, a.images, a.out, name=a.name, k_range=k_range,
+                    max_images=a.max_images, plot=not a.no_plot, **where(a),
+                    **_options(a))
     if a.json:
         print(res.to_json())
         return 0
@@ -113,6 +108,23 @@ def _cmd_sweep(a) -> int:
     return 0
 
 
+def _option(p: argparse.ArgumentParser, option: str) -> argparse.Action:
+    # argparse has no public lookup of an option's action (nor a way to hide one of its
+    # spellings); the table it parses with is the one place that has it
+    return p._option_string_actions[option]
+
+
+def _gt_help(p: argparse.ArgumentParser, more: str) -> None:
+    """Add to the help of ``--gt`` what this command also reads."""
+    _option(p, "--gt").help += more
+
+
+def _alias(p: argparse.ArgumentParser, option: str, alias: str) -> None:
+    """A hidden second spelling of ``option``: the same action, so ``required`` holds
+    when either is given."""
+    p._option_string_actions[alias] = _option(p, option)
+
+
 def add_parsers(subparsers) -> None:
     """Register ``superpixel`` and ``superpixel-sweep`` on the sub-command parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -122,16 +134,16 @@ def add_parsers(subparsers) -> None:
                     "Levinshtein, Neubert-Protzel, SLIC-paper), ASA, boundary recall "
                     "and precision, compactness, explained variation, connected "
                     "components. Per image: mean over annotators and best annotator.")
-    p.add_argument("--gt", required=True,
-                   help="ground truth: <iid>.mat (BSDS500), <iid>.npz (gt0, gt1, ...) "
-                        "or the C++ benchmark's <iid>-<t>.csv")
-    p.add_argument("--pred", required=True,
-                   help="superpixels: <iid>.png (16-bit), .npy, .mat, .csv (C++ layout) "
-                        "or .npz")
+    add_inputs(p, pred_help="superpixels: <iid>.png (16-bit), .npy, .mat, .csv (C++ "
+                            "layout) or .npz",
+               out_help="output folder: result.json, per_item.csv, per_annotator.csv "
+                        "(and results.csv with --stutz), and records so that a rerun "
+                        "resumes")
+    _gt_help(p, "; or a folder of <iid>.npz (gt0, gt1, ...) or of the C++ benchmark's "
+                "<iid>-<t>.csv")
     p.add_argument("--images", default=None,
-                   help="folder of <iid>.jpg/.png images (enables explained variation)")
-    p.add_argument("--out", default=None,
-                   help="write result.json and per_annotator.csv to this folder")
+                   help="folder of <iid>.jpg/.png photographs (enables the explained "
+                        "variation; a dataset root brings its own)")
     p.add_argument("--stutz", action="store_true",
                    help="also write the C++ superpixel benchmark's results.csv (its "
                         "columns and conventions) to --out")
@@ -151,17 +163,17 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--k-range", default=None, metavar="MIN,MAX",
                    help="superpixel-count range of the averages (default: min,max of "
                         "--k)")
-    p.add_argument("--bsds", default=None,
-                   help="BSDS500 data folder holding images/<split> and "
-                        "groundTruth/<split>")
-    p.add_argument("--split", default="val", help="split under --bsds (default val)")
-    p.add_argument("--gt", default=None, help="ground-truth folder (instead of --bsds)")
-    p.add_argument("--images", default=None, help="image folder (instead of --bsds)")
-    p.add_argument("--n-images", type=int, default=None,
-                   help="first N images only (sorted by id)")
-    p.add_argument("--out", default=None,
-                   help="output folder: sweep.json, sweep.csv, curves.png, record cache "
-                        "(resumable)")
+    add_inputs(p, pred=False,
+               out_help="output folder: sweep.json, sweep.csv, curves.png, and records "
+                        "so that a rerun resumes (a new K computes only itself)")
+    _gt_help(p, " (a dataset root brings its photographs: --gt BSR/BSDS500/data --split "
+                "val); or a folder of <iid>.npz or <iid>-<t>.csv with --images")
+    _alias(p, "--gt", "--bsds")            # its name before the CLI was unified
+    p.add_argument("--images", default=None,
+                   help="folder of <iid>.jpg/.png photographs, if the ground-truth layout "
+                        "has none")
+    p.add_argument("--max-images", "--n-images", dest="max_images", type=int,
+                   default=None, metavar="N", help="first N images only (sorted by id)")
     p.add_argument("--no-plot", action="store_true", help="skip curves.png")
     _common(p)
     p.set_defaults(func=_cmd_sweep)

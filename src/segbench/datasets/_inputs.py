@@ -257,8 +257,11 @@ class Sample:
         return h.hexdigest()
 
     def release(self) -> None:
-        """Drop what was read (the engine calls this once the sample is evaluated)."""
+        """Drop what was read, here and cached on the item (the engine calls this once
+        the sample is evaluated, so a long serial run holds one image at a time)."""
         self._memo.clear()
+        for cached in ("image", "annotations"):     # DatasetItem's cached properties
+            self.item.__dict__.pop(cached, None)
 
     def __getstate__(self):
         return {"item": self.item, "prediction": self.prediction, "_memo": {}}

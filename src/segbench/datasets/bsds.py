@@ -25,7 +25,9 @@ BSDS300 (``BSDS300-images.tgz`` + ``BSDS300-human.tgz``)::
 
 Folder pairs (:class:`FolderPairs`): ``images_dir/<iid>.jpg|png|...`` and ground truth
 ``gt_dir/<iid>.mat`` (BSDS500 format), ``<iid>.seg``, ``<iid>.png|bmp|tif|npy`` (one label
-map), or a subfolder ``gt_dir/<iid>/`` holding one such file per annotator.
+map), the superpixel benchmark's ``<iid>.npz`` (``gt0, gt1, ...``) and ``<iid>.csv`` /
+``<iid>-<t>.csv`` (the C++ benchmark's layout), or a subfolder ``gt_dir/<iid>/`` holding
+one such file per annotator.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ __all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "Folder
            "SubjectEntry", "SyntheticDataset", "open_dataset"]
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
-LABEL_EXTS = (".mat", ".seg", ".png", ".bmp", ".tif", ".tiff", ".npy")
+LABEL_EXTS = (".mat", ".seg", ".png", ".bmp", ".tif", ".tiff", ".npy", ".npz", ".csv")
 _SPLIT_ORDER = {"train": 0, "val": 1, "test": 2}
 
 
@@ -271,14 +273,20 @@ def _load_segs(entries: tuple) -> tuple[Annotation, ...]:
 
 
 def _load_label_map(path: Path) -> tuple[Annotation, ...]:
-    """One annotation from a .mat/.seg/image/.npy file (a .mat may hold several)."""
+    """One annotation from a .mat/.seg/image/.npy/.csv file (a .mat or .npz may hold
+    several)."""
     ext = path.suffix.lower()
     if ext == ".mat":
         return _load_mat(path)
+    if ext in (".npz", ".csv"):    # the superpixel benchmark's files: labels as stored
+        from ..io import read_annotators
+        return tuple(Annotation(labels, source=f"{path}{{{k}}}" if ext == ".npz"
+                                else str(path))
+                     for k, labels in enumerate(read_annotators([path])))
     if ext == ".seg":
         return (_load_seg(path, None, None),)
     from ..io import read_label_map
-    from ..region._table import compact_labels
+    from ..region import compact_labels
     labels, _ = compact_labels(read_label_map(path), void=None)
     return (Annotation(labels.astype(np.int32, copy=False), source=str(path)),)
 
@@ -692,8 +700,10 @@ class FolderPairs(Dataset):
     gt_dir : str or PathLike
         Per image ``<iid>.mat`` (BSDS500 ``groundTruth``, any number of annotators),
         ``<iid>.seg``, or ``<iid>.png|bmp|tif|tiff|npy`` (one label map; every value,
-        0 included, is a region), or a subfolder ``<iid>/`` holding one or more such
-        files (one annotator each, in name order).
+        0 included, is a region), the superpixel benchmark's ``<iid>.npz`` (``gt0,
+        gt1, ...``) or the C++ benchmark's ``<iid>.csv`` / ``<iid>-0.csv``,
+        ``<iid>-1.csv``, ... (labels as stored, one annotator per map), or a subfolder
+        ``<iid>/`` holding one or more such files (one annotator each, in name order).
     split : str, default 'test'
         The split name every item gets.
     """
@@ -703,13 +713,13 @@ class FolderPairs(Dataset):
     def __init__(self, images_dir: str | PathLike | None, gt_dir: str | PathLike, *,
                  split: str = "test"):
         super().__init__()
-        from ..io import check_all_present, list_files
+        from ..io import check_all_present, group_annotator_files, list_files
         gt_dir = Path(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
         self.root = gt_dir
         sources: dict[str, tuple[Path, ...]] = {
-            iid: (p,) for iid, p in list_files(gt_dir, LABEL_EXTS).items()}
+            iid: tuple(ps) for iid, ps in group_annotator_files(gt_dir, LABEL_EXTS).items()}
         for sub in _subdirs(gt_dir):
             files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
                           and not p.name.startswith(".")
@@ -722,7 +732,7 @@ class FolderPairs(Dataset):
             sources[sub.name] = files
         if not sources:
             raise InputError("no ground truth found: expected <iid>.mat|seg|png|bmp|tif|"
-                             "npy files or <iid>/ folders of them", gt_dir)
+                             "npy|npz|csv files or <iid>/ folders of them", gt_dir)
         photos: dict[str, Path] = {}
         if images_dir is not None:
             photos = list_files(images_dir, IMAGE_EXTS)

@@ -9,6 +9,15 @@
   :func:`write_label_map`
 - photographs and pictures: :func:`read_image`, :func:`write_image`
 - folders: :func:`list_files`
+- the official benchmark's text files (``<iid>_ev1..4.txt``, ``eval_bdry*.txt``,
+  ``eval_cover*.txt``, ``eval_RI_VOI*.txt``): :func:`format_ev1` ... :func:`format_ev4`,
+  :func:`write_eval_bdry`, :func:`write_eval_region`, and their readers
+- the superpixel benchmark's files (the C++ benchmark's CSV label maps and
+  ``results.csv``, ``.npz`` annotators and superpixel maps): :func:`read_superpixels`,
+  :func:`read_annotators`, :func:`read_npz_annotators`, :func:`read_csv_labels`,
+  :func:`write_csv_labels`, :func:`list_annotator_files`, :func:`group_annotator_files`,
+  :func:`read_stutz_results`, :func:`write_stutz_results`, :func:`read_opencv_matrix`,
+  :data:`SUPERPIXEL_EXTS`
 - atomic writes: :func:`atomic_write_text`, :func:`atomic_write_bytes`,
   :func:`write_if_changed`, :func:`ensure_dir` (errors are
   :class:`segbench.errors.OutputError`)
@@ -21,13 +30,34 @@ from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import read_image, write_image
 from ._labels import read_label_map, write_label_map
+from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
+                        read_eval_cover, read_eval_ri_voi, read_ev1_table,
+                        read_region_tables, write_eval_bdry, write_eval_region,
+                        write_texts)
 from ._prediction import (Prediction, as_prediction, check_same_shape, read_prediction,
                           write_segs, write_soft_map)
 from ._seg import SegFile, read_seg, write_seg
+from ._superpixel import (SUPERPIXEL_EXTS, group_annotator_files, list_annotator_files,
+                          read_annotators, read_csv_labels, read_npz_annotators,
+                          read_opencv_matrix, read_stutz_results, read_superpixels,
+                          write_csv_labels, write_stutz_results)
 
 __all__ = [
+    "format_ev1",
+    "format_ev2",
+    "format_ev3",
+    "format_ev4",
+    "read_eval_bdry",
+    "read_eval_cover",
+    "read_eval_ri_voi",
+    "read_ev1_table",
+    "read_region_tables",
+    "write_eval_bdry",
+    "write_eval_region",
+    "write_texts",
     "HumanSegmentation",
     "Prediction",
+    "SUPERPIXEL_EXTS",
     "SegFile",
     "as_prediction",
     "atomic_write_bytes",
@@ -35,12 +65,21 @@ __all__ = [
     "ensure_dir",
     "check_same_shape",
     "check_all_present",
+    "group_annotator_files",
+    "list_annotator_files",
     "list_files",
+    "read_annotators",
+    "read_csv_labels",
     "read_ground_truth",
     "read_image",
     "read_label_map",
+    "read_npz_annotators",
+    "read_opencv_matrix",
     "read_prediction",
     "read_seg",
+    "read_stutz_results",
+    "read_superpixels",
+    "write_csv_labels",
     "write_ground_truth",
     "write_image",
     "write_label_map",
@@ -48,4 +87,5 @@ __all__ = [
     "write_segs",
     "write_if_changed",
     "write_soft_map",
+    "write_stutz_results",
 ]

@@ -24,7 +24,8 @@ from ._measures import (RegionScores, covering, gce, lce, local_refinement_error
                         refinement_error, region_overlaps, region_scores,
                         variation_of_information)
 from ._summary import RegionSummary, summarize, summarize_human_region
-from ._table import compact_labels, contingency_table, split_tables, stacked_tables
+from ._table import (checked_counts, compact_labels, contingency_table, split_tables,
+                     stacked_tables)
 
 __all__ = [
     *consistency.__all__,
@@ -39,6 +40,7 @@ __all__ = [
     "RegionRecord",
     "RegionScores",
     "RegionSummary",
+    "checked_counts",
     "compact_labels",
     "contingency_table",
     "covering",

@@ -80,9 +80,7 @@ def _summarize(ids, records, params, options) -> Result:
 def _write(out, result: Result, ids, records, options) -> None:
     """``<iid>_ev2/_ev3/_ev4.txt`` (rewritten from the records every run) and the five
     dataset files of collect_eval_reg.m."""
-    from ..io import write_if_changed
-    from ..report.official_region import format_ev2, format_ev3, format_ev4, \
-        write_eval_region
+    from ..io import format_ev2, format_ev3, format_ev4, write_eval_region, write_if_changed
     for iid, rec in zip(ids, records):
         for suffix, fmt in (("ev2", format_ev2), ("ev3", format_ev3), ("ev4", format_ev4)):
             write_if_changed(out / f"{iid}_{suffix}.txt", fmt(rec))

@@ -275,7 +275,7 @@ def _write_pages(out, ds, ids, infos, runs, ranked, human, subject_keys, title):
     for sub in ("algorithms", "images") + (("subjects",) if ds.has_subjects else ()):
         (out / sub).mkdir(exist_ok=True)
 
-    from .plots import plot_pr
+    from ..boundary import plot_pr
     hpoint = ((human["recall"], human["precision"], human["F"])
               if not math.isnan(human["F"]) else None)
     curve = {r.slug: _curve(r) for r in runs}

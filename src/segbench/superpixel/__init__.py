@@ -24,44 +24,53 @@ components, split superpixels), :func:`intra_cluster_variation`,
 
 Per image and over a dataset: :func:`evaluate_image` -> :class:`SuperpixelRecord`
 (per-annotator values; ``.mean()`` over annotators and ``.best()`` annotator),
-:func:`summarize`, :func:`run_superpixel` (folders), :func:`run_sweep` (baselines over
-K, curves, :func:`average_over_range`).
+:func:`summarize`. As engine families (:class:`segbench.spec.Family`): ``SUPERPIXEL``
+(a folder of superpixel maps; its ground truth from :func:`superpixel_dataset`) and
+:func:`sweep_family` (one baseline at one K; :func:`sweep_result` composes the curves
+and :func:`average_over_range`). Runs over folders: :mod:`segbench.api_superpixel`
+(``run_superpixel``, ``run_sweep``); this package never imports the engine.
 
 The C++ superpixel benchmark (Stutz et al.): :func:`stutz_columns` computes its
 ``results.csv`` columns from the measures above (:data:`STUTZ_COLUMNS` says which is
-which); :mod:`segbench.superpixel._io` reads and writes its CSV layout.
+which); :mod:`segbench.io` reads and writes its CSV layout and its outputs (re-exported
+here: :func:`read_csv_labels`, :func:`read_stutz_results`, ...).
 """
 
+from ..io import (list_annotator_files, read_annotators, read_csv_labels,
+                  read_opencv_matrix, read_stutz_results, read_superpixels,
+                  write_csv_labels, write_stutz_results)
 from ._boundary import (BOUNDARIES, DEFAULT_TOLERANCE, WINDOWS, BoundaryCounts,
                         BoundaryScorer, boundary_counts, boundary_map, boundary_pixels,
                         boundary_precision, boundary_recall)
 from ._evaluate import (ANNOTATOR_MEASURES, IMAGE_MEASURES, LOWER_IS_BETTER,
                         SuperpixelRecord, SuperpixelSummary, evaluate_image, summarize)
-from ._folder import pair_superpixel_folders, run_superpixel, superpixel_result
+from ._family import SUPERPIXEL, superpixel_dataset
 from ._image import (SuperpixelCount, compactness, contour_density, explained_variation,
                      intra_cluster_variation, mean_distance_to_edge, perimeters,
                      size_statistics, sum_squared_error, superpixel_count)
-from ._io import (list_annotator_files, read_annotators, read_csv_labels,
-                  read_opencv_matrix, read_stutz_results, read_superpixels,
-                  write_csv_labels, write_stutz_results)
 from ._measures import (ACHANTA_MIN_OVERLAP, UE_VARIANTS, achanta_ue,
                         achievable_segmentation_accuracy, asa, corrected_ue,
                         levinshtein_ue, neubert_protzel_ue, oversegmentation_error,
                         seeds_ue, table_measures, undersegmentation_error)
 from ._stutz import STUTZ_COLUMNS, stutz_columns, stutz_radius, stutz_rows
-from ._sweep import average_over_range, plot_sweep, run_sweep
+from ._sweep import (AVERAGED, PLOTTED, SWEEP_OPTIONS, average_over_range, plot_sweep,
+                     sweep_family, sweep_ks, sweep_result, write_sweep)
 from ._table import compact_superpixels, superpixel_table, superpixel_tables
 
 __all__ = [
     "ACHANTA_MIN_OVERLAP",
     "ANNOTATOR_MEASURES",
+    "AVERAGED",
     "BOUNDARIES",
     "BoundaryCounts",
     "BoundaryScorer",
     "DEFAULT_TOLERANCE",
     "IMAGE_MEASURES",
     "LOWER_IS_BETTER",
+    "PLOTTED",
     "STUTZ_COLUMNS",
+    "SUPERPIXEL",
+    "SWEEP_OPTIONS",
     "SuperpixelCount",
     "SuperpixelRecord",
     "SuperpixelSummary",
@@ -88,7 +97,6 @@ __all__ = [
     "mean_distance_to_edge",
     "neubert_protzel_ue",
     "oversegmentation_error",
-    "pair_superpixel_folders",
     "perimeters",
     "plot_sweep",
     "read_annotators",
@@ -96,8 +104,6 @@ __all__ = [
     "read_opencv_matrix",
     "read_stutz_results",
     "read_superpixels",
-    "run_superpixel",
-    "run_sweep",
     "seeds_ue",
     "size_statistics",
     "stutz_columns",
@@ -106,11 +112,15 @@ __all__ = [
     "sum_squared_error",
     "summarize",
     "superpixel_count",
-    "superpixel_result",
+    "superpixel_dataset",
     "superpixel_table",
     "superpixel_tables",
+    "sweep_family",
+    "sweep_ks",
+    "sweep_result",
     "table_measures",
     "undersegmentation_error",
     "write_csv_labels",
     "write_stutz_results",
+    "write_sweep",
 ]

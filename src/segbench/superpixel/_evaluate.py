@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
-from ..result import _plain
 from ._boundary import DEFAULT_TOLERANCE, BoundaryScorer
 from ._image import (_colour_stats, _colours, _compactness, _count,
                      _explained_variation, _shape_pass)
@@ -22,6 +22,8 @@ LOWER_IS_BETTER = frozenset({"ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta
                              "oe"})
 #: Measures of the superpixels alone (or with the image).
 IMAGE_MEASURES = ("n_superpixels", "n_components", "n_split", "co", "ev")
+#: Version of :meth:`SuperpixelRecord.to_json`'s layout.
+RECORD_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,11 @@ class SuperpixelRecord:
         Compactness.
     ev : float
         Explained variation; NaN when no image was given.
+    extra : dict of str -> float
+        Other numbers of the run (the sweep's algorithm time, ``seconds``).
+    stutz : tuple of dict, optional
+        The C++ benchmark's ``results.csv`` row against each annotator
+        (:func:`stutz_rows`), when asked for.
     """
 
     per_annotator: dict
@@ -53,6 +60,7 @@ class SuperpixelRecord:
     co: float
     ev: float = float("nan")
     extra: dict = field(default_factory=dict)
+    stutz: tuple | None = None
 
     @property
     def n_annotators(self) -> int:
@@ -87,27 +95,86 @@ class SuperpixelRecord:
                 "n_split": self.n_split, "co": self.co, "ev": self.ev}
 
     def to_json(self) -> dict:
-        """Plain JSON (NaN as None); :meth:`from_json` restores it."""
-        return _plain({"per_annotator": {k: np.asarray(v, dtype=np.float64)
-                                         for k, v in self.per_annotator.items()},
-                       "boundary_counts": np.asarray(self.boundary_counts),
-                       "n_superpixels": self.n_superpixels,
-                       "n_components": self.n_components, "n_split": self.n_split,
-                       "co": float(self.co), "ev": float(self.ev),
-                       "extra": {k: float(v) for k, v in self.extra.items()}})
+        """Plain JSON, exact: floats as written by ``repr``, NaN as None, infinities as
+        ``"inf"``/``"-inf"``; :meth:`from_json` restores the same numbers."""
+        out = {"format": RECORD_FORMAT,
+               "per_annotator": {k: [_enc(x) for x in np.asarray(v, np.float64)]
+                                 for k, v in self.per_annotator.items()},
+               "boundary_counts": np.asarray(self.boundary_counts, np.int64).tolist(),
+               "n_superpixels": int(self.n_superpixels),
+               "n_components": int(self.n_components), "n_split": int(self.n_split),
+               "co": _enc(self.co), "ev": _enc(self.ev),
+               "extra": {k: _enc(v) for k, v in self.extra.items()}}
+        if self.stutz is not None:
+            out["stutz"] = [{k: _enc(v) for k, v in row.items()} for row in self.stutz]
+        return out
 
     @classmethod
     def from_json(cls, d: dict) -> "SuperpixelRecord":
-        def arr(v):
-            return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
+        """The record of :meth:`to_json`.
 
-        def num(x):
-            return float("nan") if x is None else float(x)
-        return cls({k: arr(v) for k, v in d["per_annotator"].items()},
-                   np.asarray(d["boundary_counts"], dtype=np.int64).reshape(-1, 4),
-                   int(d["n_superpixels"]), int(d["n_components"]), int(d["n_split"]),
-                   num(d["co"]), num(d["ev"]),
-                   {k: num(v) for k, v in d.get("extra", {}).items()})
+        Raises
+        ------
+        ValueError, KeyError, TypeError
+            If ``d`` is not a whole record of this format (another version, a measure
+            or an annotator missing, counts that are not non-negative integers).
+        """
+        if d.get("format") != RECORD_FORMAT:
+            raise ValueError(f"record format {d.get('format')!r}, expected "
+                             f"{RECORD_FORMAT}")
+        counts = np.asarray(d["boundary_counts"], dtype=np.float64)
+        if counts.ndim != 2 or counts.shape[1] != 4 or counts.shape[0] < 1 or \
+                (counts < 0).any() or (counts != np.round(counts)).any():
+            raise ValueError("boundary_counts are (annotators, 4) non-negative integers")
+        k = counts.shape[0]
+        per = d["per_annotator"]
+        if sorted(per) != sorted(ANNOTATOR_MEASURES):
+            raise ValueError(f"per_annotator holds {sorted(per)}, expected "
+                             f"{sorted(ANNOTATOR_MEASURES)}")
+        arrays = {m: np.array([_dec(x) for x in per[m]], dtype=np.float64)
+                  for m in ANNOTATOR_MEASURES}
+        if any(a.shape != (k,) for a in arrays.values()):
+            raise ValueError(f"every measure needs one value per annotator ({k})")
+        stutz = None
+        if d.get("stutz") is not None:
+            from ._stutz import STUTZ_COLUMNS
+            rows = d["stutz"]
+            if len(rows) != k or any(sorted(r) != sorted(STUTZ_COLUMNS) for r in rows):
+                raise ValueError(f"stutz holds one row of {len(STUTZ_COLUMNS)} columns "
+                                 f"per annotator ({k})")
+            stutz = tuple({c: _dec(r[c]) for c in STUTZ_COLUMNS} for r in rows)
+        ints = [_nonneg_int(d[n], n) for n in ("n_superpixels", "n_components", "n_split")]
+        return cls(arrays, counts.astype(np.int64), *ints, _dec(d["co"]), _dec(d["ev"]),
+                   {str(n): _dec(v) for n, v in d.get("extra", {}).items()}, stutz)
+
+
+def _enc(x):
+    """A float as JSON: itself, None for NaN, a string for an infinity (a stutz row's
+    ``reg`` of one superpixel)."""
+    x = float(x)
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _dec(x) -> float:
+    if x is None:
+        return float("nan")
+    if isinstance(x, str):
+        if x not in ("inf", "-inf"):
+            raise ValueError(f"not a number: {x!r}")
+        return float(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"not a number: {x!r}")
+    return float(x)
+
+
+def _nonneg_int(x, name: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+        raise ValueError(f"{name} is a non-negative integer, got {x!r}")
+    return x
 
 
 def _nanmean(v) -> float:

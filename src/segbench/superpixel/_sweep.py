@@ -1,35 +1,31 @@
-"""K-sweeps: run baseline superpixel algorithms at several counts, curves and averages.
+"""K-sweeps: baseline superpixel algorithms at several counts, curves and averages.
 
-Per (algorithm, K, image) the record is cached under ``<out>/.segbench-records/
-superpixel-sweep/`` keyed by the algorithm, its parameters, the evaluation options and
-the SHA-256 of the image and ground-truth files, so a killed sweep resumes and adding
-a K value computes only the new runs.
+One engine family per (algorithm, K) (:func:`sweep_family`): its record of an image
+runs the algorithm on the photograph and scores the map, and is keyed by the algorithm,
+K, the algorithm's parameters, the evaluation options and the SHA-256 of the
+photograph and the ground truth. All families run in one engine pass (each image's
+files read once per worker), so a killed sweep resumes and adding a K value computes
+only the new records; :func:`sweep_result` composes the curves and averages from their
+summaries (see :func:`segbench.api_superpixel.run_sweep`).
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import time
-from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 
-from ..engine import map_items
 from ..errors import InputError
-from ..io import list_files, read_image
-from ..io import atomic_write_text
 from ..result import Result, provenance
+from ..spec import Family
 from ._boundary import DEFAULT_TOLERANCE
 from ._evaluate import ANNOTATOR_MEASURES, SuperpixelRecord, evaluate_image, summarize
-from ._folder import IMAGE_EXTS
-from ._io import list_annotator_files, read_annotators
+from ._family import annotators, check_evaluation, image_files, item_rows, photograph
 
-#: Bump when a change to the computation invalidates cached sweep records.
-RECORD_VERSION = 1
-CACHE = Path(".segbench-records") / "superpixel-sweep"
 #: Measures drawn in the curves figure, with their axis labels.
 PLOTTED = {"br": "boundary recall", "bp": "boundary precision",
            "ue": "undersegmentation error (SEEDS)", "cue": "corrected UE (CUE)",
@@ -37,6 +33,9 @@ PLOTTED = {"br": "boundary recall", "bp": "boundary precision",
            "ev": "explained variation", "co": "compactness"}
 #: Measures averaged over the K range.
 AVERAGED = (*ANNOTATOR_MEASURES, "co", "ev")
+#: The evaluation options of a sweep (the others keep their defaults).
+SWEEP_OPTIONS = {"tolerance": DEFAULT_TOLERANCE, "window": "euclidean", "boundary": "bsds",
+                 "max_annotators": None}
 
 
 def average_over_range(counts, values, k_min: float, k_max: float) -> float:
@@ -71,102 +70,104 @@ def average_over_range(counts, values, k_min: float, k_max: float) -> float:
     return area / (k_max - k_min)
 
 
-@dataclass(frozen=True)
-class _Task:
-    algorithm: str
-    k: int
-    iid: str
-    gt_paths: tuple
-    image_path: Path
-    eval_params: tuple
-    algo_params: tuple
-    max_annotators: int | None
-    record_path: Path | None
-    key: str
+def _algorithms() -> dict:
+    from ..algorithms.superpixels import SUPERPIXEL_ALGORITHMS
+    return SUPERPIXEL_ALGORITHMS
 
 
-def _sha(paths) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).read_bytes())
-    return h.hexdigest()
+def sweep_family(algorithm: str, k: int, algorithm_params: dict | None = None) -> Family:
+    """The engine family of one sweep point: ``algorithm`` at ``k`` superpixels.
+
+    Named ``superpixel_sweep-<algorithm>-k<k>`` (its records have their own folder);
+    the algorithm, K and ``algorithm_params`` are parameters in its ``defaults``, so
+    every record is keyed by them. The evaluation options (:data:`SWEEP_OPTIONS`) come
+    from the run's parameters.
+    """
+    if algorithm not in _algorithms():
+        raise InputError(f"unknown superpixel algorithm {algorithm!r}; choose from "
+                         f"{', '.join(_algorithms())}")
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise InputError(f"K values must be positive integers, got {k!r}")
+    try:      # as JSON holds it, so that a saved key compares equal (tuples -> lists)
+        aparams = json.loads(json.dumps(dict(algorithm_params or {}), sort_keys=True))
+    except (TypeError, ValueError):
+        raise InputError(f"parameters of {algorithm} must be plain numbers, strings or "
+                         f"lists, got {algorithm_params!r}") from None
+    return Family(
+        name=f"superpixel_sweep-{algorithm}-k{int(k)}", version=1,
+        defaults={"algorithm": algorithm, "k": int(k), "algorithm_params": aparams,
+                  **SWEEP_OPTIONS},
+        evaluate=_evaluate_sweep, to_json=_to_json, from_json=_from_json,
+        summarize=_summarize_sweep, check=check_evaluation,
+        label=f"{algorithm}{int(k)}", input_files=image_files)
 
 
-def _run_task(task: _Task):
-    """Worker: run the algorithm on one image at one K and evaluate. Picklable."""
+def _evaluate_sweep(sample, params: dict) -> SuperpixelRecord:
+    """Run the algorithm on the photograph (timed) and score its superpixels."""
     from ..algorithms.superpixels import superpixels
-    image = read_image(task.image_path)
-    gts = read_annotators(task.gt_paths)
-    if task.max_annotators is not None:
-        gts = gts[:task.max_annotators]
-    if image.shape[:2] != gts[0].shape:
-        raise InputError(f"image is {image.shape[0]}x{image.shape[1]} but the ground "
-                         f"truth is {gts[0].shape[0]}x{gts[0].shape[1]}", task.image_path)
+    if sample.item.image_path is None and sample.item.image_loader is None:
+        raise InputError(f"image {sample.id!r} has no photograph: the sweep runs the "
+                         "algorithms on it (give images)",
+                         sample.item.sources[0] if sample.item.sources else None)
+    gts = annotators(sample, params["max_annotators"])
+    image = photograph(sample, gts[0].shape)
     t0 = time.perf_counter()
-    sp = superpixels(image, task.k, task.algorithm, **dict(task.algo_params))
+    sp = superpixels(image, params["k"], params["algorithm"], **params["algorithm_params"])
     seconds = time.perf_counter() - t0
-    rec = evaluate_image(sp, gts, image, **dict(task.eval_params))
-    rec = SuperpixelRecord(rec.per_annotator, rec.boundary_counts, rec.n_superpixels,
-                           rec.n_components, rec.n_split, rec.co, rec.ev,
-                           {"seconds": seconds})
-    if task.record_path is not None:
-        task.record_path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(task.record_path, json.dumps(
-            {"key": task.key, "record": rec.to_json()}))
-    return task, rec
+    rec = evaluate_image(sp, gts, image, tolerance=params["tolerance"],
+                         window=params["window"], boundary=params["boundary"])
+    return SuperpixelRecord(rec.per_annotator, rec.boundary_counts, rec.n_superpixels,
+                            rec.n_components, rec.n_split, rec.co, rec.ev,
+                            {"seconds": seconds})
 
 
-def _cached(task: _Task) -> SuperpixelRecord | None:
-    if task.record_path is None:
-        return None
-    try:
-        d = json.loads(task.record_path.read_text())
-        if d.get("key") != task.key:
-            return None
-        return SuperpixelRecord.from_json(d["record"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+def _to_json(record: SuperpixelRecord) -> dict:
+    return record.to_json()
 
 
-def _ks(ks) -> list[int]:
+def _from_json(d: dict) -> SuperpixelRecord:
+    rec = SuperpixelRecord.from_json(d)
+    if "seconds" not in rec.extra:
+        raise ValueError("a sweep record holds the algorithm's time (seconds)")
+    return rec
+
+
+def _summarize_sweep(ids, records, params, options) -> Result:
+    """The point's figures (as the superpixel benchmark's) and ``seconds``, the mean
+    algorithm time per image."""
+    metrics = summarize(records).metrics()
+    metrics["seconds"] = float(np.mean([r.extra.get("seconds", np.nan)
+                                        for r in records]))
+    rows = item_rows(ids, records)
+    for row, r in zip(rows, records):
+        row["seconds"] = r.extra.get("seconds", float("nan"))
+    return Result("superpixel_sweep", metrics, rows)
+
+
+def sweep_ks(ks) -> list[int]:
+    """Sorted distinct K values; InputError unless positive integers."""
+    ks = list(ks)
     out = sorted({int(k) for k in ks})
     if not out or out[0] < 1 or any(int(k) != k for k in ks):
-        raise InputError(f"K values must be positive integers, got {list(ks)}")
+        raise InputError(f"K values must be positive integers, got {ks}")
     return out
 
 
-def run_sweep(algorithms, ks, gt_dir, image_dir, out=None, *, k_range=None,
-              max_images: int | None = None, workers: int = 1, progress: bool = True,
-              tolerance: float = DEFAULT_TOLERANCE, window: str = "euclidean",
-              boundary: str = "bsds", max_annotators: int | None = None,
-              algorithm_params: dict | None = None, plot: bool = True) -> Result:
-    """Run baseline algorithms at every K on a dataset split; curves and K-averages.
+def sweep_result(points: dict, k_range, *, algorithm_params=None, **params) -> Result:
+    """The sweep's Result from the summaries of its points.
 
     Parameters
     ----------
-    algorithms : str or sequence of str
-        Names in :data:`segbench.algorithms.superpixels.SUPERPIXEL_ALGORITHMS`.
-    ks : sequence of int
-        Target numbers of superpixels.
-    gt_dir, image_dir : path
-        Ground truth (as :func:`run_superpixel`) and ``<iid>.jpg/.png`` images.
-    out : path, optional
-        Output folder: ``sweep.json``, ``sweep.csv``, ``curves.png`` and the record
-        cache. Without it nothing is written or cached.
-    k_range : (float, float), optional
-        Range of superpixel counts for the averages; default ``(min(ks), max(ks))``.
-    max_images : int, optional
-        The first images only (sorted by id), for a quick look.
-    workers, progress
-        As every runner.
-    tolerance, window, boundary
-        As :func:`evaluate_image`.
-    max_annotators : int, optional
-        Use only the first annotators.
+    points : dict of (algorithm, k) -> Result
+        The summary of each :func:`sweep_family`, in sweep order (algorithms, then
+        ascending K).
+    k_range : (float, float)
+        Range of superpixel counts for the averages.
     algorithm_params : dict, optional
-        ``{algorithm: {param: value}}`` passed to the algorithm functions.
-    plot : bool
-        Write ``curves.png`` (needs ``out``).
+        ``{algorithm: {param: value}}``, for the provenance.
+    **params
+        Also recorded in the provenance (``n_images``, ``gt``, ``images``, the
+        evaluation options).
 
     Returns
     -------
@@ -178,95 +179,58 @@ def run_sweep(algorithms, ks, gt_dir, image_dir, out=None, *, k_range=None,
         ``k_range`` of the measure against the actual count
         (:func:`average_over_range`).
     """
-    from ..algorithms.superpixels import SUPERPIXEL_ALGORITHMS
-    algos = [algorithms] if isinstance(algorithms, str) else list(algorithms)
-    for a in algos:
-        if a not in SUPERPIXEL_ALGORITHMS:
-            raise InputError(f"unknown superpixel algorithm {a!r}; choose from "
-                             f"{', '.join(SUPERPIXEL_ALGORITHMS)}")
-    ks = _ks(ks)
-    lo, hi = (ks[0], ks[-1]) if k_range is None else (float(k_range[0]),
-                                                       float(k_range[1]))
-    if not hi > lo:
-        raise InputError(f"the K range must have k_max > k_min, got [{lo}, {hi}] (give "
-                         "two or more K values, or k_range)")
-    gts = list_annotator_files(gt_dir)
-    images = list_files(image_dir, IMAGE_EXTS)
-    ids = [i for i in gts if i in images]
-    if not ids:
-        raise InputError("no image has both ground truth and a photograph", image_dir)
-    if max_images is not None:
-        ids = ids[:int(max_images)]
-    eval_params = {"tolerance": float(tolerance), "window": window, "boundary": boundary}
-    aparams = {a: dict((algorithm_params or {}).get(a, {})) for a in algos}
-    outp = None if out is None else Path(out)
-    fp = {iid: _sha([*gts[iid], images[iid]]) for iid in ids} if outp else {}
-    tasks, records = [], {}
-    for a in algos:
-        for k in ks:
-            for iid in ids:
-                key = json.dumps({"version": RECORD_VERSION, "algorithm": a, "k": k,
-                                  "algo_params": aparams[a], "eval": eval_params,
-                                  "max_annotators": max_annotators,
-                                  "inputs_sha256": fp.get(iid)}, sort_keys=True)
-                path = None if outp is None else outp / CACHE / a / f"k{k}" / f"{iid}.json"
-                t = _Task(a, k, iid, tuple(gts[iid]), images[iid],
-                          tuple(sorted(eval_params.items())),
-                          tuple(sorted(aparams[a].items())), max_annotators, path, key)
-                rec = _cached(t)
-                if rec is None:
-                    tasks.append(t)
-                else:
-                    records[(a, k, iid)] = rec
-    for t, rec in map_items(_run_task, tasks, workers=workers, progress=progress,
-                            desc="superpixel sweep"):
-        records[(t.algorithm, t.k, t.iid)] = rec
-
+    lo, hi = k_range
+    algos = list(dict.fromkeys(a for a, _ in points))
     curves, metrics = {}, {}
     for a in algos:
         c = {"k": [], "n_superpixels": [], "seconds": []}
         c.update({m: [] for m in AVERAGED})
-        for k in ks:
-            recs = [records[(a, k, iid)] for iid in ids]
-            s = summarize(recs).metrics()
+        for (alg, k), res in points.items():
+            if alg != a:
+                continue
+            s = res.metrics
             c["k"].append(k)
             c["n_superpixels"].append(s["n_superpixels"])
-            c["seconds"].append(float(np.mean([r.extra.get("seconds", np.nan)
-                                               for r in recs])))
+            c["seconds"].append(s["seconds"])
             for m in AVERAGED:
                 c[m].append(s[m])
         curves[a] = c
         for m in AVERAGED:
             metrics[f"{a}/avg_{m}"] = average_over_range(c["n_superpixels"], c[m], lo, hi)
-    res = Result("superpixel-sweep", metrics, [], curves,
-                 provenance(algorithms=algos, ks=ks, k_range=[lo, hi], n_images=len(ids),
-                            gt=str(gt_dir), images=str(image_dir),
-                            algorithm_params=aparams, max_annotators=max_annotators,
-                            **eval_params))
-    if outp is not None:
-        outp.mkdir(parents=True, exist_ok=True)
-        res.to_json(outp / "sweep.json")
-        _write_csv(outp / "sweep.csv", curves)
-        if plot:
-            plot_sweep(curves, outp / "curves.png", k_range=(lo, hi))
-    return res
+    ks = sorted({k for _, k in points})
+    return Result("superpixel-sweep", metrics, [], curves,
+                  provenance(algorithms=algos, ks=ks, k_range=[lo, hi],
+                             algorithm_params=algorithm_params or {}, **params))
 
 
-def _write_csv(path: Path, curves: dict) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["algorithm", "k", "n_superpixels", "seconds", *AVERAGED])
-        for a, c in curves.items():
-            for i in range(len(c["k"])):
-                w.writerow([a, c["k"][i], f"{c['n_superpixels'][i]:.1f}",
-                            f"{c['seconds'][i]:.4f}",
-                            *(f"{c[m][i]:.6g}" for m in AVERAGED)])
+def write_sweep(out, result: Result, *, plot: bool = True) -> None:
+    """``sweep.json``, ``sweep.csv`` and (``plot``) ``curves.png`` of a sweep."""
+    from ..io import atomic_write_text, ensure_dir
+    out = ensure_dir(out)
+    result.to_json(out / "sweep.json")
+    atomic_write_text(out / "sweep.csv", sweep_csv(result.curves))
+    if plot:
+        lo, hi = result.provenance["params"]["k_range"]
+        plot_sweep(result.curves, out / "curves.png", k_range=(lo, hi))
+
+
+def sweep_csv(curves: dict) -> str:
+    """The text of ``sweep.csv``: one row per (algorithm, K)."""
+    buf = StringIO()
+    w = csv.writer(buf)                 # its \r\n line ends, as always
+    w.writerow(["algorithm", "k", "n_superpixels", "seconds", *AVERAGED])
+    for a, c in curves.items():
+        for i in range(len(c["k"])):
+            w.writerow([a, c["k"][i], f"{c['n_superpixels'][i]:.1f}",
+                        f"{c['seconds'][i]:.4f}",
+                        *(f"{c[m][i]:.6g}" for m in AVERAGED)])
+    return buf.getvalue()
 
 
 def plot_sweep(curves: dict, path, *, k_range=None, measures=None, dpi: int = 120) -> Path:
     """Metric-vs-number-of-superpixels curves, one panel per measure; saves a PNG.
 
-    ``curves`` is ``Result.curves`` of :func:`run_sweep`: ``{algorithm: {'n_superpixels':
+    ``curves`` is ``Result.curves`` of :func:`sweep_result`: ``{algorithm: {'n_superpixels':
     [...], measure: [...]}}``. The K range of the averages is shaded.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg

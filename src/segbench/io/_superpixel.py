@@ -8,26 +8,31 @@ are ``results.csv`` (6 significant digits) and ``results.csv.txt`` (the same mat
 float32 precision as an OpenCV YAML file).
 
 Also here: the ``.npz`` layouts of the superpixel fixtures (``gt0, gt1, ...`` per image;
-one array, or ``sp``, per superpixel map), and :func:`read_superpixels` /
-:func:`read_annotators`, which open any supported file by extension. Every problem
+one array, or ``sp``, per superpixel map), :func:`read_superpixels` /
+:func:`read_annotators`, which open any supported file by extension, and the folder
+listings :func:`list_annotator_files` / :func:`group_annotator_files` (which
+:class:`segbench.datasets.FolderPairs` uses to read these layouts). Labels are returned
+as stored: the C++ benchmark's conventions depend on their values. Every problem
 raises :class:`segbench.errors.InputError` naming the file.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import re
 import warnings
+from io import StringIO
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ..io import list_files, read_ground_truth, read_label_map
-from ..io._files import require_file
-from ..io._mat import integer_array
+from ._atomic import atomic_write_text
+from ._files import list_files, require_file
+from ._ground_truth import read_ground_truth
+from ._labels import read_label_map
+from ._mat import integer_array
 
 #: Extensions accepted for superpixel maps.
 SUPERPIXEL_EXTS = ("png", "bmp", "tif", "tiff", "npy", "mat", "csv", "npz")
@@ -79,7 +84,7 @@ def write_csv_labels(path: str | PathLike, labels) -> None:
     if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
         raise InputError(f"a label map is a 2-D integer array, got {arr.dtype} "
                          f"{arr.shape}", path)
-    buf = io.StringIO()
+    buf = StringIO()
     np.savetxt(buf, arr, fmt="%d", delimiter=",")
     try:
         Path(path).write_text(buf.getvalue())
@@ -150,24 +155,24 @@ def read_annotators(paths) -> list[np.ndarray]:
     return [read_csv_labels(p) for p in paths]
 
 
-def list_annotator_files(folder: str | PathLike) -> dict[str, list[Path]]:
-    """Ground truth of a folder: image id -> its file(s), sorted by id.
+def group_annotator_files(folder: str | PathLike, exts) -> dict[str, list[Path]]:
+    """Ground-truth files of a folder by image id, sorted by id (empty if none).
 
-    A folder holds BSDS500 ``<iid>.mat``, fixture-style ``<iid>.npz``, or the C++
-    layout's ``<iid>.csv`` / ``<iid>-<t>.csv`` (annotators t = 0, 1, ... in order).
+    Each file with one of ``exts`` is the ground truth of the image named by its stem,
+    except the C++ benchmark's ``<iid>-<t>.csv`` (annotators t = 0, 1, ... in order),
+    which are grouped under ``<iid>``; a lone ``<iid>.csv`` is one annotator.
 
     Raises
     ------
     InputError
-        No ground-truth file; an image with files of two kinds; CSV annotators that do
-        not start at 0 or skip a number.
+        An image with files of two kinds; CSV annotators that do not start at 0 or skip
+        a number.
     """
-    found: dict[str, list[Path]] = {}
-    for iid, p in list_files(folder, ("mat", "npz")).items():
-        found[iid] = [p]
-    csv_files = list_files(folder, ("csv",))
+    exts = [e.lower().lstrip(".") for e in ([exts] if isinstance(exts, str) else exts)]
+    others = [e for e in exts if e != "csv"]
+    found = {iid: [p] for iid, p in list_files(folder, others).items()} if others else {}
     per_image: dict[str, dict[int, Path]] = {}
-    for stem, p in csv_files.items():
+    for stem, p in (list_files(folder, ("csv",)).items() if "csv" in exts else ()):
         m = _ANNOTATOR.match(stem)
         iid, t = (m.group("iid"), int(m.group("t"))) if m else (stem, -1)
         per_image.setdefault(iid, {})[t] = p
@@ -186,10 +191,26 @@ def list_annotator_files(folder: str | PathLike) -> dict[str, list[Path]]:
             raise InputError(f"CSV annotators of image {iid!r} are numbered {ts}; "
                              "expected 0, 1, ... without gaps", folder)
         found[iid] = [files[t] for t in ts]
+    return dict(sorted(found.items()))
+
+
+def list_annotator_files(folder: str | PathLike) -> dict[str, list[Path]]:
+    """Ground truth of a superpixel folder: image id -> its file(s), sorted by id.
+
+    A folder holds BSDS500 ``<iid>.mat``, fixture-style ``<iid>.npz``, or the C++
+    layout's ``<iid>.csv`` / ``<iid>-<t>.csv`` (annotators t = 0, 1, ... in order).
+
+    Raises
+    ------
+    InputError
+        No ground-truth file; an image with files of two kinds; CSV annotators that do
+        not start at 0 or skip a number.
+    """
+    found = group_annotator_files(folder, ("mat", "npz", "csv"))
     if not found:
         raise InputError("no ground truth found (.mat, .npz, or the C++ benchmark's "
                          "<iid>-<t>.csv)", folder)
-    return dict(sorted(found.items()))
+    return found
 
 
 # ----------------------------------------------------------- the C++ benchmark's outputs
@@ -257,12 +278,10 @@ def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], lis
 
 
 def write_stutz_results(path: str | PathLike, rows, columns, values) -> None:
-    """Write rows in the C++ benchmark's ``results.csv`` layout (6 significant digits)."""
+    """Write rows in the C++ benchmark's ``results.csv`` layout (6 significant digits),
+    atomically (:class:`~segbench.errors.OutputError` if it cannot be written)."""
     lines = [",".join(["image", "ground_truth", *columns])]
     for (image, gt), vals in zip(rows, values):
         cells = [f"{float(v):g}" for v in vals]       # C++ stream style: inf, nan
         lines.append(",".join([f'"{image}"', f'"{gt}"', *cells]))
-    try:
-        Path(path).write_text("\n".join(lines) + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
+    atomic_write_text(path, "\n".join(lines) + "\n")
