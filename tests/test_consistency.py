@@ -13,7 +13,7 @@ from conftest import DATA, require
 from segbench.algorithms.segmenters import FolderSegmenter, kmeans_segmenter
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
-from segbench.io import write_ground_truth
+from segbench.datasets import write_ground_truth
 from segbench.region import gce, lce
 from segbench.api_consistency import (evaluate_granularity, human_consistency,
                                       run_consistency, run_granularity)

@@ -16,7 +16,8 @@ from segbench.boundary import seg2bdry, thin
 from segbench.datasets.bsds import (BSDS300, BSDS500, Annotation, DatasetItem,
                                     FolderPairs, SyntheticDataset, open_dataset)
 from segbench.errors import InputError
-from segbench.io import SegFile, read_ground_truth, write_ground_truth, write_seg
+from segbench.io import SegFile, read_ground_truth, write_seg
+from segbench.datasets import write_ground_truth
 
 from conftest import DATA, require
 

@@ -22,7 +22,8 @@ from segbench.datasets import run_name
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.engine import RECORDS_DIR, RecordWarning
 from segbench.errors import InputError, OutputError
-from segbench.io import write_ground_truth, write_segs, write_soft_map
+from segbench.io import write_segs, write_soft_map
+from segbench.datasets import write_ground_truth
 
 OUTPUTS = ("eval_bdry.txt", "eval_bdry_img.txt", "eval_bdry_thr.txt")
 

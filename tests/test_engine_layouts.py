@@ -12,7 +12,8 @@ from conftest import DATA, require
 from segbench import evaluate
 from segbench.cli import main
 from segbench.datasets import BSDS300, open_ground_truth
-from segbench.io import read_ground_truth, write_ground_truth
+from segbench.io import read_ground_truth
+from segbench.datasets import write_ground_truth
 
 SEG_TREE = DATA / "bsds300-seg-subset" / "human" / "color"
 VAL_MAT = DATA / "bsds500" / "groundTruth" / "val"

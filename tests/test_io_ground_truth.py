@@ -6,7 +6,8 @@ import scipy.io
 
 from conftest import DATA, FIXTURES, require
 from segbench.errors import InputError
-from segbench.io import HumanSegmentation, read_ground_truth, write_ground_truth
+from segbench.io import HumanSegmentation, read_ground_truth
+from segbench.datasets import write_ground_truth
 
 GT_VAL = DATA / "bsds500" / "groundTruth" / "val"
 GT_FIXTURE = FIXTURES / "bsr-official" / "inputs" / "groundTruth"

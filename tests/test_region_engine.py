@@ -13,7 +13,8 @@ from conftest import FIXTURES, require
 from segbench import evaluate
 from segbench.cli.benchmark import add_parsers
 from segbench.errors import InputError
-from segbench.io import read_ground_truth, read_prediction, write_ground_truth, write_label_map
+from segbench.io import read_ground_truth, read_prediction, write_label_map
+from segbench.datasets import write_ground_truth
 from segbench.region import (RegionRecord, evaluate_image, human_region, region_scores,
                              summarize, summarize_human_region)
 

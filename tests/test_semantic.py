@@ -13,12 +13,13 @@ import pytest
 from PIL import Image
 from scipy import ndimage
 
+from segbench.datasets import pair_folders
 from segbench.errors import InputError
 from segbench.result import _plain
 from segbench.semantic import (METRIC_NAMES, LabelError, SemanticEval, boundary_band,
                                boundary_counts, boundary_iou, confusion_metrics, dilation_pixels,
                                frequency_weighted_iou, iou_per_class, mean_accuracy,
-                               mean_dice, mean_iou, pair_folders, pixel_accuracy,
+                               mean_dice, mean_iou, pixel_accuracy,
                                pixel_confusion)
 from segbench.semantic import _core
 from segbench.cli.semantic import add_parsers as add_parser, read_classes

@@ -129,7 +129,7 @@ def test_about_is_sanitized_as_submissions_are():
     cases in test_submit.py), as Markup so Jinja2 does not escape it again."""
     from markupsafe import Markup
 
-    from segbench.datasets.submit import sanitize_html as submit_sanitize
+    from segbench.submit import sanitize_html as submit_sanitize
     out = sanitize_html(HOSTILE_ABOUT)
     assert isinstance(out, Markup) and str(out) == submit_sanitize(HOSTILE_ABOUT)
     assert str(sanitize_html(None)) == ""

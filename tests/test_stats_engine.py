@@ -11,7 +11,8 @@ from PIL import Image
 
 from conftest import DATA, require
 from segbench.errors import InputError
-from segbench.io import SegFile, write_ground_truth, write_seg
+from segbench.io import SegFile, write_seg
+from segbench.datasets import write_ground_truth
 from segbench.api_stats import run_stats
 from segbench.datasets import open_ground_truth
 from segbench.cli.stats import add_parsers

@@ -23,7 +23,7 @@ from segbench.datasets.synthetic import write_synthetic_dataset
 from segbench.errors import InputError
 from segbench.io import SegFile, write_seg, write_segs, write_soft_map
 
-submit_mod = importlib.import_module("segbench.datasets.submit")
+submit_mod = importlib.import_module("segbench.submit")
 submit, sanitize_html, clean_name = (submit_mod.submit, submit_mod.sanitize_html,
                                      submit_mod.clean_name)
 SubmissionError = submit_mod.SubmissionError

@@ -26,7 +26,8 @@ from segbench.engine import RECORDS_DIR, RecordWarning
 from segbench.errors import InputError
 from segbench.io import (read_annotators, read_ground_truth, read_image,
                          read_stutz_results, read_superpixels, write_csv_labels,
-                         write_ground_truth, write_image, write_label_map)
+                         write_image, write_label_map)
+from segbench.datasets import write_ground_truth
 from segbench.superpixel import (BOUNDARIES, DEFAULT_TOLERANCE, STUTZ_COLUMNS, SUPERPIXEL,
                                  WINDOWS, SuperpixelRecord, evaluate_image, stutz_rows,
                                  summarize, sweep_family)

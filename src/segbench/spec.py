@@ -104,6 +104,8 @@ class Family:
         params = params or {}
         out = {k: params.get(k, v) for k, v in self.defaults.items()}
         for k, v in self.defaults.items():   # keep JSON types stable in record keys
+            if out[k] is None:                 # None is a meaning (e.g. "no limit")
+                continue
             if isinstance(v, bool):
                 out[k] = bool(out[k])
             elif isinstance(v, int) and not isinstance(out[k], bool):

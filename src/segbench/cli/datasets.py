@@ -1,7 +1,7 @@
 """``segbench fetch`` and ``segbench submit``: parsers registered by :mod:`segbench.cli`.
 
 Thin, as the rest of the CLI: parses, calls :func:`segbench.datasets.fetch.fetch` or
-:func:`segbench.datasets.submit.submit` (imported lazily), prints.
+:func:`segbench.submit.submit` (imported lazily), prints.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _cmd_fetch(a) -> int:
 
 
 def _cmd_submit(a) -> int:
-    from ..datasets.submit import submit
+    from ..submit import submit
     res = submit(a.path, a.out, dataset=a.dataset, split=a.split, name=a.name,
                  strict=not a.lenient, workers=a.workers, progress=not a.quiet)
     if a.json:

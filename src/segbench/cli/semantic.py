@@ -1,6 +1,7 @@
-"""``segbench semantic``: argparse over :class:`SemanticEval`; no logic of its own.
+"""``segbench semantic``: argparse over
+:func:`segbench.api_semantic.evaluate_semantic`; no logic of its own.
 
-Wired into ``segbench.cli`` by ``add_parser(sub)``; imports the library lazily so that
+Wired into ``segbench.cli`` by ``add_parsers(sub)``; imports the library lazily so that
 ``segbench --help`` stays fast.
 """
 
@@ -20,8 +21,21 @@ def add_parsers(subparsers) -> None:
                     "ground-truth label maps (8/16-bit gray or palette PNG; the pixel value "
                     "is the class id). Numbers follow mmsegmentation's IoUMetric; boundary "
                     "IoU follows the authors' mask_to_boundary.")
-    p.add_argument("--gt", required=True, help="folder of ground-truth label maps")
-    p.add_argument("--pred", required=True, help="folder of predicted label maps")
+    # add_inputs' options without --split/--presentation, which a folder of label maps
+    # does not have
+    p.add_argument("--gt", required=True, metavar="GT",
+                   help="folder of ground-truth label maps")
+    p.add_argument("--pred", required=True, metavar="PRED",
+                   help="folder of predicted label maps")
+    p.add_argument("--out", default=None, metavar="OUT",
+                   help="output folder: result.json, per_item.csv, and records so that a "
+                        "rerun resumes")
+    p.add_argument("--name", default=None,
+                   help="name of the run in results (default: name.txt in PRED, else its "
+                        "folder name, skipping split names)")
+    p.add_argument("--ids", default=None, metavar="LIST|FILE",
+                   help="evaluate only these keys (file names minus the suffix): "
+                        "comma-separated, or a file of keys")
     p.add_argument("--classes", required=True, metavar="N|names.txt",
                    help="number of classes, or a text file with one class name per line")
     p.add_argument("--ignore-index", type=int, default=255, metavar="N",
@@ -41,7 +55,7 @@ def add_parsers(subparsers) -> None:
                         "(default .png; Cityscapes: _gtFine_labelTrainIds.png)")
     p.add_argument("--pred-suffix", default=".png", metavar="S",
                    help="suffix stripped from prediction file names (default .png)")
-    add_common(p)
+    add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_semantic)
 
 
@@ -77,22 +91,20 @@ def read_classes(value: str) -> int | list[str]:
 
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
-    from ..errors import InputError
-    from ..semantic import SemanticEval
+    from ..api_semantic import evaluate_semantic
 
-    classes = read_classes(a.classes)
-    try:
-        ev = SemanticEval(classes, ignore_index=a.ignore_index,
-                          reduce_zero_label=a.reduce_zero_label,
-                          boundary_dilation=a.boundary_dilation if a.boundary_iou else None)
-    except ValueError as exc:  # bad option combination: say it as an input error
-        raise InputError(str(exc)) from None
-    ev.update_folders(a.gt, a.pred, recursive=a.recursive, gt_suffix=a.gt_suffix,
-                      pred_suffix=a.pred_suffix, workers=max(1, a.workers),
-                      progress=not a.quiet)
+    res = evaluate_semantic(
+        a.gt, a.pred, a.out, classes=read_classes(a.classes), ignore_index=a.ignore_index,
+        reduce_zero_label=a.reduce_zero_label,
+        boundary_dilation=a.boundary_dilation if a.boundary_iou else None,
+        recursive=a.recursive, gt_suffix=a.gt_suffix, pred_suffix=a.pred_suffix,
+        ids=a.ids, name=a.name, workers=a.workers, scheduler=a.scheduler,
+        progress=not a.quiet)
     if a.json:
-        print(ev.to_json())
+        print(res.to_json())
     else:
-        print(f"{ev.n_images} pairs   gt: {a.gt}   pred: {a.pred}")
-        ev.summarize()
+        ev = res.detail
+        print(f"{ev.n_images} pairs   gt: {a.gt}   pred: {a.pred}"
+              + (f"   output: {a.out}" if a.out else ""))
+        print("\n".join(ev.summary_lines()))
     return 0

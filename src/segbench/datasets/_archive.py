@@ -1,7 +1,7 @@
 """Safe extraction of .zip and .tar(.gz/.bz2/.xz) archives.
 
 Archives come from the network (:func:`segbench.datasets.fetch`) and from strangers
-(:func:`segbench.datasets.submit`), so nothing in them is trusted. The extractor never
+(:func:`segbench.submit.submit`), so nothing in them is trusted. The extractor never
 calls ``tarfile.extract``/``zipfile.extract``: it checks every member first, refuses the
 whole archive if one member is unsafe, and then writes regular files and folders itself.
 

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import InputError
 
 __all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "FolderPairs",
-           "SubjectEntry", "SyntheticDataset", "open_dataset"]
+           "SubjectEntry", "SyntheticDataset", "open_dataset", "write_ground_truth"]
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
 LABEL_EXTS = (".mat", ".seg", ".png", ".bmp", ".tif", ".tiff", ".npy", ".npz", ".csv")
@@ -409,7 +409,6 @@ class Dataset:
             raise InputError(f"{self.name} has no folder of BSDS500 .mat ground truth "
                              f"for split {split!r}; pass cache_dir to write one",
                              self.root)
-        from ..io import write_ground_truth
         out = Path(cache_dir)
         out.mkdir(parents=True, exist_ok=True)
         wanted = {p.iid for p in protos}
@@ -805,6 +804,21 @@ class SyntheticDataset(Dataset):
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def write_ground_truth(path: str | PathLike, segmentations, *, boundaries=None) -> None:
+    """Write human segmentations as a BSDS500 ground-truth .mat file.
+
+    :func:`segbench.io.write_ground_truth`, with each annotator's boundary map computed,
+    when ``boundaries`` is None, exactly as the official files relate to their
+    segmentations: ``thin(seg2bdry(seg))``.
+    """
+    from ..io import write_ground_truth as write_mat
+    if boundaries is None:
+        from ..boundary import seg2bdry, thin
+        boundaries = [np.asarray(thin(seg2bdry(np.asarray(seg))), bool)
+                      for seg in segmentations]
+    write_mat(path, segmentations, boundaries=boundaries)
 
 
 def open_dataset(root: str | PathLike, **kwargs) -> Dataset:

@@ -507,7 +507,8 @@ def write_synthetic_dataset(root: str | PathLike, items: list[SyntheticItem], *,
         ``groundTruth/<split>/<iid>.mat`` (``Segmentation`` and ``Boundaries`` per
         annotator, as the official files).
     """
-    from ..io import write_ground_truth, write_image
+    from ..io import write_image
+    from .bsds import write_ground_truth
 
     root = Path(root)
     img_dir = root / "images" / split

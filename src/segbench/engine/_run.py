@@ -188,8 +188,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
                                            [records[f.name][i] for i in item_ids],
                                            store, ex, progress)
 
-    label = run_name(pred if not isinstance(pred, Mapping) else None, name) \
-        if any(f.needs_predictions for f in families) else (name or "human")
+    if name or not any(f.needs_predictions for f in families):
+        label = name or "human"
+    else:
+        label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
     where = {"gt_dir": None if gt_dir is None else str(gt_dir),
              "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),

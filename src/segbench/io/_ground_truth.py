@@ -144,7 +144,7 @@ def _hw(shape: tuple[int, ...]) -> str:
 
 
 def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray], *,
-                       boundaries: Sequence[np.ndarray] | None = None) -> None:
+                       boundaries: Sequence[np.ndarray]) -> None:
     """Write human segmentations as a BSDS500 ground-truth .mat file.
 
     The layout is the official one (``groundTruth``: 1xK cell of structs with
@@ -158,9 +158,10 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
     segmentations : sequence of (H, W) integer arrays
         One label map per annotator, all the same shape, values in 0..65535 (BSDS
         convention: 1..N). Written as given, without relabelling.
-    boundaries : sequence of (H, W) arrays, optional
-        One 0/1 map per annotator. By default each is computed exactly as the official
-        files relate to their segmentations: ``thin(seg2bdry(seg))``.
+    boundaries : sequence of (H, W) arrays
+        One 0/1 map per annotator. :func:`segbench.datasets.write_ground_truth` computes
+        them as the official files relate to their segmentations,
+        ``thin(seg2bdry(seg))`` (io computes no measure).
 
     Raises
     ------
@@ -179,20 +180,16 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
             raise InputError(f"segmentation {k} is {_hw(seg.shape)} but segmentation 1 is "
                              f"{_hw(checked[0].shape)}", path)
         checked.append(seg)
-    if boundaries is None:
-        from ..boundary import seg2bdry, thin  # thin is optional until implemented
-        bdrys = [np.asarray(thin(seg2bdry(seg)), bool) for seg in checked]
-    else:
-        bdrys = list(boundaries)
-        if len(bdrys) != len(checked):
-            raise InputError(f"{len(bdrys)} boundary maps for {len(checked)} "
-                             "segmentations", path)
-        bdrys = [_boundary_array(np.asarray(b), f"boundaries {k}", path)
-                 for k, b in enumerate(bdrys, start=1)]
-        for k, b in enumerate(bdrys, start=1):
-            if b.shape != checked[0].shape:
-                raise InputError(f"boundaries {k} is {_hw(b.shape)} but the "
-                                 f"segmentations are {_hw(checked[0].shape)}", path)
+    bdrys = list(boundaries)
+    if len(bdrys) != len(checked):
+        raise InputError(f"{len(bdrys)} boundary maps for {len(checked)} "
+                         "segmentations", path)
+    bdrys = [_boundary_array(np.asarray(b), f"boundaries {k}", path)
+             for k, b in enumerate(bdrys, start=1)]
+    for k, b in enumerate(bdrys, start=1):
+        if b.shape != checked[0].shape:
+            raise InputError(f"boundaries {k} is {_hw(b.shape)} but the "
+                             f"segmentations are {_hw(checked[0].shape)}", path)
     cell = np.empty((1, len(checked)), dtype=object)
     record = np.dtype([("Segmentation", object), ("Boundaries", object)])
     for k, (seg, bdry) in enumerate(zip(checked, bdrys)):

@@ -6,12 +6,12 @@ import math
 
 from markupsafe import Markup
 
-from ..datasets._html import sanitize_html as _sanitize
+from ..datasets import sanitize_html as _sanitize
 
 
 def sanitize_html(text) -> Markup:
     """``about_html`` reduced to the submission allow-list
-    (:func:`segbench.datasets.submit.sanitize_html`), as Markup for the templates.
+    (:func:`segbench.datasets.sanitize_html`), as Markup for the templates.
 
     Applied even when the submission step sanitized it already (idempotent), so a
     hand-written ``meta.json`` cannot inject script either.

@@ -11,7 +11,10 @@ two cannot disagree:
   with :func:`confusion_metrics`; :func:`boundary_iou` from summed band counts;
 - :class:`SemanticEval`: update from arrays, PNG files or two folders, merge, pickle,
   report, confusion, summarize;
-- :func:`pair_folders`: the file pairing (key = name minus suffix).
+- :data:`SEMANTIC`: the benchmark as an engine family (per-pair records, saved and
+  resumed, on worker processes or a Dask cluster), which
+  :func:`segbench.api_semantic.evaluate_semantic` and ``segbench semantic`` run.
+  Pairing two folders by file-name suffix is :func:`segbench.datasets.pair_folders`.
 
 Numbers follow mmsegmentation's ``IoUMetric`` (1.2.2) for the IoU family, detectron2 for
 fwIoU and the authors' ``mask_to_boundary`` for boundary IoU; see ``docs/semantic.md``.
@@ -19,7 +22,7 @@ fwIoU and the authors' ``mask_to_boundary`` for boundary IoU; see ``docs/semanti
 
 from ._core import LabelError, boundary_band, boundary_counts, dilation_pixels, pixel_confusion
 from ._evaluator import SemanticEval
-from ._folders import pair_folders
+from ._family import SEMANTIC
 from ._metrics import (CLASS_METRICS, METRIC_NAMES, accuracy_per_class, boundary_iou,
                        class_areas, confusion_metrics, dice_per_class,
                        frequency_weighted_iou, iou_per_class, mean_accuracy, mean_dice,
@@ -29,6 +32,7 @@ __all__ = [
     "CLASS_METRICS",
     "LabelError",
     "METRIC_NAMES",
+    "SEMANTIC",
     "SemanticEval",
     "accuracy_per_class",
     "boundary_band",
@@ -43,7 +47,6 @@ __all__ = [
     "mean_accuracy",
     "mean_dice",
     "mean_iou",
-    "pair_folders",
     "pixel_accuracy",
     "pixel_confusion",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ class SemanticEval:
         ``None`` skips boundary IoU (mBIoU is then ``nan``).
     workers : int, keyword-only
         Threads used by :meth:`update` on large inputs (default 1). Results do not depend
-        on it. :meth:`update_folders` has its own ``workers`` (processes).
+        on it.
 
     Notes
     -----
@@ -177,12 +176,13 @@ class SemanticEval:
                        recursive: bool = False, gt_suffix: str = ".png",
                        pred_suffix: str = ".png", workers: int | None = None,
                        progress: bool = False) -> int:
-        """Count every pair of two folders, reading pairs in parallel processes.
+        """Count every pair of two folders, one pair after the other in this process.
 
         Files are paired by key: the file name without ``gt_suffix`` / ``pred_suffix``
-        (mmseg's ``seg_map_suffix`` / ``img_suffix`` rule). ``recursive`` walks the
-        subfolders of both sides, and a prediction is found wherever it sits, so nested
-        ground truth (Cityscapes) pairs with flat predictions.
+        (mmseg's ``seg_map_suffix`` / ``img_suffix`` rule, see
+        :func:`segbench.datasets.pair_folders`). ``recursive`` walks the subfolders of
+        both sides, and a prediction is found wherever it sits, so nested ground truth
+        (Cityscapes) pairs with flat predictions.
 
         Parameters
         ----------
@@ -192,7 +192,10 @@ class SemanticEval:
             What ends every file name on each side (default ``.png``); other files are
             not considered.
         workers : int, keyword-only
-            Processes reading and counting pairs (default: the number of CPUs, at most 8).
+            Ignored, kept so that older calls still work: this loop is serial. Worker
+            processes, a Dask cluster, saved records and per-image rows are
+            :func:`segbench.api_semantic.evaluate_semantic` (``segbench semantic``),
+            which gives the same numbers.
         progress : bool, keyword-only
             Show a progress bar on stderr.
 
@@ -208,24 +211,23 @@ class SemanticEval:
             list the keys), no ground truth, or any per-file problem (naming the file).
             Nothing is counted unless every pair succeeds.
         """
-        from ._folders import pair_folders
-        from ..engine import map_items
+        from ..datasets import pair_folders
 
         pairs = pair_folders(gt_dir, pred_dir, recursive=recursive, gt_suffix=gt_suffix,
                              pred_suffix=pred_suffix)
-        if workers is None:
-            workers = min(os.cpu_count() or 1, 8)
         settings = self._settings()
-        if workers > 1:
-            _warm_up(settings)  # compile once here; forked workers inherit it
-        total = Counts.zeros(self.num_classes)
-        items = [((gt, pred), settings) for _key, gt, pred in pairs]
-        for sparse in map_items(_count_item, items, workers=workers, progress=progress,
-                                desc="semantic"):
-            _add_sparse(total, sparse)
+        total = Counts.zeros(self.num_classes)   # added to the state only at the end
+        if progress:
+            from tqdm.auto import tqdm
+            pairs = tqdm(pairs, desc="semantic", unit="img", leave=False,
+                         dynamic_ncols=True)
+        n = 0
+        for _key, gt, pred in pairs:
+            total.add(read_and_count((gt, pred), settings))
+            n += 1
         self._add(total)
-        self._n_images += len(pairs)
-        return len(pairs)
+        self._n_images += n
+        return n
 
     def merge(self, other: "SemanticEval") -> None:
         """Add another evaluator's counts (a disjoint shard of the split) to this one.
@@ -402,52 +404,69 @@ class SemanticEval:
 
 @dataclass
 class _SemanticResult(Result):
-    """segbench's result shape plus ``per_class`` ({name: {IoU, Acc, Dice, BIoU}})."""
+    """segbench's result shape plus ``per_class`` ({name: {IoU, Acc, Dice, BIoU}}).
+
+    ``notes`` holds provenance entries added when the result is read or written: the
+    engine sets its own ``provenance`` after the family's summary, and this keeps the
+    references, the status and the evaluator's settings (class names, ``n_pixels``)
+    that :meth:`SemanticEval.to_json` reports.
+    """
 
     per_class: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict, repr=False, compare=False)
 
     def report(self) -> dict:
         """The report dict, ``nan`` kept (``to_dict`` / ``to_json`` make it null)."""
         return {"family": self.family, "metrics": self.metrics, "per_class": self.per_class,
                 "per_item": self.per_item, "curves": self.curves,
-                "provenance": self.provenance}
+                "provenance": self._provenance()}
 
     def to_dict(self) -> dict:
-        return _plain(self.report())
+        out = self.report()
+        if self.name:     # a run's result is named; an evaluator's report is not
+            out = {"family": out.pop("family"), "name": self.name, **out}
+        return _plain(out)
+
+    def _provenance(self) -> dict:
+        if not self.notes:
+            return self.provenance
+        prov = {**self.provenance, **{k: v for k, v in self.notes.items() if k != "params"}}
+        prov["params"] = {**self.provenance.get("params", {}),
+                          **self.notes.get("params", {})}
+        return prov
 
 
 # --- per-file work (module level, so worker processes can run it) --------------------------
 
-def read_and_count(paths, settings) -> Counts:
-    """Read one pair of label-map files and count it; InputError names the file."""
-    from ..io import read_label_map
+def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings) -> Counts:
+    """Count one pair of label maps read from ``gt_path`` and ``pred_path``.
 
+    Errors (shapes, labels) are :class:`~segbench.errors.InputError` naming the file.
+    """
     num_classes, ignore, rzl, dilation = settings
-    gt_path, pred_path = paths
-    gt = read_label_map(gt_path)
-    pred = read_label_map(pred_path)
     if gt.shape != pred.shape:
         raise InputError(f"prediction is {pred.shape[0]}x{pred.shape[1]} but its ground "
                          f"truth {gt_path} is {gt.shape[0]}x{gt.shape[1]}", pred_path)
-    g, p = gt[None], pred[None]
     try:
-        return _core.count_stack(g, p, num_classes, ignore, rzl, dilation)
+        return _core.count_stack(gt[None], pred[None], num_classes, ignore, rzl, dilation)
     except LabelError as exc:
         raise InputError(exc.problem,
                          gt_path if exc.side == "ground truth" else pred_path) from None
 
 
-def _warm_up(settings) -> None:
-    """Run the kernels once on the dtype read_label_map returns (int32)."""
-    num_classes, ignore, rzl, dilation = settings
-    tiny = np.zeros((1, 2, 2), np.int32)
-    _core.count_stack(tiny, tiny, num_classes, ignore, rzl, dilation)
+def read_and_count(paths, settings) -> Counts:
+    """Read one pair of label-map files and count it; InputError names the file."""
+    from ..io import read_label_map
+
+    gt_path, pred_path = paths
+    return count_pair(read_label_map(gt_path), read_label_map(pred_path), gt_path,
+                      pred_path, settings)
 
 
-def _count_item(item):
-    paths, settings = item
-    counts = read_and_count(paths, settings)
-    nz = np.flatnonzero(counts.conf)  # sparse: a few hundred cells, not C*C
+def _sparse(counts: Counts) -> tuple:
+    """``(conf index, conf count, gt_band, pred_band, band_inter)``: the confusion cells
+    that are not zero (a few hundred, not C*C) and the per-class band counts."""
+    nz = np.flatnonzero(counts.conf)
     return nz, counts.conf[nz], counts.gt_band, counts.pred_band, counts.band_inter
 
 

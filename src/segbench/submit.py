@@ -29,11 +29,10 @@ from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
 
-from ..errors import InputError
-from ._archive import safe_extract
-from ..io import atomic_write_bytes
-from ._html import ABOUT_MAX, sanitize_html
-from .bsds import Dataset, open_dataset, valid_iid
+from .datasets import ABOUT_MAX, safe_extract, sanitize_html
+from .datasets.bsds import Dataset, open_dataset, valid_iid
+from .errors import InputError
+from .io import atomic_write_bytes
 
 __all__ = ["SubmissionError", "SubmissionResult", "clean_name", "sanitize_html", "submit"]
 
@@ -238,7 +237,7 @@ def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: s
 def _check_map(path: Path, item) -> tuple[str | None, str | None]:
     """(prediction kind, None) of a good map, (None, problem) of a bad one. The item's
     shape reads its segmentations only (boundaries are computed lazily)."""
-    from ..io import check_same_shape, read_prediction
+    from .io import check_same_shape, read_prediction
     try:
         pred = read_prediction(path)
         check_same_shape(pred, item.shape, path)
@@ -311,9 +310,9 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     ``source`` (file name of the submission), ``files`` (result files by role),
     ``warnings`` and ``segbench`` (version).
     """
-    from .. import __version__
-    from ..boundary import DEFAULT_MAX_DIST
-    from ..api import evaluate
+    from . import __version__
+    from .api import evaluate
+    from .boundary import DEFAULT_MAX_DIST
 
     src = Path(path)
     if not src.exists():
@@ -352,7 +351,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
              "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
              "predictions": "predictions"}
     if plot:
-        from ..report.plots import plot_pr
+        from .boundary import plot_pr
         m = boundary.metrics
         plot_pr([{"name": clean, "recall": boundary.curves["recall"],
                   "precision": boundary.curves["precision"],

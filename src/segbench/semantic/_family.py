@@ -1,0 +1,224 @@
+"""The semantic-segmentation benchmark as an engine family.
+
+``SEMANTIC`` reads one ground-truth label map and its prediction per item and keeps
+their counts (the confusion cells that are not zero and the per-class boundary-band
+counts); the summary adds them up and reads them exactly as :class:`SemanticEval` does,
+so the two give the same numbers. It is a spec (:class:`segbench.spec.Family`) run by
+:func:`segbench.engine.run`; :func:`segbench.api_semantic.evaluate_semantic` pairs two
+folders by file-name suffix and runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import Result
+from ..spec import Family
+from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
+from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult, _sparse,
+                         count_pair)
+from ._metrics import _iou
+
+#: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
+#: mapping (what :func:`segbench.io.read_label_map` reads).
+PRED_EXTS = ("png", "bmp", "tif", "tiff", "npy", "mat")
+
+_RECORD_FORMAT = 1
+
+
+def _class_names(classes) -> list[str]:
+    """The class names of ``classes`` (a count or a list of names); InputError if bad."""
+    if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
+        if classes < 1:
+            raise InputError(f"classes must be at least 1, got {classes}")
+        return [f"class_{i}" for i in range(int(classes))]
+    if classes is None:
+        raise InputError("classes is required: the number of classes or their names")
+    if isinstance(classes, Sequence) and not isinstance(classes, (str, bytes)):
+        names = [str(n) for n in classes]
+        if not names:
+            raise InputError("classes: the list of names is empty")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"classes: duplicated names {dup}")
+        return names
+    raise InputError(f"classes must be a count or a list of names, got {classes!r}")
+
+
+def _check(params: dict) -> None:
+    names = _class_names(params["classes"])
+    try:
+        check_options(len(names), params["ignore_index"], params["reduce_zero_label"],
+                      params["boundary_dilation"])
+    except ValueError as exc:     # a bad option combination is an input error here
+        raise InputError(str(exc)) from None
+
+
+def _settings(params: dict) -> tuple:
+    classes = params["classes"]     # checked by resolve: a count or a list of names
+    return (classes if isinstance(classes, int) else len(classes), params["ignore_index"],
+            params["reduce_zero_label"], params["boundary_dilation"])
+
+
+def _exts(params: dict) -> tuple[str, ...]:
+    return PRED_EXTS
+
+
+def _gt_file(sample):
+    item = sample.item
+    if item.gt_path is not None:
+        return item.gt_path
+    if len(item.sources) == 1:
+        return item.sources[0]
+    raise InputError(f"image {item.iid!r}: the semantic benchmark reads one ground-truth "
+                     f"label map per image, this item has {len(item.sources)} files",
+                     item.sources[0] if item.sources else None)
+
+
+def _evaluate(sample, params: dict) -> tuple:
+    """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
+    the flat (row = ground truth) confusion cells that are not zero and the per-class
+    band counts (zeros without boundary IoU)."""
+    from ..io import read_label_map
+    gt_path = _gt_file(sample)
+    gt = read_label_map(gt_path)
+    pred = sample.read_prediction(read_label_map)
+    return _sparse(count_pair(gt, pred, gt_path, sample.prediction, _settings(params)))
+
+
+def _record_to_json(record) -> dict:
+    nz, vals, gb, pb, bi = record
+    return {"format": _RECORD_FORMAT, "num_classes": int(len(gb)),
+            "conf_index": nz.tolist(), "conf_count": vals.tolist(),
+            "gt_band": gb.tolist(), "pred_band": pb.tolist(), "band_inter": bi.tolist()}
+
+
+def _ints(value, what: str) -> np.ndarray:
+    if isinstance(value, list) and not value:
+        return np.zeros(0, np.int64)
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} is not a list of integers")
+    if (arr < 0).any():
+        raise ValueError(f"{what} has a negative count")
+    return arr.astype(np.int64)
+
+
+def _record_from_json(d) -> tuple:
+    if not isinstance(d, dict) or d.get("format") != _RECORD_FORMAT:
+        raise ValueError("not a semantic record of this format")
+    c = d["num_classes"]
+    if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+        raise ValueError(f"num_classes {c!r}")
+    nz, vals = _ints(d["conf_index"], "conf_index"), _ints(d["conf_count"], "conf_count")
+    if nz.shape != vals.shape:
+        raise ValueError("conf_index and conf_count differ in length")
+    if nz.size and (nz[-1] >= c * c or (np.diff(nz) <= 0).any() or (vals == 0).any()):
+        raise ValueError("conf_index must be increasing cells of the C x C matrix, with "
+                         "non-zero counts")
+    gb, pb, bi = (_ints(d[k], k) for k in ("gt_band", "pred_band", "band_inter"))
+    if not gb.shape == pb.shape == bi.shape == (c,):
+        raise ValueError("the band counts need one value per class")
+    if (bi > np.minimum(gb, pb)).any():
+        raise ValueError("a band intersection exceeds its bands")
+    return nz, vals, gb, pb, bi
+
+
+def _row_means(values: np.ndarray) -> np.ndarray:
+    """Per row, the mean of the values that are not ``nan`` (``nan`` if none): the sum
+    and count :func:`numpy.nanmean` takes of each row, so the same float."""
+    missing = np.isnan(values)
+    total = np.where(missing, 0.0, values).sum(axis=1)
+    count = values.shape[1] - missing.sum(axis=1)
+    out = np.full(len(values), np.nan)
+    np.divide(total, count, out=out, where=count > 0)
+    return out
+
+
+def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096) -> list:
+    """One row per image: the split's rules applied to that image's counts alone,
+    computed for a block of images at a time ((images, classes) arrays)."""
+    c = num_classes
+    rows = []
+    for a in range(0, len(records), chunk):
+        block = records[a:a + chunk]
+        n = len(block)
+        item = np.repeat(np.arange(n), [len(r[0]) for r in block])
+        nz = np.concatenate([r[0] for r in block])
+        w = np.concatenate([r[1] for r in block]).astype(np.float64)
+        gt_cls, pred_cls = np.divmod(nz, c)
+        diag = gt_cls == pred_cls
+        tp = np.bincount(item[diag] * c + gt_cls[diag], w[diag], n * c).reshape(n, c)
+        gt_area = np.bincount(item * c + gt_cls, w, n * c).reshape(n, c)
+        pred_area = np.bincount(item * c + pred_cls, w, n * c).reshape(n, c)
+        iou = _iou(tp, gt_area, pred_area)
+        counted = gt_area.sum(axis=1)        # exact: sums of integers below 2**53
+        aacc = np.full(n, np.nan)
+        np.divide(tp.sum(axis=1), counted, out=aacc, where=counted > 0)
+        miou = _row_means(iou)
+        n_classes = c - np.isnan(iou).sum(axis=1)
+        if boundary:
+            gb, pb, bi = (np.array([r[k] for r in block], np.float64).reshape(n, c)
+                          for k in (2, 3, 4))
+            mbiou = _row_means(_iou(bi, gb, pb))   # |G & P| / (|G| + |P| - |G & P|)
+        for k in range(n):
+            row = {"id": ids[a + k], "n_pixels": int(counted[k]),
+                   "n_classes": int(n_classes[k]), "aAcc": float(aacc[k]),
+                   "mIoU": float(miou[k])}
+            if boundary:
+                row["mBIoU"] = float(mbiou[k])
+            rows.append(row)
+    return rows
+
+
+def _summarize(ids, records, params, options) -> Result:
+    """The split's result from the per-pair counts.
+
+    ``metrics`` are :class:`SemanticEval`'s six means (mIoU, fwIoU, mAcc, aAcc, mDice,
+    mBIoU) and ``per_class`` its per-class IoU, Acc, Dice, BIoU by name, computed by an
+    evaluator holding the summed counts (kept as ``detail``). ``per_item`` has one row
+    per pair: ``id`` (the key), ``n_pixels`` (pixels counted: ground truth not
+    ignored), ``n_classes`` (classes in the image's ground truth or prediction),
+    ``aAcc`` (its pixel accuracy), ``mIoU`` (the mean IoU over those classes) and,
+    with boundary IoU, ``mBIoU`` (the mean boundary IoU over the classes with a band):
+    the split's rules applied to the one image, i.e. what a :class:`SemanticEval` fed
+    that pair alone reports. Not computed is ``nan``.
+    """
+    ev = SemanticEval(_class_names(params["classes"]), ignore_index=params["ignore_index"],
+                      reduce_zero_label=params["reduce_zero_label"],
+                      boundary_dilation=params["boundary_dilation"])
+    total = Counts.zeros(ev.num_classes)
+    for rec in records:
+        _add_sparse(total, rec)
+    ev._add(total)
+    ev._n_images = len(records)
+    whole = ev._result()
+    boundary = params["boundary_dilation"] is not None
+    per_item = _item_rows(list(ids), list(records), ev.num_classes, boundary)
+    notes = {"status": "parity_verified", "references": dict(REFERENCES),
+             "params": {**ev._config(), "n_pixels": ev.n_pixels}}
+    return _SemanticResult("semantic", whole.metrics, per_item, {},
+                           per_class=whole.per_class, notes=notes, detail=ev)
+
+
+class _SemanticFamily(Family):
+    """:class:`Family` whose ``resolve`` also puts ``classes`` in one JSON-stable form
+    (an int, or a list of names), so equal settings give equal record keys."""
+
+    def resolve(self, params=None) -> dict:
+        out = super().resolve(params)
+        classes = out["classes"]     # JSON-stable in record keys: an int or a list of str
+        out["classes"] = int(classes) if isinstance(classes, (int, np.integer)) \
+            else _class_names(classes)
+        return out
+
+
+SEMANTIC = _SemanticFamily(
+    name="semantic", version=1,
+    defaults={"classes": None, "ignore_index": DEFAULT_IGNORE, "reduce_zero_label": False,
+              "boundary_dilation": DEFAULT_DILATION},
+    evaluate=_evaluate, to_json=_record_to_json, from_json=_record_from_json,
+    summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic")
