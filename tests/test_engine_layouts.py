@@ -77,6 +77,17 @@ def test_seg_tree_counts_equal_mat_counts(same_annotators, tmp_path):
             (tmp_path / "mat" / "human" / name).read_text()
 
 
+def test_seg_tree_consistency_equals_mat(same_annotators, tmp_path):
+    """segbench consistency on the .seg tree = on the same annotators' .mat files."""
+    tree, mat = same_annotators
+    for gt, out in ((SEG_TREE, tmp_path / "seg"), (mat, tmp_path / "mat")):
+        assert main(["consistency", "--gt", str(gt), "--pairs", "20", "--out", str(out),
+                     "--quiet", "--no-plot"]) == 0
+    seg = (tmp_path / "seg" / "consistency_pairs.csv").read_text()
+    assert seg == (tmp_path / "mat" / "consistency_pairs.csv").read_text()
+    assert len(seg.splitlines()) > 1 + 11
+
+
 def test_dask_scheduler_is_byte_identical(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     from segbench.algorithms.edges import gradient_magnitude

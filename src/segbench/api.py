@@ -18,7 +18,6 @@ BENCHMARKS = {
     "human": (("segbench.boundary", "HUMAN_BOUNDARY"), ("segbench.region", "HUMAN_REGION")),
     "human_boundary": (("segbench.boundary", "HUMAN_BOUNDARY"),),
     "human_region": (("segbench.region", "HUMAN_REGION"),),
-    "semantic": (("segbench.semantic", "SEMANTIC"),),
     "superpixel": (("segbench.superpixel", "SUPERPIXEL"),),
 }
 
@@ -53,9 +52,13 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
 
     Parameters
     ----------
-    benchmark : {'boundary', 'region', 'all', 'human'}
+    benchmark : str
+        'boundary', 'region', 'all', 'human', 'human_boundary', 'human_region' or
+        'superpixel'.
         'all' runs boundary and region in one pass over the files; 'human' scores each
         annotator against the others (boundary F and region measures; no ``pred``).
+        Semantic segmentation pairs its files by suffix:
+        :func:`segbench.api_semantic.evaluate_semantic`.
     gt : path or Dataset
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
         ``human/color`` tree of ``.seg`` files, or a dataset root with ``split``.
