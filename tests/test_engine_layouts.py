@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from conftest import DATA, require
-from segbench import evaluate
 from segbench.cli import main
 from segbench.datasets import BSDS300, open_ground_truth
 from segbench.io import read_ground_truth

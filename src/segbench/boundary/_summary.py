@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ._counts import BoundaryCounts
 
 
 def bsr_ratio(num, den):

@@ -22,6 +22,18 @@ def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True) -> 
                        help="do not thin thresholded maps before matching")
 
 
+def _finish(p, func, *, plot: bool = True, human: bool = True) -> None:
+    """The options boundary, region and all share after their own, and the command."""
+    if plot:
+        p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+        _boundary_params(p)
+    if human:
+        p.add_argument("--human", action="store_true",
+                       help="also score each annotator against the others")
+    add_common(p, scheduler=True)
+    p.set_defaults(func=func)
+
+
 def _params(a) -> dict:
     keys = ("nthresh", "max_dist", "thin", "labels")
     return {k: getattr(a, k) for k in keys if hasattr(a, k)}
@@ -136,12 +148,7 @@ def add_parsers(sub) -> None:
                     "(boundaryBench.m): ODS, OIS, AP, R50 and the PR curve.")
     add_inputs(p, pred_help="folder of predictions <iid>.png/.bmp (8-bit /255, 16-bit "
                             "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)")
-    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
-    p.add_argument("--human", action="store_true",
-                   help="also score each annotator against the others")
-    _boundary_params(p)
-    add_common(p, scheduler=True)
-    p.set_defaults(func=_cmd_boundary)
+    _finish(p, _cmd_boundary)
 
     p = sub.add_parser(
         "region", help="region benchmark (covering, PRI, VI at ODS/OIS)",
@@ -155,22 +162,14 @@ def add_parsers(sub) -> None:
                         "segmentation per image; every value is a region)")
     p.add_argument("--nthresh", type=int, default=99, metavar="N",
                    help="number of ucm2 thresholds")
-    p.add_argument("--human", action="store_true",
-                   help="also score each annotator against the others")
-    add_common(p, scheduler=True)
-    p.set_defaults(func=_cmd_region)
+    _finish(p, _cmd_region, plot=False)
 
     p = sub.add_parser(
         "all", help="boundary and region benchmarks in one pass (allBench)",
         description="The boundary and region benchmarks of ucm2 or segs .mat files, "
                     "each image read once (allBench.m); writes the files of both.")
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)")
-    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
-    p.add_argument("--human", action="store_true",
-                   help="also score each annotator against the others")
-    _boundary_params(p)
-    add_common(p, scheduler=True)
-    p.set_defaults(func=_cmd_all)
+    _finish(p, _cmd_all)
 
     p = sub.add_parser(
         "human", help="human consistency: each annotator against the others",

@@ -109,13 +109,19 @@ def _table_to_json(table: np.ndarray) -> dict:
     return {"table": table.tolist()}
 
 
-def _table_from_json(d) -> np.ndarray:
-    arr = np.asarray(d["table"], dtype=np.float64)
+def float_rows(values, columns: int, what: str) -> np.ndarray:
+    """A JSON list of rows as a (N, columns) float64 array (N may be 0); ValueError
+    naming ``what`` otherwise."""
+    arr = np.asarray(values, dtype=np.float64)
     if arr.size == 0:
-        return arr.reshape(0, 6)
-    if arr.ndim != 2 or arr.shape[1] != 6:
-        raise ValueError("a human region table has 6 columns")
+        return arr.reshape(0, columns)
+    if arr.ndim != 2 or arr.shape[1] != columns:
+        raise ValueError(f"{what} has {columns} columns")
     return arr
+
+
+def _table_from_json(d) -> np.ndarray:
+    return float_rows(d["table"], 6, "a human region table")
 
 
 def _summarize_human(ids, tables, params, options) -> Result:

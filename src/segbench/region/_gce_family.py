@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family, JointTask
+from ._family import float_rows
 from ._measures import prepare_ground_truth
 from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
                           _granularity_rows, _same_image_rows, plot_consistency,
@@ -53,7 +54,7 @@ def _to_json(rec: dict) -> dict:
 def _from_json(d: dict) -> dict:
     shape = [int(n) for n in d["shape"]]
     counts = [int(k) for k in d["counts"]]
-    same = np.asarray(d["same"], dtype=np.float64).reshape(-1, 4)
+    same = float_rows(d["same"], 4, "the same-image rows")
     k = len(counts)
     if len(shape) != 2 or min(shape) < 1 or len(same) != k * (k - 1) // 2:
         raise ValueError("a consistency record has a shape, one count per annotator and "
@@ -106,12 +107,7 @@ def _joint_to_json(rows: np.ndarray) -> dict:
 
 
 def _joint_from_json(d: dict) -> np.ndarray:
-    rows = np.asarray(d["rows"], dtype=np.float64)
-    if rows.size == 0:
-        return rows.reshape(0, 5)
-    if rows.ndim != 2 or rows.shape[1] != 5:
-        raise ValueError("joint consistency rows have 5 columns")
-    return rows
+    return float_rows(d["rows"], 5, "a block of consistency rows")
 
 
 def report_of(ids, records, params, joint=()) -> ConsistencyReport:
@@ -224,8 +220,8 @@ def _gran_to_json(rec: dict) -> dict:
 
 
 def _gran_from_json(d: dict) -> dict:
-    rows = np.asarray(d["rows"], dtype=np.float64).reshape(-1, 5)
-    human = np.asarray(d["human"], dtype=np.float64).reshape(-1, 4)
+    rows = float_rows(d["rows"], 5, "the granularity rows")
+    human = float_rows(d["human"], 4, "the human rows")
     return {"rows": rows, "human": human}
 
 

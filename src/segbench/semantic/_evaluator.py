@@ -24,6 +24,33 @@ REFERENCES = {
 }
 
 
+def class_names(classes) -> list[str]:
+    """The class names of ``classes``: a count (``class_0``, ``class_1``, ...) or a list
+    of distinct names.
+
+    Raises
+    ------
+    InputError
+        (a ValueError) for a count below 1, no or duplicated names, or anything else.
+    """
+    from ..errors import InputError
+    if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
+        if classes < 1:
+            raise InputError(f"classes must be at least 1, got {classes}")
+        return [f"class_{i}" for i in range(int(classes))]
+    if classes is None:
+        raise InputError("classes is required: the number of classes or their names")
+    if isinstance(classes, Sequence) and not isinstance(classes, (str, bytes)):
+        names = [str(n) for n in classes]
+        if not names:
+            raise InputError("classes: the list of names is empty")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"classes: duplicated names {dup}")
+        return names
+    raise InputError(f"classes must be a count or a list of names, got {classes!r}")
+
+
 class SemanticEval:
     """Semantic segmentation evaluation: IoU family, Dice and boundary IoU.
 
@@ -81,17 +108,8 @@ class SemanticEval:
                  workers: int = 1):
         if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
             check_options(classes, ignore_index, reduce_zero_label, boundary_dilation)
-            names = [f"class_{i}" for i in range(int(classes))]
-        elif isinstance(classes, Sequence) and not isinstance(classes, (str, bytes)):
-            names = [str(n) for n in classes]
-            if not names:
-                raise ValueError("classes: the list of names is empty")
-            dup = sorted({n for n in names if names.count(n) > 1})
-            if dup:
-                raise ValueError(f"classes: duplicated names {dup}")
-            check_options(len(names), ignore_index, reduce_zero_label, boundary_dilation)
-        else:
-            raise ValueError(f"classes must be a count or a list of names, got {classes!r}")
+        names = class_names(classes)
+        check_options(len(names), ignore_index, reduce_zero_label, boundary_dilation)
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
                 or workers < 1:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")

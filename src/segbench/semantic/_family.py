@@ -10,7 +10,6 @@ folders by file-name suffix and runs it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
 from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult, _sparse,
-                         count_pair)
+                         class_names, count_pair)
 from ._metrics import _iou
 
 #: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
@@ -29,27 +28,8 @@ PRED_EXTS = ("png", "bmp", "tif", "tiff", "npy", "mat")
 _RECORD_FORMAT = 1
 
 
-def _class_names(classes) -> list[str]:
-    """The class names of ``classes`` (a count or a list of names); InputError if bad."""
-    if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
-        if classes < 1:
-            raise InputError(f"classes must be at least 1, got {classes}")
-        return [f"class_{i}" for i in range(int(classes))]
-    if classes is None:
-        raise InputError("classes is required: the number of classes or their names")
-    if isinstance(classes, Sequence) and not isinstance(classes, (str, bytes)):
-        names = [str(n) for n in classes]
-        if not names:
-            raise InputError("classes: the list of names is empty")
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise InputError(f"classes: duplicated names {dup}")
-        return names
-    raise InputError(f"classes must be a count or a list of names, got {classes!r}")
-
-
 def _check(params: dict) -> None:
-    names = _class_names(params["classes"])
+    names = class_names(params["classes"])
     try:
         check_options(len(names), params["ignore_index"], params["reduce_zero_label"],
                       params["boundary_dilation"])
@@ -187,7 +167,7 @@ def _summarize(ids, records, params, options) -> Result:
     the split's rules applied to the one image, i.e. what a :class:`SemanticEval` fed
     that pair alone reports. Not computed is ``nan``.
     """
-    ev = SemanticEval(_class_names(params["classes"]), ignore_index=params["ignore_index"],
+    ev = SemanticEval(class_names(params["classes"]), ignore_index=params["ignore_index"],
                       reduce_zero_label=params["reduce_zero_label"],
                       boundary_dilation=params["boundary_dilation"])
     total = Counts.zeros(ev.num_classes)
@@ -212,7 +192,7 @@ class _SemanticFamily(Family):
         out = super().resolve(params)
         classes = out["classes"]     # JSON-stable in record keys: an int or a list of str
         out["classes"] = int(classes) if isinstance(classes, (int, np.integer)) \
-            else _class_names(classes)
+            else class_names(classes)
         return out
 
 
