@@ -160,10 +160,11 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     keys, jobs_of, todo = {}, {}, []
     for iid in item_ids:
         sample = Sample(dataset[iid], preds.get(iid))
-        base = _sample_digests(sample)
+        keep = store.root is not None        # without a store no key is ever compared
+        base = _sample_digests(sample) if keep else None
         jobs = []
         for f, p in resolved:
-            key = record_key(f, p, _digests(sample, f, p, base))
+            key = record_key(f, p, _digests(sample, f, p, base)) if keep else None
             keys[f.name, iid] = key
             rec = store.load(f, iid, key)
             if rec is None:
@@ -223,7 +224,12 @@ def _run_joint(family, params, dataset, preds, item_ids, records, store, executo
     tasks = family.joint_tasks(item_ids, records, params)
     digests = {}
     out, todo, keys = {}, [], {}
+    keep = store.root is not None
     for task in tasks:
+        if not keep:
+            todo.append((family, params, task,
+                         {i: Sample(dataset[i], preds.get(i)) for i in task.ids}))
+            continue
         for i in task.ids:
             if i not in digests:
                 digests[i] = _sample_digests(Sample(dataset[i], preds.get(i)))
@@ -241,6 +247,6 @@ def _run_joint(family, params, dataset, preds, item_ids, records, store, executo
     for task_key, rec in map_items(_evaluate_joint, todo, executor=executor,
                                    progress=progress,
                                    desc=f"{family.label or family.name} (joint)"):
-        store.save_joint(family, task_key, keys[task_key], rec)
+        store.save_joint(family, task_key, keys.get(task_key), rec)
         out[task_key] = rec
     return [out[t.key] for t in tasks]
