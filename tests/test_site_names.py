@@ -25,3 +25,28 @@ def test_run_names_come_from_the_result(tmp_path):
     (pred / "name.txt").write_text("From name.txt\n")
     evaluate("boundary", gt, pred, tmp_path / "out3", progress=False, plot=False)
     assert load_run(tmp_path / "out3").name == "From name.txt"
+
+
+def test_serve_errors_are_one_line(tmp_path):
+    """A port in use, or a folder that is not a site: one line, exit 2, no traceback."""
+    import socket
+    import subprocess
+    import sys
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html></html>")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "segbench.cli", "serve", str(site),
+                               "--port", str(port)], capture_output=True, text=True,
+                              timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and f"127.0.0.1:{port}" in proc.stderr
+    assert "in use" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "segbench.cli", "serve",
+                           str(tmp_path / "nope")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "nope" in proc.stderr and len(proc.stderr.splitlines()) == 1

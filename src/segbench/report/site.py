@@ -21,6 +21,8 @@ allow-list. The output is deterministic: the same inputs give the same bytes.
 
 from __future__ import annotations
 
+import errno
+
 import math
 import shutil
 import sys
@@ -442,7 +444,12 @@ def make_server(site_dir, host: str = "127.0.0.1", port: int = 8000, *, quiet: b
                 super().log_message(format, *args)
 
     handler = functools.partial(Handler, directory=str(root.resolve()))
-    return ThreadingHTTPServer((host, int(port)), handler)
+    try:
+        return ThreadingHTTPServer((host, int(port)), handler)
+    except OSError as exc:            # port in use, address not on this machine, ...
+        raise InputError(f"cannot serve on {host}:{port}: {exc.strerror or exc}"
+                         + (" (choose another --port, or 0 for any free one)"
+                            if exc.errno == errno.EADDRINUSE else "")) from None
 
 
 def serve(site_dir, host: str = "127.0.0.1", port: int = 8000) -> None:
