@@ -485,3 +485,43 @@ def test_fetch_from_a_file_url(mini500, tmp_path):
     root = fetch(src, tmp_path / "dest", url=local.as_uri(), sha256=_sha(mini500),
                  progress=False)
     assert BSDS500(root).ids("test") == ["synth000", "synth001"]
+
+
+def test_refused_archive_is_not_reused_and_a_retry_downloads(server, mini500, tmp_path):
+    """A refused archive never stays where a later call would take it again: the retry
+    with a good --url downloads (issue 14, item 4)."""
+    bad = _tar_bytes([(_info("BSR/BSDS500/data/x.txt"), b"x"),
+                      (_info("../../escape.txt"), b"x")])
+    server.files["/bad.tgz"] = bad
+    src = _source(server, mini500)
+    dest = tmp_path / "dest"
+    with pytest.raises(UnsafeArchiveError):
+        fetch(src, dest, url=server.url("/bad.tgz"), progress=False)
+    assert not (dest / "BSR_bsds500.tgz").exists()
+    assert (dest / "BSR_bsds500.tgz.refused").read_bytes() == bad   # kept aside
+    server.requests.clear()
+    root = fetch(src, dest, progress=False)
+    assert root == dest / "BSR" / "BSDS500" / "data"
+    assert [p for p, _ in server.requests] == ["/BSR_bsds500.tgz"]
+
+
+def test_archive_of_another_url_is_downloaded_again(server, mini500, tmp_path):
+    """A kept archive is reused only for the URL it came from (its SHA-256 recorded)."""
+    src = _source(server, mini500)
+    dest = tmp_path / "dest"
+    fetch(src, dest, progress=False, keep_archive=True)
+    (dest / ".segbench-fetch" / "mini500.json").unlink()     # force a second pass
+    server.files["/mirror.tgz"] = mini500
+    server.requests.clear()
+    fetch(src, dest, progress=False, keep_archive=True)
+    assert server.requests == []                                # same URL: reused
+    fetch_rec = dest / ".segbench-fetch" / "mini500.json"
+    fetch_rec.unlink()
+    fetch(src, dest, url=server.url("/mirror.tgz"), progress=False)
+    assert [p for p, _ in server.requests] == ["/mirror.tgz"]   # other URL: downloaded
+    # a dataset that fails its count check is set aside too
+    fetch_rec.unlink()
+    wrong = _source(server, mini500, counts={"test": 5})
+    with pytest.raises(FetchError, match="expected 5"):
+        fetch(wrong, dest, progress=False)
+    assert (dest / "BSR_bsds500.tgz.refused").exists()

@@ -367,6 +367,43 @@ def _complete(dest: Path, source: Source, expected: list[Archive]) -> Path | Non
     return dest / source.root
 
 
+def _source_path(archive: Path) -> Path:
+    return archive.with_name(f".{archive.name}.source.json")
+
+
+def _remember_source(archive: Path, url: str, digest: str) -> None:
+    """Note where a verified archive came from, so a later call can tell it apart."""
+    atomic_write_bytes(_source_path(archive),
+                       json.dumps({"url": url, "sha256": digest}).encode())
+
+
+def _forget_if_other_source(archive: Path, want: Archive) -> None:
+    """Remove an archive this code downloaded earlier when the call asks for another URL,
+    or when it changed since (its recorded SHA-256 no longer holds), and no expected
+    digest would tell. An archive without a record (copied in by hand) is kept."""
+    note = _source_path(archive)
+    if want.sha256 is not None or not archive.is_file() or not note.is_file():
+        return
+    try:
+        info = json.loads(note.read_text())
+    except (OSError, ValueError):
+        info = {}
+    if info.get("url") != want.url or info.get("sha256") != sha256_file(archive):
+        archive.unlink()
+        note.unlink(missing_ok=True)
+
+
+def _set_aside(archive: Path) -> None:
+    """An archive that failed a check moves to ``<name>.refused`` (kept for inspection,
+    never reused): a later call downloads anew."""
+    _source_path(archive).unlink(missing_ok=True)
+    if archive.is_file():
+        refused = archive.with_name(archive.name + ".refused")
+        os.replace(archive, refused)
+        print(f"segbench: {archive.name} failed a check and was moved to {refused.name}; "
+              "a later fetch downloads it again", file=sys.stderr)
+
+
 def _check_dataset(root: Path, source: Source) -> None:
     if source.reader is None:
         return
@@ -467,23 +504,31 @@ def fetch(name: str | Source, dest: str | PathLike, *,
         return done
     dest.mkdir(parents=True, exist_ok=True)
     records, files = [], {}
-    for a in archives:
-        path, digest = download(a.url, dest / a.filename, size=a.size, sha256=a.sha256,
-                                progress=progress, retries=retries, timeout=timeout)
-        if a.sha256 is None:
-            print(f"segbench: {a.filename}: SHA-256 {digest} (no expected digest known; "
-                  "pass --sha256 to pin it)", file=sys.stderr)
-        written = safe_extract(path, dest, max_bytes=max_bytes)
-        for p in written:
-            files[p.relative_to(dest).as_posix()] = p.stat().st_size
-        records.append({"url": a.url, "filename": a.filename,
-                        "size": path.stat().st_size, "sha256": digest,
-                        "verified": a.sha256 is not None})
-    root = dest / source.root
-    if not root.is_dir():
-        raise FetchError(f"the archive(s) did not unpack to {source.root}/ in {dest}: "
-                         "not the expected archive")
-    _check_dataset(root, source)
+    try:
+        for a in archives:
+            _forget_if_other_source(dest / a.filename, a)
+            path, digest = download(a.url, dest / a.filename, size=a.size,
+                                    sha256=a.sha256, progress=progress, retries=retries,
+                                    timeout=timeout)
+            _remember_source(path, a.url, digest)
+            if a.sha256 is None:
+                print(f"segbench: {a.filename}: SHA-256 {digest} (no expected digest "
+                      "known; pass --sha256 to pin it)", file=sys.stderr)
+            written = safe_extract(path, dest, max_bytes=max_bytes)
+            for p in written:
+                files[p.relative_to(dest).as_posix()] = p.stat().st_size
+            records.append({"url": a.url, "filename": a.filename,
+                            "size": path.stat().st_size, "sha256": digest,
+                            "verified": a.sha256 is not None})
+        root = dest / source.root
+        if not root.is_dir():
+            raise FetchError(f"the archive(s) did not unpack to {source.root}/ in "
+                             f"{dest}: not the expected archive")
+        _check_dataset(root, source)
+    except (FetchError, InputError):       # UnsafeArchiveError is an InputError
+        for a in archives:                 # never reused by a later call
+            _set_aside(dest / a.filename)
+        raise
     rec = {"name": source.name, "root": source.root, "archives": records,
            "files": files,
            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -493,4 +538,5 @@ def fetch(name: str | Source, dest: str | PathLike, *,
     if not keep_archive:
         for a in archives:
             (dest / a.filename).unlink(missing_ok=True)
+            _source_path(dest / a.filename).unlink(missing_ok=True)
     return root
