@@ -404,3 +404,43 @@ def test_write_segs_reads_back_as_segs(tmp_path):
     assert np.array_equal(pred.segs[0], a) and (pred.segs[1] == 1).all()
     with pytest.raises(InputError):
         write_segs(tmp_path / "y.mat", [a, np.ones((2, 2), int)])
+
+
+# ---------------------------------------------------------------------------------------
+# the run folder: nothing of the user's is deleted or overwritten (issue 14, item 1)
+
+
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_out_equal_to_inside_or_containing_the_submission_is_refused(dataset, tmp_path):
+    root, synth = dataset
+    work = tmp_path / "W"
+    sub = _good(work / "predictions", synth)
+    before = _tree(work)
+    for out, what in ((work, "contains the submission"), (sub, "is the submission"),
+                      (sub / "run", "is inside the submission")):
+        with pytest.raises(InputError, match=what):
+            submit(sub, out, dataset=root, progress=False, plot=False)
+        assert _tree(work) == before                     # nothing touched
+    assert not (sub / "run").exists()
+
+
+def test_a_foreign_folder_is_refused_never_replaced(dataset, tmp_path):
+    root, synth = dataset
+    sub = _good(tmp_path / "sub", synth)
+    out = tmp_path / "W"
+    (out / "predictions").mkdir(parents=True)
+    (out / "predictions" / "mine.txt").write_text("the user's own work")
+    with pytest.raises(InputError, match="did not make"):
+        submit(sub, out, dataset=root, progress=False, plot=False)
+    assert _tree(out) == {"predictions/mine.txt": b"the user's own work"}
+    # a run folder submit made is reused, and resubmitting replaces only its own files
+    run = tmp_path / "run"
+    first = submit(sub, run, dataset=root, progress=False, plot=False)
+    assert (run / ".segbench-submission").is_file()
+    again = submit(sub, run, dataset=root, progress=False, plot=False)
+    assert again.boundary.metrics["ODS"] == first.boundary.metrics["ODS"]
+    assert _tree(sub) == _tree(tmp_path / "sub")         # the submission is untouched

@@ -250,6 +250,37 @@ def _check_map(path: Path, item) -> tuple[str | None, str | None]:
 # the run
 
 
+#: The file that marks a run folder as made by :func:`submit` (only such a folder is
+#: ever written into again, and only what submit wrote there is replaced).
+RUN_MARKER = ".segbench-submission"
+
+
+def _claim_run_folder(out: Path, src: Path) -> None:
+    """Make ``out`` a run folder of ours, or refuse before anything is touched.
+
+    Refused: ``out`` equal to, inside, or containing the submission; a file; a folder
+    that holds anything but is not marked as a run folder of :func:`submit`.
+    """
+    from .io import atomic_write_text, ensure_dir
+    s, o = src.resolve(), out.resolve()
+    if o == s or s in o.parents or o in s.parents:
+        where = ("is the submission" if o == s else "is inside the submission"
+                 if s in o.parents else "contains the submission")
+        raise InputError(f"the run folder {where} ({src}); choose an --out outside it",
+                         out)
+    if out.exists() or out.is_symlink():
+        if out.is_symlink() or not out.is_dir():
+            raise InputError("the run folder exists and is not a folder", out)
+        if not (out / RUN_MARKER).is_file() and any(out.iterdir()):
+            raise InputError(f"this folder holds files that segbench submit did not "
+                             f"make (no {RUN_MARKER} in it); nothing was changed: "
+                             "choose a new or empty --out", out)
+    ensure_dir(out)
+    if not (out / RUN_MARKER).is_file():
+        atomic_write_text(out / RUN_MARKER, "a run folder of segbench submit: its "
+                          "predictions/ and results are replaced on resubmission\n")
+
+
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
            split: str = "test", name: str | None = None, strict: bool = True,
            workers: int = 1, progress: bool = True, nthresh: int = 99,
@@ -265,7 +296,10 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         split, ``name.txt`` and optionally ``about.html`` (possibly inside one
         wrapping folder).
     out_dir : str or PathLike
-        The run folder (created; rerunning into it resumes the benchmark).
+        The run folder: new, empty, or one an earlier ``submit`` made (it carries a
+        ``.segbench-submission`` marker); rerunning into it resumes the benchmark.
+        A folder equal to, inside or containing the submission, or any other folder
+        with files in it, is refused before anything is touched.
     dataset : Dataset or str or PathLike
         The dataset, or a root that :func:`~segbench.datasets.open_dataset` opens.
     split : str, default 'test'
@@ -320,7 +354,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     ds = open_dataset(dataset)
     ds.ids(split)  # InputError naming the splits there are, if there is no such split
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    _claim_run_folder(out, src)
     max_dist = DEFAULT_MAX_DIST if max_dist is None else float(max_dist)
     with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
         if src.is_dir():
