@@ -237,8 +237,10 @@ def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: s
 def _check_map(path: Path, item) -> tuple[str | None, str | None]:
     """(prediction kind, None) of a good map, (None, problem) of a bad one. The item's
     shape reads its segmentations only (boundaries are computed lazily)."""
-    from .io import check_same_shape, read_prediction
+    from .io import check_same_shape, image_size, read_prediction
     try:
+        if path.suffix.lower() in MAP_EXTS:      # the size from the header, before decoding
+            check_same_shape(image_size(path), item.shape, path)
         pred = read_prediction(path)
         check_same_shape(pred, item.shape, path)
     except InputError as exc:

@@ -28,7 +28,7 @@ Every problem with a file raises :class:`segbench.errors.InputError` naming the 
 from ._atomic import atomic_write_bytes, atomic_write_text, ensure_dir, write_if_changed
 from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
-from ._images import read_image, write_image
+from ._images import MAX_PIXELS, image_size, read_image, write_image
 from ._labels import read_label_map, write_label_map
 from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
                         read_eval_cover, read_eval_ri_voi, read_ev1_table,
@@ -43,6 +43,8 @@ from ._superpixel import (SUPERPIXEL_EXTS, group_annotator_files, list_annotator
                           write_csv_labels, write_stutz_results)
 
 __all__ = [
+    "MAX_PIXELS",
+    "image_size",
     "format_ev1",
     "format_ev2",
     "format_ev3",
