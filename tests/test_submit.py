@@ -448,3 +448,38 @@ def test_a_foreign_folder_is_refused_never_replaced(dataset, tmp_path):
     again = submit(sub, run, dataset=root, progress=False, plot=False)
     assert again.boundary.metrics["ODS"] == first.boundary.metrics["ODS"]
     assert _tree(sub) == _tree(tmp_path / "sub")         # the submission is untouched
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_archive_bomb_is_refused_before_writing_past_the_bound(dataset, tmp_path, kind):
+    """A small archive of zeros that the three maps could never need is refused: the
+    bound comes from the split's images, and nothing past it is written (issue 14,
+    item 3)."""
+    import tarfile
+    import zipfile
+    root, synth = dataset
+    zeros = 64 * 1024 * 1024                        # far above 3 maps of 40x56
+    arc = tmp_path / f"sub.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(arc, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("name.txt", "bomb\n")
+            with zf.open("synth000.png", "w") as f:
+                block = bytes(1 << 20)
+                for _ in range(zeros >> 20):
+                    f.write(block)
+    else:
+        with tarfile.open(arc, "w:gz") as tf:
+            info = tarfile.TarInfo("name.txt")
+            info.size = 5
+            tf.addfile(info, io.BytesIO(b"bomb\n"))
+            info = tarfile.TarInfo("synth000.png")
+            info.size = zeros
+            tf.addfile(info, io.BytesIO(bytes(zeros)))
+    assert arc.stat().st_size < 1_000_000
+    run = tmp_path / "run"
+    with pytest.raises(InputError, match="more than") as err:
+        submit(arc, run, dataset=root, progress=False, plot=False)
+    bound = 3 * (4 * SHAPE[0] * SHAPE[1] + 64 * 1024) + 1024 * 1024
+    assert str(bound) in str(err.value)
+    assert not list(run.glob(".upload-*"))           # the temporary folder is gone
+    assert sum(p.stat().st_size for p in run.rglob("*") if p.is_file()) < 4096

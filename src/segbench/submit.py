@@ -252,6 +252,37 @@ def _check_map(path: Path, item) -> tuple[str | None, str | None]:
 # the run
 
 
+#: Bytes allowed per map when unpacking a submission, per pixel of the largest image
+#: plus a fixed part: a 16-bit PNG stored without compression takes 2 bytes a pixel
+#: (plus a filter byte a row and its chunks), an 8-bit BMP 1; a ``.mat`` of doubles 8
+#: a pixel for each segmentation, 32 for a doubleSize ucm2.
+_MAP_ALLOWANCE = (4, 64 * 1024)
+_MAT_ALLOWANCE = (64, 1024 * 1024)
+#: name.txt, about.html and the odd stray file (a folder's .DS_Store) together.
+_TEXT_ALLOWANCE = 1024 * 1024
+#: Members beyond one per image: the text files, wrapping folders, stray files.
+_SPARE_MEMBERS = 64
+
+
+def _intake_bound(ds, split: str):
+    """(bound, member cap) for unpacking a submission for ``split`` of ``ds``: what
+    that many maps of the largest image size can take in their format, plus the text
+    files. An archive claiming more is refused before, and while, anything is written."""
+    from .io import image_size
+    ids = ds.ids(split)
+    pixels = 0
+    for iid in ids:
+        item = ds[iid]
+        h, w = image_size(item.image_path) if item.image_path is not None else item.shape
+        pixels = max(pixels, h * w)
+
+    def bound(names) -> int:
+        per, fixed = (_MAT_ALLOWANCE if any(n.lower().endswith(".mat") for n in names)
+                      else _MAP_ALLOWANCE)
+        return len(ids) * (per * pixels + fixed) + _TEXT_ALLOWANCE
+    return bound, len(ids) + _SPARE_MEMBERS
+
+
 #: The file that marks a run folder as made by :func:`submit` (only such a folder is
 #: ever written into again, and only what submit wrote there is replaced).
 RUN_MARKER = ".segbench-submission"
@@ -313,7 +344,11 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     workers, progress, nthresh, max_dist, plot
         Passed to the benchmark (``max_dist`` defaults to the BSDS 0.0075).
     max_bytes : int
-        Cap on the unpacked size of an archive.
+        Overall cap on the unpacked size of an archive. The cap applied is the smaller
+        of this and what the split's maps can legitimately take: per image, 4 bytes a
+        pixel + 64 KiB for PNG/BMP maps, 64 bytes a pixel + 1 MiB when the archive holds
+        ``.mat`` files, plus 1 MiB for the text files; at most one member per image
+        plus 64.
 
     Returns
     -------
@@ -365,7 +400,9 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
                                  "real folder", src)
             root = src
         else:
-            safe_extract(src, Path(tmp), max_bytes=max_bytes)  # refuses a non-archive
+            bound, members = _intake_bound(ds, split)
+            safe_extract(src, Path(tmp), max_bytes=max_bytes, max_members=members,
+                         bound=bound)                        # refuses a non-archive
             root = _content_root(Path(tmp))
         maps, kind, clean, warnings, about_raw, pred_kind = _validate(
             root, ds, split, strict=strict, name=name)

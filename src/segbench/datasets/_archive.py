@@ -179,7 +179,7 @@ def _ensure_dir(dest: Path, parts: tuple[str, ...]) -> Path:
 
 def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
                  max_bytes: int = DEFAULT_MAX_BYTES,
-                 max_members: int = DEFAULT_MAX_MEMBERS) -> list[Path]:
+                 max_members: int = DEFAULT_MAX_MEMBERS, bound=None) -> list[Path]:
     """Extract a zip or tar archive into ``dest`` without trusting its contents.
 
     Parameters
@@ -194,6 +194,10 @@ def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
         Cap on the total bytes written; exceeding it stops extraction with an error.
     max_members : int
         Cap on the number of members.
+    bound : callable, optional
+        ``bound(member names) -> bytes``: a tighter cap computed from what the archive
+        says it holds (e.g. by :func:`segbench.submit.submit` from the images a
+        submission may contain), applied with ``max_bytes`` before and while writing.
 
     Returns
     -------
@@ -218,10 +222,10 @@ def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
         if kind == "tar":
             with tarfile.open(archive, "r:*") as tf:
                 return _extract(archive, dest, list(_tar_members(tf, bad)), bad,
-                                max_bytes, max_members, tf.extractfile)
+                                max_bytes, max_members, tf.extractfile, bound)
         with zipfile.ZipFile(archive) as zf:
             return _extract(archive, dest, list(_zip_members(zf, bad)), bad,
-                            max_bytes, max_members, zf.open)
+                            max_bytes, max_members, zf.open, bound)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, RuntimeError,
             NotImplementedError) as exc:
         raise InputError(f"corrupt or unsupported archive: {exc}", archive) from None
@@ -230,9 +234,11 @@ def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
 
 
 def _extract(archive: Path, dest: Path, members: list[_Member], bad: list,
-             max_bytes: int, max_members: int, opener) -> list[Path]:
+             max_bytes: int, max_members: int, opener, bound=None) -> list[Path]:
     if len(members) + len(bad) > max_members:
         raise InputError(f"archive has more than {max_members} members", archive)
+    if bound is not None:
+        max_bytes = min(max_bytes, int(bound([m.name for m in members if not m.is_dir])))
     _check_tree(members, bad)
     if bad:
         shown = "; ".join(f"{n!r}: {why}" for n, why in bad[:10])
