@@ -54,13 +54,14 @@ def test_bombs_are_refused_from_the_header(tmp_path):
 def test_bomb_costs_little_memory(tmp_path):
     """Peak memory of a process that reads the bomb stays under 200 MiB."""
     png = _png_bomb(tmp_path / "bomb.png")
+    # VmHWM is this process's own peak (ru_maxrss would carry the forking parent's)
     code = (
-        "import resource, sys\n"
         "from segbench.io import read_prediction\n"
         "from segbench.errors import InputError\n"
         f"try:\n    read_prediction({str(png)!r})\n"
         "except InputError as exc:\n    print('REFUSED', exc)\n"
-        "print('RSS_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+        "print('RSS_KIB', hwm.split()[1])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120).stdout
     assert "REFUSED" in out, out

@@ -19,7 +19,8 @@ from ..boundary import DEFAULT_MAX_DIST, human_counts, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..boundary import detected_map
 from ..datasets.bsds import DatasetItem
-from ..io import write_image
+from ..errors import InputError
+from ..io import MAX_PIXELS, image_size, write_image
 from ._site_data import annotator
 
 #: Longest side of a thumbnail, in pixels.
@@ -199,6 +200,10 @@ def render_image(task: ImageTask) -> dict:
         ext = src.suffix.lower()
         if ext in (".jpg", ".jpeg", ".png"):
             full = folder / f"photo{'.jpg' if ext == '.jpeg' else ext}"
+            h, w = image_size(src)                 # from the header, before decoding
+            if h * w > MAX_PIXELS:
+                raise InputError(f"photograph claims {w}x{h} pixels, above the limit of "
+                                 f"{MAX_PIXELS / 1e6:.0f} megapixels; not decoded", src)
             shutil.copyfile(src, full)
             with Image.open(full) as im:
                 im.load()
