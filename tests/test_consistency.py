@@ -382,3 +382,58 @@ def test_bsds_val_granularity(bsds_small):
     assert m["n_k_mismatch"] == 0
     # a machine is worse than the people, and better than a random segmentation
     assert m["human_GCE_same"] < m["GCE"] < 0.5
+
+
+# ---------------------------------------------------------------- the 2001 reference scene
+
+
+def _reference_scene():
+    """The rendered scene of ../shared/reference/bsds-2001-paper.md (0-based labels)."""
+    H, W = 120, 180
+    yy, xx = np.mgrid[:H, :W]
+
+    def scene(shift=0):
+        lab = np.where(yy < 70, 0, 1)
+        wall = (yy >= 45) & (yy < 90) & (xx >= 30 + shift) & (xx < 90 + shift)
+        roof = (yy >= 25) & (yy < 45) & (np.abs(xx - 60 - shift) <= (yy - 25) * 1.5)
+        lab[wall], lab[roof] = 2, 3
+        lab[(yy >= 65) & (yy < 90) & (xx >= 52 + shift) & (xx < 66 + shift)] = 4
+        lab[(yy >= 52) & (yy < 62) & (xx >= 72 + shift) & (xx < 84 + shift)] = 5
+        lab[(yy >= 60) & (yy < 95) & (xx >= 128) & (xx < 136)] = 6
+        lab[(yy - 45) ** 2 + (xx - 132) ** 2 <= 22 ** 2] = 7
+        return lab
+
+    def merge(lab, groups):
+        out = lab.copy()
+        for g in groups:
+            out[np.isin(lab, g)] = g[0]
+        return out
+
+    fine = scene()
+    house, tree = [2, 3, 4, 5], [6, 7]
+    people = {"coarse": merge(fine, [house, tree]), "house parts": merge(fine, [tree]),
+              "tree parts": merge(fine, [house]),
+              "shifted": merge(scene(shift=3), [house, tree])}
+    other = np.where(xx < 90, 0, 1) + 2 * (yy > 60) + 4 * ((xx - 40) ** 2
+                                                           + (yy - 90) ** 2 < 400)
+    return fine, people, other
+
+
+def test_reference_scene_with_0_based_labels():
+    """The values the reference document prints (3 decimals): label 0 is a region, as
+    the 2001 measures have no void label (issue 16, item 1)."""
+    fine, people, other = _reference_scene()
+    h, w = fine.shape
+    cases = [(people["coarse"], people["house parts"], 0.000, 0.000),
+             (people["house parts"], people["tree parts"], 0.018, 0.000),
+             (people["coarse"], people["shifted"], 0.035, 0.035),
+             (people["coarse"], other, 0.401, 0.347),
+             (people["coarse"], np.zeros_like(fine), 0.000, 0.000),
+             (people["coarse"], np.arange(fine.size).reshape(h, w), 0.000, 0.000)]
+    for a, b, g, e in cases:
+        assert (round(gce(a, b), 3), round(lce(a, b), 3)) == (g, e)
+        assert tuple(round(v, 3) for v in pair_errors(a, b)) == (g, e)
+    # an explicit void label is still available, and changes the answer here
+    assert round(gce(people["coarse"], other, void=0), 3) != 0.401
+    rows = same_image_errors([people["coarse"], other])
+    assert tuple(np.round(rows[0, 2:], 3)) == (0.401, 0.347)

@@ -200,9 +200,10 @@ def test_lce_at_most_gce_symmetric_and_bounded(seed):
 def test_gce_lce_leave_void_pixels_out():
     a = np.array([[1, 1, 2, 0]])
     b = np.array([[1, 1, 2, 5]])
-    assert gce(a, b) == 0.0 and lce(a, b) == 0.0
-    assert gce(a, b, void=None) == 0.0
-    assert np.isnan(local_refinement_error(a, b)[0, 3])
+    assert gce(a, b, void=0) == 0.0 and lce(a, b, void=0) == 0.0
+    assert gce(a, b) == 0.0                     # the default: no void label
+    assert np.isnan(local_refinement_error(a, b, void=0)[0, 3])
+    assert not np.isnan(local_refinement_error(a, b)).any()
 
 
 # --------------------------------------------------------------- ucm2 levels

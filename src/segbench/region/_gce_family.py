@@ -27,7 +27,7 @@ from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
 
 def _prepared(sample):
     try:
-        return prepare_ground_truth(sample.ground_truth())
+        return prepare_ground_truth(sample.ground_truth(), void=None)  # no void in 2001
     except InputError as exc:
         if exc.path is None:
             raise InputError(f"image {sample.id}: {exc.problem}",

@@ -234,7 +234,7 @@ def _refinement_sum(m: np.ndarray) -> float:
     return float((m * frac).sum())
 
 
-def refinement_error(seg1=None, seg2=None, *, table=None, void=0) -> float:
+def refinement_error(seg1=None, seg2=None, *, table=None, void=None) -> float:
     """Mean local refinement error ``(1/n) sum_i E(S1, S2, p_i)`` (2001 paper, eq. 1).
 
     ``E(S1, S2, p) = |R(S1, p) \\ R(S2, p)| / |R(S1, p)|``: zero where ``seg1``
@@ -246,8 +246,10 @@ def refinement_error(seg1=None, seg2=None, *, table=None, void=0) -> float:
     seg1, seg2 : (H, W) label maps
     table : array, optional
         ``contingency_table(seg1, seg2, void=void)`` (rows: ``seg1``).
-    void : int or None, default 0
-        Pixels void in either map are left out (n counts the others).
+    void : int or None, default None
+        A label marking unlabelled pixels, left out in either map (n counts the
+        others). The 2001 measures have none: by default every label, 0 included, is
+        a region.
 
     Returns
     -------
@@ -261,7 +263,7 @@ def refinement_error(seg1=None, seg2=None, *, table=None, void=0) -> float:
     return _refinement_sum(m) / float(n)
 
 
-def local_refinement_error(seg1, seg2, *, void=0) -> np.ndarray:
+def local_refinement_error(seg1, seg2, *, void=None) -> np.ndarray:
     """Per-pixel local refinement error ``E(S1, S2, p)`` (2001 paper, eq. 1).
 
     Returns
@@ -286,7 +288,7 @@ def local_refinement_error(seg1, seg2, *, void=0) -> np.ndarray:
     return out
 
 
-def gce(seg1=None, seg2=None, *, table=None, void=0) -> float:
+def gce(seg1=None, seg2=None, *, table=None, void=None) -> float:
     """Global Consistency Error (2001 paper, eq. 2).
 
     ``min(sum_i E(S1, S2, p_i), sum_i E(S2, S1, p_i)) / n``: refinement is free when it
@@ -297,8 +299,10 @@ def gce(seg1=None, seg2=None, *, table=None, void=0) -> float:
     seg1, seg2 : (H, W) label maps
     table : array, optional
         ``contingency_table(seg1, seg2, void=void)``.
-    void : int or None, default 0
-        Pixels void in either map are left out.
+    void : int or None, default None
+        A label marking unlabelled pixels, left out in either map. The 2001 measures
+        have none: by default every label, 0 included, is a region (so 0-based maps
+        such as ``.seg`` labels and scikit-image superpixels are scored right).
 
     Returns
     -------
@@ -320,7 +324,7 @@ def gce(seg1=None, seg2=None, *, table=None, void=0) -> float:
     return min(_refinement_sum(m), _refinement_sum(m.T)) / float(n)
 
 
-def lce(seg1=None, seg2=None, *, table=None, void=0) -> float:
+def lce(seg1=None, seg2=None, *, table=None, void=None) -> float:
     """Local Consistency Error (2001 paper, eq. 3).
 
     ``(1/n) sum_i min(E(S1, S2, p_i), E(S2, S1, p_i))``: the direction of refinement

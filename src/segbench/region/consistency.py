@@ -89,13 +89,13 @@ def _errors(table: np.ndarray) -> tuple[float, float]:
     return gce(table=table), lce(table=table)
 
 
-def pair_errors(seg1, seg2, *, void=0) -> tuple[float, float]:
+def pair_errors(seg1, seg2, *, void=None) -> tuple[float, float]:
     """GCE and LCE of two segmentations of the same shape, from one contingency table.
 
     Parameters
     ----------
     seg1, seg2 : (H, W) label maps
-    void : int or None, default 0
+    void : int or None, default None
         Label of unlabelled pixels, left out (BSDS labels regions 1..K).
 
     Returns
@@ -120,13 +120,13 @@ def _against(flat_a: np.ndarray, n_a: int, flat_bs: np.ndarray, n_bs) -> list[tu
     return [_errors(t) for t in tables]
 
 
-def same_image_errors(gts, *, void=0) -> np.ndarray:
+def same_image_errors(gts, *, void=None) -> np.ndarray:
     """GCE and LCE of every pair of human segmentations of one image.
 
     Parameters
     ----------
     gts : sequence of (H, W) label maps or HumanSegmentation
-    void : int or None, default 0
+    void : int or None, default None
 
     Returns
     -------
@@ -147,7 +147,7 @@ def _same_image_rows(flat: np.ndarray, counts) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 4)
 
 
-def cross_image_errors(gts_a, gts_b, *, void=0) -> np.ndarray:
+def cross_image_errors(gts_a, gts_b, *, void=None) -> np.ndarray:
     """GCE and LCE of every segmentation of one image against every one of another.
 
     Both images must have the same shape (see the module notes).
@@ -530,7 +530,7 @@ def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
 # matched granularity
 
 
-def granularity_image(image, gts, segmenter: Callable, *, void=0,
+def granularity_image(image, gts, segmenter: Callable, *, void=None,
                       cache: dict | None = None) -> np.ndarray:
     """Score a segmenter against each person of one image at that person's granularity.
 
@@ -544,7 +544,7 @@ def granularity_image(image, gts, segmenter: Callable, *, void=0,
     gts : sequence of (H, W) label maps or HumanSegmentation
     segmenter : callable ``(image, k) -> (H, W) labels``
         Every label of its output is a region (0 included).
-    void : int or None, default 0
+    void : int or None, default None
         Void label of the human segmentations.
     cache : dict, optional
         Receives the segmentation for each ``k`` (for saving).
