@@ -15,10 +15,12 @@ from ..errors import InputError
 from .bsds import BSDS300, BSDS500, Dataset, DatasetItem, FolderPairs, _describe, \
     _subdirs, open_dataset
 
-__all__ = ["Sample", "open_ground_truth", "pair_predictions", "parse_ids", "run_name",
-           "with_images"]
+__all__ = ["SPLIT_NAMES", "Sample", "open_ground_truth", "pair_predictions", "parse_ids",
+           "run_name", "with_images"]
 
-_SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
+#: Folder names read as split names: a folder so named is that split, and a run is not
+#: named after it (``.../hed/test`` is ``hed``).
+SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
                           "testing"})
 
 
@@ -81,7 +83,7 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         elif any(p.suffix.lower() in (".mat", ".seg") for p in folder.iterdir()
                  if p.is_file() and not p.name.startswith(".")):
             ds = FolderPairs(None, folder, split=folder.name if folder.name in
-                             _SPLIT_NAMES else "test")
+                             SPLIT_NAMES else "test")
         elif _split_folders(folder):        # a groundTruth folder: one per split
             ds = None
             if folder.name == "groundTruth" and (folder.parent / "images").is_dir():
@@ -300,6 +302,6 @@ def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
         text = ""
     if text:
         return text.splitlines()[0].strip()[:80]
-    while folder.name.lower() in _SPLIT_NAMES and folder.parent != folder:
+    while folder.name.lower() in SPLIT_NAMES and folder.parent != folder:
         folder = folder.parent
     return folder.name or str(pred_dir)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._inputs import _SPLIT_NAMES
+from ._inputs import SPLIT_NAMES
 from .bsds import Annotation, Dataset, DatasetItem
 
 __all__ = ["LabelMapFolder", "pair_folders", "predictions_by_suffix"]
@@ -124,7 +124,7 @@ class LabelMapFolder(Dataset):
         self.root = gt_dir
         self.suffix = suffix
         if split is None:
-            split = gt_dir.name if gt_dir.name in _SPLIT_NAMES else "test"
+            split = gt_dir.name if gt_dir.name in SPLIT_NAMES else "test"
         for key in sorted(found):
             path = found[key][0]
             self._protos[key] = DatasetItem(key, split, None, path, None,

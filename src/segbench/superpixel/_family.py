@@ -29,9 +29,6 @@ from ._stutz import STUTZ_COLUMNS, _check_labels, _stutz_rows, stutz_rows
 
 #: Ground-truth files that only the superpixel benchmark's layouts use.
 _OWN_GT_EXTS = (".npz", ".csv")
-#: As :func:`segbench.datasets.open_ground_truth`: a folder so named is that split.
-_SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
-                          "testing"})
 
 
 def superpixel_dataset(gt, images=None, *, split: str | None = None,
@@ -57,10 +54,10 @@ def superpixel_dataset(gt, images=None, *, split: str | None = None,
     -------
     Dataset
     """
-    from ..datasets import FolderPairs, open_ground_truth, with_images
+    from ..datasets import SPLIT_NAMES, FolderPairs, open_ground_truth, with_images
     if isinstance(gt, (str, PathLike)) and _holds(Path(gt), _OWN_GT_EXTS):
         folder = Path(gt)
-        gt = FolderPairs(None, folder, split=folder.name if folder.name in _SPLIT_NAMES
+        gt = FolderPairs(None, folder, split=folder.name if folder.name in SPLIT_NAMES
                          else "test")
     ds = open_ground_truth(gt, split=split, presentation=presentation)
     if images is not None:
