@@ -40,21 +40,24 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                pred_help: str = "folder of predictions <iid>.<ext>",
                out_help: str = "output folder: result.json, per_item.csv, the official "
                                "files, and records so that a rerun resumes",
-               several: bool = False) -> None:
+               several: bool = False, gt_help: str | None = None,
+               layouts: bool = True) -> None:
     """The input options of every command that scores a dataset (``several``: ``--gt``
     takes several folders, and a dataset root's splits are all used without
-    ``--split``)."""
+    ``--split``; ``layouts=False``: no ``--split``/``--presentation``, for a plain
+    folder of files)."""
     p.add_argument("--gt", required=True, metavar="GT", nargs="+" if several else None,
-                   help="ground truth: a folder of BSDS500 <iid>.mat, a BSDS300 "
-                        "human/color (or gray) tree of <uid>/<iid>.seg, or a dataset "
-                        "root (BSR/BSDS500/data, BSDS300) with --split"
+                   help=gt_help or "ground truth: a folder of BSDS500 <iid>.mat, a "
+                        "BSDS300 human/color (or gray) tree of <uid>/<iid>.seg, or a "
+                        "dataset root (BSR/BSDS500/data, BSDS300) with --split"
                         + ("; several folders are taken together" if several else ""))
-    p.add_argument("--split", default=None, metavar="S",
-                   help="split of a dataset root (train, val, test)"
-                        + ("; default: all" if several else ""))
-    p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
-                   help="BSDS300: segmentations made on colour images (the default), "
-                        "on grayscale ones, or both")
+    if layouts:
+        p.add_argument("--split", default=None, metavar="S",
+                       help="split of a dataset root (train, val, test)"
+                            + ("; default: all" if several else ""))
+        p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
+                       help="BSDS300: segmentations made on colour images (the "
+                            "default), on grayscale ones, or both")
     if pred:
         p.add_argument("--pred", required=True, metavar="PRED", help=pred_help)
     p.add_argument("--out", default=None, metavar="OUT", help=out_help)

@@ -71,27 +71,26 @@ def _print_human(m) -> None:
               f"VI {m['human_VI']:.4f}")
 
 
-def _cmd_boundary(a) -> int:
-    res = _evaluate("boundary", a)
+def _report(a, res, rows, header) -> int:
+    """Print one result: as JSON with ``--json``, else a table and the human figures."""
     if a.json:
         print(res.to_json())
         return 0
     _header(res, a.out)
-    print_table([(res.name, *_boundary_rows(res.metrics)[0])],
-                ("algorithm", "ODS", "OIS", "AP", "R50"))
+    print_table(rows, header)
     _print_human(res.metrics)
     return 0
+
+
+def _cmd_boundary(a) -> int:
+    res = _evaluate("boundary", a)
+    return _report(a, res, [(res.name, *_boundary_rows(res.metrics)[0])],
+                   ("algorithm", "ODS", "OIS", "AP", "R50"))
 
 
 def _cmd_region(a) -> int:
     res = _evaluate("region", a)
-    if a.json:
-        print(res.to_json())
-        return 0
-    _header(res, a.out)
-    print_table(_region_rows(res.metrics), (res.name, "ODS", "OIS", "Best"))
-    _print_human(res.metrics)
-    return 0
+    return _report(a, res, _region_rows(res.metrics), (res.name, "ODS", "OIS", "Best"))
 
 
 def _cmd_all(a) -> int:

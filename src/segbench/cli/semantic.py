@@ -13,7 +13,7 @@ from pathlib import Path
 
 def add_parsers(subparsers) -> None:
     """Register the ``semantic`` subcommand on an argparse subparsers object."""
-    from ._common import add_common
+    from ._common import add_common, add_inputs
 
     p = subparsers.add_parser(
         "semantic", help="semantic segmentation (mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU)",
@@ -21,21 +21,10 @@ def add_parsers(subparsers) -> None:
                     "ground-truth label maps (8/16-bit gray or palette PNG; the pixel value "
                     "is the class id). Numbers follow mmsegmentation's IoUMetric; boundary "
                     "IoU follows the authors' mask_to_boundary.")
-    # add_inputs' options without --split/--presentation, which a folder of label maps
-    # does not have
-    p.add_argument("--gt", required=True, metavar="GT",
-                   help="folder of ground-truth label maps")
-    p.add_argument("--pred", required=True, metavar="PRED",
-                   help="folder of predicted label maps")
-    p.add_argument("--out", default=None, metavar="OUT",
-                   help="output folder: result.json, per_item.csv, and records so that a "
-                        "rerun resumes")
-    p.add_argument("--name", default=None,
-                   help="name of the run in results (default: name.txt in PRED, else its "
-                        "folder name, skipping split names)")
-    p.add_argument("--ids", default=None, metavar="LIST|FILE",
-                   help="evaluate only these keys (file names minus the suffix): "
-                        "comma-separated, or a file of keys")
+    add_inputs(p, layouts=False, gt_help="folder of ground-truth label maps",
+               pred_help="folder of predicted label maps",
+               out_help="output folder: result.json, per_item.csv, and records so that "
+                        "a rerun resumes")
     p.add_argument("--classes", required=True, metavar="N|names.txt",
                    help="number of classes, or a text file with one class name per line")
     p.add_argument("--ignore-index", type=int, default=255, metavar="N",
