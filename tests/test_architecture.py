@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "segbench"
 #: in SAME_LAYER (measure packages that build on each other) and from lower layers.
 LAYERS = [
     {"errors", "__version__"},
-    {"spec"},
+    {"spec", "resampling"},
     {"io"},
     {"result"},
     {"boundary"},
@@ -23,7 +23,9 @@ LAYERS = [
     {"datasets"},
     {"algorithms", "superpixel", "semantic", "stats"},
     {"engine"},
-    {"api", "api_consistency", "api_semantic", "api_stats", "api_superpixel"},
+    {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
+     "api_superpixel"},
+    {"compare"},
     {"submit"},
     {"report"},
     {"demo"},

@@ -1,19 +1,23 @@
 """segbench: the Berkeley Segmentation Benchmark, exact and fast.
 
 ``segbench.evaluate("boundary", gt=..., pred=..., out=...)`` runs a benchmark over a
-folder; ``segbench.Result.from_json(path)`` reads a saved result. Both are imported on
+folder; ``segbench.Result.from_json(path)`` reads a saved result;
+``segbench.compare(run_dir, run_dir, ...)`` tests the differences between runs. Both are imported on
 first use, so ``import segbench`` (and ``segbench --help``) loads no numerical library.
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "evaluate", "__version__"]
+__all__ = ["Result", "compare", "evaluate", "__version__"]
 
 
 def __getattr__(name):
     if name == "evaluate":
         from .api import evaluate
         return evaluate
+    if name == "compare":
+        from .compare import compare
+        return compare
     if name == "Result":
         from .result import Result
         return Result

@@ -44,10 +44,44 @@ def human_options(results) -> dict:
     return out
 
 
+def read_run(path):
+    """The :class:`~segbench.result.Result` of a run folder (its ``result.json``) or of
+    a result file."""
+    from pathlib import Path
+
+    from .result import Result
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "result.json").is_file():
+            raise InputError("not a run folder (no result.json)", path)
+        path = path / "result.json"
+    return Result.from_json(path)
+
+
+def calibration(run, alpha: float = 0.5) -> dict:
+    """The summary parameters that calibrate a boundary run on another run.
+
+    The calibration run's dataset PR curve (from its ``result.json``) gives the sampled
+    threshold of its best F (weight ``alpha``; first maximum, not interpolated):
+    ``{"calibrated_threshold": t, "calibrated_on": "<folder>"}``.
+    """
+    from .boundary import calibration_index
+    res = read_run(run)
+    curves = res.curves
+    if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
+        raise InputError("a calibration run must be a boundary run (its result.json has "
+                         "no boundary PR curve)", run)
+    j = calibration_index(curves["thresholds"], curves["recall"], curves["precision"],
+                          alpha)
+    return {"calibrated_threshold": float(curves["thresholds"][j]),
+            "calibrated_on": str(run)}
+
+
 def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = None,
              presentation: str | None = None, ids=None, name: str | None = None,
              workers: int = 1, scheduler: str | None = None, executor=None,
-             progress: bool = True, plot: bool = True, human: bool = False, **params):
+             progress: bool = True, plot: bool = True, human: bool = False,
+             ci=None, calibrate_on=None, **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -74,9 +108,17 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     human : bool, default False
         Also score the annotators against each other and add their figures to the
         metrics and the plot.
+    ci : bool or mapping, optional
+        Bootstrap intervals over images of the headline scores (``Result.intervals``):
+        True for B = 1000 resamples, a 95% level and seed 0, or a mapping with any of
+        ``resamples``, ``level``, ``seed``.
+    calibrate_on : path, optional
+        A boundary run folder (or its ``result.json``) on other images, e.g. val:
+        the threshold of its best F fixes this run's ``ODS_calibrated`` (boundary).
     **params
         Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
-        ``labels`` (False: region reads label-map images only when True).
+        ``labels`` (False: region reads label-map images only when True); summary
+        parameters: ``alpha`` (0.5, the F-measure's weight of precision).
 
     Returns
     -------
@@ -95,6 +137,11 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
                  scheduler=scheduler, executor=executor, progress=progress)
     options = {"plot": plot}
+    if ci:
+        from .resampling import ci_settings
+        options["ci"] = ci_settings(ci)
+    if calibrate_on is not None:
+        params.update(calibration(calibrate_on, params.get("alpha", 0.5)))
     if human and benchmark not in ("human", "human_boundary", "human_region"):
         options.update(human_options(run(families("human"), gt, **where, params=params)))
     results = run(families(benchmark), gt, pred, out, name=name, params=params,

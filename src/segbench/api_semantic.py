@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .errors import InputError
+from .resampling import ci_settings
 
 
 def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
@@ -19,7 +20,8 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
                       boundary_dilation: float | None = 0.02, recursive: bool = False,
                       gt_suffix: str = ".png", pred_suffix: str = ".png", ids=None,
                       name: str | None = None, workers: int = 1,
-                      scheduler: str | None = None, executor=None, progress: bool = True):
+                      scheduler: str | None = None, executor=None, progress: bool = True,
+                      ci=None):
     """Score a folder of predicted label maps against a folder of ground-truth ones.
 
     Parameters
@@ -56,6 +58,9 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
         Name of the run (default: ``name.txt`` in ``pred``, else its folder name).
     workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
+    ci : bool or mapping, optional
+        Bootstrap intervals over images of the six means (see
+        :func:`segbench.evaluate`).
 
     Returns
     -------
@@ -107,5 +112,6 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
                      boundary_dilation=resolved["boundary_dilation"]).update(tiny, tiny)
     result, = run(SEMANTIC, dataset, preds, out, ids=wanted, name=run_name(pred, name),
                   params=resolved, workers=workers, scheduler=scheduler,
-                  executor=executor, progress=progress)
+                  executor=executor, progress=progress,
+                  options={"ci": ci_settings(ci)} if ci else None)
     return result

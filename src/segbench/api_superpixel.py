@@ -13,6 +13,7 @@ from __future__ import annotations
 from os import PathLike
 
 from .errors import InputError
+from .resampling import ci_settings
 
 
 def _engine_options(workers, scheduler, executor, progress) -> dict:
@@ -27,7 +28,7 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
                    window: str = "euclidean", boundary: str = "bsds",
                    min_overlap: float = 0.05, void: int | None = None,
                    connectivity: int = 4, max_annotators: int | None = None,
-                   stutz: bool = False):
+                   stutz: bool = False, ci=None):
     """Score a folder of superpixel maps against the ground truth of their images.
 
     Parameters
@@ -55,6 +56,8 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
         Use only the first annotators of each image (the C++ benchmark reads 5).
     stutz : bool
         Also compute the C++ benchmark's columns (:func:`~segbench.superpixel.stutz_columns`).
+    ci : bool or mapping, optional
+        Bootstrap intervals over images of every mean (see :func:`segbench.evaluate`).
 
     Returns
     -------
@@ -72,6 +75,7 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
               "stutz": bool(stutz)}
     result, = run(SUPERPIXEL, dataset, pred_dir, out, split=split,
                   presentation=presentation, ids=ids, name=name, params=params,
+                  options={"ci": ci_settings(ci)} if ci else None,
                   **_engine_options(workers, scheduler, executor, progress))
     return result
 

@@ -59,9 +59,16 @@ class Result:
         Versions, time and parameters.
     name : str
         The name of the run (the algorithm), as plots and the site show it.
+    intervals : dict of str -> (lo, hi)
+        Bootstrap intervals of headline metrics, when asked for (``--ci``); their
+        settings are in ``provenance['ci']``.
     detail : object
         The family's full summary object (e.g. a ``BoundarySummary``), for writers;
         not saved.
+    records : list
+        The per-item records the result was summarized from (sorted ids), for
+        comparisons in the same process; not saved (they stay in the run folder's
+        record store).
     """
 
     family: str
@@ -70,7 +77,9 @@ class Result:
     curves: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     name: str = ""
+    intervals: dict = field(default_factory=dict)
     detail: object = field(default=None, repr=False, compare=False)
+    records: list | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
@@ -80,9 +89,21 @@ class Result:
                 f"{len(self.per_item)} items>")
 
     def to_dict(self) -> dict:
-        return _plain({"family": self.family, "name": self.name, "metrics": self.metrics,
-                       "per_item": self.per_item, "curves": self.curves,
-                       "provenance": self.provenance})
+        out = {"family": self.family, "name": self.name, "metrics": self.metrics}
+        if self.intervals:
+            out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
+        out.update(per_item=self.per_item, curves=self.curves, provenance=self.provenance)
+        return _plain(out)
+
+    def interval_text(self, metric: str, digits: int = 4) -> str:
+        """``'0.7889 [0.781, 0.797]'``: the metric with its interval when there is one
+        (bounds one digit shorter), ``'nan'`` where not computed."""
+        value = self.metrics.get(metric, float("nan"))
+        text = f"{value:.{digits}f}"
+        if metric in self.intervals:
+            lo, hi = self.intervals[metric]
+            text += f" [{lo:.{digits - 1}f}, {hi:.{digits - 1}f}]"
+        return text
 
     def to_json(self, path=None, *, indent: int = 1) -> str:
         """JSON text (NaN as null); written atomically to ``path`` when given."""
@@ -111,7 +132,12 @@ class Result:
         if not isinstance(data, dict) or not {"family", "metrics"} <= set(data):
             raise InputError("not a segbench result (no family and metrics)", path)
         nan = float("nan")
+        bounds = data.get("intervals") or {}
+        if not isinstance(bounds, dict):
+            raise InputError("its intervals are not a mapping of metric to [lo, hi]", path)
         return cls(family=data["family"],
+                   intervals={k: tuple(nan if b is None else b for b in v)
+                              for k, v in bounds.items()},
                    metrics={k: nan if v is None else v for k, v in data["metrics"].items()},
                    per_item=[{k: nan if v is None else v for k, v in row.items()}
                              for row in data.get("per_item", [])],

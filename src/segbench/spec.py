@@ -74,6 +74,19 @@ class Family:
         task to its :class:`~segbench.datasets.Sample`.
     joint_to_json, joint_from_json : callable, optional
         As ``to_json``/``from_json`` for joint records.
+    summary_defaults : mapping of str to value
+        Parameters of ``summarize`` only (e.g. the F-measure's ``alpha``), with their
+        defaults: recorded in a result's parameters, not in record keys, so changing
+        them recomputes no record. ``summarize`` gets them merged into ``params``.
+    resampler : callable, optional
+        ``(ids, records, params, options) -> statistic``, where ``statistic(weights)``
+        maps a (B, N) array of image weights (how many times each image is drawn) to
+        ``{score: (B,) array}``: the headline scores ``summarize`` gives on the drawn
+        records. Used for bootstrap intervals and paired comparisons
+        (:mod:`segbench.resampling`).
+    item_score : str, optional
+        The per-item column (higher is better) that image-by-image tests compare
+        (e.g. each image's best F).
     """
 
     name: str
@@ -93,6 +106,9 @@ class Family:
     evaluate_joint: Callable | None = None
     joint_to_json: Callable | None = None
     joint_from_json: Callable | None = None
+    summary_defaults: Mapping[str, Any] = field(default_factory=dict)
+    resampler: Callable | None = None
+    item_score: str | None = None
 
     @property
     def needs_predictions(self) -> bool:
@@ -101,22 +117,31 @@ class Family:
     def resolve(self, params: Mapping[str, Any] | None = None) -> dict:
         """This family's parameters: ``defaults`` updated by the keys of ``params`` that
         the family knows (other keys belong to other families and are ignored)."""
-        params = params or {}
-        out = {k: params.get(k, v) for k, v in self.defaults.items()}
-        for k, v in self.defaults.items():   # keep JSON types stable in record keys
-            if out[k] is None:                 # None is a meaning (e.g. "no limit")
-                continue
-            if isinstance(v, bool):
-                out[k] = bool(out[k])
-            elif isinstance(v, int) and not isinstance(out[k], bool):
-                if int(out[k]) != out[k]:
-                    raise InputError(f"{k} must be an integer, got {out[k]!r}")
-                out[k] = int(out[k])
-            elif isinstance(v, float):
-                out[k] = float(out[k])
+        out = _typed(self.defaults, params or {})
         if self.check is not None:
             self.check(out)
         return out
+
+    def resolve_summary(self, params: Mapping[str, Any] | None = None) -> dict:
+        """This family's summary parameters: ``summary_defaults`` updated by ``params``."""
+        return _typed(self.summary_defaults, params or {})
+
+
+def _typed(defaults: Mapping[str, Any], params: Mapping[str, Any]) -> dict:
+    """``defaults`` updated by ``params``, each value of its default's JSON type."""
+    out = {k: params.get(k, v) for k, v in defaults.items()}
+    for k, v in defaults.items():   # keep JSON types stable in record keys
+        if out[k] is None:                 # None is a meaning (e.g. "no limit")
+            continue
+        if isinstance(v, bool):
+            out[k] = bool(out[k])
+        elif isinstance(v, int) and not isinstance(out[k], bool):
+            if int(out[k]) != out[k]:
+                raise InputError(f"{k} must be an integer, got {out[k]!r}")
+            out[k] = int(out[k])
+        elif isinstance(v, float):
+            out[k] = float(out[k])
+    return out
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ Pipeline: threshold a soft map, :func:`thin` it, match it with each human map
 summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
 """
 
+from ._agreement import (AGREEMENT, AgreementRecord, agreement_histogram, agreement_levels,
+                         agreement_map, agreement_threshold, strong_boundaries)
 from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
                           tolerance_px)
 from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate_image,
@@ -12,11 +14,14 @@ from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._plots import plot_pr
 from ._seg2bdry import seg2bdry
-from ._summary import (BoundarySummary, average_precision, bsr_ratio, f_measure, max_f,
-                       recall_at_precision, summarize, summarize_human)
+from ._summary import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
+                       check_alpha, f_measure, max_f, recall_at_precision, resampler,
+                       summarize, summarize_human)
 from ._thin import thin, thin_frames
 
 __all__ = [
+    "AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
+    "agreement_map", "agreement_threshold", "strong_boundaries",
     "BOUNDARY",
     "HUMAN_BOUNDARY",
     "PRED_EXTS",
@@ -26,7 +31,10 @@ __all__ = [
     "average_precision",
     "bsr_ratio",
     "detected_map",
+    "calibration_index",
+    "check_alpha",
     "f_measure",
+    "resampler",
     "max_f",
     "plot_pr",
     "recall_at_precision",

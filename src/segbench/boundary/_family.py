@@ -14,7 +14,7 @@ from ..result import Result
 from ..spec import Family
 from ._correspond import DEFAULT_MAX_DIST
 from ._counts import BoundaryCounts, evaluate_image, human_counts
-from ._summary import summarize, summarize_human
+from ._summary import check_alpha, resampler, summarize, summarize_human
 
 #: Prediction files the boundary benchmark reads.
 PRED_EXTS = ("png", "bmp", "npy", "mat")
@@ -51,7 +51,8 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
 
 
 def _summarize(ids, records, params, options) -> Result:
-    summary = summarize(records, ids)
+    summary = summarize(records, ids, alpha=params.get("alpha", 0.5),
+                        calibrated_threshold=params.get("calibrated_threshold"))
     per_item = [{"id": iid, "threshold": row[0], "recall": row[1], "precision": row[2],
                  "f": row[3]} for iid, row in zip(ids, summary.per_image)]
     metrics = summary.metrics()
@@ -80,12 +81,22 @@ def _write(out, result: Result, ids, records, options) -> None:
                 human=(options or {}).get("human_boundary"))
 
 
+def _resampler(ids, records, params, options):
+    return resampler(records, alpha=params.get("alpha", 0.5),
+                     calibrated_threshold=params.get("calibrated_threshold"))
+
+
+#: Summary parameters of the boundary benchmark: the F-measure's weight, and the
+#: threshold a calibration run fixed (with that run's folder, for the record).
+SUMMARY_DEFAULTS = {"alpha": 0.5, "calibrated_threshold": None, "calibrated_on": None}
+
 BOUNDARY = Family(
     name="boundary", version=1,
     defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts,
-    check=_check, label="boundary")
+    check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
+    resampler=_resampler, item_score="f")
 
 
 # --- human consistency -------------------------------------------------------------
@@ -108,11 +119,13 @@ def _counts_from_json(d) -> np.ndarray:
 
 
 def _summarize_human(ids, records, params, options) -> Result:
+    alpha = params.get("alpha", 0.5)
+    check_alpha(alpha)
     total = np.sum(records, axis=0, dtype=np.int64) if records else np.zeros(4, np.int64)
-    r, p, f = summarize_human(total)
+    r, p, f = summarize_human(total, alpha)
     per_item = []
     for iid, c in zip(ids, records):
-        ri, pi, fi = summarize_human(c)
+        ri, pi, fi = summarize_human(c, alpha)
         per_item.append({"id": iid, "cnt_r": int(c[0]), "sum_r": int(c[1]),
                          "cnt_p": int(c[2]), "sum_p": int(c[3]), "recall": ri,
                          "precision": pi, "F": fi})
@@ -125,4 +138,4 @@ HUMAN_BOUNDARY = Family(
     name="human_boundary", version=1, defaults={"max_dist": DEFAULT_MAX_DIST},
     evaluate=_evaluate_human, to_json=_counts_to_json,
     from_json=_counts_from_json, summarize=_summarize_human, check=_check_dist,
-    label="human boundary")
+    label="human boundary", summary_defaults={"alpha": 0.5}, item_score="F")

@@ -16,21 +16,37 @@ def bsr_ratio(num, den):
     return num / (den + (den == 0))
 
 
-def f_measure(recall, precision):
-    """Harmonic mean ``2PR / (P + R)``, 0 where ``P + R == 0`` (BSR's ``fmeasure``)."""
+def f_measure(recall, precision, alpha: float = 0.5):
+    """F-measure ``P R / (alpha R + (1 - alpha) P)``, 0 where the denominator is 0.
+
+    ``alpha = 0.5`` is the harmonic mean ``2PR / (P + R)`` of every BSDS paper, computed
+    in that form (BSR's ``fmeasure``), so its bits equal the official numbers; other
+    values weight precision (alpha -> 1) or recall (alpha -> 0), as van Rijsbergen's
+    F_alpha in Martin et al. (2004).
+    """
     r = np.asarray(recall, dtype=np.float64)
     p = np.asarray(precision, dtype=np.float64)
-    s = p + r
-    return 2 * p * r / (s + (s == 0))
+    if alpha == 0.5:
+        s = p + r
+        return 2 * p * r / (s + (s == 0))
+    den = alpha * r + (1 - alpha) * p
+    return p * r / (den + (den == 0))
 
 
-def max_f(thresholds, recall, precision):
+def check_alpha(alpha: float) -> None:
+    """InputError unless 0 < ``alpha`` < 1."""
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha (the F-measure's weight of precision) must be in (0, 1), "
+                         f"got {alpha!r}")
+
+
+def max_f(thresholds, recall, precision, alpha: float = 0.5):
     """Best F along a PR curve, interpolating between neighbouring thresholds.
 
     As ``maxF`` in ``collect_eval_bdry.m``: besides the sampled points, 100 evenly
     spaced points (``linspace(0, 1)``) between each pair of neighbouring thresholds
     are tried, with threshold, recall and precision interpolated linearly; the first
-    strict maximum wins.
+    strict maximum wins. ``alpha`` is the weight of :func:`f_measure`.
 
     Returns
     -------
@@ -39,7 +55,7 @@ def max_f(thresholds, recall, precision):
     t = np.asarray(thresholds, dtype=np.float64)
     r = np.asarray(recall, dtype=np.float64)
     p = np.asarray(precision, dtype=np.float64)
-    best = (t[0], r[0], p[0], float(f_measure(r[0], p[0])))
+    best = (t[0], r[0], p[0], float(f_measure(r[0], p[0], alpha)))
     if t.size < 2:
         return best
     d = np.linspace(0.0, 1.0, 100)
@@ -47,7 +63,7 @@ def max_f(thresholds, recall, precision):
     ti = t[1:, None] * d + t[:-1, None] * (1 - d)
     ri = r[1:, None] * d + r[:-1, None] * (1 - d)
     pi = p[1:, None] * d + p[:-1, None] * (1 - d)
-    fi = f_measure(ri, pi)
+    fi = f_measure(ri, pi, alpha)
     k = int(np.argmax(fi))  # first maximum in MATLAB's loop order (segment, then d)
     if fi.flat[k] > best[3]:
         best = (ti.flat[k], ri.flat[k], pi.flat[k], float(fi.flat[k]))
@@ -130,6 +146,8 @@ class BoundarySummary:
         The same sum divided by 101.
     r50 : float
         Recall at 50% precision (Dollár's toolbox); NaN if never reached.
+    calibrated : (threshold, recall, precision, f) or None
+        The pooled scores at a threshold fixed by a calibration run.
     thresholds, recall, precision, f : (T,) arrays
         The dataset PR curve.
     per_image : (N, 4) array
@@ -149,18 +167,69 @@ class BoundarySummary:
     f: np.ndarray
     per_image: np.ndarray
     ids: list = field(default_factory=list)
+    calibrated: tuple | None = None
 
     def metrics(self) -> dict:
-        """The headline numbers as a flat dict of floats."""
-        return {
+        """The headline numbers as a flat dict of floats (``ODS_calibrated*`` with a
+        calibration threshold)."""
+        out = {
             "ODS": self.ods[3], "ODS_threshold": self.ods[0],
             "ODS_recall": self.ods[1], "ODS_precision": self.ods[2],
             "OIS": self.ois[2], "OIS_recall": self.ois[0], "OIS_precision": self.ois[1],
             "AP": self.ap, "AP_corrected": self.ap_corrected, "R50": self.r50,
         }
+        if self.calibrated is not None:
+            t, r, p, f = self.calibrated
+            out.update({"ODS_calibrated": f, "ODS_calibrated_threshold": t,
+                        "ODS_calibrated_recall": r, "ODS_calibrated_precision": p})
+        return out
 
 
-def summarize(records, ids=None, *, unique_keep: str = "first") -> BoundarySummary:
+def _count_stack(records) -> tuple[np.ndarray, np.ndarray]:
+    """(thresholds, (N, T, 4) counts cntR, sumR, cntP, sumP) of per-image records."""
+    records = list(records)
+    if not records:
+        raise InputError("no per-image records to summarize")
+    thresholds = records[0].thresholds
+    for rec in records[1:]:
+        if rec.thresholds.shape != thresholds.shape or not np.allclose(
+                rec.thresholds, thresholds):
+            raise InputError("per-image records were computed at different thresholds")
+    cnt = np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p])
+                    for r in records])
+    return np.asarray(thresholds, dtype=np.float64), cnt
+
+
+def _image_bests(thresholds, cnt, alpha: float):
+    """Per image: its interpolated best (threshold, R, P, F), and its counts at its
+    first best sampled threshold (what OIS pools)."""
+    per_image = np.zeros((len(cnt), 4))
+    best_rows = np.zeros((len(cnt), 4))
+    for i, c in enumerate(cnt):
+        r = bsr_ratio(c[:, 0], c[:, 1])
+        p = bsr_ratio(c[:, 2], c[:, 3])
+        per_image[i] = max_f(thresholds, r, p, alpha)
+        best_rows[i] = c[int(np.argmax(f_measure(r, p, alpha)))]
+    return per_image, best_rows
+
+
+def calibration_index(thresholds, recall, precision, alpha: float = 0.5) -> int:
+    """Index of the sampled threshold with the best F of a PR curve (the first
+    maximum, no interpolation): where a calibration run fixes the threshold."""
+    return int(np.argmax(f_measure(recall, precision, alpha)))
+
+
+def _threshold_index(thresholds, value: float) -> int:
+    hit = np.flatnonzero(np.isclose(thresholds, value, rtol=0, atol=1e-9))
+    if hit.size == 0:
+        raise InputError(f"the calibration threshold {value:.6g} is not one of this run's "
+                         f"{thresholds.size} thresholds (both runs need the same "
+                         "--nthresh)")
+    return int(hit[0])
+
+
+def summarize(records, ids=None, *, unique_keep: str = "first", alpha: float = 0.5,
+              calibrated_threshold: float | None = None) -> BoundarySummary:
     """Pool per-image counts into ODS, OIS, AP and R50, as ``collect_eval_bdry.m``.
 
     Parameters
@@ -171,6 +240,13 @@ def summarize(records, ids=None, *, unique_keep: str = "first") -> BoundarySumma
         Image ids for the per-image table.
     unique_keep : {'first', 'last'}
         Passed to :func:`average_precision`.
+    alpha : float, default 0.5
+        Weight of the F-measure (:func:`f_measure`) used to choose ODS, OIS and each
+        image's best threshold; 0.5 is the official harmonic mean.
+    calibrated_threshold : float, optional
+        A threshold fixed elsewhere (a calibration run's best sampled threshold, see
+        :func:`calibration_index`): the pooled R, P, F at that sampled threshold are
+        reported as ``calibrated``. It must be one of this run's thresholds.
 
     Returns
     -------
@@ -183,48 +259,100 @@ def summarize(records, ids=None, *, unique_keep: str = "first") -> BoundarySumma
     (no interpolation) and pools the counts there; AP is the BSR sum over 101 recall
     samples divided by 100 (``ap``), with the /101 value alongside (``ap_corrected``).
     ``ap`` is the default headline because it is the number every paper reports.
+    The calibrated score follows Arbeláez et al. (2011), who describe ODS as a
+    threshold fixed on training data; it is not interpolated.
     """
-    records = list(records)
-    if not records:
-        raise InputError("no per-image records to summarize")
-    thresholds = records[0].thresholds
-    for rec in records[1:]:
-        if rec.thresholds.shape != thresholds.shape or not np.allclose(
-                rec.thresholds, thresholds):
-            raise InputError("per-image records were computed at different thresholds")
-    cnt = np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p])
-                    for r in records])                     # (N, T, 4)
-    per_image = np.zeros((len(records), 4))
-    best_rows = np.zeros((len(records), 4))
-    for i, c in enumerate(cnt):
-        r = bsr_ratio(c[:, 0], c[:, 1])
-        p = bsr_ratio(c[:, 2], c[:, 3])
-        per_image[i] = max_f(thresholds, r, p)
-        best_rows[i] = c[int(np.argmax(f_measure(r, p)))]  # first best sampled threshold
+    check_alpha(alpha)
+    thresholds, cnt = _count_stack(records)
+    per_image, best_rows = _image_bests(thresholds, cnt, alpha)
     total = cnt.sum(axis=0)
     recall = bsr_ratio(total[:, 0], total[:, 1])
     precision = bsr_ratio(total[:, 2], total[:, 3])
-    f = f_measure(recall, precision)
-    ods = max_f(thresholds, recall, precision)
+    f = f_measure(recall, precision, alpha)
+    ods = max_f(thresholds, recall, precision, alpha)
     pooled = best_rows.sum(axis=0)
     r_max = float(bsr_ratio(pooled[0], pooled[1]))
     p_max = float(bsr_ratio(pooled[2], pooled[3]))
-    ois = (r_max, p_max, float(f_measure(r_max, p_max)))
+    ois = (r_max, p_max, float(f_measure(r_max, p_max, alpha)))
+    calibrated = None
+    if calibrated_threshold is not None:
+        j = _threshold_index(thresholds, calibrated_threshold)
+        calibrated = (float(thresholds[j]), float(recall[j]), float(precision[j]),
+                      float(f[j]))
     return BoundarySummary(
         ods=ods, ois=ois,
         ap=average_precision(recall, precision, unique_keep=unique_keep),
         ap_corrected=average_precision(recall, precision, corrected=True,
                                        unique_keep=unique_keep),
         r50=recall_at_precision(recall, precision),
-        thresholds=np.asarray(thresholds, dtype=np.float64), recall=recall,
+        thresholds=thresholds, recall=recall,
         precision=precision, f=f, per_image=per_image,
-        ids=list(ids) if ids is not None else [str(i + 1) for i in range(len(records))],
+        ids=list(ids) if ids is not None else [str(i + 1) for i in range(len(cnt))],
+        calibrated=calibrated,
     )
 
 
-def summarize_human(counts) -> tuple[float, float, float]:
-    """Recall, precision and F of pooled human counts (see :func:`human_counts`)."""
+def _max_f_rows(thresholds, recall, precision, alpha: float, block: int = 32):
+    """:func:`max_f` of each row of (B, T) curves: (B,) best F, bit-equal to calling
+    :func:`max_f` row by row (the same elementwise operations)."""
+    t = thresholds
+    out = np.empty(recall.shape[0])
+    d = np.linspace(0.0, 1.0, 100)
+    for a in range(0, recall.shape[0], block):
+        r, p = recall[a:a + block], precision[a:a + block]
+        first = f_measure(r[:, 0], p[:, 0], alpha)
+        if t.size < 2:
+            out[a:a + block] = first
+            continue
+        ri = r[:, 1:, None] * d + r[:, :-1, None] * (1 - d)
+        pi = p[:, 1:, None] * d + p[:, :-1, None] * (1 - d)
+        fi = f_measure(ri, pi, alpha).reshape(len(r), -1).max(axis=1)
+        out[a:a + block] = np.where(fi > first, fi, first)
+    return out
+
+
+def resampler(records, *, alpha: float = 0.5, calibrated_threshold: float | None = None,
+              unique_keep: str = "first"):
+    """The bootstrap statistic of a run: image weights -> its headline scores.
+
+    Returns a function of a (B, N) array of image weights (how many times each of the
+    N images was drawn) giving ``ODS``, ``OIS``, ``AP``, ``R50`` (and
+    ``ODS_calibrated`` with a calibration threshold) per draw: the numbers
+    :func:`summarize` gives on the drawn records, pooled as weighted sums of the
+    per-image counts instead of copies.
+    """
+    check_alpha(alpha)
+    thresholds, cnt = _count_stack(records)
+    n, t = cnt.shape[:2]
+    flat = cnt.reshape(n, t * 4).astype(np.float64)      # integers: exact sums
+    _, best_rows = _image_bests(thresholds, cnt, alpha)
+    j = None if calibrated_threshold is None else _threshold_index(thresholds,
+                                                                   calibrated_threshold)
+
+    def statistic(weights: np.ndarray) -> dict:
+        total = (weights @ flat).reshape(-1, t, 4)
+        recall = bsr_ratio(total[..., 0], total[..., 1])
+        precision = bsr_ratio(total[..., 2], total[..., 3])
+        pooled = weights @ best_rows
+        r_max = bsr_ratio(pooled[:, 0], pooled[:, 1])
+        p_max = bsr_ratio(pooled[:, 2], pooled[:, 3])
+        out = {"ODS": _max_f_rows(thresholds, recall, precision, alpha),
+               "OIS": f_measure(r_max, p_max, alpha),
+               "AP": np.array([average_precision(r, p, unique_keep=unique_keep)
+                               for r, p in zip(recall, precision)]),
+               "R50": np.array([recall_at_precision(r, p)
+                                for r, p in zip(recall, precision)])}
+        if j is not None:
+            out["ODS_calibrated"] = f_measure(recall[:, j], precision[:, j], alpha)
+        return out
+
+    return statistic
+
+
+def summarize_human(counts, alpha: float = 0.5) -> tuple[float, float, float]:
+    """Recall, precision and F (weight ``alpha``) of pooled human counts (see
+    :func:`human_counts`)."""
     c = np.asarray(counts, dtype=np.float64).reshape(-1, 4).sum(axis=0)
     r = float(bsr_ratio(c[0], c[1]))
     p = float(bsr_ratio(c[2], c[3]))
-    return r, p, float(f_measure(r, p))
+    return r, p, float(f_measure(r, p, alpha))

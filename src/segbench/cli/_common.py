@@ -69,6 +69,36 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                         "ids")
 
 
+def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
+    """``--ci`` and the bootstrap settings (``flag=False``: the settings only, for a
+    command that always resamples)."""
+    g = p.add_argument_group("bootstrap over images")
+    if flag:
+        g.add_argument("--ci", action="store_true",
+                       help="bootstrap intervals for every headline score")
+    g.add_argument("--resamples", type=int, default=1000, metavar="B",
+                   help="bootstrap resamples")
+    g.add_argument("--level", type=float, default=0.95, metavar="L",
+                   help="interval coverage (0.95 = 95%%)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+
+
+def ci_option(a):
+    """The ``ci`` setting of the library from ``--ci`` and its options (None without)."""
+    return {"resamples": a.resamples, "level": a.level, "seed": a.seed} if a.ci else None
+
+
+def print_intervals(res, names=None) -> None:
+    """One line of a result's bootstrap intervals (nothing without them)."""
+    if not res.intervals:
+        return
+    ci = res.provenance.get("ci", {})
+    shown = [k for k in (names or res.intervals) if k in res.intervals]
+    print(f"{100 * ci.get('level', 0.95):g}% intervals ({ci.get('resamples')} bootstrap "
+          f"draws of the images, seed {ci.get('seed')}): "
+          + "  ".join(f"{k} {res.interval_text(k)}" for k in shown))
+
+
 def where(a) -> dict:
     """The engine's input and execution keywords from parsed options."""
     return {"split": a.split, "presentation": a.presentation, "ids": a.ids,

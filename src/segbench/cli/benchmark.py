@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import add_common, add_inputs, print_table, where
+from ._common import add_ci, add_common, add_inputs, ci_option, print_table, where
 
 
 def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True) -> None:
@@ -27,6 +27,14 @@ def _finish(p, func, *, plot: bool = True, human: bool = True) -> None:
     if plot:
         p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
         _boundary_params(p)
+        p.add_argument("--alpha", type=float, default=0.5, metavar="A",
+                       help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the "
+                            "harmonic mean of every BSDS paper")
+        p.add_argument("--calibrate-on", metavar="RUN_DIR",
+                       help="a boundary run on other images (train or val): report this "
+                            "run's P, R, F at that run's best threshold as "
+                            "ODS_calibrated")
+    add_ci(p)
     if human:
         p.add_argument("--human", action="store_true",
                        help="also score each annotator against the others")
@@ -35,7 +43,7 @@ def _finish(p, func, *, plot: bool = True, human: bool = True) -> None:
 
 
 def _params(a) -> dict:
-    keys = ("nthresh", "max_dist", "thin", "labels")
+    keys = ("nthresh", "max_dist", "thin", "labels", "alpha")
     return {k: getattr(a, k) for k in keys if hasattr(a, k)}
 
 
@@ -43,6 +51,7 @@ def _evaluate(benchmark: str, a, **extra):
     from ..api import evaluate
     return evaluate(benchmark, a.gt, getattr(a, "pred", None), a.out, name=a.name,
                     human=getattr(a, "human", False), plot=not getattr(a, "no_plot", False),
+                    ci=ci_option(a), calibrate_on=getattr(a, "calibrate_on", None),
                     **where(a), **_params(a), **extra)
 
 
@@ -51,15 +60,23 @@ def _header(res, out) -> None:
     print(f"images: {n}" + (f"   output: {out}" if out else ""))
 
 
-def _boundary_rows(m) -> list[tuple]:
-    return [(f"{m['ODS']:.4f}", f"{m['OIS']:.4f}", f"{m['AP']:.4f}", f"{m['R50']:.4f}")]
+def _boundary_rows(res) -> list[tuple]:
+    return [tuple(res.interval_text(k) for k in ("ODS", "OIS", "AP", "R50"))]
 
 
-def _region_rows(m) -> list[tuple]:
-    return [("covering", f"{m['covering_ODS']:.4f}", f"{m['covering_OIS']:.4f}",
-             f"{m['covering_best']:.4f}"),
-            ("PRI", f"{m['PRI_ODS']:.4f}", f"{m['PRI_OIS']:.4f}", ""),
-            ("VI", f"{m['VI_ODS']:.4f}", f"{m['VI_OIS']:.4f}", "")]
+def _region_rows(res) -> list[tuple]:
+    t = res.interval_text
+    return [("covering", t("covering_ODS"), t("covering_OIS"), t("covering_best")),
+            ("PRI", t("PRI_ODS"), t("PRI_OIS"), ""),
+            ("VI", t("VI_ODS"), t("VI_OIS"), "")]
+
+
+def _print_calibrated(m) -> None:
+    if "ODS_calibrated" in m:
+        print(f"calibrated ODS (threshold {m['ODS_calibrated_threshold']:.4f} fixed on "
+              f"the calibration run): F {m['ODS_calibrated']:.4f}  (recall "
+              f"{m['ODS_calibrated_recall']:.4f}, precision "
+              f"{m['ODS_calibrated_precision']:.4f})")
 
 
 def _print_human(m) -> None:
@@ -78,19 +95,20 @@ def _report(a, res, rows, header) -> int:
         return 0
     _header(res, a.out)
     print_table(rows, header)
+    _print_calibrated(res.metrics)
     _print_human(res.metrics)
     return 0
 
 
 def _cmd_boundary(a) -> int:
     res = _evaluate("boundary", a)
-    return _report(a, res, [(res.name, *_boundary_rows(res.metrics)[0])],
+    return _report(a, res, [(res.name, *_boundary_rows(res)[0])],
                    ("algorithm", "ODS", "OIS", "AP", "R50"))
 
 
 def _cmd_region(a) -> int:
     res = _evaluate("region", a)
-    return _report(a, res, _region_rows(res.metrics), (res.name, "ODS", "OIS", "Best"))
+    return _report(a, res, _region_rows(res), (res.name, "ODS", "OIS", "Best"))
 
 
 def _cmd_all(a) -> int:
@@ -99,10 +117,11 @@ def _cmd_all(a) -> int:
         print(json.dumps({"boundary": b.to_dict(), "region": r.to_dict()}, indent=1))
         return 0
     _header(b, a.out)
-    mb = b.metrics
-    rows = [("boundary F", f"{mb['ODS']:.4f}", f"{mb['OIS']:.4f}", "", f"{mb['AP']:.4f}"),
-            *((*row, "") for row in _region_rows(r.metrics))]
+    t = b.interval_text
+    rows = [("boundary F", t("ODS"), t("OIS"), "", t("AP")),
+            *((*row, "") for row in _region_rows(r))]
     print_table(rows, (b.name, "ODS", "OIS", "Best", "AP"))
+    _print_calibrated(b.metrics)
     _print_human({**b.metrics, **r.metrics})
     return 0
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 def add_parsers(subparsers) -> None:
     """Register the ``semantic`` subcommand on an argparse subparsers object."""
-    from ._common import add_common, add_inputs
+    from ._common import add_ci, add_common, add_inputs
 
     p = subparsers.add_parser(
         "semantic", help="semantic segmentation (mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU)",
@@ -44,6 +44,7 @@ def add_parsers(subparsers) -> None:
                         "(default .png; Cityscapes: _gtFine_labelTrainIds.png)")
     p.add_argument("--pred-suffix", default=".png", metavar="S",
                    help="suffix stripped from prediction file names (default .png)")
+    add_ci(p)
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_semantic)
 
@@ -81,6 +82,7 @@ def read_classes(value: str) -> int | list[str]:
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
     from ..api_semantic import evaluate_semantic
+    from ._common import ci_option, print_intervals
 
     res = evaluate_semantic(
         a.gt, a.pred, a.out, classes=read_classes(a.classes), ignore_index=a.ignore_index,
@@ -88,7 +90,7 @@ def _cmd_semantic(a: argparse.Namespace) -> int:
         boundary_dilation=a.boundary_dilation if a.boundary_iou else None,
         recursive=a.recursive, gt_suffix=a.gt_suffix, pred_suffix=a.pred_suffix,
         ids=a.ids, name=a.name, workers=a.workers, scheduler=a.scheduler,
-        progress=not a.quiet)
+        progress=not a.quiet, ci=ci_option(a))
     if a.json:
         print(res.to_json())
     else:
@@ -96,4 +98,5 @@ def _cmd_semantic(a: argparse.Namespace) -> int:
         print(f"{ev.n_images} pairs   gt: {a.gt}   pred: {a.pred}"
               + (f"   output: {a.out}" if a.out else ""))
         print("\n".join(ev.summary_lines()))
+        print_intervals(res)
     return 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_common, add_inputs, print_table, where
+from ._common import (add_ci, add_common, add_inputs, ci_option, print_intervals, print_table,
+                      where)
 
 #: As segbench.superpixel (literals here, so that --help imports no numerical library;
 #: tests/test_superpixel_engine.py checks they agree).
@@ -53,7 +54,7 @@ def _cmd_superpixel(a) -> int:
     if a.stutz and not a.out:
         raise InputError("--stutz writes results.csv: give --out")
     res = run_superpixel(a.gt, a.pred, images=a.images, out=a.out, name=a.name,
-                         stutz=a.stutz, **where(a), **_options(a))
+                         stutz=a.stutz, ci=ci_option(a), **where(a), **_options(a))
     if a.json:
         print(res.to_json())
         return 0
@@ -68,6 +69,7 @@ def _cmd_superpixel(a) -> int:
     print_table(rows, (res.name, *(h for _, h in _SHOWN)))
     print(f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
           f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}")
+    print_intervals(res, [k for k, _ in _SHOWN])
     return 0
 
 
@@ -147,6 +149,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--stutz", action="store_true",
                    help="also write the C++ superpixel benchmark's results.csv (its "
                         "columns and conventions) to --out")
+    add_ci(p)
     _common(p)
     p.set_defaults(func=_cmd_superpixel)
 

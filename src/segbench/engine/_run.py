@@ -12,7 +12,7 @@ from ..io import ensure_dir
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor
-from ._store import RecordStore, fingerprint, record_key
+from ._store import RecordStore, fingerprint, record_key, records_digest
 
 
 def _evaluate_group(group):
@@ -105,7 +105,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     params : mapping, optional
         Record parameters; each family takes the keys it declares.
     options : mapping, optional
-        Output options for summaries and writers (``plot``, human figures).
+        Output options for summaries and writers (``plot``, human figures), and
+        ``ci``: ``{"resamples": B, "level": 0.95, "seed": 0}`` to add bootstrap
+        intervals over images (:mod:`segbench.resampling`) to every family that has
+        a resampler.
     workers : int, default 1
         Local worker processes.
     scheduler : str, optional
@@ -201,10 +204,25 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     for index, (f, p) in enumerate(resolved):
         recs = [records[f.name][i] for i in item_ids]
         extra = {"joint": joint[f.name]} if f.name in joint else {}
-        result = f.summarize(item_ids, recs, p, options, **extra)
+        sp = {**p, **f.resolve_summary(params)}
+        result = f.summarize(item_ids, recs, sp, options, **extra)
         result.name = label
+        result.records = recs
         result.provenance = provenance(**{k: v for k, v in where.items() if v is not None},
-                                       **p, n_images=len(item_ids))
+                                       **sp, n_images=len(item_ids))
+        if store.root is not None:
+            result.provenance["records"] = records_digest(
+                [(i, keys[f.name, i]) for i in item_ids])
+        ci = options.get("ci")
+        if ci and f.resampler is not None:
+            from ..resampling import intervals
+            settings = {"resamples": int(ci.get("resamples", 1000)),
+                        "level": float(ci.get("level", 0.95)),
+                        "seed": int(ci.get("seed", 0))}
+            result.intervals = intervals(f.resampler(item_ids, recs, sp, options),
+                                         len(item_ids), **settings)
+            result.provenance["ci"] = {**settings, "method": "percentile bootstrap "
+                                       "over images"}
         if out is not None and save_results:
             outp = Path(out)
             if f.write is not None:

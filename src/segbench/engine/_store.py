@@ -48,6 +48,13 @@ def record_key(family, params: dict, inputs: dict) -> dict:
             "inputs": dict(sorted(inputs.items()))}
 
 
+def records_digest(keyed) -> str:
+    """SHA-256 of ``[(id, record key), ...]``: what a result was summarized from, so a
+    reader of the run folder can check that the records there are those records."""
+    text = json.dumps([[i, k] for i, k in keyed], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class RecordStore:
     """Records of one output folder, ``<out>/.segbench-records/<family>/<id>.json``.
 
@@ -110,6 +117,19 @@ class RecordStore:
             return from_json(data["record"])
         except (KeyError, IndexError, TypeError, ValueError, SegbenchError) as exc:
             return _damaged(path, f"its payload does not validate ({exc})")
+
+    def saved(self, family, iid: str):
+        """``(key, record)`` saved for ``iid`` whatever its key (None if absent or
+        damaged): for readers of a finished run, who check the keys themselves."""
+        if self.root is None:
+            return None
+        path = self._path(family, iid)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return data["key"], family.from_json(data["record"])
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError,
+                SegbenchError):
+            return None
 
     def save(self, family, iid: str, key: dict, record) -> None:
         """Write one record atomically (OutputError if it cannot be written)."""

@@ -23,7 +23,7 @@ from ._measures import (RegionScores, covering, gce, lce, local_refinement_error
                         prepare_ground_truth, probabilistic_rand_index, rand_index,
                         refinement_error, region_overlaps, region_scores,
                         variation_of_information)
-from ._summary import RegionSummary, summarize, summarize_human_region
+from ._summary import RegionSummary, resampler, summarize, summarize_human_region
 from ._table import (checked_counts, compact_labels, contingency_table, split_tables,
                      stacked_tables)
 
@@ -56,6 +56,7 @@ __all__ = [
     "refinement_error",
     "region_overlaps",
     "region_scores",
+    "resampler",
     "split_tables",
     "stacked_tables",
     "summarize",

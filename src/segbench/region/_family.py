@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._image import RegionRecord, evaluate_image, human_region
-from ._summary import summarize, summarize_human_region
+from ._summary import resampler, summarize, summarize_human_region
 from ._table import compact_labels
 
 #: Label-map files ``region --labels`` reads (one segmentation per image).
@@ -91,11 +91,15 @@ def _record_to_json(record: RegionRecord) -> dict:
     return record.to_json()
 
 
+def _resampler(ids, records, params, options):
+    return resampler(records)
+
+
 REGION = Family(
     name="region", version=1, defaults={"nthresh": 99, "labels": False},
     evaluate=_evaluate, to_json=_record_to_json, from_json=RegionRecord.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts, missing_hint=_hint,
-    check=_check, label="region")
+    check=_check, label="region", resampler=_resampler, item_score="ois_covering")
 
 
 # --- human consistency -------------------------------------------------------------

@@ -181,6 +181,48 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     )
 
 
+def resampler(records, *, official_rounding: bool = True):
+    """The bootstrap statistic of a region run: image weights -> its headline scores.
+
+    Returns a function of a (B, N) array of image weights giving ``covering_ODS``,
+    ``covering_OIS``, ``covering_best``, ``PRI_ODS``, ``PRI_OIS``, ``VI_ODS`` and
+    ``VI_OIS`` per draw: what :func:`summarize` gives on the drawn records (weighted
+    sums in place of copies; equal up to the order of float additions).
+    """
+    records = list(records)
+    if not records:
+        raise InputError("no per-image records to summarize")
+    fix = _as_printed if official_rounding else (lambda a: np.asarray(a, np.float64))
+    ev2 = np.stack([fix(r.ev2_table()) for r in records])
+    ev4 = np.stack([fix(r.ev4_table()) for r in records])
+    best = fix(np.array([r.cnt_r_best for r in records]))
+    n = len(records)
+    cnt_r, sum_r = ev2[:, :, 1], ev2[:, :, 2]
+    ri, voi = ev4[:, :, 1], ev4[:, :, 2]
+    ois = np.zeros((n, 2))
+    pri_best, vi_best = np.zeros(n), np.zeros(n)
+    for i in range(n):
+        jl = _last_extreme(bsr_ratio(cnt_r[i], sum_r[i]))
+        ois[i] = cnt_r[i, jl], sum_r[i, jl]
+        pri_best[i] = ri[i, _last_extreme(ri[i])]
+        vi_best[i] = voi[i, _last_extreme(voi[i], lower=True)]
+
+    def statistic(weights: np.ndarray) -> dict:
+        pooled_ois = weights @ ois
+        total_sum_r = weights @ sum_r[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            best_cover = np.where(total_sum_r > 0, (weights @ best) / total_sum_r, np.nan)
+        return {"covering_ODS": bsr_ratio(weights @ cnt_r, weights @ sum_r).max(axis=1),
+                "covering_OIS": bsr_ratio(pooled_ois[:, 0], pooled_ois[:, 1]),
+                "covering_best": best_cover,
+                "PRI_ODS": (weights @ ri).max(axis=1) / n,
+                "PRI_OIS": weights @ pri_best / n,
+                "VI_ODS": (weights @ voi).min(axis=1) / n,
+                "VI_OIS": weights @ vi_best / n}
+
+    return statistic
+
+
 def summarize_human_region(tables) -> dict:
     """Human region figures from :func:`human_region` tables (one per image).
 

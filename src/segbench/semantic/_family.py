@@ -19,7 +19,7 @@ from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
 from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult, _sparse,
                          class_names, count_pair)
-from ._metrics import _iou
+from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
 #: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
 #: mapping (what :func:`segbench.io.read_label_map` reads).
@@ -118,6 +118,51 @@ def _row_means(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _areas(block, c: int):
+    """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records."""
+    n = len(block)
+    item = np.repeat(np.arange(n), [len(r[0]) for r in block])
+    nz = np.concatenate([r[0] for r in block])
+    w = np.concatenate([r[1] for r in block]).astype(np.float64)
+    gt_cls, pred_cls = np.divmod(nz, c)
+    diag = gt_cls == pred_cls
+    tp = np.bincount(item[diag] * c + gt_cls[diag], w[diag], n * c).reshape(n, c)
+    gt_area = np.bincount(item * c + gt_cls, w, n * c).reshape(n, c)
+    pred_area = np.bincount(item * c + pred_cls, w, n * c).reshape(n, c)
+    return tp, gt_area, pred_area
+
+
+def _resampler(ids, records, params, options):
+    """The bootstrap statistic: image weights -> mIoU, fwIoU, mAcc, aAcc, mDice (and
+    mBIoU with boundary IoU) per draw, from the weighted sums of each image's class
+    areas: what :class:`SemanticEval` reports on the drawn images."""
+    c = len(records[0][2])
+    tp, gt_area, pred_area = _areas(list(records), c)
+    boundary = params["boundary_dilation"] is not None
+    if boundary:
+        gb, pb, bi = (np.array([r[k] for r in records], np.float64) for k in (2, 3, 4))
+
+    def statistic(weights: np.ndarray) -> dict:
+        out = {k: np.empty(len(weights)) for k in
+               ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice", *(("mBIoU",) if boundary else ()))}
+        areas = (weights @ tp, weights @ gt_area, weights @ pred_area)
+        if boundary:
+            inter = weights @ bi
+            union = weights @ gb + weights @ pb - inter
+        for b in range(len(weights)):
+            a = tuple(x[b] for x in areas)
+            out["mIoU"][b] = _nanmean(_iou(*a))
+            out["fwIoU"][b] = _fwiou(*a)
+            out["mAcc"][b] = _nanmean(_acc(*a))
+            out["aAcc"][b] = _aacc(*a)
+            out["mDice"][b] = _nanmean(_dice(*a))
+            if boundary:
+                out["mBIoU"][b] = boundary_iou(inter[b], union[b])[1]
+        return out
+
+    return statistic
+
+
 def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096) -> list:
     """One row per image: the split's rules applied to that image's counts alone,
     computed for a block of images at a time ((images, classes) arrays)."""
@@ -126,14 +171,7 @@ def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096
     for a in range(0, len(records), chunk):
         block = records[a:a + chunk]
         n = len(block)
-        item = np.repeat(np.arange(n), [len(r[0]) for r in block])
-        nz = np.concatenate([r[0] for r in block])
-        w = np.concatenate([r[1] for r in block]).astype(np.float64)
-        gt_cls, pred_cls = np.divmod(nz, c)
-        diag = gt_cls == pred_cls
-        tp = np.bincount(item[diag] * c + gt_cls[diag], w[diag], n * c).reshape(n, c)
-        gt_area = np.bincount(item * c + gt_cls, w, n * c).reshape(n, c)
-        pred_area = np.bincount(item * c + pred_cls, w, n * c).reshape(n, c)
+        tp, gt_area, pred_area = _areas(block, c)
         iou = _iou(tp, gt_area, pred_area)
         counted = gt_area.sum(axis=1)        # exact: sums of integers below 2**53
         aacc = np.full(n, np.nan)
@@ -201,4 +239,5 @@ SEMANTIC = _SemanticFamily(
     defaults={"classes": None, "ignore_index": DEFAULT_IGNORE, "reduce_zero_label": False,
               "boundary_dilation": DEFAULT_DILATION},
     evaluate=_evaluate, to_json=_record_to_json, from_json=_record_from_json,
-    summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic")
+    summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic",
+    resampler=_resampler, item_score="mIoU")

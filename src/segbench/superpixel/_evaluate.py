@@ -309,3 +309,41 @@ def summarize(records) -> SuperpixelSummary:
     pooled = {"br_pooled": tot[1] / tot[0] if tot[0] else float("nan"),
               "bp_pooled": tot[3] / tot[2] if tot[2] else float("nan")}
     return SuperpixelSummary(mean, best, image, pooled, len(records))
+
+
+def resampler(records):
+    """The bootstrap statistic of a superpixel run: image weights -> every mean of
+    :meth:`SuperpixelSummary.metrics` (``n_images`` aside) per draw.
+
+    A mean over images becomes a weighted mean over the images where the measure is
+    defined (as :func:`summarize` leaves the others out); the pooled boundary recall
+    and precision become weighted sums of the counts.
+    """
+    records = list(records)
+    if not records:
+        raise InputError("no images to summarize")
+    columns: dict[str, list] = {}
+    for r in records:
+        row = dict(r.mean())
+        row.update({f"{k}_best": v for k, v in r.best().items()})
+        row.update(r.image_measures())
+        for k, v in row.items():
+            columns.setdefault(k, []).append(v)
+    names = list(columns)
+    x = np.array([columns[k] for k in names], dtype=np.float64).T      # (N, M)
+    defined = np.isfinite(x)
+    x = np.where(defined, x, 0.0)
+    tot = np.array([r.boundary_counts.sum(axis=0) for r in records], dtype=np.float64)
+
+    def statistic(weights: np.ndarray) -> dict:
+        count = weights @ defined
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(count > 0, (weights @ x) / count, np.nan)
+            pooled = weights @ tot
+            br = np.where(pooled[:, 0] > 0, pooled[:, 1] / pooled[:, 0], np.nan)
+            bp = np.where(pooled[:, 2] > 0, pooled[:, 3] / pooled[:, 2], np.nan)
+        out = {k: means[:, j] for j, k in enumerate(names)}
+        out.update(br_pooled=br, bp_pooled=bp)
+        return out
+
+    return statistic

@@ -23,7 +23,8 @@ from ..io import (SUPERPIXEL_EXTS, atomic_write_text, check_same_shape, read_sup
 from ..result import Result
 from ..spec import Family
 from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, window_offsets
-from ._evaluate import ANNOTATOR_MEASURES, SuperpixelRecord, _evaluate_image, summarize
+from ._evaluate import (ANNOTATOR_MEASURES, SuperpixelRecord, _evaluate_image, resampler,
+                        summarize)
 from ._measures import ACHANTA_MIN_OVERLAP
 from ._stutz import STUTZ_COLUMNS, _check_labels, _stutz_rows, stutz_rows
 
@@ -175,6 +176,10 @@ def _summarize(ids, records, params, options) -> Result:
     return Result("superpixel", s.metrics(), item_rows(ids, records), detail=s)
 
 
+def _resampler(ids, records, params, options):
+    return resampler(records)
+
+
 def _write(out, result: Result, ids, records, options) -> None:
     """``per_annotator.csv`` and, when the records hold them, the C++ benchmark's
     ``results.csv`` (rewritten from the records every run)."""
@@ -221,4 +226,4 @@ SUPERPIXEL = Family(
               "max_annotators": None, "stutz": False},
     evaluate=_evaluate, to_json=_to_json, from_json=_from_json, summarize=_summarize,
     write=_write, prediction_exts=_exts, check=check_evaluation, label="superpixel",
-    input_files=image_files)
+    input_files=image_files, resampler=_resampler, item_score="asa")

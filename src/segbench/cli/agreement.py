@@ -1,0 +1,73 @@
+"""``segbench agreement``: how many annotators drew each human boundary pixel.
+
+Registered by :mod:`segbench.cli` (``add_parsers``). Thin, as the rest of the CLI: parses,
+calls :mod:`segbench.api_agreement` (imported lazily, so ``segbench --help`` stays fast),
+prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ._common import add_common, add_inputs, print_table, where
+
+#: Hou, Yuille and Koch (CVPR 2013): percent orphan and unanimous labels.
+_PAPER = "Hou et al. 2013 (labels, not pixels): BSDS500 test 30.58% / 30.15%, " \
+         "BSDS300 29.40% / 28.99%"
+
+
+def _pct(v) -> str:
+    return "nan" if v is None or (isinstance(v, float) and not math.isfinite(v)) \
+        else f"{100 * v:.2f}%"
+
+
+def _cmd_agreement(a) -> int:
+    from ..api_agreement import run_agreement
+    result = run_agreement(a.gt, a.out, max_dist=a.max_dist, name=a.name,
+                           plot=not a.no_plot, maps=not a.no_maps, **where(a))
+    if a.json:
+        print(result.to_json())
+        return 0
+    m, c = result.metrics, result.curves
+    print(f"images: {m['n_images']} ({m['n_images_scored']} with two or more "
+          f"annotators)   annotators per image: {m['n_annotators_min']}.."
+          f"{m['n_annotators_max']}   boundary pixels: {m['n_boundary_pixels']}   "
+          f"max_dist: {m['max_dist']}")
+    rows = [(str(lv), str(px), _pct(fr))
+            for lv, px, fr in zip(c["level"], c["pixels"], c["fraction"])]
+    print_table(rows, ("agreement level", "pixels", "fraction"))
+    print(f"orphan (level 1): {_pct(m['orphan_fraction'])}   unanimous (level K): "
+          f"{_pct(m['unanimous_fraction'])}   (means over images: "
+          f"{_pct(m['orphan_fraction_image_mean'])} / "
+          f"{_pct(m['unanimous_fraction_image_mean'])})")
+    print(f"({_PAPER})")
+    if a.out:
+        print(f"output: {a.out}")
+    return 0
+
+
+def add_parsers(subparsers) -> None:
+    """Register ``agreement`` on the ``segbench`` sub-command parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "agreement", help="annotator agreement: orphan and unanimous boundary pixels "
+                          "(Hou et al. 2013)",
+        description="For every boundary pixel of every annotator, count the annotators "
+                    "whose maps match it in the benchmark's one-to-one correspondence "
+                    "(itself included): 1 is an orphan, K (the image's annotators) is "
+                    "unanimous. Prints the pooled distribution; --out also writes "
+                    "agreement.png and a gray agreement map per image.")
+    p.add_argument("--max-dist", type=float, default=0.0075, metavar="D",
+                   help="matching tolerance as a fraction of the image diagonal")
+    add_inputs(p, pred=False, several=True,
+               out_help="output folder: result.json, per_item.csv, agreement.png, "
+                        "agreement/<iid>.png (gray = round(255 * level / K)), and "
+                        "records so that a rerun resumes")
+    p.add_argument("--no-plot", action="store_true", help="skip agreement.png")
+    p.add_argument("--no-maps", action="store_true",
+                   help="skip the per-image maps agreement/<iid>.png")
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_agreement)
+
+
+__all__ = ["add_parsers"]

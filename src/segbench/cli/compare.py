@@ -1,0 +1,78 @@
+"""``segbench compare``: runs side by side, with paired tests between them."""
+
+from __future__ import annotations
+
+import json
+
+from ._common import add_ci, print_table
+
+#: Scores shown in the table of runs, per family (the others are in --json).
+_SHOWN = {"boundary": ("ODS", "OIS", "AP", "R50"),
+          "region": ("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS",
+                     "VI_ODS"),
+          "superpixel": ("asa", "ue", "br", "bp", "co"),
+          "semantic": ("mIoU", "mAcc", "aAcc")}
+
+
+def _fmt(value: float, bounds=None, digits: int = 4) -> str:
+    text = f"{value:.{digits}f}"
+    if bounds is not None:
+        text += f" [{bounds[0]:.{digits - 1}f}, {bounds[1]:.{digits - 1}f}]"
+    return text
+
+
+def _p(p: float) -> str:
+    return "nan" if p != p else (f"{p:.2g}" if p < 0.01 else f"{p:.3f}")
+
+
+def _cmd_compare(a) -> int:
+    from ..compare import compare, load_run, write_comparison
+    runs = [load_run(r) for r in a.runs]
+    res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
+    written = write_comparison(a.out, res, runs) if a.out else []
+    if a.json:
+        from ..result import _plain
+        print(json.dumps(_plain(res), indent=1, allow_nan=False))
+        return 0
+    shown = [s for s in _SHOWN.get(res["family"], ()) if s in res["runs"][0]["metrics"]]
+    level = f"{100 * res['settings']['level']:g}%"
+    print(f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
+          f"images; {level} intervals from {res['settings']['resamples']} bootstrap "
+          f"draws (seed {res['settings']['seed']})")
+    print_table([(r["name"], *(_fmt(r["metrics"][s], r["intervals"][s]) for s in shown))
+                 for r in res["runs"]], ("run", *shown))
+    head = shown[0]
+    print()
+    print(f"pairs: paired bootstrap of the {head} difference, and image by image on "
+          f"each image's {res['item_score']} (p-values Holm-corrected across the "
+          f"{len(res['pairs'])} pairs)")
+    rows = []
+    for pair in res["pairs"]:
+        b, t = pair["bootstrap"][head], pair["per_image"]
+        rows.append((f"{pair['a']} - {pair['b']}", _fmt(b["diff"], (b["lo"], b["hi"])),
+                     _p(b["p_holm"]), f"{t['wins_a']}/{t['wins_b']}/{t['ties']}",
+                     _p(t["sign_p_holm"]), _p(t["wilcoxon_p_holm"])))
+    print_table(rows, ("pair", f"{head} diff", "p", "wins a/b/ties", "sign p",
+                       "Wilcoxon p"))
+    if written:
+        print(f"output: {', '.join(str(w) for w in written)}")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    """Register ``segbench compare``."""
+    p = sub.add_parser(
+        "compare", help="runs side by side, with paired tests between them",
+        description="Compare runs of one benchmark on the same images: each run's "
+                    "scores with bootstrap intervals; for each pair the paired "
+                    "bootstrap of every score difference, win counts, the sign test "
+                    "and the Wilcoxon signed-rank test on per-image scores, Holm's "
+                    "correction across pairs. Runs on different images are refused.")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="run folders (made with --out) or their result.json files")
+    p.add_argument("--out", default=None, metavar="OUT",
+                   help="write compare.json, per_item.csv (every run side by side) and, "
+                        "for boundary runs, pr_curve.png with every run")
+    add_ci(p, flag=False)
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=_cmd_compare)

@@ -1,0 +1,304 @@
+"""``segbench.compare``: are the differences between runs on the same images real?
+
+For two or more runs of one family on the same images, from their per-image records:
+
+- each run's headline scores with bootstrap intervals, all from the same draws;
+- for each pair, the paired bootstrap of every score difference (interval, two-sided
+  p-value; :func:`segbench.resampling.paired_differences`);
+- for each pair, image-by-image tests on the family's per-image score (boundary: each
+  image's best F): win counts, the sign test (``scipy.stats.binomtest``, ties left out)
+  and the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, zero differences left
+  out, as its default ``zero_method='wilcox'``);
+- Holm's correction of each kind of p-value across the pairs.
+
+Definitions follow ../shared/reference/reporting-statistics.md; docs/statistics.md
+says the same for users. The paper behind the idea (Arbeláez et al. 2011, Fig. 18)
+gives no script, so these are our tests, not a reproduction of theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+import numpy as np
+
+from .api import read_run
+from .errors import InputError
+from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
+from .result import Result
+
+__all__ = ["compare", "holm", "load_run", "write_comparison"]
+
+#: Families a comparison can resample: result family -> (module, spec attribute).
+_FAMILIES = {"boundary": ("segbench.boundary", "BOUNDARY"),
+             "region": ("segbench.region", "REGION"),
+             "superpixel": ("segbench.superpixel", "SUPERPIXEL"),
+             "semantic": ("segbench.semantic", "SEMANTIC")}
+
+
+@dataclass
+class ComparedRun:
+    """A run as a comparison reads it: its result, records and family spec."""
+
+    result: Result
+    records: list
+    family: object
+    path: str | None = None
+
+    @property
+    def ids(self) -> list[str]:
+        return [str(row["id"]) for row in self.result.per_item]
+
+
+def _spec(result: Result, where):
+    try:
+        module, attr = _FAMILIES[result.family]
+    except KeyError:
+        raise InputError(f"runs of the {result.family!r} family cannot be compared (one "
+                         f"of {', '.join(_FAMILIES)})", where) from None
+    return getattr(import_module(module), attr)
+
+
+def load_run(run) -> ComparedRun:
+    """A run folder (or its ``result.json``, or a :class:`Result` computed in this
+    process) with the per-image records it was summarized from.
+
+    The records are read from the folder's record store and checked against the
+    digest the result recorded, so records changed by a later run are never mixed in.
+    """
+    if isinstance(run, ComparedRun):
+        return run
+    if isinstance(run, Result):
+        if run.records is None:
+            raise InputError(f"the result {run.name!r} carries no per-image records "
+                             "(read from JSON?): pass its run folder instead")
+        return ComparedRun(run, list(run.records), _spec(run, None))
+    from .engine import RecordStore, records_digest
+    path = Path(run)
+    folder = path if path.is_dir() else path.parent
+    result = read_run(path)
+    family = _spec(result, path)
+    digest = result.provenance.get("records")
+    if digest is None:
+        raise InputError("this result records no digest of its per-image records (made "
+                         "by an older segbench or without --out): rerun the same command "
+                         "with --out, which reuses every record", path)
+    store = RecordStore(folder)
+    keyed, records = [], []
+    ids = [str(row["id"]) for row in result.per_item]
+    for iid in ids:
+        saved = store.saved(family, iid)
+        if saved is None:
+            raise InputError(f"the record of image {iid} is missing or damaged in "
+                             f"{store.root}: rerun the command that made this run",
+                             folder)
+        keyed.append((iid, saved[0]))
+        records.append(saved[1])
+    if records_digest(keyed) != digest:
+        raise InputError("the records in this folder are not those its result.json was "
+                         "made from (a later run with other inputs or parameters?): "
+                         "rerun the command that made this run", folder)
+    return ComparedRun(result, records, family, str(path))
+
+
+def holm(pvalues) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (NaN stays NaN).
+
+    The k-th smallest of m p-values is multiplied by (m - k + 1), made monotone
+    (never below the previous adjusted value) and capped at 1.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    running = 0.0
+    for rank, i in enumerate(ok[np.argsort(p[ok], kind="stable")]):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out.tolist()
+
+
+def _params(run: ComparedRun) -> dict:
+    given = run.result.provenance.get("params", {})
+    return {**run.family.resolve(given), **run.family.resolve_summary(given)}
+
+
+def _statistic(run: ComparedRun):
+    return run.family.resampler(run.ids, run.records, _params(run), {})
+
+
+def _item_scores(run: ComparedRun) -> np.ndarray:
+    col = run.family.item_score
+    return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+
+
+def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
+    from scipy import stats
+    ok = np.isfinite(a) & np.isfinite(b)
+    d = a[ok] - b[ok]
+    wins_a, wins_b = int((d > 0).sum()), int((d < 0).sum())
+    ties = int(d.size - wins_a - wins_b)
+    sign_p = float(stats.binomtest(wins_a, wins_a + wins_b, 0.5).pvalue) \
+        if wins_a + wins_b else 1.0
+    if wins_a + wins_b:
+        w = stats.wilcoxon(a[ok], b[ok])
+        wil_stat, wil_p = float(w.statistic), float(w.pvalue)
+    else:
+        wil_stat, wil_p = math.nan, 1.0
+    return {"n_images": int(ok.sum()), "wins_a": wins_a, "wins_b": wins_b, "ties": ties,
+            "sign_p": sign_p, "wilcoxon_statistic": wil_stat, "wilcoxon_p": wil_p}
+
+
+def _names(runs: list[ComparedRun]) -> list[str]:
+    names = []
+    for k, r in enumerate(runs):
+        name = r.result.name or (Path(r.path).name if r.path else f"run{k + 1}")
+        if name in names and r.path:
+            name = Path(r.path).name if Path(r.path).is_dir() else Path(r.path).parent.name
+        while name in names:
+            name = f"{name}#{k + 1}"
+        names.append(name)
+    return names
+
+
+def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+            seed: int = DEFAULT_SEED) -> dict:
+    """Compare two or more runs of one family on the same images.
+
+    Parameters
+    ----------
+    *runs : path or Result
+        Run folders (or their ``result.json``), or Results returned by a benchmark in
+        this process (they carry their records).
+    resamples, level, seed
+        Bootstrap settings: B draws of the images, the interval coverage, the seed.
+        Every run and pair uses the same draws.
+
+    Returns
+    -------
+    dict
+        Plain data: ``family``, ``n_images``, ``settings``, ``item_score`` (the per-image
+        column the image-by-image tests compare), ``runs`` (per run: ``name``, ``path``,
+        ``metrics`` and ``intervals`` of every resampled score) and ``pairs`` (per pair
+        ``a``, ``b``: ``bootstrap`` {score: diff, lo, hi, p, p_holm} and ``per_image``
+        {n_images, wins_a, wins_b, ties, sign_p, sign_p_holm, wilcoxon_statistic,
+        wilcoxon_p, wilcoxon_p_holm}).
+
+    Raises
+    ------
+    InputError
+        Fewer than two runs, runs of different families, or runs on different images
+        (the ids that differ are named).
+    """
+    from .resampling import (bootstrap_indices, draws, paired_differences,
+                             percentile_interval)
+    check_settings(resamples, level)
+    loaded = [load_run(r) for r in runs]
+    if len(loaded) < 2:
+        raise InputError("a comparison needs at least two runs")
+    families = {r.result.family for r in loaded}
+    if len(families) > 1:
+        raise InputError(f"runs of different families cannot be compared: "
+                         f"{', '.join(sorted(families))}")
+    base = loaded[0]
+    for other in loaded[1:]:
+        if other.ids != base.ids:
+            only_a = sorted(set(base.ids) - set(other.ids))
+            only_b = sorted(set(other.ids) - set(base.ids))
+            raise InputError(
+                f"runs on different images cannot be compared: "
+                f"{len(only_a)} only in {base.path or base.result.name} "
+                f"({', '.join(only_a[:20])}), {len(only_b)} only in "
+                f"{other.path or other.result.name} ({', '.join(only_b[:20])})")
+    names = _names(loaded)
+    n = len(base.ids)
+    settings = {"resamples": int(resamples), "level": float(level), "seed": int(seed)}
+    stats = [_statistic(r) for r in loaded]
+    ones = np.ones((1, n))
+    observed = [{k: float(v[0]) for k, v in s(ones).items()} for s in stats]
+    idx = bootstrap_indices(n, resamples, seed)
+    out_runs = []
+    for name, run, obs, s in zip(names, loaded, observed, stats):
+        bounds = {k: list(percentile_interval(v, level))
+                  for k, v in draws(s, idx, n).items()}
+        out_runs.append({"name": name, "path": run.path, "metrics": obs,
+                         "intervals": bounds})
+    item = [_item_scores(r) for r in loaded]
+    pairs = []
+    for i in range(len(loaded)):
+        for j in range(i + 1, len(loaded)):
+            boot = paired_differences(stats[i], stats[j], n, observed_a=observed[i],
+                                      observed_b=observed[j], **settings)
+            pairs.append({"a": names[i], "b": names[j], "bootstrap": boot,
+                          "per_image": _image_tests(item[i], item[j])})
+    for score in pairs[0]["bootstrap"]:
+        adjusted = holm([p["bootstrap"][score]["p"] for p in pairs])
+        for p, q in zip(pairs, adjusted):
+            p["bootstrap"][score]["p_holm"] = q
+    for test in ("sign_p", "wilcoxon_p"):
+        adjusted = holm([p["per_image"][test] for p in pairs])
+        for p, q in zip(pairs, adjusted):
+            p["per_image"][f"{test}_holm"] = q
+    return {"family": base.result.family, "n_images": n, "settings": settings,
+            "item_score": base.family.item_score, "runs": out_runs, "pairs": pairs}
+
+
+def per_image_table(runs, names) -> tuple[list[str], list[list]]:
+    """(header, rows) of every run's numeric per-image columns side by side, one row
+    per image: ``id``, then ``<run>:<column>``."""
+    loaded = [load_run(r) for r in runs]
+    header, columns = ["id"], []
+    for name, run in zip(names, loaded):
+        cols = [k for k, v in run.result.per_item[0].items()
+                if k != "id" and isinstance(v, (int, float))] if run.result.per_item else []
+        header += [f"{name}:{c}" for c in cols]
+        columns.append(cols)
+    rows = []
+    for k, iid in enumerate(loaded[0].ids):
+        row = [iid]
+        for run, cols in zip(loaded, columns):
+            row += [run.result.per_item[k].get(c) for c in cols]
+        rows.append(row)
+    return header, rows
+
+
+def write_comparison(out, comparison: dict, runs) -> list[Path]:
+    """Write ``compare.json``, ``per_item.csv`` (all runs side by side) and, for
+    boundary runs, ``pr_curve.png`` (every run's curve and ODS point, iso-F curves, the
+    human point when a run knows it) to the folder ``out``. Returns the paths."""
+    import csv
+    import io
+    import json
+
+    from .io import atomic_write_text, ensure_dir
+    from .result import _plain
+    out = Path(out)
+    ensure_dir(out)
+    loaded = [load_run(r) for r in runs]
+    names = [r["name"] for r in comparison["runs"]]
+    written = [out / "compare.json", out / "per_item.csv"]
+    atomic_write_text(written[0], json.dumps(_plain(comparison), indent=1,
+                                             allow_nan=False) + "\n")
+    header, rows = per_image_table(loaded, names)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for row in _plain(rows):
+        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v)
+                    for v in row])
+    atomic_write_text(written[1], buf.getvalue())
+    if comparison["family"] == "boundary":
+        from .boundary import plot_pr
+        curves, human = [], None
+        for name, run in zip(names, loaded):
+            m, c = run.result.metrics, run.result.curves
+            curves.append({"name": name, "recall": c["recall"], "precision": c["precision"],
+                           "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])})
+            if human is None and "human_F" in m:
+                human = (m["human_recall"], m["human_precision"], m["human_F"])
+        written.append(out / "pr_curve.png")
+        plot_pr(curves, written[-1], human=human)
+    return written

@@ -1,0 +1,168 @@
+"""Bootstrap over images: intervals for one run, paired differences between runs.
+
+Every BSDS score is a function of per-image records, so resampling images is exact to
+compute: a family turns its records into a *statistic*, a function of image weights
+(how many times each image was drawn) that returns each headline score per draw
+(``Family.resampler``). This module draws the weights and turns the draws into
+intervals and p-values; it knows no family.
+
+Conventions (see ../shared/reference/reporting-statistics.md and docs/statistics.md):
+
+- images are drawn with replacement, ``n`` draws of ``n`` images, ``B`` times, from
+  ``numpy.random.default_rng(seed)``; the same draws serve every score of a run, and
+  both runs of a paired comparison;
+- intervals are percentile intervals (``numpy.quantile``, linear interpolation);
+- a paired p-value is two-sided: twice the smaller share of draws on either side of 0,
+  counted as ``(count + 1) / (B + 1)`` so that it is never 0, capped at 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "bootstrap_indices",
+           "check_settings", "ci_settings", "draws", "index_weights", "intervals", "paired_differences",
+           "percentile_interval"]
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_LEVEL = 0.95
+DEFAULT_SEED = 0
+#: Draws per block when evaluating a statistic (bounds memory for large image sets).
+_BLOCK = 250
+
+Statistic = Callable[[np.ndarray], Mapping[str, np.ndarray]]
+
+
+def check_settings(resamples: int, level: float) -> None:
+    """InputError unless ``resamples`` >= 1 and 0 < ``level`` < 1."""
+    if isinstance(resamples, bool) or int(resamples) != resamples or resamples < 1:
+        raise InputError(f"the number of bootstrap resamples must be a positive integer, "
+                         f"got {resamples!r}")
+    if not 0 < level < 1:
+        raise InputError(f"the interval level is a fraction in (0, 1), got {level!r}")
+
+
+def ci_settings(ci) -> dict:
+    """``ci`` (True or a mapping) as the engine's ``{"resamples", "level", "seed"}``,
+    checked."""
+    given = dict(ci) if isinstance(ci, dict) else {}
+    unknown = set(given) - {"resamples", "level", "seed"}
+    if unknown:
+        raise InputError(f"unknown interval settings: {', '.join(sorted(unknown))}")
+    out = {"resamples": given.get("resamples", DEFAULT_RESAMPLES),
+           "level": given.get("level", DEFAULT_LEVEL),
+           "seed": given.get("seed", DEFAULT_SEED)}
+    check_settings(out["resamples"], out["level"])
+    return out
+
+
+def bootstrap_indices(n: int, resamples: int = DEFAULT_RESAMPLES,
+                      seed: int = DEFAULT_SEED) -> np.ndarray:
+    """The drawn images: a (resamples, n) int64 array of indices into the sorted ids.
+
+    The same ``(n, resamples, seed)`` give the same draws on every machine (numpy's
+    PCG64 stream of ``default_rng(seed).integers``).
+    """
+    if n < 1:
+        raise InputError("no images to resample")
+    return np.random.default_rng(seed).integers(0, n, size=(int(resamples), n))
+
+
+def index_weights(indices: np.ndarray, n: int) -> np.ndarray:
+    """(B, n) float64: how many times each image appears in each draw."""
+    b = indices.shape[0]
+    flat = (np.arange(b)[:, None] * n + indices).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+def draws(statistic: Statistic, indices: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """Each score of ``statistic`` on each draw of ``indices``: name -> (B,) float64."""
+    parts: dict[str, list] = {}
+    for a in range(0, indices.shape[0], _BLOCK):
+        for name, values in statistic(index_weights(indices[a:a + _BLOCK], n)).items():
+            parts.setdefault(name, []).append(np.asarray(values, dtype=np.float64))
+    return {name: np.concatenate(v) for name, v in parts.items()}
+
+
+def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    """The central ``level`` interval of drawn values; NaN bounds if any draw is NaN."""
+    finite = values[np.isfinite(values)]
+    if finite.size < values.size or finite.size == 0:
+        return float("nan"), float("nan")   # a draw where the score is undefined
+    lo, hi = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def intervals(statistic: Statistic, n: int, *, resamples: int = DEFAULT_RESAMPLES,
+              level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED
+              ) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of every score of one run.
+
+    Parameters
+    ----------
+    statistic : callable
+        ``weights (b, n) -> {score: (b,) array}`` (a family's resampler).
+    n : int
+        Number of images.
+    resamples, level, seed
+        B, the interval's coverage (0.95 = 95%), and the seed of the draws.
+
+    Returns
+    -------
+    dict of str -> (lo, hi)
+        NaN bounds where some draw leaves the score undefined.
+    """
+    check_settings(resamples, level)
+    samples = draws(statistic, bootstrap_indices(n, resamples, seed), n)
+    return {name: percentile_interval(v, level) for name, v in samples.items()}
+
+
+def paired_differences(stat_a: Statistic, stat_b: Statistic, n: int, *,
+                       resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                       seed: int = DEFAULT_SEED, observed_a: Mapping | None = None,
+                       observed_b: Mapping | None = None) -> dict[str, dict]:
+    """Paired bootstrap of each score difference ``a - b`` on the same images.
+
+    Each draw of images is applied to both runs, so what the images have in common
+    cancels.
+
+    Parameters
+    ----------
+    stat_a, stat_b : callable
+        The two runs' statistics, on the same ``n`` images in the same order.
+    observed_a, observed_b : mapping, optional
+        Each run's scores on all images (the difference reported); by default the
+        statistic at weight 1 for every image.
+
+    Returns
+    -------
+    dict of str -> dict
+        Per score common to both: ``diff`` (observed a - b), ``lo``, ``hi`` (the
+        percentile interval of the drawn differences) and ``p`` (two-sided; see the
+        module notes). NaN where a draw leaves a score undefined.
+    """
+    check_settings(resamples, level)
+    idx = bootstrap_indices(n, resamples, seed)
+    da, db = draws(stat_a, idx, n), draws(stat_b, idx, n)
+    ones = np.ones((1, n))
+    oa = observed_a if observed_a is not None else {k: v[0] for k, v in stat_a(ones).items()}
+    ob = observed_b if observed_b is not None else {k: v[0] for k, v in stat_b(ones).items()}
+    out = {}
+    for name in da:
+        if name not in db:
+            continue
+        d = da[name] - db[name]
+        lo, hi = percentile_interval(d, level)
+        if np.isfinite(d).all():
+            b = d.size
+            below, above = int((d <= 0).sum()), int((d >= 0).sum())
+            p = min(1.0, 2 * (min(below, above) + 1) / (b + 1))
+        else:
+            p = float("nan")
+        out[name] = {"diff": float(oa[name]) - float(ob[name]), "lo": lo, "hi": hi,
+                     "p": p}
+    return out

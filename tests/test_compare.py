@@ -1,0 +1,183 @@
+"""segbench compare: paired tests checked against scipy.stats on the same numbers, Holm by
+hand, refusals (other images, stale records), the command line and its files; the
+calibrated ODS and F_alpha of the boundary summary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from scipy import ndimage, stats
+
+import segbench
+from segbench import evaluate
+from segbench.algorithms.edges import gradient_magnitude
+from segbench.cli import main
+from segbench.compare import compare, holm
+from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+from segbench.errors import InputError
+from segbench.io import write_soft_map
+from segbench.result import _plain
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Three boundary runs (gradient, blurred gradient, noisy gradient) on 10 images."""
+    base = tmp_path_factory.mktemp("compare")
+    root = base / "data"
+    items = make_synthetic_dataset(10, shape=(64, 80), n_annotators=3, seed=12)
+    write_synthetic_dataset(root, items, split="test")
+    rng = np.random.default_rng(1)
+    preds = {"sharp": base / "sharp", "blurred": base / "blurred", "noisy": base / "noisy"}
+    for d in preds.values():
+        d.mkdir()
+    for item in items:
+        g = gradient_magnitude(item.image)
+        write_soft_map(preds["sharp"] / f"{item.iid}.png", g)
+        write_soft_map(preds["blurred"] / f"{item.iid}.png", ndimage.gaussian_filter(g, 2))
+        write_soft_map(preds["noisy"] / f"{item.iid}.png",
+                       np.clip(g + rng.uniform(0, 0.3, g.shape), 0, 1))
+    out = {}
+    for name, pred in preds.items():
+        out[name] = base / f"run-{name}"
+        evaluate("boundary", root, pred, out[name], split="test", name=name,
+                 progress=False, plot=False)
+    return root, preds, out
+
+
+def test_holm_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    got = holm([0.2, float("nan"), 0.01])
+    assert got[0] == pytest.approx(0.2) and np.isnan(got[1]) and got[2] == pytest.approx(0.02)
+
+
+def test_image_tests_equal_scipy(runs):
+    _, _, out = runs
+    res = compare(out["sharp"], out["blurred"], out["noisy"], resamples=200)
+    assert [r["name"] for r in res["runs"]] == ["sharp", "blurred", "noisy"]
+    assert res["item_score"] == "f" and len(res["pairs"]) == 3
+    f = {n: np.array([row["f"] for row in segbench.Result.from_json(
+        out[n] / "result.json").per_item]) for n in out}
+    raw = {}
+    for pair in res["pairs"]:
+        a, b = f[pair["a"]], f[pair["b"]]
+        t = pair["per_image"]
+        assert (t["wins_a"], t["wins_b"], t["ties"]) == (
+            int((a > b).sum()), int((a < b).sum()), int((a == b).sum()))
+        want = stats.binomtest(t["wins_a"], t["wins_a"] + t["wins_b"]).pvalue
+        assert t["sign_p"] == pytest.approx(want, rel=1e-12)
+        w = stats.wilcoxon(a, b)
+        assert t["wilcoxon_p"] == pytest.approx(w.pvalue, rel=1e-12)
+        assert t["wilcoxon_statistic"] == pytest.approx(w.statistic)
+        raw[pair["a"], pair["b"]] = t["wilcoxon_p"]
+        ods = {r["name"]: r["metrics"]["ODS"] for r in res["runs"]}
+        assert pair["bootstrap"]["ODS"]["diff"] == pytest.approx(ods[pair["a"]]
+                                                                 - ods[pair["b"]])
+    assert [p["per_image"]["wilcoxon_p_holm"] for p in res["pairs"]] == \
+        pytest.approx(holm(list(raw.values())))
+
+
+def test_runs_in_memory_compare_as_their_folders(runs):
+    root, preds, out = runs
+    a = evaluate("boundary", root, preds["sharp"], split="test", name="sharp",
+                 progress=False, plot=False)
+    b = evaluate("boundary", root, preds["noisy"], split="test", name="noisy",
+                 progress=False, plot=False)
+    mem = compare(a, b, resamples=100)
+    disk = compare(out["sharp"], out["noisy"], resamples=100)
+    for r in mem["runs"] + disk["runs"]:
+        r.pop("path")
+    assert json.dumps(_plain(mem)) == json.dumps(_plain(disk))
+    with pytest.raises(InputError, match="no per-image records"):
+        compare(segbench.Result.from_json(out["sharp"] / "result.json"), b)
+
+
+def test_other_images_are_refused_with_their_ids(runs, tmp_path):
+    root, preds, out = runs
+    ids = [row["id"] for row in segbench.Result.from_json(
+        out["sharp"] / "result.json").per_item]
+    part = tmp_path / "part"
+    evaluate("boundary", root, preds["blurred"], part, split="test", ids=ids[:-2],
+             progress=False, plot=False)
+    with pytest.raises(InputError) as err:
+        compare(out["sharp"], part)
+    assert ids[-1] in str(err.value) and ids[-2] in str(err.value)
+    with pytest.raises(InputError, match="at least two"):
+        compare(out["sharp"])
+
+
+def test_stale_records_are_refused(runs, tmp_path):
+    root, preds, out = runs
+    run = tmp_path / "run"
+    shutil.copytree(out["sharp"], run)
+    kept = (run / "result.json").read_bytes()
+    evaluate("boundary", root, preds["sharp"], run, split="test", nthresh=20,
+             progress=False, plot=False)
+    (run / "result.json").write_bytes(kept)        # as if the later run died at the end
+    with pytest.raises(InputError, match="not those its result.json"):
+        compare(run, out["noisy"])
+
+
+def test_cli_compare_table_json_and_files(runs, tmp_path, capsys):
+    _, _, out = runs
+    dest = tmp_path / "cmp"
+    args = ["compare", str(out["sharp"]), str(out["blurred"]), "--resamples", "100",
+            "--out", str(dest)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "sharp - blurred" in text and "Wilcoxon" in text
+    data = json.loads((dest / "compare.json").read_text())
+    assert data["settings"] == {"resamples": 100, "level": 0.95, "seed": 0}
+    header = (dest / "per_item.csv").read_text().splitlines()[0].split(",")
+    assert header[0] == "id" and "sharp:f" in header and "blurred:f" in header
+    assert (dest / "pr_curve.png").stat().st_size > 1000
+    assert main([*args[:-2], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs"][0]["a"] == "sharp"
+    assert main(["compare", str(out["sharp"]), str(tmp_path)]) == 2
+    assert "no result.json" in capsys.readouterr().err
+
+
+def test_calibrated_ods_is_the_test_curve_at_the_calibration_threshold(runs, tmp_path):
+    root, preds, out = runs
+    ids = [row["id"] for row in segbench.Result.from_json(
+        out["sharp"] / "result.json").per_item]
+    cal = tmp_path / "cal"
+    c = evaluate("boundary", root, preds["blurred"], cal, split="test", ids=ids[:5],
+                 progress=False, plot=False)
+    t = evaluate("boundary", root, preds["blurred"], tmp_path / "test", split="test",
+                 ids=ids[5:], calibrate_on=cal, progress=False, plot=False)
+    r, p = np.array(c.curves["recall"]), np.array(c.curves["precision"])
+    j = int(np.argmax(2 * p * r / np.where(p + r > 0, p + r, 1)))
+    tr, tp = t.curves["recall"][j], t.curves["precision"][j]
+    assert t.metrics["ODS_calibrated_threshold"] == pytest.approx(c.curves["thresholds"][j])
+    assert t.metrics["ODS_calibrated_recall"] == pytest.approx(tr)
+    assert t.metrics["ODS_calibrated"] == pytest.approx(2 * tp * tr / (tp + tr))
+    assert t.metrics["ODS_calibrated"] <= t.metrics["ODS"] + 1e-12
+    assert t.provenance["params"]["calibrated_on"] == str(cal)
+    with pytest.raises(InputError, match="thresholds"):
+        evaluate("boundary", root, preds["blurred"], split="test", ids=ids[5:], nthresh=20,
+                 calibrate_on=cal, progress=False, plot=False)
+
+
+def test_alpha_weights_the_f_measure(runs):
+    root, preds, _ = runs
+    kw = dict(split="test", progress=False, plot=False)
+    base = evaluate("boundary", root, preds["sharp"], **kw)
+    half = evaluate("boundary", root, preds["sharp"], alpha=0.5, **kw)
+    assert half.metrics == base.metrics
+    res = evaluate("boundary", root, preds["sharp"], alpha=0.25, **kw)
+    assert res.provenance["params"]["alpha"] == 0.25
+    r, p = np.array(res.curves["recall"]), np.array(res.curves["precision"])
+    den = 0.25 * r + 0.75 * p
+    np.testing.assert_allclose(res.curves["f"], np.where(den > 0, p * r / np.where(
+        den > 0, den, 1), 0))                          # 0 where P = R = 0, as BSR
+    m = res.metrics
+    assert m["ODS"] == pytest.approx(m["ODS_precision"] * m["ODS_recall"] / (
+        0.25 * m["ODS_recall"] + 0.75 * m["ODS_precision"]))
+    assert m["ODS"] >= np.max(res.curves["f"]) - 1e-12
+    with pytest.raises(InputError, match="alpha"):
+        evaluate("boundary", root, preds["sharp"], alpha=1.5, **kw)
