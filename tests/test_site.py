@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
+import math
+import re
 import shutil
 import threading
 import urllib.error
@@ -20,8 +23,8 @@ from segbench.errors import InputError
 from segbench.report._site_html import sanitize_html
 from segbench.report._site_images import THUMB, human_rows, overlay_counts
 from segbench.report.site import build_site, make_server
-from test_site_helpers import (HOSTILE_ABOUT, expected_order, internal_links, make_inputs, ranking_slugs,
-                               resolve)
+from test_site_helpers import (HOSTILE_ABOUT, expected_order, internal_links, make_inputs,
+                               ranking_slugs, resolve)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +192,7 @@ def test_overlay_pictures_for_every_run_with_predictions(site, inputs):
 def test_subjects_pages(site300, inputs):
     subjects = site300 / "subjects"
     assert sorted(p.stem for p in subjects.glob("*.html")) == ["1001", "1002", "1003",
-                                                                "index"]
+                                                                "2001", "2002", "index"]
     text = (subjects / "1002.html").read_text()
     for it in inputs["items"]:
         assert f'href="../images/{it.iid}.html"' in text
@@ -373,3 +376,355 @@ def test_overlay_counts_equal_the_benchmark_counts_at_ods(inputs, tmp_path):
         k = int(np.argmin(np.abs(ev.thresholds - t)))
         assert info["runs"]["g"]["counts"] == [int(ev.cnt_r[k]), int(ev.sum_r[k]),
                                                int(ev.cnt_p[k]), int(ev.sum_p[k])]
+
+
+# --------------------------------------------------------------------------- issue 16.6
+
+
+def _table(html: str, table_id: str) -> str:
+    return html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+
+
+def _row_values(html: str, table_id: str, slug: str) -> list[str]:
+    """data-value of every cell of a ranking row: rank, name, the measures, date."""
+    row = _table(html, table_id).split(f'<tr data-slug="{slug}">', 1)[1].split("</tr>")[0]
+    return re.findall(r'<td[^>]*data-value="([^"]*)"', row)
+
+
+def _pinned(html: str, table_id: str) -> str:
+    return _table(html, table_id).split('<tbody class="pinned">', 1)[1].split("</tbody>")[0]
+
+
+@pytest.fixture(scope="module")
+def site_grey(inputs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("site-grey") / "site"
+    return build_site(inputs["bsds300"], inputs["runs"] + [inputs["grey_run"]], out,
+                      pred_dirs=inputs["pred_dirs"], progress=False).parent
+
+
+def test_colour_and_grey_rankings(site_grey, inputs):
+    """BSDS300 colour and greyscale presentations are ranked apart, each with its own
+    human row: each segmentation against the others of its presentation."""
+    from segbench import evaluate
+    html = (site_grey / "index.html").read_text()
+    colour = re.findall(r'<tr data-slug="([^"]+)"', _table(html, "ranking"))
+    grey = re.findall(r'<tr data-slug="([^"]+)"', _table(html, "ranking-grey"))
+    assert colour == expected_order(inputs["runs"]) and grey == ["gradient-grey"]
+    human = inputs["bsds300"] / "human"
+    for table, gt, pres in (("ranking", human / "color", None),
+                            ("ranking-grey", human / "gray", "gray")):
+        f = evaluate("human_boundary", gt, presentation=pres, progress=False).metrics["F"]
+        assert f"<td>{f:.3f}</td>" in _pinned(html, table), table
+    # the grey run's figures are its own (scored against the grey segmentations)
+    m = json.loads((inputs["grey_run"] / "result.json").read_text())["metrics"]
+    assert _row_values(html, "ranking-grey", "gradient-grey")[2:4] == [
+        repr(round(m["ODS"], 6)), repr(round(m["OIS"], 6))]
+    human_page = (site_grey / "human.html").read_text()
+    assert 'id="human-colour"' in human_page and 'id="human-grey"' in human_page
+    assert (site_grey / "plots" / "pr-grey.png").is_file()
+    alg = (site_grey / "algorithms" / "gradient-grey.html").read_text()
+    assert "Rank 1 of 1 (greyscale images)" in alg
+
+
+def test_grey_overlay_counts_are_the_grey_run_counts(inputs, tmp_path):
+    """A grey run's overlay is matched against the grey segmentations only: its counts
+    are the run's own ``_ev1.txt`` row at its ODS threshold."""
+    from segbench.report._site_data import open_dataset
+    from segbench.report._site_images import ImageTask, RunSpec, render_image
+    from segbench.report.official import read_ev1
+    ds = open_dataset(inputs["bsds300"])
+    run = inputs["grey_run"]
+    t = json.loads((run / "result.json").read_text())["metrics"]["ODS_threshold"]
+    pred = inputs["pred_dirs"][run]
+    for iid in ds.ids:
+        spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False, "grey")
+        info = render_image(ImageTask(ds.item(iid), iid, str(tmp_path), (spec,)))
+        ev = read_ev1(run / f"{iid}_ev1.txt")
+        k = int(np.argmin(np.abs(ev.thresholds - t)))
+        assert info["runs"]["g"]["counts"] == [int(ev.cnt_r[k]), int(ev.sum_r[k]),
+                                               int(ev.cnt_p[k]), int(ev.sum_p[k])]
+        assert [a["kind"] for a in info["annotators"]] == ["colour"] * 3 + ["grey"] * 2
+
+
+def _expected_segmentation_scores(root) -> dict:
+    """(uid, iid) -> F of that segmentation against the other segmentations of the
+    image of the same presentation, through the benchmark's own evaluate_image (the
+    segmentation's boundary map as a binary detection, not thinned again)."""
+    from segbench.boundary import evaluate_image, summarize_human
+    from segbench.datasets import open_dataset
+    out = {}
+    for item in open_dataset(root, presentation="all").items():
+        anns = item.annotations
+        for k, a in enumerate(anns):
+            others = [b.boundaries for j, b in enumerate(anns) if j != k and b.gray == a.gray]
+            if not others:
+                continue
+            c = evaluate_image(a.boundaries.astype(float), others, thresholds=[0.5],
+                               thin=False)
+            f = summarize_human([c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]])[2]
+            out[str(a.user), item.iid] = f
+    return out
+
+
+def _subject_scores(site: Path) -> dict:
+    got = {}
+    for page in (site / "subjects").glob("*.html"):
+        if page.stem == "index":
+            continue
+        for iid, f in re.findall(r'<tr data-iid="([^"]+)">.*?<td class="f" data-value="'
+                                 r'([^"]*)"', page.read_text(), flags=re.DOTALL):
+            got[page.stem, iid] = float(f) if f else math.nan
+    return got
+
+
+def test_subject_pages_score_each_segmentation(site_grey, inputs):
+    expected = _expected_segmentation_scores(inputs["bsds300"])
+    got = _subject_scores(site_grey)
+    assert set(got) == set(expected) and len(got) == 5 * len(inputs["items"])
+    for key, f in expected.items():
+        assert got[key] == pytest.approx(f, abs=1e-6), key
+    page = (site_grey / "subjects" / "2001.html").read_text()
+    assert "(grey)" in page and "against 1 other" in page
+
+
+def test_max_images_recomputes_every_figure(inputs, tmp_path):
+    """With --max-images every figure is that of the images shown: the same as a fresh
+    benchmark run on those images."""
+    from segbench import evaluate
+    ids = [it.iid for it in inputs["items"][:2]]
+    site = build_site(inputs["dataset"], inputs["runs"], tmp_path / "s", max_images=2,
+                      pred_dirs=inputs["pred_dirs"], progress=False).parent
+    html = (site / "index.html").read_text()
+    preds = {"gradient": "gradient", "canny": "canny", "hostile": "gradient",
+             "kmeans": "kmeans"}
+    slugs = dict(zip(preds, (expected_order([d])[0] for d in inputs["runs"])))
+    for run in inputs["runs"]:
+        pred = inputs["root"] / "predictions" / preds[run.name]
+        fresh = evaluate("boundary", inputs["gt"], pred, ids=ids, progress=False,
+                         plot=False).metrics
+        values = _row_values(html, "ranking", slugs[run.name])
+        for k, key in enumerate(("ODS", "OIS", "AP", "R50"), start=2):
+            want = fresh[key]
+            assert (float(values[k]) if values[k] else math.nan) == pytest.approx(
+                want, abs=2e-6, nan_ok=True), (run.name, key)
+        page = (site / "algorithms" / f"{slugs[run.name]}.html").read_text()
+        assert f"threshold {fresh['ODS_threshold']:.2f})" in page
+        assert "recomputed on the 2 images shown" in page
+    region = evaluate("region", inputs["gt"], inputs["root"] / "predictions" / "kmeans",
+                      ids=ids, progress=False).metrics
+    values = _row_values(html, "ranking", "kmeans")
+    for k, key in enumerate(("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS",
+                             "PRI_OIS", "VI_ODS", "VI_OIS"), start=6):
+        assert float(values[k]) == pytest.approx(region[key], abs=2e-6), key
+    human = evaluate("human_boundary", inputs["gt"], ids=ids, progress=False).metrics
+    assert f"<td>{human['F']:.3f}</td>" in _pinned(html, "ranking")
+    assert "\u2020" not in html and "notes-colour" not in html      # nothing flagged
+    assert "rescored on these from their per-image files" in html
+
+
+def _copy_run(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".segbench-records"))
+    return dst
+
+
+def test_figures_that_cannot_be_recomputed_are_flagged(inputs, tmp_path):
+    run = _copy_run(inputs["runs"][1], tmp_path / "bare")
+    for p in run.glob("*_ev1.txt"):
+        p.unlink()
+    site = build_site(inputs["dataset"], [run], tmp_path / "s", max_images=2,
+                      progress=False).parent
+    html = (site / "index.html").read_text()
+    m = json.loads((run / "result.json").read_text())["metrics"]
+    row = html.split('<tr data-slug="canny">', 1)[1].split("</tr>", 1)[0]
+    assert f">{m['ODS']:.3f}<span class=\"flag\"" in row and row.count("&dagger;") == 4
+    assert 'href="#notes-colour"' in row
+    notes = html.split('id="notes-colour"', 1)[1].split("</ul>", 1)[0]
+    assert "on all 3 images it evaluated, not on the 2 shown" in notes
+    page = (site / "algorithms" / "canny.html").read_text()
+    assert '<p class="caveat">' in page and "not on the 2 shown" in page
+    # all images shown: the run's own figures are those of the images shown
+    site = build_site(inputs["dataset"], [run], tmp_path / "s2", progress=False).parent
+    assert "&dagger;" not in (site / "index.html").read_text()
+
+
+def test_run_covering_fewer_images_is_flagged(inputs, tmp_path):
+    from segbench import evaluate
+    run = tmp_path / "two"
+    evaluate("boundary", inputs["gt"], inputs["root"] / "predictions" / "canny", run,
+             ids=[it.iid for it in inputs["items"][:2]], progress=False, plot=False)
+    site = build_site(inputs["dataset"], [run], tmp_path / "s", progress=False).parent
+    html = (site / "index.html").read_text()
+    assert "on 2 of the 3 images shown" in html and 'href="#notes-colour"' in html
+
+
+def _with_intervals(src: Path, dst: Path) -> Path:
+    run = _copy_run(src, dst)
+    res = json.loads((run / "result.json").read_text())
+    res["intervals"] = {"ODS": [0.55, 0.6], "OIS": [0.58, 0.63], "AP": [0.4, 0.5],
+                        "R50": [None, None]}
+    res["provenance"]["ci"] = {"resamples": 1000, "level": 0.95, "seed": 0}
+    (run / "result.json").write_text(json.dumps(res))
+    return run
+
+
+def test_intervals_in_the_ranking(inputs, tmp_path):
+    run = _with_intervals(inputs["runs"][1], tmp_path / "canny-ci")
+    site = build_site(inputs["dataset"], [run, inputs["runs"][0]], tmp_path / "s",
+                      progress=False).parent
+    html = (site / "index.html").read_text()
+    m = json.loads((run / "result.json").read_text())["metrics"]
+    row = html.split('<tr data-slug="canny">', 1)[1].split("</tr>", 1)[0]
+    assert f'>{m["ODS"]:.3f}<span class="ci">[0.550, 0.600]</span></td>' in row
+    assert '<span class="ci">[undefined]</span>' in row                  # R50
+    other = html.split('<tr data-slug="gradient">', 1)[1].split("</tr>", 1)[0]
+    assert 'class="ci"' not in other                         # absent: unchanged
+    assert "95% bootstrap intervals over images" in html
+    page = (site / "algorithms" / "canny.html").read_text()
+    assert "[0.550, 0.600]" in page
+    assert "95% bootstrap percentile intervals over images, 1000 resamples, seed 0" in page
+    # recomputed on fewer images: the intervals (of all images) are not shown
+    site = build_site(inputs["dataset"], [run], tmp_path / "s2", max_images=2,
+                      progress=False).parent
+    assert 'class="ci"' not in (site / "index.html").read_text()
+    assert "intervals not shown" in (site / "algorithms" / "canny.html").read_text()
+
+
+def test_vs_next_column_is_the_paired_bootstrap_p(inputs, tmp_path):
+    """Each ranked run's cell: the Holm-corrected p of the paired bootstrap of its ODS
+    difference with the next row, as segbench.compare gives it on the same images."""
+    from segbench.compare import compare, holm
+    from segbench.report._site_runs import load_run, rank_runs
+    runs = inputs["runs"][:3]
+    html = (build_site(inputs["dataset"], runs, tmp_path / "a",
+                       progress=False).parent / "index.html").read_text()
+    ranked = rank_runs([load_run(Path(r)) for r in runs])
+    raw = [compare(a.dir, b.dir)["pairs"][0]["bootstrap"]["ODS"]["p"]
+           for a, b in zip(ranked, ranked[1:])]
+    assert "vs. next" in html and len(raw) == 2
+    for p in holm(raw):
+        text = f"p = {p:.3f}" if p >= 0.001 else f"p = {p:.0e}"
+        assert f'data-value="{p!r}">{text}</td>' in html or \
+            f">{text}</td>" in html
+
+
+def test_vs_next_column_hook(inputs, tmp_path, monkeypatch):
+    """The "vs. next" column is hidden while the hook returns no cell text."""
+    import segbench.report.site as site_mod
+    monkeypatch.setattr(site_mod, "vs_next", lambda ranked, ids: [None] * len(ranked))
+    html = (build_site(inputs["dataset"], inputs["runs"][:2], tmp_path / "a",
+                       progress=False).parent / "index.html").read_text()
+    assert "vs. next" not in html
+    seen = {}
+
+    def fake(ranked, ids):
+        seen["ids"] = list(ids)
+        return [("p = 0.012", 0.012)] + [None] * (len(ranked) - 1)
+    monkeypatch.setattr(site_mod, "vs_next", fake)
+    html = (build_site(inputs["dataset"], inputs["runs"][:2], tmp_path / "b",
+                       progress=False).parent / "index.html").read_text()
+    assert seen["ids"] == [it.iid for it in inputs["items"]]
+    assert '<th data-sort="num" data-lower-better title="paired' in html
+    assert '<td class="vs-next" data-value="0.012">p = 0.012</td>' in html
+
+
+def test_algorithms_ordered_by_benchmark_date(inputs, tmp_path):
+    dates = {"a": (None, "2025-03-01T09:00:00+00:00"),
+             "b": ("2024-06-01T10:00:00Z", "2026-01-01T00:00:00+00:00"),   # submission
+             "c": (None, "2025-03-01T09:00:00+02:00"),                      # = 07:00 UTC
+             "d": (None, None)}
+    runs = []
+    for name, (meta, created) in dates.items():
+        run = _copy_run(inputs["runs"][0], tmp_path / name)
+        res = json.loads((run / "result.json").read_text())
+        res["name"] = name
+        if created is None:
+            del res["provenance"]["created"]
+        else:
+            res["provenance"]["created"] = created
+        (run / "result.json").write_text(json.dumps(res))
+        if meta:
+            (run / "meta.json").write_text(json.dumps({"date": meta}))
+        runs.append(run)
+    site = build_site(inputs["dataset"], runs[::-1], tmp_path / "s", progress=False).parent
+    page = (site / "algorithms" / "index.html").read_text()
+    assert re.findall(r'<tr data-slug="([^"]+)"', page) == ["b", "c", "a", "d"]
+    assert 'data-value="2024-06-01T10:00:00" title="2024-06-01T10:00:00Z">2024-06-01<' in page
+    home = (site / "index.html").read_text()
+    assert "when the algorithm was benchmarked" in home
+    assert _row_values(home, "ranking", "c")[-1] == "2025-03-01T07:00:00"
+
+
+def test_run_names_cannot_take_the_site_pages(inputs, tmp_path):
+    runs = []
+    for name in ("index", "pr"):
+        run = _copy_run(inputs["runs"][0], tmp_path / name)
+        (run / "meta.json").write_text(json.dumps({"name": name}))
+        runs.append(run)
+    site = build_site(inputs["dataset"], runs, tmp_path / "s", progress=False).parent
+    assert "By algorithm" in (site / "algorithms" / "index.html").read_text()
+    assert {p.name for p in (site / "plots").iterdir()} == {"pr.png", "index-2.png",
+                                                             "pr-2.png"}
+
+
+def test_downloads_are_the_run_files(site, inputs):
+    from segbench.report._site_runs import DOWNLOADS
+    for run in inputs["runs"]:
+        slug = expected_order([run])[0]
+        page = site / "algorithms" / f"{slug}.html"
+        links = [lk for lk in internal_links(page) if lk.startswith("../downloads/")]
+        names = [lk.rsplit("/", 1)[1] for lk in links]
+        assert names == [n for n in DOWNLOADS if (run / n).is_file()]
+        assert {"result.json", "per_item.csv", "eval_bdry.txt", "eval_bdry_thr.txt",
+                "eval_bdry_img.txt"} <= set(names)
+        for link in links:
+            assert link == f"../downloads/{slug}/{link.rsplit('/', 1)[1]}"
+            assert resolve(page, link).read_bytes() == (run / link.rsplit("/", 1)[1]
+                                                        ).read_bytes()
+    kmeans = [lk.rsplit("/", 1)[1] for lk in internal_links(site / "algorithms" /
+                                                            "kmeans.html")
+              if lk.startswith("../downloads/")]
+    assert {"result_region.json", "eval_cover.txt", "eval_RI_VOI.txt"} <= set(kmeans)
+
+
+def test_ranking_columns_are_all_sortable(site_grey):
+    html = (site_grey / "index.html").read_text()
+    for table in ("ranking", "ranking-grey"):
+        head = _table(html, table).split("</thead>", 1)[0]
+        ths = re.findall(r"<th(?:\s[^>]*)?>", head)
+        assert len(ths) >= 7 and all("data-sort=" in th for th in ths), ths
+
+
+def test_real_bsds300_subjects_and_grey(tmp_path):
+    """The BSDS300 segmentations (colour, and two of them copied as greyscale): subject
+    pages score every segmentation as the benchmark would."""
+    from conftest import DATA, require
+
+    from segbench.io import read_seg, write_seg
+    src = require(DATA / "bsds300-seg-subset" / "human" / "color")
+    root = tmp_path / "BSDS300"
+    shutil.copytree(src, root / "human" / "color")
+    by_image: dict = {}
+    for f in sorted(src.glob("*/*.seg")):
+        by_image.setdefault(f.stem, []).append(f)
+    files = max(sorted(by_image.items()), key=lambda kv: len(kv[1]))[1]
+    for k, f in enumerate(files[:2]):
+        seg = read_seg(f)
+        grey = root / "human" / "gray" / str(9001 + k) / f.name
+        grey.parent.mkdir(parents=True)
+        write_seg(grey, dataclasses.replace(seg, gray=True, user=9001 + k))
+        assert b"gray 1" in grey.read_bytes()
+    site = build_site(root, [], tmp_path / "site", progress=False).parent
+    expected = _expected_segmentation_scores(root)
+    got = _subject_scores(site)
+    assert set(got) == set(expected) and len(got) > 30
+    for key, f in expected.items():
+        assert got[key] == pytest.approx(f, abs=1e-6), key
+    html = (site / "index.html").read_text()
+    from segbench import evaluate
+    for table, gt, pres in (("ranking", root / "human" / "color", None),
+                            ("ranking-grey", root / "human" / "gray", "gray")):
+        f = evaluate("human_boundary", gt, presentation=pres, progress=False).metrics["F"]
+        assert f"<td>{f:.3f}</td>" in _pinned(html, table), table
+    for page in _pages(site):
+        for link in internal_links(page):
+            assert resolve(page, link).is_file(), (page, link)

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
 
 import pytest
+from PIL import Image
 
 webdriver = pytest.importorskip("selenium.webdriver")
 
@@ -40,8 +41,8 @@ def built(tmp_path_factory):
     from segbench.report.site import build_site
     inputs = make_inputs(tmp_path_factory.mktemp("browser-inputs"))
     site = tmp_path_factory.mktemp("browser-site") / "site"
-    build_site(inputs["bsds300"], inputs["runs"], site, pred_dirs=inputs["pred_dirs"],
-               progress=False)
+    build_site(inputs["bsds300"], inputs["runs"] + [inputs["grey_run"]], site,
+               pred_dirs=inputs["pred_dirs"], progress=False)
     return inputs, site
 
 
@@ -95,6 +96,7 @@ Promise.all(Array.from(document.images).map(i => { i.loading = 'eager';
 def _status(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
+            r.read()
             return r.status
     except urllib.error.HTTPError as err:
         return err.code
@@ -122,8 +124,9 @@ def test_every_page_loads_cleanly_and_every_link_resolves(browser, server, built
             if ref.endswith(".html"):
                 todo.append(ref)
     n_items = len(built[0]["items"])
-    # home, human, algorithm index + pages, two image indexes + pages, subject pages
-    assert len(seen_pages) == 2 + 1 + len(built[0]["runs"]) + 2 + n_items + 1 + 3
+    # home, human, algorithm index + pages (the grey run too), two image indexes +
+    # pages, subject pages (three colour subjects, two greyscale ones)
+    assert len(seen_pages) == 2 + 1 + len(built[0]["runs"]) + 1 + 2 + n_items + 1 + 3 + 2
 
 
 def test_ranking_order_and_sorting(browser, server, built, tmp_path):
@@ -182,3 +185,65 @@ def test_pages_work_from_the_file_system(browser, built):
     th = browser.find_element("css selector", "#ranking thead th:nth-child(3)")
     th.click()                          # script runs from file:// too
     assert th.get_attribute("aria-sort") == "descending"
+
+
+_COLUMN = """const [table, idx] = arguments;
+return Array.from(document.querySelectorAll('#' + table + ' tbody:last-of-type tr')).map(
+  r => r.cells[idx].getAttribute('data-value'));"""
+
+
+def test_every_ranking_column_sorts(browser, server):
+    _load(browser, server + "/index.html")
+    heads = browser.find_elements("css selector", "#ranking thead th")
+    assert len(heads) >= 8
+    for idx, th in enumerate(heads):
+        numeric = th.get_attribute("data-sort") == "num"
+        assert th.get_attribute("data-sort") in ("num", "text"), th.text
+        for _ in range(2):                      # both directions
+            th.click()
+            order = th.get_attribute("aria-sort")
+            got = browser.execute_script(_COLUMN, "ranking", idx)
+            present = [v for v in got if v not in (None, "")]
+            assert got[:len(present)] == present, (th.text, got)     # missing last
+            keys = [float(v) for v in present] if numeric else [v.lower() for v in present]
+            assert keys == sorted(keys, reverse=order == "descending"), (th.text, got)
+        assert browser.find_element(
+            "css selector", "#ranking tbody.pinned tr td:nth-child(2)").text == "Human"
+    assert _errors(browser) == []
+
+
+PHONE = 412
+
+
+def test_readable_on_a_phone(browser, server, built, tmp_path):
+    """At a phone's 412 CSS pixels no page scrolls sideways (wide tables scroll in
+    their own box); screenshots of home, a run page and an image page in tmp_path."""
+    site = built[1]
+    iid = built[0]["items"][0].iid
+    shots = {"index.html": "home", "algorithms/kmeans.html": "run",
+             f"images/{iid}.html": "image"}
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": PHONE, "height": 915, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        for page in sorted(site.rglob("*.html")):
+            rel = page.relative_to(site).as_posix()
+            _load(browser, f"{server}/{rel}")
+            width = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= PHONE and width[1] <= PHONE, (rel, width)
+            if rel in shots:
+                browser.execute_script("window.scrollTo(0, 0);")
+                out = tmp_path / f"phone-{shots[rel]}.png"
+                assert browser.save_screenshot(str(out))
+                assert out.stat().st_size > 10_000
+                with Image.open(out) as im:
+                    assert im.size[0] == PHONE
+        # the wide ranking scrolls inside its own box instead
+        _load(browser, server + "/index.html")
+        box = browser.execute_script("const b = document.querySelector('#ranking')"
+                                     ".parentElement; return [b.className, b.scrollWidth,"
+                                     " b.clientWidth]")
+        assert box[0] == "scroll" and box[1] > box[2]
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert _errors(browser) == []

@@ -27,6 +27,10 @@ def make_inputs(root: Path, *, n_images: int = 3, shape=(120, 180), n_annotators
 
     Runs: two soft-map detectors (boundary), the first again under a hostile name with
     an about text (meta.json), and a k-means segmenter (boundary + region, segs .mat).
+    The BSDS300 tree has colour segmentations (subjects 1001.., the BSDS500 ones) and
+    greyscale ones (subjects 2001.., ``gray 1`` in the header: the colour ones moved
+    by two pixels, one annotator fewer); ``grey_run`` is the first detector scored
+    against the greyscale ones (``--presentation gray``).
 
     Returns a dict of paths and the items.
     """
@@ -74,9 +78,21 @@ def make_inputs(root: Path, *, n_images: int = 3, shape=(120, 180), n_annotators
             (b300 / "human" / "color" / str(uid)).mkdir(parents=True, exist_ok=True)
             write_seg(b300 / "human" / "color" / str(uid) / f"{it.iid}.seg",
                       SegFile(np.asarray(seg, np.int32) - 1, image=None, user=uid))
+        for k, seg in enumerate(it.segmentations[:-1]):
+            uid = 2001 + k
+            (b300 / "human" / "gray" / str(uid)).mkdir(parents=True, exist_ok=True)
+            write_seg(b300 / "human" / "gray" / str(uid) / f"{it.iid}.seg",
+                      SegFile(np.roll(np.asarray(seg, np.int32) - 1, 2, axis=1),
+                              image=None, user=uid, gray=True))
+    grey_run = root / "results" / "gradient-grey"
+    evaluate("boundary", b300 / "human" / "gray", root / "predictions" / "gradient",
+             grey_run, presentation="gray", name="gradient (grey)", progress=False,
+             plot=False)
     return {"root": root, "dataset": ds, "gt": gt, "runs": runs, "items": items,
-            "bsds300": b300, "pred_dirs": {runs[0]: root / "predictions" / "gradient",
-                                           runs[1]: root / "predictions" / "canny"}}
+            "bsds300": b300, "grey_run": grey_run,
+            "pred_dirs": {runs[0]: root / "predictions" / "gradient",
+                          runs[1]: root / "predictions" / "canny",
+                          grey_run: root / "predictions" / "gradient"}}
 
 
 class _Links(HTMLParser):
@@ -134,3 +150,9 @@ def test_make_inputs(tmp_path):
     assert [p.name for p in got["runs"]] == ["gradient", "canny", "hostile", "kmeans"]
     assert (got["runs"][3] / "result_region.json").is_file()
     assert len(list((got["bsds300"] / "human" / "color").iterdir())) == 3
+    assert len(list((got["bsds300"] / "human" / "gray").iterdir())) == 2
+    from segbench.io import read_seg
+    seg = next((got["bsds300"] / "human" / "gray" / "2001").glob("*.seg"))
+    assert read_seg(seg).gray and b"gray 1" in seg.read_bytes()
+    params = json.loads((got["grey_run"] / "result.json").read_text())["provenance"]
+    assert params["params"]["presentation"] == "gray"

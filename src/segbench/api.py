@@ -44,6 +44,17 @@ def human_options(results) -> dict:
     return out
 
 
+def protocol_params(benchmark: str, name: str) -> dict:
+    """The record and summary parameters of a protocol preset, named by ``protocol``."""
+    from .boundary import protocol
+    if benchmark not in ("boundary", "human", "human_boundary"):
+        raise InputError(f"a protocol preset applies to the boundary and human "
+                         f"benchmarks, not to {benchmark!r}")
+    preset = protocol(name)
+    keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "alpha")
+    return {"protocol": name, **{k: preset[k] for k in keys}}
+
+
 def read_run(path):
     """The :class:`~segbench.result.Result` of a run folder (its ``result.json``) or of
     a result file."""
@@ -81,7 +92,7 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
              presentation: str | None = None, ids=None, name: str | None = None,
              workers: int = 1, scheduler: str | None = None, executor=None,
              progress: bool = True, plot: bool = True, human: bool = False,
-             ci=None, calibrate_on=None, **params):
+             ci=None, calibrate_on=None, protocol: str | None = None, **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -115,6 +126,10 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     calibrate_on : path, optional
         A boundary run folder (or its ``result.json``) on other images, e.g. val:
         the threshold of its best F fixes this run's ``ODS_calibrated`` (boundary).
+    protocol : {'bsr', 'bsds300'}, optional
+        A preset of the boundary protocol (boundary and human benchmarks;
+        :data:`segbench.boundary.PROTOCOLS`): its values fill the parameters not
+        given in ``params``; every value is recorded in the result's parameters.
     **params
         Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
         ``labels`` (False: region reads label-map images only when True); summary
@@ -137,6 +152,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
                  scheduler=scheduler, executor=executor, progress=progress)
     options = {"plot": plot}
+    if protocol is not None:
+        params = {**protocol_params(benchmark, protocol), **params}
     if ci:
         from .resampling import ci_settings
         options["ci"] = ci_settings(ci)

@@ -52,6 +52,19 @@ class ComparedRun:
     def ids(self) -> list[str]:
         return [str(row["id"]) for row in self.result.per_item]
 
+    def subset(self, ids) -> "ComparedRun":
+        """The run on these images only (InputError naming those it lacks)."""
+        from dataclasses import replace
+        index = {iid: k for k, iid in enumerate(self.ids)}
+        missing = [i for i in ids if i not in index]
+        if missing:
+            raise InputError(f"the run {self.result.name!r} has no record of "
+                             f"{len(missing)} of the images: {', '.join(missing[:20])}",
+                             self.path)
+        keep = [index[i] for i in ids]
+        result = replace(self.result, per_item=[self.result.per_item[k] for k in keep])
+        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path)
+
 
 def _spec(result: Result, where):
     try:
@@ -165,7 +178,7 @@ def _names(runs: list[ComparedRun]) -> list[str]:
 
 
 def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-            seed: int = DEFAULT_SEED) -> dict:
+            seed: int = DEFAULT_SEED, ids=None) -> dict:
     """Compare two or more runs of one family on the same images.
 
     Parameters
@@ -176,6 +189,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     resamples, level, seed
         Bootstrap settings: B draws of the images, the interval coverage, the seed.
         Every run and pair uses the same draws.
+    ids : sequence of str, optional
+        Compare on these images only (every run must have them).
 
     Returns
     -------
@@ -197,6 +212,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
                              percentile_interval)
     check_settings(resamples, level)
     loaded = [load_run(r) for r in runs]
+    if ids is not None:
+        loaded = [r.subset(sorted(str(i) for i in ids)) for r in loaded]
     if len(loaded) < 2:
         raise InputError("a comparison needs at least two runs")
     families = {r.result.family for r in loaded}

@@ -13,6 +13,8 @@ from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate
                       human_counts)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._plots import plot_pr
+from ._protocols import (PROTOCOLS, SubjectCounts, by_presentation, pool_subjects, protocol,
+                         seg2bmap, subject_counts, upsample_nearest)
 from ._seg2bdry import seg2bdry
 from ._summary import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
                        check_alpha, f_measure, max_f, recall_at_precision, resampler,
@@ -24,6 +26,8 @@ __all__ = [
     "agreement_map", "agreement_threshold", "strong_boundaries",
     "BOUNDARY",
     "HUMAN_BOUNDARY",
+    "PROTOCOLS", "SubjectCounts", "by_presentation", "pool_subjects", "protocol",
+    "seg2bmap", "subject_counts", "upsample_nearest",
     "PRED_EXTS",
     "DEFAULT_MAX_DIST",
     "BoundaryCounts",

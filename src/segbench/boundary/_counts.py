@@ -100,6 +100,11 @@ def _as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
             else np.ascontiguousarray(m != 0) for m in maps]
 
 
+def _thinned(maps: list[np.ndarray]) -> list[np.ndarray]:
+    """Each map thinned (``bwmorph(.., 'thin', Inf)``), as C-contiguous bool arrays."""
+    return [np.ascontiguousarray(thin_map(m), dtype=np.bool_) for m in maps]
+
+
 def _detector(pred):
     """(shape, t -> unthinned detected bool map) of a prediction.
 
@@ -151,7 +156,7 @@ def _frames(pred, thresholds, thin: bool):
 
 def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
                    max_dist: float = DEFAULT_MAX_DIST, thin: bool = True,
-                   thresholds=None) -> BoundaryCounts:
+                   thresholds=None, thin_gt: bool = False) -> BoundaryCounts:
     """Boundary counts of one image at every threshold, as ``evaluation_bdry_image.m``.
 
     Parameters
@@ -170,6 +175,10 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         Thin each thresholded map (MATLAB ``bwmorph(.., 'thin', Inf)``) before matching.
     thresholds : array_like, optional
         Explicit thresholds for soft maps, overriding ``nthresh``.
+    thin_gt : bool, default False
+        Thin each human map (``bwmorph(.., 'thin', Inf)``) before matching, as the
+        BSDS300 ``boundaryPR.m`` does (lines 37-40); False uses them as stored, as BSR.
+        On the official BSDS500 ``Boundaries`` (already thin) both give the same counts.
 
     Returns
     -------
@@ -202,6 +211,8 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         ths = default_thresholds(nthresh)
     shape, frames = _frames(pred, ths, thin)
     humans = _as_boundary_list(gt_boundaries, shape)
+    if thin_gt:
+        humans = _thinned(humans)
     matcher = shared_matcher(shape, max_dist)
     n_t = len(frames)
     cnt_r = np.zeros(n_t, np.int64)
@@ -220,7 +231,8 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
 
 
 def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
-                 per_annotator: bool = False) -> np.ndarray:
+                 per_annotator: bool = False, thin_gt: bool = False,
+                 lone: str = "skip") -> np.ndarray:
     """Counts of each annotator scored against the others (leave one out), pooled.
 
     Every annotator's map is treated as a detection and matched against each of the
@@ -232,14 +244,28 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
     ----------
     per_annotator : bool, default False
         Return one row per annotator instead of their sum.
+    thin_gt : bool, default False
+        Thin every map first (as BSDS300's ``boundaryPR.m`` thins both the human maps,
+        lines 37-40, and the map scored, line 53). A no-op on maps that are already
+        thin, such as the BSDS500 ``Boundaries``.
+    lone : {'skip', 'count'}, default 'skip'
+        An image with a single annotator: 'skip' gives zeros; 'count' gives
+        ``(0, 0, 0, pixels)``, as ``boundaryBenchHuman.m``, which scores a lone map
+        against no one (``boundaryPR`` with an empty list), so its pixels join the
+        precision denominator unmatched.
 
     Returns
     -------
     (4,) or (K, 4) int64
         cntR, sumR, cntP, sumP, summed over annotators (or per annotator). An image with
-        fewer than two annotators contributes zeros.
+        fewer than two annotators contributes zeros (with ``lone='count'``, one
+        annotator contributes its pixel count to sumP).
     """
+    if lone not in ("skip", "count"):
+        raise InputError(f"lone must be 'skip' or 'count', not {lone!r}")
     humans = _as_boundary_list(gt_boundaries)
+    if thin_gt:
+        humans = _thinned(humans)
     rows = np.zeros((len(humans), 4), np.int64)
     if len(humans) >= 2:
         matcher = shared_matcher(humans[0].shape, max_dist)
@@ -254,4 +280,6 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
                 rows[j, 1] += int(hk.sum())
             rows[j, 2] = int(acc.sum())
             rows[j, 3] = int(hj.sum())
+    elif lone == "count":
+        rows[0, 3] = int(np.count_nonzero(humans[0]))
     return rows if per_annotator else rows.sum(axis=0)

@@ -12,8 +12,10 @@ import numpy as np
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family
+from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
-from ._counts import BoundaryCounts, evaluate_image, human_counts
+from ._counts import BoundaryCounts, evaluate_image
+from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
 from ._summary import check_alpha, resampler, summarize, summarize_human
 
 #: Prediction files the boundary benchmark reads.
@@ -39,15 +41,35 @@ def _check(params: dict) -> None:
     if params["nthresh"] < 1:
         raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
     _check_dist(params)
+    if params["upsample"] not in (None, "nearest"):
+        raise InputError(f"upsample must be None or 'nearest', not {params['upsample']!r}")
+    if params["min_agreement"] is not None:
+        agreement_threshold(params["min_agreement"], 1 << 16)   # its form only
+
+
+def _upsampled(pred, shape, path):
+    """A soft map smaller than the ground truth, enlarged as BSDS300's boundaryBench.m
+    (``imresize(pb, size, 'nearest')``); other predictions unchanged."""
+    from ..io import as_prediction
+    if pred.kind != "soft" or pred.pb.shape == tuple(shape) or \
+            pred.pb.shape[0] > shape[0] or pred.pb.shape[1] > shape[1]:
+        return pred
+    return as_prediction(upsample_nearest(pred.pb, shape), kind="soft", source=path)
 
 
 def _evaluate(sample, params: dict) -> BoundaryCounts:
     from ..io import check_same_shape
     gt = sample.ground_truth()
     pred = sample.read_prediction(_read_prediction)
+    if params["upsample"] == "nearest":
+        pred = _upsampled(pred, gt[0].shape, sample.prediction)
     check_same_shape(pred, gt[0].shape, sample.prediction)
+    if params["min_agreement"] is not None:
+        gt = strong_boundaries(gt, agreement_levels(gt, max_dist=params["max_dist"]),
+                               params["min_agreement"])
     return evaluate_image(pred, gt, nthresh=params["nthresh"],
-                          max_dist=params["max_dist"], thin=params["thin"])
+                          max_dist=params["max_dist"], thin=params["thin"],
+                          thin_gt=params["thin_gt"])
 
 
 def _summarize(ids, records, params, options) -> Result:
@@ -86,13 +108,16 @@ def _resampler(ids, records, params, options):
                      calibrated_threshold=params.get("calibrated_threshold"))
 
 
-#: Summary parameters of the boundary benchmark: the F-measure's weight, and the
-#: threshold a calibration run fixed (with that run's folder, for the record).
-SUMMARY_DEFAULTS = {"alpha": 0.5, "calibrated_threshold": None, "calibrated_on": None}
+#: Summary parameters of the boundary benchmark: the protocol named (its record
+#: parameters are in the record's), the F-measure's weight, and the threshold a
+#: calibration run fixed (with that run's folder, for the record).
+SUMMARY_DEFAULTS = {"protocol": "bsr", "alpha": 0.5, "calibrated_threshold": None,
+                    "calibrated_on": None}
 
 BOUNDARY = Family(
     name="boundary", version=1,
-    defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True},
+    defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
+              "upsample": None, "min_agreement": None},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
@@ -102,40 +127,75 @@ BOUNDARY = Family(
 # --- human consistency -------------------------------------------------------------
 
 
-def _evaluate_human(sample, params: dict) -> np.ndarray:
-    return np.asarray(human_counts(sample.ground_truth(), max_dist=params["max_dist"]),
-                      np.int64)
+def _check_human(params: dict) -> None:
+    _check_dist(params)
+    if params["lone"] not in ("skip", "count"):
+        raise InputError(f"lone must be 'skip' or 'count', not {params['lone']!r}")
 
 
-def _counts_to_json(counts: np.ndarray) -> dict:
-    return {"counts": counts.tolist()}
+def _evaluate_human(sample, params: dict) -> SubjectCounts:
+    return subject_counts(sample.ground_truth(), max_dist=params["max_dist"],
+                          thin_gt=params["thin_gt"], lone=params["lone"])
 
 
-def _counts_from_json(d) -> np.ndarray:
-    arr = np.asarray(d["counts"], dtype=np.int64)
-    if arr.shape != (4,) or (arr < 0).any():
-        raise ValueError("human boundary counts are four non-negative integers")
-    return arr
+def _subject_rows(records, alpha: float) -> list[dict]:
+    """Each subject's counts pooled over the images it segmented, with R, P, F; none
+    where the ground truth records no subject ids (BSDS500 ``.mat`` files)."""
+    records = [rec for rec in records if None not in rec.users]
+    n_images: dict = {}
+    for rec in records:
+        for u in rec.users:
+            n_images[u] = n_images.get(u, 0) + 1
+    rows = []
+    for user, c in pool_subjects(records).items():
+        r, p, f = summarize_human(c, alpha)
+        rows.append({"subject": user, "n_images": n_images[user], "cnt_r": int(c[0]),
+                     "sum_r": int(c[1]), "cnt_p": int(c[2]), "sum_p": int(c[3]),
+                     "recall": r, "precision": p, "F": f})
+    return rows
 
 
 def _summarize_human(ids, records, params, options) -> Result:
     alpha = params.get("alpha", 0.5)
     check_alpha(alpha)
-    total = np.sum(records, axis=0, dtype=np.int64) if records else np.zeros(4, np.int64)
+    totals = [rec.total() for rec in records]
+    total = np.sum(totals, axis=0, dtype=np.int64) if totals else np.zeros(4, np.int64)
     r, p, f = summarize_human(total, alpha)
     per_item = []
-    for iid, c in zip(ids, records):
+    for iid, c in zip(ids, totals):
         ri, pi, fi = summarize_human(c, alpha)
         per_item.append({"id": iid, "cnt_r": int(c[0]), "sum_r": int(c[1]),
                          "cnt_p": int(c[2]), "sum_p": int(c[3]), "recall": ri,
                          "precision": pi, "F": fi})
     metrics = {"recall": r, "precision": p, "F": f, "counts": total.tolist(),
                "n_images": len(ids), "max_dist": params["max_dist"]}
-    return Result("human_boundary", metrics, per_item)
+    subjects = _subject_rows(records, alpha)
+    metrics["n_subjects"] = len(subjects)
+    return Result("human_boundary", metrics, per_item, detail={"subjects": subjects})
+
+
+def _write_human(out, result: Result, ids, records, options) -> None:
+    """``per_subject.csv``: each subject against the other subjects of the same images,
+    pooled over its images (as the BSDS300 site listed them)."""
+    import csv
+    import io
+
+    from ..io import atomic_write_text
+    buf = io.StringIO()
+    rows = result.detail["subjects"]
+    cols = ["subject", "n_images", "cnt_r", "sum_r", "cnt_p", "sum_p", "recall",
+            "precision", "F"]
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in rows:
+        w.writerow([repr(row[c]) if isinstance(row[c], float) else row[c] for c in cols])
+    atomic_write_text(out / "per_subject.csv", buf.getvalue())
 
 
 HUMAN_BOUNDARY = Family(
-    name="human_boundary", version=1, defaults={"max_dist": DEFAULT_MAX_DIST},
-    evaluate=_evaluate_human, to_json=_counts_to_json,
-    from_json=_counts_from_json, summarize=_summarize_human, check=_check_dist,
-    label="human boundary", summary_defaults={"alpha": 0.5}, item_score="F")
+    name="human_boundary", version=2,
+    defaults={"max_dist": DEFAULT_MAX_DIST, "thin_gt": False, "lone": "skip"},
+    evaluate=_evaluate_human, to_json=SubjectCounts.to_json,
+    from_json=SubjectCounts.from_json, summarize=_summarize_human, write=_write_human,
+    check=_check_human, label="human boundary",
+    summary_defaults={"protocol": "bsr", "alpha": 0.5}, item_score="F")

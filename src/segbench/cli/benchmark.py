@@ -11,22 +11,38 @@ import json
 from ._common import add_ci, add_common, add_inputs, ci_option, print_table, where
 
 
-def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True) -> None:
+def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True,
+                     protocol: bool = False) -> None:
+    if protocol:
+        p.add_argument("--protocol", choices=("bsr", "bsds300"), default=None,
+                       help="preset of the boundary protocol: bsr (BSDS500, the "
+                            "default) or bsds300 (its site's ranking: 30 thresholds, "
+                            "human maps thinned, smaller soft maps upsampled); the "
+                            "options below override it (docs/protocol.md)")
     if thresholds:
-        p.add_argument("--nthresh", type=int, default=99, metavar="N",
-                       help="number of thresholds for soft maps and ucm2")
-    p.add_argument("--max-dist", type=float, default=0.0075, metavar="F",
-                   help="matching tolerance as a fraction of the image diagonal")
+        p.add_argument("--nthresh", type=int, default=None, metavar="N",
+                       help="number of thresholds for soft maps and ucm2 (default 99; "
+                            "30 with --protocol bsds300)")
+    p.add_argument("--max-dist", type=float, default=None, metavar="F",
+                   help="matching tolerance as a fraction of the image diagonal "
+                        "(default 0.0075)")
     if thresholds:
-        p.add_argument("--no-thin", dest="thin", action="store_false",
+        p.add_argument("--no-thin", dest="thin", action="store_false", default=None,
                        help="do not thin thresholded maps before matching")
 
 
-def _finish(p, func, *, plot: bool = True, human: bool = True) -> None:
+def _finish(p, func, *, plot: bool = True, human: bool = True,
+            protocol: bool = False) -> None:
     """The options boundary, region and all share after their own, and the command."""
     if plot:
         p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
-        _boundary_params(p)
+        _boundary_params(p, protocol=protocol)
+        if protocol:
+            p.add_argument("--min-agreement", default=None, metavar="K",
+                           help="score against strong boundaries only: human pixels "
+                                "drawn by at least K annotators (an integer), a "
+                                "fraction of them (e.g. 0.5), or 'all' "
+                                "(docs/agreement.md)")
         p.add_argument("--alpha", type=float, default=0.5, metavar="A",
                        help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the "
                             "harmonic mean of every BSDS paper")
@@ -42,9 +58,27 @@ def _finish(p, func, *, plot: bool = True, human: bool = True) -> None:
     p.set_defaults(func=func)
 
 
+def min_agreement(text: str | None):
+    """``--min-agreement``: an int, a fraction or 'all', in one JSON-stable form."""
+    if text is None:
+        return None
+    t = text.strip().lower()
+    if t == "all":
+        return "all"
+    try:
+        return int(t) if t.isdigit() else float(t)
+    except ValueError:
+        from ..errors import InputError
+        raise InputError(f"--min-agreement is an integer, a fraction or 'all', not "
+                         f"{text!r}") from None
+
+
 def _params(a) -> dict:
-    keys = ("nthresh", "max_dist", "thin", "labels", "alpha")
-    return {k: getattr(a, k) for k in keys if hasattr(a, k)}
+    keys = ("nthresh", "max_dist", "thin", "labels", "alpha", "protocol")
+    out = {k: getattr(a, k) for k in keys if getattr(a, k, None) is not None}
+    if getattr(a, "min_agreement", None) is not None:
+        out["min_agreement"] = min_agreement(a.min_agreement)
+    return out
 
 
 def _evaluate(benchmark: str, a, **extra):
@@ -129,8 +163,7 @@ def _cmd_all(a) -> int:
 def _cmd_human(a) -> int:
     from ..api import evaluate
     benchmark = "human_boundary" if a.no_region else "human"
-    out = evaluate(benchmark, a.gt, None, a.out, name=a.name, max_dist=a.max_dist,
-                   **where(a))
+    out = evaluate(benchmark, a.gt, None, a.out, name=a.name, **_params(a), **where(a))
     h, r = (out, None) if a.no_region else out
     if a.json:
         print(json.dumps({"boundary": h.to_dict()["metrics"],
@@ -166,7 +199,7 @@ def add_parsers(sub) -> None:
                     "(boundaryBench.m): ODS, OIS, AP, R50 and the PR curve.")
     add_inputs(p, pred_help="folder of predictions <iid>.png/.bmp (8-bit /255, 16-bit "
                             "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)")
-    _finish(p, _cmd_boundary)
+    _finish(p, _cmd_boundary, protocol=True)
 
     p = sub.add_parser(
         "region", help="region benchmark (covering, PRI, VI at ODS/OIS)",
@@ -196,7 +229,7 @@ def add_parsers(sub) -> None:
     add_inputs(p, pred=False, out_help="output folder: result.json and per_item.csv "
                                        "(boundary), result_human_region.json and "
                                        "per_item_human_region.csv, records")
-    _boundary_params(p, thresholds=False)
+    _boundary_params(p, thresholds=False, protocol=True)
     p.add_argument("--no-region", action="store_true",
                    help="boundary F only (skip covering, PRI, VI)")
     add_common(p, scheduler=True)

@@ -37,7 +37,7 @@ def add_parsers(subparsers) -> None:
                     "algorithms on it. Open SITE_DIR/index.html, or run segbench serve.")
     p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root: BSDS500 (images/, groundTruth/) or BSDS300 "
-                        "(images/, human/)")
+                        "(images/, human/; colour and greyscale ranked apart)")
     p.add_argument("--results", nargs="*", default=[], metavar="RUN_DIR",
                    help="run folders (segbench boundary/region/all/submit output); "
                         "none: a site of the dataset and the human results only")
@@ -46,7 +46,9 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--split", default="test", help="dataset split (default: test)")
     p.add_argument("--title", default=None, help="site title")
     p.add_argument("--max-images", type=int, default=None, metavar="N",
-                   help="only the first N images (a quick preview)")
+                   help="only the first N images (a quick preview); every figure is "
+                        "recomputed on those N from the runs' per-image files, or "
+                        "flagged where a run folder has none")
     add_common(p)
     p.set_defaults(func=_cmd_site)
 

@@ -1,8 +1,8 @@
 """The site's view of a dataset: image ids of a split, photos, annotations, subjects.
 
 A small adapter over :func:`segbench.datasets.bsds.open_dataset` (BSDS500, then BSDS300
-with the colour segmentations, which match the BSDS500 ground truth the runs were
-scored against), so that the site depends on ``ids``, ``item`` and ``has_subjects``.
+with every segmentation, colour and greyscale: the site ranks each presentation
+separately), so that the site depends on ``ids``, ``item`` and ``has_subjects``.
 
 Layouts (``root`` may also be a parent holding ``data/``, ``BSDS500/data/`` or
 ``BSR/BSDS500/data/``, as the official archive unpacks):
@@ -10,8 +10,9 @@ Layouts (``root`` may also be a parent holding ``data/``, ``BSDS500/data/`` or
 - BSDS500: ``images/<split>/<iid>.jpg|png`` and ``groundTruth/<split>/<iid>.mat``;
   annotators are anonymous (their user ids are not stored in the .mat files).
 - BSDS300: ``images/<split>/<iid>.jpg`` and ``human/{color,gray}/<uid>/<iid>.seg``;
-  the subjects (user ids) are known. Without photographs (and id lists) the split is
-  unknown: every segmented image is taken, whatever split is asked for.
+  the subjects (user ids) and the presentation of each segmentation are known.
+  Without photographs (and id lists) the split is unknown: every segmented image is
+  taken, whatever split is asked for.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def open_dataset(root, split: str = "test") -> SiteDataset:
         If ``root`` holds neither layout, or the split has no images.
     """
     root = Path(root)
-    ds = open_any(root)
+    ds = open_any(root, presentation="all")
     if tuple(ds.splits) == ("unknown",):
         split = "unknown"
     ids = tuple(ds.ids(split))

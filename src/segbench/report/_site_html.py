@@ -28,6 +28,13 @@ def fmt(x, digits: int = 3) -> str:
     return "\u2014" if not math.isfinite(v) else f"{v:.{digits}f}"
 
 
+def interval(iv, digits: int = 3) -> str:
+    """An interval ``(lo, hi)`` as ``[lo, hi]``; ``[undefined]`` when its ends are not
+    numbers (a bootstrap draw where the score is undefined)."""
+    lo, hi = (fmt(v, digits) for v in iv)
+    return "[undefined]" if "\u2014" in (lo, hi) else f"[{lo}, {hi}]"
+
+
 def sort_value(x) -> str:
     """The ``data-value`` of a sortable cell: a number, or '' for missing."""
     try:
@@ -45,4 +52,5 @@ def environment():
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["fmt"] = fmt
     env.filters["sortval"] = sort_value
+    env.filters["interval"] = interval
     return env

@@ -40,6 +40,7 @@ class RunSpec:
     thin: bool
     max_dist: float
     region_only: bool
+    presentation: str = "colour"    # the human segmentations it is scored against
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,21 @@ class ImageTask:
     key: str            # file-safe id: pictures go to img/<key>/
     site: str
     runs: tuple
+    all_group: bool = False   # also score each human against all others ('all' ranking)
+
+
+def presentation_group(kind: str) -> str:
+    """The presentation group of an annotation kind (:func:`annotator`): 'grey' for
+    segmentations made on grey images, else 'colour' (unknown counts as colour: the
+    BSDS500 ground truth is the BSDS300 colour set)."""
+    return "grey" if kind == "grey" else "colour"
+
+
+def group_members(kinds: list, presentation: str) -> list[int]:
+    """Indices of the annotations a run of ``presentation`` is scored against."""
+    if presentation == "all":
+        return list(range(len(kinds)))
+    return [k for k, kind in enumerate(kinds) if presentation_group(kind) == presentation]
 
 
 # ---------------------------------------------------------------------------------------
@@ -185,6 +201,11 @@ def render_image(task: ImageTask) -> dict:
 
     Returns a plain dict: image size, which pictures exist, per-annotator human
     rows (boundary and region), and per run the counts at its overlay threshold.
+
+    Each human segmentation is scored against the other segmentations of the same
+    presentation (colour or grey) of the image, as the BSDS300 ``boundaryBenchHuman``
+    scores each presentation; ``human_all`` (with ``task.all_group``) against all
+    others. A run is matched against the segmentations of its presentation.
     """
     from ..region import human_region
     item = replace(task.item)           # a fresh item: its pixels go with this call
@@ -224,9 +245,25 @@ def render_image(task: ImageTask) -> dict:
     if anns:
         mean = np.mean([b.astype(np.float64) for b in bmaps], axis=0)
         _picture(strength_picture(mean), folder / "humans.png", lines=True)
-    info["human"] = human_rows(bmaps).tolist()
-    info["human_region"] = (human_region([a.segmentation for a in anns]).tolist()
-                            if len(anns) >= 2 else [])
+    kinds = [x["kind"] for x in info["annotators"]]
+    human = np.zeros((len(anns), 4), np.int64)
+    region = np.full((len(anns), 6), np.nan)
+    others = [0] * len(anns)
+    for group in ("colour", "grey"):
+        idx = group_members(kinds, group)
+        for k in idx:
+            others[k] = len(idx) - 1
+        if len(idx) >= 2:
+            human[idx] = human_rows([bmaps[k] for k in idx])
+            region[idx] = human_region([anns[k].segmentation for k in idx])
+    info["human"] = human.tolist()
+    info["human_region"] = region.tolist()
+    info["n_others"] = others
+    if task.all_group:
+        info["human_all"] = human_rows(bmaps).tolist()
+        info["human_all_region"] = (human_region([a.segmentation for a in anns]).tolist()
+                                    if len(anns) >= 2 else
+                                    np.full((len(anns), 6), np.nan).tolist())
 
     runs = {}
     for spec in task.runs:
@@ -236,7 +273,11 @@ def render_image(task: ImageTask) -> dict:
         except Exception as exc:  # one bad file must not sink the site: say so on the page
             info["errors"].append(f"{spec.slug}: {exc}")
             got = None
-        if got is not None and bmaps:
+        hb = [bmaps[k] for k in group_members(kinds, spec.presentation)]
+        if got is not None and bmaps and not hb:
+            info["errors"].append(f"{spec.slug}: no {spec.presentation} human "
+                                  "segmentation of this image to compare with")
+        elif got is not None and bmaps:
             picture, detected = got
             if detected.shape != bmaps[0].shape:
                 info["errors"].append(f"{spec.slug}: output is {detected.shape[1]}x"
@@ -246,7 +287,7 @@ def render_image(task: ImageTask) -> dict:
                 if spec.thin:
                     detected = thin_map(detected)
                 _picture(picture, folder / f"a_{spec.slug}.png", lines=picture.ndim == 2)
-                ov, counts = overlay_counts(detected, bmaps, spec.max_dist)
+                ov, counts = overlay_counts(detected, hb, spec.max_dist)
                 _picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True)
                 entry = {"output": True, "counts": counts.tolist()}
         runs[spec.slug] = entry

@@ -1,4 +1,5 @@
-"""Run folders as the site sees them: name, about text, results, predictions."""
+"""Run folders as the site sees them: name, about text, date, presentation, results,
+the scores on the images the site shows, their intervals, downloads and predictions."""
 
 from __future__ import annotations
 
@@ -7,11 +8,23 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError
 
 PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
+
+#: Files of a run folder copied into the site for download (``downloads/<slug>/``), in
+#: the order the run page lists them; those absent are skipped.
+DOWNLOADS = ("result.json", "per_item.csv", "result_region.json", "per_item_region.csv",
+             "eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt",
+             "eval_cover.txt", "eval_cover_th.txt", "eval_cover_img.txt",
+             "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt")
+
+#: Presentations a run can be ranked under: the segmentations it was scored against
+#: (BSDS300 ``--presentation``). BSDS500 ground truth is the BSDS300 colour set.
+PRESENTATIONS = ("colour", "grey", "all")
 
 #: Boundary columns of the ranking: (metric key, header).
 BOUNDARY_COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("R50", "R50"))
@@ -31,6 +44,31 @@ def num(x) -> float:
 
 
 @dataclass
+class Scope:
+    """Which images one family's figures of a run are computed on (see
+    :func:`restrict_run`).
+
+    Attributes
+    ----------
+    n_run : int
+        Images the run evaluated (its per-item rows).
+    n_scored : int
+        Of the images the site shows, those the run has: the figures shown are on these.
+    recomputed : bool
+        The figures were recomputed from the run's per-image files on the images shown
+        (the run covers more images than the site shows).
+    stale : bool
+        They should have been recomputed but could not be (no per-image files): the
+        figures shown are the run's own, on all ``n_run`` images. Pages flag them.
+    """
+
+    n_run: int = 0
+    n_scored: int = 0
+    recomputed: bool = False
+    stale: bool = False
+
+
+@dataclass
 class Run:
     """One algorithm's run folder, loaded."""
 
@@ -39,18 +77,114 @@ class Run:
     slug: str = ""
     about_html: str = ""
     kind: str = ""
-    date: str = ""
+    date: str = ""                        # meta.json date, else the result's created
+    presentation: str = "colour"          # one of PRESENTATIONS
     boundary: dict | None = None          # result.json of family 'boundary'
     region: dict | None = None            # result_region.json, or result.json 'region'
     pred_dir: Path | None = None
     preds: dict = field(default_factory=dict)   # iid -> prediction file
+    #: Figures on the images the site shows, where they differ from the run's own
+    #: (:func:`restrict_run`); :meth:`metric` reads these first.
+    shown: dict = field(default_factory=dict)
+    shown_curves: dict = field(default_factory=dict)   # family -> curves on those images
+    scope: dict = field(default_factory=dict)          # family -> Scope
+    #: The ranking's "vs. next" column (see :func:`vs_next`): text shown in the cell,
+    #: e.g. ``"p = 0.012"``, and the value the column sorts by. Empty: no cell text.
+    vs_next: str = ""
+    vs_next_value: float = math.nan
     _rows: dict = field(default_factory=dict, repr=False)  # family -> {iid: row}
 
     def metric(self, key: str) -> float:
+        """A headline figure as the site shows it: on the images shown (recomputed
+        where the run covers more), else the run's own."""
+        if key in self.shown:
+            return num(self.shown[key])
         for res in (self.boundary, self.region):
             if res is not None and key in res.get("metrics", {}):
                 return num(res["metrics"][key])
         return math.nan
+
+    def _family_of(self, key: str) -> str | None:
+        for family, res in (("boundary", self.boundary), ("region", self.region)):
+            if res is not None and key in res.get("metrics", {}):
+                return family
+        return None
+
+    def interval(self, key: str) -> tuple[float, float] | None:
+        """The run's recorded interval ``[lo, hi]`` of a metric (``result.json``
+        ``"intervals"``), or None: none recorded, or the figure shown was recomputed on
+        fewer images than the interval was (it would not belong to the number)."""
+        family = self._family_of(key)
+        if family is None or self.scope.get(family, Scope()).recomputed:
+            return None
+        res = self.boundary if family == "boundary" else self.region
+        iv = (res.get("intervals") or {}).get(key) if isinstance(res.get("intervals"),
+                                                                 dict) else None
+        if not isinstance(iv, (list, tuple)) or len(iv) != 2:
+            return None
+        return num(iv[0]), num(iv[1])
+
+    def ci(self, family: str = "boundary") -> dict:
+        """The provenance ``ci`` settings of a family's intervals (resamples, level,
+        seed), or {}."""
+        res = self.boundary if family == "boundary" else self.region
+        prov = (res or {}).get("provenance") or {}
+        ci = prov.get("ci", (prov.get("params") or {}).get("ci"))
+        return ci if isinstance(ci, dict) else {}
+
+    def has_intervals(self, family: str | None = None) -> bool:
+        fams = (family,) if family else ("boundary", "region")
+        for fam in fams:
+            res = self.boundary if fam == "boundary" else self.region
+            if res is not None and not self.scope.get(fam, Scope()).recomputed and \
+                    isinstance(res.get("intervals"), dict) and res["intervals"]:
+                return True
+        return False
+
+    def stale(self, key: str) -> bool:
+        """Whether a metric could not be recomputed on the images shown."""
+        family = self._family_of(key)
+        return family is not None and self.scope.get(family, Scope()).stale
+
+    def curves(self, family: str = "boundary") -> dict:
+        """The family's curves on the images shown (else the run's own)."""
+        if family in self.shown_curves:
+            return self.shown_curves[family]
+        res = self.boundary if family == "boundary" else self.region
+        return (res or {}).get("curves") or {}
+
+    def scope_notes(self, n_images: int) -> list[tuple[str, bool]]:
+        """Sentences saying on which images this run's figures are computed, where that
+        is not simply the ``n_images`` images the site shows: ``(text, caveat)``, with
+        ``caveat`` True where the figures are *not* those of the images shown."""
+        notes = []
+        for family in ("boundary", "region"):
+            sc = self.scope.get(family)
+            if sc is None:
+                continue
+            what = "Boundary" if family == "boundary" else "Region"
+            files = "<iid>_ev1.txt" if family == "boundary" else "<iid>_ev2/3/4.txt"
+            if sc.stale:
+                text = (f"{what} figures are the run's own, on all {sc.n_run} images it "
+                        f"evaluated, not on the {n_images} shown: the run folder has no "
+                        f"per-image files ({files}) to recompute them from.")
+                notes.append((text, True))
+            elif sc.recomputed:
+                ivs = (f"; intervals not shown: they were computed on all {sc.n_run}"
+                       if self._had_intervals(family) else "")
+                text = (f"{what} figures recomputed on the {sc.n_scored} images shown "
+                        f"from the run's per-image files (the run evaluated {sc.n_run}; "
+                        f"its downloads are on all {sc.n_run}{ivs}).")
+                notes.append((text, False))
+            if not sc.stale and sc.n_scored < n_images:
+                text = (f"{what} figures are on {sc.n_scored} of the {n_images} images "
+                        "shown: the run has no result for the others.")
+                notes.append((text, True))
+        return notes
+
+    def _had_intervals(self, family: str) -> bool:
+        res = self.boundary if family == "boundary" else self.region
+        return isinstance((res or {}).get("intervals"), dict) and bool(res["intervals"])
 
     def per_item(self, family: str) -> dict:
         """The per-image rows of a family ('boundary' or 'region') by image id; built
@@ -61,6 +195,11 @@ class Run:
                                   {str(row.get("id")): row
                                    for row in res.get("per_item", [])})
         return self._rows[family]
+
+    @property
+    def date_key(self) -> str:
+        """:attr:`date` as a sortable UTC ISO string ('' if absent or unreadable)."""
+        return date_key(self.date)
 
     @property
     def params(self) -> dict:
@@ -75,6 +214,28 @@ class Run:
         if math.isnan(t):
             t = self.metric("covering_ODS_threshold")
         return t
+
+
+def date_key(text: str) -> str:
+    """An ISO 8601 date or time as a sortable UTC string ``YYYY-MM-DDTHH:MM:SS``
+    (a date alone is its midnight; a time without zone is taken as UTC); '' if it
+    is not ISO 8601."""
+    try:
+        t = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if t.tzinfo is not None:
+        t = t.astimezone(timezone.utc).replace(tzinfo=None)
+    return t.isoformat(timespec="seconds")
+
+
+def presentation_of(value) -> str:
+    """A presentation name as the site says it: 'colour', 'grey' or 'all' (BSDS300
+    ``color``/``gray``; anything else, or nothing, is colour: the BSDS500 ground truth)."""
+    v = str(value or "").strip().lower()
+    if v in ("gray", "grey", "grayscale", "greyscale"):
+        return "grey"
+    return "all" if v == "all" else "colour"
 
 
 def slugify(text: str, taken: set) -> str:
@@ -124,6 +285,11 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     else the folder name. Predictions (for the per-image pictures) are found in
     ``pred_dir`` if given, else ``meta.json``'s ``pred_dir``, ``RUN_DIR/predictions``,
     ``RUN_DIR/pred``, or the ``pred_dir`` recorded in the result's provenance.
+
+    The date (:attr:`Run.date`) is ``meta.json``'s (a submission's), else the
+    ``provenance.created`` of the result; the presentation (the BSDS300 segmentations
+    the run was scored against) is ``meta.json``'s ``presentation``, else the one the
+    result records, else colour.
     """
     d = Path(run_dir)
     if not d.is_dir():
@@ -151,9 +317,14 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     recorded = next((r.get("name") for r in (boundary, region)
                      if r is not None and isinstance(r.get("name"), str)
                      and r.get("name").strip()), "")
+    created = next((r["provenance"]["created"] for r in (boundary, region)
+                    if r is not None and isinstance(r.get("provenance"), dict)
+                    and isinstance(r["provenance"].get("created"), str)), "")
     run = Run(d, text("name") or recorded.strip() or d.resolve().name,
-              about_html=text("about_html"),
-              kind=text("kind"), date=text("date"), boundary=boundary, region=region)
+              about_html=text("about_html"), kind=text("kind"),
+              date=text("date") or created.strip(), boundary=boundary, region=region)
+    run.presentation = presentation_of(meta.get("presentation")
+                                       or run.params.get("presentation"))
     for family in ("boundary", "region"):
         run.per_item(family)
     run.pred_dir = _find_pred_dir(d, meta, run.params, pred_dir)
@@ -166,6 +337,104 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     return run
 
 
+def restrict_run(run: Run, ids) -> None:
+    """Make the run's figures those of the images the site shows (``ids``).
+
+    Where the run evaluated exactly images that are shown, its own figures stand.
+    Where it evaluated others too (``--max-images``, or a split that differs), each
+    family's figures and curves are recomputed from the run's official per-image files
+    (``<iid>_ev1.txt``; ``<iid>_ev2/3/4.txt``) on the shown images it has, with the
+    benchmark's own summaries (:func:`segbench.boundary.summarize`,
+    :func:`segbench.region.summarize`); if those files are missing the figures stay the
+    run's own and :class:`Scope` ``stale`` says so, for the pages to flag.
+    """
+    shown = list(ids)
+    for family, res in (("boundary", run.boundary), ("region", run.region)):
+        if res is None:
+            continue
+        rows = run.per_item(family)
+        have = [i for i in shown if i in rows]
+        sc = Scope(n_run=len(rows), n_scored=len(have))
+        run.scope[family] = sc
+        if len(have) == len(rows):          # every image the run has is shown
+            continue
+        keys = list(res.get("metrics", {}))
+        try:
+            metrics, curves = _recompute(family, run.dir, have, run.params)
+        except (InputError, OSError, ValueError):
+            sc.stale = True
+            continue
+        sc.recomputed = True
+        run.shown.update({k: metrics.get(k, math.nan) for k in keys})
+        run.shown_curves[family] = curves
+
+
+def _recompute(family: str, folder: Path, ids: list, params: dict) -> tuple[dict, dict]:
+    """Headline figures and curves of a family on ``ids`` from the run's per-image files
+    (NaN throughout for no image), with the summary parameters the run recorded (the
+    F-measure's ``alpha``, a ``calibrated_threshold``)."""
+    if not ids:
+        return {}, {}
+    if family == "boundary":
+        from ..boundary import summarize
+        from .official import read_ev1
+        s = summarize([read_ev1(folder / f"{iid}_ev1.txt") for iid in ids], ids,
+                      alpha=params.get("alpha", 0.5),
+                      calibrated_threshold=params.get("calibrated_threshold"))
+        return s.metrics(), {"thresholds": s.thresholds.tolist(),
+                             "recall": s.recall.tolist(),
+                             "precision": s.precision.tolist(), "f": s.f.tolist()}
+    from ..region import summarize as summarize_region
+    from .official_region import read_region_image_files
+    s = summarize_region([read_region_image_files(folder, iid) for iid in ids], ids)
+    return s.metrics(), {"thresholds": s.thresholds.tolist(),
+                         "covering": s.covering.tolist(), "pri": s.pri.tolist(),
+                         "vi": s.vi.tolist()}
+
+
+def downloads(run: Run) -> list[Path]:
+    """The run's files offered for download (:data:`DOWNLOADS` present in its folder, as
+    regular files; symbolic links are not followed out of the run folder)."""
+    out = []
+    for name in DOWNLOADS:
+        p = run.dir / name
+        if p.is_file() and not p.is_symlink():
+            out.append(p)
+    return out
+
+
+def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
+    """HOOK for the ranking's "vs. next" column: one cell per ranked run, comparing it
+    with the run ranked just below it.
+
+    ``ranked`` are the runs of one ranking (one presentation), best first, with their
+    figures restricted to the images shown (``ids``, sorted; see :func:`restrict_run`
+    and :attr:`Run.scope`). Return, per run, ``(text, sort_value)`` such as
+    ``("p = 0.012", 0.012)``, or None for an empty cell (the last run has no next row).
+    The column appears on the ranking only when some cell has text; it sorts by
+    ``sort_value``.
+
+    Each cell is the two-sided p-value of the paired bootstrap of the boundary ODS
+    difference between the run and the next one (:func:`segbench.compare.compare`,
+    1000 draws, seed 0, on the images shown), Holm-corrected across the ranking's
+    adjacent pairs; empty where either run has no boundary records in its folder.
+    """
+    from ..compare import compare, holm
+    from ..errors import InputError
+    pvalues = []
+    for a, b in zip(ranked, ranked[1:]):
+        try:
+            res = compare(a.dir, b.dir, ids=[str(i) for i in ids])
+            pvalues.append(res["pairs"][0]["bootstrap"]["ODS"]["p"])
+        except (InputError, KeyError):
+            pvalues.append(math.nan)
+    cells: list = []
+    for p in holm(pvalues):
+        cells.append(None if math.isnan(p) else (f"p = {p:.3f}" if p >= 0.001
+                                                 else f"p = {p:.0e}", p))
+    return cells + [None] * (len(ranked) - len(cells))
+
+
 def rank_runs(runs: list[Run]) -> list[Run]:
     """Best first: boundary ODS, then region covering ODS, then name (NaN last)."""
     def key(r: Run):
@@ -173,3 +442,9 @@ def rank_runs(runs: list[Run]) -> list[Run]:
         return (math.isnan(ods), -ods if not math.isnan(ods) else 0.0,
                 math.isnan(cov), -cov if not math.isnan(cov) else 0.0, r.name, r.slug)
     return sorted(runs, key=key)
+
+
+def by_date(runs: list[Run]) -> list[Run]:
+    """Oldest first, as the runs were benchmarked (:attr:`Run.date`); undated last,
+    ties by name."""
+    return sorted(runs, key=lambda r: (r.date_key == "", r.date_key, r.name, r.slug))

@@ -3,26 +3,31 @@
 What the original BSDS pages offered, generated from a lab's own results:
 
 - ``index.html``: the ranking by algorithm (boundary ODS/OIS/AP/R50 and the region
-  measures where present, the human row on top) and one PR plot overlaying every
-  algorithm with iso-F curves and the human point.
-- ``algorithms/``: per algorithm its PR curve, its per-image scores (sortable), its
-  name and sanitized about text.
+  measures where present, recorded intervals under them, the date benchmarked, the
+  human row on top), one per presentation of the BSDS300 (colour, greyscale), and a PR
+  plot per ranking overlaying every algorithm with iso-F curves and the human point.
+- ``algorithms/``: the algorithms in the order they were benchmarked; per algorithm its
+  PR curve, its per-image scores (sortable), its name, sanitized about text, and its
+  result files for download (``downloads/<slug>/``, copied byte for byte).
 - ``images/``: every image ordered by the best F any algorithm reached on it (hard
   first in ``index.html``, easy first in ``easy.html``); per image the photo, every
   human segmentation (boundaries and a coloured region map) and each algorithm's
   output with a true-positive/false-positive/miss overlay at its ODS threshold.
-- ``subjects/``: every segmentation a person made, where subjects are known.
+- ``subjects/``: every segmentation a person made, each with its score against the
+  other segmentations of the same image and presentation, where subjects are known.
 - ``human.html``: each annotator scored against the others.
 
-Links are relative, so the pages work from the file system and from :func:`serve`.
-Every user string is escaped (Jinja2 autoescape); ``about_html`` is reduced to an
-allow-list. The output is deterministic: the same inputs give the same bytes.
+Every figure is computed on the images the site shows: a run that evaluated more is
+rescored from its per-image files, or flagged where it has none
+(:func:`segbench.report._site_runs.restrict_run`). Links are relative, so the pages
+work from the file system and from :func:`serve`, and at a phone's width. Every user
+string is escaped (Jinja2 autoescape); ``about_html`` is reduced to an allow-list. The
+output is deterministic: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
 
 import errno
-
 import math
 import shutil
 import sys
@@ -37,9 +42,11 @@ from ..datasets.bsds import valid_iid
 from ..errors import InputError
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
-from ._site_images import ImageTask, RunSpec, render_image
-from ._site_runs import (BOUNDARY_COLUMNS, REGION_COLUMNS, Run, load_run, num, rank_runs,
-                         slugify)
+from ._site_images import (ImageTask, RunSpec, group_members, presentation_group,
+                           render_image)
+from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS, Run, by_date,
+                         date_key, downloads, load_run, num, rank_runs, restrict_run,
+                         slugify, vs_next)
 
 __all__ = ["build_site", "make_server", "serve"]
 
@@ -97,7 +104,7 @@ def _copy_static(out: Path) -> None:
 def _curve(run: Run) -> dict | None:
     if run.boundary is None:
         return None
-    c = run.boundary.get("curves") or {}
+    c = run.curves("boundary")
     r = np.array([num(v) for v in c.get("recall", [])], float)
     p = np.array([num(v) for v in c.get("precision", [])], float)
     if r.size == 0 or r.size != p.size:
@@ -109,35 +116,76 @@ def _curve(run: Run) -> dict | None:
     return out
 
 
-def _human_summary(infos: dict) -> dict:
-    """Pooled human figures, per-subject and per-(image, annotator) rows."""
+#: How the pages name each presentation's ranking.
+GROUP_TITLES = {"colour": "Colour images", "grey": "Greyscale images",
+                "all": "Colour and greyscale segmentations together"}
+GROUP_LEDES = {
+    "colour": "Algorithms scored against the segmentations people made on the colour "
+              "images; the human row scores each of those against the other colour "
+              "segmentations of the same image.",
+    "grey": "Algorithms scored against the segmentations people made on the greyscale "
+            "images (as the BSDS300 grey benchmark); the human row scores each of those "
+            "against the other greyscale segmentations of the same image.",
+    "all": "Algorithms scored against every segmentation of each image, colour and "
+           "greyscale; the human row scores each against all the others.",
+}
+
+
+def _members(info, group) -> list[int]:
+    return group_members([a["kind"] for a in info["annotators"]], group)
+
+
+def _seg_scores(info, k) -> dict:
+    """One human segmentation against the others of its presentation."""
+    scored = info["n_others"][k] >= 1
+    r, p, f = _prf(info["human"][k]) if scored else (math.nan,) * 3
+    g = info["human_region"][k]
+    return {"recall": r, "precision": p, "f": f, "covering": _ratio(g[0], g[1]),
+            "pri": g[4], "vi": g[5], "n_others": info["n_others"][k]}
+
+
+def _human_group(infos: dict, group: str) -> dict:
+    """Pooled human figures of one presentation: each of its segmentations scored
+    against the others of the same presentation of the same image (for 'all': against
+    every other segmentation)."""
     from ..region import summarize_human_region
     total = np.zeros(4, np.int64)
-    tables, pairs, subjects = [], [], {}
+    tables, n_images, n_segs = [], 0, 0
+    for info in infos.values():
+        if group == "all":
+            idx = list(range(len(info["annotators"])))
+            rows, reg = info.get("human_all", []), info.get("human_all_region", [])
+        else:
+            idx = _members(info, group)
+            rows, reg = info["human"], info["human_region"]
+        if len(idx) < 2:
+            continue
+        n_images += 1
+        n_segs += len(idx)
+        total += np.asarray(rows, np.int64).reshape(-1, 4)[idx].sum(axis=0)
+        tables.append(np.asarray(reg, float).reshape(-1, 6)[idx])
+    r, p, f = _prf(total)
+    return {"key": group, "title": GROUP_TITLES[group], "recall": r, "precision": p,
+            "F": f, "counts": total.tolist(),
+            "region": summarize_human_region(tables) if tables else None,
+            "n_images": n_images, "n_segs": n_segs}
+
+
+def _human_summary(infos: dict, groups: list) -> dict:
+    """Pooled human figures per presentation, per subject, per (image, segmentation)."""
+    pairs, subjects = [], {}
     for iid, info in infos.items():
-        rows = np.asarray(info["human"], np.int64).reshape(-1, 4)
-        reg = np.asarray(info["human_region"], float).reshape(-1, 6)
-        if rows.shape[0] >= 2:
-            total += rows.sum(axis=0)
-        if reg.shape[0]:
-            tables.append(reg)
-        for k, (row, ann) in enumerate(zip(rows, info["annotators"])):
-            if rows.shape[0] < 2:
-                break
-            r, p, f = _prf(row)
-            g = reg[k] if k < reg.shape[0] else np.full(6, np.nan)
-            pair = {"iid": iid, "key": info["key"], "k": k, "subject": ann["subject"],
-                    "subject_key": ann["subject_key"], "kind": ann["kind"], "recall": r,
-                    "precision": p, "f": f, "covering": _ratio(g[0], g[1]),
-                    "pri": g[4], "vi": g[5]}
-            pairs.append(pair)
+        for k, ann in enumerate(info["annotators"]):
+            if info["n_others"][k] < 1:
+                continue
+            sc = _seg_scores(info, k)
+            pairs.append({"iid": iid, "key": info["key"], "k": k, "subject": ann["subject"],
+                          "subject_key": ann["subject_key"], "kind": ann["kind"], **sc})
             if ann["subject"] is not None:
                 s = subjects.setdefault(ann["subject"], {"counts": np.zeros(4, np.int64),
                                                          "reg": []})
-                s["counts"] += row
-                s["reg"].append(g)
-    r, p, f = _prf(total)
-    region = summarize_human_region(tables) if tables else None
+                s["counts"] += np.asarray(info["human"][k], np.int64)
+                s["reg"].append(info["human_region"][k])
     per_subject = {}
     for uid, s in subjects.items():
         sr, sp, sf = _prf(s["counts"])
@@ -146,9 +194,8 @@ def _human_summary(infos: dict) -> dict:
         per_subject[uid] = {"recall": sr, "precision": sp, "f": sf, "covering": cov,
                             "pri": float(np.nanmean(reg[:, 4])) if reg.shape[0] else math.nan,
                             "vi": float(np.nanmean(reg[:, 5])) if reg.shape[0] else math.nan}
-    return {"recall": r, "precision": p, "F": f, "counts": total.tolist(),
-            "region": region, "pairs": pairs, "subjects": per_subject,
-            "n_images": sum(1 for i in infos.values() if len(i["human"]) >= 2)}
+    return {"groups": {g: _human_group(infos, g) for g in groups}, "pairs": pairs,
+            "subjects": per_subject}
 
 
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
@@ -161,12 +208,13 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     ----------
     dataset_root : path
         A BSDS500 (``images/`` + ``groundTruth/``) or BSDS300 (``images/`` +
-        ``human/``) dataset; see :mod:`segbench.report._site_data`.
+        ``human/``, colour and greyscale segmentations) dataset; see
+        :mod:`segbench.report._site_data`.
     run_dirs : sequence of paths
         Run folders written by ``segbench boundary``/``region``/``all``/``submit``
         (``result.json``, ``result_region.json``, optional ``meta.json`` with name,
-        about_html, kind, date). May be empty: the site then shows the dataset and
-        the human figures.
+        about_html, kind, date, presentation). May be empty: the site then shows the
+        dataset and the human figures.
     out_dir : path
         Site folder: created, or rebuilt if it holds a site built before; any other
         non-empty folder is refused.
@@ -182,7 +230,10 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     progress : bool, default True
         Progress bar on stderr.
     max_images : int, optional
-        Only the first N images of the split (sorted ids): a quick preview.
+        Only the first N images of the split (sorted ids): a quick preview. Every
+        figure is then computed on those N images: the runs' scores are recomputed
+        from their per-image files (:func:`segbench.report._site_runs.restrict_run`);
+        where a run folder has none, its figures are flagged as the run's own.
 
     Returns
     -------
@@ -194,18 +245,20 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     ds = open_dataset(Path(dataset_root), split)
     ids = list(ds.ids[:max_images] if max_images else ds.ids)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
-    runs, taken = [], set()
+    # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
+    runs, taken = [], {"index", "pr", "pr-grey", "pr-all"}
     for d in run_dirs:
         run = load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
         run.slug = slugify(run.name, taken)
+        restrict_run(run, ids)
         runs.append(run)
-    ranked = rank_runs(runs)
     out = Path(out_dir)
     _prepare_out(out)
 
     keys, key_taken = {}, set()
     for iid in ids:
         keys[iid] = _key(iid, key_taken)
+    all_group = any(r.presentation == "all" for r in runs)
     tasks = []
     for iid in ids:
         rs = []
@@ -215,8 +268,8 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
             rs.append(RunSpec(run.slug, None if path is None else str(path),
                               run.overlay_threshold(), bool(params.get("thin", True)),
                               float(params.get("max_dist", DEFAULT_MAX_DIST)),
-                              run.boundary is None))
-        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
+                              run.boundary is None, run.presentation))
+        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs), all_group))
     infos = {}
     for info in map_items(render_image, tasks, workers=workers, progress=progress,
                           desc="site"):
@@ -232,8 +285,11 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
             if uid is not None and uid not in subject_keys:
                 subject_keys[uid] = _key(uid, subj_taken)
             ann["subject_key"] = subject_keys.get(uid)
-    human = _human_summary(infos)
-    _write_pages(out, ds, ids, infos, runs, ranked, human, subject_keys,
+    present = {presentation_group(a["kind"]) for i in infos.values()
+               for a in i["annotators"]} | {r.presentation for r in runs}
+    groups = [g for g in PRESENTATIONS if g in present] or ["colour"]
+    human = _human_summary(infos, groups)
+    _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys,
                  title or f"segbench: {ds.name}")
     if progress:
         print(f"site: {out / 'index.html'}", file=sys.stderr)
@@ -270,7 +326,54 @@ def _order(entries, hard_first: bool):
     return sorted(entries, key=k)
 
 
-def _write_pages(out, ds, ids, infos, runs, ranked, human, subject_keys, title):
+def _show_date(text: str) -> str:
+    """The day of an ISO date or time (as given if it is not ISO 8601)."""
+    key = date_key(text)
+    return key[:10] if key else text
+
+
+def _copy_downloads(out: Path, run: Run) -> list[dict]:
+    """Copy the run's result files into ``downloads/<slug>/`` (same bytes); their
+    links relative to the run's page, names and sizes."""
+    files = downloads(run)
+    if not files:
+        return []
+    dst = out / "downloads" / run.slug
+    dst.mkdir(parents=True, exist_ok=True)
+    got = []
+    for src in files:
+        data = src.read_bytes()
+        (dst / src.name).write_bytes(data)
+        got.append({"name": src.name, "href": f"../downloads/{run.slug}/{src.name}",
+                    "size": _size(len(data))})
+    return got
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1000 else (f"{n / 1000:.1f} kB" if n < 1_000_000
+                                          else f"{n / 1_000_000:.1f} MB")
+
+
+def _cell(run: Run, key: str) -> dict:
+    return {"key": key, "value": run.metric(key), "iv": run.interval(key),
+            "stale": run.stale(key)}
+
+
+def _ci_text(runs) -> str:
+    """How the ranking names the intervals it shows ('' when there are none)."""
+    levels = set()
+    for r in runs:
+        if r.has_intervals():
+            ci = r.ci("boundary" if r.has_intervals("boundary") else "region")
+            levels.add(num(ci.get("level")))
+    if not levels:
+        return ""
+    if len(levels) == 1 and not math.isnan(next(iter(levels))):
+        return f"{next(iter(levels)) * 100:g}% bootstrap intervals over images"
+    return "bootstrap intervals over images (levels as each algorithm's page says)"
+
+
+def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
     env = environment()
     _copy_static(out)
     (out / "plots").mkdir(exist_ok=True)
@@ -278,63 +381,104 @@ def _write_pages(out, ds, ids, infos, runs, ranked, human, subject_keys, title):
         (out / sub).mkdir(exist_ok=True)
 
     from ..boundary import plot_pr
-    hpoint = ((human["recall"], human["precision"], human["F"])
-              if not math.isnan(human["F"]) else None)
-    curve = {r.slug: _curve(r) for r in runs}
-    curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
-    plot_pr(curves, out / "plots" / "pr.png", human=hpoint, title="Boundaries")
-    has_plot = {}
-    for run in runs:
-        c = curve[run.slug]
-        has_plot[run.slug] = c is not None
-        if c is not None:
-            plot_pr([c], out / "plots" / f"{run.slug}.png", human=hpoint)
-
+    multi = len(groups) > 1
+    hpoints = {}
+    for g in groups:
+        h = human["groups"][g]
+        hpoints[g] = ((h["recall"], h["precision"], h["F"])
+                      if not math.isnan(h["F"]) else None)
     has_boundary = any(r.boundary is not None for r in runs)
     has_region = any(r.region is not None for r in runs)
     columns = list(BOUNDARY_COLUMNS if has_boundary or not has_region else ())
     columns += list(REGION_COLUMNS if has_region else ())
-    hr = human["region"] or {}
-    human_metrics = {"ODS": human["F"], "OIS": human["F"],
-                     "covering_ODS": hr.get("covering"), "covering_OIS": hr.get("covering"),
-                     "PRI_ODS": hr.get("PRI"), "PRI_OIS": hr.get("PRI"),
-                     "VI_ODS": hr.get("VI"), "VI_OIS": hr.get("VI")}
-    ranking = [{"rank": i + 1, "name": r.name, "slug": r.slug, "kind": r.kind,
-                "date": r.date, "metrics": {k: r.metric(k) for k, _ in columns}}
-               for i, r in enumerate(ranked)]
+
+    curve = {r.slug: _curve(r) for r in runs}
+    has_plot, rank_of, group_views = {}, {}, []
+    for g in groups:
+        ranked = rank_runs([r for r in runs if r.presentation == g])
+        for pos, r in enumerate(ranked):
+            rank_of[r.slug] = (pos + 1, len(ranked))
+        for r, cell in zip(ranked, vs_next(ranked, ids)):
+            if cell:
+                r.vs_next, r.vs_next_value = str(cell[0]), num(cell[1])
+        plot = "pr.png" if g == "colour" else f"pr-{g}.png"
+        curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
+        plot_pr(curves, out / "plots" / plot, human=hpoints[g],
+                title="Boundaries" + (f" ({GROUP_TITLES[g].lower()})" if multi else ""))
+        for r in ranked:
+            c = curve[r.slug]
+            has_plot[r.slug] = c is not None
+            if c is not None:
+                plot_pr([c], out / "plots" / f"{r.slug}.png", human=hpoints[g])
+        h = human["groups"][g]
+        hr = h["region"] or {}
+        notes = [{"slug": r.slug, "name": r.name, "text": t}
+                 for r in ranked for t, c in r.scope_notes(len(ids)) if c]
+        group_views.append({
+            "key": g, "title": GROUP_TITLES[g], "lede": GROUP_LEDES[g],
+            "table_id": "ranking" if g == "colour" else f"ranking-{g}", "plot": plot,
+            "human": h,
+            "human_metrics": {"ODS": h["F"], "OIS": h["F"],
+                              "covering_ODS": hr.get("covering"),
+                              "covering_OIS": hr.get("covering"),
+                              "PRI_ODS": hr.get("PRI"), "PRI_OIS": hr.get("PRI"),
+                              "VI_ODS": hr.get("VI"), "VI_OIS": hr.get("VI")},
+            "ranking": [{"rank": i + 1, "name": r.name, "slug": r.slug, "kind": r.kind,
+                         "date": _show_date(r.date), "date_full": r.date,
+                         "date_key": r.date_key,
+                         "cells": [_cell(r, k) for k, _ in columns],
+                         "vs_next": r.vs_next, "vs_next_value": r.vs_next_value,
+                         "flagged": any(c for _, c in r.scope_notes(len(ids)))}
+                        for i, r in enumerate(ranked)],
+            "has_vs_next": any(r.vs_next for r in ranked),
+            "ci_text": _ci_text(ranked), "notes": notes})
     entries = _image_entries(ids, infos, runs)
     hard, easy = _order(entries, True), _order(entries, False)
     base = {"site_title": title, "version": __version__, "has_subjects": ds.has_subjects,
-            "dataset": ds.name, "n_images": len(ids), "has_region": has_region}
+            "dataset": ds.name, "n_images": len(ids), "has_region": has_region,
+            "multi": multi}
 
     def write(rel: str, template: str, **ctx):
         depth = rel.count("/")
         html = env.get_template(template).render(root="../" * depth, **base, **ctx)
         (out / rel).write_text(html, encoding="utf-8")
 
-    write("index.html", "home.html", page="home", columns=columns, ranking=ranking,
-          human=human, human_metrics=human_metrics, hard=hard[:6], easy=easy[:6])
+    write("index.html", "home.html", page="home", columns=columns, groups=group_views,
+          n_runs=len(runs),
+          any_flagged=any(r["flagged"] for v in group_views for r in v["ranking"]),
+          any_recomputed=any(sc.recomputed for r in runs for sc in r.scope.values()),
+          hard=hard[:6], easy=easy[:6])
     write("algorithms/index.html", "algorithms.html", page="algorithms",
-          runs=[{"name": r.name, "slug": r.slug, "kind": r.kind, "date": r.date,
+          runs=[{"name": r.name, "slug": r.slug, "kind": r.kind,
+                 "presentation": r.presentation, "date": _show_date(r.date),
+                 "date_full": r.date, "date_key": r.date_key,
                  "ods": r.metric("ODS"), "cov": r.metric("covering_ODS"),
-                 "n_pred": len(r.preds)} for r in runs])
+                 "n_pred": len(r.preds)} for r in by_date(runs)])
     for run in runs:
-        _write_algorithm(write, run, ids, infos, has_plot[run.slug], columns,
-                         ranked.index(run) + 1)
+        _write_algorithm(write, out, run, ids, infos, has_plot[run.slug], rank_of[run.slug],
+                         multi)
     for name, order, hard_first in (("index.html", hard, True), ("easy.html", easy, False)):
         write(f"images/{name}", "images.html", page="images", entries=order,
               hard_first=hard_first)
+    ranked_all = [r for g in groups for r in rank_runs([x for x in runs
+                                                        if x.presentation == g])]
     for pos, e in enumerate(hard):
-        _write_image(write, e, infos[e["iid"]], ranked,
+        _write_image(write, e, infos[e["iid"]], ranked_all,
                      hard[pos - 1] if pos > 0 else None,
                      hard[pos + 1] if pos + 1 < len(hard) else None)
     write("human.html", "human.html", page="human", human=human, subject_keys=subject_keys,
+          groups=[human["groups"][g] for g in groups],
           pairs=sorted(human["pairs"], key=lambda p: (p["iid"], p["k"])))
     if ds.has_subjects:
         _write_subjects(write, infos, ids, human, subject_keys)
 
 
-def _write_algorithm(write, run, ids, infos, has_plot, columns, rank):
+_SHOWN = ("ODS", "ODS_threshold", "ODS_recall", "ODS_precision", "OIS", "AP", "R50",
+          "covering_ODS", "covering_OIS", "covering_best", "PRI_ODS", "PRI_OIS", "VI_ODS",
+          "VI_OIS")
+
+
+def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
     bd, rg = run.per_item("boundary"), run.per_item("region")
     rows = []
     for iid in ids:
@@ -346,33 +490,32 @@ def _write_algorithm(write, run, ids, infos, has_plot, columns, rank):
                      "precision": num(b.get("precision")), "f": num(b.get("f")),
                      "ods_f": ods[2], "covering": num(g.get("ois_covering")),
                      "pri": num(g.get("pri")), "vi": num(g.get("vi"))})
-    m = {k: run.metric(k) for k in ("ODS", "ODS_threshold", "ODS_recall", "ODS_precision",
-                                    "OIS", "AP", "R50", "covering_ODS", "covering_OIS",
-                                    "covering_best", "PRI_ODS", "PRI_OIS", "VI_ODS",
-                                    "VI_OIS")}
+    m = {k: run.metric(k) for k in _SHOWN}
+    iv = {k: run.interval(k) for k in _SHOWN}
+    stale = {k: run.stale(k) for k in _SHOWN}
+    cis = [(fam, run.ci(fam)) for fam in ("boundary", "region") if run.has_intervals(fam)]
     params = run.params
     write(f"algorithms/{run.slug}.html", "algorithm.html", page="algorithms",
-          run={"name": run.name, "slug": run.slug, "kind": run.kind, "date": run.date,
-               "about": sanitize_html(run.about_html), "rank": rank,
+          run={"name": run.name, "slug": run.slug, "kind": run.kind,
+               "date": _show_date(run.date), "date_full": run.date,
+               "presentation": run.presentation,
+               "group_title": GROUP_TITLES[run.presentation] if multi else "",
+               "about": sanitize_html(run.about_html), "rank": rank[0], "of": rank[1],
                "has_boundary": run.boundary is not None,
                "has_region": run.region is not None, "has_plot": has_plot,
                "n_pred": len(run.preds),
-               "n_thresholds": len(((run.boundary or run.region or {}).get("curves") or {})
-                                   .get("thresholds") or []),
-               "max_dist": params.get("max_dist")},
-          m=m, rows=rows)
+               "n_thresholds": len(run.curves("boundary" if run.boundary is not None
+                                              else "region").get("thresholds") or []),
+               "max_dist": params.get("max_dist"),
+               "notes": run.scope_notes(len(ids)), "cis": cis,
+               "downloads": _copy_downloads(out, run)},
+          m=m, iv=iv, stale=stale, rows=rows)
 
 
 def _write_image(write, entry, info, ranked, prev, nxt):
     iid = entry["iid"]
-    humans = []
-    rows = np.asarray(info["human"], np.int64).reshape(-1, 4)
-    reg = np.asarray(info["human_region"], float).reshape(-1, 6)
-    for k, ann in enumerate(info["annotators"]):
-        r, p, f = _prf(rows[k]) if rows.shape[0] >= 2 else (math.nan,) * 3
-        g = reg[k] if k < reg.shape[0] else np.full(6, np.nan)
-        humans.append({"k": k, **ann, "recall": r, "precision": p, "f": f,
-                       "covering": _ratio(g[0], g[1]), "pri": g[4], "vi": g[5]})
+    humans = [{"k": k, **ann, **_seg_scores(info, k)}
+              for k, ann in enumerate(info["annotators"])]
     algs = []
     for run in ranked:
         b = run.per_item("boundary").get(iid, {})
@@ -380,6 +523,7 @@ def _write_image(write, entry, info, ranked, prev, nxt):
         got = info["runs"].get(run.slug) or {}
         ods = _prf(got["counts"]) if got.get("counts") else (math.nan,) * 3
         algs.append({"name": run.name, "slug": run.slug, "output": got.get("output", False),
+                     "presentation": run.presentation,
                      "threshold": run.overlay_threshold(), "ods_r": ods[0],
                      "ods_p": ods[1], "ods_f": ods[2], "ois_f": num(b.get("f")),
                      "covering": num(g.get("ois_covering")), "pri": num(g.get("pri")),
@@ -397,13 +541,16 @@ def _write_subjects(write, infos, ids, human, subject_keys):
                 continue
             segs.setdefault(ann["subject"], []).append(
                 {"iid": iid, "key": info["key"], "k": k, "kind": ann["kind"],
-                 "photo": info["photo"]})
+                 "photo": info["photo"], **_seg_scores(info, k)})
+
     def order(uid):
         return (0, int(uid), uid) if uid.isdigit() else (1, 0, uid)
     subjects = []
     for uid in sorted(segs, key=order):
         s = human["subjects"].get(uid, {})
+        kinds = sorted({g["kind"] for g in segs[uid] if g["kind"]})
         subjects.append({"uid": uid, "key": subject_keys[uid], "n": len(segs[uid]),
+                         "kinds": ", ".join(kinds),
                          "f": s.get("f", math.nan), "covering": s.get("covering", math.nan)})
     write("subjects/index.html", "subjects.html", page="subjects", subjects=subjects)
     for s in subjects:

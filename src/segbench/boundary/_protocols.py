@@ -1,0 +1,411 @@
+"""The boundary protocols as presets: BSR (BSDS500, 2013) and BSDS300 (segbench 1.2.0).
+
+Both protocols share the matcher (``correspondPixels.cc``, ``match.cc`` and ``match.hh``
+are identical in the two archives apart from line endings), the counting rule
+(a detected pixel counts if it matches any annotator, recall pools the annotators) and
+the interpolated best-F search (``maxF``). They differ in where the human maps come
+from and whether they are thinned, in the number of thresholds, in what is reported,
+and in how the human score is formed. :data:`PROTOCOLS` holds each protocol's
+parameters under the boundary family's names; :data:`SOURCES` names the line of the
+official code each value comes from. The pure functions below are what the BSDS300
+protocol needs beyond the BSR kernels: its boundary map of a segmentation
+(:func:`seg2bmap`, :func:`human_boundary_map`), its upsampling of a smaller soft map
+(:func:`upsample_nearest`), and each subject's counts against the other subjects of
+an image (:func:`subject_counts`), which the BSDS300 site listed per image and pooled
+per presentation.
+
+Sources, as read (never copied):
+
+- segbench 1.2.0 (``VERSION``), the BSDS300 code, in a public mirror
+  (``bcmi/Image-Harmonization-Dataset-iHarmony4`` @ 0bdb51d, folder
+  ``Lalonde and Efros/colorStatistics/3rd_party/segmentationBerkeley``; its
+  ``lib/matlab`` copies are identical to the sources cited here).
+- BSR, the BSDS500 benchmark of January 2013, in the BIDS mirror
+  (``BIDS/BSDS500`` @ a04b7c6, ``bench/benchmarks`` and ``bench/source``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ._correspond import DEFAULT_MAX_DIST
+from ._counts import human_counts
+from ._summary import bsr_ratio, f_measure
+from ._thin import thin
+
+__all__ = ["PROTOCOLS", "SOURCES", "SubjectCounts", "by_presentation",
+           "human_boundary_map", "pool_subjects", "protocol", "seg2bmap",
+           "subject_counts", "upsample_nearest"]
+
+_S300 = "segbench-1.2.0 "
+_BSR = "BSR "
+
+#: Each protocol's parameters, under the boundary families' names.
+#:
+#: Record parameters (they change the per-image counts): ``nthresh``, ``max_dist``,
+#: ``thin`` (thin each thresholded map), ``thin_gt`` (thin each human map before
+#: matching), ``upsample`` (how a soft map smaller than the ground truth is brought to
+#: its size: ``'nearest'`` or None to refuse it), ``lone`` (the human score of an
+#: image with one annotator: ``'count'`` or ``'skip'``, see :func:`human_counts`).
+#: Summary parameters: ``alpha`` (F-measure weight), ``reported`` (the scores the
+#: protocol's own code computes; others segbench adds are extensions), ``ranking``
+#: (the score its site ranked algorithms by), ``presentations`` (the ground-truth
+#: presentations scored separately, None where the ground truth has none).
+PROTOCOLS: dict[str, dict] = {
+    "bsr": {
+        "nthresh": 99,
+        "max_dist": DEFAULT_MAX_DIST,
+        "thin": True,
+        "thin_gt": False,
+        "upsample": None,
+        "lone": "skip",
+        "alpha": 0.5,
+        "reported": ("ODS", "OIS", "AP"),
+        "ranking": "ODS",
+        "presentations": None,
+    },
+    "bsds300": {
+        "nthresh": 30,
+        "max_dist": DEFAULT_MAX_DIST,
+        "thin": True,
+        "thin_gt": True,
+        "upsample": "nearest",
+        "lone": "count",
+        "alpha": 0.5,
+        "reported": ("ODS",),
+        "ranking": "ODS",
+        "presentations": ("gray", "color"),
+    },
+}
+
+#: Where each value of :data:`PROTOCOLS` comes from (file:line in the archives above).
+SOURCES: dict[str, dict[str, str]] = {
+    "bsr": {
+        "nthresh": _BSR + "evaluation_bdry_image.m:27 `if nargin<4, nthresh = 99`; "
+                          "thresholds :48 `linspace(1/(nthresh+1),1-1/(nthresh+1),"
+                          "nthresh)`",
+        "max_dist": _BSR + "evaluation_bdry_image.m:26 `maxDist = 0.0075`, passed to "
+                           "correspondPixels at :83; outlier cost: correspondPixels.cc:11 "
+                           "`outlierCostDefault = 100`",
+        "thin": _BSR + "evaluation_bdry_image.m:25 `thinpb = 1`; :72-74 "
+                       "`bwmorph(bmap, 'thin', inf)` after thresholding (:66)",
+        "thin_gt": _BSR + "evaluation_bdry_image.m:83,87 `groundTruth{i}.Boundaries` "
+                          "matched and counted as stored",
+        "upsample": _BSR + "correspondPixels.cc:41-44 'bmap1 and bmap2 must be the same "
+                           "size' (no resizing anywhere in the BSR scripts)",
+        "lone": "BSR has no human script; segbench's own convention (zeros)",
+        "alpha": _BSR + "collect_eval_bdry.m:124-125 `f = 2*p.*r./(p+r+((p+r)==0))`",
+        "reported": _BSR + "collect_eval_bdry.m:115 eval_bdry.txt = bestT bestR bestP "
+                           "bestF (ODS, :73-76) R_max P_max F_max (OIS, :65-69, :94-96) "
+                           "Area_PR (AP, :98-108)",
+        "ranking": "BSDS500 page and Arbelaez et al. 2011, Table 1 (ODS F)",
+        "presentations": _BSR + "evaluation_bdry_image.m:42 `load(gtFile)`: one "
+                                "groundTruth cell per image, no presentation",
+    },
+    "bsds300": {
+        "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `if nargin<3, nthresh=30; "
+                           "end`; thresholds Benchmark/boundaryPR.m:29 "
+                           "`linspace(1/(nthresh+1),1-1/(nthresh+1),nthresh)` (as BSR)",
+        "max_dist": _S300 + "Benchmark/boundaryPR.m:61 `correspondPixels(bmap,"
+                            "bmaps{i})` with the compiled defaults, "
+                            "Benchmark/correspondPixels.cc:10-11 `maxDistDefault = "
+                            "0.0075`, `outlierCostDefault = 100` (the help text, "
+                            "correspondPixels.m, says 0.01)",
+        "thin": _S300 + "Benchmark/boundaryPR.m:51-53 threshold, then "
+                        "`bwmorph(bmap,'thin',inf)`, always (CHANGELOG 1.2.0: moved "
+                        "after thresholding)",
+        "thin_gt": _S300 + "Benchmark/boundaryPR.m:32-40 `bmaps{i} = "
+                           "seg2bmap(segs{i},width,height)`, then "
+                           "`bmaps{i} .* bwmorph(bmaps{i},'thin',inf)`",
+        "upsample": _S300 + "Benchmark/boundaryBench.m:37-43 `imresize(pb,"
+                            "size(segs{1}),'nearest')` when numel(pb) < "
+                            "numel(segs{1}); an error when larger",
+        "lone": _S300 + "Benchmark/boundaryBenchHuman.m:34-42 leave-one-out via "
+                        "boundaryPR; with no other subject, boundaryPR.m:58-70 counts "
+                        "sumP only",
+        "alpha": _S300 + "Benchmark/boundaryBench.m:105-106 "
+                         "`f = 2*p.*r./(p+r+((p+r)==0))`",
+        "reported": _S300 + "Benchmark/boundaryBench.m:82-100 score.txt = bestT bestR "
+                            "bestP bestF of the pooled curve (maxF :109-127, identical "
+                            "to BSR's); scores.txt :55-75 per image; no OIS, no AP",
+        "ranking": _S300 + "Benchmark/boundaryBenchHtml.m:65-73 algorithms sorted by "
+                           "score.txt column 4 (F), printed `%4.2f` (:108-115); the "
+                           "Humans row (:103-107) is human/score.txt column 3",
+        "presentations": _S300 + "Dataset/segFilename.m:17 "
+                                 "`human/<present>/<uid>/<iid>.seg`; "
+                                 "Dataset/readSegs.m:10-24; boundaryBench.m:35 and "
+                                 "boundaryBenchHuman.m:25 `readSegs(pres,iid)`; "
+                                 "boundaryBenchHtml.m:10 "
+                                 "`presentations = {'gray','color'}`",
+    },
+}
+
+
+def protocol(name: str) -> dict:
+    """A copy of the preset :data:`PROTOCOLS` ``[name]``; InputError if unknown."""
+    try:
+        return copy.deepcopy(PROTOCOLS[name])
+    except KeyError:
+        raise InputError(f"unknown protocol {name!r}; choose one of "
+                         f"{', '.join(sorted(PROTOCOLS))}") from None
+
+
+# --- human maps ------------------------------------------------------------------------
+
+
+def seg2bmap(seg) -> np.ndarray:
+    """Boundary map of a segmentation, as BSDS300's ``seg2bmap.m`` (same-size output).
+
+    A pixel is marked when its label differs from the pixel to the east, to the south
+    or to the south-east; on the last row only the east neighbour counts, on the last
+    column only the south one, and the bottom-right pixel is never marked
+    (``seg2bmap.m`` lines 31-42).
+
+    Parameters
+    ----------
+    seg : (H, W) array_like of int
+        Label map; only the equality of labels matters.
+
+    Returns
+    -------
+    (H, W) ndarray of bool
+
+    Notes
+    -----
+    Equal to BSR's ``seg2bdry(seg, 'imageSize')`` (:func:`seg2bdry`) on every label
+    map: where a pixel equals both its east and south neighbours, "differs from the
+    south-east" is the same as BSR's "an edge meets at the lower-right corner". Hence
+    ``thin(seg2bmap(s))`` equals the BSDS500 ``Boundaries`` of the same segmentation
+    (checked on the real ``.seg`` files in the tests). The optional ``width, height``
+    arguments of ``seg2bmap.m`` (to shrink the map to a smaller soft map) are not
+    reproduced: ``boundaryBench.m`` upsamples the soft map instead, so they are never
+    used by the benchmark.
+    """
+    s = np.asarray(seg)
+    if s.ndim != 2 or s.size == 0:
+        raise InputError(f"seg must be a nonempty 2-D label map, got shape {s.shape}")
+    b = np.zeros(s.shape, bool)
+    b[:-1, :-1] = ((s[:-1, :-1] != s[:-1, 1:]) | (s[:-1, :-1] != s[1:, :-1])
+                   | (s[:-1, :-1] != s[1:, 1:]))
+    b[-1, :-1] = s[-1, :-1] != s[-1, 1:]
+    b[:-1, -1] = s[:-1, -1] != s[1:, -1]
+    return b
+
+
+def human_boundary_map(seg) -> np.ndarray:
+    """The human map BSDS300 matches against: ``thin(seg2bmap(seg))``.
+
+    As ``boundaryPR.m`` lines 32-40 (``seg2bmap``, then ``bwmorph(.., 'thin', Inf)``),
+    for the ground truth and, in ``boundaryBenchHuman.m``, for the subject scored.
+    """
+    return np.ascontiguousarray(thin(seg2bmap(seg)), dtype=np.bool_)
+
+
+# --- soft maps smaller than the ground truth --------------------------------------------
+
+
+def upsample_nearest(pb, shape) -> np.ndarray:
+    """``imresize(pb, shape, 'nearest')``, as ``boundaryBench.m`` lines 37-43.
+
+    Output pixel ``x`` (1-based) of each axis reads input pixel ``i`` with
+    ``-0.5 <= u - i < 0.5``, ``u = x/scale + 0.5*(1 - 1/scale)``, ``scale = out/in``:
+    the mapping of MATLAB's ``imresize`` (pixel centres aligned), evaluated in the
+    same floating-point order.
+
+    Parameters
+    ----------
+    pb : (h, w) array_like
+        The soft map.
+    shape : (H, W)
+        The ground truth's shape.
+
+    Returns
+    -------
+    (H, W) ndarray, ``pb``'s dtype; ``pb`` itself (as an array) when the shapes agree.
+
+    Raises
+    ------
+    InputError
+        If ``pb`` has more pixels than ``shape`` ("Cannot evaluate pb bigger than
+        segmentations", line 42), as the BSDS300 code; a map with as many pixels but a
+        different shape is refused too (the benchmark fails on it later).
+    """
+    a = np.asarray(pb)
+    out = tuple(int(n) for n in shape)
+    if a.ndim != 2 or len(out) != 2:
+        raise InputError(f"upsample_nearest needs a 2-D map and a 2-D shape, got "
+                         f"{a.shape} and {out}")
+    if a.shape == out:
+        return a
+    if a.size >= out[0] * out[1]:
+        raise InputError(f"cannot evaluate a soft map of shape {a.shape} against ground "
+                         f"truth of shape {out} (the BSDS300 benchmark only upsamples)")
+    idx = [_nearest_indices(a.shape[k], out[k]) for k in (0, 1)]
+    return a[np.ix_(idx[0], idx[1])]
+
+
+def _nearest_indices(n_in: int, n_out: int) -> np.ndarray:
+    """0-based source index of each output pixel (MATLAB ``imresize`` 'nearest')."""
+    scale = n_out / n_in
+    x = np.arange(1, n_out + 1, dtype=np.float64)
+    u = x / scale + 0.5 * (1 - 1 / scale)
+    left = np.floor(u - 0.5)
+    idx = left.copy()
+    for k in (2.0, 1.0, 0.0):           # the candidate the box kernel keeps
+        c = left + k
+        d = u - c
+        idx = np.where((d >= -0.5) & (d < 0.5), c, idx)
+    return np.clip(idx.astype(np.int64) - 1, 0, n_in - 1)
+
+
+# --- the human score, subject by subject ------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class SubjectCounts:
+    """Each subject's counts against the other subjects of one image.
+
+    Attributes
+    ----------
+    users : tuple of (int or None)
+        The subject of each row (None where the ground truth records no subject).
+    counts : (K, 4) ndarray of int64
+        cntR, sumR, cntP, sumP of each subject's map scored against the others.
+
+    Notes
+    -----
+    ``rpf()`` is the content of BSDS300's ``human/<iid>_pr.txt`` (R P F per subject,
+    ``boundaryBenchHuman.m`` lines 50-59); ``total()`` gives the image's row of
+    ``human/scores.txt`` (lines 64-71, counts summed over subjects); summing ``total()``
+    over the images of one presentation gives ``human/score.txt`` (lines 83-89), the
+    "Humans" score of the site's ranking.
+    """
+
+    users: tuple
+    counts: np.ndarray
+
+    def __post_init__(self):
+        c = np.asarray(self.counts, dtype=np.int64).reshape(-1, 4)
+        if len(self.users) != c.shape[0]:
+            raise InputError(f"{len(self.users)} users for {c.shape[0]} rows of counts")
+        object.__setattr__(self, "users", tuple(self.users))
+        object.__setattr__(self, "counts", c)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, SubjectCounts):
+            return NotImplemented
+        return self.users == other.users and np.array_equal(self.counts, other.counts)
+
+    __hash__ = None
+
+    def rpf(self) -> np.ndarray:
+        """``(K, 3)`` recall, precision, F of each subject (``human/<iid>_pr.txt``)."""
+        r = bsr_ratio(self.counts[:, 0], self.counts[:, 1])
+        p = bsr_ratio(self.counts[:, 2], self.counts[:, 3])
+        return np.column_stack([r, p, f_measure(r, p)])
+
+    def total(self) -> np.ndarray:
+        """``(4,)`` counts summed over the subjects (the image's human score)."""
+        return self.counts.sum(axis=0)
+
+    def to_json(self) -> dict:
+        """Plain-JSON form; :meth:`from_json` restores it exactly."""
+        return {"users": list(self.users), "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SubjectCounts":
+        """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape."""
+        users = d["users"]
+        if not isinstance(users, list) or any(
+                u is not None and (isinstance(u, bool) or not isinstance(u, int))
+                for u in users):
+            raise ValueError("users must be a list of integers or nulls")
+        raw = np.asarray(d["counts"], dtype=np.float64)
+        if raw.size == 0:
+            raw = raw.reshape(0, 4)
+        if raw.ndim != 2 or raw.shape != (len(users), 4):
+            raise ValueError("counts must be one row of 4 per user")
+        c = raw.astype(np.int64)
+        if (c != raw).any() or (c < 0).any():
+            raise ValueError("counts must be non-negative integers")
+        return cls(tuple(users), c)
+
+
+def subject_counts(annotations, *, users: Sequence | None = None,
+                   max_dist: float = DEFAULT_MAX_DIST, thin_gt: bool = True,
+                   lone: str = "count") -> SubjectCounts:
+    """Each subject of one image scored against the image's other subjects.
+
+    As ``boundaryBenchHuman.m`` (lines 34-44): subject ``j``'s boundary map is the
+    detection (one threshold: a logical map, ``boundaryPR.m`` line 24), the other
+    subjects are the ground truth, and the counts follow the benchmark's rules
+    (:func:`human_counts`).
+
+    Parameters
+    ----------
+    annotations : sequence
+        One entry per subject: an object with ``.boundaries`` (a dataset annotation,
+        a BSDS500 human segmentation) or an (H, W) boolean map. Give the subjects of
+        one presentation only (see :func:`by_presentation`): BSDS300 scored gray
+        subjects against gray ones and colour against colour.
+    users : sequence, optional
+        The subject ids; default each annotation's ``.user`` (None where absent).
+    max_dist : float, default 0.0075
+        Matching tolerance, a fraction of the image diagonal.
+    thin_gt : bool, default True
+        Thin every map first, as BSDS300 (``boundaryPR.m`` lines 37-40 and 53); a
+        no-op on maps that are already thin (the boundaries of ``.seg`` annotations
+        and of the BSDS500 files are).
+    lone : {'count', 'skip'}, default 'count'
+        A lone subject: 'count' as BSDS300, ``(0, 0, 0, pixels)``; 'skip' gives zeros.
+
+    Returns
+    -------
+    SubjectCounts
+    """
+    anns = list(annotations)
+    if users is None:
+        users = [getattr(a, "user", None) for a in anns]
+    users = tuple(users)
+    if len(users) != len(anns):
+        raise InputError(f"{len(users)} users for {len(anns)} annotations")
+    if not anns:
+        return SubjectCounts((), np.zeros((0, 4), np.int64))
+    rows = human_counts(anns, max_dist=max_dist, per_annotator=True, thin_gt=thin_gt,
+                        lone=lone)
+    return SubjectCounts(users, rows)
+
+
+def pool_subjects(records: Iterable[SubjectCounts]) -> dict:
+    """Counts of each subject summed over images: ``{user: (4,) int64}``, by user id.
+
+    Raises InputError where a row has no user id (nothing to pool it under).
+    """
+    out: dict = {}
+    for rec in records:
+        for u, row in zip(rec.users, rec.counts):
+            if u is None:
+                raise InputError("a subject without a user id cannot be pooled by subject")
+            out[u] = out.get(u, np.zeros(4, np.int64)) + row
+    return dict(sorted(out.items()))
+
+
+def by_presentation(annotations) -> dict[str, list]:
+    """Annotations split by how the image was shown: ``{'gray': [...], 'color': [...]}``.
+
+    Uses each annotation's ``.gray`` (True, False); InputError where it is unknown
+    (None or absent), as for the BSDS500 ``.mat`` files, which record no presentation.
+    """
+    out: dict[str, list] = {"gray": [], "color": []}
+    for k, a in enumerate(annotations):
+        g = getattr(a, "gray", None)
+        if g is None:
+            raise InputError(f"annotation {k} does not record whether the image was "
+                             f"shown in gray or in colour")
+        out["gray" if g else "color"].append(a)
+    return out
