@@ -181,3 +181,39 @@ def test_alpha_weights_the_f_measure(runs):
     assert m["ODS"] >= np.max(res.curves["f"]) - 1e-12
     with pytest.raises(InputError, match="alpha"):
         evaluate("boundary", root, preds["sharp"], alpha=1.5, **kw)
+
+
+def test_region_and_superpixel_runs_compare(tmp_path):
+    """Every resampled family compares: region on each image's OIS covering,
+    superpixel on ASA, with the same ids and the run's own scores as observed."""
+    from segbench.algorithms import slic
+    from segbench.api_superpixel import run_superpixel
+    from segbench.io import write_label_map, write_segs
+    root = tmp_path / "data"
+    items = make_synthetic_dataset(6, shape=(48, 64), n_annotators=3, seed=5)
+    write_synthetic_dataset(root, items, split="test")
+    for d in ("segs_a", "segs_b", "sp_a", "sp_b"):
+        (tmp_path / d).mkdir()
+    for k, item in enumerate(items):
+        write_segs(tmp_path / "segs_a" / f"{item.iid}.mat", [item.segmentations[0]])
+        write_segs(tmp_path / "segs_b" / f"{item.iid}.mat",
+                   [slic(item.image, 12), slic(item.image, 40)])
+        write_label_map(tmp_path / "sp_a" / f"{item.iid}.png", slic(item.image, 20))
+        write_label_map(tmp_path / "sp_b" / f"{item.iid}.png", slic(item.image, 60))
+    region = [evaluate("region", root, tmp_path / d, tmp_path / f"run-{d}", split="test",
+                       progress=False) for d in ("segs_a", "segs_b")]
+    res = compare(tmp_path / "run-segs_a", tmp_path / "run-segs_b", resamples=100)
+    assert res["item_score"] == "ois_covering"
+    assert res["runs"][0]["metrics"]["covering_ODS"] == pytest.approx(
+        region[0].metrics["covering_ODS"])
+    a = np.array([r["ois_covering"] for r in region[0].per_item])
+    b = np.array([r["ois_covering"] for r in region[1].per_item])
+    t = res["pairs"][0]["per_image"]
+    assert (t["wins_a"], t["wins_b"]) == (int((a > b).sum()), int((a < b).sum()))
+    sp = [run_superpixel(root, tmp_path / d, out=tmp_path / f"run-{d}", split="test",
+                         progress=False) for d in ("sp_a", "sp_b")]
+    res = compare(*sp, resamples=100)
+    assert res["family"] == "superpixel" and res["item_score"] == "asa"
+    assert res["runs"][1]["metrics"]["asa"] == pytest.approx(sp[1].metrics["asa"])
+    with pytest.raises(InputError, match="different families"):
+        compare(tmp_path / "run-segs_a", tmp_path / "run-sp_a")
