@@ -90,7 +90,7 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
     from .datasets import (Dataset, LabelMapFolder, parse_ids, predictions_by_suffix,
                            run_name)
     from .engine import run
-    from .semantic import SEMANTIC, SemanticEval
+    from .semantic import SEMANTIC
 
     if not gt_suffix or not pred_suffix:
         raise InputError("gt_suffix and pred_suffix must be non-empty (e.g. '.png')")
@@ -103,13 +103,6 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
     wanted = parse_ids(ids)
     dataset = gt if wanted is None else gt.subset(wanted)
     preds = predictions_by_suffix(dataset, pred, suffix=pred_suffix, recursive=recursive)
-    if workers and workers > 1 and scheduler is None and executor is None:
-        # compile the kernels once here: forked workers inherit them
-        import numpy as np
-        tiny = np.zeros((1, 2, 2), np.int32)
-        SemanticEval(resolved["classes"], ignore_index=resolved["ignore_index"],
-                     reduce_zero_label=resolved["reduce_zero_label"],
-                     boundary_dilation=resolved["boundary_dilation"]).update(tiny, tiny)
     result, = run(SEMANTIC, dataset, preds, out, ids=wanted, name=run_name(pred, name),
                   params=resolved, workers=workers, scheduler=scheduler,
                   executor=executor, progress=progress,

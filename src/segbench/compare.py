@@ -52,7 +52,7 @@ class ComparedRun:
     def ids(self) -> list[str]:
         return [str(row["id"]) for row in self.result.per_item]
 
-    def subset(self, ids) -> "ComparedRun":
+    def subset(self, ids) -> ComparedRun:
         """The run on these images only (InputError naming those it lacks)."""
         from dataclasses import replace
         index = {iid: k for k, iid in enumerate(self.ids)}

@@ -87,6 +87,11 @@ class Family:
     item_score : str, optional
         The per-item column (higher is better) that image-by-image tests compare
         (e.g. each image's best F).
+    warm_up : callable, optional
+        ``params -> None``: run the family's compiled kernels once on a tiny input. The
+        engine calls it in the main process before it starts local worker processes,
+        so a first run compiles once (and says so once) and the workers inherit the
+        compiled code instead of each compiling its own.
     """
 
     name: str
@@ -109,6 +114,7 @@ class Family:
     summary_defaults: Mapping[str, Any] = field(default_factory=dict)
     resampler: Callable | None = None
     item_score: str | None = None
+    warm_up: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:

@@ -18,7 +18,10 @@ import numba
 import numpy as np
 from scipy import ndimage
 
+from ..compilation import announce_compiles
 from ..errors import InputError
+
+announce_compiles()
 
 __all__ = ["gradient_magnitude", "canny_soft", "hysteresis_levels"]
 

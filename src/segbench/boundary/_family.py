@@ -72,6 +72,16 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
                           thin_gt=params["thin_gt"])
 
 
+def _warm_up(params: dict) -> None:
+    """The soft-map path once on an 8 x 8 map (thinning, matching)."""
+    pb = np.zeros((8, 8))
+    pb[4, 1:7] = 0.7
+    gt = np.zeros((8, 8), bool)
+    gt[3, 1:7] = True
+    evaluate_image(pb, [gt], nthresh=params["nthresh"], max_dist=params["max_dist"],
+                   thin=params["thin"], thin_gt=params["thin_gt"])
+
+
 def _summarize(ids, records, params, options) -> Result:
     summary = summarize(records, ids, alpha=params.get("alpha", 0.5),
                         calibrated_threshold=params.get("calibrated_threshold"))
@@ -121,7 +131,7 @@ BOUNDARY = Family(
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
-    resampler=_resampler, item_score="f")
+    resampler=_resampler, item_score="f", warm_up=_warm_up)
 
 
 # --- human consistency -------------------------------------------------------------

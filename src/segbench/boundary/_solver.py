@@ -6,10 +6,20 @@ waiting rows (:func:`_augment`), backward repairs for columns that arrive or are
 released (:func:`_repair_column`), runs of frames handed over with rows and columns
 swapped (:func:`_walk_frames`), and the frame side's matched state reported as change
 events. The hot kernels allocate nothing and run without reference counting
-(``_nrt=False``); :func:`_solver_state` allocates what they use, once per matcher.
+(``_nrt=False``); :func:`_solver_state` allocates what they use, once per matcher, and
+:func:`_fit_lists` enlarges the candidate lists when a call needs more.
+
+Candidate lists are compact: a pixel's list has room for exactly the pixels of the
+other map (over every frame of the call) within the tolerance, counted beforehand
+(:func:`_layout`), so the lists of a thin curve take a few r entries per pixel, not a
+disc of pi r^2. Their entries, and the order in which entries are added and removed,
+are those of a list per pixel as wide as the disc: the solver's choices between equally
+cheap matchings do not depend on where the lists are kept.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numba as nb
 import numpy as np
@@ -24,6 +34,27 @@ _EMPTY = np.zeros(0, np.int64)
 _NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 #: ``start`` argument of _match_sequence for a solve from nothing
 _NO_START = (_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
+
+#: The solver's arrays indexed by slot (:func:`_solver_state`). Rows (slots 0..R-1):
+#: potential ``u``, column slot ``r_col`` (-2: waiting for augmentation), the column a
+#: repair would move it to (``via``), pixel, and its candidate list: where it starts in
+#: :class:`Lists` (``nb_at``) and its length. Columns and outliers (slots 0..C-1 are
+#: pixels, C + s is row slot s's outlier): potential ``v``, row slot ``c_row`` (-1:
+#: free), pixel (columns only), the search labels ``lab`` (repairs) and ``shortest``
+#: (augmentations), the search's predecessor ``path``, and the column's list of nearby
+#: rows (start ``cn_at``, length ``cn_len``; kept only when the rows are fixed).
+Slots = namedtuple("Slots", ["u", "r_col", "via", "r_pix", "nb_at", "nb_len", "v", "c_row",
+                             "c_pix", "lab", "shortest", "path", "cn_at", "cn_len"])
+#: The candidate lists, compact (see :func:`_layout`): row slot s's present columns and
+#: their costs are ``nb_col[nb_at[s]:nb_at[s] + nb_len[s]]`` and ``nb_cost[...]`` (int32:
+#: half the bytes per expansion), a column's rows likewise in ``cn_row``/``cn_cost``; and
+#: the searches' heap, as large as the lists can be (one entry per edge relaxed, plus
+#: the outliers).
+Lists = namedtuple("Lists", ["nb_col", "nb_cost", "cn_row", "cn_cost", "heap"])
+#: Work buffers of :func:`_frame_step` (:func:`_solver_state` gives their sizes).
+Scratch = namedtuple("Scratch", ["free_rows", "gone", "came", "rows_came", "touched",
+                                 "rows_seen", "seen", "released", "row_spare", "col_spare",
+                                 "reported", "is_dirty", "dirty", "nbr_pix", "nbr_cost"])
 
 
 @nb.njit(cache=True, inline="always")
@@ -79,6 +110,14 @@ def _ctz(typingctx, src):
     return types.int64(src), codegen
 
 
+@intrinsic
+def _popcount(typingctx, src):
+    """Set bits of a 64-bit word (LLVM ctpop: one instruction)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.int64(src), codegen
+
+
 @nb.njit(cache=True, inline="always")
 def _set_bit(bits, p, width, on):
     """Mark pixel ``p`` present (``on``) or absent in a presence bitmap: bit ``x % 64`` of
@@ -129,6 +168,69 @@ def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
                 n += 1
             lo = top + 1
     return n
+
+
+@nb.njit(cache=True, inline="always")
+def _count_near(p, bits, width, height, half):
+    """How many present pixels of a bitmap lie within the tolerance of pixel ``p``: the
+    count :func:`_near` would list, from the same 64-bit windows, by popcount."""
+    reach = half.shape[0] // 2
+    y = p // width
+    x = p - y * width
+    n = 0
+    for dy in range(-reach, reach + 1):
+        yy = y + dy
+        hw = half[dy + reach]
+        if yy < 0 or yy >= height or hw < 0:
+            continue
+        lo = max(x - hw, 0)
+        hi = min(x + hw, width - 1)
+        while lo <= hi:
+            top = min(hi, lo + 63)
+            sh = np.uint64(lo & 63)
+            m = bits[yy, lo >> 6] >> sh
+            if sh != 0:
+                m |= bits[yy, (lo >> 6) + 1] << (np.uint64(64) - sh)
+            if top - lo < 63:
+                m &= (_U1 << np.uint64(top - lo + 1)) - _U1
+            n += _popcount(m)
+            lo = top + 1
+    return n
+
+
+@nb.njit(cache=True)
+def _layout(keys, others, height, width, half, bits):
+    """Where each pixel's candidate list starts: ``off[i]:off[i + 1]`` is room for
+    every pixel of ``others`` within the tolerance of ``keys[i]``.
+
+    ``keys`` and ``others`` are sorted linear pixel indices; ``off`` (int64, one entry
+    more than ``keys``) is the running sum of those counts, so the lists of all keys
+    together take as many entries as there are candidate pairs. A key's list can never
+    hold more: its entries are present pixels of ``others`` within the tolerance.
+    ``bits`` is an empty presence bitmap of the image (a workspace's), left empty.
+    """
+    for t in range(others.shape[0]):
+        _set_bit(bits, others[t], width, True)
+    off = np.zeros(keys.shape[0] + 1, np.int64)
+    for i in range(keys.shape[0]):
+        off[i + 1] = off[i] + _count_near(keys[i], bits, width, height, half)
+    for t in range(others.shape[0]):
+        _set_bit(bits, others[t], width, False)
+    return off
+
+
+@nb.njit(cache=True, inline="always")
+def _key_index(keys, q):
+    """Position of pixel ``q`` in the sorted array ``keys`` (binary search)."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < q:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @nb.njit(cache=True, _nrt=False)

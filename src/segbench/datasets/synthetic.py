@@ -31,7 +31,6 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
-from scipy import ndimage
 
 __all__ = ["SyntheticItem", "make_synthetic_dataset", "write_synthetic_dataset"]
 
@@ -247,6 +246,7 @@ def _pattern(paint: _Paint, y, x, win) -> np.ndarray:
 
 def _smooth_noise(rng: np.random.Generator, shape: tuple[int, int], cell: float) -> np.ndarray:
     """Zero-mean, unit-std random field smooth on the scale of ``cell`` pixels."""
+    from scipy import ndimage
     f = ndimage.gaussian_filter(rng.normal(size=shape), cell, mode="wrap")
     return f / max(f.std(), 1e-12)
 
@@ -351,6 +351,7 @@ def _render(rng: np.random.Generator, shapes, paints, details, h: int, w: int):
         img[win] = img[win] * (1 - alpha) + colour * alpha
 
     img *= light[..., None]
+    from scipy import ndimage
     img = ndimage.gaussian_filter(img, (0.6, 0.6, 0))  # lens blur
     contrast = rng.uniform(0.25, 1.0)  # photographs differ in contrast
     mean = img.mean(axis=(0, 1))

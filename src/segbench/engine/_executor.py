@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 
-from tqdm.auto import tqdm
-
 from ..errors import InputError
 
 
@@ -62,6 +60,22 @@ def _slots(executor: Executor) -> int:
     return max(1, int(n))
 
 
+class _NoBar:
+    """What a progress bar does when none is shown (tqdm is then never imported)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, desc: str):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, file=sys.stderr, unit="img", dynamic_ncols=True,
+                leave=False)
+
+
 def map_items(fn: Callable, items: Iterable, *, workers: int = 1,
               executor: Executor | None = None, progress: bool = True,
               desc: str = "") -> Iterator:
@@ -89,8 +103,7 @@ def map_items(fn: Callable, items: Iterable, *, workers: int = 1,
     flat.
     """
     items = list(items)
-    bar = tqdm(total=len(items), desc=desc, disable=not progress, file=sys.stderr,
-               unit="img", dynamic_ncols=True, leave=False)
+    bar = _progress_bar(len(items), desc) if progress else _NoBar()
     try:
         if executor is None and (workers <= 1 or len(items) <= 1):
             items.reverse()

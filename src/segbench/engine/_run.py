@@ -177,6 +177,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         if jobs:
             jobs_of[iid] = jobs
             todo.append((sample, jobs))
+    if todo and executor is None and scheduler is None and workers > 1:
+        for f, p in resolved:          # compile here once; forked workers inherit it
+            if f.warm_up is not None:
+                f.warm_up(p)
     desc = "+".join(f.label or f.name for f in families)
     joint: dict[str, list] = {}
     with open_executor(workers, scheduler) if executor is None else nullcontext(executor) \

@@ -7,7 +7,6 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 
 from ..errors import InputError
 from ._mat import (cell_elements, describe_variables, integer_array, load_mat,
@@ -34,7 +33,7 @@ class HumanSegmentation:
         self.boundaries = boundaries
 
     @classmethod
-    def _from_stored(cls, stored: np.ndarray, boundaries: np.ndarray) -> "HumanSegmentation":
+    def _from_stored(cls, stored: np.ndarray, boundaries: np.ndarray) -> HumanSegmentation:
         """Labels kept as read (a small unsigned type, MATLAB's column order) and made
         the int32 (H, W) array on first use: the boundary benchmark never needs them."""
         obj = cls(None, boundaries)
@@ -198,6 +197,7 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
         cell[0, k] = struct
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import scipy.io
         scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True,
                          oned_as="column")
     except OSError as exc:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 
 from ..errors import InputError
 from ._files import require_file
-
 
 # numpy dtype -> MATLAB class, so that messages use the names MATLAB users see
 _MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
@@ -25,6 +23,7 @@ _MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
 
 def load_mat(path: str | Path) -> dict[str, object]:
     """Load the user variables of a .mat file (v4, v6, v7), as InputError on failure."""
+    import scipy.io  # here, not at import: 0.25 s that most commands never need
     path = require_file(path)
     try:
         data = scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)

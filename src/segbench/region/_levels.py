@@ -22,7 +22,10 @@ from collections.abc import Iterator
 import numba as nb
 import numpy as np
 
+from ..compilation import announce_compiles
 from ..errors import InputError
+
+announce_compiles()
 
 _NEIGHBOURS_8 = np.array([(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0),
                           (1, 1)], np.int64)

@@ -222,6 +222,14 @@ def _summarize(ids, records, params, options) -> Result:
                            per_class=whole.per_class, notes=notes, detail=ev)
 
 
+def _warm_up(params: dict) -> None:
+    """The counting kernels once on a 2 x 2 pair."""
+    tiny = np.zeros((1, 2, 2), np.int32)
+    SemanticEval(class_names(params["classes"]), ignore_index=params["ignore_index"],
+                 reduce_zero_label=params["reduce_zero_label"],
+                 boundary_dilation=params["boundary_dilation"]).update(tiny, tiny)
+
+
 class _SemanticFamily(Family):
     """:class:`Family` whose ``resolve`` also puts ``classes`` in one JSON-stable form
     (an int, or a list of names), so equal settings give equal record keys."""
@@ -240,4 +248,4 @@ SEMANTIC = _SemanticFamily(
               "boundary_dilation": DEFAULT_DILATION},
     evaluate=_evaluate, to_json=_record_to_json, from_json=_record_from_json,
     summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic",
-    resampler=_resampler, item_score="mIoU")
+    resampler=_resampler, item_score="mIoU", warm_up=_warm_up)

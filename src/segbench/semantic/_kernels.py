@@ -39,6 +39,10 @@ from numba.core import cgutils
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
+from ..compilation import announce_compiles
+
+announce_compiles()
+
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _ONES = np.uint64(0x0101010101010101)

@@ -11,11 +11,13 @@ import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from numba import njit
 
+from ..compilation import announce_compiles
 from ..errors import InputError
 from ._regions import region_shapes
+
+announce_compiles()
 
 #: Grey levels (the annotators' 8-bit display): differences 0..255.
 GRAY_LEVELS = 256
@@ -157,7 +159,7 @@ class ImageCues:
     texture: np.ndarray   # (H*W, 4) float32
 
     @classmethod
-    def of(cls, image: np.ndarray) -> "ImageCues":
+    def of(cls, image: np.ndarray) -> ImageCues:
         image = np.asarray(image)
         if image.ndim == 2:
             image = np.repeat(image[..., None], 3, axis=2)

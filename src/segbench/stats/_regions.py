@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compilation import announce_compiles
 from ..region import compact_labels
+
+announce_compiles()
 
 
 @njit(cache=True)

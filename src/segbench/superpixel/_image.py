@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
-from scipy import ndimage
 
+from ..compilation import announce_compiles
 from ..errors import InputError
 from ._boundary import boundary_map
 from ._table import compact_superpixels
+
+announce_compiles()
 
 
 def _compact(sp) -> tuple[np.ndarray, int]:
@@ -433,6 +435,7 @@ def _edge_distance(sp_b, distance: str):
         raise InputError(f"distance must be 'euclidean' or 'chamfer', not {distance!r}")
     if not sp_b.any():
         return None
+    from scipy import ndimage    # here: importing it costs 0.4 s, most runs never call it
     return ndimage.distance_transform_edt(~sp_b)
 
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""What a command costs before and around its work: whole processes, CPU-seconds.
+
+Each case runs ``--repeats`` times (default 5) as a separate process; printed are the
+min and median CPU-seconds (user + system of the child, from ``resource.getrusage``),
+the median wall seconds and the max RSS, beside two floors measured in the same run:
+
+* ``python -c "import numpy"``: the interpreter and numpy, which every command needs;
+* ``numpy + scipy.io + numba + one cached kernel``: what any command that reads a
+  ``.mat`` file and runs a compiled kernel pays before doing anything (Numba's import
+  and its CPU target's first initialisation are most of it).
+
+Cases (the targets of issue 17 in brackets):
+
+* ``segbench --help``                                  [<= 0.3]
+* ``segbench boundary`` on one BSDS500 image, with the PR plot   [<= 1.0]
+* ``segbench boundary`` on one image, ``--no-plot``             [<= 0.7]
+* ``segbench superpixel`` on the 10 fixture images (../shared/fixtures/superpixel),
+  beside the C++ superpixel benchmark's CLI measured at 1.4 CPU-s   [<= 1.5]
+
+Kernels are compiled and cached before timing (one untimed run of each case). Outputs
+go to a fresh temporary folder per run, so nothing is resumed.
+
+    python benchmarks/startup.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def _run(cmd: list[str], env: dict) -> tuple[float, float, int]:
+    """(CPU-s, wall-s, max RSS in MB) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    _, err = proc.communicate()
+    wall = time.perf_counter() - t
+    if proc.returncode:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode()[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: report it per case
+    return cpu, wall, after.ru_maxrss // 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    a = ap.parse_args()
+    py = sys.executable
+    seg = [py, "-m", "segbench.cli"]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="0")
+    work = Path(tempfile.mkdtemp(prefix="segbench-startup-"))
+    one = work / "one"
+    (one / "gt").mkdir(parents=True)
+    (one / "pred").mkdir()
+    gt = SHARED / "data" / "bsds500" / "groundTruth" / "test" / "100007.mat"
+    pb = SHARED / "data" / "bsds500-hed-nms" / "test" / "100007.png"
+    sp = SHARED / "fixtures" / "superpixel" / "inputs"
+    floor_mod = work / "floor_kernel.py"
+    floor_mod.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n"
+                         "    return x + 1\n")
+    cases = [("python -c 'import numpy'", lambda o: [py, "-c", "import numpy"], None),
+             ("numpy + scipy.io + numba + 1 cached kernel",
+              lambda o: [py, "-c", f"import sys; sys.path.insert(0, {str(work)!r}); "
+                                   "import numpy, scipy.io, floor_kernel; "
+                                   "floor_kernel.f(1)"], None),
+             ("segbench --help", lambda o: [*seg, "--help"], 0.3)]
+    if gt.is_file() and pb.is_file():
+        shutil.copy(gt, one / "gt")
+        shutil.copy(pb, one / "pred")
+        base = [*seg, "boundary", "--gt", str(one / "gt"), "--pred", str(one / "pred"),
+                "--quiet"]
+        cases += [("segbench boundary, 1 image, with plot",
+                   lambda o: [*base, "--out", str(o)], 1.0),
+                  ("segbench boundary, 1 image, --no-plot",
+                   lambda o: [*base, "--out", str(o), "--no-plot"], 0.7)]
+    else:
+        print(f"(no BSDS500 data under {SHARED / 'data'}: boundary cases skipped)")
+    if sp.is_dir():
+        cases.append(("segbench superpixel, 10 fixture images (C++ CLI: 1.4)",
+                      lambda o: [*seg, "superpixel", "--gt", str(sp / "gt"), "--pred",
+                                 str(sp / "sp" / "fh"), "--images", str(sp / "images"),
+                                 "--out", str(o), "--quiet"], 1.5))
+    print(f"{'case':58s} {'min CPU':>8s} {'median':>8s} {'wall':>6s} {'target':>7s}")
+    try:
+        for k, (label, cmd, target) in enumerate(cases):
+            _run(cmd(work / f"warm{k}"), env)          # compile and cache, untimed
+            cpus, walls = [], []
+            for r in range(a.repeats):
+                cpu, wall, _ = _run(cmd(work / f"c{k}r{r}"), env)
+                cpus.append(cpu)
+                walls.append(wall)
+            t = "" if target is None else f"{target:.2f}"
+            print(f"{label:58s} {min(cpus):8.2f} {statistics.median(cpus):8.2f} "
+                  f"{statistics.median(walls):6.2f} {t:>7s}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
