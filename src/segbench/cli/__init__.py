@@ -12,8 +12,8 @@ import sys
 from ._common import HelpFormatter
 
 #: Command-group modules, each with ``add_parsers(subparsers)``, in help order.
-_GROUPS = ("benchmark", "compare", "consistency", "agreement", "semantic", "superpixel",
-           "stats", "datasets", "site")
+_GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semantic",
+           "superpixel", "stats", "datasets", "site")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -364,23 +364,35 @@ def check_same_shape(prediction: Prediction | np.ndarray | tuple[int, int],
     raise InputError(got, path)
 
 
-def write_soft_map(path: str | PathLike, pb) -> Path:
-    """Write a soft boundary map with values in [0, 1].
+def write_soft_map(path: str | PathLike, pb, *, bits: int = 16) -> Path:
+    """Write a soft boundary map with values in [0, 1], atomically.
 
-    ``.png`` stores a 16-bit greyscale image (``round(65535 * pb)``, read back as
-    ``/65535``); ``.npy`` stores the float64 array exactly.
+    ``.png`` stores a greyscale image of ``bits`` bits: 16 (``round(65535 * pb)``,
+    read back as ``/65535``) or 8 (``round(255 * pb)``, read back as ``/255``, as the
+    MATLAB scripts of CNN detectors save their maps); ``.npy`` stores the float64 array
+    exactly (``bits`` is ignored).
     """
+    import io
+
+    from ._atomic import atomic_write_bytes
     path = Path(path)
+    if bits not in (8, 16):
+        raise InputError(f"bits must be 8 or 16, not {bits!r}", path)
     arr = _soft_map(np.asarray(pb), path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     ext = path.suffix.lower()
+    if ext not in (".npy", ".png"):
+        raise InputError("soft maps are written as .png (16- or 8-bit) or .npy", path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
     if ext == ".npy":
-        np.save(path, arr)
-    elif ext == ".png":
-        from PIL import Image
-        Image.fromarray(np.rint(arr * 65535).astype(np.uint16)).save(path)
+        np.save(buf, arr)
     else:
-        raise InputError("soft maps are written as .png (16-bit) or .npy", path)
+        from PIL import Image
+        if bits == 16:
+            Image.fromarray(np.rint(arr * 65535).astype(np.uint16)).save(buf, "PNG")
+        else:
+            Image.fromarray(np.rint(arr * 255).astype(np.uint8)).save(buf, "PNG")
+    atomic_write_bytes(path, buf.getvalue())
     return path
 
 

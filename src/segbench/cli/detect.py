@@ -1,0 +1,121 @@
+"""``segbench nms``: thin a folder of raw soft boundary maps with Dollar's edge NMS.
+
+Registered by :mod:`segbench.cli` (``add_parsers``). Parses, claims the output folder,
+maps :func:`segbench.algorithms.nms_file` over the maps through
+:func:`segbench.engine.map_items` (imported lazily, so ``segbench --help`` loads no
+numerical library), prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from ._common import add_common
+
+#: The file that marks a folder as written by ``segbench nms``: only such a folder
+#: (or an empty or new one) is ever written into.
+MARKER = ".segbench-nms"
+
+_INPUT_EXTS = (".png", ".bmp", ".npy")
+_FORMATS = ("png16", "png8", "npy")
+
+
+def _one(job, **options):
+    """Per-map work (module level, so worker processes can run it)."""
+    from ..algorithms import nms_file
+    src, dst = job
+    nms_file(src, dst, **options)
+    return dst
+
+
+def _claim(out: Path, pred: Path, settings: dict) -> None:
+    """Make ``out`` a folder of ours, or refuse before anything is written."""
+    from ..errors import InputError
+    from ..io import atomic_write_text, ensure_dir
+    if out.resolve() == pred.resolve():
+        raise InputError("--out is the --pred folder; the raw maps would be replaced: "
+                         "choose another --out", out)
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise InputError("--out exists and is not a folder", out)
+        if not (out / MARKER).is_file() and any(out.iterdir()):
+            raise InputError(f"this folder holds files that segbench nms did not make "
+                             f"(no {MARKER} in it); nothing was changed: choose a new or "
+                             "empty --out", out)
+    ensure_dir(out)
+    atomic_write_text(out / MARKER, "written by segbench nms; its maps are replaced when "
+                      "it runs again\n" + json.dumps(settings, indent=1) + "\n")
+
+
+def _cmd_nms(a) -> int:
+    from functools import partial
+
+    from ..algorithms import NMS_FORMATS
+    from ..engine import map_items
+    from ..errors import InputError
+    from ..io import list_files
+    pred, out = Path(a.pred), Path(a.out)
+    for name, v in (("--r", a.r), ("--s", a.s)):
+        if v < 0:
+            raise InputError(f"{name} must be a non-negative integer, got {v}")
+    if not math.isfinite(a.m):
+        raise InputError(f"--m must be a finite number, got {a.m}")
+    maps = list_files(pred, _INPUT_EXTS)
+    if not maps:
+        raise InputError(f"no soft maps ({', '.join(_INPUT_EXTS)}) in this folder", pred)
+    suffix = NMS_FORMATS[a.format][0]
+    settings = {"r": a.r, "s": a.s, "m": a.m, "presmooth": not a.no_presmooth,
+                "format": a.format, "source": str(pred)}
+    _claim(out, pred, settings)
+    for iid in maps:  # a rerun in another format must not leave two files per id
+        for ext in {".png", ".npy"} - {suffix}:
+            (out / f"{iid}{ext}").unlink(missing_ok=True)
+    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
+    work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
+    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="nms"):
+        pass
+    if a.json:
+        print(json.dumps({"n_maps": len(jobs), "out": str(out), **settings}, indent=1))
+    else:
+        smooth = "convTri(E, 1) first" if not a.no_presmooth else "no presmoothing"
+        print(f"thinned {len(jobs)} maps into {out} ({a.format}; r={a.r} s={a.s} "
+              f"m={a.m:g}, {smooth})")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    """Register ``segbench nms``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "nms", help="thin raw soft maps (CNN outputs) with Dollar's edge NMS",
+        description="Thin every soft boundary map of a folder (8/16-bit grey PNG, BMP, "
+                    ".npy in [0, 1]) by the non-maximum suppression of Dollar's edges "
+                    "toolbox, as HED, RCF and PiDiNet are evaluated: convTri(E, 1), "
+                    "the orientation from the map's second derivatives, suppression "
+                    "along it (edgesNmsMex), the border band ramped to 0. Writes "
+                    "OUT/<id>.png (16-bit) ready for 'segbench boundary'. See "
+                    "docs/detectors.md.")
+    p.add_argument("--pred", required=True, metavar="RAW_DIR",
+                   help="folder of raw soft maps <id>.png|.bmp|.npy")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder: new, empty, or one written by segbench nms "
+                        f"(marked by {MARKER}); any other folder is refused")
+    p.add_argument("--format", choices=_FORMATS, default="png16",
+                   help="png16: 16-bit PNG, nothing lost to 8-bit rounding (the "
+                        "default); png8: round(255 v), as the MATLAB scripts save; npy: "
+                        "exact values")
+    p.add_argument("--r", type=int, default=1,
+                   help="suppression radius in pixels along the normal")
+    p.add_argument("--s", type=int, default=5,
+                   help="border band in pixels, ramped linearly to 0")
+    p.add_argument("--m", type=float, default=1.01,
+                   help="tolerance: a pixel survives while m * value >= its neighbours")
+    p.add_argument("--no-presmooth", action="store_true",
+                   help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
+    add_common(p)
+    p.set_defaults(func=_cmd_nms)
+
+
+__all__ = ["add_parsers"]
