@@ -6,6 +6,8 @@ the command line calls the same functions.
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from importlib import import_module
 
 from .errors import InputError
@@ -88,9 +90,33 @@ def calibration(run, alpha: float = 0.5) -> dict:
             "calibrated_on": str(run)}
 
 
+@contextmanager
+def _threads(threads, workers: int, local: bool):
+    """``SEGBENCH_THREADS`` set for a run (worker processes inherit it), then restored:
+    ``threads``, or by default the cores the local workers leave; with a scheduler or
+    an executor and no ``threads``, the environment is left as it is."""
+    if threads is None and local:
+        threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    if threads is None:
+        yield
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InputError(f"threads must be a positive integer, not {threads!r}")
+    before = os.environ.get("SEGBENCH_THREADS")
+    os.environ["SEGBENCH_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SEGBENCH_THREADS", None)
+        else:
+            os.environ["SEGBENCH_THREADS"] = before
+
+
 def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = None,
              presentation: str | None = None, ids=None, name: str | None = None,
-             workers: int = 1, scheduler: str | None = None, executor=None,
+             workers: int = 1, threads: int | None = None,
+             scheduler: str | None = None, executor=None,
              progress: bool = True, plot: bool = True, human: bool = False,
              ci=None, calibrate_on=None, protocol: str | None = None, **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
@@ -114,6 +140,14 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         official files); None writes nothing.
     split, presentation, ids, name, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
+    threads : int, optional
+        Threads each boundary evaluation uses for one image (thresholds thinned and
+        annotators matched in parallel; :func:`segbench.boundary.evaluate_image`).
+        Default: the cores the worker processes leave, ``max(1, os.cpu_count() //
+        workers)``; with ``scheduler`` or ``executor``, each worker's own default
+        (every core it has, or its ``SEGBENCH_THREADS``). An execution setting, like
+        ``workers``: records and results are the same for any value. It reaches the
+        workers as the environment variable ``SEGBENCH_THREADS``, set for the run.
     plot : bool, default True
         Write ``pr_curve.png`` (boundary).
     human : bool, default False
@@ -159,8 +193,10 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         options["ci"] = ci_settings(ci)
     if calibrate_on is not None:
         params.update(calibration(calibrate_on, params.get("alpha", 0.5)))
-    if human and benchmark not in ("human", "human_boundary", "human_region"):
-        options.update(human_options(run(families("human"), gt, **where, params=params)))
-    results = run(families(benchmark), gt, pred, out, name=name, params=params,
-                  options=options, **where)
+    with _threads(threads, workers, scheduler is None and executor is None):
+        if human and benchmark not in ("human", "human_boundary", "human_region"):
+            options.update(human_options(run(families("human"), gt, **where,
+                                             params=params)))
+        results = run(families(benchmark), gt, pred, out, name=name, params=params,
+                      options=options, **where)
     return results[0] if len(results) == 1 else tuple(results)

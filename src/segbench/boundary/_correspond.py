@@ -15,6 +15,7 @@ exactly with shortest augmenting paths, which is deterministic.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._solver import (_NO_DIFFS, _NO_START, _frame_diffs, _match_sequence, _replay_flags,
-                      _solver_state, _walk_frames)
+from ._solver import (_NO_DIFFS, _NO_START, _fit_lists, _frame_diffs, _layout,
+                      _match_sequence, _replay_flags, _solver_state, _walk_frames)
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
 COST_MULTIPLIER = 100
@@ -75,15 +76,14 @@ def _disc_tables(dv, du, costs):
 
 
 def _workspace(shape: tuple[int, int]) -> tuple:
-    """Image-sized state of :func:`_match_sequence`, allocated once per shape and left
-    empty between calls: pixel -> slot maps of rows and columns (-1: not present; int32
-    halves what is read), and their presence bitmaps (one spare word per image row, so
-    that a 64-bit window can always read two words)."""
-    n_pix = shape[0] * shape[1]
+    """Image-sized state of :func:`_match_sequence`, allocated once per shape: bitmaps
+    of the rows and columns present and of their keys (empty between calls; one spare
+    word per image row, so that a 64-bit window can always read two words), and the
+    keys' ranks per word (rewritten by every call): 3 bits per pixel and side."""
     n_words = shape[1] // 64 + 2
-    return (np.full(n_pix, -1, np.int32), np.full(n_pix, -1, np.int32),
-            np.zeros((shape[0], n_words), np.uint64),
-            np.zeros((shape[0], n_words), np.uint64))
+    bitmaps = tuple(np.zeros((shape[0], n_words), np.uint64) for _ in range(4))
+    return bitmaps + (np.zeros((shape[0], n_words), np.int64),
+                      np.zeros((shape[0], n_words), np.int64))
 
 
 def _tiled(arrs, ptr):
@@ -101,6 +101,16 @@ def _tiled(arrs, ptr):
             return None
     lo = (first - start) // 8
     return base[lo:lo + ptr[-1]]
+
+
+def frame_pool(ptr, pix) -> tuple:
+    """The pool of :meth:`Matcher.frame_events` for frames ``pix[ptr[k]:ptr[k + 1]]``:
+    (ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union), see
+    :meth:`Matcher._frame_pool`."""
+    diffs = _frame_diffs(ptr, pix)
+    first = pix[ptr[0]:ptr[1]] if ptr.size > 1 else pix[:0]
+    union = np.union1d(first, diffs[3]).astype(np.int64, copy=False)
+    return (ptr, pix) + diffs + (union,)
 
 
 @dataclass(frozen=True)
@@ -167,10 +177,11 @@ class Matcher:
         self._pool = None
 
     def _frame_pool(self, frames) -> tuple:
-        """(ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix) of a frame list: the frames
-        concatenated and the diffs between consecutive ones (``_frame_diffs``). Kept for
-        the last list seen, as ``evaluate_image`` matches every annotator against one
-        list; a list holding other arrays (or the same arrays in another order) is
+        """(ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union) of a frame list:
+        the frames concatenated, the diffs between consecutive ones (``_frame_diffs``)
+        and the sorted pixels of any frame (the first frame and every arrival). Kept
+        for the last list seen, as ``evaluate_image`` matches every annotator against
+        one list; a list holding other arrays (or the same arrays in another order) is
         pooled anew."""
         key = tuple(frames)
         if self._pool_key is None or len(key) != len(self._pool_key) or any(
@@ -181,13 +192,20 @@ class Matcher:
             pix = _tiled(arrs, ptr)
             if pix is None:
                 pix = np.concatenate(arrs) if arrs else np.zeros(0, np.int64)
-            self._pool = (ptr, pix) + _frame_diffs(ptr, pix)
+            self._pool = frame_pool(ptr, pix)
             self._pool_key = key
         return self._pool
 
+    def _share_pool(self, frames, pool) -> None:
+        """Take the pool another matcher of this shape made of ``frames``
+        (:meth:`_frame_pool`), instead of making it again."""
+        self._pool_key = tuple(frames)
+        self._pool = pool
+
     def _solver(self, n: int) -> tuple:
         """Solver arrays (:func:`_solver_state`) for up to ``n`` pixels of either side,
-        kept from call to call and enlarged when a call needs more."""
+        kept from call to call and enlarged when a call needs more (the candidate
+        lists are sized by the call itself: :func:`_fit_lists`)."""
         have = 0 if self._state is None else self._state[0][0].shape[0]
         if n > have:
             n = max(n, have + have // 4)
@@ -264,11 +282,15 @@ class Matcher:
         swap = p1.size > p2.size
         rows, cols = (p2, p1) if swap else (p1, p2)
         one = np.zeros(1, np.int64)
+        ws = self._workspace()
+        row_off = _layout(rows, cols, self.shape[0], self.shape[1], self._half, ws[0])
+        self._state = _fit_lists(self._solver(max(rows.size, cols.size, 1)),
+                                 int(row_off[-1]))
         _, _, row_flags, col_flags, _ = _match_sequence(
             self.shape[0], self.shape[1], one, one + rows.size, rows, one,
-            one + cols.size, cols, self._half, self._cost_tab, self.outlier,
-            self._workspace(), self._solver(max(rows.size, cols.size, 1)), _NO_DIFFS,
-            _NO_START, 0)
+            one + cols.size, cols, self._half, self._cost_tab, self.outlier, ws,
+            self._state, _NO_DIFFS, _NO_START, 0,
+            (rows, row_off, cols, np.zeros(cols.size + 1, np.int64)))
         f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
@@ -300,6 +322,78 @@ def shared_matcher(shape, max_dist: float = DEFAULT_MAX_DIST) -> Matcher:
     while len(cache) > _SHARED:
         cache.popitem(last=False)
     return matcher
+
+
+#: Matchers lent to the helper threads of :func:`frame_events_of`, per shape and
+#: tolerance (the last ``_SHARED`` keys), while no call uses them.
+_IDLE: OrderedDict = OrderedDict()
+_IDLE_LOCK = threading.Lock()
+
+
+def _borrow(key) -> Matcher:
+    with _IDLE_LOCK:
+        idle = _IDLE.get(key)
+        if idle:
+            return idle.pop()
+    return Matcher(key[0], key[1])
+
+
+def _give_back(key, matcher: Matcher) -> None:
+    with _IDLE_LOCK:
+        idle = _IDLE.pop(key, [])
+        if len(idle) < (os.cpu_count() or 1):
+            idle.append(matcher)
+        _IDLE[key] = idle
+        while len(_IDLE) > _SHARED:
+            _IDLE.popitem(last=False)
+
+
+def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
+                    threads: int = 1) -> tuple[list[FrameEvents], tuple]:
+    """Each map of ``maps`` matched against every frame (:meth:`Matcher.frame_events`),
+    ``threads`` maps at a time.
+
+    The calling thread uses its :func:`shared_matcher`; each helper thread borrows a
+    matcher of its own (kept for later calls), and the frames are pooled once for all.
+    Maps are handed out largest first, to whichever thread is free; the kernels release
+    the GIL. Every map's events depend only on the map and the frames, so the results
+    are the same for any number of threads. Returns the events (in the order of
+    ``maps``) and the frames' pool (:meth:`Matcher._frame_pool`).
+    """
+    key = (tuple(int(n) for n in shape), float(max_dist))
+    own = shared_matcher(key[0], key[1])
+    pool = own._frame_pool(frames)
+    out: list = [None] * len(maps)
+    n = max(1, min(int(threads), len(maps)))
+    if n == 1:
+        return [own.frame_events(m, frames) for m in maps], pool
+    sizes = [int(np.count_nonzero(m)) for m in maps]
+    todo = sorted(range(len(maps)), key=lambda k: -sizes[k])    # stable: ties in order
+    lock = threading.Lock()
+
+    def work(matcher):
+        while True:
+            with lock:
+                if not todo:
+                    return
+                k = todo.pop(0)
+            out[k] = matcher.frame_events(maps[k], frames)
+
+    def helper():
+        matcher = _borrow(key)
+        try:
+            matcher._share_pool(frames, pool)
+            work(matcher)
+        finally:
+            _give_back(key, matcher)
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(n - 1) as ex:
+        helpers = [ex.submit(helper) for _ in range(n - 1)]
+        work(own)
+        for h in helpers:
+            h.result()                           # (raises what a helper raised)
+    return out, pool
 
 
 def correspond_pixels(bmap1, bmap2, max_dist: float = DEFAULT_MAX_DIST, *,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
-from ._correspond import DEFAULT_MAX_DIST, shared_matcher
+from ._correspond import DEFAULT_MAX_DIST, frame_events_of, shared_matcher
 from ._seg2bdry import seg2bdry
 from ._solver import covered_counts
 from ._thin import thin as thin_map
@@ -138,13 +139,43 @@ def detected_map(pred, t: float) -> np.ndarray:
     return _detector(pred)[1](t)
 
 
-def _frames(pred, thresholds, thin: bool):
+#: The environment setting that gives :func:`evaluate_image` its default number of
+#: threads (``segbench.api.evaluate`` sets it for a run, so that worker processes see
+#: it too: the cores not used by the worker processes).
+THREADS_ENV = "SEGBENCH_THREADS"
+
+
+def default_threads() -> int:
+    """Threads :func:`evaluate_image` uses by default: ``$SEGBENCH_THREADS`` when set
+    (a positive integer), else every core (``os.cpu_count()``)."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if text:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise InputError(f"{THREADS_ENV} must be a positive integer, not {text!r}")
+        return n
+    return os.cpu_count() or 1
+
+
+def _check_threads(threads) -> int:
+    if threads is None:
+        return default_threads()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
+            or threads < 1:
+        raise InputError(f"threads must be a positive integer, not {threads!r}")
+    return int(threads)
+
+
+def _frames(pred, thresholds, thin: bool, threads: int = 1):
     """Detected boundary maps as sorted linear pixel lists, one per threshold."""
     shape, at = _detector(pred)
     kind = getattr(pred, "kind", None)
     if kind in ("soft", "ucm2") or (kind is None and not isinstance(pred, (list, tuple))):
         pb = pred.pb if kind else pred  # checked by _detector
-        return shape, thin_frames(pb, thresholds, None if thin else 0)
+        return shape, thin_frames(pb, thresholds, None if thin else 0, threads=threads)
     frames = []
     for t in thresholds:
         m = at(t)
@@ -156,7 +187,8 @@ def _frames(pred, thresholds, thin: bool):
 
 def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
                    max_dist: float = DEFAULT_MAX_DIST, thin: bool = True,
-                   thresholds=None, thin_gt: bool = False) -> BoundaryCounts:
+                   thresholds=None, thin_gt: bool = False,
+                   threads: int | None = None) -> BoundaryCounts:
     """Boundary counts of one image at every threshold, as ``evaluation_bdry_image.m``.
 
     Parameters
@@ -179,6 +211,13 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         Thin each human map (``bwmorph(.., 'thin', Inf)``) before matching, as the
         BSDS300 ``boundaryPR.m`` does (lines 37-40); False uses them as stored, as BSR.
         On the official BSDS500 ``Boundaries`` (already thin) both give the same counts.
+    threads : int, optional
+        Threads for this one image: the thresholds are thinned in that many ranges at
+        once and that many annotators are matched at once (the compiled kernels release
+        the GIL). The counts are identical for any number. Default
+        :func:`default_threads`: ``$SEGBENCH_THREADS`` if set (``segbench.evaluate``
+        and ``--threads`` set it to the cores the worker processes leave), else every
+        core.
 
     Returns
     -------
@@ -209,23 +248,23 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         ths = np.asarray(thresholds, dtype=np.float64).ravel()
     else:
         ths = default_thresholds(nthresh)
-    shape, frames = _frames(pred, ths, thin)
+    threads = _check_threads(threads)
+    shape, frames = _frames(pred, ths, thin, threads)
     humans = _as_boundary_list(gt_boundaries, shape)
     if thin_gt:
         humans = _thinned(humans)
-    matcher = shared_matcher(shape, max_dist)
     n_t = len(frames)
     cnt_r = np.zeros(n_t, np.int64)
     sum_r = np.full(n_t, sum(np.count_nonzero(h) for h in humans), np.int64)
-    runs = [matcher.frame_events(human, frames) for human in humans]
+    runs, pool = frame_events_of(humans, frames, shape, max_dist, threads=threads)
     for ev in runs:
         cnt_r += ev.n_matched
     ev_ptr = np.zeros(len(runs) + 1, np.int64)
     ev_ptr[1:] = np.cumsum([ev.frame.size for ev in runs])
-    cnt_p = covered_counts(runs[0].walk, ev_ptr,
-                           *(np.concatenate([getattr(ev, k) for ev in runs])
-                             for k in ("frame", "pixel", "sign")),
-                           shape[0] * shape[1])
+    union = pool[6]                     # every frame's pixels: events index into them
+    where = np.searchsorted(union, np.concatenate([ev.pixel for ev in runs]))
+    cnt_p = covered_counts(runs[0].walk, ev_ptr, np.concatenate([ev.frame for ev in runs]),
+                           where, np.concatenate([ev.sign for ev in runs]), union.size)
     sum_p = np.array([len(f) for f in frames], np.int64)
     return BoundaryCounts(ths, cnt_r, sum_r, cnt_p, sum_p)
 

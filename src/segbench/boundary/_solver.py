@@ -51,55 +51,106 @@ Slots = namedtuple("Slots", ["u", "r_col", "via", "r_pix", "nb_at", "nb_len", "v
 #: the searches' heap, as large as the lists can be (one entry per edge relaxed, plus
 #: the outliers).
 Lists = namedtuple("Lists", ["nb_col", "nb_cost", "cn_row", "cn_cost", "heap"])
+#: The searches' priority queue (:func:`_heap_push`, :func:`_heap_pop`): a radix heap
+#: of int64 entries in ``val`` (one per push in a search), each bucket a list linked
+#: through ``nxt`` from ``head[b]``; ``meta`` holds the last entry popped, the mask of
+#: non-empty buckets and the entries pushed in this search.
+RadixHeap = namedtuple("RadixHeap", ["val", "nxt", "head", "meta"])
 #: Work buffers of :func:`_frame_step` (:func:`_solver_state` gives their sizes).
 Scratch = namedtuple("Scratch", ["free_rows", "gone", "came", "rows_came", "touched",
                                  "rows_seen", "seen", "released", "row_spare", "col_spare",
-                                 "reported", "is_dirty", "dirty", "nbr_pix", "nbr_cost"])
+                                 "reported", "is_dirty", "dirty", "nbr_slot", "nbr_cost"])
+#: Where one side's pixels are, without an image-sized array of slots: ``bits``, the
+#: presence bitmap (bit ``x % 64`` of word ``x // 64`` of image row ``y``); ``kbits``,
+#: the same bitmap of the side's keys (the pixels that can take a slot in the call);
+#: ``rank[y, w]``, how many keys come before word ``w`` of row ``y``; ``slot``, each
+#: key's slot (-1: absent). Key ``k`` of pixel ``p`` is its position among the sorted
+#: keys (:func:`_key_of`): one popcount away from its bitmap word.
+Side = namedtuple("Side", ["bits", "kbits", "rank", "slot"])
+
+
+@intrinsic
+def _clz(typingctx, src):
+    """Leading zero bits of a 64-bit word, 64 for zero (LLVM ctlz: one instruction)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+    return types.int64(src), codegen
 
 
 @nb.njit(cache=True, inline="always")
-def _sift_up(heap, i, entry):
-    """Place ``entry`` at hole ``i`` of a binary min-heap, moving larger parents down."""
-    while i > 0:
-        parent = (i - 1) >> 1
-        if heap[parent] <= entry:
-            break
-        heap[i] = heap[parent]
-        i = parent
-    heap[i] = entry
+def _rh_link(heap, node, x, last):
+    """Put ``node`` (value ``x``) in the bucket of the bits it differs from ``last`` in."""
+    b = 64 - _clz(np.uint64(x ^ last))
+    bit = np.int64(1) << b
+    meta = heap.meta
+    heap.nxt[node] = heap.head[b] if meta[1] & bit else -1
+    heap.head[b] = node
+    meta[1] |= bit
+
+
+@nb.njit(cache=True, inline="always")
+def _heap_reset(heap):
+    """Empty the heap for a new search (the smallest value popped so far: 0)."""
+    meta = heap.meta
+    meta[0] = 0
+    meta[1] = 0
+    meta[2] = 0
 
 
 @nb.njit(cache=True, inline="always")
 def _heap_push(heap, size, key, val, shift):
-    """Push ``(key, val)`` on a binary min-heap of int64 entries ``key << shift | val``
-    (``key >= 0``, ``0 <= val < 2**shift``): one comparison orders by key, then val.
-    Returns the new size."""
-    _sift_up(heap, size, (key << shift) | val)
+    """Push ``(key, val)`` as the int64 entry ``key << shift | val`` (``key >= 0``,
+    ``0 <= val < 2**shift``: one comparison orders by key, then val) on a radix heap:
+    a monotone priority queue, so the entry must not be smaller than the last one
+    popped (Dijkstra's labels only grow). Returns the new size."""
+    meta = heap.meta
+    node = meta[2]
+    meta[2] = node + 1
+    x = (key << shift) | val
+    heap.val[node] = x
+    _rh_link(heap, node, x, meta[0])
     return size + 1
 
 
 @nb.njit(cache=True, inline="always")
-def _heap_pop(heap, size, shift):
-    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size).
+def _heap_min(heap):
+    """The smallest entry (the heap must not be empty), moved to bucket 0.
 
-    Bottom-up: the hole at the root moves down along the smaller children to a leaf
-    (one comparison per level), then the last entry is sifted up from there (rarely
-    more than a step). Entries are distinct, so the order they come out in is that of
-    their values whatever the layout.
+    A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) keeps entry ``x`` in bucket
+    ``b`` = the bit length of ``x ^ last``, ``last`` being the smallest entry taken
+    out so far; every entry of bucket ``b`` is smaller than every entry of a higher
+    bucket. When bucket 0 is empty, the lowest non-empty bucket is scanned for its
+    smallest entry, which becomes ``last``, and its entries move to lower buckets: each
+    entry moves down a few times in all, instead of a binary heap's sift through
+    log2(n) levels on every pop. Entries are distinct, so they come out in the order of
+    their values, as from any priority queue.
     """
-    top = heap[0]
-    size -= 1
-    last = heap[size]
-    i = 0
-    child = 1
-    while child < size:
-        if child + 1 < size and heap[child + 1] < heap[child]:
-            child += 1
-        heap[i] = heap[child]
-        i = child
-        child = 2 * i + 1
-    _sift_up(heap, i, last)
-    return top >> shift, top & ((1 << shift) - 1), size
+    meta = heap.meta
+    if meta[1] & 1:
+        return heap.val[heap.head[0]]
+    i = _ctz(np.uint64(meta[1]))
+    node = heap.head[i]
+    m = heap.val[node]
+    t = heap.nxt[node]
+    while t >= 0:
+        if heap.val[t] < m:
+            m = heap.val[t]
+        t = heap.nxt[t]
+    meta[0] = m
+    meta[1] &= ~(np.int64(1) << i)
+    while node >= 0:
+        t = heap.nxt[node]
+        _rh_link(heap, node, heap.val[node], m)
+        node = t
+    return m
+
+
+@nb.njit(cache=True, inline="always")
+def _heap_pop(heap, size, shift):
+    """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
+    top = _heap_min(heap)
+    heap.meta[1] &= ~np.int64(1)             # bucket 0 held only it (entries are distinct)
+    return top >> shift, top & ((1 << shift) - 1), size - 1
 
 
 @intrinsic
@@ -132,15 +183,27 @@ def _set_bit(bits, p, width, on):
 
 
 @nb.njit(cache=True, inline="always")
-def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
-    """The present pixels of a bitmap within the tolerance of pixel ``p``.
+def _key_of(p, side, width):
+    """Position of key pixel ``p`` among its side's sorted keys (see :class:`Side`)."""
+    y = p // width
+    x = p - y * width
+    w = x >> 6
+    below = side.kbits[y, w] & ((_U1 << np.uint64(x & 63)) - _U1)
+    return side.rank[y, w] + _popcount(below)
+
+
+@nb.njit(cache=True, inline="always")
+def _near(p, side, width, height, half, cost_tab, out_slot, out_cost):
+    """The present pixels of a side within the tolerance of pixel ``p``, as slots.
 
     Row ``dy`` of the disc spans ``|dx| <= half[dy + reach]``; its pixels are read from
-    the bitmap 64 at a time and only the set bits are visited, so a sparse map costs a
-    few word operations per row instead of a test per offset. Writes the pixels
-    (raster order) and their costs (``cost_tab[dy + reach, dx + reach]``) to
-    ``out_pix``/``out_cost``; returns their number.
+    the presence bitmap 64 at a time and only the set bits are visited, so a sparse
+    map costs a few word operations per row instead of a test per offset; each pixel
+    found is a key, whose slot is read through its rank (:class:`Side`). Writes the
+    slots (in the pixels' raster order) and the costs (``cost_tab[dy + reach, dx +
+    reach]``) to ``out_slot``/``out_cost``; returns their number.
     """
+    bits, kbits, rank, slot = side
     reach = half.shape[0] // 2
     y = p // width
     x = p - y * width
@@ -163,7 +226,10 @@ def _near(p, bits, width, height, half, cost_tab, out_pix, out_cost):
             while m != 0:
                 xx = lo + _ctz(m)
                 m &= m - _U1
-                out_pix[n] = yy * width + xx
+                w = xx >> 6
+                below = kbits[yy, w] & ((_U1 << np.uint64(xx & 63)) - _U1)
+                k = rank[yy, w] + _popcount(below)
+                out_slot[n] = slot[k]
                 out_cost[n] = cost_tab[dy + reach, xx - x + reach]
                 n += 1
             lo = top + 1
@@ -219,24 +285,32 @@ def _layout(keys, others, height, width, half, bits):
     return off
 
 
-@nb.njit(cache=True, inline="always")
-def _key_index(keys, q):
-    """Position of pixel ``q`` in the sorted array ``keys`` (binary search)."""
-    lo = 0
-    hi = keys.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < q:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+@nb.njit(cache=True)
+def _side(keys, bits, kbits, rank, width):
+    """The :class:`Side` of sorted ``keys`` on workspace bitmaps (``bits`` and ``kbits``
+    empty): the keys marked in ``kbits``, the ranks counted, every slot -1. Undone by
+    :func:`_keys_off`."""
+    for t in range(keys.shape[0]):
+        _set_bit(kbits, keys[t], width, True)
+    n = 0
+    for y in range(kbits.shape[0]):
+        for w in range(kbits.shape[1]):
+            rank[y, w] = n
+            n += _popcount(kbits[y, w])
+    return Side(bits, kbits, rank, np.full(keys.shape[0], -1, np.int64))
+
+
+@nb.njit(cache=True)
+def _keys_off(keys, side, width):
+    """Clear the keys from their bitmap (the workspace is left empty)."""
+    for t in range(keys.shape[0]):
+        _set_bit(side.kbits, keys[t], width, False)
 
 
 @nb.njit(cache=True, _nrt=False)
-def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_len,
-                   listed, row_slot, row_bits, width, height, half, cost_tab, nbr_pix,
-                   nbr_cost, seen, heap, shift, level):
+def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_at, cn_len,
+                   listed, rows, width, height, half, cost_tab, nbr_slot, nbr_cost, seen,
+                   heap, shift, level):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -254,8 +328,11 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     queued: the cheapest release ``distance - v[j]`` of a settled column ``j`` bounds
     the search instead. Columns reached at the current distance are settled from the
     ``level`` stack, without heap operations. Returns the released column (or outlier),
-    -1 if none. The arrays are the solver's state (see :func:`_match_sequence`); a column's nearby
-    rows are read from its list (``cn_*``) when ``listed``, else from the rows' bitmap.
+    -1 if none. The arrays are the solver's state (see :func:`_match_sequence`); a
+    column's nearby rows are read from its list (``cn_*``, :class:`Lists`) when
+    ``listed``, else from the rows' bitmap (``rows``, a :class:`Side`). ``heap`` holds
+    one entry per edge relaxed (at most the lists' size), ``seen`` and ``level`` one
+    per column or outlier.
     """
     n_real = c_pix.shape[0]
     k_stop = -v[j0]                  # the bound, then the cheapest way through T found
@@ -264,6 +341,7 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     seen[0] = j0
     n_seen = 1
     hsize = 0
+    _heap_reset(heap)
     key = 0
     level[0] = j0                    # columns at the current distance, then the heap
     n_level = 1
@@ -288,26 +366,31 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
         base = key - v[j]
         if listed:
             n_near = cn_len[j]
+            at = cn_at[j]
         else:
-            n_near = _near(c_pix[j], row_bits, width, height, half, cost_tab, nbr_pix,
+            n_near = _near(c_pix[j], rows, width, height, half, cost_tab, nbr_slot,
                            nbr_cost)
+            at = 0
         for e in range(n_near):
             if listed:
-                s = np.int64(cn_row[j, e])
-                cost = np.int64(cn_cost[j, e])
+                k = np.uint64(at + e)        # (unsigned indices: no test for negative ones)
+                s = np.int64(cn_row[k])
+                cost = np.int64(cn_cost[k])
             else:
-                s = np.int64(row_slot[nbr_pix[e]])
-                cost = nbr_cost[e]
-            if s == own or r_col[s] < 0:
+                s = np.int64(nbr_slot[np.uint64(e)])
+                cost = nbr_cost[np.uint64(e)]
+            us = np.uint64(s)
+            if s == own or r_col[us] < 0:
                 continue
-            p = r_col[s]
-            lq = base + cost - u[s]
-            if lq < lab[p]:
-                if lab[p] == _INF:
-                    seen[n_seen] = p
+            p = r_col[us]
+            up = np.uint64(p)
+            lq = base + cost - u[us]
+            if lq < lab[up]:
+                if lab[up] == _INF:
+                    seen[np.uint64(n_seen)] = p
                     n_seen += 1
-                lab[p] = lq
-                via[s] = j
+                lab[up] = lq
+                via[us] = j
                 if lq == key:
                     level[n_level] = p
                     n_level += 1
@@ -440,19 +523,20 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
     it is expanded next without heap operations. Returns the updated (n_touched,
     hsize, best, sink, n_level).
     """
-    if r >= shortest[j]:
+    uj = np.uint64(j)                # (an unsigned index: no test for negative ones)
+    if r >= shortest[uj]:
         return n_touched, hsize, best, sink, n_level
-    free = c_row[j] < 0
+    free = c_row[uj] < 0
     if r >= best and not free:
         return n_touched, hsize, best, sink, n_level
-    if shortest[j] == _INF:
-        touched[n_touched] = j
+    if shortest[uj] == _INF:
+        touched[np.uint64(n_touched)] = j
         n_touched += 1
-    shortest[j] = r
-    path[j] = i
+    shortest[uj] = r
+    path[uj] = i
     if free:
-        if r + v[j] < best:
-            best = r + v[j]
+        if r + v[uj] < best:
+            best = r + v[uj]
             sink = j
     elif r == min_val:
         level[n_level] = j
@@ -463,8 +547,8 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
 
 
 @nb.njit(cache=True, _nrt=False)
-def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, shortest,
-             path, touched, rows_seen, heap, shift, level):
+def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n_real,
+             shortest, path, touched, rows_seen, heap, shift, level):
     """Match the waiting row slot ``cur`` along a shortest augmenting path.
 
     Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
@@ -474,14 +558,18 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
     free and is now matched: only it, and ``cur``, changed their matched state (an
     outlier's row leaves the real columns). No arrays are allocated, so this runs
     without reference counting (``_nrt=False``): it is the benchmark's hottest loop.
+    Row slot ``i``'s candidates are ``nb_col[nb_at[i] + e]``, ``e < nb_len[i]``
+    (:class:`Lists`); ``touched`` holds one entry per column or outlier, ``heap`` one
+    per edge relaxed, ``level`` and ``rows_seen`` one per row.
     """
     best = outlier - v[n_real + cur]
     j_best = n_real + cur
+    a0 = nb_at[cur]
     for e in range(nb_len[cur]):
-        rc = nb_cost[cur, e] - v[nb_col[cur, e]]
+        rc = nb_cost[a0 + e] - v[nb_col[a0 + e]]
         if rc < best:
             best = rc
-            j_best = nb_col[cur, e]
+            j_best = nb_col[a0 + e]
     u[cur] = best
     if c_row[j_best] < 0 and v[j_best] == 0:
         # the cheapest edge reaches a free column at potential 0: a zero-length
@@ -492,6 +580,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
     n_touched = 0
     n_seen = 0
     hsize = 0
+    _heap_reset(heap)
     n_level = 0
     min_val = 0
     i = cur
@@ -501,11 +590,13 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
         rows_seen[n_seen] = i
         n_seen += 1
         base = min_val - u[i]
+        a = nb_at[i]
         for e in range(nb_len[i]):
-            j = np.int64(nb_col[i, e])
+            k = np.uint64(a + e)
+            j = np.int64(nb_col[k])
             n_touched, hsize, best, sink, n_level = _relax(
-                j, base + nb_cost[i, e] - v[j], i, v, c_row, shortest, path, touched,
-                n_touched, heap, hsize, shift, best, sink, level, n_level, min_val)
+                j, base + nb_cost[k] - v[np.uint64(j)], i, v, c_row, shortest, path,
+                touched, n_touched, heap, hsize, shift, best, sink, level, n_level, min_val)
         j = n_real + i                           # the row's own outlier
         n_touched, hsize, best, sink, n_level = _relax(
             j, base + outlier - v[j], i, v, c_row, shortest, path, touched, n_touched,
@@ -519,7 +610,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier, n_real, 
             i = c_row[level[n_level]]
             continue
         n_level = 0
-        while hsize > 0 and (heap[0] >> shift) < best:
+        while hsize > 0 and (_heap_min(heap) >> shift) < best:
             key, j, hsize = _heap_pop(heap, hsize, shift)
             if key == shortest[j]:
                 min_val = key
@@ -604,16 +695,16 @@ def _grown(ev_frame, ev_pix, ev_sign, need):
 
 
 @nb.njit(cache=True, inline="always")
-def _occupy(q, spare, n_spare, slots, pixels, bits, width, frame_side, reported, is_dirty,
+def _occupy(q, k, spare, n_spare, side, pixels, width, frame_side, reported, is_dirty,
             dirty, n_dirty):
-    """Pixel ``q`` arrives: it takes a spare slot of its side (slot map, pixel, bitmap)
-    and, on the frame side, is listed as changed (not yet reported matched).
-    Returns (its slot, n_spare, n_dirty)."""
+    """Pixel ``q`` (key ``k`` of its side) arrives: it takes a spare slot of its side
+    (slot of the key, pixel, bitmap) and, on the frame side, is listed as changed (not
+    yet reported matched). Returns (its slot, n_spare, n_dirty)."""
     n_spare -= 1
     s = spare[n_spare]
-    slots[q] = s
+    side.slot[k] = s
     pixels[s] = q
-    _set_bit(bits, q, width, True)
+    _set_bit(side.bits, q, width, True)
     if frame_side:
         reported[s] = False
         n_dirty = _mark(s, is_dirty, dirty, n_dirty)
@@ -621,13 +712,14 @@ def _occupy(q, spare, n_spare, slots, pixels, bits, width, frame_side, reported,
 
 
 @nb.njit(cache=True, inline="always")
-def _vacate(q, slots, bits, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f,
+def _vacate(q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f,
             m_now):
-    """Pixel ``q`` leaves: off its side's slot map and bitmap, and reported if it
-    leaves matched from the frame side. Returns (its slot, n_ev, m_now)."""
-    s = slots[q]
-    slots[q] = -1
-    _set_bit(bits, q, width, False)
+    """Pixel ``q`` leaves: off its side's slots and bitmap, and reported if it leaves
+    matched from the frame side. Returns (its slot, n_ev, m_now)."""
+    k = _key_of(q, side, width)
+    s = side.slot[k]
+    side.slot[k] = -1
+    _set_bit(side.bits, q, width, False)
     if frame_side and reported[s]:
         n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, q, -1)
         reported[s] = False
@@ -636,48 +728,58 @@ def _vacate(q, slots, bits, width, frame_side, reported, ev_frame, ev_pix, ev_si
 
 
 @nb.njit(cache=True, inline="always")
-def _unlist(lst, cost, length, a, b):
-    """Remove ``b`` from the list of ``a`` (order not kept)."""
+def _unlist(lst, cost, at, length, a, b):
+    """Remove ``b`` from the list of ``a`` (entries ``at[a]`` on): the last entry takes
+    its place."""
+    base = at[a]
     last = length[a] - 1
     for k in range(last + 1):
-        if lst[a, k] == b:
-            lst[a, k] = lst[a, last]
-            cost[a, k] = cost[a, last]
+        if lst[base + k] == b:
+            lst[base + k] = lst[base + last]
+            cost[base + k] = cost[base + last]
             break
     length[a] = last
 
 
 @nb.njit(cache=True, inline="always")
-def _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost,
-              nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed):
-    """List row slot ``s``'s (pixel ``q``) present columns; and, when the columns
-    keep lists too (``listed``), the row in theirs."""
-    nb_len[s] = _near(q, col_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
-    for e in range(nb_len[s]):
-        j = col_slot[nbr_pix[e]]
-        nb_col[s, e] = j
-        nb_cost[s, e] = nbr_cost[e]
+def _list_row(s, q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
+              nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed):
+    """List row slot ``s``'s (pixel ``q``) present columns (``cols``, a :class:`Side`),
+    from ``nb_at[s]`` on; and, when the columns keep lists too (``listed``), the row at
+    the end of theirs."""
+    n = _near(q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost)
+    nb_len[s] = n
+    a = nb_at[s]
+    for e in range(n):
+        j = nbr_slot[e]
+        nb_col[a + e] = j
+        nb_cost[a + e] = nbr_cost[e]
         if listed:
-            cn_row[j, cn_len[j]] = s
-            cn_cost[j, cn_len[j]] = nbr_cost[e]
+            k = cn_at[j] + cn_len[j]
+            cn_row[k] = s
+            cn_cost[k] = nbr_cost[e]
             cn_len[j] += 1
 
 
 @nb.njit(cache=True, _nrt=False)
 def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
-                sol, buf, maps, ev, st):
+                sol, buf, lists, layout, maps, ev, st):
     """Move the optimum of the previous frame to frame ``f`` (see _match_sequence).
 
     All arrays are allocated by the caller, so this runs without reference counting
     (``_nrt=False``); ``st`` holds the counters it updates: spare row slots, spare
-    column slots, present rows, dirty slots, events, matched pixels.
+    column slots, present rows, dirty slots, events, matched pixels. A pixel taking a
+    slot gets its list's place from ``layout`` (:func:`_layout`); ``maps`` are the
+    rows' and the columns' :class:`Side`.
     """
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
-    (u, r_col, via, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix, lab, shortest, path,
-     cn_row, cn_cost, cn_len) = sol
-    (free_rows, gone, came, rows_came, touched, rows_seen, heap, seen, released, row_spare,
-     col_spare, reported, is_dirty, dirty, nbr_pix, nbr_cost) = buf
-    row_slot, col_slot, row_bits, col_bits = maps
+    (u, r_col, via, r_pix, nb_at, nb_len, v, c_row, c_pix, lab, shortest, path, cn_at,
+     cn_len) = sol
+    nb_col, nb_cost, cn_row, cn_cost, heap = lists
+    (free_rows, gone, came, rows_came, touched, rows_seen, seen, released, row_spare,
+     col_spare, reported, is_dirty, dirty, nbr_slot, nbr_cost) = buf
+    row_off, col_off = layout[1], layout[3]
+    rside, cside = maps
     ev_frame, ev_pix, ev_sign = ev
     # columns list their nearby rows only when the columns are the frames (the rows,
     # fixed, then never change those lists); else a column's rows come from the bitmap
@@ -690,11 +792,11 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_released = 0
     n_rows_present -= n_gone
     for t in range(n_gone):
-        s, n_ev, m_now = _vacate(gone[t], row_slot, row_bits, width, frame_side == 0,
-                                 reported, ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
+        s, n_ev, m_now = _vacate(gone[t], rside, width, frame_side == 0, reported,
+                                 ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
         if listed:
             for e in range(nb_len[s]):
-                _unlist(cn_row, cn_cost, cn_len, nb_col[s, e], s)
+                _unlist(cn_row, cn_cost, cn_at, cn_len, nb_col[nb_at[s] + e], s)
         j = r_col[s]
         r_col[s] = -2
         if j >= 0:
@@ -710,9 +812,8 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         j = released[t]
         if v[j] < 0 and c_row[j] < 0:
             t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
-                                   cn_len, listed, row_slot, row_bits, width, height, half,
-                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
-                                   touched)
+                                   cn_at, cn_len, listed, rside, width, height, half,
+                                   cost_tab, nbr_slot, nbr_cost, seen, heap, shift, touched)
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     for t in range(n_came):
         rows_came[t] = came[t]
@@ -721,15 +822,15 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
     for t in range(n_gone):
         c = gone[t]
-        j, n_ev, m_now = _vacate(c, col_slot, col_bits, width, frame_side == 1, reported,
-                                 ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
+        j, n_ev, m_now = _vacate(c, cside, width, frame_side == 1, reported, ev_frame,
+                                 ev_pix, ev_sign, n_ev, f, m_now)
         if listed:
             for e in range(cn_len[j]):
-                _unlist(nb_col, nb_cost, nb_len, cn_row[j, e], j)
+                _unlist(nb_col, nb_cost, nb_at, nb_len, cn_row[cn_at[j] + e], j)
         else:
-            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            n_near = _near(c, rside, width, height, half, cost_tab, nbr_slot, nbr_cost)
             for e in range(n_near):
-                _unlist(nb_col, nb_cost, nb_len, row_slot[nbr_pix[e]], j)
+                _unlist(nb_col, nb_cost, nb_at, nb_len, nbr_slot[e], j)
         s = c_row[j]
         if s >= 0:
             c_row[j] = -1
@@ -743,41 +844,46 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     #     repair if that potential is negative (some row prefers the column) -------------
     for t in range(n_came):
         c = came[t]
-        j, n_col_spare, n_dirty = _occupy(c, col_spare, n_col_spare, col_slot, c_pix,
-                                          col_bits, width, frame_side == 1, reported,
-                                          is_dirty, dirty, n_dirty)
+        key = _key_of(c, cside, width)
+        j, n_col_spare, n_dirty = _occupy(c, key, col_spare, n_col_spare, cside, c_pix,
+                                          width, frame_side == 1, reported, is_dirty,
+                                          dirty, n_dirty)
         c_row[j] = -1
         vc = 0
         cn_len[j] = 0
+        if listed:
+            cn_at[j] = col_off[key]
         if n_rows_present > 0:                   # (none in a first frame: rows come next)
-            n_near = _near(c, row_bits, width, height, half, cost_tab, nbr_pix, nbr_cost)
+            n_near = _near(c, rside, width, height, half, cost_tab, nbr_slot, nbr_cost)
             cn_len[j] = n_near
             for e in range(n_near):
-                s = row_slot[nbr_pix[e]]
+                s = nbr_slot[e]
                 if listed:
-                    cn_row[j, e] = s
-                    cn_cost[j, e] = nbr_cost[e]
-                nb_col[s, nb_len[s]] = j
-                nb_cost[s, nb_len[s]] = nbr_cost[e]
+                    cn_row[cn_at[j] + e] = s
+                    cn_cost[cn_at[j] + e] = nbr_cost[e]
+                k = nb_at[s] + nb_len[s]
+                nb_col[k] = j
+                nb_cost[k] = nbr_cost[e]
                 nb_len[s] += 1
                 if r_col[s] >= 0 and nbr_cost[e] - u[s] < vc:
                     vc = nbr_cost[e] - u[s]
         v[j] = vc
         if vc < 0:
             t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
-                                   cn_len, listed, row_slot, row_bits, width, height, half,
-                                   cost_tab, nbr_pix, nbr_cost, seen, heap, shift,
-                                   touched)
+                                   cn_at, cn_len, listed, rside, width, height, half,
+                                   cost_tab, nbr_slot, nbr_cost, seen, heap, shift, touched)
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     # --- rows that arrived ---------------------------------------------------------------
     n_rows_present += n_rows_came
     for t in range(n_rows_came):
         q = rows_came[t]
-        s, n_row_spare, n_dirty = _occupy(q, row_spare, n_row_spare, row_slot, r_pix,
-                                          row_bits, width, frame_side == 0, reported,
-                                          is_dirty, dirty, n_dirty)
-        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
-                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
+        key = _key_of(q, rside, width)
+        s, n_row_spare, n_dirty = _occupy(q, key, row_spare, n_row_spare, rside, r_pix,
+                                          width, frame_side == 0, reported, is_dirty,
+                                          dirty, n_dirty)
+        nb_at[s] = row_off[key]
+        _list_row(s, q, cside, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
+                  nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed)
         v[n_real + s] = 0
         c_row[n_real + s] = -1
         r_col[s] = -2
@@ -791,7 +897,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         cur = free_rows[(k * stride) % n_free]
         if r_col[cur] != -2:
             continue                             # listed twice
-        sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_len, outlier,
+        sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier,
                         n_real, shortest, path, touched, rows_seen, heap, shift, seen)
         if frame_side == 0:
             n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
@@ -807,12 +913,12 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         is_dirty[s] = False
         if frame_side == 0:
             pix = r_pix[s]
-            if row_slot[pix] != s:
+            if rside.slot[_key_of(pix, rside, width)] != s:
                 continue                         # left since (already reported)
             now = r_col[s] < n_real
         else:
             pix = c_pix[s]
-            if col_slot[pix] != s:
+            if cside.slot[_key_of(pix, cside, width)] != s:
                 continue
             now = c_row[s] >= 0
         if now != reported[s]:
@@ -824,30 +930,40 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
 
 
 @nb.njit(cache=True, _nrt=False)
-def _load_start(start, geo, sol, buf, maps, st):
+def _load_start(start, geo, sol, buf, lists, layout, maps, st):
     """Install ``start`` (see _match_sequence) in the solver state; no allocation, so
     no reference counting (``_nrt=False``)."""
     s_rows, s_cols, s_partner, s_u, s_v = start
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
-    u, r_col, _, r_pix, nb_col, nb_cost, nb_len, v, c_row, c_pix = sol[:10]
-    cn_row, cn_cost, cn_len = sol[13:]
-    row_spare, col_spare, reported, is_dirty, dirty = buf[9:14]
-    nbr_pix, nbr_cost = buf[14], buf[15]
-    row_slot, col_slot, row_bits, col_bits = maps
+    u, r_col, r_pix = sol.u, sol.r_col, sol.r_pix
+    v, c_row, c_pix = sol.v, sol.c_row, sol.c_pix
+    nb_at, nb_len, cn_at, cn_len = sol.nb_at, sol.nb_len, sol.cn_at, sol.cn_len
+    nb_col, nb_cost, cn_row, cn_cost = lists[:4]
+    row_spare, col_spare, reported = buf.row_spare, buf.col_spare, buf.reported
+    is_dirty, dirty = buf.is_dirty, buf.dirty
+    nbr_slot, nbr_cost = buf.nbr_slot, buf.nbr_cost
+    row_off, col_off = layout[1], layout[3]
+    rside, cside = maps
     listed = frame_side == 1                     # as in _frame_step
     # (taken as in _frame_step, but not listed as changed: the start is reported as is)
     for t in range(s_cols.shape[0]):
-        j, st[1], _ = _occupy(s_cols[t], col_spare, st[1], col_slot, c_pix, col_bits,
-                              width, False, reported, is_dirty, dirty, 0)
+        c = s_cols[t]
+        key = _key_of(c, cside, width)
+        j, st[1], _ = _occupy(c, key, col_spare, st[1], cside, c_pix, width, False,
+                              reported, is_dirty, dirty, 0)
         v[j] = s_v[t]
         c_row[j] = -1
         cn_len[j] = 0
+        if listed:
+            cn_at[j] = col_off[key]
     for t in range(s_rows.shape[0]):
         q = s_rows[t]
-        s, st[0], _ = _occupy(q, row_spare, st[0], row_slot, r_pix, row_bits, width,
-                              False, reported, is_dirty, dirty, 0)
-        _list_row(s, q, col_slot, col_bits, width, height, half, cost_tab, nbr_pix,
-                  nbr_cost, nb_col, nb_cost, nb_len, cn_row, cn_cost, cn_len, listed)
+        key = _key_of(q, rside, width)
+        s, st[0], _ = _occupy(q, key, row_spare, st[0], rside, r_pix, width, False,
+                              reported, is_dirty, dirty, 0)
+        nb_at[s] = row_off[key]
+        _list_row(s, q, cside, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
+                  nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed)
         u[s] = s_u[t]
         v[n_real + s] = 0
         c_row[n_real + s] = -1
@@ -855,7 +971,7 @@ def _load_start(start, geo, sol, buf, maps, st):
             j = n_real + s
             v[j] = outlier - u[s]
         else:
-            j = col_slot[s_partner[t]]
+            j = cside.slot[_key_of(s_partner[t], cside, width)]
             st[5] += 1
             reported[s if frame_side == 0 else j] = True
         r_col[s] = j
@@ -865,70 +981,97 @@ def _load_start(start, geo, sol, buf, maps, st):
 @nb.njit(cache=True, _nrt=False)
 def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner, end_v):
     """Read off the last frame (``rows``, ``cols``): matched flags and the optimum
-    (see _match_sequence), and clear the workspace maps of its pixels."""
+    (see _match_sequence), and clear the presence bitmaps of its pixels."""
     width, n_real = geo[1], geo[5]
-    u, r_col, v, c_row, position = sol[0], sol[1], sol[7], sol[8], sol[12]
-    row_slot, col_slot, row_bits, col_bits = maps
+    u, r_col, v, c_row, position = sol.u, sol.r_col, sol.v, sol.c_row, sol.path
+    rside, cside = maps
     for t in range(cols.shape[0]):
         c = cols[t]
-        j = col_slot[c]
+        k = _key_of(c, cside, width)
+        j = cside.slot[k]
         col_flags[t] = c_row[j] >= 0
         end_v[t] = v[j]
         position[j] = t                          # (the search scratch: free now)
-        col_slot[c] = -1
-        _set_bit(col_bits, c, width, False)
+        cside.slot[k] = -1
+        _set_bit(cside.bits, c, width, False)
     for t in range(rows.shape[0]):
         q = rows[t]
-        s = row_slot[q]
+        k = _key_of(q, rside, width)
+        s = rside.slot[k]
         row_flags[t] = r_col[s] < n_real
         end_u[t] = u[s]
         end_partner[t] = position[r_col[s]] if r_col[s] < n_real else -1
-        row_slot[q] = -1
-        _set_bit(row_bits, q, width, False)
+        rside.slot[k] = -1
+        _set_bit(rside.bits, q, width, False)
 
 
 @nb.njit(cache=True)
 def _solver_state(n_rows_cap, n_real, n_disc):
     """Arrays of :func:`_match_sequence` for up to ``n_rows_cap`` rows and ``n_real``
-    columns present at once: (solver state, buffers, event arrays)."""
+    columns present at once: (:class:`Slots`, :class:`Scratch`, event arrays,
+    :class:`Lists`). The lists start empty; :func:`_fit_lists` sizes them for a call.
+    ``n_disc`` is the number of offsets within the tolerance (a neighbourhood's most
+    pixels)."""
     n_nodes = n_real + n_rows_cap
     n_side = max(n_rows_cap, n_real)
-    # rows: potential, column slot (-2: waiting for augmentation), where it would move,
-    # pixel, present candidate columns (int32: half the bytes per expansion)
-    sol = (np.zeros(n_rows_cap, np.int64), np.full(n_rows_cap, -2, np.int64),
-           np.empty(n_rows_cap, np.int64), np.empty(n_rows_cap, np.int64),
-           np.empty((n_rows_cap, n_disc), np.int32),
-           np.empty((n_rows_cap, n_disc), np.int32),
-           np.zeros(n_rows_cap, np.int64),
-           # columns and outliers: potential, row slot (-1: free), pixel, search labels
-           np.zeros(n_nodes, np.int64), np.full(n_nodes, -1, np.int64),
-           np.empty(n_real, np.int64), np.full(n_nodes, _INF, np.int64),
-           np.full(n_nodes, _INF, np.int64), np.empty(n_nodes, np.int64),
-           # each column's nearby rows (the same edges, listed from the other side)
-           np.empty((n_real, n_disc), np.int32), np.empty((n_real, n_disc), np.int32),
-           np.zeros(n_real, np.int64))
+    # what a search reads of one row or one column sits in one 64-byte line: a row's
+    # potential, column, repair move, list start and length, pixel; a column's
+    # potential, row, labels, predecessor, pixel, list start and length
+    row = np.zeros((n_rows_cap, 8), np.int64)
+    row[:, 1] = -2
+    col = np.zeros((n_nodes, 8), np.int64)
+    col[:, 1] = -1
+    col[:, 2] = _INF
+    col[:, 4] = _INF
+    sol = Slots(row[:, 0], row[:, 1], row[:, 2], row[:, 5], row[:, 3], row[:, 4],
+                col[:, 0], col[:, 1], col[:n_real, 5], col[:, 4], col[:, 2], col[:, 3],
+                col[:n_real, 6], col[:n_real, 7])
     n_buf = max(n_rows_cap, n_real)
-    heap_cap = (n_rows_cap + 2) * (n_disc + 2) + n_real
-    # waiting rows, leaving and arriving pixels, arrived rows, touched columns, rows seen,
-    # heap, repair's seen columns, released columns, spare row and column slots; the
-    # frame side's reported state, dirty flags and list; a neighbourhood's pixels, costs
-    buf = (np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
-           np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
-           np.empty(n_rows_cap * (n_disc + 1) + 1, np.int64),
-           np.empty(n_rows_cap + 1, np.int64), np.empty(heap_cap, np.int64),
-           np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
-           np.empty(n_rows_cap, np.int64), np.empty(n_real, np.int64),
-           np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
-           np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
-           np.empty(n_disc, np.int64))
+    # touched columns: distinct in a search (augmentation), or settled at one distance
+    # (a repair's level stack): at most every column and outlier once
+    buf = Scratch(np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
+                  np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
+                  np.empty(n_nodes + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
+                  np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
+                  np.empty(n_rows_cap, np.int64), np.empty(n_real, np.int64),
+                  np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
+                  np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
+                  np.empty(n_disc, np.int64))
     ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
           np.empty(4 * n_side + 16, np.int8))
-    return sol, buf, ev
+    return sol, buf, ev, _new_lists(0, n_nodes)
 
 
 @nb.njit(cache=True)
+def _new_lists(n_entries, n_nodes):
+    """:class:`Lists` with room for ``n_entries`` candidate pairs listed from each side.
+
+    The heap gets one entry per pair and per node: a search expands each node at most
+    once, so it relaxes each pair (and each row's own outlier) at most once, and only
+    a relaxation that lowers a label pushes an entry."""
+    n_heap = n_entries + n_nodes + 2
+    return Lists(np.empty(n_entries, np.int32), np.empty(n_entries, np.int32),
+                 np.empty(n_entries, np.int32), np.empty(n_entries, np.int32),
+                 RadixHeap(np.empty(n_heap, np.int64), np.empty(n_heap, np.int64),
+                           np.full(64, -1, np.int64), np.zeros(4, np.int64)))
+
+
+@nb.njit(cache=True)
+def _fit_lists(state, n_entries):
+    """``state`` with lists for at least ``n_entries`` pairs (the last offset of a
+    :func:`_layout`): the same state when they fit, else with new lists (a quarter
+    larger than before at least, so that growing image by image stays rare)."""
+    sol, buf, ev, lists = state
+    n_nodes = sol.v.shape[0]
+    have = lists.nb_col.shape[0]
+    if have >= n_entries and lists.heap.val.shape[0] >= n_entries + n_nodes + 2:
+        return state
+    return sol, buf, ev, _new_lists(max(n_entries, have + have // 4), n_nodes)
+
+
+@nb.njit(cache=True, nogil=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
-                    cost_tab, outlier, ws, state, diffs, start, frame_side):
+                    cost_tab, outlier, ws, state, diffs, start, frame_side, layout):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -950,7 +1093,9 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     Present pixels get slots: the solver's state lives in arrays as long as a frame,
     not as the image, so a search reads memory that stays in cache. Rows have slots
     0..R-1; column slots 0..C-1 are pixels, C + s is row slot s's outlier. Which pixels
-    are present is also kept as bitmaps, which :func:`_near` reads.
+    are present is also kept as bitmaps, which :func:`_near` reads; a pixel's slot is
+    found through its rank among the keys of its side (:class:`Side`), so nothing the
+    solver keeps is as large as the image but bitmaps.
 
     ``diffs`` gives the pixels leaving and arriving at each frame on the side that
     changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
@@ -970,6 +1115,14 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     call: each entry is set when its slot is taken, and search labels are reset after
     each search, so nothing needs clearing in between.
 
+    ``layout`` places the candidate lists (:class:`Lists`) and names the keys
+    (:class:`Side`): (row keys, row offsets, column keys, column offsets), each keys
+    array the sorted pixels that can take a slot on that side in this call (every
+    frame's and the start's; any other pixel must not appear) and its offsets
+    from :func:`_layout` against the other side's keys; the lists must have room for
+    the last offsets (:func:`_fit_lists`). Column offsets are read only when the
+    columns keep lists (``frame_side`` 1).
+
     Returns the matched-row count per frame; the events ((frame, pixel, sign arrays),
     count: the first ``count`` entries, in frame order; the arrays are ``state``'s,
     grown if needed); whether each row and each column of the last frame is matched
@@ -979,10 +1132,15 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     """
     n_frames = row_lo.shape[0]
     s_rows, s_cols, s_partner, s_u, s_v = start
-    sol, buf, ev = state
-    n_rows_cap = sol[0].shape[0]
-    n_real = sol[9].shape[0]
+    sol, buf, ev, lists = state
+    n_rows_cap = sol.u.shape[0]
+    n_real = sol.c_pix.shape[0]
     n_nodes = n_real + n_rows_cap
+    row_off, col_off = layout[1], layout[3]
+    n_lists = max(row_off[-1], col_off[-1] if frame_side == 1 else 0)
+    if lists.nb_col.shape[0] < n_lists or \
+            lists.heap.val.shape[0] < row_off[-1] + n_nodes + 2:
+        raise ValueError("candidate lists too small for this layout")
     need_rows = s_rows.shape[0]
     need_cols = s_cols.shape[0]
     for f in range(n_frames):
@@ -990,10 +1148,12 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         need_cols = max(need_cols, col_hi[f] - col_lo[f])
     if need_rows > n_rows_cap or need_cols > n_real:
         raise ValueError("solver state too small for these frames")
-    # pixel -> slot maps and presence bitmaps from a reusable workspace (_workspace),
-    # empty between calls: what this call sets is cleared on return
-    row_slot, col_slot, row_bits, col_bits = ws
-    row_spare, col_spare, reported = buf[9], buf[10], buf[11]
+    # presence and key bitmaps from a reusable workspace (_workspace), empty between
+    # calls: what this call sets is cleared on return
+    row_bits, col_bits, row_kbits, col_kbits, row_rank, col_rank = ws
+    rside = _side(layout[0], row_bits, row_kbits, row_rank, width)
+    cside = _side(layout[2], col_bits, col_kbits, col_rank, width)
+    row_spare, col_spare, reported = buf.row_spare, buf.col_spare, buf.reported
     for t in range(n_rows_cap):                  # every slot spare, lowest on top
         row_spare[t] = n_rows_cap - 1 - t
     for t in range(n_real):
@@ -1004,12 +1164,12 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     while (1 << shift) <= n_nodes:
         shift += 1
     geo = (height, width, half, cost_tab, outlier, n_real, shift, frame_side)
-    maps = (row_slot, col_slot, row_bits, col_bits)
+    maps = (rside, cside)
     # counters of _frame_step: spare row slots, spare column slots, present rows, dirty
     # slots, events, matched pixels
     st = np.array([n_rows_cap, n_real, s_rows.shape[0], 0, 0, 0], np.int64)
     # --- the start: an optimum of the previous frame (empty if none) ---------------------
-    _load_start(start, geo, sol, buf, maps, st)
+    _load_start(start, geo, sol, buf, lists, layout, maps, st)
     prev_rows = s_rows
     prev_cols = s_cols
     n_matched = np.zeros(n_frames, np.int64)
@@ -1022,7 +1182,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
         same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
         same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
         _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
-                    sol, buf, maps, ev, st)
+                    sol, buf, lists, layout, maps, ev, st)
         n_matched[f] = st[5]
         prev_rows = rows
         prev_cols = cols
@@ -1034,13 +1194,16 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     end_v = np.empty(prev_cols.shape[0], np.int64)
     _unload(prev_rows, prev_cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner,
             end_v)
+    _keys_off(layout[0], rside, width)
+    _keys_off(layout[2], cside, width)
     return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state):
     """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
-    gone_ptr, gone_pix, came_ptr, came_pix: see :meth:`Matcher._frame_pool`).
+    gone_ptr, gone_pix, came_ptr, came_pix, and the sorted pixels of all frames: see
+    :meth:`Matcher._frame_pool`).
 
     Frames are walked from the end with the smaller frame, so that along the walk
     pixels mostly arrive: arriving rows only need augmenting, while departing rows
@@ -1048,16 +1211,22 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
     frames are solved in runs with the scarcer side as rows (repairs then stay local,
     see _match_sequence); each run starts from the previous run's optimum, transposed,
     so no frame but the first is solved from nothing. ``state`` must hold as many
-    pixels as the largest frame and the fixed map (:func:`_solver_state`).
+    pixels as the largest frame and the fixed map (:func:`_solver_state`); its
+    candidate lists are enlarged here if they are too small (:func:`_fit_lists`).
 
     Returns the matched count per frame, the walk, the events (frame, pixel, sign; see
-    :class:`FrameEvents`), the state (its event arrays may have grown) and the last
-    run's rows, columns and end (for tests: see _match_sequence).
+    :class:`FrameEvents`), the state (its event arrays and lists may have grown) and
+    the last run's rows, columns and end (for tests: see _match_sequence).
     """
-    ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix = pool
+    ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union = pool
     n_frames = ptr.shape[0] - 1
     n_fixed = fixed_pix.shape[0]
     sizes = ptr[1:] - ptr[:-1]
+    # the candidate lists of every run: a frame pixel has room for the fixed pixels
+    # near it, a fixed pixel for the pixels of any frame near it (the same pairs)
+    off_union = _layout(union, fixed_pix, height, width, half, ws[0])
+    off_fixed = _layout(fixed_pix, union, height, width, half, ws[0])
+    state = _fit_lists(state, max(off_union[-1], off_fixed[-1]))
     n_matched = np.zeros(n_frames, np.int64)
     forward = n_frames == 0 or sizes[0] <= sizes[n_frames - 1]
     walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1].copy()
@@ -1093,14 +1262,16 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
         if fixed_rows:
             n, (ev, n_ev), _, _, end = _match_sequence(
                 height, width, whole_lo, whole_hi, fixed_pix, sliced_lo, sliced_hi, pix,
-                half, cost_tab, outlier, ws, state, diffs, start, side)
+                half, cost_tab, outlier, ws, state, diffs, start, side,
+                (fixed_pix, off_fixed, union, off_union))
             last_rows, last_cols = fixed_pix, last
         else:
             n, (ev, n_ev), _, _, end = _match_sequence(
                 height, width, sliced_lo, sliced_hi, pix, whole_lo, whole_hi, fixed_pix,
-                half, cost_tab, outlier, ws, state, diffs, start, side)
+                half, cost_tab, outlier, ws, state, diffs, start, side,
+                (union, off_union, fixed_pix, off_fixed))
             last_rows, last_cols = last, fixed_pix
-        state = (state[0], state[1], ev)
+        state = (state[0], state[1], ev, state[3])
         for t in range(m):
             n_matched[order[t]] = n[t]
         if n_out + n_ev > out_f.shape[0]:
@@ -1148,7 +1319,10 @@ def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
     ev_frame, ev_pix, ev_sign : (n_events,) arrays
         The maps' events (:class:`FrameEvents`), concatenated.
     n_pix : int
-        Pixels in the image.
+        A bound on the pixel indices: the pixels in the image, or, when the events'
+        pixels are given as positions among every frame's pixels (as
+        :func:`evaluate_image` does, so that the counters are as many as those, not
+        as the image's pixels), their number.
 
     Returns
     -------

@@ -200,25 +200,17 @@ def _thin_kernel(b, max_iter, lut1, lut2):
     return out
 
 
-@njit(cache=True)
-def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
-    """Pixels of ``thin(pb >= t)`` for every t, as (offsets, linear indices).
-
-    Only the pixels at or above the lowest threshold are ever visited, in raster order,
-    so each frame costs its foreground, not the image; the padded image and the work
-    lists are allocated once.
-    """
+@njit(cache=True, nogil=True)
+def _above(pb, lowest):
+    """The pixels of ``pb`` at or above ``lowest``, in raster order: their indices in
+    the zero-padded image (row stride ``W + 2``) and their values."""
     h, w = pb.shape
     wp = w + 2
-    n_t = thresholds.shape[0]
-    lowest = np.inf
-    for k in range(n_t):
-        lowest = min(lowest, thresholds[k])
     n_any = 0
     for r in range(h):
         for c in range(w):
             n_any += pb[r, c] >= lowest
-    any_pix = np.empty(n_any, np.int64)   # padded index of each, raster order
+    any_pix = np.empty(n_any, np.int64)
     any_val = np.empty(n_any, np.float64)
     k = 0
     for r in range(h):
@@ -228,6 +220,22 @@ def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
                 any_pix[k] = base + c
                 any_val[k] = pb[r, c]
                 k += 1
+    return any_pix, any_val
+
+
+@njit(cache=True, nogil=True)
+def _thin_selected(any_pix, any_val, h, w, thresholds, max_iter, lut1, lut2):
+    """Pixels of ``thin(pb >= t)`` for every t, as (offsets, linear indices), from the
+    pixels of ``pb`` at or above the lowest of the thresholds (:func:`_above`).
+
+    Each frame costs its foreground, not the image; the padded image and the work
+    lists are allocated once per call. Frames do not depend on each other, so a range
+    of thresholds can be thinned in one thread while another range is thinned in
+    another (``nogil``): each call has its own image.
+    """
+    wp = w + 2
+    n_t = thresholds.shape[0]
+    n_any = any_pix.shape[0]
     img = np.zeros((h + 2) * wp, np.uint8)
     mark = np.zeros((h + 2) * wp, np.uint8)
     fg = np.empty(n_any, np.int64)
@@ -257,7 +265,34 @@ def _thin_frames_kernel(pb, thresholds, max_iter, lut1, lut2):
                 n_out += 1
                 img[i] = 0
         offsets[j + 1] = n_out
-    return offsets, out[:n_out]
+    return offsets, out[:n_out].copy()
+
+
+def _thin_ranges(pb, ths, n, threads):
+    """(offsets, pixels) of every threshold, as one :func:`_thin_selected` call would
+    give them, from ``threads`` calls on interleaved thresholds (k, k + threads, ...:
+    about equal work, as low thresholds have the most pixels) run in parallel."""
+    h, w = pb.shape
+    any_pix, any_val = _above(pb, float(ths.min()))
+    threads = max(1, min(int(threads), ths.size))
+    if threads == 1:
+        return _thin_selected(any_pix, any_val, h, w, ths, n, _LUT1, _LUT2)
+    from concurrent.futures import ThreadPoolExecutor
+    picks = [np.arange(k, ths.size, threads) for k in range(threads)]
+    with ThreadPoolExecutor(threads) as ex:
+        parts = list(ex.map(lambda idx: _thin_selected(any_pix, any_val, h, w,
+                                                       np.ascontiguousarray(ths[idx]), n,
+                                                       _LUT1, _LUT2), picks))
+    sizes = np.zeros(ths.size, np.int64)
+    for idx, (off, _) in zip(picks, parts):
+        sizes[idx] = np.diff(off)
+    offsets = np.zeros(ths.size + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    pix = np.empty(offsets[-1], np.int64)
+    for idx, (off, got) in zip(picks, parts):
+        for m, k in enumerate(idx):
+            pix[offsets[k]:offsets[k + 1]] = got[off[m]:off[m + 1]]
+    return offsets, pix
 
 
 # ---------------------------------------------------------------------------------------
@@ -354,7 +389,7 @@ def thin(bmap, max_iter=None) -> np.ndarray:
     return _thin_kernel(np.ascontiguousarray(b), n, _LUT1, _LUT2)
 
 
-def thin_frames(pb, thresholds, max_iter=None) -> list[np.ndarray]:
+def thin_frames(pb, thresholds, max_iter=None, *, threads: int = 1) -> list[np.ndarray]:
     """The thinned map ``thin(pb >= t)`` at every threshold, as sorted pixel lists.
 
     What the boundary benchmark computes at each threshold of a soft map, in one call:
@@ -371,11 +406,14 @@ def thin_frames(pb, thresholds, max_iter=None) -> list[np.ndarray]:
         Thresholds, any order; a pixel is foreground at t when ``pb >= t``.
     max_iter : int or None, optional
         Thinning iterations, as :func:`thin` (``0``: threshold only).
+    threads : int, default 1
+        Thin this many ranges of thresholds at once, in threads (the kernel releases
+        the GIL); the frames are the same for any number.
 
     Returns
     -------
     list of 1-D int64 arrays
-        Row-major linear indices of each thinned map, ascending.
+        Row-major linear indices of each thinned map, ascending (views of one array).
     """
     n = _iterations(max_iter)
     p = np.asarray(pb, dtype=np.float64)
@@ -388,5 +426,7 @@ def thin_frames(pb, thresholds, max_iter=None) -> list[np.ndarray]:
         return []
     if np.isnan(ths).any():
         raise InputError("a threshold is NaN")
-    offsets, pix = _thin_frames_kernel(np.ascontiguousarray(p), ths, n, _LUT1, _LUT2)
+    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+        raise InputError(f"threads must be a positive integer, not {threads!r}")
+    offsets, pix = _thin_ranges(np.ascontiguousarray(p), ths, n, threads)
     return [pix[offsets[k]:offsets[k + 1]] for k in range(ths.size)]

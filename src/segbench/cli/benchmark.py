@@ -55,6 +55,12 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
         p.add_argument("--human", action="store_true",
                        help="also score each annotator against the others")
     add_common(p, scheduler=True)
+    if plot:
+        p.add_argument("--threads", type=int, default=None, metavar="N",
+                       help="threads per image for the boundary benchmark (thresholds "
+                            "thinned, annotators matched in parallel; results are "
+                            "identical for any number); default: the cores --workers "
+                            "leaves, cpu_count // workers")
     p.set_defaults(func=func)
 
 
@@ -84,6 +90,7 @@ def _params(a) -> dict:
 def _evaluate(benchmark: str, a, **extra):
     from ..api import evaluate
     return evaluate(benchmark, a.gt, getattr(a, "pred", None), a.out, name=a.name,
+                    threads=getattr(a, "threads", None),
                     human=getattr(a, "human", False), plot=not getattr(a, "no_plot", False),
                     ci=ci_option(a), calibrate_on=getattr(a, "calibrate_on", None),
                     **where(a), **_params(a), **extra)
