@@ -15,7 +15,7 @@ import segbench
 from segbench import evaluate
 from segbench.algorithms.edges import gradient_magnitude
 from segbench.cli import main
-from segbench.compare import compare, holm
+from segbench.compare import compare, holm, write_comparison
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
 from segbench.io import write_soft_map
@@ -217,3 +217,18 @@ def test_region_and_superpixel_runs_compare(tmp_path):
     assert res["runs"][1]["metrics"]["asa"] == pytest.approx(sp[1].metrics["asa"])
     with pytest.raises(InputError, match="different families"):
         compare(tmp_path / "run-segs_a", tmp_path / "run-sp_a")
+
+
+def test_out_folder_of_other_files_is_refused(runs, tmp_path):
+    _, _, out = runs
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "compare.json").write_text("my own notes\n")
+    res = compare(out["sharp"], out["blurred"], resamples=50)
+    with pytest.raises(InputError, match="did not make"):
+        write_comparison(mine, res, [out["sharp"], out["blurred"]])
+    assert (mine / "compare.json").read_text() == "my own notes\n"
+    dest = tmp_path / "cmp"
+    write_comparison(dest, res, [out["sharp"], out["blurred"]])
+    write_comparison(dest, res, [out["sharp"], out["blurred"]])   # its own: replaced
+    assert json.loads((dest / "compare.json").read_text())["n_images"] == 10

@@ -285,15 +285,17 @@ def per_image_table(runs, names) -> tuple[list[str], list[list]]:
 def write_comparison(out, comparison: dict, runs) -> list[Path]:
     """Write ``compare.json``, ``per_item.csv`` (all runs side by side) and, for
     boundary runs, ``pr_curve.png`` (every run's curve and ODS point, iso-F curves, the
-    human point when a run knows it) to the folder ``out``. Returns the paths."""
+    human point when a run knows it) to the folder ``out``: a new or empty folder, or
+    one this function made before; any other is refused
+    (:func:`segbench.io.claim_folder`). Returns the paths."""
     import csv
     import io
     import json
 
-    from .io import atomic_write_text, ensure_dir
+    from .io import atomic_write_text, claim_folder
     from .result import _plain
-    out = Path(out)
-    ensure_dir(out)
+    out = claim_folder(out, ".segbench-compare", "segbench compare", "written by "
+                       "segbench compare; its files are replaced when it runs again\n")
     loaded = [load_run(r) for r in runs]
     names = [r["name"] for r in comparison["runs"]]
     written = [out / "compare.json", out / "per_item.csv"]

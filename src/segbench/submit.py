@@ -294,24 +294,15 @@ def _claim_run_folder(out: Path, src: Path) -> None:
     Refused: ``out`` equal to, inside, or containing the submission; a file; a folder
     that holds anything but is not marked as a run folder of :func:`submit`.
     """
-    from .io import atomic_write_text, ensure_dir
+    from .io import claim_folder
     s, o = src.resolve(), out.resolve()
     if o == s or s in o.parents or o in s.parents:
         where = ("is the submission" if o == s else "is inside the submission"
                  if s in o.parents else "contains the submission")
         raise InputError(f"the run folder {where} ({src}); choose an --out outside it",
                          out)
-    if out.exists() or out.is_symlink():
-        if out.is_symlink() or not out.is_dir():
-            raise InputError("the run folder exists and is not a folder", out)
-        if not (out / RUN_MARKER).is_file() and any(out.iterdir()):
-            raise InputError(f"this folder holds files that segbench submit did not "
-                             f"make (no {RUN_MARKER} in it); nothing was changed: "
-                             "choose a new or empty --out", out)
-    ensure_dir(out)
-    if not (out / RUN_MARKER).is_file():
-        atomic_write_text(out / RUN_MARKER, "a run folder of segbench submit: its "
-                          "predictions/ and results are replaced on resubmission\n")
+    claim_folder(out, RUN_MARKER, "segbench submit", "a run folder of segbench submit: "
+                 "its predictions/ and results are replaced on resubmission\n")
 
 
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,

@@ -495,17 +495,6 @@ def _png(gray: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _write_bytes_if_changed(path, data: bytes) -> None:
-    from ..io import atomic_write_bytes
-    try:
-        if path.is_file() and path.stat().st_size == len(data) and \
-                path.read_bytes() == data:
-            return
-    except OSError:
-        pass
-    atomic_write_bytes(path, data)
-
-
 def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     """PNG bytes of the agreement distribution of an ``agreement`` Result.
 
@@ -571,15 +560,15 @@ def _write(out, result: Result, ids, records, options) -> None:
     """``agreement.png`` (unless ``options['plot']`` is False) and ``agreement/<iid>.png``
     (unless ``options['maps']`` is False): :func:`gray_agreement_map` of each image,
     drawn from its record."""
-    from ..io import ensure_dir
+    from ..io import ensure_dir, write_if_changed
     options = options or {}
     if options.get("plot", True):
-        _write_bytes_if_changed(out / "agreement.png", plot_agreement(result))
+        write_if_changed(out / "agreement.png", plot_agreement(result))
     if options.get("maps", True):
         folder = ensure_dir(out / "agreement")
         for iid, r in zip(ids, records):
-            _write_bytes_if_changed(folder / f"{iid}.png",
-                                    _png(gray_agreement_map(r.level_map(), r.k)))
+            write_if_changed(folder / f"{iid}.png",
+                             _png(gray_agreement_map(r.level_map(), r.k)))
 
 
 #: Annotator agreement as an engine family (``segbench agreement``).

@@ -34,20 +34,12 @@ def _one(job, **options):
 def _claim(out: Path, pred: Path, settings: dict) -> None:
     """Make ``out`` a folder of ours, or refuse before anything is written."""
     from ..errors import InputError
-    from ..io import atomic_write_text, ensure_dir
+    from ..io import claim_folder
     if out.resolve() == pred.resolve():
         raise InputError("--out is the --pred folder; the raw maps would be replaced: "
                          "choose another --out", out)
-    if out.exists() or out.is_symlink():
-        if not out.is_dir():
-            raise InputError("--out exists and is not a folder", out)
-        if not (out / MARKER).is_file() and any(out.iterdir()):
-            raise InputError(f"this folder holds files that segbench nms did not make "
-                             f"(no {MARKER} in it); nothing was changed: choose a new or "
-                             "empty --out", out)
-    ensure_dir(out)
-    atomic_write_text(out / MARKER, "written by segbench nms; its maps are replaced when "
-                      "it runs again\n" + json.dumps(settings, indent=1) + "\n")
+    claim_folder(out, MARKER, "segbench nms", "written by segbench nms; its maps are "
+                 "replaced when it runs again\n" + json.dumps(settings, indent=1) + "\n")
 
 
 def _cmd_nms(a) -> int:

@@ -25,7 +25,8 @@
 Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
 """
 
-from ._atomic import atomic_write_bytes, atomic_write_text, ensure_dir, write_if_changed
+from ._atomic import (atomic_write_bytes, atomic_write_text, claim_folder, ensure_dir,
+                      write_if_changed)
 from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
@@ -44,6 +45,7 @@ from ._superpixel import (SUPERPIXEL_EXTS, group_annotator_files, list_annotator
 
 __all__ = [
     "MAX_PIXELS",
+    "claim_folder",
     "image_size",
     "format_ev1",
     "format_ev2",

@@ -58,13 +58,14 @@ def atomic_write_text(path: str | PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def write_if_changed(path: str | PathLike, text: str) -> bool:
-    """Atomically write ``text`` unless ``path`` already holds exactly it; True if written.
+def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
+    """Atomically write ``text`` (str as UTF-8, or bytes) unless ``path`` already holds
+    exactly it; True if written.
 
     Used for files derived anew at the end of every run, so that an unchanged file keeps
     its time stamp."""
     path = Path(path)
-    data = text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         if path.is_file() and path.stat().st_size == len(data) and \
                 path.read_bytes() == data:
@@ -73,3 +74,29 @@ def write_if_changed(path: str | PathLike, text: str) -> bool:
         pass
     atomic_write_bytes(path, data)
     return True
+
+
+def claim_folder(out: str | PathLike, marker: str, owner: str, note: str) -> Path:
+    """Make ``out`` an output folder of ``owner``, or refuse before anything is written.
+
+    A new or empty folder is taken, and so is one that holds ``marker`` (a folder this
+    command made before, whose files it may replace); any other folder is refused, so
+    nothing a user made is overwritten. Writes ``marker`` with ``note`` in it.
+
+    Raises
+    ------
+    InputError
+        ``out`` is a symbolic link or a file, or a folder of other files.
+    """
+    from ..errors import InputError
+    out = Path(out)
+    if out.exists() or out.is_symlink():
+        if out.is_symlink() or not out.is_dir():
+            raise InputError("the output exists and is not a folder", out)
+        if not (out / marker).is_file() and any(out.iterdir()):
+            raise InputError(f"this folder holds files that {owner} did not make (no "
+                             f"{marker} in it); nothing was changed: choose a new or "
+                             "empty folder", out)
+    ensure_dir(out)
+    atomic_write_text(out / marker, note)
+    return out
