@@ -166,7 +166,10 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         given in ``params``; every value is recorded in the result's parameters.
     **params
         Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
-        ``labels`` (False: region reads label-map images only when True); summary
+        ``labels`` (False: region reads label-map images only when True), ``nms``
+        (None; True or a dict of :func:`segbench.boundary.edge_nms` settings: thin raw
+        soft maps with Dollar's edge NMS first, as CNN evaluations do), ``min_agreement``
+        (None; score against strong human boundaries only); summary
         parameters: ``alpha`` (0.5, the F-measure's weight of precision).
 
     Returns

@@ -40,7 +40,7 @@ GROUPS = {
     "segbench.stats._measure": ("the dataset statistics", 3),
     "segbench.stats._regions": ("the dataset statistics", 3),
     "segbench.algorithms.edges": ("the baseline detectors", 2),
-    "segbench.algorithms._nms": ("the edge NMS", 4),
+    "segbench.boundary._nms": ("the edge NMS", 4),
 }
 
 _registered = False

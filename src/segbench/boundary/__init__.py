@@ -12,6 +12,7 @@ from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_m
 from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate_image,
                       human_counts)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
+from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._plots import plot_pr
 from ._protocols import (PROTOCOLS, SubjectCounts, by_presentation, pool_subjects, protocol,
                          seg2bmap, subject_counts, upsample_nearest)
@@ -29,6 +30,7 @@ __all__ = [
     "PROTOCOLS", "SubjectCounts", "by_presentation", "pool_subjects", "protocol",
     "seg2bmap", "subject_counts", "upsample_nearest",
     "PRED_EXTS",
+    "NMS_FORMATS", "edge_nms", "edge_orientation", "nms_file",
     "DEFAULT_MAX_DIST",
     "BoundaryCounts",
     "BoundarySummary",

@@ -15,6 +15,7 @@ from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
 from ._counts import BoundaryCounts, evaluate_image
+from ._nms import edge_nms
 from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
 from ._summary import check_alpha, resampler, summarize, summarize_human
 
@@ -45,6 +46,49 @@ def _check(params: dict) -> None:
         raise InputError(f"upsample must be None or 'nearest', not {params['upsample']!r}")
     if params["min_agreement"] is not None:
         agreement_threshold(params["min_agreement"], 1 << 16)   # its form only
+    params["nms"] = nms_settings(params["nms"])   # one JSON form in every record key
+
+
+#: Dollar's settings, as the HED/RCF/PiDiNet evaluation scripts call edgesNmsMex.
+NMS_DEFAULTS = {"r": 1, "s": 5, "m": 1.01, "presmooth": True}
+
+
+def nms_settings(nms) -> dict | None:
+    """The ``nms`` parameter in its one stored form.
+
+    Parameters
+    ----------
+    nms : None, bool or dict
+        None or False: no NMS; True: Dollar's settings (:data:`NMS_DEFAULTS`); a dict:
+        those settings updated by its keys ``r``, ``s``, ``m``, ``presmooth``.
+
+    Returns
+    -------
+    dict or None
+        Every key of :data:`NMS_DEFAULTS` with its value, or None.
+    """
+    if nms is None or nms is False:
+        return None
+    if nms is True:
+        return dict(NMS_DEFAULTS)
+    if not isinstance(nms, dict) or set(nms) - set(NMS_DEFAULTS):
+        raise InputError(f"nms must be True, False or a dict with keys among "
+                         f"{sorted(NMS_DEFAULTS)}, got {nms!r}")
+    out = {**NMS_DEFAULTS, **nms}
+    out = {"r": out["r"], "s": out["s"], "m": float(out["m"]),
+           "presmooth": bool(out["presmooth"])}
+    edge_nms(np.zeros((2, 2), np.float32), **out)   # InputError for a bad r, s or m
+    return out
+
+
+def _thinned(pred, settings: dict, path):
+    """A soft map after Dollar's edge NMS (``nms`` parameter)."""
+    from ..io import as_prediction
+    if pred.kind != "soft":
+        raise InputError(f"--nms thins soft boundary maps; this prediction is a "
+                         f"{pred.kind} map", path)
+    return as_prediction(edge_nms(pred.pb, **settings).astype(np.float64), kind="soft",
+                         source=path)
 
 
 def _upsampled(pred, shape, path):
@@ -64,6 +108,8 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
     if params["upsample"] == "nearest":
         pred = _upsampled(pred, gt[0].shape, sample.prediction)
     check_same_shape(pred, gt[0].shape, sample.prediction)
+    if params["nms"] is not None:
+        pred = _thinned(pred, params["nms"], sample.prediction)
     if params["min_agreement"] is not None:
         gt = strong_boundaries(gt, agreement_levels(gt, max_dist=params["max_dist"]),
                                params["min_agreement"])
@@ -78,6 +124,8 @@ def _warm_up(params: dict) -> None:
     pb[4, 1:7] = 0.7
     gt = np.zeros((8, 8), bool)
     gt[3, 1:7] = True
+    if params["nms"] is not None:
+        pb = edge_nms(pb, **params["nms"]).astype(np.float64)
     evaluate_image(pb, [gt], nthresh=params["nthresh"], max_dist=params["max_dist"],
                    thin=params["thin"], thin_gt=params["thin_gt"])
 
@@ -127,7 +175,7 @@ SUMMARY_DEFAULTS = {"protocol": "bsr", "alpha": 0.5, "calibrated_threshold": Non
 BOUNDARY = Family(
     name="boundary", version=1,
     defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
-              "upsample": None, "min_agreement": None},
+              "upsample": None, "min_agreement": None, "nms": None},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,

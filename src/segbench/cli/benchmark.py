@@ -43,6 +43,11 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
                                 "drawn by at least K annotators (an integer), a "
                                 "fraction of them (e.g. 0.5), or 'all' "
                                 "(docs/agreement.md)")
+            p.add_argument("--nms", action="store_true", default=None,
+                           help="thin raw soft maps (a CNN's output) with Dollar's edge "
+                                "NMS first, as HED, RCF and PiDiNet are evaluated "
+                                "(r=1, s=5, m=1.01, convTri(E, 1) first; "
+                                "docs/detectors.md)")
         p.add_argument("--alpha", type=float, default=0.5, metavar="A",
                        help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the "
                             "harmonic mean of every BSDS paper")
@@ -80,7 +85,7 @@ def min_agreement(text: str | None):
 
 
 def _params(a) -> dict:
-    keys = ("nthresh", "max_dist", "thin", "labels", "alpha", "protocol")
+    keys = ("nthresh", "max_dist", "thin", "labels", "alpha", "protocol", "nms")
     out = {k: getattr(a, k) for k in keys if getattr(a, k, None) is not None}
     if getattr(a, "min_agreement", None) is not None:
         out["min_agreement"] = min_agreement(a.min_agreement)
