@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._solver import (_NO_DIFFS, _NO_START, _fit_lists, _frame_diffs, _layout,
-                      _match_sequence, _replay_flags, _solver_state, _walk_frames)
+from ._solver import _frame_diffs, _replay_flags, _solver_state, _walk_frames
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
 COST_MULTIPLIER = 100
@@ -273,25 +272,25 @@ class Matcher:
         return ev.n_matched, [flat[ptr[k]:ptr[k + 1]] for k in range(ptr.size - 1)]
 
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
-        """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps)."""
+        """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps).
+
+        Solved as a walk of one frame (``bmap2``) against ``bmap1``, so that one
+        compiled solver serves both this and :meth:`frame_events`; the smaller map is
+        the rows, as there."""
         b1 = self._check(bmap1)
         b2 = self._check(bmap2)
         p1 = np.flatnonzero(b1).astype(np.int64)
         p2 = np.flatnonzero(b2).astype(np.int64)
-        # the smaller map as rows keeps the augmenting trees small
-        swap = p1.size > p2.size
-        rows, cols = (p2, p1) if swap else (p1, p2)
-        one = np.zeros(1, np.int64)
-        ws = self._workspace()
-        row_off = _layout(rows, cols, self.shape[0], self.shape[1], self._half, ws[0])
-        self._state = _fit_lists(self._solver(max(rows.size, cols.size, 1)),
-                                 int(row_off[-1]))
-        _, _, row_flags, col_flags, _ = _match_sequence(
-            self.shape[0], self.shape[1], one, one + rows.size, rows, one,
-            one + cols.size, cols, self._half, self._cost_tab, self.outlier, ws,
-            self._state, _NO_DIFFS, _NO_START, 0,
-            (rows, row_off, cols, np.zeros(cols.size + 1, np.int64)))
-        f1, f2 = (col_flags, row_flags) if swap else (row_flags, col_flags)
+        ptr = np.array([0, p2.size], np.int64)
+        _, _, _, self._state, (rows, cols, (_, partner, _)) = _walk_frames(
+            self.shape[0], self.shape[1], p1, frame_pool(ptr, p2), self._half,
+            self._cost_tab, self.outlier, self._workspace(),
+            self._solver(max(p1.size, p2.size, 1)))
+        row_flags = partner >= 0
+        col_flags = np.zeros(cols.size, bool)
+        col_flags[partner[row_flags]] = True
+        # p1 (the fixed map) is the rows when p2 is at least as large
+        f1, f2 = (row_flags, col_flags) if p2.size >= p1.size else (col_flags, row_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
         m2 = np.zeros(b2.size, bool)

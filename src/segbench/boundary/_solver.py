@@ -27,13 +27,15 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+#: Compile options. Kernels called only from other kernels get no Python wrapper: a
+#: wrapper boxes and unboxes every array of the nested state tuples, and it and the C
+#: wrapper (never used) were a third of the first run's compile time. The kernels
+#: called from Python (:mod:`._correspond`, tests) keep theirs.
+_INTERNAL = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+_PUBLIC = {"cache": True, "no_cfunc_wrapper": True}
+
 _INF = np.iinfo(np.int64).max // 8
 _U1 = np.uint64(1)
-_EMPTY = np.zeros(0, np.int64)
-#: ``diffs`` argument of _match_sequence when no frame diffs are known
-_NO_DIFFS = (-1, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
-#: ``start`` argument of _match_sequence for a solve from nothing
-_NO_START = (_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 #: The solver's arrays indexed by slot (:func:`_solver_state`). Rows (slots 0..R-1):
 #: potential ``u``, column slot ``r_col`` (-2: waiting for augmentation), the column a
@@ -77,7 +79,7 @@ def _clz(typingctx, src):
     return types.int64(src), codegen
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _rh_link(heap, node, x, last):
     """Put ``node`` (value ``x``) in the bucket of the bits it differs from ``last`` in."""
     b = 64 - _clz(np.uint64(x ^ last))
@@ -88,7 +90,7 @@ def _rh_link(heap, node, x, last):
     meta[1] |= bit
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _heap_reset(heap):
     """Empty the heap for a new search (the smallest value popped so far: 0)."""
     meta = heap.meta
@@ -97,7 +99,7 @@ def _heap_reset(heap):
     meta[2] = 0
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _heap_push(heap, size, key, val, shift):
     """Push ``(key, val)`` as the int64 entry ``key << shift | val`` (``key >= 0``,
     ``0 <= val < 2**shift``: one comparison orders by key, then val) on a radix heap:
@@ -112,7 +114,7 @@ def _heap_push(heap, size, key, val, shift):
     return size + 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _heap_min(heap):
     """The smallest entry (the heap must not be empty), moved to bucket 0.
 
@@ -145,7 +147,7 @@ def _heap_min(heap):
     return m
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _heap_pop(heap, size, shift):
     """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
     top = _heap_min(heap)
@@ -169,7 +171,7 @@ def _popcount(typingctx, src):
     return types.int64(src), codegen
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _set_bit(bits, p, width, on):
     """Mark pixel ``p`` present (``on``) or absent in a presence bitmap: bit ``x % 64`` of
     word ``x // 64`` of image row ``y``."""
@@ -182,7 +184,7 @@ def _set_bit(bits, p, width, on):
         bits[y, x >> 6] &= ~b
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _key_of(p, side, width):
     """Position of key pixel ``p`` among its side's sorted keys (see :class:`Side`)."""
     y = p // width
@@ -192,7 +194,7 @@ def _key_of(p, side, width):
     return side.rank[y, w] + _popcount(below)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _near(p, side, width, height, half, cost_tab, out_slot, out_cost):
     """The present pixels of a side within the tolerance of pixel ``p``, as slots.
 
@@ -236,7 +238,7 @@ def _near(p, side, width, height, half, cost_tab, out_slot, out_cost):
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _count_near(p, bits, width, height, half):
     """How many present pixels of a bitmap lie within the tolerance of pixel ``p``: the
     count :func:`_near` would list, from the same 64-bit windows, by popcount."""
@@ -264,7 +266,7 @@ def _count_near(p, bits, width, height, half):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(**_PUBLIC)
 def _layout(keys, others, height, width, half, bits):
     """Where each pixel's candidate list starts: ``off[i]:off[i + 1]`` is room for
     every pixel of ``others`` within the tolerance of ``keys[i]``.
@@ -285,7 +287,7 @@ def _layout(keys, others, height, width, half, bits):
     return off
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _side(keys, bits, kbits, rank, width):
     """The :class:`Side` of sorted ``keys`` on workspace bitmaps (``bits`` and ``kbits``
     empty): the keys marked in ``kbits``, the ranks counted, every slot -1. Undone by
@@ -300,14 +302,14 @@ def _side(keys, bits, kbits, rank, width):
     return Side(bits, kbits, rank, np.full(keys.shape[0], -1, np.int64))
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _keys_off(keys, side, width):
     """Clear the keys from their bitmap (the workspace is left empty)."""
     for t in range(keys.shape[0]):
         _set_bit(side.kbits, keys[t], width, False)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(**_INTERNAL, _nrt=False)
 def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_at, cn_len,
                    listed, rows, width, height, half, cost_tab, nbr_slot, nbr_cost, seen,
                    heap, shift, level):
@@ -418,7 +420,7 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     return t_col
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _diff_sorted(old, new, out_gone, out_came):
     """Elements only in ``old`` and only in ``new`` (both sorted); returns the counts."""
     a = 0
@@ -440,7 +442,7 @@ def _diff_sorted(old, new, out_gone, out_came):
     return n_gone, n_came
 
 
-@nb.njit(cache=True)
+@nb.njit(**_PUBLIC)
 def _frame_diffs(ptr, pix):
     """Pixels leaving and arriving between consecutive frames of a sequence.
 
@@ -468,7 +470,7 @@ def _frame_diffs(ptr, pix):
     return gone_ptr, gone_pix[:n_g], came_ptr, came_pix[:n_c]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     """Pixels of one side (0 rows, 1 columns) leaving and arriving at frame ``f``, into
     ``gone`` / ``came``; returns their counts. Read from ``diffs`` (side, first entry,
@@ -489,7 +491,7 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     return n_gone, n_came
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _transposed(rows, cols, end, outlier):
     """The optimum a run ended with, as a start with rows and columns swapped.
 
@@ -500,15 +502,20 @@ def _transposed(rows, cols, end, outlier):
     b = max(0, -v), then the new rows get ``outlier - b`` and the new columns ``-a``.
     """
     end_u, end_partner, end_v = end
-    matched = end_partner >= 0
+    # loops, not array expressions: those compile broadcasting and error paths
     partner = np.full(cols.size, -1, np.int64)
-    partner[end_partner[matched]] = rows[matched]
-    new_u = outlier - np.maximum(0, -end_v)
-    new_v = -np.maximum(0, outlier - end_u)
+    new_u = np.empty(cols.size, np.int64)
+    new_v = np.empty(rows.size, np.int64)
+    for k in range(rows.size):
+        if end_partner[k] >= 0:
+            partner[end_partner[k]] = rows[k]
+        new_v[k] = -max(0, outlier - end_u[k])
+    for k in range(cols.size):
+        new_u[k] = outlier - max(0, -end_v[k])
     return cols, rows, partner, new_u, new_v
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, shift, best,
            sink, level, n_level, min_val):
     """One edge of _augment's search: column ``j`` at distance ``r`` from row ``i``.
@@ -546,7 +553,7 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
     return n_touched, hsize, best, sink, n_level
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(**_INTERNAL, _nrt=False)
 def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n_real,
              shortest, path, touched, rows_seen, heap, shift, level):
     """Match the waiting row slot ``cur`` along a shortest augmenting path.
@@ -645,7 +652,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n
     return sink
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _mark(s, is_dirty, dirty, n_dirty):
     """List slot ``s`` as possibly changed (once); returns the new list length."""
     if not is_dirty[s]:
@@ -655,7 +662,7 @@ def _mark(s, is_dirty, dirty, n_dirty):
     return n_dirty
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
     """List what a repair of column ``j0`` that released ``t_col`` may have changed
     on the frame side: columns ``j0`` (now matched) and ``t_col``; or, for rows, the
@@ -672,7 +679,7 @@ def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
     return n_dirty
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
     """Record that ``pix`` became matched (+1) or not (-1) at frame ``f``."""
     ev_frame[n_ev] = f
@@ -681,20 +688,21 @@ def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
     return n_ev + 1
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _grown(ev_frame, ev_pix, ev_sign, need):
     """The event arrays copied into ones of at least ``need`` (doubling) entries."""
     size = max(need, 2 * ev_frame.shape[0])
     f2 = np.empty(size, np.int64)
     p2 = np.empty(size, np.int64)
     s2 = np.empty(size, np.int8)
-    f2[:ev_frame.shape[0]] = ev_frame
-    p2[:ev_pix.shape[0]] = ev_pix
-    s2[:ev_sign.shape[0]] = ev_sign
+    for k in range(ev_frame.shape[0]):    # a loop: slice assignment compiles the
+        f2[k] = ev_frame[k]                # formatting of its shape-mismatch error
+        p2[k] = ev_pix[k]
+        s2[k] = ev_sign[k]
     return f2, p2, s2
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _occupy(q, k, spare, n_spare, side, pixels, width, frame_side, reported, is_dirty,
             dirty, n_dirty):
     """Pixel ``q`` (key ``k`` of its side) arrives: it takes a spare slot of its side
@@ -711,7 +719,7 @@ def _occupy(q, k, spare, n_spare, side, pixels, width, frame_side, reported, is_
     return s, n_spare, n_dirty
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _vacate(q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f,
             m_now):
     """Pixel ``q`` leaves: off its side's slots and bitmap, and reported if it leaves
@@ -727,7 +735,7 @@ def _vacate(q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_e
     return s, n_ev, m_now
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _unlist(lst, cost, at, length, a, b):
     """Remove ``b`` from the list of ``a`` (entries ``at[a]`` on): the last entry takes
     its place."""
@@ -741,7 +749,7 @@ def _unlist(lst, cost, at, length, a, b):
     length[a] = last
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_INTERNAL)
 def _list_row(s, q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
               nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed):
     """List row slot ``s``'s (pixel ``q``) present columns (``cols``, a :class:`Side`),
@@ -761,7 +769,7 @@ def _list_row(s, q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_
             cn_len[j] += 1
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(**_INTERNAL, _nrt=False)
 def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
                 sol, buf, lists, layout, maps, ev, st):
     """Move the optimum of the previous frame to frame ``f`` (see _match_sequence).
@@ -929,7 +937,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
                                                 0, n_ev, m_now)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(**_INTERNAL, _nrt=False)
 def _load_start(start, geo, sol, buf, lists, layout, maps, st):
     """Install ``start`` (see _match_sequence) in the solver state; no allocation, so
     no reference counting (``_nrt=False``)."""
@@ -978,7 +986,7 @@ def _load_start(start, geo, sol, buf, lists, layout, maps, st):
         c_row[j] = s
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(**_INTERNAL, _nrt=False)
 def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner, end_v):
     """Read off the last frame (``rows``, ``cols``): matched flags and the optimum
     (see _match_sequence), and clear the presence bitmaps of its pixels."""
@@ -1005,7 +1013,7 @@ def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner
         _set_bit(rside.bits, q, width, False)
 
 
-@nb.njit(cache=True)
+@nb.njit(**_PUBLIC)
 def _solver_state(n_rows_cap, n_real, n_disc):
     """Arrays of :func:`_match_sequence` for up to ``n_rows_cap`` rows and ``n_real``
     columns present at once: (:class:`Slots`, :class:`Scratch`, event arrays,
@@ -1042,7 +1050,7 @@ def _solver_state(n_rows_cap, n_real, n_disc):
     return sol, buf, ev, _new_lists(0, n_nodes)
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _new_lists(n_entries, n_nodes):
     """:class:`Lists` with room for ``n_entries`` candidate pairs listed from each side.
 
@@ -1056,7 +1064,7 @@ def _new_lists(n_entries, n_nodes):
                            np.full(64, -1, np.int64), np.zeros(4, np.int64)))
 
 
-@nb.njit(cache=True)
+@nb.njit(**_INTERNAL)
 def _fit_lists(state, n_entries):
     """``state`` with lists for at least ``n_entries`` pairs (the last offset of a
     :func:`_layout`): the same state when they fit, else with new lists (a quarter
@@ -1069,7 +1077,7 @@ def _fit_lists(state, n_entries):
     return sol, buf, ev, _new_lists(max(n_entries, have + have // 4), n_nodes)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(**_INTERNAL, nogil=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
                     cost_tab, outlier, ws, state, diffs, start, frame_side, layout):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
@@ -1098,10 +1106,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     solver keeps is as large as the image but bitmaps.
 
     ``diffs`` gives the pixels leaving and arriving at each frame on the side that
-    changes, when the caller knows them (see :func:`_side_diff`; ``_NO_DIFFS`` when not):
+    changes, when the caller knows them (see :func:`_side_diff`; side -1 when not):
     then they are not merged again for every map matched against the same frames.
 
-    ``start`` is an optimum to begin from instead of nothing (``_NO_START``): (rows,
+    ``start`` is an optimum to begin from instead of nothing (five empty arrays): (rows,
     columns, each row's column or -1 for its outlier, row potentials, column
     potentials), the rows and columns sorted, the potentials satisfying the invariants;
     see :func:`_transposed`. Frame 0 is then reached by the diffs from it.
@@ -1199,7 +1207,7 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(**_PUBLIC, nogil=True)
 def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state):
     """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
     gone_ptr, gone_pix, came_ptr, came_pix, and the sorted pixels of all frames: see
@@ -1289,7 +1297,7 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
     return n_matched, walk, events, state, (last_rows, last_cols, last_end)
 
 
-@nb.njit(cache=True)
+@nb.njit(**_PUBLIC)
 def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
     """Whether each pixel of each frame (aligned with ``pix``) is matched, from the
     events of :meth:`Matcher.frame_events`."""
@@ -1306,7 +1314,7 @@ def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(**_PUBLIC)
 def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
     """Frame pixels matched by at least one of several maps, per frame.
 

@@ -256,7 +256,8 @@ def _thin_selected(any_pix, any_val, h, w, thresholds, max_iter, lut1, lut2):
         _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, cand, dela, delb, mark)
         if n_out + nfg > out.shape[0]:
             grown = np.empty(max(2 * out.shape[0], n_out + nfg), np.int64)
-            grown[:n_out] = out[:n_out]
+            for k in range(n_out):   # not a slice copy: see _solver._grown
+                grown[k] = out[k]
             out = grown
         for k in range(nfg):  # survivors, still in raster order; the image is cleared
             i = fg[k]
