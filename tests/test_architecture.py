@@ -29,6 +29,7 @@ LAYERS = [
     {"submit"},
     {"report"},
     {"demo"},
+    {"annotate"},
     {"cli", "__init__"},
 ]
 SAME_LAYER = {("superpixel", "algorithms"), ("stats", "algorithms"),

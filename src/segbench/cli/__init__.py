@@ -13,7 +13,7 @@ from ._common import HelpFormatter
 
 #: Command-group modules, each with ``add_parsers(subparsers)``, in help order.
 _GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semantic",
-           "superpixel", "stats", "datasets", "site")
+           "superpixel", "stats", "datasets", "site", "annotate")
 
 
 def build_parser() -> argparse.ArgumentParser:

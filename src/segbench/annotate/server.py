@@ -1,0 +1,712 @@
+"""The annotation web app: a standard-library HTTP server over the ledger.
+
+Routes (``<iid>`` is always looked up in the ledger, never used as a path)::
+
+    GET  /                     home: the image list (one subject) or name / next (collect)
+    GET  /edit?iid=<iid>       the editor (static page; editor.js talks to /api)
+    GET  /progress             per-image and per-subject counts
+    GET  /static/<name>        the front end, from the package
+    POST /login, /next         HTML forms of collection mode (303 redirects)
+    GET  /api/task/<iid>       size and presentation of the task, JSON
+    GET  /api/image/<iid>      the image as presented (grey, inverted, flipped), PNG
+    GET  /api/draft/<iid>      the saved labels (presented orientation), raw uint16 LE
+    PUT  /api/draft/<iid>      autosave: raw uint16 LE labels, header X-Segments
+    POST /api/submit/<iid>     finish: the same body; writes the .seg file
+    POST /api/login, /api/next JSON forms of /login and /next
+    GET  /api/progress         the progress counts, JSON
+
+The editor works in the presented orientation; the server rotates the labels back when
+``flipflop`` is set, so the ledger and the ``.seg`` files are always in the image's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import io
+import json
+import os
+import random
+import re
+import sys
+import threading
+import time
+import unicodedata
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from os import PathLike
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+from ..errors import InputError
+from .ledger import Ledger, Presentation, RuleError, Submission, unpack_labels
+
+MARKER = ".segbench-annotate"
+DB_NAME = "annotate.sqlite"
+COOKIE = "segbench_subject"
+#: Image ids must be plain file stems: they name the .seg files.
+IID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+MAX_NAME = 64
+MAX_SEGMENTS = 65535
+_FORM_LIMIT = 4096
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+_STATIC_TYPES = {".html": "text/html; charset=utf-8",
+                 ".js": "text/javascript; charset=utf-8",
+                 ".css": "text/css; charset=utf-8", ".png": "image/png"}
+
+
+def clean_name(name: str) -> str:
+    """A subject name as stored: NFC, surrounding space removed, 1 to 64 printable
+    characters.
+
+    Raises
+    ------
+    InputError
+        An empty or too long name, or one with control or formatting characters.
+    """
+    name = unicodedata.normalize("NFC", str(name)).strip()
+    if not name or len(name) > MAX_NAME:
+        raise InputError(f"a subject name has 1 to {MAX_NAME} characters")
+    if any(unicodedata.category(ch)[0] == "C" for ch in name):
+        raise InputError("a subject name cannot hold control or formatting characters")
+    return name
+
+
+def seg_date(when: float | None = None) -> str:
+    """The ``date`` header as the BSDS300 files write it (``Tue Aug 14 18:08:02 2001``)."""
+    return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(when))
+
+
+class AnnotateApp:
+    """State of one annotation server: the folders, the ledger, the mode.
+
+    Parameters
+    ----------
+    images : str or PathLike
+        Folder of photographs ``<iid>.<ext>`` (jpg, png, bmp, tif).
+    out : str or PathLike
+        Annotation folder (new, empty, or one this tool made): the ledger, ``human/``.
+    subject : str, optional
+        One-subject mode: the annotator's name. Exactly one of ``subject`` and
+        ``collect`` is given.
+    collect : bool
+        Collection mode: subjects enter their names; images are assigned by the rules.
+    per_image : int
+        Collection mode: the most subjects per image.
+    gray, invert, flipflop : bool
+        One-subject mode: the presentation. In collection mode ``gray`` is assigned by
+        the rules and ``invert``/``flipflop`` apply to every assignment.
+    seed : int, optional
+        Seed of the assignment's random choices (default: fresh).
+    """
+
+    def __init__(self, images: str | PathLike, out: str | PathLike, *,
+                 subject: str | None = None, collect: bool = False, per_image: int = 5,
+                 gray: bool = False, invert: bool = False, flipflop: bool = False,
+                 seed: int | None = None):
+        from ..datasets.bsds import IMAGE_EXTS
+        from ..io import claim_folder, image_size, list_files
+        if collect == (subject is not None):
+            raise InputError("give either a subject name or collection mode, not both")
+        if per_image < 1:
+            raise InputError(f"--per-image must be at least 1, got {per_image}")
+        images = Path(images)
+        if not images.is_dir():
+            raise InputError("images folder not found", images)
+        found = list_files(images, IMAGE_EXTS)
+        if not found:
+            raise InputError(f"no images ({', '.join(IMAGE_EXTS)}) in this folder", images)
+        for iid, path in found.items():
+            if not IID.match(iid):
+                raise InputError("an image id (file name without extension) must be "
+                                 "letters, digits, '_', '.', '-' (it names the .seg file)",
+                                 path)
+        self.out = claim_folder(out, MARKER, "segbench annotate",
+                                "an annotation folder of segbench annotate\n")
+        self.root = self.out.resolve()
+        self.ledger = Ledger(self.out / DB_NAME)
+        entries = []
+        for iid, path in sorted(found.items()):
+            h, w = image_size(path)
+            entries.append((iid, w, h, path))
+        try:
+            self.ledger.add_images(entries)
+        except RuleError as exc:
+            raise InputError(str(exc)) from None
+        self.collect = collect
+        self.per_image = per_image
+        self.presentation = Presentation(gray, invert, flipflop)
+        self.rng = random.Random(seed)
+        self.secret = self.ledger.secret()
+        self.subject = (None if subject is None
+                        else self.ledger.subject_id(clean_name(subject)))
+        self._png_lock = threading.Lock()
+        self._png_cache: dict = {}
+        self._names_lock = threading.Lock()
+        self.static = _load_static()
+        self.write_subjects()
+        for sub in self.ledger.submissions(unwritten_only=True):
+            self.write_submission(sub)   # acknowledged before a crash, file not yet written
+
+    # -- files -------------------------------------------------------------------------
+    def seg_path(self, subject: int, iid: str, gray: bool) -> Path:
+        """``OUT/human/{color,gray}/<subject id>/<iid>.seg`` (checked to lie in OUT)."""
+        if not IID.match(iid) or not isinstance(subject, int):
+            raise InputError(f"bad image id {iid!r}")
+        kind = "gray" if gray else "color"
+        path = self.out / "human" / kind / str(subject) / f"{iid}.seg"
+        if not path.resolve().is_relative_to(self.root):
+            raise InputError("refusing to write outside the annotation folder", path)
+        return path
+
+    def write_submission(self, sub: Submission) -> Path:
+        """Write ``sub`` as a ``.seg`` file (through a temporary file: all or nothing)."""
+        import numpy as np
+
+        from ..io import SegFile, ensure_dir, write_seg
+        number, width, height, _ = self.ledger.image(sub.iid)
+        labels = np.frombuffer(unpack_labels(sub.labels), "<u2").reshape(height, width)
+        p = sub.presentation
+        seg = SegFile(labels.astype(np.int32), segments=sub.segments, image=number,
+                      user=sub.subject, date=sub.date, gray=p.gray, invert=p.invert,
+                      flipflop=p.flipflop)
+        path = self.seg_path(sub.subject, sub.iid, p.gray)
+        ensure_dir(path.parent)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            write_seg(tmp, seg)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.ledger.mark_written(sub)
+        return path
+
+    def write_subjects(self) -> None:
+        """``OUT/subjects.json``: subject id (the folder name) -> name."""
+        from ..io import atomic_write_text
+        with self._names_lock:
+            names = {str(k): v for k, v in self.ledger.subjects().items()}
+            atomic_write_text(self.out / "subjects.json",
+                              json.dumps(names, indent=1, ensure_ascii=False) + "\n")
+
+    def png(self, iid: str, p: Presentation) -> bytes:
+        """The image as presented, PNG-encoded (cached: a few images are hot)."""
+        key = (iid, p)
+        with self._png_lock:
+            if key in self._png_cache:
+                return self._png_cache[key]
+        import numpy as np
+        from PIL import Image
+
+        from ..io import read_image
+        img = read_image(self.ledger.image(iid)[3])
+        if p.gray:   # ITU-R BT.601 luma, as MATLAB's rgb2gray
+            g = np.rint(img.astype(np.float64) @ [0.298936, 0.587043, 0.114021])
+            img = np.clip(g, 0, 255).astype(np.uint8)
+        if p.invert:
+            img = 255 - img
+        if p.flipflop:
+            img = img[::-1, ::-1]
+        buf = io.BytesIO()
+        Image.fromarray(np.ascontiguousarray(img)).save(buf, "PNG", compress_level=1)
+        data = buf.getvalue()
+        with self._png_lock:
+            if len(self._png_cache) > 64:
+                self._png_cache.clear()
+            self._png_cache[key] = data
+        return data
+
+    # -- cookies -----------------------------------------------------------------------
+    def sign(self, subject: int) -> str:
+        """Cookie value naming ``subject``, signed with the ledger's secret."""
+        mac = hmac.new(self.secret, f"subject:{subject}".encode(), hashlib.sha256)
+        return f"{subject}.{mac.hexdigest()}"
+
+    def verify(self, value: str | None) -> int | None:
+        """The subject id of a cookie value, None if absent, malformed or forged."""
+        if not value or "." not in value:
+            return None
+        sid, _, _ = value.partition(".")
+        if not sid.isdigit() or len(sid) > 12:
+            return None
+        return int(sid) if hmac.compare_digest(self.sign(int(sid)), value) else None
+
+    # -- tasks -------------------------------------------------------------------------
+    def task(self, subject: int, iid: str) -> Presentation:
+        """The presentation under which ``subject`` may edit ``iid`` now.
+
+        Raises
+        ------
+        RuleError
+            Collection mode and the image is not (or no longer) the subject's to edit.
+        LookupError
+            Unknown image.
+        """
+        if self.ledger.image(iid) is None:
+            raise LookupError(iid)
+        if not self.collect:
+            return self.presentation
+        got = self.ledger.assignment(subject, iid)
+        if got is None:
+            raise RuleError(f"image {iid!r} is not assigned to you")
+        if got[1]:
+            raise RuleError(f"you have already segmented image {iid!r}")
+        return got[0]
+
+    def next_task(self, subject: int) -> tuple[str, Presentation] | None:
+        """Collection mode: the subject's open or next assignment (None: nothing left)."""
+        return self.ledger.assign(subject, self.per_image, self.rng,
+                                  invert=self.presentation.invert,
+                                  flipflop=self.presentation.flipflop)
+
+    def decode_labels(self, body: bytes, iid: str, segments: str | None, p: Presentation,
+                      *, compact: bool):
+        """Validate a label body; return (segments, raw labels in image orientation).
+
+        The body must be exactly width x height little-endian uint16 and every label
+        below ``segments``. ``compact`` renumbers the segments 0..n-1 in order (what a
+        submission stores: no empty segment).
+        """
+        import numpy as np
+        _, width, height, _ = self.ledger.image(iid)
+        if len(body) != 2 * width * height:
+            raise InputError(f"the segmentation has {len(body) // 2} pixels, the image "
+                             f"{width}x{height} has {width * height}")
+        try:
+            n = int(segments or "")
+        except ValueError:
+            raise InputError("header X-Segments (the number of segments) is missing or "
+                             "not an integer") from None
+        if not 1 <= n <= MAX_SEGMENTS:
+            raise InputError(f"X-Segments must be 1..{MAX_SEGMENTS}, got {n}")
+        labels = np.frombuffer(body, "<u2").reshape(height, width)
+        if int(labels.max()) >= n:
+            raise InputError(f"a label is {int(labels.max())}, not below X-Segments {n}")
+        if p.flipflop:
+            labels = labels[::-1, ::-1]
+        if compact:
+            uniq, inv = np.unique(labels, return_inverse=True)
+            labels, n = inv.reshape(height, width), int(uniq.size)
+        return n, np.ascontiguousarray(labels, dtype="<u2").tobytes()
+
+    def presented(self, raw: bytes, iid: str, p: Presentation) -> bytes:
+        """Labels from image orientation to the presented one."""
+        if not p.flipflop:
+            return raw
+        import numpy as np
+        return np.frombuffer(raw, "<u2")[::-1].tobytes()   # 180 degrees = flat reversal
+
+    def submit(self, subject: int, iid: str, body: bytes, segments: str | None) -> dict:
+        """Validate, record and write a finished segmentation; JSON reply."""
+        p = self.task(subject, iid)
+        n, raw = self.decode_labels(body, iid, segments, p, compact=True)
+        sub = self.ledger.submit(subject, iid, p, n, raw, seg_date(), collect=self.collect)
+        path = self.write_submission(sub)
+        return {"saved": str(path.relative_to(self.out)), "segments": n,
+                "next": "/" if self.collect else self.next_url(subject, iid)}
+
+    def next_url(self, subject: int, after: str) -> str:
+        """One-subject mode: the editor of the next image without a submission."""
+        done = self.ledger.submitted_ids(subject, self.presentation.gray)
+        ids = self.ledger.image_ids()
+        rest = [i for i in ids if i > after and i not in done] + \
+               [i for i in ids if i < after and i not in done]
+        return f"/edit?iid={quote(rest[0])}" if rest else "/"
+
+
+def _load_static() -> dict[str, tuple[bytes, str]]:
+    """The front end's files by name, read once from the package."""
+    from importlib.resources import files
+    out = {}
+    for entry in files("segbench.annotate").joinpath("static").iterdir():
+        ext = os.path.splitext(entry.name)[1]
+        if entry.is_file() and ext in _STATIC_TYPES:
+            out[entry.name] = (entry.read_bytes(), _STATIC_TYPES[ext])
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# pages rendered on the server (no script: nothing to inject into)
+
+def _page(title: str, body: str) -> bytes:
+    return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width\">"
+            f"<title>{html.escape(title)}</title>"
+            f"<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body>"
+            f"<header><a href=\"/\">segbench annotate</a> · <a href=\"/progress\">progress"
+            f"</a></header><main>{body}</main></body></html>").encode()
+
+
+def _home(app: AnnotateApp, subject: int | None, message: str = "") -> bytes:
+    e = html.escape
+    note = f"<p class=\"note\">{e(message)}</p>" if message else ""
+    if subject is None:   # collection mode, not signed in
+        return _page("Sign in", note + (
+            "<h1>Segment images</h1><p>Divide each image into pieces, each a "
+            "distinguished thing, of roughly equal importance; between 2 and 20 pieces "
+            "should be reasonable for any image.</p>"
+            "<form method=\"post\" action=\"/login\">"
+            "<label>Your name <input name=\"name\" maxlength=\"64\" required></label> "
+            "<button>Start</button></form>"))
+    name = app.ledger.subjects().get(subject, "?")
+    if app.collect:
+        open_ = app.ledger.open_assignment(subject)
+        n_done = len(app.ledger.submitted_ids(subject))
+        action = (f"<p><a class=\"button\" href=\"/edit?iid={quote(open_[0])}\">Continue "
+                  f"image {e(open_[0])}</a></p>" if open_ else
+                  "<form method=\"post\" action=\"/next\"><button>Next image</button>"
+                  "</form>")
+        return _page("Segment images", note + f"<h1>Hello, {e(name)}</h1><p>You have "
+                     f"segmented {n_done} image(s).</p>{action}")
+    rows = []
+    done = app.ledger.submitted_ids(subject, app.presentation.gray)
+    for iid in app.ledger.image_ids():
+        state = "saved" if iid in done else (
+            "draft" if app.ledger.draft(subject, iid, app.presentation.gray) else "")
+        rows.append(f"<tr><td><a href=\"/edit?iid={quote(iid)}\">{e(iid)}</a></td>"
+                    f"<td>{state}</td></tr>")
+    kind = "grey" if app.presentation.gray else "colour"
+    return _page("Images", note + f"<h1>{e(name)}: images ({kind})</h1><table><thead><tr>"
+                 f"<th>image</th><th>state</th></tr></thead><tbody>{''.join(rows)}"
+                 "</tbody></table>")
+
+
+def _progress_page(app: AnnotateApp) -> bytes:
+    e = html.escape
+    prog = app.ledger.progress()
+    img_rows = "".join(
+        f"<tr><td>{e(iid)}</td><td>{c['assigned']}</td><td>{c['open']}</td>"
+        f"<td>{c['color']}</td><td>{c['gray']}</td></tr>"
+        for iid, c in prog["images"].items())
+    sub_rows = "".join(
+        f"<tr><td>{sid}</td><td>{e(c['name'])}</td><td>{c['open']}</td>"
+        f"<td>{c['submitted']}</td></tr>" for sid, c in prog["subjects"].items())
+    total = sum(c["color"] + c["gray"] for c in prog["images"].values())
+    limit = f", at most {app.per_image} per image" if app.collect else ""
+    return _page("Progress", f"<h1>Progress</h1><p>{total} segmentation(s) of "
+                 f"{len(prog['images'])} image(s) by {len(prog['subjects'])} subject(s)"
+                 f"{limit}.</p><h2>Images</h2><table><thead><tr><th>image</th>"
+                 "<th>assigned</th><th>open</th><th>colour</th><th>grey</th></tr></thead>"
+                 f"<tbody>{img_rows}</tbody></table><h2>Subjects</h2><table><thead><tr>"
+                 "<th>id</th><th>name</th><th>open</th><th>submitted</th></tr></thead>"
+                 f"<tbody>{sub_rows}</tbody></table>")
+
+
+# ---------------------------------------------------------------------------------------
+# HTTP
+
+
+class _Reply(Exception):
+    """Abort a request with an HTTP status and a message."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Routes requests to the :class:`AnnotateApp` of the server."""
+
+    server_version = "segbench-annotate"
+    protocol_version = "HTTP/1.1"
+    app: AnnotateApp
+
+    # -- helpers -----------------------------------------------------------------------
+    def log_message(self, fmt, *args):
+        if not getattr(self.server, "quiet", True):
+            sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
+
+    def _send(self, status: int, body: bytes, ctype: str, headers=()) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        # same-origin, not no-referrer: that would make a form's Origin "null"
+        self.send_header("Referrer-Policy", "same-origin")
+        self.send_header("Cache-Control", "no-store")
+        if self.command in ("POST", "PUT") and not getattr(self, "_consumed", False):
+            # a refused request's body is unread: it must not be parsed as the next one
+            self.close_connection = True
+            self.send_header("Connection", "close")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, obj, status: int = 200, headers=()) -> None:
+        self._send(status, json.dumps(obj).encode(), "application/json", headers)
+
+    def _redirect(self, where: str, headers=()) -> None:
+        self._send(303, b"", "text/plain", (("Location", where),) + tuple(headers))
+
+    def _body(self, limit: int) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            raise _Reply(411, "a Content-Length is required")
+        if int(length) > limit:
+            raise _Reply(413, f"request body over {limit} bytes")
+        self._consumed = True
+        return self.rfile.read(int(length))
+
+    def _subject(self) -> int | None:
+        if not self.app.collect:
+            return self.app.subject
+        cookie = SimpleCookie()
+        try:
+            cookie.load(self.headers.get("Cookie", ""))
+        except Exception:   # noqa: BLE001 - a malformed cookie is no subject, not an error
+            return None
+        morsel = cookie.get(COOKIE)
+        return self.app.verify(morsel.value if morsel else None)
+
+    def _need_subject(self) -> int:
+        s = self._subject()
+        if s is None:
+            raise _Reply(401, "sign in first (your name, on the home page)")
+        return s
+
+    def _check_origin(self) -> None:
+        """Refuse other sites' pages (CSRF) and other host names (DNS rebinding)."""
+        host = self.headers.get("Host", "")
+        allowed = getattr(self.server, "allowed_hosts", None)
+        if allowed is not None and host not in allowed:
+            raise _Reply(421, f"unexpected Host {host!r}")
+        if self.command in ("POST", "PUT"):
+            origin = self.headers.get("Origin")
+            if origin is not None and origin != f"http://{host}":
+                raise _Reply(403, "cross-origin request refused")
+            if self.path.startswith("/api/") and self.headers.get("X-Segbench") != "1":
+                raise _Reply(403, "API writes need the header X-Segbench: 1")
+
+    def _iid(self, prefix: str) -> str:
+        iid = urlsplit(self.path).path[len(prefix):]
+        if not IID.match(iid) or self.app.ledger.image(iid) is None:
+            raise _Reply(404, f"no image {iid!r}")
+        return iid
+
+    def _form(self) -> dict[str, str]:
+        body = self._body(_FORM_LIMIT)
+        ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
+        try:
+            if ctype == "application/json":
+                data = json.loads(body or b"{}")
+                if not isinstance(data, dict):
+                    raise ValueError
+                return {str(k): str(v) for k, v in data.items()}
+            return {k: v[0] for k, v in parse_qs(body.decode("utf-8"),
+                                                  strict_parsing=False).items()}
+        except (ValueError, UnicodeDecodeError):
+            raise _Reply(400, "malformed form") from None
+
+    # -- dispatch ----------------------------------------------------------------------
+    def _dispatch(self, routes) -> None:
+        self._consumed = False
+        try:
+            self._check_origin()
+            path = urlsplit(self.path).path
+            for prefix, handler in routes:
+                if path == prefix or (len(prefix) > 1 and prefix.endswith("/")
+                                      and path.startswith(prefix)):
+                    handler()
+                    return
+            raise _Reply(404, "not found")
+        except _Reply as r:
+            self._json({"error": str(r)}, r.status)
+        except RuleError as exc:
+            self._json({"error": str(exc)}, 409)
+        except InputError as exc:
+            self._json({"error": exc.problem}, 400)
+        except LookupError as exc:
+            self._json({"error": f"not found: {exc}"}, 404)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:   # noqa: BLE001 - no traceback to the client; one line
+            sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
+                             f"{type(exc).__name__}: {exc}\n")
+            self._json({"error": "internal error"}, 500)
+
+    def do_GET(self):
+        self._dispatch((("/", self.get_home), ("/favicon.ico", self.get_favicon),
+                        ("/edit", self.get_editor),
+                        ("/progress", self.get_progress), ("/static/", self.get_static),
+                        ("/api/task/", self.get_task), ("/api/image/", self.get_image),
+                        ("/api/draft/", self.get_draft),
+                        ("/api/progress", self.get_progress_json)))
+
+    do_HEAD = do_GET
+
+    def do_POST(self):
+        self._dispatch((("/login", self.post_login), ("/next", self.post_next),
+                        ("/api/login", self.post_login), ("/api/next", self.post_next),
+                        ("/api/draft/", self.put_draft),
+                        ("/api/submit/", self.post_submit)))
+
+    def do_PUT(self):
+        self._dispatch((("/api/draft/", self.put_draft),))
+
+    # -- pages -------------------------------------------------------------------------
+    def get_home(self):
+        query = parse_qs(urlsplit(self.path).query)
+        message = query.get("msg", [""])[0][:200]
+        self._send(200, _home(self.app, self._subject(), message),
+                   "text/html; charset=utf-8")
+
+    def get_favicon(self):
+        self._send(204, b"", "image/x-icon")   # no icon, and no 404 in the console
+
+    def get_editor(self):
+        body, ctype = self.app.static["editor.html"]
+        self._send(200, body, ctype)
+
+    def get_progress(self):
+        self._send(200, _progress_page(self.app), "text/html; charset=utf-8")
+
+    def get_progress_json(self):
+        prog = self.app.ledger.progress()
+        prog["subjects"] = {str(k): v for k, v in prog["subjects"].items()}
+        self._json(prog)
+
+    def get_static(self):
+        name = urlsplit(self.path).path[len("/static/"):]
+        if name not in self.app.static:
+            raise _Reply(404, "not found")
+        self._send(200, *self.app.static[name])
+
+    # -- collection mode ---------------------------------------------------------------
+    def post_login(self):
+        api = self.path.startswith("/api/")
+        if not self.app.collect:
+            raise _Reply(400, "one-subject mode: there is nothing to sign in to")
+        try:
+            name = clean_name(self._form().get("name", ""))
+        except InputError as exc:
+            if api:
+                raise
+            return self._redirect("/?msg=" + quote(exc.problem))
+        subject = self.app.ledger.subject_id(name)
+        self.app.write_subjects()
+        cookie = (f"{COOKIE}={self.app.sign(subject)}; Path=/; HttpOnly; SameSite=Strict; "
+                  "Max-Age=2592000")
+        if api:
+            self._json({"subject": subject, "name": name},
+                       headers=(("Set-Cookie", cookie),))
+        else:
+            self._redirect("/", (("Set-Cookie", cookie),))
+
+    def post_next(self):
+        api = self.path.startswith("/api/")
+        if not self.app.collect:
+            raise _Reply(400, "one-subject mode: open any image from the list")
+        self._body(_FORM_LIMIT)
+        subject = self._need_subject()
+        got = self.app.next_task(subject)
+        if api:
+            self._json({"iid": None} if got is None else
+                       {"iid": got[0], "gray": got[1].gray, "invert": got[1].invert,
+                        "flipflop": got[1].flipflop})
+        elif got is None:
+            self._redirect("/?msg=" + quote("No image can be given to you now: thank you! "
+                                            "Come back later."))
+        else:
+            self._redirect(f"/edit?iid={quote(got[0])}")
+
+    # -- editing -----------------------------------------------------------------------
+    def get_task(self):
+        iid, subject = self._iid("/api/task/"), self._need_subject()
+        p = self.app.task(subject, iid)
+        number, width, height, _ = self.app.ledger.image(iid)
+        self._json({"iid": iid, "image": number, "width": width, "height": height,
+                    "gray": p.gray, "invert": p.invert, "flipflop": p.flipflop,
+                    "collect": self.app.collect,
+                    "subject": self.app.ledger.subjects().get(subject)})
+
+    def get_image(self):
+        iid, subject = self._iid("/api/image/"), self._need_subject()
+        p = self.app.task(subject, iid)
+        self._send(200, self.app.png(iid, p), "image/png")
+
+    def get_draft(self):
+        iid, subject = self._iid("/api/draft/"), self._need_subject()
+        p = self.app.task(subject, iid)
+        got = self.app.ledger.draft(subject, iid, p.gray)
+        if got is None:
+            return self._send(204, b"", "application/octet-stream")
+        self._send(200, self.app.presented(got[1], iid, p), "application/octet-stream",
+                   (("X-Segments", str(got[0])),))
+
+    def _labels_body(self, iid: str) -> bytes:
+        _, width, height, _ = self.app.ledger.image(iid)
+        return self._body(2 * width * height)
+
+    def put_draft(self):
+        iid, subject = self._iid("/api/draft/"), self._need_subject()
+        p = self.app.task(subject, iid)
+        n, raw = self.app.decode_labels(self._labels_body(iid), iid,
+                                        self.headers.get("X-Segments"), p, compact=False)
+        self.app.ledger.save_draft(subject, iid, p.gray, n, raw)
+        self._json({"draft": True, "segments": n})
+
+    def post_submit(self):
+        iid, subject = self._iid("/api/submit/"), self._need_subject()
+        body = self._labels_body(iid)
+        self._json(self.app.submit(subject, iid, body, self.headers.get("X-Segments")))
+
+
+class AnnotateServer(ThreadingHTTPServer):
+    """:class:`ThreadingHTTPServer` holding an :class:`AnnotateApp`."""
+
+    daemon_threads = True
+    request_queue_size = 128   # many subjects may connect at the same moment
+
+    def __init__(self, app: AnnotateApp, host: str, port: int, *, quiet: bool = True):
+        self.app, self.quiet = app, quiet
+        handler = type("BoundHandler", (Handler,), {"app": app})
+        super().__init__((host, port), handler)
+        port = self.server_address[1]
+        loopback = host in ("127.0.0.1", "localhost", "::1")
+        self.allowed_hosts = ({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+                              if loopback else None)
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` of the server."""
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/"
+
+
+def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127.0.0.1",
+                port: int = 8000, quiet: bool = True, **options) -> AnnotateServer:
+    """Prepare ``out`` and return the annotation server, bound but not yet serving.
+
+    Parameters
+    ----------
+    images, out
+        See :class:`AnnotateApp`; ``options`` are its keyword arguments (``subject``,
+        ``collect``, ``per_image``, ``gray``, ``invert``, ``flipflop``, ``seed``).
+    host : str
+        Address to bind: 127.0.0.1 unless another one is asked for explicitly.
+    port : int
+        Port; 0 picks a free one (see ``server.url``).
+    quiet : bool
+        No request log on stderr.
+
+    Returns
+    -------
+    AnnotateServer
+        Call ``serve_forever()``; ``server.app.ledger`` is the ledger.
+
+    Raises
+    ------
+    InputError
+        A missing or empty images folder, a bad image, a bad subject name, or an output
+        folder holding files of something else.
+    """
+    app = AnnotateApp(images, out, **options)
+    try:
+        return AnnotateServer(app, host, port, quiet=quiet)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -1,0 +1,409 @@
+// The segmentation editor. A segmentation is a label map (Uint16Array, one label per
+// pixel, row-major, presented orientation): every pixel always belongs to exactly one
+// segment, and every tool only relabels pixels. The server rotates flipped images back.
+import { forEachInside, forEachInCapsule } from './geometry.js';
+
+const $ = (id) => document.getElementById(id);
+const iid = new URLSearchParams(location.search).get('iid') || '';
+const api = (what) => `/api/${what}/${encodeURIComponent(iid)}`;
+const UNDO_LIMIT = 100;
+const MAX_SEGMENTS = 65535;
+const AUTOSAVE_MS = 700;
+
+const ed = {
+  W: 0, H: 0, labels: null, nSeg: 1, cur: 0, tool: 'freehand', brush: 6,
+  alpha: 0.3, bounds: true, zoom: 1, tx: 0, ty: 0,
+  undo: [], redo: [], pixels: null, out: null, ctx: null,
+  contour: null, stroke: null, lastContour: null, lastStroke: null, timings: [],
+  dirty: false, saving: null, timer: 0, submitted: false, version: 0, savedVersion: 0,
+};
+window.segEditor = ed;   // for the tests and the curious: the state, read-only by intent
+
+// ---- colours ---------------------------------------------------------------------
+const palette = new Uint8Array(3 * (MAX_SEGMENTS + 1));
+const paletteDone = new Uint8Array(MAX_SEGMENTS + 1);
+function colour(l) {
+  if (!paletteDone[l]) {   // golden-angle hues: neighbours' labels look different
+    const h = (l * 137.508) % 360, s = 0.8, v = 0.95, f = (n) => {
+      const k = (n + h / 60) % 6;
+      return Math.round(255 * (v - v * s * Math.max(0, Math.min(k, 4 - k, 1))));
+    };
+    palette[3 * l] = f(5); palette[3 * l + 1] = f(3); palette[3 * l + 2] = f(1);
+    paletteDone[l] = 1;
+  }
+  return 3 * l;
+}
+
+// ---- drawing ---------------------------------------------------------------------
+function render() {
+  const { W, H, labels, pixels, cur } = ed, o = ed.out.data;
+  const a = ed.alpha, ac = Math.min(1, a + 0.15), bounds = ed.bounds;
+  for (let r = 0, i = 0; r < H; r++) {
+    for (let c = 0; c < W; c++, i++) {
+      const l = labels[i], p = 4 * i;
+      const edge = bounds && ((c + 1 < W && labels[i + 1] !== l) ||
+                              (r + 1 < H && labels[i + W] !== l));
+      if (edge) {
+        const isCur = l === cur || (c + 1 < W && labels[i + 1] === cur) ||
+                      (r + 1 < H && labels[i + W] === cur);
+        o[p] = 255; o[p + 1] = 255; o[p + 2] = isCur ? 0 : 255;   // yellow around the current
+      } else {
+        const k = colour(l), w = l === cur ? ac : a;
+        o[p] = pixels[p] * (1 - w) + palette[k] * w;
+        o[p + 1] = pixels[p + 1] * (1 - w) + palette[k + 1] * w;
+        o[p + 2] = pixels[p + 2] * (1 - w) + palette[k + 2] * w;
+      }
+      o[p + 3] = 255;
+    }
+  }
+  ed.ctx.putImageData(ed.out, 0, 0);
+  $('segments').textContent = String(countSegments());
+  const k = colour(cur);
+  $('swatch').style.background = `rgb(${palette[k]},${palette[k + 1]},${palette[k + 2]})`;
+  $('current').textContent = String(cur);
+  $('undo').disabled = !ed.undo.length;
+  $('redo').disabled = !ed.redo.length;
+}
+
+function countSegments() {
+  const seen = new Uint8Array(ed.nSeg);
+  let n = 0;
+  for (const l of ed.labels) if (!seen[l]) { seen[l] = 1; n++; }
+  return n;
+}
+
+function drawGuide(points, closed) {
+  const svg = $('overlay');
+  svg.replaceChildren();
+  if (!points || !points.length) return;
+  const el = document.createElementNS('http://www.w3.org/2000/svg', closed ? 'polygon' : 'polyline');
+  el.setAttribute('points', points.map(([x, y]) => `${x},${y}`).join(' '));
+  svg.appendChild(el);
+}
+
+// ---- edits -----------------------------------------------------------------------
+function snapshot() {
+  return { labels: ed.labels.slice(), nSeg: ed.nSeg, cur: ed.cur };
+}
+function pushUndo() {
+  ed.undo.push(snapshot());
+  if (ed.undo.length > UNDO_LIMIT) ed.undo.shift();
+  ed.redo.length = 0;
+}
+function restore(s) { ed.labels = s.labels; ed.nSeg = s.nSeg; ed.cur = s.cur; }
+function changed() { ed.version++; ed.dirty = true; render(); scheduleSave(); }
+
+export function undo() {
+  if (!ed.undo.length) return;
+  ed.redo.push(snapshot()); restore(ed.undo.pop()); changed();
+}
+export function redo() {
+  if (!ed.redo.length) return;
+  ed.undo.push(snapshot()); restore(ed.redo.pop()); changed();
+}
+
+// Split the current segment: the part of it inside the closed contour becomes a new
+// segment, which becomes current (as in the 2001 tool: cut out, then split again).
+export function split(points) {
+  const t0 = performance.now();
+  const { labels, cur, W, H } = ed;
+  if (ed.nSeg >= MAX_SEGMENTS) { status(`at most ${MAX_SEGMENTS} segments`); return false; }
+  const inside = [];
+  forEachInside(points, W, H, (i) => { if (labels[i] === cur) inside.push(i); });
+  let total = 0;
+  for (const l of labels) if (l === cur) total++;
+  ed.lastContour = points.map(([x, y]) => [x, y]);
+  if (!inside.length || inside.length === total) {
+    status(inside.length ? 'the contour holds all of the segment: nothing to split'
+                         : 'the contour holds no pixel of the current segment');
+    return false;
+  }
+  pushUndo();
+  const fresh = ed.nSeg++;
+  for (const i of inside) ed.labels[i] = fresh;
+  ed.cur = fresh;
+  const t1 = performance.now();
+  changed();
+  ed.timings.push({ op: 'split', pixels: inside.length, split_ms: t1 - t0,
+                    render_ms: performance.now() - t1 });
+  return true;
+}
+
+// Merge segment `other` into the current one.
+export function merge(other) {
+  if (other === ed.cur) return false;
+  pushUndo();
+  const { labels } = ed;
+  for (let i = 0; i < labels.length; i++) if (labels[i] === other) labels[i] = ed.cur;
+  changed();
+  return true;
+}
+
+function brushAt(a, b) {
+  const { labels, cur } = ed;
+  let n = 0;
+  forEachInCapsule(a, b, ed.brush, ed.W, ed.H, (i) => {
+    if (labels[i] !== cur) { labels[i] = cur; n++; }
+  });
+  return n;
+}
+
+// ---- mouse -----------------------------------------------------------------------
+function imagePoint(e) {
+  const rect = $('canvas').getBoundingClientRect();
+  return [(e.clientX - rect.left) * ed.W / rect.width,
+          (e.clientY - rect.top) * ed.H / rect.height];
+}
+function pixelAt([x, y]) {
+  const c = Math.floor(x), r = Math.floor(y);
+  return c >= 0 && r >= 0 && c < ed.W && r < ed.H ? r * ed.W + c : -1;
+}
+function samePoint(a, b) { return a && b && a[0] === b[0] && a[1] === b[1]; }
+
+let panFrom = null, spaceDown = false;
+
+function onDown(e) {
+  const view = $('viewport');
+  if (e.button === 1 || (e.button === 0 && (ed.tool === 'pan' || spaceDown))) {
+    panFrom = [e.clientX - ed.tx, e.clientY - ed.ty];
+    view.setPointerCapture(e.pointerId);
+    e.preventDefault();
+    return;
+  }
+  if (e.button !== 0) return;
+  const p = imagePoint(e);
+  if (ed.tool === 'freehand') {
+    ed.contour = [p];
+    view.setPointerCapture(e.pointerId);
+    drawGuide(ed.contour, false);
+  } else if (ed.tool === 'polygon') {
+    const pts = ed.contour || [];
+    const rect = $('canvas').getBoundingClientRect(), scale = rect.width / ed.W;
+    if (pts.length >= 3 && Math.hypot(p[0] - pts[0][0], p[1] - pts[0][1]) * scale < 8) {
+      closePolygon();
+    } else if (!samePoint(pts[pts.length - 1], p)) {
+      pts.push(p); ed.contour = pts; drawGuide(pts, false);
+    }
+  } else if (ed.tool === 'brush') {
+    pushUndo();
+    ed.stroke = [p];
+    brushAt(p, p);
+    view.setPointerCapture(e.pointerId);
+    render();
+  } else if (ed.tool === 'merge' || ed.tool === 'pick') {
+    const i = pixelAt(p);
+    if (i < 0) return;
+    if (ed.tool === 'merge') merge(ed.labels[i]);
+    else { ed.cur = ed.labels[i]; render(); }
+  }
+  e.preventDefault();
+}
+
+function onMove(e) {
+  if (panFrom) { ed.tx = e.clientX - panFrom[0]; ed.ty = e.clientY - panFrom[1]; place(); return; }
+  const p = imagePoint(e);
+  $('where').textContent = pixelAt(p) >= 0 ? `row ${Math.floor(p[1])}, col ${Math.floor(p[0])}` : '';
+  if (ed.tool === 'freehand' && ed.contour) {
+    if (!samePoint(ed.contour[ed.contour.length - 1], p)) ed.contour.push(p);
+    drawGuide(ed.contour, false);
+  } else if (ed.tool === 'polygon' && ed.contour) {
+    drawGuide(ed.contour.concat([p]), false);
+  } else if (ed.tool === 'brush' && ed.stroke) {
+    const last = ed.stroke[ed.stroke.length - 1];
+    if (!samePoint(last, p)) { ed.stroke.push(p); brushAt(last, p); render(); }
+  }
+}
+
+function onUp(e) {
+  if (panFrom) { panFrom = null; return; }
+  if (ed.tool === 'freehand' && ed.contour) {
+    const p = imagePoint(e);
+    if (!samePoint(ed.contour[ed.contour.length - 1], p)) ed.contour.push(p);
+    const pts = ed.contour;
+    ed.contour = null;
+    drawGuide(null);
+    if (pts.length >= 3) split(pts);
+  } else if (ed.tool === 'brush' && ed.stroke) {
+    ed.lastStroke = { points: ed.stroke, radius: ed.brush };
+    ed.stroke = null;
+    changed();
+  }
+}
+
+function closePolygon() {
+  const pts = ed.contour;
+  ed.contour = null;
+  drawGuide(null);
+  if (pts && pts.length >= 3) split(pts);
+}
+
+// ---- view ------------------------------------------------------------------------
+function place() {
+  $('stage').style.transform = `translate(${ed.tx}px, ${ed.ty}px) scale(${ed.zoom})`;
+  $('zoom').textContent = `${Math.round(ed.zoom * 100)}%`;
+}
+function zoomAt(factor, cx, cy) {
+  const z = Math.min(32, Math.max(0.1, ed.zoom * factor));
+  const rect = $('viewport').getBoundingClientRect();
+  const px = cx - rect.left, py = cy - rect.top;
+  ed.tx = Math.round(px - (px - ed.tx) * z / ed.zoom);
+  ed.ty = Math.round(py - (py - ed.ty) * z / ed.zoom);
+  ed.zoom = z;
+  place();
+}
+export function setZoom(z) {   // about the viewport's centre
+  const rect = $('viewport').getBoundingClientRect();
+  zoomAt(z / ed.zoom, rect.left + rect.width / 2, rect.top + rect.height / 2);
+}
+function fit() {
+  const rect = $('viewport').getBoundingClientRect();
+  ed.zoom = Math.max(0.1, Math.min(rect.width / ed.W, rect.height / ed.H, 8));
+  ed.tx = Math.round((rect.width - ed.W * ed.zoom) / 2);
+  ed.ty = Math.round((rect.height - ed.H * ed.zoom) / 2);
+  place();
+}
+
+// ---- saving ----------------------------------------------------------------------
+function status(text) { $('status').textContent = text; }
+
+async function put(url, method) {
+  const version = ed.version;
+  const body = ed.labels.slice();   // the buffer sent is the state of this version
+  const r = await fetch(url, {
+    method, body: body.buffer, credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/octet-stream', 'X-Segbench': '1',
+               'X-Segments': String(ed.nSeg) } });
+  const reply = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(reply.error || `HTTP ${r.status}`);
+  return [version, reply];
+}
+
+function scheduleSave() {
+  clearTimeout(ed.timer);
+  ed.timer = setTimeout(saveDraft, AUTOSAVE_MS);
+}
+
+export async function saveDraft() {
+  if (ed.submitted || !ed.dirty) return;
+  if (ed.saving) { await ed.saving; return saveDraft(); }
+  ed.saving = put(api('draft'), 'PUT').then(([version]) => {
+    ed.savedVersion = version;
+    ed.dirty = ed.version !== version;
+    status(`draft saved ${new Date().toLocaleTimeString()}`);
+  }, (err) => status(`draft NOT saved: ${err.message}`)).finally(() => { ed.saving = null; });
+  await ed.saving;
+}
+
+async function submit() {
+  clearTimeout(ed.timer);
+  if (ed.saving) await ed.saving;
+  $('save').disabled = true;
+  try {
+    const [, reply] = await put(api('submit'), 'POST');
+    ed.submitted = true; ed.dirty = false;
+    status(`saved ${reply.saved} (${reply.segments} segments)`);
+    const next = $('next');
+    next.href = reply.next; next.hidden = false;
+  } catch (err) {
+    status(`NOT saved: ${err.message}`);
+    $('save').disabled = false;
+  }
+}
+
+// ---- start -----------------------------------------------------------------------
+function setTool(name) {
+  ed.tool = name;
+  if (ed.contour) { ed.contour = null; drawGuide(null); }
+  const radio = document.querySelector(`input[name="tool"][value="${name}"]`);
+  if (radio) radio.checked = true;
+  $('viewport').dataset.tool = name;
+}
+
+const KEYS = { f: 'freehand', p: 'polygon', b: 'brush', m: 'merge', k: 'pick', h: 'pan' };
+
+function onKey(e) {
+  const k = e.key.toLowerCase();
+  if ((e.ctrlKey || e.metaKey) && k === 'z') { e.shiftKey ? redo() : undo(); e.preventDefault(); return; }
+  if ((e.ctrlKey || e.metaKey) && k === 'y') { redo(); e.preventDefault(); return; }
+  // plain keys are the sliders' own while one has the focus
+  if (e.target instanceof HTMLInputElement && e.target.type === 'range') return;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === 'Enter' && ed.tool === 'polygon') closePolygon();
+  else if (e.key === 'Escape') { ed.contour = null; drawGuide(null); }
+  else if (KEYS[k]) setTool(KEYS[k]);
+  else if (e.key === '+' || e.key === '=') setZoom(ed.zoom * 1.25);
+  else if (e.key === '-') setZoom(ed.zoom / 1.25);
+  else if (e.key === '0') fit();
+  else if (e.key === '1') setZoom(1);
+  else if (e.key === '[' || e.key === ']') {
+    ed.brush = Math.max(1, Math.min(60, ed.brush + (e.key === ']' ? 1 : -1)));
+    $('brush-size').value = String(ed.brush);
+  } else if (e.key === ' ') { spaceDown = true; e.preventDefault(); }
+}
+
+async function start() {
+  const r = await fetch(api('task'), { credentials: 'same-origin' });
+  const task = await r.json();
+  if (!r.ok) { status(task.error || `HTTP ${r.status}`); return; }
+  Object.assign(ed, { W: task.width, H: task.height, task });
+  const how = [task.gray ? 'greyscale' : 'colour', task.invert ? 'inverted' : '',
+               task.flipflop ? 'upside down' : ''].filter(Boolean).join(', ');
+  $('title').textContent = `image ${task.iid} (${task.width}x${task.height}, ${how})` +
+                           (task.subject ? ` · ${task.subject}` : '');
+  const img = new Image();
+  img.src = api('image');
+  await img.decode();
+  const canvas = $('canvas');
+  canvas.width = ed.W; canvas.height = ed.H;
+  $('overlay').setAttribute('viewBox', `0 0 ${ed.W} ${ed.H}`);
+  $('overlay').setAttribute('width', ed.W); $('overlay').setAttribute('height', ed.H);
+  ed.ctx = canvas.getContext('2d', { willReadFrequently: true });
+  ed.ctx.drawImage(img, 0, 0);
+  ed.pixels = ed.ctx.getImageData(0, 0, ed.W, ed.H).data.slice();
+  ed.out = ed.ctx.createImageData(ed.W, ed.H);
+  const d = await fetch(api('draft'), { credentials: 'same-origin' });
+  if (d.status === 200) {
+    ed.labels = new Uint16Array(await d.arrayBuffer());
+    ed.nSeg = Number(d.headers.get('X-Segments'));
+    status('draft restored');
+  } else {
+    ed.labels = new Uint16Array(ed.W * ed.H);
+    ed.nSeg = 1;
+  }
+  fit();
+  render();
+
+  const view = $('viewport');
+  view.addEventListener('pointerdown', onDown);
+  view.addEventListener('pointermove', onMove);
+  view.addEventListener('pointerup', onUp);
+  view.addEventListener('contextmenu', (e) => e.preventDefault());
+  view.addEventListener('dblclick', () => { if (ed.tool === 'polygon') closePolygon(); });
+  view.addEventListener('wheel', (e) => {
+    zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX, e.clientY); e.preventDefault();
+  }, { passive: false });
+  document.addEventListener('keydown', onKey);
+  document.addEventListener('keyup', (e) => { if (e.key === ' ') spaceDown = false; });
+  for (const radio of document.querySelectorAll('input[name="tool"]')) {
+    radio.addEventListener('change', () => setTool(radio.value));
+  }
+  $('undo').addEventListener('click', undo);
+  $('redo').addEventListener('click', redo);
+  $('zoom-in').addEventListener('click', () => setZoom(ed.zoom * 1.25));
+  $('zoom-out').addEventListener('click', () => setZoom(ed.zoom / 1.25));
+  $('zoom-1').addEventListener('click', () => setZoom(1));
+  $('zoom-fit').addEventListener('click', fit);
+  $('brush-size').addEventListener('input', (e) => { ed.brush = Number(e.target.value); });
+  $('opacity').addEventListener('input', (e) => { ed.alpha = Number(e.target.value) / 100; render(); });
+  $('show-bounds').addEventListener('change', (e) => { ed.bounds = e.target.checked; render(); });
+  $('save').addEventListener('click', submit);
+  window.addEventListener('beforeunload', (e) => {
+    if (ed.dirty && !ed.submitted) { saveDraft(); e.preventDefault(); e.returnValue = ''; }
+  });
+  ed.brush = Number($('brush-size').value);
+  setTool('freehand');
+  ed.ready = true;
+  document.body.dataset.ready = '1';
+}
+
+start().catch((err) => status(`cannot load: ${err.message}`));
