@@ -81,6 +81,27 @@ def test_image_tests_equal_scipy(runs):
         pytest.approx(holm(list(raw.values())))
 
 
+def test_pairs_equal_paired_differences_without_image_tests(runs):
+    """The pairs' bootstrap is resampling.paired_differences on the same draws;
+    ``per_image=False`` leaves the image tests out and changes nothing else."""
+    from segbench.compare import load_run
+    from segbench.resampling import paired_differences
+    _, _, out = runs
+    full = compare(out["sharp"], out["noisy"], resamples=150, seed=3)
+    lean = compare(out["sharp"], out["noisy"], resamples=150, seed=3, per_image=False)
+    assert "per_image" not in lean["pairs"][0] and "per_image" in full["pairs"][0]
+    assert json.dumps(lean["runs"]) == json.dumps(full["runs"])       # NaN-safe
+    assert json.dumps(lean["pairs"][0]["bootstrap"]) == \
+        json.dumps(full["pairs"][0]["bootstrap"])
+    a, b = load_run(out["sharp"]), load_run(out["noisy"])
+    stat = [r.family.resampler(r.ids, r.records, r.result.provenance["params"], {})
+            for r in (a, b)]
+    direct = paired_differences(*stat, len(a.ids), resamples=150, seed=3)
+    for score, d in direct.items():
+        got = full["pairs"][0]["bootstrap"][score]
+        assert {k: got[k] for k in d} == pytest.approx(d, nan_ok=True)
+
+
 def test_runs_in_memory_compare_as_their_folders(runs):
     root, preds, out = runs
     a = evaluate("boundary", root, preds["sharp"], split="test", name="sharp",

@@ -178,7 +178,7 @@ def _names(runs: list[ComparedRun]) -> list[str]:
 
 
 def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-            seed: int = DEFAULT_SEED, ids=None) -> dict:
+            seed: int = DEFAULT_SEED, ids=None, per_image: bool = True) -> dict:
     """Compare two or more runs of one family on the same images.
 
     Parameters
@@ -191,6 +191,9 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         Every run and pair uses the same draws.
     ids : sequence of str, optional
         Compare on these images only (every run must have them).
+    per_image : bool, default True
+        Also run the image-by-image tests (sign test, Wilcoxon); False leaves the
+        pairs' ``per_image`` out (and scipy.stats unimported).
 
     Returns
     -------
@@ -208,7 +211,7 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         Fewer than two runs, runs of different families, or runs on different images
         (the ids that differ are named).
     """
-    from .resampling import (bootstrap_indices, draws, paired_differences,
+    from .resampling import (bootstrap_indices, differences_of_draws, draws,
                              percentile_interval)
     check_settings(resamples, level)
     loaded = [load_run(r) for r in runs]
@@ -237,25 +240,27 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     ones = np.ones((1, n))
     observed = [{k: float(v[0]) for k, v in s(ones).items()} for s in stats]
     idx = bootstrap_indices(n, resamples, seed)
+    drawn = [draws(s, idx, n) for s in stats]   # once per run: intervals and pairs
     out_runs = []
-    for name, run, obs, s in zip(names, loaded, observed, stats):
-        bounds = {k: list(percentile_interval(v, level))
-                  for k, v in draws(s, idx, n).items()}
+    for name, run, obs, d in zip(names, loaded, observed, drawn):
+        bounds = {k: list(percentile_interval(v, level)) for k, v in d.items()}
         out_runs.append({"name": name, "path": run.path, "metrics": obs,
                          "intervals": bounds})
     item = [_item_scores(r) for r in loaded]
     pairs = []
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
-            boot = paired_differences(stats[i], stats[j], n, observed_a=observed[i],
-                                      observed_b=observed[j], **settings)
-            pairs.append({"a": names[i], "b": names[j], "bootstrap": boot,
-                          "per_image": _image_tests(item[i], item[j])})
+            boot = differences_of_draws(drawn[i], drawn[j], observed[i], observed[j],
+                                        level)
+            pair = {"a": names[i], "b": names[j], "bootstrap": boot}
+            if per_image:
+                pair["per_image"] = _image_tests(item[i], item[j])
+            pairs.append(pair)
     for score in pairs[0]["bootstrap"]:
         adjusted = holm([p["bootstrap"][score]["p"] for p in pairs])
         for p, q in zip(pairs, adjusted):
             p["bootstrap"][score]["p_holm"] = q
-    for test in ("sign_p", "wilcoxon_p"):
+    for test in ("sign_p", "wilcoxon_p") if per_image else ():
         adjusted = holm([p["per_image"][test] for p in pairs])
         for p, q in zip(pairs, adjusted):
             p["per_image"][f"{test}_holm"] = q

@@ -25,8 +25,8 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "bootstrap_indices",
-           "check_settings", "ci_settings", "draws", "index_weights", "intervals", "paired_differences",
-           "percentile_interval"]
+           "check_settings", "ci_settings", "differences_of_draws", "draws",
+           "index_weights", "intervals", "paired_differences", "percentile_interval"]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
@@ -147,10 +147,27 @@ def paired_differences(stat_a: Statistic, stat_b: Statistic, n: int, *,
     """
     check_settings(resamples, level)
     idx = bootstrap_indices(n, resamples, seed)
-    da, db = draws(stat_a, idx, n), draws(stat_b, idx, n)
     ones = np.ones((1, n))
     oa = observed_a if observed_a is not None else {k: v[0] for k, v in stat_a(ones).items()}
     ob = observed_b if observed_b is not None else {k: v[0] for k, v in stat_b(ones).items()}
+    return differences_of_draws(draws(stat_a, idx, n), draws(stat_b, idx, n), oa, ob,
+                                level)
+
+
+def differences_of_draws(da: Mapping, db: Mapping, observed_a: Mapping,
+                         observed_b: Mapping, level: float = DEFAULT_LEVEL) -> dict:
+    """:func:`paired_differences` from the two runs' drawn scores (:func:`draws` with the
+    same indices), for a caller that has them already.
+
+    Parameters
+    ----------
+    da, db : mapping of score -> (B,) array
+        Each run's scores at every draw.
+    observed_a, observed_b : mapping
+        Each run's scores on all images.
+    level : float
+        Interval coverage.
+    """
     out = {}
     for name in da:
         if name not in db:
@@ -163,6 +180,6 @@ def paired_differences(stat_a: Statistic, stat_b: Statistic, n: int, *,
             p = min(1.0, 2 * (min(below, above) + 1) / (b + 1))
         else:
             p = float("nan")
-        out[name] = {"diff": float(oa[name]) - float(ob[name]), "lo": lo, "hi": hi,
-                     "p": p}
+        out[name] = {"diff": float(observed_a[name]) - float(observed_b[name]),
+                     "lo": lo, "hi": hi, "p": p}
     return out

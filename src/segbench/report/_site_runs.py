@@ -424,7 +424,7 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
         try:
-            res = compare(a.dir, b.dir, ids=[str(i) for i in ids])
+            res = compare(a.dir, b.dir, ids=[str(i) for i in ids], per_image=False)
             pvalues.append(res["pairs"][0]["bootstrap"]["ODS"]["p"])
         except (InputError, KeyError):
             pvalues.append(math.nan)
