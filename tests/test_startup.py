@@ -65,3 +65,54 @@ def test_first_compilation_says_so_once(tmp_path):
     quiet = dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cache2"))
     quiet.pop("SEGBENCH_COMPILE_NOTICE")
     assert run(quiet) == []                      # stderr is not a terminal here
+
+
+_KERNEL = '''
+import numba
+
+@numba.njit(cache=True)
+def twice(x):
+    return 2 * x
+'''
+
+
+def _run(code, cache, cwd):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(cwd))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_is_cached_and_compile_ahead(tmp_path):
+    """A kernel is not cached in a fresh cache; compile_ahead's child compiles it into
+    the cache while the parent goes on; the parent then finds it cached."""
+    (tmp_path / "tiny_kernel.py").write_text(_KERNEL)
+    cache = tmp_path / "cache"
+    ask = "from segbench.compilation import is_cached; import tiny_kernel; "
+    assert _run(ask + "print(is_cached(tiny_kernel.twice))", cache, tmp_path) == "False"
+    (tmp_path / "tiny_entry.py").write_text("def warm():\n    import tiny_kernel\n"
+                                            "    tiny_kernel.twice(3)\n")
+    code = ("from segbench import compilation\n"
+            "compilation.compile_ahead('tiny_entry:warm')\n"
+            "assert compilation._ahead[0].wait(120) == 0\n"
+            "import tiny_kernel\nprint(compilation.is_cached(tiny_kernel.twice))\n")
+    assert _run(code, cache, tmp_path) == "True"
+
+
+def test_compile_ahead_child_is_stopped_at_exit(tmp_path):
+    (tmp_path / "slow_entry.py").write_text("def warm():\n    import time\n"
+                                            "    time.sleep(60)\n")
+    code = ("from segbench import compilation\n"
+            "compilation.compile_ahead('slow_entry:warm')\n"
+            "print(compilation._ahead[0].pid)\n")
+    pid = int(_run(code, tmp_path / "cache", tmp_path))
+    with pytest.raises(ProcessLookupError):   # terminated and reaped by the parent
+        os.kill(pid, 0)
+
+
+def test_demo_compile_ahead_entry_runs():
+    """The demo's background entry runs its steps without error (here from a warm
+    cache: what it compiles is checked by the first-run benchmark, not a test)."""
+    from segbench.demo import compile_ahead_kernels
+    compile_ahead_kernels()

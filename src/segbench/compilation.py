@@ -15,7 +15,8 @@ The notice goes to a terminal only (stderr a TTY), as progress does; set
 
 The engine compiles a family's kernels in the main process before it starts worker
 processes (``Family.warm_up``), so a run prints each notice once and its workers inherit
-the compiled code.
+the compiled code. :func:`compile_ahead` compiles other kernels in a background process
+while this one compiles the matcher, on the first run only.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["announce_compiles"]
+__all__ = ["announce_compiles", "compile_ahead", "is_cached"]
 
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
@@ -87,3 +88,50 @@ def announce_compiles() -> None:
 
     event.register("numba:compile", _Listener())
     _registered = True
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether a Numba kernel has machine code in its disk cache for this source.
+
+    Reads Numba's cache index (not a public API: any failure answers True, so a caller
+    then simply does not compile ahead)."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except Exception:   # noqa: BLE001 - a guess for a speed-up, never an error
+        return True
+
+
+_ahead = []
+
+
+def compile_ahead(entry: str) -> None:
+    """Start a background process that runs ``entry`` (``"module:function"``), a
+    function that compiles kernels into the disk cache, and return at once.
+
+    On a first run the matcher takes most of the compile time, in one process; another
+    core meanwhile compiles what the run needs next, which this process then loads from
+    the cache. Nothing waits on the child: a kernel this process reaches first it
+    compiles itself (the cache is written atomically, so both may write it). The child
+    prints nothing and is stopped when this process exits.
+    """
+    import atexit
+    import subprocess
+    module, func = entry.split(":")
+    code = f"from {module} import {func}; {func}()"
+    env = dict(os.environ, SEGBENCH_COMPILE_NOTICE="0")
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return
+    if not _ahead:
+        atexit.register(_stop_ahead)
+    _ahead.append(proc)
+
+
+def _stop_ahead() -> None:
+    for proc in _ahead:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()

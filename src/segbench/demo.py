@@ -12,6 +12,8 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .algorithms.edges import canny_soft, gradient_magnitude
 from .datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from .api import families, human_options
@@ -26,6 +28,27 @@ DETECTORS = {
 }
 
 
+def compile_ahead_kernels() -> None:
+    """The kernels the demo calls after the matcher's solver, compiled into the disk
+    cache by running those steps on one small image: the background process of
+    :func:`segbench.compilation.compile_ahead` while the demo compiles the solver (the
+    kernels it calls before the solver, it compiles itself sooner than this could)."""
+    from .algorithms.segmenters import kmeans_segmenter
+    from .boundary import thin_frames, warm_up_kernels
+    from .region import evaluate_image, human_region
+    from .report.demo_site import DEMO_KS
+    item = make_synthetic_dataset(1, shape=(48, 64), n_annotators=2, seed=1)[0]
+    for detector in DETECTORS.values():
+        thin_frames(detector(item.image), np.linspace(0.01, 0.99, 5))
+    warm_up_kernels(matcher=False)
+    # uint16, as the demo reads labels back from its .mat files
+    humans = [s.astype(np.uint16) for s in item.segmentations]
+    segs = [(np.asarray(kmeans_segmenter(item.image, int(k))) + 1).astype(np.uint16)
+            for k in DEMO_KS]
+    human_region(humans)
+    evaluate_image(segs, humans)
+
+
 def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
              progress: bool = True, as_json: bool = False) -> dict:
     """Generate, detect, evaluate; print a table and write ``pr_curves.png``.
@@ -33,6 +56,10 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     Returns the metrics per algorithm (and the human F) as a dict.
     """
     start = time.perf_counter()
+    from .boundary import matcher_cached
+    from .compilation import compile_ahead
+    if not matcher_cached():   # a first run: compile the rest on another core meanwhile
+        compile_ahead("segbench.demo:compile_ahead_kernels")
     out = Path(out_dir)
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)

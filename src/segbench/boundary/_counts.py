@@ -269,6 +269,32 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
     return BoundaryCounts(ths, cnt_r, sum_r, cnt_p, sum_p)
 
 
+def matcher_cached() -> bool:
+    """Whether the matcher's solver is in Numba's disk cache, i.e. not a first run
+    (:func:`segbench.compilation.is_cached`)."""
+    from ..compilation import is_cached
+    from ._solver import _walk_frames
+    return is_cached(_walk_frames)
+
+
+def warm_up_kernels(*, matcher: bool = True) -> None:
+    """Compile (or load from the cache) the kernels :func:`evaluate_image` calls, on an
+    8 x 8 map. ``matcher=False``: only the thinning and the count replay, for a process
+    that compiles them while another compiles the matcher
+    (:func:`segbench.compilation.compile_ahead`)."""
+    pb = np.zeros((8, 8))
+    pb[4, 1:7] = 0.7
+    gt = np.zeros((8, 8), bool)
+    gt[3, 1:7] = True
+    if matcher:
+        evaluate_image(pb, [gt], nthresh=3)
+        return
+    _, frames = _frames(pb, default_thresholds(3), True, 1)
+    empty = np.zeros(0, np.int64)
+    covered_counts(np.arange(len(frames), dtype=np.int64), np.zeros(2, np.int64), empty,
+                   empty, np.zeros(0, np.int8), 1)
+
+
 def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
                  per_annotator: bool = False, thin_gt: bool = False,
                  lone: str = "skip") -> np.ndarray:
