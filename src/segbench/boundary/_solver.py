@@ -491,7 +491,6 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     return n_gone, n_came
 
 
-@nb.njit(**_INTERNAL)
 def _transposed(rows, cols, end, outlier):
     """The optimum a run ended with, as a start with rows and columns swapped.
 
@@ -502,16 +501,11 @@ def _transposed(rows, cols, end, outlier):
     b = max(0, -v), then the new rows get ``outlier - b`` and the new columns ``-a``.
     """
     end_u, end_partner, end_v = end
-    # loops, not array expressions: those compile broadcasting and error paths
+    matched = end_partner >= 0
     partner = np.full(cols.size, -1, np.int64)
-    new_u = np.empty(cols.size, np.int64)
-    new_v = np.empty(rows.size, np.int64)
-    for k in range(rows.size):
-        if end_partner[k] >= 0:
-            partner[end_partner[k]] = rows[k]
-        new_v[k] = -max(0, outlier - end_u[k])
-    for k in range(cols.size):
-        new_u[k] = outlier - max(0, -end_v[k])
+    partner[end_partner[matched]] = rows[matched]
+    new_u = outlier - np.maximum(0, -end_v)
+    new_v = -np.maximum(0, outlier - end_u)
     return cols, rows, partner, new_u, new_v
 
 
@@ -1013,13 +1007,15 @@ def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner
         _set_bit(rside.bits, q, width, False)
 
 
-@nb.njit(**_PUBLIC)
 def _solver_state(n_rows_cap, n_real, n_disc):
     """Arrays of :func:`_match_sequence` for up to ``n_rows_cap`` rows and ``n_real``
     columns present at once: (:class:`Slots`, :class:`Scratch`, event arrays,
     :class:`Lists`). The lists start empty; :func:`_fit_lists` sizes them for a call.
     ``n_disc`` is the number of offsets within the tolerance (a neighbourhood's most
-    pixels)."""
+    pixels).
+
+    Plain Python: it only allocates, and built here the tuples have the types the
+    kernels would give them (compiling it cost 2 s on a first run, mostly boxing)."""
     n_nodes = n_real + n_rows_cap
     n_side = max(n_rows_cap, n_real)
     # what a search reads of one row or one column sits in one 64-byte line: a row's
@@ -1047,7 +1043,7 @@ def _solver_state(n_rows_cap, n_real, n_disc):
                   np.empty(n_disc, np.int64))
     ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
           np.empty(4 * n_side + 16, np.int8))
-    return sol, buf, ev, _new_lists(0, n_nodes)
+    return sol, buf, ev, _new_lists.py_func(0, n_nodes)
 
 
 @nb.njit(**_INTERNAL)
@@ -1064,7 +1060,6 @@ def _new_lists(n_entries, n_nodes):
                            np.full(64, -1, np.int64), np.zeros(4, np.int64)))
 
 
-@nb.njit(**_INTERNAL)
 def _fit_lists(state, n_entries):
     """``state`` with lists for at least ``n_entries`` pairs (the last offset of a
     :func:`_layout`): the same state when they fit, else with new lists (a quarter
@@ -1074,10 +1069,10 @@ def _fit_lists(state, n_entries):
     have = lists.nb_col.shape[0]
     if have >= n_entries and lists.heap.val.shape[0] >= n_entries + n_nodes + 2:
         return state
-    return sol, buf, ev, _new_lists(max(n_entries, have + have // 4), n_nodes)
+    return sol, buf, ev, _new_lists.py_func(max(n_entries, have + have // 4), n_nodes)
 
 
-@nb.njit(**_INTERNAL, nogil=True)
+@nb.njit(**_PUBLIC, nogil=True)
 def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
                     cost_tab, outlier, ws, state, diffs, start, frame_side, layout):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
@@ -1207,7 +1202,6 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
-@nb.njit(**_PUBLIC, nogil=True)
 def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state):
     """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
     gone_ptr, gone_pix, came_ptr, came_pix, and the sorted pixels of all frames: see
@@ -1225,47 +1219,44 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
     Returns the matched count per frame, the walk, the events (frame, pixel, sign; see
     :class:`FrameEvents`), the state (its event arrays and lists may have grown) and
     the last run's rows, columns and end (for tests: see _match_sequence).
+
+    Python around the compiled :func:`_match_sequence`: it loops over runs (one to a
+    few per map), and compiling the loop as well cost 6 s on a first run.
     """
     ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union = pool
     n_frames = ptr.shape[0] - 1
     n_fixed = fixed_pix.shape[0]
-    sizes = ptr[1:] - ptr[:-1]
+    sizes = np.diff(ptr)
     # the candidate lists of every run: a frame pixel has room for the fixed pixels
     # near it, a fixed pixel for the pixels of any frame near it (the same pairs)
     off_union = _layout(union, fixed_pix, height, width, half, ws[0])
     off_fixed = _layout(fixed_pix, union, height, width, half, ws[0])
-    state = _fit_lists(state, max(off_union[-1], off_fixed[-1]))
+    state = _fit_lists(state, max(int(off_union[-1]), int(off_fixed[-1])))
     n_matched = np.zeros(n_frames, np.int64)
     forward = n_frames == 0 or sizes[0] <= sizes[n_frames - 1]
     walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1].copy()
-    out_f = np.empty(1024, np.int64)
-    out_p = np.empty(1024, np.int64)
-    out_s = np.empty(1024, np.int8)
-    n_out = 0
+    events = ([], [], [])
     empty = np.zeros(0, np.int64)
     start = (empty, empty, empty, empty, empty)
     last_rows, last_cols = empty, empty
     last_end = (empty, empty, empty)
     pos = 0
     while pos < n_frames:
-        fixed_rows = sizes[walk[pos]] >= n_fixed
+        fixed_rows = bool(sizes[walk[pos]] >= n_fixed)
         stop = pos + 1
-        while stop < n_frames and (sizes[walk[stop]] >= n_fixed) == fixed_rows:
+        while stop < n_frames and bool(sizes[walk[stop]] >= n_fixed) == fixed_rows:
             stop += 1
         order = walk[pos:stop]
         m = stop - pos
         side = 1 if fixed_rows else 0
         if forward:
-            diffs = (side, order[0], 1, gone_ptr, gone_pix, came_ptr, came_pix)
+            diffs = (side, int(order[0]), 1, gone_ptr, gone_pix, came_ptr, came_pix)
         else:   # frame f of the run is frame order[0] - f: the diffs read backwards
-            diffs = (side, order[0] + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
+            diffs = (side, int(order[0]) + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
         whole_lo = np.zeros(m, np.int64)
         whole_hi = np.full(m, n_fixed, np.int64)
-        sliced_lo = np.empty(m, np.int64)
-        sliced_hi = np.empty(m, np.int64)
-        for t in range(m):
-            sliced_lo[t] = ptr[order[t]]
-            sliced_hi[t] = ptr[order[t] + 1]
+        sliced_lo = ptr[order]
+        sliced_hi = ptr[order + 1]
         last = pix[ptr[order[m - 1]]:ptr[order[m - 1] + 1]]
         if fixed_rows:
             n, (ev, n_ev), _, _, end = _match_sequence(
@@ -1280,21 +1271,17 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
                 (union, off_union, fixed_pix, off_fixed))
             last_rows, last_cols = last, fixed_pix
         state = (state[0], state[1], ev, state[3])
-        for t in range(m):
-            n_matched[order[t]] = n[t]
-        if n_out + n_ev > out_f.shape[0]:
-            out_f, out_p, out_s = _grown(out_f, out_p, out_s, n_out + n_ev)
-        for k in range(n_ev):
-            out_f[n_out + k] = order[ev[0][k]]
-            out_p[n_out + k] = ev[1][k]
-            out_s[n_out + k] = ev[2][k]
-        n_out += n_ev
+        n_matched[order] = n
+        events[0].append(order[ev[0][:n_ev]])    # copies: the arrays are reused
+        events[1].append(ev[1][:n_ev].copy())
+        events[2].append(ev[2][:n_ev].copy())
         last_end = end
         if stop < n_frames:                      # the next run starts from this optimum
             start = _transposed(last_rows, last_cols, end, outlier)
         pos = stop
-    events = (out_f[:n_out].copy(), out_p[:n_out].copy(), out_s[:n_out].copy())
-    return n_matched, walk, events, state, (last_rows, last_cols, last_end)
+    out = tuple(np.concatenate(e) if e else np.zeros(0, t)
+                for e, t in zip(events, (np.int64, np.int64, np.int8)))
+    return n_matched, walk, out, state, (last_rows, last_cols, last_end)
 
 
 @nb.njit(**_PUBLIC)
