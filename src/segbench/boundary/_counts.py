@@ -273,8 +273,8 @@ def matcher_cached() -> bool:
     """Whether the matcher's solver is in Numba's disk cache, i.e. not a first run
     (:func:`segbench.compilation.is_cached`)."""
     from ..compilation import is_cached
-    from ._solver import _walk_frames
-    return is_cached(_walk_frames)
+    from ._solver import _match_sequence
+    return is_cached(_match_sequence)
 
 
 def warm_up_kernels(*, matcher: bool = True) -> None:
