@@ -124,3 +124,21 @@ def test_bad_inputs():
     with pytest.raises(InputError):
         canny_soft(_step(), low_ratio=0.0)
     assert gradient_magnitude(np.zeros((8, 8))).max() == 0.0  # flat image: no edges
+
+
+@pytest.mark.parametrize("detect", DETECTORS)
+@pytest.mark.parametrize("angle", [0.0, 0.5, 1.2, 2.4])
+def test_orientation_is_the_tangent(detect, angle):
+    """A straight step edge at angle a (its tangent, from +x towards +y, rows down):
+    theta on the edge is a (mod pi), and the map is the one returned without it."""
+    h = w = 64
+    y, x = np.mgrid[:h, :w] - 31.5
+    normal = np.array([-np.sin(angle), np.cos(angle)])          # (x, y) components
+    img = np.where(x * normal[0] + y * normal[1] > 0, 0.8, 0.2)
+    pb, theta = detect(img, orientation=True)
+    assert np.array_equal(pb, detect(img))
+    on = pb > 0.5
+    on[:8] = on[-8:] = False
+    on[:, :8] = on[:, -8:] = False
+    err = np.abs((theta[on] - angle + np.pi / 2) % np.pi - np.pi / 2)
+    assert on.sum() > 20 and np.median(err) < 0.05

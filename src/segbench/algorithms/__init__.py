@@ -1,6 +1,10 @@
 """Baseline detectors and segmenters used by the demo and as references."""
 
 from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
+from ._pb import (DETECTORS, brightness_gradient, color_gradient, detect, detect_file,
+                  fit_parab, histogram_gradient, pb_2mm, pb_bg, pb_bgtg, pb_cg, pb_cgtg,
+                  pb_cues, pb_nonmax, pb_tg, pb_weights, texton_map, texture_gradient)
+from ._pb_textons import assign_textons, filter_bank, filter_responses
 from .edges import canny_soft, gradient_magnitude, hysteresis_levels
 from .segmenters import (SEGMENTERS, FolderSegmenter, get_segmenter, kmeans_segmenter,
                          ncut_segmenter)
@@ -11,4 +15,8 @@ __all__ = ["SEGMENTERS", "FolderSegmenter", "get_segmenter", "kmeans_segmenter",
            "ncut_segmenter", "SUPERPIXEL_ALGORITHMS", "NMS_FORMATS", "canny_soft",
            "edge_nms", "edge_orientation", "felzenszwalb", "gradient_magnitude",
            "hysteresis_levels", "nms_file", "quickshift", "slic", "superpixels",
-           "watershed"]
+           "watershed", "DETECTORS", "assign_textons", "brightness_gradient",
+           "color_gradient", "detect", "detect_file", "filter_bank", "filter_responses",
+           "fit_parab", "histogram_gradient", "pb_2mm", "pb_bg", "pb_bgtg", "pb_cg",
+           "pb_cgtg", "pb_cues", "pb_nonmax", "pb_tg", "pb_weights", "texton_map",
+           "texture_gradient"]

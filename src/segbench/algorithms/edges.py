@@ -79,6 +79,11 @@ def _gradient(ch: np.ndarray, sigma: float):
     return mag, np.cos(theta), np.sin(theta)
 
 
+def _tangent(cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """The boundary's tangent in [0, pi) from the normal's cosine and sine."""
+    return np.mod(np.arctan2(sin, cos) + np.pi / 2, np.pi)
+
+
 def _nms(mag: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """Non-maximum suppression across the edge.
 
@@ -129,7 +134,8 @@ def _check(sigma: float, percentile: float, scale):
 
 
 def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bool = True,
-                       scale: float | None = None, percentile: float = 99.0) -> np.ndarray:
+                       scale: float | None = None, percentile: float = 99.0,
+                       orientation: bool = False):
     """Gaussian derivative gradient magnitude with non-maximum suppression.
 
     Parameters
@@ -151,12 +157,19 @@ def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bo
         With ``scale=None``: the scale is half this percentile of the
         (pre-suppression) magnitude, which then maps to 0.86. A percentile rather than
         the maximum, so a few extreme pixels do not squash the rest of the map.
+    orientation : bool, default False
+        Also return the boundary orientation, as the Pb detectors do.
 
     Returns
     -------
     (H, W) ndarray of float64
         Soft boundary map ``1 - exp(-magnitude / scale)`` in [0, 1); zero off the
         suppressed ridges when ``nms``.
+    theta : (H, W) ndarray of float64
+        With ``orientation``: the boundary's tangent in radians in [0, pi), from +x
+        (the column) towards +y (the row), the convention of
+        :func:`segbench.algorithms.pb_cgtg`; the normal of the structure tensor turned
+        by pi / 2.
 
     Notes
     -----
@@ -187,11 +200,13 @@ def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bo
     _check(sigma, percentile, scale)
     mag, cos, sin = _gradient(_channels(image, color), sigma)
     s = _robust_scale(mag, percentile) if scale is None else float(scale)
-    return _saturate(_nms(mag, cos, sin) if nms else mag, s)
+    pb = _saturate(_nms(mag, cos, sin) if nms else mag, s)
+    return (pb, _tangent(cos, sin)) if orientation else pb
 
 
 def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str = "grey",
-               scale: float | None = None, percentile: float = 99.0) -> np.ndarray:
+               scale: float | None = None, percentile: float = 99.0,
+               orientation: bool = False):
     """Canny's detector as a soft map whose every threshold is a Canny edge map.
 
     Parameters
@@ -205,13 +220,16 @@ def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str 
     color : {'grey', 'lab'}, default 'grey'
         Canny's detector is classically grey-level; 'lab' uses the colour gradient of
         :func:`gradient_magnitude`.
-    scale, percentile
-        Normalization of the magnitude, as in :func:`gradient_magnitude`.
+    scale, percentile, orientation
+        Normalization of the magnitude and the orientation output, as in
+        :func:`gradient_magnitude`.
 
     Returns
     -------
     (H, W) ndarray of float64
         Soft boundary map in [0, 1).
+    theta : (H, W) ndarray of float64
+        With ``orientation``: the boundary's tangent, as :func:`gradient_magnitude`.
 
     Notes
     -----
@@ -248,7 +266,8 @@ def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str 
         raise InputError(f"low_ratio must be in (0, 1], got {low_ratio}")
     mag, cos, sin = _gradient(_channels(image, color), sigma)
     s = _robust_scale(mag, percentile) if scale is None else float(scale)
-    return _saturate(hysteresis_levels(_nms(mag, cos, sin), low_ratio), s)
+    pb = _saturate(hysteresis_levels(_nms(mag, cos, sin), low_ratio), s)
+    return (pb, _tangent(cos, sin)) if orientation else pb
 
 
 def hysteresis_levels(strength: np.ndarray, low_ratio: float) -> np.ndarray:

@@ -1,7 +1,10 @@
-"""``segbench nms``: thin a folder of raw soft boundary maps with Dollar's edge NMS.
+"""``segbench nms``: thin a folder of raw soft boundary maps with Dollar's edge NMS;
+``segbench detect``: run a boundary detector (the Pb family, 2mm, gm, canny) on a folder
+of images.
 
-Registered by :mod:`segbench.cli` (``add_parsers``). Parses, claims the output folder,
-maps :func:`segbench.algorithms.nms_file` over the maps through
+Registered by :mod:`segbench.cli` (``add_parsers``). Each command parses, claims the
+output folder, maps :func:`segbench.algorithms.nms_file` or
+:func:`segbench.algorithms.detect_file` over the inputs through
 :func:`segbench.engine.map_items` (imported lazily, so ``segbench --help`` loads no
 numerical library), prints.
 """
@@ -21,6 +24,13 @@ MARKER = ".segbench-nms"
 
 _INPUT_EXTS = (".png", ".bmp", ".npy")
 _FORMATS = ("png16", "png8", "npy")
+
+#: The marker of a folder written by ``segbench detect``.
+DETECT_MARKER = ".segbench-detect"
+_IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
+# kept here (not imported from the algorithms) so that --help imports nothing numerical
+_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny")
+_WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
 
 
 def _one(job, **options):
@@ -78,8 +88,52 @@ def _cmd_nms(a) -> int:
     return 0
 
 
+def _one_detect(job, **options):
+    """Per-image work of ``segbench detect`` (module level, for worker processes)."""
+    from ..algorithms import detect_file
+    src, dst = job
+    detect_file(src, dst, **options)
+    return dst
+
+
+def _cmd_detect(a) -> int:
+    from functools import partial
+
+    from ..engine import map_items
+    from ..errors import InputError
+    from ..io import claim_folder, list_files
+    images, out = Path(a.images), Path(a.out)
+    if a.weights != "trained" and a.detector not in _WEIGHTED:
+        raise InputError(f"--weights applies to {', '.join(_WEIGHTED)}, not "
+                         f"{a.detector}")
+    if a.weights == "published" and a.detector == "2mm":
+        raise InputError("2mm has no published weights that fit its features; use "
+                         "--weights trained")
+    found = list_files(images, _IMAGE_EXTS)
+    if not found:
+        raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
+    if out.resolve() == images.resolve():
+        raise InputError("--out is the --images folder: choose another --out", out)
+    settings = {"detector": a.detector, "source": str(images),
+                "weights": a.weights if a.detector in _WEIGHTED else None}
+    claim_folder(out, DETECT_MARKER, "segbench detect", "written by segbench detect; "
+                 "its maps are replaced when it runs again\n"
+                 + json.dumps(settings, indent=1) + "\n")
+    jobs = [(str(path), str(out / f"{iid}.png")) for iid, path in found.items()]
+    work = partial(_one_detect, detector=a.detector, weights=a.weights)
+    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
+                       desc=a.detector):
+        pass
+    if a.json:
+        print(json.dumps({"n_images": len(jobs), "out": str(out), **settings}, indent=1))
+    else:
+        how = f" ({a.weights} weights)" if a.detector in _WEIGHTED else ""
+        print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit PNG)")
+    return 0
+
+
 def add_parsers(sub) -> None:
-    """Register ``segbench nms``."""
+    """Register ``segbench nms`` and ``segbench detect``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "nms", help="thin raw soft maps (CNN outputs) with Dollar's edge NMS",
         description="Thin every soft boundary map of a folder (8/16-bit grey PNG, BMP, "
@@ -108,6 +162,28 @@ def add_parsers(sub) -> None:
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
     add_common(p)
     p.set_defaults(func=_cmd_nms)
+
+    d: argparse.ArgumentParser = sub.add_parser(
+        "detect", help="run a boundary detector (Pb, 2mm, gm, canny) on a folder of "
+                       "images",
+        description="Run a boundary detector on every image of a folder and write "
+                    "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
+                    "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
+                    "(pb-cgtg: colour Pb, pb-bgtg: greyscale Pb, and the single cues "
+                    "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), gradient "
+                    "magnitude (gm) and Canny (canny). See docs/detectors.md.")
+    d.add_argument("--detector", required=True, choices=_DETECTORS)
+    d.add_argument("--images", required=True, metavar="IMG_DIR",
+                   help="folder of images <id>.jpg|.png|.bmp|.tif")
+    d.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder: new, empty, or one written by segbench detect "
+                        f"(marked by {DETECT_MARKER}); any other folder is refused")
+    d.add_argument("--weights", choices=("trained", "published"), default="trained",
+                   help="logistic weights of the Pb detectors and 2mm: fitted on "
+                        "BSDS500 train (shipped), or those printed in the 2003 MATLAB "
+                        "code (Pb family only)")
+    add_common(d)
+    d.set_defaults(func=_cmd_detect)
 
 
 __all__ = ["add_parsers"]
