@@ -7,7 +7,7 @@ registers a Numba event listener that prints, on stderr, one line per group of k
 the first time any of them really compiles (a kernel loaded from the cache raises no
 compile event), e.g.::
 
-    segbench: compiling the boundary matcher for this machine, once (about 25 s);
+    segbench: compiling the boundary matcher for this machine, once (about 10 s);
     later runs start at once
 
 The notice goes to a terminal only (stderr a TTY), as progress does; set
@@ -29,8 +29,8 @@ __all__ = ["announce_compiles", "compile_ahead", "is_cached"]
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
 GROUPS = {
-    "segbench.boundary._solver": ("the boundary matcher", 25),
-    "segbench.boundary._correspond": ("the boundary matcher", 25),
+    "segbench.boundary._solver": ("the boundary matcher", 10),
+    "segbench.boundary._correspond": ("the boundary matcher", 10),
     "segbench.boundary._thin": ("boundary thinning", 5),
     "segbench.boundary._seg2bdry": ("boundary extraction", 1),
     "segbench.region._table": ("the region tables", 2),
@@ -42,6 +42,7 @@ GROUPS = {
     "segbench.stats._regions": ("the dataset statistics", 3),
     "segbench.algorithms.edges": ("the baseline detectors", 2),
     "segbench.boundary._nms": ("the edge NMS", 4),
+    "segbench.algorithms._pb_kernels": ("the Pb detectors", 5),
 }
 
 _registered = False

@@ -266,7 +266,7 @@ def _count_near(p, bits, width, height, half):
     return n
 
 
-@nb.njit(**_PUBLIC)
+@nb.njit(**_PUBLIC, nogil=True)   # called by each matching thread
 def _layout(keys, others, height, width, half, bits):
     """Where each pixel's candidate list starts: ``off[i]:off[i + 1]`` is room for
     every pixel of ``others`` within the tolerance of ``keys[i]``.
