@@ -71,13 +71,12 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=10)
     a = ap.parse_args(argv)
 
+    import conftest
     import test_annotate_browser as tb
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     from segbench.annotate import make_server
 
-    if tb.CHROMIUM is None or tb.DRIVER is None:
+    if conftest.CHROMIUM is None or conftest.CHROMEDRIVER is None:
         print("chromium and chromium-driver are not installed", file=sys.stderr)
         return 1
     photo = a.image or _default_image()
@@ -90,12 +89,7 @@ def main(argv=None) -> int:
         Image.fromarray(img).save(tmp / "images" / f"{iid}.png")
         srv = make_server(tmp / "images", tmp / "out", port=0, subject="benchmark")
         threading.Thread(target=srv.serve_forever, daemon=True).start()
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = tb.CHROMIUM
-        for flag in tb.FLAGS[:-1] + ("--window-size=1100,720",
-                                     f"--user-data-dir={tmp / 'profile'}"):
-            opts.add_argument(flag)
-        driver = webdriver.Chrome(options=opts, service=Service(tb.DRIVER))
+        driver = conftest.headless_chromium(tmp / "profile", "1100,720")
         try:
             tb._open(driver, srv.url + f"edit?iid={iid}")
             h, w = driver.execute_script("return [segEditor.H, segEditor.W]")

@@ -29,3 +29,36 @@ def cached_runs(tmp_path_factory, prefix: str, run):
             cache[kind, nthresh] = out
         return cache[kind, nthresh]
     return get
+
+
+# --- headless Chromium (the site's and the annotation tool's browser tests) ------------
+
+def _first_file(*candidates):
+    import shutil
+    return next((p for p in (shutil.which(c) if "/" not in c else c for c in candidates)
+                 if p and Path(p).is_file()), None)
+
+
+CHROMIUM = _first_file("chromium", "/usr/bin/chromium", "chromium-browser")
+CHROMEDRIVER = _first_file("chromedriver", "/usr/bin/chromedriver")
+#: Mark of a module whose tests need the browser: they skip cleanly without it.
+NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                                    reason="chromium and chromium-driver are not installed")
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage")
+
+
+def headless_chromium(profile, window: str = "1280,1000"):
+    """A selenium Chrome driver on headless Chromium with its own profile folder,
+    browser console logged (``driver.get_log('browser')``), 30 s page-load timeout."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS + (f"--window-size={window}", f"--user-data-dir={profile}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    return driver

@@ -35,17 +35,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium",
-                             shutil.which("chromium-browser")) if p and Path(p).is_file()),
-                None)
-DRIVER = next((p for p in (shutil.which("chromedriver"), "/usr/bin/chromedriver")
-               if p and Path(p).is_file()), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                                reason="chromium and chromium-driver are not installed")
+from conftest import NEEDS_CHROMIUM, headless_chromium  # noqa: E402
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-dev-shm-usage", "--window-size=1200,900")
+pytestmark = NEEDS_CHROMIUM
 H, W = 60, 90
 TIE = 1e-7
 
@@ -70,15 +62,8 @@ def _serve(tmp: Path, images: dict, **options):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.service import Service
     profile = tempfile.mkdtemp(prefix="segbench-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in FLAGS + (f"--user-data-dir={profile}",):
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
-    driver.set_page_load_timeout(30)
+    driver = headless_chromium(profile, "1200,900")
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)

@@ -13,7 +13,6 @@ import threading
 import urllib.error
 import urllib.request
 from collections import deque
-from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
 
 import pytest
@@ -21,19 +20,10 @@ from PIL import Image
 
 webdriver = pytest.importorskip("selenium.webdriver")
 
+from conftest import NEEDS_CHROMIUM, headless_chromium  # noqa: E402
 from test_site_helpers import expected_order, make_inputs  # noqa: E402
 
-CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium",
-                             shutil.which("chromium-browser")) if p and Path(p).is_file()),
-                None)
-DRIVER = next((p for p in (shutil.which("chromedriver"), "/usr/bin/chromedriver")
-               if p and Path(p).is_file()), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                                reason="chromium and chromium-driver are not installed")
-
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-dev-shm-usage", "--window-size=1280,1000")
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture(scope="module")
@@ -59,15 +49,8 @@ def server(built):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.service import Service
     profile = tempfile.mkdtemp(prefix="segbench-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in FLAGS + (f"--user-data-dir={profile}",):
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
-    driver.set_page_load_timeout(30)
+    driver = headless_chromium(profile, "1280,1000")
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
