@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["announce_compiles", "compile_ahead", "is_cached"]
+__all__ = ["announce_compiles", "compile_ahead", "is_cached", "wait_ahead"]
 
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
@@ -109,10 +109,11 @@ def compile_ahead(entry: str) -> None:
     """Start a background process that runs ``entry`` (``"module:function"``), a
     function that compiles kernels into the disk cache, and return at once.
 
-    On a first run the matcher takes most of the compile time, in one process; another
-    core meanwhile compiles what the run needs next, which this process then loads from
-    the cache. Nothing waits on the child: a kernel this process reaches first it
-    compiles itself (the cache is written atomically, so both may write it). The child
+    On a first run the matcher takes most of the compile time, in one process; this
+    process meanwhile compiles and runs what comes before it, then waits
+    (:func:`wait_ahead`) and loads the matcher from the cache. A kernel this process
+    reaches before the child has cached it, it compiles itself (the cache is written
+    atomically, so both may write it): the child can save time, never results. It
     prints nothing and is stopped when this process exits.
     """
     import atexit
@@ -129,6 +130,17 @@ def compile_ahead(entry: str) -> None:
     if not _ahead:
         atexit.register(_stop_ahead)
     _ahead.append(proc)
+
+
+def wait_ahead(timeout: float = 600.0) -> None:
+    """Wait until the processes of :func:`compile_ahead` have finished (or ``timeout``
+    seconds); a child that failed only means this process compiles for itself."""
+    import subprocess
+    for proc in _ahead:
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
 
 
 def _stop_ahead() -> None:

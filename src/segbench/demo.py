@@ -28,11 +28,10 @@ DETECTORS = {
 }
 
 
-def compile_ahead_kernels() -> None:
-    """The kernels the demo calls after the matcher's solver, compiled into the disk
-    cache by running those steps on one small image: the background process of
-    :func:`segbench.compilation.compile_ahead` while the demo compiles the solver (the
-    kernels it calls before the solver, it compiles itself sooner than this could)."""
+def compile_later_kernels() -> None:
+    """Every kernel the demo calls after its first matching, compiled (or loaded) by
+    running those steps on one small image: what the demo does on a first run while a
+    background process compiles the matcher (:func:`segbench.compilation.compile_ahead`)."""
     from .algorithms.segmenters import kmeans_segmenter
     from .boundary import thin_frames, warm_up_kernels
     from .region import evaluate_image, human_region
@@ -41,9 +40,9 @@ def compile_ahead_kernels() -> None:
     for detector in DETECTORS.values():
         thin_frames(detector(item.image), np.linspace(0.01, 0.99, 5))
     warm_up_kernels(matcher=False)
-    # uint16, as the demo reads labels back from its .mat files
-    humans = [s.astype(np.uint16) for s in item.segmentations]
-    segs = [(np.asarray(kmeans_segmenter(item.image, int(k))) + 1).astype(np.uint16)
+    # int32 labels, as the region tables get them from the demo's files
+    humans = [s.astype(np.int32) for s in item.segmentations]
+    segs = [(np.asarray(kmeans_segmenter(item.image, int(k))) + 1).astype(np.int32)
             for k in DEMO_KS]
     human_region(humans)
     evaluate_image(segs, humans)
@@ -57,13 +56,17 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     """
     start = time.perf_counter()
     from .boundary import matcher_cached
-    from .compilation import compile_ahead
-    if not matcher_cached():   # a first run: compile the rest on another core meanwhile
-        compile_ahead("segbench.demo:compile_ahead_kernels")
+    from .compilation import compile_ahead, wait_ahead
+    first_run = not matcher_cached()
+    if first_run:   # the matcher compiles on another core while this one does the rest
+        compile_ahead("segbench.boundary:warm_up_matcher")
     out = Path(out_dir)
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)
     gt_dir = root / "groundTruth" / "test"
+    if first_run:
+        compile_later_kernels()
+        wait_ahead()
     human_runs = run(families("human"), gt_dir, workers=workers, progress=progress)
     human = human_runs[0].metrics
     human_region = human_runs[1].metrics

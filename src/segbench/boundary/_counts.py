@@ -279,9 +279,9 @@ def matcher_cached() -> bool:
 
 def warm_up_kernels(*, matcher: bool = True) -> None:
     """Compile (or load from the cache) the kernels :func:`evaluate_image` calls, on an
-    8 x 8 map. ``matcher=False``: only the thinning and the count replay, for a process
-    that compiles them while another compiles the matcher
-    (:func:`segbench.compilation.compile_ahead`)."""
+    8 x 8 map. ``matcher=False``: all but the matcher, which
+    :func:`warm_up_matcher` compiles (the two can run in two processes:
+    :func:`segbench.compilation.compile_ahead`)."""
     pb = np.zeros((8, 8))
     pb[4, 1:7] = 0.7
     gt = np.zeros((8, 8), bool)
@@ -293,6 +293,13 @@ def warm_up_kernels(*, matcher: bool = True) -> None:
     empty = np.zeros(0, np.int64)
     covered_counts(np.arange(len(frames), dtype=np.int64), np.zeros(2, np.int64), empty,
                    empty, np.zeros(0, np.int8), 1)
+
+
+def warm_up_matcher() -> None:
+    """Compile (or load from the cache) the matcher alone: one pair of 8 x 8 maps."""
+    a = np.zeros((8, 8), bool)
+    a[3, 1:7] = True
+    shared_matcher(a.shape).match(a, np.roll(a, 1, axis=0))
 
 
 def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
