@@ -105,7 +105,7 @@ def is_cached(dispatcher) -> bool:
 _ahead = []
 
 
-def compile_ahead(entry: str) -> None:
+def compile_ahead(entry: str, *, announce: str | None = None) -> None:
     """Start a background process that runs ``entry`` (``"module:function"``), a
     function that compiles kernels into the disk cache, and return at once.
 
@@ -114,13 +114,17 @@ def compile_ahead(entry: str) -> None:
     (:func:`wait_ahead`) and loads the matcher from the cache. A kernel this process
     reaches before the child has cached it, it compiles itself (the cache is written
     atomically, so both may write it): the child can save time, never results. It
-    prints nothing and is stopped when this process exits.
+    prints nothing and is stopped when this process exits; ``announce`` (a kernel
+    module of :data:`GROUPS`) prints that group's notice here instead.
     """
     import atexit
     import subprocess
     module, func = entry.split(":")
     code = f"from {module} import {func}; {func}()"
     env = dict(os.environ, SEGBENCH_COMPILE_NOTICE="0")
+    text = _notice(announce) if announce else None
+    if text is not None and _wanted():
+        print(text, file=sys.stderr, flush=True)
     try:
         proc = subprocess.Popen([sys.executable, "-c", code], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -59,7 +59,8 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     from .compilation import compile_ahead, wait_ahead
     first_run = not matcher_cached()
     if first_run:   # the matcher compiles on another core while this one does the rest
-        compile_ahead("segbench.boundary:warm_up_matcher")
+        compile_ahead("segbench.boundary:warm_up_matcher",
+                      announce="segbench.boundary._solver")
     out = Path(out_dir)
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)
