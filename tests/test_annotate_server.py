@@ -427,3 +427,19 @@ def test_a_refused_body_is_never_read_as_the_next_request(single):
     assert reply.status == 404 and reply.getheader("Connection") == "close"
     reply.read()
     conn.close()
+
+
+def test_a_damaged_ledger_is_one_line_naming_it(tmp_path, capsys):
+    """An ``annotate.sqlite`` that is not a database (or locked, read-only) stops the
+    command with one line naming the file, not a traceback."""
+    from segbench.cli import main
+    images = _images(tmp_path / "images", 2)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".segbench-annotate").write_text("an annotation folder of segbench annotate\n")
+    (out / "annotate.sqlite").write_bytes(b"this is not an SQLite database" * 10)
+    assert main(["annotate", "--images", str(images), "--out", str(out),
+                 "--subject", "ana", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "annotate.sqlite" in err
+    assert "cannot open the annotation ledger" in err

@@ -100,15 +100,20 @@ class Ledger:
     """
 
     def __init__(self, path: str | PathLike):
+        from ..errors import InputError
         self.path = Path(path)
         self._local = threading.local()
-        with self.transaction() as db:
-            for statement in _SCHEMA.split(";"):   # executescript would commit early
-                if statement.strip():
-                    db.execute(statement)
-            if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() is None:
-                db.execute("INSERT INTO meta VALUES ('secret', ?)",
-                           (secrets.token_bytes(32),))
+        try:
+            with self.transaction() as db:
+                for statement in _SCHEMA.split(";"):   # executescript would commit early
+                    if statement.strip():
+                        db.execute(statement)
+                if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() is None:
+                    db.execute("INSERT INTO meta VALUES ('secret', ?)",
+                               (secrets.token_bytes(32),))
+        except sqlite3.Error as exc:   # not a database, locked by another server, ...
+            raise InputError(f"cannot open the annotation ledger: {exc}", self.path) \
+                from None
 
     # -- plumbing --------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:

@@ -162,7 +162,7 @@ class AnnotateApp:
         return path
 
     def write_submission(self, sub: Submission) -> Path:
-        """Write ``sub`` as a ``.seg`` file (through a temporary file: all or nothing)."""
+        """Write ``sub`` as a ``.seg`` file (atomically, as :func:`segbench.io.write_seg`)."""
         import numpy as np
 
         from ..io import SegFile, ensure_dir, write_seg
@@ -174,12 +174,7 @@ class AnnotateApp:
                       flipflop=p.flipflop)
         path = self.seg_path(sub.subject, sub.iid, p.gray)
         ensure_dir(path.parent)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            write_seg(tmp, seg)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_seg(path, seg)                       # atomic: all or nothing
         self.ledger.mark_written(sub)
         return path
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ._atomic import atomic_write_bytes
 from ._files import require_file
 
 _SUPPORTED_FORMAT = "ascii cr"
@@ -395,7 +396,4 @@ def write_seg(path: str | PathLike, seg: SegFile) -> None:
         text = ("\n".join(out) + "\n").encode("latin-1")
     except UnicodeEncodeError:
         raise InputError("the header holds characters outside Latin-1", path) from None
-    try:
-        path.write_bytes(text + _encode_runs(seg.labels))
-    except OSError as exc:
-        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
+    atomic_write_bytes(path, text + _encode_runs(seg.labels))   # all or nothing
