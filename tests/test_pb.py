@@ -393,5 +393,7 @@ def test_cli_lists_every_detector():
     """``segbench detect`` keeps its detector names apart (so ``--help`` imports no
     numerical library): they must be the library's."""
     from segbench.algorithms import DETECTORS
+    from segbench.algorithms._pb import WEIGHTED
     from segbench.cli import detect
     assert set(detect._DETECTORS) == set(DETECTORS)
+    assert set(detect._WEIGHTED) == set(WEIGHTED)

@@ -230,9 +230,10 @@ def _kmeans(data, k, rng, max_iter, rate, min_n):
         sums = np.zeros_like(means)
         np.add.at(sums, member, data)
         new = sums / np.maximum(counts, 1)[:, None]
-        for j in np.flatnonzero(counts == 0):
-            far = int(d2[np.arange(n), member].argmax())
-            new[j] = data[far]
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:   # re-seed each at a distinct point, farthest from its centre first
+            far = np.argsort(-d2[np.arange(n), member], kind="stable")[:empty.size]
+            new[empty] = data[far]
         if np.array_equal(new, means):
             break
         means = new

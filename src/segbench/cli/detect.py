@@ -41,15 +41,17 @@ def _one(job, **options):
     return dst
 
 
-def _claim(out: Path, pred: Path, settings: dict) -> None:
-    """Make ``out`` a folder of ours, or refuse before anything is written."""
+def _claim(out: Path, source: Path, option: str, marker: str, command: str,
+           settings: dict) -> None:
+    """Make ``out`` a folder of ``command``'s (marked by ``marker``, which records the
+    settings), or refuse before anything is written; never the input folder."""
     from ..errors import InputError
     from ..io import claim_folder
-    if out.resolve() == pred.resolve():
-        raise InputError("--out is the --pred folder; the raw maps would be replaced: "
+    if out.resolve() == source.resolve():
+        raise InputError(f"--out is the {option} folder; its files would be replaced: "
                          "choose another --out", out)
-    claim_folder(out, MARKER, "segbench nms", "written by segbench nms; its maps are "
-                 "replaced when it runs again\n" + json.dumps(settings, indent=1) + "\n")
+    claim_folder(out, marker, command, f"written by {command}; its maps are replaced "
+                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n")
 
 
 def _cmd_nms(a) -> int:
@@ -71,7 +73,7 @@ def _cmd_nms(a) -> int:
     suffix = NMS_FORMATS[a.format][0]
     settings = {"r": a.r, "s": a.s, "m": a.m, "presmooth": not a.no_presmooth,
                 "format": a.format, "source": str(pred)}
-    _claim(out, pred, settings)
+    _claim(out, pred, "--pred", MARKER, "segbench nms", settings)
     for iid in maps:  # a rerun in another format must not leave two files per id
         for ext in {".png", ".npy"} - {suffix}:
             (out / f"{iid}{ext}").unlink(missing_ok=True)
@@ -101,7 +103,7 @@ def _cmd_detect(a) -> int:
 
     from ..engine import map_items
     from ..errors import InputError
-    from ..io import claim_folder, list_files
+    from ..io import list_files
     images, out = Path(a.images), Path(a.out)
     if a.weights != "trained" and a.detector not in _WEIGHTED:
         raise InputError(f"--weights applies to {', '.join(_WEIGHTED)}, not "
@@ -112,13 +114,9 @@ def _cmd_detect(a) -> int:
     found = list_files(images, _IMAGE_EXTS)
     if not found:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
-    if out.resolve() == images.resolve():
-        raise InputError("--out is the --images folder: choose another --out", out)
     settings = {"detector": a.detector, "source": str(images),
                 "weights": a.weights if a.detector in _WEIGHTED else None}
-    claim_folder(out, DETECT_MARKER, "segbench detect", "written by segbench detect; "
-                 "its maps are replaced when it runs again\n"
-                 + json.dumps(settings, indent=1) + "\n")
+    _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings)
     jobs = [(str(path), str(out / f"{iid}.png")) for iid, path in found.items()]
     work = partial(_one_detect, detector=a.detector, weights=a.weights)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
