@@ -243,6 +243,14 @@ def exponent(points) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else float("nan")
 
 
+def _table(title: str, names, rows) -> None:
+    """A markdown table: a header of ``title`` and ``names``, then (label, cells) rows."""
+    print(f"\n| {title} |" + "".join(f" {n} |" for n in names))
+    print("| --- |" + " --- |" * len(names))
+    for label, cells in rows:
+        print(f"| {label} |" + "".join(f" {c} |" for c in cells))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -316,22 +324,15 @@ def main(argv=None) -> int:
         print(row)
     hed = [c for c in ("hed-1x", "hed-2x", "hed-4x") if c in a.cases]
     if len(hed) >= 2:
-        print("\n| growth exponent (CPU-s vs pixels, hed 1x..4x) |"
-              + "".join(f" {n} |" for n in names))
-        print("| --- |" + " --- |" * len(names))
-        for tol in a.tols:
-            row = f"| tolerance {tol} |"
-            for n in names:
-                row += f" {exponent([(med[(n, c, tol)]['pixels'], med[(n, c, tol)]['cpu']) for c in hed]):.2f} |"
-            print(row)
+        _table("growth exponent (CPU-s vs pixels, hed 1x..4x)", names,
+               [(f"tolerance {tol}",
+                 [f"{exponent([(med[(n, c, tol)]['pixels'], med[(n, c, tol)]['cpu']) for c in hed]):.2f}"
+                  for n in names]) for tol in a.tols])
         if "hed-1x" in a.cases and "hed-4x" in a.cases:
-            print("\n| memory above the 1x run (max RSS, MB) |" + "".join(f" {n} |" for n in names))
-            print("| --- |" + " --- |" * len(names))
-            for tol in a.tols:
-                row = f"| hed-4x at {tol} |"
-                for n in names:
-                    row += f" {med[(n, 'hed-4x', tol)]['mb'] - med[(n, 'hed-1x', tol)]['mb']:.0f} |"
-                print(row)
+            _table("memory above the 1x run (max RSS, MB)", names,
+                   [(f"hed-4x at {tol}",
+                     [f"{med[(n, 'hed-4x', tol)]['mb'] - med[(n, 'hed-1x', tol)]['mb']:.0f}"
+                      for n in names]) for tol in a.tols])
     report = {"median": {f"{k[0]} {k[1]} {k[2]}": {**v, "counts": sorted(v["counts"])}
                          for k, v in med.items()}}
     if a.threads > 1:

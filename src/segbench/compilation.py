@@ -15,8 +15,8 @@ The notice goes to a terminal only (stderr a TTY), as progress does; set
 
 The engine compiles a family's kernels in the main process before it starts worker
 processes (``Family.warm_up``), so a run prints each notice once and its workers inherit
-the compiled code. :func:`compile_ahead` compiles other kernels in a background process
-while this one compiles the matcher, on the first run only.
+the compiled code. On a first run, :func:`compile_ahead` compiles the matcher in a
+background process while this one compiles and runs what comes before it.
 """
 
 from __future__ import annotations

@@ -277,15 +277,22 @@ def matcher_cached() -> bool:
     return is_cached(_match_sequence)
 
 
+def tiny_pair() -> tuple[np.ndarray, np.ndarray]:
+    """An 8 x 8 soft map and a human map one row off it: the smallest input that runs
+    every boundary kernel (the warm-ups compile on it)."""
+    pb = np.zeros((8, 8))
+    pb[4, 1:7] = 0.7
+    gt = np.zeros((8, 8), bool)
+    gt[3, 1:7] = True
+    return pb, gt
+
+
 def warm_up_kernels(*, matcher: bool = True) -> None:
     """Compile (or load from the cache) the kernels :func:`evaluate_image` calls, on an
     8 x 8 map. ``matcher=False``: all but the matcher, which
     :func:`warm_up_matcher` compiles (the two can run in two processes:
     :func:`segbench.compilation.compile_ahead`)."""
-    pb = np.zeros((8, 8))
-    pb[4, 1:7] = 0.7
-    gt = np.zeros((8, 8), bool)
-    gt[3, 1:7] = True
+    pb, gt = tiny_pair()
     if matcher:
         evaluate_image(pb, [gt], nthresh=3)
         return
@@ -297,9 +304,8 @@ def warm_up_kernels(*, matcher: bool = True) -> None:
 
 def warm_up_matcher() -> None:
     """Compile (or load from the cache) the matcher alone: one pair of 8 x 8 maps."""
-    a = np.zeros((8, 8), bool)
-    a[3, 1:7] = True
-    shared_matcher(a.shape).match(a, np.roll(a, 1, axis=0))
+    pb, gt = tiny_pair()
+    shared_matcher(gt.shape).match(gt, pb > 0)
 
 
 def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,

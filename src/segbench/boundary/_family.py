@@ -14,7 +14,7 @@ from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
-from ._counts import BoundaryCounts, evaluate_image
+from ._counts import BoundaryCounts, evaluate_image, tiny_pair
 from ._nms import edge_nms
 from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
 from ._summary import check_alpha, resampler, summarize, summarize_human
@@ -120,10 +120,7 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
 
 def _warm_up(params: dict) -> None:
     """The soft-map path once on an 8 x 8 map (thinning, matching)."""
-    pb = np.zeros((8, 8))
-    pb[4, 1:7] = 0.7
-    gt = np.zeros((8, 8), bool)
-    gt[3, 1:7] = True
+    pb, gt = tiny_pair()
     if params["nms"] is not None:
         pb = edge_nms(pb, **params["nms"]).astype(np.float64)
     evaluate_image(pb, [gt], nthresh=params["nthresh"], max_dist=params["max_dist"],
