@@ -266,7 +266,7 @@ def scene():
 
 
 @pytest.mark.parametrize("fn", [pb_bg, pb_cg, pb_tg, pb_bgtg, pb_cgtg, pb_2mm])
-def test_detectors_are_deterministic_and_thin(scene, fn):
+def test_detectors_are_deterministic_and_strongest_on_edges(scene, fn):
     img, inside = scene
     pb, theta = fn(img)
     pb2, theta2 = fn(img)
