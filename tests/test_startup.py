@@ -40,10 +40,14 @@ def _modules_after(args, env=None) -> set[str]:
 def test_boundary_imports_only_what_it_uses(one_image, tmp_path):
     base = ["boundary", "--gt", str(one_image / "gt"), "--pred", str(one_image / "pred"),
             "--quiet"]
+    _modules_after([*base, "--out", str(tmp_path / "warm"), "--no-plot"])   # compiles
     mods = _modules_after([*base, "--out", str(tmp_path / "a"), "--no-plot"])
-    assert "numba" in mods and "scipy.io" in mods            # it reads .mat, matches
-    for unused in ("matplotlib", "scipy.ndimage", "scipy.stats", "tqdm", "pandas",
-                   "dask", "jinja2", "urllib.request"):
+    assert "numba" in mods and "segbench.io._mat5" in mods   # it reads .mat, matches
+    # scipy.io: the ground truth is read by io._mat5; numba.np.arraymath (and through
+    # it scipy.linalg): the cached kernels load without Numba's target refresh
+    for unused in ("matplotlib", "scipy.io", "scipy.linalg", "numba.np.arraymath",
+                   "scipy.ndimage", "scipy.stats", "tqdm", "pandas", "dask", "jinja2",
+                   "urllib.request"):
         assert unused not in mods, unused
     with_plot = _modules_after([*base, "--out", str(tmp_path / "b")])
     assert "matplotlib" in with_plot and "matplotlib.pyplot" not in with_plot
@@ -129,3 +133,36 @@ def test_wait_ahead_returns_when_the_children_are_done(tmp_path):
             "t = time.time(); compilation.wait_ahead(60)\n"
             "print(compilation._ahead[0].returncode, time.time() - t < 60)\n")
     assert _run(code, tmp_path / "cache", tmp_path) == "0 True"
+
+
+_LEAN = """
+import sys
+import numpy as np
+from segbench.region import compact_labels
+labels, n = compact_labels(np.array([[5, 5], [9, 0]], np.int32))
+print(labels.tolist(), n, "numba.np.arraymath" in sys.modules)
+"""
+
+
+def test_cached_kernels_load_lean(tmp_path):
+    """A segbench kernel loaded from the cache skips Numba's full target refresh (which
+    imports numba.np.arraymath and scipy.linalg) and gives the same result; turned off,
+    the same kernel loads the usual way. Compiling afterwards still works."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(code, **extra):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              text=True, timeout=300, env=dict(env, **extra))
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split("\n")
+
+    compiled = run(_LEAN)[0]                          # cache empty: compiles
+    assert compiled.endswith("True")
+    result = compiled.rsplit(" ", 1)[0]
+    assert run(_LEAN)[0] == f"{result} False"         # from the cache, lean
+    assert run(_LEAN, SEGBENCH_LEAN_LOAD="0")[0] == f"{result} True"
+    then_compile = _LEAN + ("import numba\n"
+                            "f = numba.njit(lambda a: np.cumsum(a).sum())\n"
+                            "print(f(np.arange(5.0)))\n")
+    lines = run(then_compile)
+    assert lines[0] == f"{result} False" and lines[1] == "20.0"   # 0+1+3+6+10

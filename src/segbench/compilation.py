@@ -13,6 +13,9 @@ compile event), e.g.::
 The notice goes to a terminal only (stderr a TTY), as progress does; set
 ``SEGBENCH_COMPILE_NOTICE=1`` to print it anyway, ``0`` never to.
 
+:func:`prepare_kernels`, which every kernel module calls, registers that notice and
+makes loading a cached kernel lean (see :func:`lean_cache_loading`).
+
 The engine compiles a family's kernels in the main process before it starts worker
 processes (``Family.warm_up``), so a run prints each notice once and its workers inherit
 the compiled code. On a first run, :func:`compile_ahead` compiles the matcher in a
@@ -24,7 +27,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["announce_compiles", "compile_ahead", "is_cached", "wait_ahead"]
+__all__ = ["announce_compiles", "compile_ahead", "is_cached", "lean_cache_loading",
+           "prepare_kernels", "wait_ahead"]
 
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
@@ -89,6 +93,61 @@ def announce_compiles() -> None:
 
     event.register("numba:compile", _Listener())
     _registered = True
+
+
+def prepare_kernels() -> None:
+    """Call at the top of every module that defines kernels (idempotent): the compile
+    notice (:func:`announce_compiles`) and lean cache loading (:func:`lean_cache_loading`)."""
+    announce_compiles()
+    lean_cache_loading()
+
+
+_lean_installed = False
+
+
+def lean_cache_loading() -> None:
+    """Load segbench's cached kernels without Numba's full refresh of its CPU target.
+
+    Before it loads machine code from its disk cache, Numba refreshes the CPU target: it
+    imports and registers every implementation it can lower (``numba.np.*``,
+    ``numba.cpython.*``, and through ``numba.np.linalg`` all of ``scipy.linalg``). That
+    costs 0.5-0.8 CPU-s, a third of a one-image ``segbench boundary``, and loading
+    finished machine code needs none of it: only Numba's runtime (NRT) symbols, which
+    this loader initialises (BLAS, random state and the parallel runtime are found when
+    the code first runs, as always). Compiling still refreshes in full, because Numba's
+    compiler does that itself before it types anything.
+
+    Applies to segbench's own kernels only (a function defined under ``segbench.``);
+    any other Numba function loads as Numba does it. This relies on Numba's caching
+    internals (``FunctionCache.load_overload``, checked on numba 0.58-0.68): when they
+    are not there, nothing changes. ``SEGBENCH_LEAN_LOAD=0`` turns it off.
+    """
+    global _lean_installed
+    if _lean_installed or os.environ.get("SEGBENCH_LEAN_LOAD", "") == "0":
+        return
+    _lean_installed = True
+    try:
+        from numba.core import caching
+        from numba.core.runtime import nrt
+        full_load = caching.FunctionCache.load_overload
+        runtime = nrt.rtsys
+        if not (hasattr(caching.FunctionCache, "_load_overload")
+                and hasattr(caching.FunctionCache, "_guard_against_spurious_io_errors")
+                and hasattr(runtime, "initialize")):
+            return
+    except (ImportError, AttributeError):
+        return
+
+    def load_overload(self, sig, target_context):
+        module = getattr(getattr(self, "_py_func", None), "__module__", None) or ""
+        if not module.startswith("segbench."):
+            return full_load(self, sig, target_context)
+        runtime.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+        return None   # the guard swallowed a spurious I/O error: compile instead
+
+    caching.FunctionCache.load_overload = load_overload
 
 
 def is_cached(dispatcher) -> bool:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 
-announce_compiles()
+prepare_kernels()
 
 __all__ = []
 

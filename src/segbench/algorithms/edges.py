@@ -18,10 +18,10 @@ import numba
 import numpy as np
 from scipy import ndimage
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 
-announce_compiles()
+prepare_kernels()
 
 __all__ = ["gradient_magnitude", "canny_soft", "hysteresis_levels"]
 

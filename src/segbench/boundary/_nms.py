@@ -32,10 +32,10 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 
-announce_compiles()
+prepare_kernels()
 
 __all__ = ["edge_nms", "edge_orientation", "nms_file", "NMS_FORMATS"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 
-announce_compiles()
+prepare_kernels()
 
 
 def seg2bdry(seg, fmt: str = "imageSize") -> np.ndarray:

@@ -27,6 +27,10 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from ..compilation import prepare_kernels
+
+prepare_kernels()
+
 #: Compile options. Kernels called only from other kernels get no Python wrapper: a
 #: wrapper boxes and unboxes every array of the nested state tuples, and it and the C
 #: wrapper (never used) were a third of the first run's compile time. The kernels

@@ -14,7 +14,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ..compilation import prepare_kernels
 from ..errors import InputError
+
+prepare_kernels()
 
 __all__ = ["thin", "thin_frames"]
 

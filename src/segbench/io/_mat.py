@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._files import require_file
+from ._mat5 import read_mat5
 
 # numpy dtype -> MATLAB class, so that messages use the names MATLAB users see
 _MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
@@ -22,9 +23,20 @@ _MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
 
 
 def load_mat(path: str | Path) -> dict[str, object]:
-    """Load the user variables of a .mat file (v4, v6, v7), as InputError on failure."""
-    import scipy.io  # here, not at import: 0.25 s that most commands never need
+    """Load the user variables of a .mat file (v4, v6, v7), as InputError on failure.
+
+    The numeric, cell and struct variables of a v6/v7 file are read by
+    :func:`._mat5.read_mat5` (the same values scipy.io gives, without importing it);
+    anything else goes to ``scipy.io.loadmat``.
+    """
     path = require_file(path)
+    try:
+        variables = read_mat5(path)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    if variables is not None:
+        return variables
+    import scipy.io  # here, not at import: 0.25 s that most commands never need
     try:
         data = scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)
     except NotImplementedError as exc:  # scipy's message for HDF5-based files

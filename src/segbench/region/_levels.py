@@ -22,10 +22,10 @@ from collections.abc import Iterator
 import numba as nb
 import numpy as np
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 
-announce_compiles()
+prepare_kernels()
 
 _NEIGHBOURS_8 = np.array([(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0),
                           (1, 1)], np.int64)

@@ -39,9 +39,9 @@ from numba.core import cgutils
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 
-announce_compiles()
+prepare_kernels()
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)

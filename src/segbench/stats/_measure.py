@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 from ._regions import region_shapes
 
-announce_compiles()
+prepare_kernels()
 
 #: Grey levels (the annotators' 8-bit display): differences 0..255.
 GRAY_LEVELS = 256

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..region import compact_labels
 
-announce_compiles()
+prepare_kernels()
 
 
 @njit(cache=True)

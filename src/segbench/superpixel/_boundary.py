@@ -30,10 +30,10 @@ import numba as nb
 import numpy as np
 
 from ..boundary import Matcher, seg2bdry
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 
-announce_compiles()
+prepare_kernels()
 
 WINDOWS = ("euclidean", "square", "matched")
 BOUNDARIES = ("bsds", "two-sided")

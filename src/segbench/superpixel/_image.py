@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..compilation import announce_compiles
+from ..compilation import prepare_kernels
 from ..errors import InputError
 from ._boundary import boundary_map
 from ._table import compact_superpixels
 
-announce_compiles()
+prepare_kernels()
 
 
 def _compact(sp) -> tuple[np.ndarray, int]:
