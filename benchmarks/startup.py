@@ -3,12 +3,15 @@
 
 Each case runs ``--repeats`` times (default 5) as a separate process; printed are the
 min and median CPU-seconds (user + system of the child, from ``resource.getrusage``),
-the median wall seconds and the max RSS, beside two floors measured in the same run:
+the median wall seconds and the max RSS, beside floors measured in the same run:
 
-* ``python -c "import numpy"``: the interpreter and numpy, which every command needs;
-* ``numpy + scipy.io + numba + one cached kernel``: what any command that reads a
-  ``.mat`` file and runs a compiled kernel pays before doing anything (Numba's import
-  and its CPU target's first initialisation are most of it).
+* ``python -c "import numpy"``: the interpreter and numpy, which every command needs
+  (the first row is also the machine's speed gauge: 0.15 on a quiet machine);
+* ``import numpy, numba``: what any command with a compiled kernel pays before it loads
+  one;
+* ``numpy + scipy.io + numba + one cached kernel, loaded as Numba loads it``: what such
+  a command paid before segbench read ``.mat`` files itself and loaded its kernels
+  without Numba's target refresh (``segbench.compilation.lean_cache_loading``).
 
 Cases (the targets of issue 17 in brackets):
 
@@ -75,7 +78,8 @@ def main() -> int:
     floor_mod.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n"
                          "    return x + 1\n")
     cases = [("python -c 'import numpy'", lambda o: [py, "-c", "import numpy"], None),
-             ("numpy + scipy.io + numba + 1 cached kernel",
+             ("import numpy, numba", lambda o: [py, "-c", "import numpy, numba"], None),
+             ("numpy + scipy.io + numba + 1 kernel, Numba's loading",
               lambda o: [py, "-c", f"import sys; sys.path.insert(0, {str(work)!r}); "
                                    "import numpy, scipy.io, floor_kernel; "
                                    "floor_kernel.f(1)"], None),

@@ -86,3 +86,63 @@ def test_dollar_in_names_and_title_is_plain_text(tmp_path):
     out = plot_pr([{"name": "a $\\frac{ b", "recall": r, "precision": p,
                     "ods": (0.5, 0.5, 0.5)}], tmp_path / "pr.png", title="cost $5")
     assert out.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def _axes_box(path):
+    """(x0, y0, x1, y1) of the axes in the PNG, found from its black spines: the left
+    spine is the column, the bottom spine the row, with the most near-black pixels."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        rgb = np.asarray(im.convert("RGB")).astype(int)
+    dark = rgb.sum(axis=2) < 3 * 110
+    x0, y1 = int(dark.sum(axis=0).argmax()), int(dark.sum(axis=1).argmax())
+    y0 = int(np.nonzero(dark[:, x0])[0].min())
+    x1 = int(np.nonzero(dark[y1, :])[0].max())
+    return rgb, (x0, y0, x1, y1)
+
+
+def _colour_near(rgb, x, y, colour, radius=2):
+    """Whether some pixel within ``radius`` of (x, y) is ``colour`` (#rrggbb) +- 12."""
+    want = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    x, y = round(x), round(y)
+    patch = rgb[y - radius:y + radius + 1, x - radius:x + radius + 1]
+    return bool((np.abs(patch - want).max(axis=2) <= 12).any())
+
+
+def test_points_and_curves_are_where_the_data_says(tmp_path):
+    """The ODS markers, a curve's points and the human star sit at their (recall,
+    precision) in the axes found from the spines; the PNG is 5.6 in at the dpi."""
+    r1, p1, ods1 = _curve()
+    r2, p2, ods2 = _curve(0.3)
+    out = plot_pr([{"name": "a", "recall": r1, "precision": p1, "ods": ods1},
+                   {"name": "b", "recall": r2, "precision": p2, "ods": ods2}],
+                  tmp_path / "pr.png", human=(0.55, 0.95, 0.70), dpi=100)
+    rgb, (x0, y0, x1, y1) = _axes_box(out)
+    assert rgb.shape[:2] == (560, 560)
+    assert abs((x1 - x0) - (y1 - y0)) <= 3 and x1 - x0 > 400      # square axes
+
+    def at(r, p):
+        return x0 + r * (x1 - x0), y1 - p * (y1 - y0)
+    assert _colour_near(rgb, *at(*ods1[:2]), "#1f77b4")        # C0, circle
+    assert _colour_near(rgb, *at(*ods2[:2]), "#ff7f0e")        # C1, square
+    for k in (20, 60, 80):                                      # along the curves
+        assert _colour_near(rgb, *at(r1[k], p1[k]), "#1f77b4", 3), k
+        assert _colour_near(rgb, *at(r2[k], p2[k]), "#ff7f0e", 3), k
+    assert _colour_near(rgb, *at(0.55, 0.95), "#000000")       # the human star
+    assert not _colour_near(rgb, *at(0.9, 0.97), "#1f77b4", 3)  # nothing drawn there
+
+
+def test_plot_does_not_import_matplotlib(tmp_path):
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np\nfrom segbench.boundary import plot_pr\n"
+            "r = np.linspace(0.9, 0.2, 30)\n"
+            f"plot_pr([{{'name': 'x', 'recall': r, 'precision': r[::-1]}}], "
+            f"{str(tmp_path / 'pr.png')!r}, human=(0.7, 0.8, 0.75), title='t')\n"
+            "print('matplotlib' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+    _check_png(tmp_path / "pr.png")
