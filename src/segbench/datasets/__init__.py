@@ -7,14 +7,27 @@ package does not load :mod:`urllib`); benchmarking a submission is
 :func:`segbench.submit.submit`, above the engine.
 """
 
-from ._archive import UnsafeArchiveError, safe_extract
-from ._html import ABOUT_MAX, sanitize_html
 from ._inputs import (SPLIT_NAMES, Sample, open_ground_truth, pair_predictions, parse_ids,
                       run_name, with_images)
 from ._pairs import LabelMapFolder, pair_folders, predictions_by_suffix
 from .bsds import (BSDS300, BSDS500, Annotation, Dataset, DatasetItem, FolderPairs,
                    SubjectEntry, SyntheticDataset, open_dataset, write_ground_truth)
-from .synthetic import SyntheticItem, make_synthetic_dataset, write_synthetic_dataset
+
+#: Names whose modules load on first use: archives (tarfile, zipfile), HTML cleaning (nh3)
+#: and the synthetic dataset are not needed by a benchmark run, which starts faster
+#: without them.
+_LAZY = {"UnsafeArchiveError": "._archive", "safe_extract": "._archive",
+         "ABOUT_MAX": "._html", "sanitize_html": "._html",
+         "SyntheticItem": ".synthetic", "make_synthetic_dataset": ".synthetic",
+         "write_synthetic_dataset": ".synthetic"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ABOUT_MAX", "Annotation", "BSDS300", "BSDS500", "Dataset", "DatasetItem",
            "FolderPairs", "LabelMapFolder", "SPLIT_NAMES", "Sample", "SubjectEntry",

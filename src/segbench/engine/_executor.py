@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+# multiprocessing and concurrent.futures are imported where several workers start:
+# 25 ms that a one-process run never needs
 
 
 @contextmanager
@@ -43,6 +47,8 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
     if workers == 1:
         yield None
         return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         yield pool
@@ -122,6 +128,7 @@ def map_items(fn: Callable, items: Iterable, *, workers: int = 1,
 
 
 def _on_executor(fn, items, executor, bar):
+    from concurrent.futures import FIRST_COMPLETED, wait
     it = iter(items)
     limit = 2 * _slots(executor)
     pending = set()
