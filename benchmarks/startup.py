@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a command costs before and around its work: whole processes, CPU-seconds.
 
-Each case runs ``--repeats`` times (default 5) as a separate process; printed are the
+Each case runs ``--repeats`` times (default 5) as a separate process, the cases in
+turn (round-robin, so that a drift of the machine's speed reaches all alike); printed are the
 min and median CPU-seconds (user + system of the child, from ``resource.getrusage``),
 the median wall seconds and the max RSS, beside floors measured in the same run:
 
@@ -104,14 +105,19 @@ def main() -> int:
     try:
         for k, (label, cmd, target) in enumerate(cases):
             _run(cmd(work / f"warm{k}"), env)          # compile and cache, untimed
-            cpus, walls = [], []
-            for r in range(a.repeats):
+        # round-robin: this VM's speed drifts within minutes, so every case sees the
+        # same stretch of it
+        cpus = {k: [] for k in range(len(cases))}
+        walls = {k: [] for k in range(len(cases))}
+        for r in range(a.repeats):
+            for k, (label, cmd, target) in enumerate(cases):
                 cpu, wall, _ = _run(cmd(work / f"c{k}r{r}"), env)
-                cpus.append(cpu)
-                walls.append(wall)
+                cpus[k].append(cpu)
+                walls[k].append(wall)
+        for k, (label, cmd, target) in enumerate(cases):
             t = "" if target is None else f"{target:.2f}"
-            print(f"{label:58s} {min(cpus):8.2f} {statistics.median(cpus):8.2f} "
-                  f"{statistics.median(walls):6.2f} {t:>7s}")
+            print(f"{label:58s} {min(cpus[k]):8.2f} {statistics.median(cpus[k]):8.2f} "
+                  f"{statistics.median(walls[k]):6.2f} {t:>7s}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
 
 from ..io import atomic_write_bytes
 
@@ -84,6 +83,7 @@ _ISO_GREY, _ISO_LABEL_GREY, _GRID_GREY, _FRAME_GREY = "#d1d1d1", "#8c8c8c", "#ed
 def _font(size_px: int):
     """DejaVu Sans (matplotlib's default font, from its package data, found without
     importing matplotlib) at ``size_px``; Pillow's default font if that file is gone."""
+    from PIL import ImageFont
     spec = importlib.util.find_spec("matplotlib")
     if spec is not None and spec.submodule_search_locations:
         ttf = (Path(list(spec.submodule_search_locations)[0]) / "mpl-data" / "fonts"
@@ -124,6 +124,7 @@ class _Canvas:
     """A square figure with one square axes on [0, 1]², in supersampled pixels."""
 
     def __init__(self, dpi: int, title: str | None) -> None:
+        from PIL import Image, ImageDraw     # here: a run without a plot never needs them
         self.pt = dpi / 72 * _SUPERSAMPLE                    # pixels per point
         side = round(_SIDE_INCHES * dpi) * _SUPERSAMPLE
         self.image = Image.new("RGB", (side, side), "white")
@@ -161,6 +162,7 @@ class _Canvas:
 
     def text_up(self, x, y, text, points, colour="black") -> None:
         """Text turned 90 degrees counter-clockwise, centred on (x, y)."""
+        from PIL import Image, ImageDraw
         font = _font(round(points * self.pt))
         left, top, right, bottom = font.getbbox(text)
         tile = Image.new("L", (right - left + 2, bottom - top + 2), 0)
