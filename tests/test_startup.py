@@ -167,3 +167,19 @@ def test_cached_kernels_load_lean(tmp_path):
                             "print(f(np.arange(5.0)))\n")
     lines = run(then_compile)
     assert lines[0] == f"{result} False" and lines[1] == "20.0"   # 0+1+3+6+10
+
+
+def test_command_map_names_every_command_of_its_group():
+    """``segbench CMD`` builds only CMD's group; the map must hold every command."""
+    import argparse
+    from importlib import import_module
+
+    from segbench.cli import _COMMAND_GROUPS, _GROUPS, build_parser
+    found = {}
+    for group in _GROUPS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        import_module(f"segbench.cli.{group}").add_parsers(sub)
+        found.update(dict.fromkeys(sub.choices, group))
+    assert found == _COMMAND_GROUPS
+    full = build_parser()._subparsers._group_actions[0].choices
+    assert set(full) == set(_COMMAND_GROUPS)
