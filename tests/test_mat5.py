@@ -113,3 +113,15 @@ def test_bsds_files_read_as_scipy_reads_them():
     assert len(files) > 100
     for path in files:
         _assert_reads_like_scipy(path)
+
+
+def test_a_zlib_bomb_is_refused_not_inflated(tmp_path, monkeypatch):
+    import segbench.io._mat5 as mat5
+    path = tmp_path / "bomb.mat"
+    scipy.io.savemat(path, {"x": np.zeros((1024, 1024))}, do_compression=True)  # 8 MB
+    assert path.stat().st_size < 100_000
+    monkeypatch.setattr(mat5, "MAX_VARIABLE_BYTES", 1 << 20)
+    with pytest.raises(InputError, match="bomb.mat.*more than 1 MB"):
+        load_mat(path)
+    monkeypatch.setattr(mat5, "MAX_VARIABLE_BYTES", 16 << 20)
+    assert load_mat(path)["x"].shape == (1024, 1024)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["read_mat5"]
 
 # data-element types -> numpy dtype character (miINT8 ... miUINT64)
@@ -32,6 +34,9 @@ _MI_MATRIX, _MI_COMPRESSED = 14, 15
 _MX_CELL, _MX_STRUCT = 1, 2
 _MX_NUMERIC = range(6, 16)
 _COMPLEX_FLAG = 0x08
+#: A compressed variable that would inflate past this is refused (a zlib bomb), not read:
+#: 2 GiB is several times a 12-megapixel ucm2 map in double precision.
+MAX_VARIABLE_BYTES = 2 << 30
 
 
 class _Unsupported(Exception):
@@ -137,6 +142,11 @@ def read_mat5(path: str | Path) -> dict[str, object] | None:
         scipy), shaped as in MATLAB; cells as object arrays; structs as record arrays of
         object fields. ``None`` when the file holds anything else or is not a readable
         v5 file; scipy.io then reads it, or explains why it cannot.
+
+    Raises
+    ------
+    InputError
+        When a compressed variable would inflate past :data:`MAX_VARIABLE_BYTES`.
     """
     data = Path(path).read_bytes()
     # little-endian v5 only: big-endian files (written on old Sun/PowerPC machines),
@@ -150,12 +160,18 @@ def read_mat5(path: str | Path) -> dict[str, object] | None:
         while top.pos < len(data):
             kind, payload = top.next()
             if kind == _MI_COMPRESSED:
-                inner = _Elements(zlib.decompress(payload), order)
-                kind, payload = inner.next()
+                inflate = zlib.decompressobj()
+                raw = inflate.decompress(payload, MAX_VARIABLE_BYTES)
+                if inflate.unconsumed_tail:
+                    raise InputError(f"a compressed variable inflates to more than "
+                                     f"{MAX_VARIABLE_BYTES >> 20} MB; refused", path)
+                kind, payload = _Elements(raw, order).next()
             if kind != _MI_MATRIX:
                 return None
             name, value = _matrix(payload, order)
             variables[name] = value
+    except InputError:
+        raise
     except (_Unsupported, zlib.error, ValueError, IndexError):
         return None
     return variables
