@@ -34,6 +34,7 @@ def _assert_same(ours, ref, where="value"):
             _assert_same(o, r, f"{where}[{i}]")
     else:
         assert np.array_equal(ours, ref), f"{where}: values differ"
+        assert ours.flags.writeable and ours.flags.f_contiguous == ref.flags.f_contiguous
 
 
 def _assert_reads_like_scipy(path):

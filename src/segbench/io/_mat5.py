@@ -94,9 +94,10 @@ def _matrix(payload: memoryview, order: str) -> tuple[str, object]:
         values = parts.numbers()
         if values.size != count:
             raise _Unsupported("size mismatch")
-        # native byte order, shaped as MATLAB stores it (column-major), as scipy returns
+        # a writeable copy in native byte order, column-major as MATLAB stores it (and as
+        # scipy returns it), that does not keep the file's bytes alive
         values = values.astype(values.dtype.newbyteorder("="), copy=False)
-        return name, values.reshape(dims, order="F")
+        return name, values.reshape(dims, order="F").copy(order="K")
     if mx_class == _MX_CELL:
         cells = np.empty(count, dtype=object)
         for i in range(count):
