@@ -146,3 +146,19 @@ def test_plot_does_not_import_matplotlib(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
     _check_png(tmp_path / "pr.png")
+
+
+def test_every_marker_and_colour_of_a_crowded_plot(tmp_path):
+    """Twelve curves cycle through all ten markers and colours; each ODS point is drawn
+    in its curve's colour."""
+    curves = []
+    for k in range(12):
+        r, p, ods = _curve(0.05 * k)
+        curves.append({"name": f"algorithm {k}", "recall": r, "precision": p, "ods": ods})
+    out = plot_pr(curves, tmp_path / "many.png", human=(0.9, 0.95, 0.92), dpi=100)
+    rgb, (x0, y0, x1, y1) = _axes_box(out)
+    colours = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+               "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+    for k, c in enumerate(curves[:10]):
+        r, p = c["ods"][:2]
+        assert _colour_near(rgb, x0 + r * (x1 - x0), y1 - p * (y1 - y0), colours[k]), k
