@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "segbench"
 #: Lowest first; a package may import from its own layer's modules only where listed
 #: in SAME_LAYER (measure packages that build on each other) and from lower layers.
 LAYERS = [
-    {"errors", "__version__", "compilation"},
+    {"errors", "__version__", "compilation", "memory"},
     {"spec", "resampling"},
     {"io"},
     {"result"},

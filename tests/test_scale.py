@@ -73,7 +73,7 @@ def test_candidate_storage_follows_the_pairs_not_the_disc():
     pool = m._frame_pool(frames)
     fixed = np.flatnonzero(maps[0])
     pairs = int(_pairs(pool[6], fixed, shape, m.radius).sum())
-    lists = m._state[3]
+    lists = m._box[0][3]
     assert lists.nb_col.size == pairs                       # sized by this call, exactly
     assert pairs < 0.1 * max(fixed.size, pool[6].size) * m.dv.size
     for a in m._workspace():
@@ -205,3 +205,23 @@ def test_radius_and_workspace_of_a_large_shape_stay_small():
     m = Matcher((3000, 4000), 0.0075)
     assert math.isclose(m.radius, 37.5)
     assert sum(a.nbytes for a in m._workspace()) < 10 * 2 ** 20
+
+
+def test_matchers_of_a_thread_share_their_solver_arrays():
+    """BSDS's two orientations (same radius) use one set of solver arrays per thread,
+    and matching through either still gives the other's results unchanged."""
+    from segbench.boundary import shared_matcher
+    from segbench.memory import release_large_arrays
+    rng = np.random.default_rng(3)
+    land = rng.random((60, 90)) > 0.97
+    port = np.ascontiguousarray(land.T)
+    a, b = shared_matcher(land.shape), shared_matcher(port.shape)
+    assert a is not b and a._box is b._box
+    first = a.match(land, np.roll(land, 1, axis=0))
+    b.match(port, np.roll(port, 2, axis=1))             # the shared arrays are reused
+    again = a.match(land, np.roll(land, 1, axis=0))
+    for x, y in zip(first, again):
+        assert np.array_equal(x, y)
+    import platform
+    if platform.libc_ver()[0] == "glibc":
+        assert release_large_arrays() is True

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..memory import release_large_arrays
 from ._solver import _frame_diffs, _replay_flags, _solver_state, _walk_frames
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
@@ -158,6 +159,7 @@ class Matcher:
 
     def __init__(self, shape, max_dist: float = DEFAULT_MAX_DIST,
                  outlier_cost: float = DEFAULT_OUTLIER_COST):
+        release_large_arrays()      # a run of large images must not keep their memory
         if not max_dist > 0:
             raise InputError(f"max_dist must be positive, got {max_dist}")
         if not outlier_cost > 1:
@@ -171,7 +173,7 @@ class Matcher:
         self._half, self._cost_tab = _disc_tables(self.dv, self.du, self.costs)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
         self._ws = None
-        self._state = None
+        self._box = [None]     # the solver arrays; shared_matcher shares one box
         self._pool_key = None
         self._pool = None
 
@@ -205,11 +207,12 @@ class Matcher:
         """Solver arrays (:func:`_solver_state`) for up to ``n`` pixels of either side,
         kept from call to call and enlarged when a call needs more (the candidate
         lists are sized by the call itself: :func:`_fit_lists`)."""
-        have = 0 if self._state is None else self._state[0][0].shape[0]
+        state = self._box[0]
+        have = 0 if state is None else state[0][0].shape[0]
         if n > have:
             n = max(n, have + have // 4)
-            self._state = _solver_state(n, n, self.dv.size)
-        return self._state
+            state = self._box[0] = _solver_state(n, n, self.dv.size)
+        return state
 
     def _workspace(self) -> tuple:
         if self._ws is None:
@@ -248,7 +251,7 @@ class Matcher:
         fixed_pix = np.flatnonzero(self._check(fixed)).astype(np.int64, copy=False)
         pool = self._frame_pool(frames)
         largest = int(np.diff(pool[0]).max(initial=0))
-        n_matched, walk, events, self._state, _ = _walk_frames(
+        n_matched, walk, events, self._box[0], _ = _walk_frames(
             self.shape[0], self.shape[1], fixed_pix, pool, self._half, self._cost_tab,
             self.outlier, self._workspace(), self._solver(max(fixed_pix.size, largest, 1)))
         return FrameEvents(n_matched, walk, *events)
@@ -282,7 +285,7 @@ class Matcher:
         p1 = np.flatnonzero(b1).astype(np.int64)
         p2 = np.flatnonzero(b2).astype(np.int64)
         ptr = np.array([0, p2.size], np.int64)
-        _, _, _, self._state, (rows, cols, (_, partner, _)) = _walk_frames(
+        _, _, _, self._box[0], (rows, cols, (_, partner, _)) = _walk_frames(
             self.shape[0], self.shape[1], p1, frame_pool(ptr, p2), self._half,
             self._cost_tab, self.outlier, self._workspace(),
             self._solver(max(p1.size, p2.size, 1)))
@@ -308,15 +311,21 @@ def shared_matcher(shape, max_dist: float = DEFAULT_MAX_DIST) -> Matcher:
 
     A matcher's solver arrays (several MB) are allocated, and their pages first
     touched, once per process instead of once per image; the last ``_SHARED`` shapes
-    and tolerances used in a thread are kept. Results do not depend on reuse.
+    and tolerances used in a thread are kept. The matchers of a thread that have the
+    same radius (BSDS's portrait and landscape images) share one set of solver arrays:
+    they are scratch space between calls, and a thread makes one call at a time, so a
+    run of large images holds one set, not one per orientation. Results do not depend
+    on reuse.
     """
     cache = getattr(_LOCAL, "matchers", None)
     if cache is None:
         cache = _LOCAL.matchers = OrderedDict()
+        _LOCAL.boxes = {}
     key = (tuple(int(n) for n in shape), float(max_dist))
     matcher = cache.pop(key, None)
     if matcher is None:
         matcher = Matcher(key[0], key[1])
+        matcher._box = _LOCAL.boxes.setdefault((matcher.radius, matcher.dv.size), [None])
     cache[key] = matcher
     while len(cache) > _SHARED:
         cache.popitem(last=False)
