@@ -22,7 +22,8 @@ of the case is evaluated ``--inner`` times with ``segbench.boundary.evaluate_ima
 (the median per image counts; on a shared machine a median of repeats in one process
 is steadier than one run). Printed per case: CPU-s of the evaluations (user + system,
 ``time.process_time``), summed over the images, the process's maximum
-resident set (``ru_maxrss`` of the child from ``os.wait4``, which equals its VmHWM),
+resident set (the child's VmHWM: its ``ru_maxrss`` would include this process's memory
+at the fork, as Linux folds the peak before ``exec`` into it),
 and the fitted growth exponent of CPU-s against pixels over 1x, 2x, 4x (least squares
 on the logarithms). Figures are medians of ``--repeats`` processes.
 
@@ -208,7 +209,9 @@ def run_child(src: Path, folder: Path, tol: float, threads: int = 1, inner: int 
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}): {' '.join(cmd)}")
     res = json.loads(out.decode().strip().splitlines()[-1])
-    res["maxrss_kb"] = usage.ru_maxrss
+    # the child's own peak (VmHWM): its ru_maxrss would also count the parent's memory
+    # at the fork (Linux folds the pre-exec peak into it), e.g. a synthetic map built
+    res["maxrss_kb"] = res["hwm_kb"]
     res["child_cpu"] = usage.ru_utime + usage.ru_stime
     return res
 
