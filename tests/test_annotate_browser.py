@@ -311,6 +311,7 @@ def test_grey_inverted_flipped_presentation_is_saved_in_image_orientation(browse
         contour = browser.execute_script("return segEditor.lastContour")
         assert np.abs(np.asarray(contour[1]) - (40, 6)).max() <= 1 / zoom + 1e-9
         model.split(contour, page)
+        assert (page == model.lab).all()         # on screen, as drawn
         browser.find_element(By.ID, "save").click()
         _status(browser, "saved human/gray/")
         seg = read_seg(tmp_path / "out" / "human" / "gray" / "1" / "b.seg")

@@ -142,12 +142,17 @@ def _work(base, name, cookie, acked, errors, barrier=None):
             if iid is None:
                 return
             st, data, _ = c.req("GET", f"/api/task/{iid}")
+            if st != 200:                        # (an assert here would only end the thread)
+                errors.append((name, "task", st, data))
+                return
             task = json.loads(data)
             lab = _pattern(sid, iid, task["height"], task["width"])
             body = lab.astype("<u2").tobytes()
             seg = {"X-Segments": str(int(lab.max()) + 1)}
-            st, _, _ = c.req("PUT", f"/api/draft/{iid}", body, seg)
-            assert st == 200
+            st, data, _ = c.req("PUT", f"/api/draft/{iid}", body, seg)
+            if st != 200:
+                errors.append((name, "draft", st, data))
+                return
             st, data, _ = c.req("POST", f"/api/submit/{iid}", body, seg)
             if st != 200:
                 errors.append((name, "submit", st, data))
@@ -354,6 +359,36 @@ def test_collection_mode_cookie_and_assignment_are_enforced(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_file_that_cannot_be_written_is_reported_and_written_on_restart(tmp_path,
+                                                                          monkeypatch):
+    """Disk full (or the like) after the ledger took a submission: a 507 that says the
+    work is kept, not an internal error; the next start writes the file."""
+    import segbench.io._seg as seg_io
+    from segbench.errors import OutputError
+    images = _images(tmp_path / "images", 1)
+    srv = make_server(images, tmp_path / "out", port=0, subject="x")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+    def full(path, data, **kw):
+        raise OutputError(path, "No space left on device")
+    try:
+        monkeypatch.setattr(seg_io, "atomic_write_bytes", full)
+        body = np.zeros((16, 24), "<u2").tobytes()
+        st, data, _ = Client(srv.url).req("POST", "/api/submit/im00", body,
+                                          {"X-Segments": "1"})
+        assert st == 507
+        reply = json.loads(data)["error"]
+        assert "saved in the ledger" in reply and "No space left on device" in reply
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    monkeypatch.undo()
+    seg = tmp_path / "out" / "human" / "color" / "1" / "im00.seg"
+    assert not seg.exists()
+    make_server(images, tmp_path / "out", port=0, subject="x").server_close()
+    assert seg.is_file()
 
 
 def test_cli_errors_name_the_file_without_traceback(tmp_path, capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from os import PathLike
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def export_ground_truth(out: str | PathLike, split: str, *,
     and ``Boundaries`` is ``thin(seg2bdry(seg))``, as in the official files.
     """
     from ..datasets import BSDS300, write_ground_truth
-    from ..io import claim_folder, ensure_dir
+    from ..io import atomic_write_bytes, claim_folder, ensure_dir
     from .ledger import Ledger
     from .server import DB_NAME, IID, MARKER
     out = Path(out)
@@ -63,22 +62,32 @@ def export_ground_truth(out: str | PathLike, split: str, *,
     dest = Path(dest) if dest is not None else out / "bsds500"
     claim_folder(dest, EXPORT_MARKER, "segbench annotate-export",
                  "BSDS500 ground truth exported by segbench annotate-export\n")
+    items = [item for item in dataset.items() if item.n_annotations]
+    photos = {}
+    if copy_images:                      # every photograph checked before anything is written
+        ledger = Ledger(out / DB_NAME)
+        try:
+            for item in items:
+                known = ledger.image(item.iid)
+                if known is None or not Path(known[3]).is_file():
+                    raise InputError(f"the photograph of image {item.iid!r} is gone",
+                                     known[3] if known else out)
+                photos[item.iid] = Path(known[3])
+        finally:
+            ledger.close()
     gt_dir = ensure_dir(dest / "groundTruth" / split)
-    ledger = Ledger(out / DB_NAME)
+    img_dir = ensure_dir(dest / "images" / split) if copy_images else None
     written = []
-    for item in dataset.items():
-        if not item.n_annotations:
-            continue
+    for item in items:
         path = gt_dir / f"{item.iid}.mat"
         write_ground_truth(path, item.segmentations)
         written.append(path)
         if copy_images:
-            known = ledger.image(item.iid)
-            if known is None or not Path(known[3]).is_file():
-                raise InputError(f"the photograph of image {item.iid!r} is gone",
-                                 known[3] if known else out)
-            src = Path(known[3])
-            img_dir = ensure_dir(dest / "images" / split)
-            shutil.copyfile(src, img_dir / f"{item.iid}{src.suffix.lower()}")
-    ledger.close()
+            src = photos[item.iid]
+            try:
+                data = src.read_bytes()
+            except OSError as exc:
+                raise InputError(f"cannot read the photograph: {exc.strerror or exc}",
+                                 src) from None
+            atomic_write_bytes(img_dir / f"{item.iid}{src.suffix.lower()}", data)
     return written

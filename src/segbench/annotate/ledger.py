@@ -265,6 +265,11 @@ class Ledger:
             db.execute("INSERT OR REPLACE INTO drafts VALUES (?, ?, ?, ?, ?, ?)",
                        (subject, iid, int(gray), segments, pack_labels(raw), time.time()))
 
+    def draft_ids(self, subject: int, gray: bool) -> set[str]:
+        """The images on which ``subject`` has a draft (of one presentation)."""
+        return {r[0] for r in self._db().execute(
+            "SELECT iid FROM drafts WHERE subject=? AND gray=?", (subject, int(gray)))}
+
     def draft(self, subject: int, iid: str, gray: bool) -> tuple[int, bytes] | None:
         """(segments, raw labels) of the draft, else of the submission, else None."""
         db = self._db()

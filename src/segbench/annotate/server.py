@@ -39,7 +39,7 @@ from os import PathLike
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
 from .ledger import Ledger, Presentation, RuleError, Submission, unpack_labels
 
 MARKER = ".segbench-annotate"
@@ -135,6 +135,8 @@ class AnnotateApp:
             self.ledger.add_images(entries)
         except RuleError as exc:
             raise InputError(str(exc)) from None
+        # the images never change while serving: read once, not on every request
+        self._images = {iid: self.ledger.image(iid) for iid in found}
         self.collect = collect
         self.per_image = per_image
         self.presentation = Presentation(gray, invert, flipflop)
@@ -149,6 +151,10 @@ class AnnotateApp:
         self.write_subjects()
         for sub in self.ledger.submissions(unwritten_only=True):
             self.write_submission(sub)   # acknowledged before a crash, file not yet written
+
+    def image(self, iid: str) -> tuple[int, int, int, str] | None:
+        """(number, width, height, path) of image ``iid``, or None if unknown."""
+        return self._images.get(iid)
 
     # -- files -------------------------------------------------------------------------
     def seg_path(self, subject: int, iid: str, gray: bool) -> Path:
@@ -166,7 +172,7 @@ class AnnotateApp:
         import numpy as np
 
         from ..io import SegFile, ensure_dir, write_seg
-        number, width, height, _ = self.ledger.image(sub.iid)
+        number, width, height, _ = self.image(sub.iid)
         labels = np.frombuffer(unpack_labels(sub.labels), "<u2").reshape(height, width)
         p = sub.presentation
         seg = SegFile(labels.astype(np.int32), segments=sub.segments, image=number,
@@ -174,7 +180,7 @@ class AnnotateApp:
                       flipflop=p.flipflop)
         path = self.seg_path(sub.subject, sub.iid, p.gray)
         ensure_dir(path.parent)
-        write_seg(path, seg)                       # atomic: all or nothing
+        write_seg(path, seg, durable=True)   # on disk before the ledger says written
         self.ledger.mark_written(sub)
         return path
 
@@ -196,7 +202,7 @@ class AnnotateApp:
         from PIL import Image
 
         from ..io import read_image
-        img = read_image(self.ledger.image(iid)[3])
+        img = read_image(self.image(iid)[3])
         if p.gray:   # ITU-R BT.601 luma, as MATLAB's rgb2gray
             g = np.rint(img.astype(np.float64) @ [0.298936, 0.587043, 0.114021])
             img = np.clip(g, 0, 255).astype(np.uint8)
@@ -239,7 +245,7 @@ class AnnotateApp:
         LookupError
             Unknown image.
         """
-        if self.ledger.image(iid) is None:
+        if self.image(iid) is None:
             raise LookupError(iid)
         if not self.collect:
             return self.presentation
@@ -265,7 +271,7 @@ class AnnotateApp:
         submission stores: no empty segment).
         """
         import numpy as np
-        _, width, height, _ = self.ledger.image(iid)
+        _, width, height, _ = self.image(iid)
         if len(body) != 2 * width * height:
             raise InputError(f"the segmentation has {len(body) // 2} pixels, the image "
                              f"{width}x{height} has {width * height}")
@@ -298,7 +304,14 @@ class AnnotateApp:
         p = self.task(subject, iid)
         n, raw = self.decode_labels(body, iid, segments, p, compact=True)
         sub = self.ledger.submit(subject, iid, p, n, raw, seg_date(), collect=self.collect)
-        path = self.write_submission(sub)
+        try:
+            path = self.write_submission(sub)
+        except OutputError as exc:
+            # recorded (a retry would be refused as a second submission): say so
+            sys.stderr.write(f"segbench annotate: {exc}\n")
+            raise _Reply(507, f"your segmentation is saved in the ledger, but its file "
+                              f"could not be written ({exc}); it is written when the "
+                              f"server next starts") from None
         return {"saved": str(path.relative_to(self.out)), "segments": n,
                 "next": "/" if self.collect else self.next_url(subject, iid)}
 
@@ -357,9 +370,9 @@ def _home(app: AnnotateApp, subject: int | None, message: str = "") -> bytes:
                      f"segmented {n_done} image(s).</p>{action}")
     rows = []
     done = app.ledger.submitted_ids(subject, app.presentation.gray)
+    drafts = app.ledger.draft_ids(subject, app.presentation.gray)
     for iid in app.ledger.image_ids():
-        state = "saved" if iid in done else (
-            "draft" if app.ledger.draft(subject, iid, app.presentation.gray) else "")
+        state = "saved" if iid in done else ("draft" if iid in drafts else "")
         rows.append(f"<tr><td><a href=\"/edit?iid={quote(iid)}\">{e(iid)}</a></td>"
                     f"<td>{state}</td></tr>")
     kind = "grey" if app.presentation.gray else "colour"
@@ -479,7 +492,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _iid(self, prefix: str) -> str:
         iid = urlsplit(self.path).path[len(prefix):]
-        if not IID.match(iid) or self.app.ledger.image(iid) is None:
+        if not IID.match(iid) or self.app.image(iid) is None:
             raise _Reply(404, f"no image {iid!r}")
         return iid
 
@@ -613,7 +626,7 @@ class Handler(BaseHTTPRequestHandler):
     def get_task(self):
         iid, subject = self._iid("/api/task/"), self._need_subject()
         p = self.app.task(subject, iid)
-        number, width, height, _ = self.app.ledger.image(iid)
+        number, width, height, _ = self.app.image(iid)
         self._json({"iid": iid, "image": number, "width": width, "height": height,
                     "gray": p.gray, "invert": p.invert, "flipflop": p.flipflop,
                     "collect": self.app.collect,
@@ -634,7 +647,7 @@ class Handler(BaseHTTPRequestHandler):
                    (("X-Segments", str(got[0])),))
 
     def _labels_body(self, iid: str) -> bytes:
-        _, width, height, _ = self.app.ledger.image(iid)
+        _, width, height, _ = self.app.image(iid)
         return self._body(2 * width * height)
 
     def put_draft(self):

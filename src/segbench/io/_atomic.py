@@ -33,16 +33,25 @@ def ensure_dir(path: str | PathLike) -> Path:
     return path
 
 
-def atomic_write_bytes(path: str | PathLike, data: bytes) -> None:
+def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
-    Readers see the old file or the new one, never a part. On any failure the temporary
-    file is removed and :class:`~segbench.errors.OutputError` names ``path``.
+    Readers see the old file or the new one, never a part. The temporary file's name is
+    unique to the call, so threads writing the same path never share one. With
+    ``durable`` the data is flushed to disk (``fsync``) before the rename, for a caller
+    that records elsewhere that the file is written. On any failure the temporary file
+    is removed and :class:`~segbench.errors.OutputError` names ``path``.
     """
+    import threading
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # process and thread in the name (not mkstemp: its files are private, 0600)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_bytes(data)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(path, _reason(exc)) from None

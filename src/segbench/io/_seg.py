@@ -337,7 +337,7 @@ def _encode_runs(labels: np.ndarray) -> bytes:
     return (lines + "\n").encode("ascii")
 
 
-def write_seg(path: str | PathLike, seg: SegFile) -> None:
+def write_seg(path: str | PathLike, seg: SegFile, *, durable: bool = False) -> None:
     """Write a :class:`SegFile` as a ``.seg`` file (``format ascii cr``).
 
     Header: when ``seg.header`` holds the lines read from a file, they are written back
@@ -354,8 +354,16 @@ def write_seg(path: str | PathLike, seg: SegFile) -> None:
     Parameters
     ----------
     path : str or PathLike
-        Output file; overwritten if present.
+        Output file; overwritten if present, atomically.
     seg : SegFile
+    durable : bool, default False
+        Flush the file to disk before it replaces the old one (see
+        :func:`~segbench.io.atomic_write_bytes`).
+
+    Raises
+    ------
+    OutputError
+        When the file cannot be written (the path and the reason named).
     """
     path = Path(path)
     if not isinstance(seg, SegFile):
@@ -396,4 +404,4 @@ def write_seg(path: str | PathLike, seg: SegFile) -> None:
         text = ("\n".join(out) + "\n").encode("latin-1")
     except UnicodeEncodeError:
         raise InputError("the header holds characters outside Latin-1", path) from None
-    atomic_write_bytes(path, text + _encode_runs(seg.labels))   # all or nothing
+    atomic_write_bytes(path, text + _encode_runs(seg.labels), durable=durable)
