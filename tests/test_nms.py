@@ -467,6 +467,10 @@ def test_nms_settings_are_checked(raw_with_gt):
                           plot=False)
     with pytest.raises(InputError, match="non-negative"):
         segbench.evaluate("boundary", gt, raw, nms={"r": -1}, progress=False, plot=False)
+    for m in ("abc", None):                       # a clear error, not a ValueError
+        with pytest.raises(InputError, match="m must be"):
+            segbench.evaluate("boundary", gt, raw, nms={"m": m}, progress=False,
+                              plot=False)
     res = segbench.evaluate("boundary", gt, raw, nms={"r": 2, "presmooth": False},
                             progress=False, plot=False, nthresh=5)
     assert res.provenance["params"]["nms"] == {"r": 2, "s": 5, "m": 1.01,

@@ -11,8 +11,9 @@ import pytest
 from scipy.signal import hilbert
 
 from conftest import DATA, require
-from segbench.algorithms import (assign_textons, brightness_gradient, color_gradient,
-                                 detect, filter_bank, filter_responses, fit_parab,
+from segbench.algorithms import (DETECTORS, assign_textons, brightness_gradient,
+                                 color_gradient, detect, filter_bank, filter_responses,
+                                 fit_parab,
                                  histogram_gradient, pb_2mm, pb_bg, pb_bgtg, pb_cg,
                                  pb_cgtg, pb_cues, pb_nonmax, pb_tg, pb_weights,
                                  texton_map, texture_gradient)
@@ -346,6 +347,12 @@ def test_cli_detect_then_boundary(scene, tmp_path, capsys):
     assert main(["detect", "--detector", "gm", "--images", str(tmp_path / "img"),
                  "--out", str(out), "--quiet"]) == 0
     assert "gm" in capsys.readouterr().out
+    # a rerun on other images leaves none of the earlier run's maps to be read with it
+    (tmp_path / "img2").mkdir()
+    (tmp_path / "img" / "22.png").rename(tmp_path / "img2" / "33.png")
+    assert main(["detect", "--detector", "gm", "--images", str(tmp_path / "img2"),
+                 "--out", str(out), "--quiet"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect", "33.png"]
 
 
 def test_cli_detect_errors(scene, tmp_path, capsys):
@@ -369,14 +376,16 @@ def test_cli_detect_errors(scene, tmp_path, capsys):
                  "--out", str(tmp_path / "o3"), "--quiet"]) == 2
 
 
-def test_real_image_cues_are_finite():
-    """One BSDS500 val image: every detector runs on a full-size photograph."""
-    path = require(DATA / "bsds500" / "images" / "val") / "101085.jpg"
+@pytest.mark.parametrize("detector", DETECTORS)
+def test_every_detector_runs_on_a_photograph(detector):
+    """One BSDS500 val image at full size: a finite map in [0, 1] of its shape, not
+    empty (the scores themselves are checked by the benchmark, see docs/detectors.md)."""
     from segbench.io import read_image
+    path = require(DATA / "bsds500" / "images" / "val") / "101085.jpg"
     img = read_image(require(path))
-    pb, _ = pb_cgtg(img)
+    pb = detect(img, detector)
     assert pb.shape == img.shape[:2] and np.isfinite(pb).all()
-    assert 0.01 < (pb > 0.1).mean() < 0.2
+    assert pb.min() >= 0 and pb.max() <= 1 and pb.max() > 0
 
 
 def test_cli_detect_workers_give_the_same_maps(scene, tmp_path):

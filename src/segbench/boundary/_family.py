@@ -15,7 +15,7 @@ from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
 from ._counts import BoundaryCounts, evaluate_image, tiny_pair
-from ._nms import edge_nms
+from ._nms import edge_nms, nms_options
 from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
 from ._summary import check_alpha, resampler, summarize, summarize_human
 
@@ -75,10 +75,8 @@ def nms_settings(nms) -> dict | None:
         raise InputError(f"nms must be True, False or a dict with keys among "
                          f"{sorted(NMS_DEFAULTS)}, got {nms!r}")
     out = {**NMS_DEFAULTS, **nms}
-    out = {"r": out["r"], "s": out["s"], "m": float(out["m"]),
-           "presmooth": bool(out["presmooth"])}
-    edge_nms(np.zeros((2, 2), np.float32), **out)   # InputError for a bad r, s or m
-    return out
+    r, s, _ = nms_options(out["r"], out["s"], out["m"])      # InputError if bad
+    return {"r": r, "s": s, "m": float(out["m"]), "presmooth": bool(out["presmooth"])}
 
 
 def _thinned(pred, settings: dict, path):

@@ -375,6 +375,20 @@ def edge_orientation(E) -> np.ndarray:
     return _orientation(_conv_tri(arr, _ORIENT_RADIUS))
 
 
+def nms_options(r, s, m) -> tuple[int, int, np.float32]:
+    """``(r, s, m)`` of :func:`edge_nms` checked: r and s non-negative integers, m a
+    finite number (returned as float32, as the MEX uses it); InputError otherwise."""
+    r = _int_option(r, "r")
+    s = _int_option(s, "s")
+    try:
+        m32 = np.float32(m)
+    except (TypeError, ValueError):
+        raise InputError(f"m must be a number, got {m!r}") from None
+    if not np.isfinite(m32):
+        raise InputError(f"m must be finite, got {m!r}")
+    return r, s, m32
+
+
 def edge_nms(E, *, r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = True,
              orientation=None) -> np.ndarray:
     """Thin a soft boundary map by Dollar's edge non-maximum suppression.
@@ -451,14 +465,7 @@ def edge_nms(E, *, r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = Tr
     >>> [int(c) for c in np.flatnonzero(thin[20])]
     [20]
     """
-    r = _int_option(r, "r")
-    s = _int_option(s, "s")
-    try:
-        m32 = np.float32(m)
-    except (TypeError, ValueError):
-        raise InputError(f"m must be a number, got {m!r}") from None
-    if not np.isfinite(m32):
-        raise InputError(f"m must be finite, got {m!r}")
+    r, s, m32 = nms_options(r, s, m)
     arr = _as_map(E)
     edge = _conv_tri1(arr) if presmooth else arr
     if orientation is None:

@@ -42,16 +42,25 @@ def _one(job, **options):
 
 
 def _claim(out: Path, source: Path, option: str, marker: str, command: str,
-           settings: dict) -> None:
+           settings: dict, ids, suffix: str) -> None:
     """Make ``out`` a folder of ``command``'s (marked by ``marker``, which records the
-    settings), or refuse before anything is written; never the input folder."""
+    settings), or refuse before anything is written; never the input folder. In a
+    folder of an earlier run, the maps (``.png``, ``.npy``) that this run will not
+    write again are removed: an earlier run's maps of other images, or in another
+    format, would otherwise be read with this run's."""
     from ..errors import InputError
     from ..io import claim_folder
     if out.resolve() == source.resolve():
         raise InputError(f"--out is the {option} folder; its files would be replaced: "
                          "choose another --out", out)
+    earlier = (out / marker).is_file()
     claim_folder(out, marker, command, f"written by {command}; its maps are replaced "
                  "when it runs again\n" + json.dumps(settings, indent=1) + "\n")
+    if earlier:
+        keep = {f"{iid}{suffix}" for iid in ids}
+        for old in out.iterdir():
+            if old.suffix in (".png", ".npy") and old.is_file() and old.name not in keep:
+                old.unlink()
 
 
 def _cmd_nms(a) -> int:
@@ -73,10 +82,7 @@ def _cmd_nms(a) -> int:
     suffix = NMS_FORMATS[a.format][0]
     settings = {"r": a.r, "s": a.s, "m": a.m, "presmooth": not a.no_presmooth,
                 "format": a.format, "source": str(pred)}
-    _claim(out, pred, "--pred", MARKER, "segbench nms", settings)
-    for iid in maps:  # a rerun in another format must not leave two files per id
-        for ext in {".png", ".npy"} - {suffix}:
-            (out / f"{iid}{ext}").unlink(missing_ok=True)
+    _claim(out, pred, "--pred", MARKER, "segbench nms", settings, maps, suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
     work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="nms"):
@@ -116,7 +122,8 @@ def _cmd_detect(a) -> int:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
     settings = {"detector": a.detector, "source": str(images),
                 "weights": a.weights if a.detector in _WEIGHTED else None}
-    _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings)
+    _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
+           ".png")
     jobs = [(str(path), str(out / f"{iid}.png")) for iid, path in found.items()]
     work = partial(_one_detect, detector=a.detector, weights=a.weights)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
