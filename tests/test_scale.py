@@ -210,18 +210,25 @@ def test_radius_and_workspace_of_a_large_shape_stay_small():
 def test_matchers_of_a_thread_share_their_solver_arrays():
     """BSDS's two orientations (same radius) use one set of solver arrays per thread,
     and matching through either still gives the other's results unchanged."""
-    from segbench.boundary import shared_matcher
-    from segbench.memory import release_large_arrays
+    from segbench.boundary import Matcher, shared_matcher
     rng = np.random.default_rng(3)
     land = rng.random((60, 90)) > 0.97
     port = np.ascontiguousarray(land.T)
     a, b = shared_matcher(land.shape), shared_matcher(port.shape)
     assert a is not b and a._box is b._box
-    first = a.match(land, np.roll(land, 1, axis=0))
+    fresh = Matcher(land.shape).match(land, np.roll(land, 1, axis=0))    # its own arrays
+    a.match(land, np.roll(land, 3, axis=1))
     b.match(port, np.roll(port, 2, axis=1))             # the shared arrays are reused
     again = a.match(land, np.roll(land, 1, axis=0))
-    for x, y in zip(first, again):
+    for x, y in zip(fresh, again):
         assert np.array_equal(x, y)
+    assert np.array_equal(b.match(port, np.roll(port, 2, axis=1))[0],
+                          Matcher(port.shape).match(port, np.roll(port, 2, axis=1))[0])
+
+
+def test_large_arrays_are_mapped_on_glibc():
     import platform
-    if platform.libc_ver()[0] == "glibc":
-        assert release_large_arrays() is True
+    from segbench.memory import MMAP_THRESHOLD, release_large_arrays
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    assert release_large_arrays() is True and MMAP_THRESHOLD == 4 << 20

@@ -39,7 +39,7 @@ def compile_later_kernels() -> None:
     item = make_synthetic_dataset(1, shape=(48, 64), n_annotators=2, seed=1)[0]
     for detector in DETECTORS.values():
         thin_frames(detector(item.image), np.linspace(0.01, 0.99, 5))
-    warm_up_kernels(matcher=False)
+    warm_up_kernels()
     # int32 labels, as the region tables get them from the demo's files
     humans = [s.astype(np.int32) for s in item.segmentations]
     segs = [(np.asarray(kmeans_segmenter(item.image, int(k))) + 1).astype(np.int32)

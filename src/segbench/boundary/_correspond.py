@@ -284,9 +284,12 @@ class Matcher:
         b2 = self._check(bmap2)
         p1 = np.flatnonzero(b1).astype(np.int64)
         p2 = np.flatnonzero(b2).astype(np.int64)
-        ptr = np.array([0, p2.size], np.int64)
+        # the pool of one frame (frame_pool's, without its diffs and union: a third of
+        # the time of a BSDS-size pair): no diffs, and the union is the frame
+        none, no_diffs = p2[:0], np.zeros(2, np.int64)
+        pool = (np.array([0, p2.size], np.int64), p2, no_diffs, none, no_diffs, none, p2)
         _, _, _, self._box[0], (rows, cols, (_, partner, _)) = _walk_frames(
-            self.shape[0], self.shape[1], p1, frame_pool(ptr, p2), self._half,
+            self.shape[0], self.shape[1], p1, pool, self._half,
             self._cost_tab, self.outlier, self._workspace(),
             self._solver(max(p1.size, p2.size, 1)))
         row_flags = partner >= 0
@@ -325,10 +328,13 @@ def shared_matcher(shape, max_dist: float = DEFAULT_MAX_DIST) -> Matcher:
     matcher = cache.pop(key, None)
     if matcher is None:
         matcher = Matcher(key[0], key[1])
-        matcher._box = _LOCAL.boxes.setdefault((matcher.radius, matcher.dv.size), [None])
+        matcher._box = _LOCAL.boxes.setdefault(matcher.radius, [None])
     cache[key] = matcher
     while len(cache) > _SHARED:
         cache.popitem(last=False)
+    kept = {m.radius for m in cache.values()}
+    for radius in [r for r in _LOCAL.boxes if r not in kept]:
+        del _LOCAL.boxes[radius]                 # no kept matcher uses these arrays
     return matcher
 
 

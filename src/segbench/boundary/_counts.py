@@ -287,15 +287,11 @@ def tiny_pair() -> tuple[np.ndarray, np.ndarray]:
     return pb, gt
 
 
-def warm_up_kernels(*, matcher: bool = True) -> None:
-    """Compile (or load from the cache) the kernels :func:`evaluate_image` calls, on an
-    8 x 8 map. ``matcher=False``: all but the matcher, which
-    :func:`warm_up_matcher` compiles (the two can run in two processes:
-    :func:`segbench.compilation.compile_ahead`)."""
+def warm_up_kernels() -> None:
+    """Compile (or load from the cache) the kernels :func:`evaluate_image` calls except
+    the matcher's, on an 8 x 8 map; :func:`warm_up_matcher` compiles the matcher (the
+    two can run in two processes: :func:`segbench.compilation.compile_ahead`)."""
     pb, gt = tiny_pair()
-    if matcher:
-        evaluate_image(pb, [gt], nthresh=3)
-        return
     _, frames = _frames(pb, default_thresholds(3), True, 1)
     empty = np.zeros(0, np.int64)
     covered_counts(np.arange(len(frames), dtype=np.int64), np.zeros(2, np.int64), empty,

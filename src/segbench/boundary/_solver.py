@@ -1047,10 +1047,9 @@ def _solver_state(n_rows_cap, n_real, n_disc):
                   np.empty(n_disc, np.int64))
     ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
           np.empty(4 * n_side + 16, np.int8))
-    return sol, buf, ev, _new_lists.py_func(0, n_nodes)
+    return sol, buf, ev, _new_lists(0, n_nodes)
 
 
-@nb.njit(**_INTERNAL)
 def _new_lists(n_entries, n_nodes):
     """:class:`Lists` with room for ``n_entries`` candidate pairs listed from each side.
 
@@ -1073,7 +1072,7 @@ def _fit_lists(state, n_entries):
     have = lists.nb_col.shape[0]
     if have >= n_entries and lists.heap.val.shape[0] >= n_entries + n_nodes + 2:
         return state
-    return sol, buf, ev, _new_lists.py_func(max(n_entries, have + have // 4), n_nodes)
+    return sol, buf, ev, _new_lists(max(n_entries, have + have // 4), n_nodes)
 
 
 @nb.njit(**_PUBLIC, nogil=True)
