@@ -1,5 +1,5 @@
-"""Time a split in the annotation editor on a 481x321 image, in headless Chromium, and
-take a screenshot of the editor.
+"""Time a split in the annotation editor on a 481x321 image, in headless Chromium (and,
+with --screenshot, save a picture of the editor).
 
     python benchmarks/annotate_split.py [--image IMG] [--screenshot PNG] [--repeat N]
 
@@ -66,10 +66,16 @@ def _outlines(iid: str, k: int = 5) -> list[np.ndarray]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--image", type=Path, default=None)
-    ap.add_argument("--screenshot", type=Path,
-                    default=Path("/work/notes/annotate-editor.png"))
+    ap.add_argument("--screenshot", type=Path, default=None,
+                    help="also save a screenshot of the editor here (a new file)")
     ap.add_argument("--repeat", type=int, default=10)
     a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if a.image is not None and not a.image.is_file():
+        ap.error(f"{a.image}: no such image file")
+    if a.screenshot is not None and a.screenshot.exists():
+        ap.error(f"{a.screenshot}: exists; choose a new file for the screenshot")
 
     import conftest
     import test_annotate_browser as tb
@@ -114,13 +120,17 @@ def main(argv=None) -> int:
                 tb._drag(driver, ring)
                 tb._key(driver, "z", ctrl=True)
             times = driver.execute_script("return segEditor.timings")
-            a.screenshot.parent.mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(a.screenshot))
+            if a.screenshot is not None:
+                a.screenshot.parent.mkdir(parents=True, exist_ok=True)
+                driver.save_screenshot(str(a.screenshot))
         finally:
             driver.quit()
             srv.shutdown()
             srv.server_close()
         ring_t = [t for t in times[shots:] if t["op"] == "split"]
+        if not ring_t:
+            print("no split of the ring was recorded", file=sys.stderr)
+            return 1
         split = statistics.median(t["split_ms"] for t in ring_t)
         render = statistics.median(t["render_ms"] for t in ring_t)
         print(f"image {iid} {w}x{h}: {shots} outline splits, then {len(ring_t)} splits of "
@@ -130,7 +140,8 @@ def main(argv=None) -> int:
         if shots:
             print("outline splits: " + ", ".join(f"{t['pixels']} px {t['split_ms']:.1f} ms"
                                                  for t in times[:shots]))
-        print(f"screenshot: {a.screenshot}")
+        if a.screenshot is not None:
+            print(f"screenshot: {a.screenshot}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -41,7 +41,8 @@ def main() -> int:
         r = evaluate_image(read_prediction(maps / f"{iid}.png").pb, gt)
         for arr in (r.cnt_r, r.sum_r, r.cnt_p, r.sum_p):
             counts.update(np.ascontiguousarray(arr, np.int64).tobytes())
-        human.update(repr(human_counts(gt, per_annotator=True)).encode())
+        human.update(np.ascontiguousarray(human_counts(gt, per_annotator=True),
+                                          np.int64).tobytes())
     print(len(ids), "eval", counts.hexdigest()[:16], "human", human.hexdigest()[:16])
     return 0
 

@@ -209,9 +209,6 @@ def run_child(src: Path, folder: Path, tol: float, threads: int = 1, inner: int 
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}): {' '.join(cmd)}")
     res = json.loads(out.decode().strip().splitlines()[-1])
-    # the child's own peak (VmHWM): its ru_maxrss would also count the parent's memory
-    # at the fork (Linux folds the pre-exec peak into it), e.g. a synthetic map built
-    res["maxrss_kb"] = res["hwm_kb"]
     res["child_cpu"] = usage.ru_utime + usage.ru_stime
     return res
 
@@ -295,11 +292,11 @@ def main(argv=None) -> int:
                                 inner=1 if case == "synth" else a.inner)
                 runs.setdefault((name, case, tol), []).append(res)
                 print(f"  [{rep + 1}/{a.repeats}] {name:6s} {case:7s} {tol}: "
-                      f"{res['cpu']:7.2f} CPU-s  {res['maxrss_kb'] / 1024:7.1f} MB",
+                      f"{res['cpu']:7.2f} CPU-s  {res['hwm_kb'] / 1024:7.1f} MB",
                       file=sys.stderr)
 
     med = {k: {"cpu": statistics.median(r["cpu"] for r in v),
-               "mb": statistics.median(r["maxrss_kb"] for r in v) / 1024,
+               "mb": statistics.median(r["hwm_kb"] for r in v) / 1024,
                "pixels": _pixels(v[0]), "counts": {r["counts"] for r in v},
                "images": v[0]["images"]} for k, v in runs.items()}
     names = list(versions)

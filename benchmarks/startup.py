@@ -4,7 +4,7 @@
 Each case runs ``--repeats`` times (default 5) as a separate process, the cases in
 turn (round-robin, so that a drift of the machine's speed reaches all alike); printed are the
 min and median CPU-seconds (user + system of the child, from ``resource.getrusage``),
-the median wall seconds and the max RSS, beside floors measured in the same run:
+and the median wall seconds, beside floors measured in the same run:
 
 * ``python -c "import numpy"``: the interpreter and numpy, which every command needs
   (the first row is also the machine's speed gauge: 0.15 on a quiet machine);
@@ -45,8 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
 
-def _run(cmd: list[str], env: dict) -> tuple[float, float, int]:
-    """(CPU-s, wall-s, max RSS in MB) of one child process."""
+def _run(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(CPU-s, wall-s) of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -57,8 +57,7 @@ def _run(cmd: list[str], env: dict) -> tuple[float, float, int]:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode()[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: report it per case
-    return cpu, wall, after.ru_maxrss // 1024
+    return cpu, wall
 
 
 def main() -> int:
@@ -111,7 +110,7 @@ def main() -> int:
         walls = {k: [] for k in range(len(cases))}
         for r in range(a.repeats):
             for k, (label, cmd, target) in enumerate(cases):
-                cpu, wall, _ = _run(cmd(work / f"c{k}r{r}"), env)
+                cpu, wall = _run(cmd(work / f"c{k}r{r}"), env)
                 cpus[k].append(cpu)
                 walls[k].append(wall)
         for k, (label, cmd, target) in enumerate(cases):
