@@ -47,11 +47,13 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
     # process and thread in the name (not mkstemp: its files are private, 0600)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if durable:
+        if durable:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+        else:
+            tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(path, _reason(exc)) from None
