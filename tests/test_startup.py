@@ -45,13 +45,41 @@ def test_boundary_imports_only_what_it_uses(one_image, tmp_path):
     assert "numba" in mods and "segbench.io._mat5" in mods   # it reads .mat, matches
     # scipy.io: the ground truth is read by io._mat5; numba.np.arraymath (and through
     # it scipy.linalg): the cached kernels load without Numba's target refresh
-    for unused in ("matplotlib", "scipy.io", "scipy.linalg", "numba.np.arraymath",
+    # scipy and yaml: Numba imports them at its own import, for nothing a command needs
+    # (compilation.import_numba_lean)
+    for unused in ("scipy", "yaml", "matplotlib", "scipy.io", "scipy.linalg",
+                   "numba.np.arraymath",
                    "scipy.ndimage", "scipy.stats", "tqdm", "pandas", "dask", "jinja2",
                    "urllib.request"):
         assert unused not in mods, unused
     with_plot = _modules_after([*base, "--out", str(tmp_path / "b")])
     assert (tmp_path / "b" / "pr_curve.png").stat().st_size > 1000
     assert "matplotlib" not in with_plot             # the PR plot is drawn with Pillow
+
+
+def test_lean_numba_import_hides_nothing_afterwards(tmp_path):
+    """Numba imported without scipy and yaml; both import normally afterwards, and a
+    Numba config file in the working directory is still read through yaml."""
+    pytest.importorskip("scipy")
+    code = ("import sys\nfrom segbench.compilation import import_numba_lean\n"
+            "import_numba_lean()\nimport numba.core.config as c\n"
+            "print('BEFORE', 'scipy' in sys.modules, 'yaml' in sys.modules, c._HAVE_YAML)\n"
+            "import scipy, scipy.ndimage\nprint('AFTER', scipy.ndimage.label.__name__)\n")
+
+    def run(cwd):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300, cwd=cwd)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+    out = run(tmp_path)
+    assert out[:3] == ["BEFORE", "False", "False"] and out[-2:] == ["AFTER", "label"]
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        return
+    (tmp_path / ".numba_config.yaml").write_text("{}\n")
+    out = run(tmp_path)
+    assert out[:4] == ["BEFORE", "False", "True", "True"]   # the file is honoured
 
 
 def test_first_compilation_says_so_once(tmp_path):

@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["announce_compiles", "compile_ahead", "is_cached", "lean_cache_loading",
-           "prepare_kernels", "wait_ahead"]
+__all__ = ["announce_compiles", "compile_ahead", "import_numba_lean", "is_cached",
+           "lean_cache_loading", "prepare_kernels", "wait_ahead"]
 
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
@@ -148,6 +148,32 @@ def lean_cache_loading() -> None:
         return None   # the guard swallowed a spurious I/O error: compile instead
 
     caching.FunctionCache.load_overload = load_overload
+
+
+def import_numba_lean() -> None:
+    """Import Numba without two modules it imports for nothing in a segbench command.
+
+    At its import Numba imports SciPy only to check SciPy's version (0.02-0.03 CPU-s)
+    and PyYAML only to read a ``.numba_config.yaml`` in the working directory (0.015).
+    Both are hidden from Numba's import (each one only if it is not imported already;
+    PyYAML only if no such file is there, so a user's file is still read) and visible
+    again to everything after it. For the command-line process, which calls this
+    before a command that runs kernels: a library must not change how its host
+    imports Numba. Does nothing if Numba is imported already.
+    """
+    if "numba" in sys.modules:
+        return
+    hidden = ["scipy"] if "scipy" not in sys.modules else []
+    if "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml"):
+        hidden.append("yaml")
+    for name in hidden:
+        sys.modules[name] = None             # "import name" raises ImportError
+    try:
+        import numba  # noqa: F401
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 def is_cached(dispatcher) -> bool:

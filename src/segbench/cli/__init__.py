@@ -34,6 +34,10 @@ _COMMAND_GROUPS = {
     "stats": "stats", "fetch": "datasets", "submit": "datasets", "serve": "site",
     "site": "site", "annotate": "annotate", "annotate-export": "annotate"}
 
+#: Groups whose commands run compiled kernels (they import Numba the lean way first).
+_KERNEL_GROUPS = {"benchmark", "detect", "consistency", "agreement", "semantic",
+                  "superpixel", "stats"}
+
 
 def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     """The ``segbench`` parser with the commands of ``groups`` (default: all)."""
@@ -83,6 +87,9 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     from ..errors import SegbenchError
+    if group in _KERNEL_GROUPS:
+        from ..compilation import import_numba_lean
+        import_numba_lean()
     try:
         with _Warnings():
             return args.func(args)
