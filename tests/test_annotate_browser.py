@@ -85,6 +85,21 @@ def _labels(driver) -> np.ndarray:
     return np.array(flat, np.int64).reshape(h, w)
 
 
+def _canvas(driver) -> np.ndarray:
+    """The editor canvas' RGBA pixels, (H, W, 4)."""
+    flat = driver.execute_script(
+        "const c = document.getElementById('canvas');"
+        "return Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data)")
+    h, w = driver.execute_script("return [segEditor.H, segEditor.W]")
+    return np.array(flat, np.uint8).reshape(h, w, 4)
+
+
+def _repaint_all(driver) -> None:
+    """Make the editor repaint the whole canvas (what a change of opacity does)."""
+    driver.execute_script("document.getElementById('opacity').dispatchEvent("
+                          "new Event('input'))")
+
+
 def _client(driver, pts):
     """Viewport (CSS px) positions of image points, through the canvas' on-screen box."""
     left, top, width, height, w, h = driver.execute_script(
@@ -240,11 +255,19 @@ def test_split_brush_merge_undo_draft_save_match_what_was_drawn(browser, tmp_pat
         assert browser.execute_script("return segEditor.cur") == model.lab[5, 85] == 0
         model.cur = 0
         _key(browser, "b")
+        before_stroke = _canvas(browser)
         _drag(browser, [(80, 30), (60, 32), (40, 31), (25, 35)])
         page = _labels(browser)
         stroke = browser.execute_script("return segEditor.lastStroke")
         model.brush(stroke, page)
         assert (page == model.lab).all()
+        # the stroke repainted only around itself: the canvas is what a full repaint
+        # gives, and it did change
+        painted = _canvas(browser)
+        _repaint_all(browser)
+        assert (painted == _canvas(browser)).all()
+        assert (painted != before_stroke).any(axis=2).sum() > 100
+        assert browser.find_element(By.ID, "segments").text == str(np.unique(page).size)
 
         # merge (tool M) a segment into the current one, then undo it; redo, undo again
         before = page.copy()

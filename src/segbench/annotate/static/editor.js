@@ -1,7 +1,7 @@
 // The segmentation editor. A segmentation is a label map (Uint16Array, one label per
 // pixel, row-major, presented orientation): every pixel always belongs to exactly one
 // segment, and every tool only relabels pixels. The server rotates flipped images back.
-import { forEachInside, forEachInCapsule } from './geometry.js';
+import { capsuleBox, forEachInside, forEachInCapsule } from './geometry.js';
 
 const $ = (id) => document.getElementById(id);
 const iid = new URLSearchParams(location.search).get('iid') || '';
@@ -35,11 +35,18 @@ function colour(l) {
 }
 
 // ---- drawing ---------------------------------------------------------------------
-function render() {
+// Repaint columns c0..c1 of rows r0..r1 (inclusive; clipped) from the labels. A pixel's
+// colour depends on its label and on its right and lower neighbours' (the boundary
+// between them), so after labels change in a box, the box grown by one pixel to the
+// left and up is what needs repainting: a brush stroke on a 12-megapixel photograph
+// repaints its capsule, not the photograph.
+function paint(c0, r0, c1, r1) {
   const { W, H, labels, pixels, cur } = ed, o = ed.out.data;
+  c0 = Math.max(0, c0); r0 = Math.max(0, r0); c1 = Math.min(W - 1, c1); r1 = Math.min(H - 1, r1);
+  if (c0 > c1 || r0 > r1) return;
   const a = ed.alpha, ac = Math.min(1, a + 0.15), bounds = ed.bounds;
-  for (let r = 0, i = 0; r < H; r++) {
-    for (let c = 0; c < W; c++, i++) {
+  for (let r = r0; r <= r1; r++) {
+    for (let c = c0, i = r * W + c0; c <= c1; c++, i++) {
       const l = labels[i], p = 4 * i;
       const edge = bounds && ((c + 1 < W && labels[i + 1] !== l) ||
                               (r + 1 < H && labels[i + W] !== l));
@@ -56,11 +63,20 @@ function render() {
       o[p + 3] = 255;
     }
   }
-  ed.ctx.putImageData(ed.out, 0, 0);
+  ed.ctx.putImageData(ed.out, 0, 0, c0, r0, c1 - c0 + 1, r1 - r0 + 1);
+}
+
+// Repaint everything and the status bar.
+function render() {
+  paint(0, 0, ed.W - 1, ed.H - 1);
+  showStatus();
+}
+
+function showStatus() {
   $('segments').textContent = String(countSegments());
-  const k = colour(cur);
+  const k = colour(ed.cur);
   $('swatch').style.background = `rgb(${palette[k]},${palette[k + 1]},${palette[k + 2]})`;
-  $('current').textContent = String(cur);
+  $('current').textContent = String(ed.cur);
   $('undo').disabled = !ed.undo.length;
   $('redo').disabled = !ed.redo.length;
 }
@@ -91,7 +107,12 @@ function pushUndo() {
   ed.redo.length = 0;
 }
 function restore(s) { ed.labels = s.labels; ed.nSeg = s.nSeg; ed.cur = s.cur; }
-function changed() { ed.version++; ed.dirty = true; render(); scheduleSave(); }
+// The labels changed: repaint (unless the change painted itself), count, save soon.
+function changed(repaint = true) {
+  ed.version++; ed.dirty = true;
+  if (repaint) render(); else showStatus();
+  scheduleSave();
+}
 
 export function undo() {
   if (!ed.undo.length) return;
@@ -139,12 +160,18 @@ export function merge(other) {
   return true;
 }
 
+// Paint the current segment along a-b; repaint what that changed (the segment count
+// in the status bar follows when the stroke ends).
 function brushAt(a, b) {
   const { labels, cur } = ed;
   let n = 0;
   forEachInCapsule(a, b, ed.brush, ed.W, ed.H, (i) => {
     if (labels[i] !== cur) { labels[i] = cur; n++; }
   });
+  if (n) {
+    const [c0, r0, c1, r1] = capsuleBox(a, b, ed.brush, ed.W, ed.H);
+    paint(c0 - 1, r0 - 1, c1, r1);
+  }
   return n;
 }
 
@@ -189,7 +216,7 @@ function onDown(e) {
     ed.stroke = [p];
     brushAt(p, p);
     view.setPointerCapture(e.pointerId);
-    render();
+    showStatus();
   } else if (ed.tool === 'merge' || ed.tool === 'pick') {
     const i = pixelAt(p);
     if (i < 0) return;
@@ -210,7 +237,7 @@ function onMove(e) {
     drawGuide(ed.contour.concat([p]), false);
   } else if (ed.tool === 'brush' && ed.stroke) {
     const last = ed.stroke[ed.stroke.length - 1];
-    if (!samePoint(last, p)) { ed.stroke.push(p); brushAt(last, p); render(); }
+    if (!samePoint(last, p)) { ed.stroke.push(p); brushAt(last, p); }
   }
 }
 
@@ -226,7 +253,7 @@ function onUp(e) {
   } else if (ed.tool === 'brush' && ed.stroke) {
     ed.lastStroke = { points: ed.stroke, radius: ed.brush };
     ed.stroke = null;
-    changed();
+    changed(false);
   }
 }
 

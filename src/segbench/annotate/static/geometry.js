@@ -29,14 +29,21 @@ export function forEachInside(pts, W, H, visit) {
   }
 }
 
+// The pixels [c0, r0, c1, r1] (inclusive, clipped to the image) that can have their
+// centre within radius of the segment a-b.
+export function capsuleBox(a, b, radius, W, H) {
+  const [ax, ay] = a, [bx, by] = b;
+  return [Math.max(0, Math.floor(Math.min(ax, bx) - radius - 0.5)),
+          Math.max(0, Math.floor(Math.min(ay, by) - radius - 0.5)),
+          Math.min(W - 1, Math.ceil(Math.max(ax, bx) + radius - 0.5)),
+          Math.min(H - 1, Math.ceil(Math.max(ay, by) + radius - 0.5))];
+}
+
 // Calls visit(i) for every pixel whose centre is within radius of the segment a-b
 // (a capsule; a disk when a == b).
 export function forEachInCapsule(a, b, radius, W, H, visit) {
   const [ax, ay] = a, [bx, by] = b;
-  const c0 = Math.max(0, Math.floor(Math.min(ax, bx) - radius - 0.5));
-  const c1 = Math.min(W - 1, Math.ceil(Math.max(ax, bx) + radius - 0.5));
-  const r0 = Math.max(0, Math.floor(Math.min(ay, by) - radius - 0.5));
-  const r1 = Math.min(H - 1, Math.ceil(Math.max(ay, by) + radius - 0.5));
+  const [c0, r0, c1, r1] = capsuleBox(a, b, radius, W, H);
   const dx = bx - ax, dy = by - ay, len2 = dx * dx + dy * dy, rr = radius * radius;
   for (let r = r0; r <= r1; r++) {
     const py = r + 0.5;
