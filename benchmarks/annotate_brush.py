@@ -24,7 +24,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 HERE = Path(__file__).resolve().parent
@@ -47,7 +46,7 @@ return segEditor.cur;
 
 #: Dispatch a stroke of pointer events along the canvas' diagonal; time each move.
 _STROKE_JS = """
-const [moves, ] = arguments;
+const moves = arguments[0];
 const before = segEditor.labels.slice();
 const view = document.getElementById('viewport');
 const r = document.getElementById('canvas').getBoundingClientRect();
