@@ -71,6 +71,21 @@ def test_frames_equal_independent_solves(seed):
         assert n_matched[f] == n_opt == flags[f].sum()
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_match_is_the_walk_of_one_frame(seed):
+    """Matcher.match (one frame, called directly) matches the same pixels as a walk of
+    that one frame, with either map the larger."""
+    rng = np.random.default_rng(300 + seed)
+    h, w = rng.integers(10, 40, 2)
+    b1 = rng.random((h, w)) < rng.uniform(0.05, 0.3)
+    b2 = rng.random((h, w)) < rng.uniform(0.05, 0.3)
+    m = Matcher((h, w), rng.uniform(0.03, 0.2))
+    m1, m2 = m.match(b1, b2)
+    n, flags = m.match_frames(b1, [np.flatnonzero(b2)])
+    assert m1.sum() == n[0] == m2.sum()
+    assert np.array_equal(np.flatnonzero(m2), np.flatnonzero(b2)[flags[0]])
+
+
 def test_deterministic_and_symmetric_counts():
     rng = np.random.default_rng(7)
     b1 = rng.random((40, 50)) < 0.15

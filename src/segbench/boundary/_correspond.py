@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..memory import release_large_arrays
-from ._solver import _frame_diffs, _replay_flags, _solver_state, _walk_frames
+from ._solver import (_fit_lists, _frame_diffs, _layout, _match_sequence, _replay_flags,
+                      _solver_state, _walk_frames)
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
 COST_MULTIPLIER = 100
@@ -277,25 +278,30 @@ class Matcher:
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
         """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps).
 
-        Solved as a walk of one frame (``bmap2``) against ``bmap1``, so that one
-        compiled solver serves both this and :meth:`frame_events`; the smaller map is
-        the rows, as there."""
+        One frame of the solver that :meth:`frame_events` walks, called directly: the
+        smaller map is the rows (``bmap1`` when they are as large), as in a walk. A
+        single frame makes no repairs, so only the rows' candidate lists are laid out
+        and the rows' side is reported (``frame_side`` 0): the matching is the one a
+        walk of that frame finds, whichever side it would report."""
         b1 = self._check(bmap1)
         b2 = self._check(bmap2)
         p1 = np.flatnonzero(b1).astype(np.int64)
         p2 = np.flatnonzero(b2).astype(np.int64)
-        # the pool of one frame (frame_pool's, without its diffs and union: a third of
-        # the time of a BSDS-size pair): no diffs, and the union is the frame
-        none, no_diffs = p2[:0], np.zeros(2, np.int64)
-        pool = (np.array([0, p2.size], np.int64), p2, no_diffs, none, no_diffs, none, p2)
-        _, _, _, self._box[0], (rows, cols, (_, partner, _)) = _walk_frames(
-            self.shape[0], self.shape[1], p1, pool, self._half,
-            self._cost_tab, self.outlier, self._workspace(),
-            self._solver(max(p1.size, p2.size, 1)))
-        row_flags = partner >= 0
-        col_flags = np.zeros(cols.size, bool)
-        col_flags[partner[row_flags]] = True
-        # p1 (the fixed map) is the rows when p2 is at least as large
+        rows, cols = (p1, p2) if p2.size >= p1.size else (p2, p1)
+        h, w = self.shape
+        ws = self._workspace()
+        row_off = _layout(rows, cols, h, w, self._half, ws[0])
+        state = _fit_lists(self._solver(max(p1.size, p2.size, 1)), int(row_off[-1]))
+        one = np.zeros(1, np.int64)
+        none = one[:0]
+        no_diffs = (-1, 0, 1, one, none, one, none)
+        start = (none, none, none, none, none)
+        _, (ev, _), row_flags, col_flags, _ = _match_sequence(
+            h, w, one, np.array([rows.size], np.int64), rows, one,
+            np.array([cols.size], np.int64), cols, self._half, self._cost_tab,
+            self.outlier, ws, state, no_diffs, start, 0,
+            (rows, row_off, cols, np.zeros(cols.size + 1, np.int64)))
+        self._box[0] = (state[0], state[1], ev, state[3])
         f1, f2 = (row_flags, col_flags) if p2.size >= p1.size else (col_flags, row_flags)
         m1 = np.zeros(b1.size, bool)
         m1[p1[f1]] = True
