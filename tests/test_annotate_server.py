@@ -478,3 +478,44 @@ def test_a_damaged_ledger_is_one_line_naming_it(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "annotate.sqlite" in err
     assert "cannot open the annotation ledger" in err
+
+
+def test_an_image_requested_by_many_at_once_is_encoded_once(tmp_path, monkeypatch):
+    """A group starting together asks for the same photograph at once: one decode and
+    encoding, every request the same bytes; an encoding that fails lets the next try."""
+    import segbench.io as sio
+    from segbench.annotate.ledger import Presentation
+    images = _images(tmp_path / "images", 1)
+    srv = make_server(images, tmp_path / "out", port=0, subject="x")
+    real, calls = sio.read_image, []
+
+    def slow_read(path):
+        calls.append(path)
+        time.sleep(0.2)
+        return real(path)
+    try:
+        monkeypatch.setattr(sio, "read_image", slow_read)
+        got = [None] * 12
+        start = threading.Barrier(len(got))
+
+        def ask(k):
+            start.wait()
+            got[k] = srv.app.png("im00", Presentation(gray=True))
+        threads = [threading.Thread(target=ask, args=(k,)) for k in range(len(got))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert len(calls) == 1 and got[0][:8] == b"\x89PNG\r\n\x1a\n"
+        assert all(g == got[0] for g in got)
+
+        def broken(path):
+            raise OSError("unreadable")
+        monkeypatch.setattr(sio, "read_image", broken)
+        with pytest.raises(OSError):
+            srv.app.png("im00", Presentation())
+        monkeypatch.setattr(sio, "read_image", slow_read)
+        assert srv.app.png("im00", Presentation())[:4] == b"\x89PNG"
+        assert len(calls) == 2
+    finally:
+        srv.server_close()

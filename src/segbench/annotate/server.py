@@ -146,6 +146,7 @@ class AnnotateApp:
                         else self.ledger.subject_id(clean_name(subject)))
         self._png_lock = threading.Lock()
         self._png_cache: dict = {}
+        self._png_pending: dict = {}   # key -> the lock held while it is encoded
         self._names_lock = threading.Lock()
         self.static = _load_static()
         self.write_subjects()
@@ -193,11 +194,30 @@ class AnnotateApp:
                               json.dumps(names, indent=1, ensure_ascii=False) + "\n")
 
     def png(self, iid: str, p: Presentation) -> bytes:
-        """The image as presented, PNG-encoded (cached: a few images are hot)."""
+        """The image as presented, PNG-encoded (cached: a few images are hot). Requests
+        for one image that arrive together (a group starting at once) wait for one
+        encoding instead of each decoding and encoding the photograph."""
         key = (iid, p)
         with self._png_lock:
             if key in self._png_cache:
                 return self._png_cache[key]
+            pending = self._png_pending.setdefault(key, threading.Lock())
+        with pending:
+            with self._png_lock:
+                if key in self._png_cache:
+                    return self._png_cache[key]
+            try:
+                data = self._encode_png(iid, p)
+            finally:
+                with self._png_lock:
+                    self._png_pending.pop(key, None)
+            with self._png_lock:
+                if len(self._png_cache) > 64:
+                    self._png_cache.clear()
+                self._png_cache[key] = data
+            return data
+
+    def _encode_png(self, iid: str, p: Presentation) -> bytes:
         import numpy as np
         from PIL import Image
 
@@ -212,12 +232,7 @@ class AnnotateApp:
             img = img[::-1, ::-1]
         buf = io.BytesIO()
         Image.fromarray(np.ascontiguousarray(img)).save(buf, "PNG", compress_level=1)
-        data = buf.getvalue()
-        with self._png_lock:
-            if len(self._png_cache) > 64:
-                self._png_cache.clear()
-            self._png_cache[key] = data
-        return data
+        return buf.getvalue()
 
     # -- cookies -----------------------------------------------------------------------
     def sign(self, subject: int) -> str:
