@@ -121,11 +121,21 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     from segbench.algorithms._pb import PB_DETECTORS
 
+    # how the cues were sampled: the record says so, from the cache when one is read
+    sampling = {"per_image": a.per_image, "seed": a.seed, "distance": a.distance,
+                "limit": a.limit}
     if a.cache and a.cache.is_file():
         z = np.load(a.cache)
-        cues = {k: z[k] for k in z.files if k != "y"}
+        cues = {k: z[k] for k in z.files if k not in ("y", "n_images", "sampling")}
         y = z["y"]
-        n_images = int(cues.pop("n_images"))
+        n_images = int(z["n_images"])
+        cached = (json.loads(str(z["sampling"])) if "sampling" in z.files
+                  else dict.fromkeys(sampling, "unknown (a cache without its settings)"))
+        differ = [k for k in sampling if cached[k] != sampling[k]]
+        if differ:
+            print(f"{a.cache}: cues sampled with {', '.join(f'{k}={cached[k]}' for k in differ)}"
+                  f"; the fit and its record use the cache's", file=sys.stderr)
+        sampling = cached
     else:
         paths = sorted(a.images.glob("*.jpg"))
         if a.limit:
@@ -144,13 +154,14 @@ def main(argv=None) -> int:
         y = np.concatenate(ys)
         n_images = len(paths)
         if a.cache:
-            np.savez(a.cache, y=y, n_images=n_images, **cues)
+            np.savez(a.cache, y=y, n_images=n_images, sampling=json.dumps(sampling),
+                     **cues)
     table = {"_about": "Logistic fits of tools/train_pb.py on BSDS500 train: beta on "
                        "[1, cue / fstd]; effective weights on the raw cues are "
                        "beta ./ fstd (fstd[0] = 1).",
              "_training": {"images": n_images, "pixels": int(y.size),
-                           "per_image": a.per_image, "seed": a.seed,
-                           "rounds": a.rounds, "distance": a.distance,
+                           "per_image": sampling["per_image"], "seed": sampling["seed"],
+                           "rounds": a.rounds, "distance": sampling["distance"],
                            "positive_fraction": float(y.mean()),
                            "label": "fraction of annotators marking the 3x3 "
                                     "neighbourhood"}}
