@@ -82,6 +82,9 @@ def _build_hed(out: Path, data: Path, n: int, factor: int) -> None:
     gt_dir = data / "bsds500" / "groundTruth" / "test"
     ids = sorted(p.stem for p in pred_dir.glob("*.png"))[:n]
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.npz"):     # this script's own inputs of another --n: every
+        if old.stem not in ids:       # case must evaluate the same images
+            old.unlink()
     for iid in ids:
         pb = np.asarray(Image.open(pred_dir / f"{iid}.png"))
         if pb.dtype != np.uint8 or pb.ndim != 2:

@@ -129,12 +129,17 @@ def main(argv=None) -> int:
         cues = {k: z[k] for k in z.files if k not in ("y", "n_images", "sampling")}
         y = z["y"]
         n_images = int(z["n_images"])
-        cached = (json.loads(str(z["sampling"])) if "sampling" in z.files
-                  else dict.fromkeys(sampling, "unknown (a cache without its settings)"))
-        differ = [k for k in sampling if cached[k] != sampling[k]]
-        if differ:
-            print(f"{a.cache}: cues sampled with {', '.join(f'{k}={cached[k]}' for k in differ)}"
-                  f"; the fit and its record use the cache's", file=sys.stderr)
+        if "sampling" in z.files:
+            cached = json.loads(str(z["sampling"]))
+            differ = [k for k in sampling if cached[k] != sampling[k]]
+            if differ:
+                print(f"{a.cache}: cues sampled with "
+                      f"{', '.join(f'{k}={cached[k]}' for k in differ)}; the fit and its "
+                      f"record use the cache's", file=sys.stderr)
+        else:
+            print(f"{a.cache}: a cache that does not say how its cues were sampled; the "
+                  f"record gives null for those settings", file=sys.stderr)
+            cached = dict.fromkeys(sampling)
         sampling = cached
     else:
         paths = sorted(a.images.glob("*.jpg"))

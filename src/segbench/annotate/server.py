@@ -208,13 +208,17 @@ class AnnotateApp:
                     return self._png_cache[key]
             try:
                 data = self._encode_png(iid, p)
-            finally:
-                with self._png_lock:
-                    self._png_pending.pop(key, None)
-            with self._png_lock:
+            except BaseException:
+                with self._png_lock:          # the next request tries again
+                    if self._png_pending.get(key) is pending:
+                        del self._png_pending[key]
+                raise
+            with self._png_lock:              # cached and released at once: no gap
                 if len(self._png_cache) > 64:
                     self._png_cache.clear()
                 self._png_cache[key] = data
+                if self._png_pending.get(key) is pending:
+                    del self._png_pending[key]
             return data
 
     def _encode_png(self, iid: str, p: Presentation) -> bytes:
