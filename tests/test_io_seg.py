@@ -228,3 +228,25 @@ def test_binary_garbage(tmp_path):
 def test_write_seg_needs_segfile(tmp_path):
     with pytest.raises(InputError, match="SegFile"):
         write_seg(tmp_path / "y.seg", LABELS)
+
+
+def test_a_durable_write_flushes_the_file_and_its_folder(tmp_path, monkeypatch):
+    """durable=True: the file is fsynced before the rename and the folder after it (the
+    rename is a folder entry); without it, neither; the bytes are the same."""
+    import os
+    seg = SegFile(np.array([[0, 0, 1], [1, 1, 2]], np.int32))
+    synced = []
+    real = os.fsync
+
+    def spy(fd):
+        synced.append(os.path.isdir(f"/proc/self/fd/{fd}"))
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", spy)
+    write_seg(tmp_path / "a.seg", seg)
+    assert synced == []
+    write_seg(tmp_path / "b.seg", seg, durable=True)
+    if os.path.isdir("/proc/self/fd"):
+        assert synced == [False, True]          # the file, then its folder
+    else:
+        assert len(synced) >= 1
+    assert (tmp_path / "a.seg").read_bytes() == (tmp_path / "b.seg").read_bytes()

@@ -38,8 +38,9 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
 
     Readers see the old file or the new one, never a part. The temporary file's name is
     unique to the call, so threads writing the same path never share one. With
-    ``durable`` the data is flushed to disk (``fsync``) before the rename, for a caller
-    that records elsewhere that the file is written. On any failure the temporary file
+    ``durable`` the data is flushed to disk (``fsync``) before the rename, and the
+    folder after it (the rename itself is an entry of the folder), for a caller that
+    records elsewhere that the file is written. On any failure the temporary file
     is removed and :class:`~segbench.errors.OutputError` names ``path``.
     """
     import threading
@@ -55,6 +56,8 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
         else:
             tmp.write_bytes(data)
         os.replace(tmp, path)
+        if durable:
+            _fsync_folder(path.parent)
     except OSError as exc:
         raise OutputError(path, _reason(exc)) from None
     finally:
@@ -62,6 +65,18 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries to disk, where the system can (POSIX; Windows cannot
+    open a folder, and renames there are journaled by the file system)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: str | PathLike, text: str) -> None:
