@@ -25,6 +25,9 @@ MARKER = ".segbench-nms"
 _INPUT_EXTS = (".png", ".bmp", ".npy")
 _FORMATS = ("png16", "png8", "npy")
 
+#: The marker of a folder written by ``segbench ucm``.
+UCM_MARKER = ".segbench-ucm"
+
 #: The marker of a folder written by ``segbench detect``.
 DETECT_MARKER = ".segbench-detect"
 _IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
@@ -96,6 +99,44 @@ def _cmd_nms(a) -> int:
     return 0
 
 
+def _one_ucm(job, **options):
+    """Per-map work of ``segbench ucm`` (module level, for worker processes)."""
+    from ..algorithms import ucm_file
+    src, dst = job
+    ucm_file(src, dst, **options)
+    return dst
+
+
+def _cmd_ucm(a) -> int:
+    from functools import partial
+
+    from ..engine import map_items
+    from ..errors import InputError
+    from ..io import list_files
+    pred, out = Path(a.pred), Path(a.out)
+    if a.radius < 1 or not math.isfinite(a.radius):
+        raise InputError(f"--radius must be a number >= 1 (pixels), got {a.radius}")
+    if a.orientations < 0:
+        raise InputError(f"--orientations must be 0 (exact) or positive, got "
+                         f"{a.orientations}")
+    maps = list_files(pred, _INPUT_EXTS)   # soft maps, and .npy oriented stacks
+    if not maps:
+        raise InputError(f"no contour maps ({', '.join(_INPUT_EXTS)}) in this folder",
+                         pred)
+    settings = {"orientations": a.orientations, "radius": a.radius, "source": str(pred)}
+    _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
+    jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
+    work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius)
+    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="ucm"):
+        pass
+    if a.json:
+        print(json.dumps({"n_maps": len(jobs), "out": str(out), **settings}, indent=1))
+    else:
+        print(f"wrote {len(jobs)} ultrametric contour maps into {out} (ucm2 .mat, "
+              f"doubleSize): score them with 'segbench region --pred {out}'")
+    return 0
+
+
 def _one_detect(job, **options):
     """Per-image work of ``segbench detect`` (module level, for worker processes)."""
     from ..algorithms import detect_file
@@ -138,7 +179,7 @@ def _cmd_detect(a) -> int:
 
 
 def add_parsers(sub) -> None:
-    """Register ``segbench nms`` and ``segbench detect``."""
+    """Register ``segbench nms``, ``segbench ucm`` and ``segbench detect``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "nms", help="thin raw soft maps (CNN outputs) with Dollar's edge NMS",
         description="Thin every soft boundary map of a folder (8/16-bit grey PNG, BMP, "
@@ -167,6 +208,32 @@ def add_parsers(sub) -> None:
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
     add_common(p)
     p.set_defaults(func=_cmd_nms)
+
+    u: argparse.ArgumentParser = sub.add_parser(
+        "ucm", help="hierarchical segmentations (OWT-UCM) from soft boundary maps",
+        description="Turn every contour map of a folder into an ultrametric contour "
+                    "map by the oriented watershed transform (Arbelaez et al. 2011, "
+                    "BSR's contours2ucm): the watershed of the map, each arc's strength "
+                    "read at the arc's own direction, then regions merged by their "
+                    "weakest mean boundary. Inputs: soft maps (8/16-bit grey PNG, BMP, "
+                    ".npy in [0, 1]; raw, not NMS-thinned, maps give the watershed its "
+                    "basins) or .npy oriented stacks H x W x K. Writes OUT/<id>.mat "
+                    "(variable ucm2, doubleSize) for 'segbench region' and 'segbench "
+                    "all'. See docs/detectors.md.")
+    u.add_argument("--pred", required=True, metavar="SOFT_DIR",
+                   help="folder of contour maps <id>.png|.bmp|.npy")
+    u.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder: new, empty, or one written by segbench ucm "
+                        f"(marked by {UCM_MARKER}); any other folder is refused")
+    u.add_argument("--orientations", type=int, default=8,
+                   help="directions at which a 2-D map is read along each arc (as BSR "
+                        "reads a detector's 8 channels); 0 reads at the arc's exact "
+                        "direction (MCG's contours2OWT)")
+    u.add_argument("--radius", type=float, default=5.0,
+                   help="half-width in pixels of the straight-line fit that gives each "
+                        "arc pixel its direction")
+    add_common(u)
+    u.set_defaults(func=_cmd_ucm)
 
     d: argparse.ArgumentParser = sub.add_parser(
         "detect", help="run a boundary detector (Pb, 2mm, gm, canny) on a folder of "

@@ -1,0 +1,495 @@
+"""Compiled kernels of the oriented watershed transform (OWT) and the ultrametric contour
+map (UCM) of Arbelaez, Maire, Fowlkes and Malik (PAMI 2011).
+
+Grid conventions (those of BSR's ``contours2ucm.m`` and ``ucm_mean_pb``): an H x W
+contour map becomes a (2H + 1) x (2W + 1) cell grid in which the image's pixel (i, j)
+sits at cell (2i, 2j), the cells between two pixels at (2i, 2j + 1) and (2i + 1, 2j),
+and the corners at (2i + 1, 2j + 1). Regions are made of corner cells; a boundary cell
+between two corners is a cell with one odd and one even coordinate. Linear cell indices
+are column-major, as MATLAB's, wherever an order decides a result (sums, ties).
+
+Sources read (never copied): BSR ``grouping/lib/contours2ucm.m`` (watershed, arc
+orientation binning, ``super_contour_4c``, ``clean_watersheds``, ``normalize_output``),
+``ucm_mean_pb.cpp`` (the greedy merge by mean boundary strength and its tie order), MCG's
+``contours2OWT.m`` (the single-map form ``pb |cos(theta - arc angle)|``), and the
+subdivision criteria of Maire's ``lib_image::contour_set``.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict, List
+
+from ..compilation import prepare_kernels
+
+prepare_kernels()
+
+__all__ = []
+
+_DY = np.array([-1, -1, -1, 0, 0, 1, 1, 1], dtype=np.int64)
+_DX = np.array([-1, 0, 1, -1, 1, -1, 0, 1], dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _find(parent, i):
+    root = i
+    while parent[root] != root:
+        root = parent[root]
+    while parent[i] != root:
+        nxt = parent[i]
+        parent[i] = root
+        i = nxt
+    return root
+
+
+@numba.njit(cache=True)
+def _line_pixels(ws):
+    """Classify the watershed-line pixels (``ws == 0``) by the basins among their
+    8 neighbours: ``kind`` 1 for an arc pixel (exactly two basins, ``a < b``),
+    2 for a junction (three or more) or a pixel touching fewer than two basins
+    (thick spots of the line); 0 for basin pixels."""
+    h, w = ws.shape
+    kind = np.zeros((h, w), np.int8)
+    a = np.zeros((h, w), np.int32)
+    b = np.zeros((h, w), np.int32)
+    seen = np.empty(8, np.int32)
+    for y in range(h):
+        for x in range(w):
+            if ws[y, x] != 0:
+                continue
+            n = 0
+            for k in range(8):
+                yy = y + _DY[k]
+                xx = x + _DX[k]
+                if yy < 0 or yy >= h or xx < 0 or xx >= w:
+                    continue
+                lab = ws[yy, xx]
+                if lab == 0:
+                    continue
+                new = True
+                for m in range(n):
+                    if seen[m] == lab:
+                        new = False
+                        break
+                if new:
+                    seen[n] = lab
+                    n += 1
+            if n == 2:
+                kind[y, x] = 1
+                a[y, x] = min(seen[0], seen[1])
+                b[y, x] = max(seen[0], seen[1])
+            else:
+                kind[y, x] = 2
+    return kind, a, b
+
+
+@numba.njit(cache=True)
+def _arc_components(kind, a, b):
+    """Label the arcs: 8-connected sets of arc pixels that separate the same two
+    basins. Returns an int32 map (-1 off arcs) and the number of arcs."""
+    h, w = kind.shape
+    parent = np.arange(h * w, dtype=np.int64)
+    for y in range(h):
+        for x in range(w):
+            if kind[y, x] != 1:
+                continue
+            i = y * w + x
+            # the four neighbours already visited (row-major) suffice for connectivity
+            for k in range(4):
+                yy = y + _DY[k]
+                xx = x + _DX[k]
+                if yy < 0 or xx < 0 or xx >= w:
+                    continue
+                if kind[yy, xx] == 1 and a[yy, xx] == a[y, x] and b[yy, xx] == b[y, x]:
+                    ri = _find(parent, i)
+                    rj = _find(parent, yy * w + xx)
+                    if ri != rj:
+                        if ri < rj:
+                            parent[rj] = ri
+                        else:
+                            parent[ri] = rj
+    comp = np.full((h, w), -1, np.int32)
+    ids = np.full(h * w, -1, np.int32)
+    n = 0
+    for y in range(h):
+        for x in range(w):
+            if kind[y, x] != 1:
+                continue
+            r = _find(parent, y * w + x)
+            if ids[r] < 0:
+                ids[r] = n
+                n += 1
+            comp[y, x] = ids[r]
+    return comp, n
+
+
+@numba.njit(cache=True)
+def _arc_tangents(comp, radius):
+    """Tangent direction of each arc pixel: the principal axis of the pixels of the
+    same arc within ``radius`` pixels (radians in [0, pi), from +x, the column,
+    towards +y, the row). Elsewhere 0."""
+    h, w = comp.shape
+    out = np.zeros((h, w), np.float64)
+    r = int(np.floor(radius))
+    r2 = radius * radius
+    for y in range(h):
+        for x in range(w):
+            c = comp[y, x]
+            if c < 0:
+                continue
+            n = 0.0
+            sx = 0.0
+            sy = 0.0
+            sxx = 0.0
+            syy = 0.0
+            sxy = 0.0
+            for dy in range(-r, r + 1):
+                yy = y + dy
+                if yy < 0 or yy >= h:
+                    continue
+                for dx in range(-r, r + 1):
+                    xx = x + dx
+                    if xx < 0 or xx >= w or dx * dx + dy * dy > r2:
+                        continue
+                    if comp[yy, xx] != c:
+                        continue
+                    n += 1.0
+                    sx += dx
+                    sy += dy
+                    sxx += dx * dx
+                    syy += dy * dy
+                    sxy += dx * dy
+            cxx = sxx - sx * sx / n
+            cyy = syy - sy * sy / n
+            cxy = sxy - sx * sy / n
+            t = 0.5 * np.arctan2(2.0 * cxy, cxx - cyy)
+            if t < 0.0:
+                t += np.pi
+            if t >= np.pi:
+                t -= np.pi
+            out[y, x] = t
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _read(stack, pb, theta, y, x, tangent, nbins, single):
+    """The oriented signal at pixel (y, x) for an arc of direction ``tangent``: the
+    stack's channel nearest to it, or ``pb |cos(theta - tangent)|`` for a single map
+    (the tangent rounded to ``nbins`` directions when ``nbins > 0``)."""
+    if single:
+        t = tangent
+        if nbins > 0:
+            k = int(np.floor(tangent / np.pi * nbins + 0.5)) % nbins
+            t = k * np.pi / nbins
+        return pb[y, x] * abs(np.cos(theta[y, x] - t))
+    kk = stack.shape[2]
+    k = int(np.floor(tangent / np.pi * kk + 0.5)) % kk
+    return stack[y, x, k]
+
+
+@numba.njit(cache=True)
+def _transfer(ws, kind, tangent, stack, pb, theta, nbins, single):
+    """Contour strength of each watershed-line pixel: arc pixels read the oriented
+    signal at their arc's direction; junctions take the largest reading over the arcs
+    around them (BSR gives an edge's end vertices the max over its edges); a line
+    pixel with no arc beside it keeps the largest signal over all directions."""
+    h, w = ws.shape
+    out = np.zeros((h, w), np.float64)
+    for y in range(h):
+        for x in range(w):
+            if kind[y, x] == 1:
+                out[y, x] = _read(stack, pb, theta, y, x, tangent[y, x], nbins, single)
+    for y in range(h):
+        for x in range(w):
+            if kind[y, x] != 2:
+                continue
+            best = -1.0
+            for k in range(8):
+                yy = y + _DY[k]
+                xx = x + _DX[k]
+                if yy < 0 or yy >= h or xx < 0 or xx >= w or kind[yy, xx] != 1:
+                    continue
+                v = _read(stack, pb, theta, y, x, tangent[yy, xx], nbins, single)
+                if v > best:
+                    best = v
+            if best < 0.0:
+                if single:
+                    best = pb[y, x]
+                else:
+                    for k in range(stack.shape[2]):
+                        if stack[y, x, k] > best:
+                            best = stack[y, x, k]
+            out[y, x] = best
+    return out
+
+
+@numba.njit(cache=True)
+def _super_grid(wt):
+    """``super_contour_4c`` then ``clean_watersheds`` then the one-cell padding of
+    ``contours2ucm.m``: the (2H + 1) x (2W + 1) grid of boundary strengths. A cell
+    between two pixels holds the smaller of their strengths; corners hold 0."""
+    h, w = wt.shape
+    g = np.zeros((2 * h, 2 * w), np.float64)
+    for i in range(h):
+        for j in range(w):
+            g[2 * i, 2 * j] = wt[i, j]
+            if j < w - 1:
+                g[2 * i, 2 * j + 1] = min(wt[i, j], wt[i, j + 1])
+            if i < h - 1:
+                g[2 * i + 1, 2 * j] = min(wt[i, j], wt[i + 1, j])
+    for j in range(2 * w):
+        g[2 * h - 1, j] = g[2 * h - 2, j]
+    for i in range(2 * h):
+        g[i, 2 * w - 1] = max(g[i, 2 * w - 1], g[i, 2 * w - 2])
+    _clean_watersheds(g)
+    out = np.zeros((2 * h + 1, 2 * w + 1), np.float64)
+    out[:2 * h, :2 * w] = g
+    out[2 * h, :2 * w] = g[2 * h - 1, :]
+    for i in range(2 * h + 1):
+        out[i, 2 * w] = out[i, 2 * w - 1]
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _at(g, r, c):
+    """A grid value, +inf outside (an out-of-grid quadrant is never chosen)."""
+    if r < 0 or c < 0 or r >= g.shape[0] or c >= g.shape[1]:
+        return np.inf
+    return g[r, c]
+
+
+@numba.njit(cache=True, inline="always")
+def _set(g, r, c, v):
+    if 0 <= r < g.shape[0] and 0 <= c < g.shape[1]:
+        g[r, c] = v
+
+
+@numba.njit(cache=True)
+def _clean_watersheds(g):
+    """Open each isolated zero cell (the centre of a 2 x 2 block of line pixels,
+    which would be a one-cell region) towards its weakest diagonal quadrant, as
+    ``clean_watersheds`` does; cells visited in column-major order."""
+    n0, n1 = g.shape
+    isolated = np.zeros((n0, n1), np.bool_)
+    for r in range(n0):
+        for c in range(n1):
+            if g[r, c] != 0.0:
+                continue
+            alone = True
+            for k in range(8):
+                rr = r + _DY[k]
+                cc = c + _DX[k]
+                if 0 <= rr < n0 and 0 <= cc < n1 and g[rr, cc] == 0.0:
+                    alone = False
+                    break
+            isolated[r, c] = alone
+    for c in range(n1):
+        for r in range(n0):
+            if not isolated[r, c]:
+                continue
+            sr = (-1, 1, 1, -1)
+            sc = (-1, -1, 1, 1)
+            best = np.inf
+            q = -1
+            for k in range(4):
+                v = max(_at(g, r + 2 * sr[k], c + sc[k]), _at(g, r + sr[k], c + 2 * sc[k]))
+                if v < best:
+                    best = v
+                    q = k
+            if q < 0:
+                continue
+            dr = sr[q]
+            dc = sc[q]
+            if _at(g, r + 2 * dr, c + dc) < _at(g, r + dr, c + 2 * dc):
+                _set(g, r, c + dc, 0.0)
+                _set(g, r + dr, c, best)
+            else:
+                _set(g, r, c + dc, best)
+                _set(g, r + dr, c, 0.0)
+            _set(g, r + dr, c + dc, best)
+
+
+@numba.njit(cache=True)
+def _fill_unlabelled(sp):
+    """Give a corner that lies on a boundary (label -1: only possible on the last,
+    copied row or column) the label of a labelled corner beside it. BSR's MEX would
+    index its region array at -1 there."""
+    h, w = sp.shape
+    changed = True
+    while changed:
+        changed = False
+        for j in range(w):
+            for i in range(h):
+                if sp[i, j] >= 0:
+                    continue
+                if i > 0 and sp[i - 1, j] >= 0:
+                    sp[i, j] = sp[i - 1, j]
+                elif j > 0 and sp[i, j - 1] >= 0:
+                    sp[i, j] = sp[i, j - 1]
+                elif i + 1 < h and sp[i + 1, j] >= 0:
+                    sp[i, j] = sp[i + 1, j]
+                elif j + 1 < w and sp[i, j + 1] >= 0:
+                    sp[i, j] = sp[i, j + 1]
+                else:
+                    continue
+                changed = True
+
+
+@numba.njit(cache=True)
+def _pair_key(a, b, n):
+    if a < b:
+        return a * n + b
+    return b * n + a
+
+
+@numba.njit(cache=True)
+def _ucm_mean(grid, sp, nreg):
+    """The ultrametric contour map by mean boundary strength (``ucm_mean_pb``).
+
+    ``grid`` is the (2H + 1) x (2W + 1) boundary-strength grid, ``sp`` the H x W
+    labels (0 .. nreg - 1) of its corner cells. Two adjacent regions' dissimilarity is
+    the mean of ``grid`` over the cells between their corners; the pair with the
+    smallest one is merged (ties: the smaller first region id, then the second, as
+    pushed), the larger id absorbing the smaller, and every boundary cell takes the
+    dissimilarity at which its two sides merge. Sums run in ``ucm_mean_pb``'s order
+    (by neighbour, then by column-major cell index). Returns the raw map, vertices
+    completed by the max of their four neighbours.
+    """
+    h, w = sp.shape
+    gh = 2 * h + 1
+    gw = 2 * w + 1
+    # boundary elements seen from the smaller label: (a, b, cell)
+    m = 0
+    for j in range(w):
+        for i in range(h):
+            if i + 1 < h and sp[i + 1, j] != sp[i, j]:
+                m += 1
+            if j + 1 < w and sp[i, j + 1] != sp[i, j]:
+                m += 1
+    ea = np.empty(m, np.int64)
+    eb = np.empty(m, np.int64)
+    ec = np.empty(m, np.int64)
+    m = 0
+    for j in range(w):
+        for i in range(h):
+            p = sp[i, j]
+            for d in range(2):
+                ii = i + 1 if d == 0 else i
+                jj = j if d == 0 else j + 1
+                if ii >= h or jj >= w:
+                    continue
+                q = sp[ii, jj]
+                if q == p:
+                    continue
+                ea[m] = min(p, q)
+                eb[m] = max(p, q)
+                ec[m] = (i + ii + 1) + (j + jj + 1) * gh
+                m += 1
+    ncell = gh * gw
+    order = np.argsort((ea * nreg + eb) * ncell + ec)
+    # pairs, their sums in that order
+    npair = 0
+    for t in range(m):
+        k = order[t]
+        if t == 0 or ea[k] != ea[order[t - 1]] or eb[k] != eb[order[t - 1]]:
+            npair += 1
+    pa = np.empty(npair, np.int64)
+    pb = np.empty(npair, np.int64)
+    total = np.zeros(npair, np.float64)
+    length = np.zeros(npair, np.float64)
+    elem_pair = np.empty(m, np.int64)
+    p_id = -1
+    for t in range(m):
+        k = order[t]
+        if t == 0 or ea[k] != ea[order[t - 1]] or eb[k] != eb[order[t - 1]]:
+            p_id += 1
+            pa[p_id] = ea[k]
+            pb[p_id] = eb[k]
+        total[p_id] += grid[ec[k] % gh, ec[k] // gh]
+        length[p_id] += 1.0
+        elem_pair[k] = p_id
+    energy = total / length
+    level = np.zeros(npair, np.float64)
+    parent = np.arange(npair, dtype=np.int64)
+    dead = np.zeros(npair, np.bool_)
+    active = np.ones(nreg, np.bool_)
+    pair_of = Dict.empty(key_type=types.int64, value_type=types.int64)
+    adj = List()
+    for _ in range(nreg):
+        lst = List.empty_list(types.int64)
+        adj.append(lst)
+    heap = [(0.0, np.int64(0), np.int64(0))]
+    heap.pop()
+    for k in range(npair):
+        pair_of[pa[k] * nreg + pb[k]] = k
+        adj[pa[k]].append(k)
+        adj[pb[k]].append(k)
+        heap.append((energy[k], pa[k], pb[k]))
+    heapq.heapify(heap)
+    while len(heap) > 0:
+        e, r1, r2 = heapq.heappop(heap)
+        if not active[r1] or not active[r2]:
+            continue
+        key = _pair_key(r1, r2, nreg)
+        if key not in pair_of:
+            continue
+        k = pair_of[key]
+        if energy[k] != e:
+            continue
+        son = min(r1, r2)
+        father = max(r1, r2)
+        level[k] = total[k] / length[k]
+        dead[k] = True
+        del pair_of[key]
+        active[son] = False
+        for q in adj[son]:
+            if dead[q]:
+                continue
+            x = pb[q] if pa[q] == son else pa[q]
+            del pair_of[_pair_key(son, x, nreg)]
+            k2 = _pair_key(father, x, nreg)
+            if k2 in pair_of:
+                into = pair_of[k2]
+                total[into] += total[q]
+                length[into] += length[q]
+                parent[q] = into
+                dead[q] = True
+            else:
+                if pa[q] == son:
+                    pa[q] = father
+                else:
+                    pb[q] = father
+                pair_of[k2] = q
+                adj[father].append(q)
+        adj[son] = List.empty_list(types.int64)
+        kept = List.empty_list(types.int64)
+        for q in adj[father]:
+            if dead[q]:
+                continue
+            kept.append(q)
+            x = pb[q] if pa[q] == father else pa[q]
+            energy[q] = total[q] / length[q]
+            heapq.heappush(heap, (energy[q], x, father))
+        adj[father] = kept
+    ucm = np.zeros((gh, gw), np.float64)
+    for t in range(m):
+        r = _find(parent, elem_pair[t])
+        c = ec[t]
+        ucm[c % gh, c // gh] = level[r]
+    for x in range(0, gh, 2):
+        for y in range(0, gw, 2):
+            best = 0.0
+            if x + 1 < gh and ucm[x + 1, y] > best:
+                best = ucm[x + 1, y]
+            if x > 0 and ucm[x - 1, y] > best:
+                best = ucm[x - 1, y]
+            if y + 1 < gw and ucm[x, y + 1] > best:
+                best = ucm[x, y + 1]
+            if y > 0 and ucm[x, y - 1] > best:
+                best = ucm[x, y - 1]
+            ucm[x, y] = best
+    return ucm
