@@ -15,9 +15,11 @@ The steps of BSR's ``contours2ucm.m``:
 
 Where we differ from the released code, and why:
 
-- Watershed: scikit-image's (8-connected basins, one-pixel lines) instead of
-  MATLAB's; both flood from the regional minima, but their lines can differ by a pixel
-  where two fronts meet on a plateau.
+- Watershed: our own compiled flooding from the regional minima (Meyer's algorithm,
+  8-connected basins, one-pixel lines, as MATLAB's ``watershed``; scikit-image's
+  ``watershed_line`` option differs in which pixels become lines and, in 0.26, did
+  not finish on some gPb maps). Where two fronts meet on a plateau, the line can lie
+  a pixel away from MATLAB's, whose order among equal values is not documented.
 - Arc direction: BSR splits each watershed arc into near-straight pieces (Maire's
   ``subdivide_local``/``subdivide_global``) and bins the direction of each piece's
   chord. We take each arc pixel's direction from the principal axis of the same arc's
@@ -137,8 +139,6 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
         On a map of the wrong shape or type, NaN or infinite values, a ``theta`` of
         another shape, or a bad ``fmt``.
     """
-    from skimage.segmentation import watershed
-
     from . import _ucm_kernels as _k
 
     if fmt not in _FORMATS:
@@ -179,7 +179,7 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
             raise InputError("the oriented stack has no channels")
         strength, stack, tang, nbins = sig.max(axis=2), sig, np.zeros((1, 1)), 0
 
-    ws = watershed(strength, connectivity=2, watershed_line=True).astype(np.int32)
+    ws = _k._watershed(strength)
     kind, a, b = _k._line_pixels(ws)
     comp, _ = _k._arc_components(kind, a, b)
     tangent = _k._arc_tangents(comp, float(radius))

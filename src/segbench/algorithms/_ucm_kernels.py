@@ -493,3 +493,158 @@ def _ucm_mean(grid, sp, nreg):
                 best = ucm[x, y - 1]
             ucm[x, y] = best
     return ucm
+
+
+@numba.njit(cache=True)
+def _heap_push(hv, hc, hi, n, v, c, i):
+    """Push (v, c, i) on a binary min-heap of n items ordered by (v, c)."""
+    k = n
+    hv[k] = v
+    hc[k] = c
+    hi[k] = i
+    while k > 0:
+        p = (k - 1) >> 1
+        if hv[p] < hv[k] or (hv[p] == hv[k] and hc[p] < hc[k]):
+            break
+        hv[p], hv[k] = hv[k], hv[p]
+        hc[p], hc[k] = hc[k], hc[p]
+        hi[p], hi[k] = hi[k], hi[p]
+        k = p
+    return n + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(hv, hc, hi, n):
+    """Pop the smallest item; returns (index, n - 1)."""
+    top = hi[0]
+    n -= 1
+    hv[0] = hv[n]
+    hc[0] = hc[n]
+    hi[0] = hi[n]
+    k = 0
+    while True:
+        a = 2 * k + 1
+        if a >= n:
+            break
+        b = a + 1
+        m = a
+        if b < n and (hv[b] < hv[a] or (hv[b] == hv[a] and hc[b] < hc[a])):
+            m = b
+        if hv[k] < hv[m] or (hv[k] == hv[m] and hc[k] < hc[m]):
+            break
+        hv[m], hv[k] = hv[k], hv[m]
+        hc[m], hc[k] = hc[k], hc[m]
+        hi[m], hi[k] = hi[k], hi[m]
+        k = m
+    return top, n
+
+
+@numba.njit(cache=True)
+def _watershed(img):
+    """Watershed of ``img`` by flooding from its regional minima (Meyer's algorithm,
+    as MATLAB's ``watershed`` with 8-connectivity): basins are numbered 1.. in
+    row-major order of their minimum; a pixel reached by two basins is a line pixel
+    (0), so no two basins are 8-adjacent. Pixels of equal value flood in the order
+    they were reached (first in, first out)."""
+    h, w = img.shape
+    n = h * w
+    flat = img.ravel()
+    # regional minima: 8-connected plateaus with no lower neighbour
+    parent = np.arange(n, dtype=np.int64)
+    lower = np.zeros(n, np.bool_)
+    for y in range(h):
+        for x in range(w):
+            i = y * w + x
+            v = flat[i]
+            for k in range(8):
+                yy = y + _DY[k]
+                xx = x + _DX[k]
+                if yy < 0 or yy >= h or xx < 0 or xx >= w:
+                    continue
+                j = yy * w + xx
+                if flat[j] < v:
+                    lower[i] = True
+                elif flat[j] == v and j < i:
+                    ri = _find(parent, i)
+                    rj = _find(parent, j)
+                    if ri != rj:
+                        if ri < rj:
+                            parent[rj] = ri
+                        else:
+                            parent[ri] = rj
+    not_min = np.zeros(n, np.bool_)
+    for i in range(n):
+        if lower[i]:
+            not_min[_find(parent, i)] = True
+    labels = np.zeros(n, np.int32)
+    root_label = np.zeros(n, np.int32)
+    nlab = 0
+    for i in range(n):
+        r = _find(parent, i)
+        if not_min[r]:
+            continue
+        if root_label[r] == 0:
+            nlab += 1
+            root_label[r] = nlab
+        labels[i] = root_label[r]
+    # flooding
+    LINE = -1
+    queued = np.zeros(n, np.bool_)
+    hv = np.empty(n, np.float64)
+    hc = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
+    size = 0
+    counter = 0
+    for i in range(n):
+        if labels[i] > 0:
+            queued[i] = True
+    for i in range(n):
+        if labels[i] <= 0:
+            continue
+        y = i // w
+        x = i - y * w
+        for k in range(8):
+            yy = y + _DY[k]
+            xx = x + _DX[k]
+            if yy < 0 or yy >= h or xx < 0 or xx >= w:
+                continue
+            j = yy * w + xx
+            if not queued[j]:
+                queued[j] = True
+                size = _heap_push(hv, hc, hi, size, flat[j], counter, j)
+                counter += 1
+    while size > 0:
+        i, size = _heap_pop(hv, hc, hi, size)
+        y = i // w
+        x = i - y * w
+        lab = 0
+        for k in range(8):
+            yy = y + _DY[k]
+            xx = x + _DX[k]
+            if yy < 0 or yy >= h or xx < 0 or xx >= w:
+                continue
+            other = labels[yy * w + xx]
+            if other > 0:
+                if lab == 0:
+                    lab = other
+                elif other != lab:
+                    lab = LINE
+                    break
+        if lab == LINE or lab == 0:
+            labels[i] = LINE
+            continue
+        labels[i] = lab
+        for k in range(8):
+            yy = y + _DY[k]
+            xx = x + _DX[k]
+            if yy < 0 or yy >= h or xx < 0 or xx >= w:
+                continue
+            j = yy * w + xx
+            if not queued[j]:
+                queued[j] = True
+                size = _heap_push(hv, hc, hi, size, flat[j], counter, j)
+                counter += 1
+    for i in range(n):
+        if labels[i] < 0:
+            labels[i] = 0
+    return labels.reshape(h, w)

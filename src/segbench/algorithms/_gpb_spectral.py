@@ -1,0 +1,390 @@
+"""gPb's spectral cue sPb (Arbelaez, Maire, Fowlkes, Malik, PAMI 2011, section 3.2), as
+BSR's ``spectralPb.m`` computes it.
+
+Three stages:
+
+1. **Affinity.** W over the pixels from the intervening contour on the thinned mPb
+   (``buildW``, Fowlkes' BSE code): for pixels p, q at most 5 px apart, ``maxpb`` is
+   the strongest mPb crossed by the Bresenham line from p to q (a step down or right
+   crosses the upper or left pixel's value; a diagonal step the max over its 2x2 block
+   without the bottom-right pixel), ``pss = C_IC_SS(maxpb)``, a logistic, and
+   ``W_pq = exp(-(1 - pss) / 0.1)``; ``W_pp = 1``; W is then symmetrised by averaging.
+   W equals BSR's to the last bit on the BSDS images we checked.
+2. **Eigenvectors.** ``(D - W) v = lambda D v`` with ``D = diag(W 1)``: the ``nvec``
+   smallest, the first (constant, lambda = 0) dropped.
+3. **Oriented filtering.** Each eigenvector min-max normalised to [0, 1] and divided by
+   ``sqrt(lambda)``; filtered by the first derivative of an oriented Gaussian (sigma
+   1 px, 7 x 7, ``oeFilter.m``'s supersampled construction) at 8 orientations, after a
+   3 px mirror padding; the absolute responses summed over the vectors.
+
+Orientation convention: the output stack is (8, H, W); channel k holds the boundary
+whose tangent points at ``k pi / 8`` radians from +x (the column, right) towards +y (the
+row, down). BSR's channel j (1-based) is our channel k with ``j - 1 = (4 - k) mod 8``.
+
+Sources read (never copied): BSR ``grouping/lib/{spectralPb.m, oeFilter.m,
+applyFilter.m, fbRun.m, padReflect.m}``, ``grouping/source/buildW/{buildW.cpp, ic.cc,
+affinity.cc, smatrix.cc}``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sparse
+
+from ..errors import InputError
+from . import _gpb_spectral_kernels as _k
+
+__all__ = ["spectral_pb", "affinity_matrix", "spectral_eigs", "oe_filter",
+           "oriented_response", "imresize_bicubic", "SOLVERS", "NORIENT"]
+
+NORIENT = 8
+_RADIUS = 5          # buildW.cpp: dthresh, the affinity's radius in px
+_SIGMA = 0.1         # buildW.cpp: the affinity's scale
+_IC_THRESH = 1.0     # buildW.cpp: the walk's stop threshold (never reached for mPb <= 1)
+_SEED = 0            # the start vector of the iterative solvers
+_TOL = 1e-6          # default eigensolver accuracy (see spectral_eigs)
+_DENSE_MIN = 100     # below max(this, 4 nvec) pixels the eigenproblem is solved densely
+
+#: Eigensolvers of :func:`spectral_eigs`.
+SOLVERS = ("lanczos", "dense")
+
+
+def _check_mpb(mpb) -> np.ndarray:
+    a = np.asarray(mpb)
+    if a.ndim != 2:
+        raise InputError(f"mpb must be a 2-D (H, W) array, got shape {a.shape}")
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.floating)
+                               or np.issubdtype(a.dtype, np.integer)):
+        raise InputError(f"mpb has unsupported type {a.dtype}; give floats in [0, 1]")
+    a = a.astype(np.float64)
+    if a.shape[0] < 2 or a.shape[1] < 2:
+        raise InputError(f"mpb must be at least 2 x 2, got {a.shape}")
+    if not np.isfinite(a).all() or a.min() < 0 or a.max() > 1:
+        raise InputError("mpb values must be finite and in [0, 1]")
+    return a
+
+
+def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
+    """The intervening-contour affinity W of BSR's ``buildW``.
+
+    Parameters
+    ----------
+    mpb : (H, W) array_like of float in [0, 1]
+        The thinned (non-max suppressed) boundary strength, BSR's ``mPb_nmax``.
+    radius : int, optional
+        Pixels p, q are connected when ``|p - q| <= radius`` px (Euclidean, integer
+        offsets; 5 in BSR). The IC lines run to the (2 radius + 1)^2 box around p.
+    sigma : float, optional
+        ``W_pq = exp(-(1 - pss) / sigma)`` (0.1 in BSR).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        (H W, H W) float64, pixel ``row * W + col``, symmetric, unit diagonal, every
+        pair within ``radius`` stored (none is 0), sorted indices.
+
+    Notes
+    -----
+    ``maxpb`` of q seen from p is the running max of the crossed lattice edges along
+    the Bresenham line from p to the box-boundary pixel whose line best approximates
+    the direction of q (ic.cc's exact integer test), so it is direction dependent;
+    W is symmetrised by averaging ``W_pq`` and ``W_qp``, as smatrix.cc does. Pixels the
+    walk records for no line count as crossing a contour of 1. The logistic
+    ``C_IC_SS(t) = 1 / (1 + exp(-(1.8682 - 1.3113 t / 0.3130)))`` and W are computed
+    in float32 as the C++ does, so the values match BSR's bit for bit.
+    """
+    a = _check_mpb(mpb)
+    radius = int(radius)
+    if radius < 1:
+        raise InputError(f"radius must be at least 1, got {radius}")
+    h, w = a.shape
+    m32 = a.astype(np.float32)
+    hl = np.zeros((h + 1, w), np.float32)     # hl[y, x]: edge above pixel (y, x)
+    hl[1:] = m32
+    vl = np.zeros((h, w + 1), np.float32)     # vl[y, x]: edge left of pixel (y, x)
+    vl[:, 1:] = m32
+    counts = _k.row_counts(h, w, radius, radius * radius)
+    n = h * w
+    nnz = int(counts.sum())
+    itype = np.int32 if max(nnz, n) < 2 ** 31 else np.int64
+    indptr = np.zeros(n + 1, itype)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.empty(nnz, itype)
+    data = np.empty(nnz, np.float64)
+    overflow = _k.affinity_rows(hl, vl, h, w, radius, radius * radius, np.float32(sigma),
+                                np.float32(_IC_THRESH), indptr, indices, data)
+    if overflow:   # cannot happen for ic.cc's walk; a guard for a changed kernel
+        raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
+    _k.symmetrize(indptr, indices, data)
+    mat = sparse.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
+    mat.has_sorted_indices = True
+    return mat
+
+
+def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _TOL):
+    """The ``nvec`` smallest generalized eigenpairs of ``(D - W) v = lambda D v``.
+
+    Parameters
+    ----------
+    W : scipy.sparse matrix
+        Symmetric non-negative affinity (n, n) with positive degrees.
+    nvec : int, optional
+        How many eigenpairs, the trivial one (lambda = 0, v constant) included.
+    solver : {'lanczos', 'dense'}, optional
+        ``'lanczos'``: ARPACK (``scipy.sparse.linalg.eigsh``) for the largest
+        eigenvalues ``mu`` of the normalised affinity ``D^-1/2 W D^-1/2``, so
+        ``lambda = 1 - mu`` and ``v = D^-1/2 u`` (no factorisation of the singular
+        ``D - W``), from a fixed start vector. ``'dense'``: ``scipy.linalg.eigh``
+        (small problems only; below ``max(100, 4 nvec)`` pixels always).
+    tol : float, optional
+        ARPACK's relative accuracy of the eigenvalues ``mu`` (0: machine precision,
+        as MATLAB's ``eigs`` in BSR).
+
+    Returns
+    -------
+    eigenvalues : (nvec,) float64
+        Ascending.
+    eigenvectors : (n, nvec) float64
+        Column i D-normalised (``v' D v = 1``) with its largest-magnitude entry
+        positive, so the result does not depend on the solver's sign choices.
+    """
+    if solver not in SOLVERS:
+        raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    n = W.shape[0]
+    nvec = int(nvec)
+    if not 2 <= nvec < n:
+        raise InputError(f"nvec must be in [2, {n - 1}] for {n} pixels, got {nvec}")
+    deg = np.asarray(W.sum(axis=0)).ravel()
+    if not (deg > 0).all():
+        raise InputError("every pixel needs a positive degree")
+    s = 1.0 / np.sqrt(deg)
+    A = sparse.csr_matrix(W, copy=True)
+    # D^-1/2 W D^-1/2 on the CSR arrays: row i scaled by s_i, column j by s_j
+    A.data *= np.repeat(s, np.diff(A.indptr)) * s[A.indices]
+    if solver == "dense" or n < max(_DENSE_MIN, 4 * nvec):
+        import scipy.linalg
+        mu, U = scipy.linalg.eigh(A.toarray(), subset_by_index=(n - nvec, n - 1))
+    else:
+        from scipy.sparse.linalg import eigsh
+        v0 = np.random.default_rng(_SEED).standard_normal(n)
+        mu, U = eigsh(A, k=nvec, which="LA", tol=tol, v0=v0)
+    order = np.argsort(-mu, kind="stable")
+    lam = 1.0 - mu[order]
+    V = U[:, order] * s[:, None]
+    return lam, _fix_vectors(V, deg)
+
+
+def _fix_vectors(V, deg):
+    """D-normalise the columns and make each one's largest-magnitude entry positive."""
+    V = V / np.sqrt(np.einsum("ij,i,ij->j", V, deg, V))[None, :]
+    big = np.argmax(np.abs(V), axis=0)
+    V *= np.sign(V[big, np.arange(V.shape[1])])[None, :]
+    return V
+
+
+def _matlab_round(x):
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def oe_filter(sigma: float = 1.0, support: float = 3.0, theta: float = 0.0,
+              deriv: int = 1) -> np.ndarray:
+    """BSR's ``oeFilter`` (D. Martin): an oriented Gaussian derivative, supersampled.
+
+    Parameters
+    ----------
+    sigma : float, optional
+        Gaussian scale in px (both axes).
+    support : float, optional
+        Half-size in sigmas: the filter is ``2 ceil(support sigma) + 1`` px square.
+    theta : float, optional
+        Orientation in radians, oeFilter's own convention: the derivative runs along
+        (row, col) = (cos theta, -sin theta), i.e. it responds to a boundary whose
+        tangent is at ``theta`` from +x towards +y (ours, mod pi).
+    deriv : {0, 1, 2}, optional
+        Order of the derivative across the boundary.
+
+    Returns
+    -------
+    (s, s) float64
+        Zero mean (deriv > 0) and unit L1 norm, for use as a true convolution
+        (``conv2``). Built as oeFilter.m builds it: 10 x 10 sub-samples per pixel
+        (70 x 70 on a 7 x 7 filter), each evaluated by nearest-neighbour lookup on a
+        ten times finer 1-D grid, summed into their pixel; the first sampling axis
+        (MATLAB meshgrid's x) is the filter's row axis.
+    """
+    if deriv not in (0, 1, 2):
+        raise InputError(f"deriv must be 0, 1 or 2, got {deriv}")
+    hsz = int(np.ceil(support * sigma))
+    sz = 2 * hsz + 1
+    rate = min(10, max(1, 1000 // sz))
+    r = sz // 2 + 0.5 * (1 - 1 / rate)
+    dom = np.linspace(-r, r, sz * rate)
+    sx, sy = np.meshgrid(dom, dom)
+    rows = (_matlab_round(sx) + hsz).astype(np.int64)      # oeFilter's membership:
+    cols = (_matlab_round(sy) + hsz).astype(np.int64)      # sx is the row index
+    su = sx * np.sin(theta) + sy * np.cos(theta)
+    sv = sx * np.cos(theta) - sy * np.sin(theta)
+    big_r = r * np.sqrt(2) * 1.01
+    nf = int(np.ceil(big_r * rate * 10))
+    nf += (nf + 1) % 2
+    fdom = np.linspace(-big_r, big_r, nf)
+    gap = 2 * big_r / (nf - 1)
+    fx = np.exp(-fdom ** 2 / (2 * sigma ** 2))
+    fy = np.exp(-fdom ** 2 / (2 * sigma ** 2))
+    if deriv == 1:
+        fy = fy * (-fdom / sigma ** 2)
+    elif deriv == 2:
+        fy = fy * (fdom ** 2 / sigma ** 2 - 1)
+    xi = (_matlab_round(su / gap) + nf // 2).astype(np.int64)
+    yi = (_matlab_round(sv / gap) + nf // 2).astype(np.int64)
+    vals = fx[xi] * fy[yi]
+    f = np.zeros((sz, sz))
+    # MATLAB's isum accumulates in column-major order of the grid
+    np.add.at(f, (rows.ravel(order="F"), cols.ravel(order="F")), vals.ravel(order="F"))
+    if deriv > 0:
+        f -= f.mean()
+    total = np.abs(f).sum()
+    if total > 0:
+        f /= total
+    return f
+
+
+def _cubic(x):
+    """Keys' cubic convolution kernel with a = -0.5 (MATLAB imresize's 'bicubic')."""
+    ax = np.abs(x)
+    ax2, ax3 = ax * ax, ax * ax * ax
+    return ((1.5 * ax3 - 2.5 * ax2 + 1) * (ax <= 1)
+            + (-0.5 * ax3 + 2.5 * ax2 - 4 * ax + 2) * ((ax > 1) & (ax <= 2)))
+
+
+def _resize_weights(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in) interpolation matrix of MATLAB's ``imresize(., 'bicubic')`` along
+    one axis: output pixel x (1-based) samples ``u = x / s + (1 - 1 / s) / 2`` with
+    s = n_out / n_in, the kernel widened by 1 / s when shrinking (antialiasing), the
+    weights normalised to sum 1, indices past the ends mirrored."""
+    scale = n_out / n_in
+    width = 4.0
+    kern = _cubic
+    if scale < 1:
+        width = 4.0 / scale
+        kern = lambda t: scale * _cubic(scale * t)  # noqa: E731
+    x = np.arange(1, n_out + 1, dtype=np.float64)
+    u = x / scale + 0.5 * (1 - 1 / scale)
+    left = np.floor(u - width / 2)
+    taps = int(np.ceil(width)) + 2
+    ind = left[:, None] + np.arange(taps)[None, :]
+    wts = kern(u[:, None] - ind)
+    wts /= wts.sum(axis=1, keepdims=True)
+    mirror = np.concatenate([np.arange(n_in), np.arange(n_in)[::-1]])
+    ind = mirror[np.mod(ind.astype(np.int64) - 1, 2 * n_in)]
+    out = np.zeros((n_out, n_in))
+    np.add.at(out, (np.repeat(np.arange(n_out), taps), ind.ravel()), wts.ravel())
+    return out
+
+
+def imresize_bicubic(img: np.ndarray, shape) -> np.ndarray:
+    """MATLAB's ``imresize(img, shape)`` (bicubic, antialiased when shrinking) of a
+    2-D float64 image, the axis with the smaller scale first as MATLAB does.
+
+    BSR's sPb resizes its eigenvectors to the original size with it when the
+    eigenproblem was solved at reduced size (``rsz < 1``). Octave's image package
+    resizes differently; we follow MATLAB's documented algorithm.
+    """
+    img = np.asarray(img, np.float64)
+    (h, w), (ho, wo) = img.shape, (int(shape[0]), int(shape[1]))
+    rows, cols = _resize_weights(h, ho), _resize_weights(w, wo)
+    if ho / h <= wo / w:
+        return (rows @ img) @ cols.T
+    return rows @ (img @ cols.T)
+
+
+def _channel_filters() -> np.ndarray:
+    """(8, 7, 7) correlation kernels, ours channel k: oeFilter at theta = k pi / 8
+    (theta = pi for k = 0, as BSR's o = 8), turned by 180 degrees for conv2."""
+    out = np.empty((NORIENT, 7, 7))
+    for k in range(NORIENT):
+        o = k if k else NORIENT
+        out[k] = oe_filter(1.0, 3.0, o * np.pi / NORIENT, 1)[::-1, ::-1]
+    return out
+
+
+def oriented_response(vectors: np.ndarray) -> np.ndarray:
+    """sPb's filtering: ``sum_v |f_k (x) vec_v|`` for the 8 channel filters.
+
+    Parameters
+    ----------
+    vectors : (nv, H, W) float64
+        The weighted eigenvector images (``vec / sqrt(lambda)``).
+
+    Returns
+    -------
+    (8, H, W) float64, our channel order.
+    """
+    nv, h, w = vectors.shape
+    pad = np.pad(vectors, ((0, 0), (3, 3), (3, 3)), mode="symmetric")   # padReflect
+    out = np.zeros((NORIENT, h, w))
+    _k.oriented_energy(np.ascontiguousarray(pad), _channel_filters(), out)
+    return out
+
+
+def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
+                tol: float = _TOL):
+    """gPb's spectral boundary cue sPb, as BSR's ``spectralPb.m``.
+
+    Parameters
+    ----------
+    mpb : (h, w) array_like of float in [0, 1]
+        The thinned mPb (BSR's ``mPb_nmax``: non-max suppressed, x1.2, clipped), at
+        the size the eigenproblem is solved at.
+    nvec : int, optional
+        Eigenvectors computed, the trivial one included; ``nvec - 1`` are used (16).
+    out_shape : (H, W), optional
+        The size of sPb; default ``mpb``'s. BSR's ``rsz < 1``: ``mpb`` is
+        ``mPb_nmax_rsz`` (the weighted cues resized by rsz, then thinned) and the
+        eigenvectors are resized to (H, W) by MATLAB's bicubic ``imresize``.
+    solver : str, optional
+        See :func:`spectral_eigs`.
+    tol : float, optional
+        The eigensolver's relative accuracy, see :func:`spectral_eigs`.
+
+    Returns
+    -------
+    spb : (8, H, W) float64
+        The oriented spectral signal, unnormalised; channel k is the boundary whose
+        tangent is at ``k pi / 8`` from +x (right) towards +y (down).
+    eigenvalues : (nvec - 1,) float64
+        The generalized eigenvalues used, ascending (the trivial 0 dropped).
+    eigenvectors : (nvec - 1, h, w) float64
+        The generalized eigenvectors at the solved size, D-normalised,
+        largest-magnitude entry positive (before resizing and sPb's min-max).
+
+    Notes
+    -----
+    Each eigenvector (resized to (H, W) if asked) is min-max normalised to [0, 1]
+    and divided by ``sqrt(lambda)``; a vector whose lambda is not positive
+    (numerical noise) is skipped, as in BSR. Sign and scale of the eigenvectors
+    therefore do not matter. Deterministic: a fixed start vector, so one image gives
+    the same bytes on every run on one machine (with BLAS's thread count fixed).
+    """
+    a = _check_mpb(mpb)
+    h, w = a.shape
+    H, W_ = (h, w) if out_shape is None else (int(out_shape[0]), int(out_shape[1]))
+    if H < 1 or W_ < 1:
+        raise InputError(f"out_shape must be positive, got {out_shape}")
+    if not 2 <= int(nvec) < h * w:
+        raise InputError(f"nvec must be in [2, {h * w - 1}] for mpb of {h} x {w}, "
+                         f"got {nvec}")
+    W = affinity_matrix(a)
+    lam, V = spectral_eigs(W, nvec, solver=solver, tol=tol)
+    del W
+    lam, V = lam[1:], V[:, 1:]
+    vecs = V.T.reshape(-1, h, w)
+    keep = np.flatnonzero(lam > 0)
+    work = np.empty((keep.size, H, W_))
+    for i, v in enumerate(keep):
+        img = vecs[v] if (H, W_) == (h, w) else imresize_bicubic(vecs[v], (H, W_))
+        lo, hi = img.min(), img.max()
+        # a constant vector (never, for a connected W) stays 0 rather than 0/0
+        work[i] = (img - lo) / ((hi - lo) if hi > lo else 1.0) / np.sqrt(lam[v])
+    spb = oriented_response(work)
+    return spb, lam, vecs

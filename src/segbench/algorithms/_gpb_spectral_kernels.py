@@ -1,0 +1,432 @@
+"""Compiled kernels of gPb's spectral cue: the intervening-contour affinity of BSR's
+``buildW`` (Fowlkes' BSE code: ``ic.cc``, ``affinity.cc``, ``smatrix.cc``).
+
+Coordinates here follow buildW, not the rest of segbench: ``x`` is the column and ``y``
+the row. The mPb enters as its dual lattice, two float32 maps of crossed-edge strengths:
+``hl[y, x]`` is the edge between rows ``y - 1`` and ``y`` in column ``x`` (``mpb[y - 1, x]``,
+the upper pixel; 0 for ``y = 0``) and ``vl[y, x]`` the edge between columns ``x - 1`` and
+``x`` in row ``y`` (``mpb[y, x - 1]``, the left pixel; 0 for ``x = 0``). buildW stores
+them as float, and every step below runs in float32 where the C++ does, so W matches
+the original to the last bit or nearly (see :mod:`._gpb_spectral`).
+
+Sources read (never copied): ``grouping/source/buildW/{ic.cc, affinity.cc, smatrix.cc,
+buildW.cpp}`` of BSR (Arbelaez, Maire, Fowlkes, Malik 2011).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..compilation import prepare_kernels
+
+prepare_kernels()
+
+__all__ = []
+
+_SCAN_CAP = 64   # room per scan line; BSR's own holds 2 wr + 1 (checked, never overflows)
+
+
+@numba.njit(cache=True)
+def _ic_walk(hl, vl, thresh, x0, y0, x1, y1, x2, y2, x3, y3, wr,
+             px, py, psim, scan_x, scan_sim, scan_count):
+    """Walk the Bresenham line from (x0, y0) to the box-boundary pixel (x2, y2).
+
+    (x1, y1) and (x3, y3) are its two neighbours on the box boundary. A pixel of the
+    walk is recorded (into ``scan_*``, the row ``y - y0 + wr``) only if this line is
+    its best approximant among the three (an exact integer test on squared cosines),
+    with ``sim = 1 - maxpb``, maxpb the running max of the crossed lattice edges.
+    Recorded points go into their scan lines outward-to-inward for octants 2-5 so that
+    every scan line stays in increasing x.
+    """
+    dx1 = np.int64(x1 - x0)
+    dy1 = np.int64(y1 - y0)
+    dx2 = np.int64(x2 - x0)
+    dy2 = np.int64(y2 - y0)
+    dx3 = np.int64(x3 - x0)
+    dy3 = np.int64(y3 - y0)
+    dot11 = dx1 * dx1 + dy1 * dy1
+    dot22 = dx2 * dx2 + dy2 * dy2
+    dot33 = dx3 * dx3 + dy3 * dy3
+
+    dx = x2 - x0
+    dy = y2 - y0
+    adx = abs(dx)
+    ady = abs(dy)
+    # octant i covers pi/4 * [i, i + 1)
+    if dx > 0 and dy >= 0:
+        octant = 0 if adx > ady else 1
+    elif dx <= 0 and dy > 0:
+        octant = 2 if adx < ady else 3
+    elif dy <= 0 and dx < 0:
+        octant = 4 if adx > ady else 5
+    else:
+        octant = 6 if adx < ady else 7
+    if octant == 0 or octant == 3 or octant == 4 or octant == 7:
+        t = -adx
+    else:
+        t = -ady
+
+    maxpb = np.float32(0.0)
+    xi = x0
+    yi = y0
+    oldx = xi
+    oldy = yi
+    count = 0
+    while xi != x2 or yi != y2:
+        if octant == 0:
+            xi += 1
+            t += ady << 1
+            if t > 0:
+                yi += 1
+                t -= adx << 1
+        elif octant == 1:
+            yi += 1
+            t += adx << 1
+            if t > 0:
+                xi += 1
+                t -= ady << 1
+        elif octant == 2:
+            yi += 1
+            t += adx << 1
+            if t > 0:
+                xi -= 1
+                t -= ady << 1
+        elif octant == 3:
+            xi -= 1
+            t += ady << 1
+            if t > 0:
+                yi += 1
+                t -= adx << 1
+        elif octant == 4:
+            xi -= 1
+            t += ady << 1
+            if t > 0:
+                yi -= 1
+                t -= adx << 1
+        elif octant == 5:
+            yi -= 1
+            t += adx << 1
+            if t > 0:
+                xi -= 1
+                t -= ady << 1
+        elif octant == 6:
+            yi -= 1
+            t += adx << 1
+            if t > 0:
+                xi += 1
+                t -= ady << 1
+        else:
+            xi += 1
+            t += ady << 1
+            if t > 0:
+                yi -= 1
+                t -= adx << 1
+
+        dxi = np.int64(xi - x0)
+        dyi = np.int64(yi - y0)
+        dotii = dxi * dxi + dyi * dyi
+        doti1 = dxi * dx1 + dyi * dy1
+        doti2 = dxi * dx2 + dyi * dy2
+        doti3 = dxi * dx3 + dyi * dy3
+        good = (doti2 * doti2 == dotii * dot22) or (
+            dot11 * doti2 * doti2 > dot22 * doti1 * doti1
+            and dot33 * doti2 * doti2 >= dot22 * doti3 * doti3)
+
+        # the lattice edges crossed by this step (hl/vl indexed [y, x])
+        cross = np.float32(0.0)
+        if oldx == xi:
+            if yi > oldy:
+                cross = hl[yi, xi]
+            elif yi < oldy:
+                cross = hl[oldy, oldx]
+        elif oldy == yi:
+            if xi > oldx:
+                cross = vl[yi, xi]
+            elif xi < oldx:
+                cross = vl[oldy, oldx]
+        else:
+            if xi > oldx and yi > oldy:
+                cross = max(cross, hl[yi, oldx])
+                cross = max(cross, hl[yi, xi])
+                cross = max(cross, vl[oldy, xi])
+                cross = max(cross, vl[yi, xi])
+            elif xi > oldx and yi < oldy:
+                cross = max(cross, hl[oldy, oldx])
+                cross = max(cross, hl[oldy, xi])
+                cross = max(cross, vl[oldy, xi])
+                cross = max(cross, vl[yi, xi])
+            elif xi < oldx and yi > oldy:
+                cross = max(cross, hl[yi, oldx])
+                cross = max(cross, hl[yi, xi])
+                cross = max(cross, vl[oldy, oldx])
+                cross = max(cross, vl[yi, oldx])
+            else:
+                cross = max(cross, hl[oldy, oldx])
+                cross = max(cross, hl[oldy, xi])
+                cross = max(cross, vl[oldy, oldx])
+                cross = max(cross, vl[yi, oldx])
+        maxpb = max(maxpb, cross)
+        oldx = xi
+        oldy = yi
+        if not good:
+            continue
+        if maxpb > thresh:
+            break
+        px[count] = xi
+        py[count] = yi
+        psim[count] = np.float32(1.0) - maxpb
+        count += 1
+
+    if octant == 0 or octant == 1 or octant == 6 or octant == 7:
+        for i in range(count):
+            _scan_put(px[i], py[i] - y0 + wr, psim[i], scan_x, scan_sim, scan_count)
+    else:
+        for i in range(count - 1, -1, -1):
+            _scan_put(px[i], py[i] - y0 + wr, psim[i], scan_x, scan_sim, scan_count)
+
+
+@numba.njit(cache=True, inline="always")
+def _scan_put(x, row, sim, scan_x, scan_sim, scan_count):
+    k = scan_count[row]
+    if k < scan_x.shape[1]:
+        scan_x[row, k] = x
+        scan_sim[row, k] = sim
+    scan_count[row] = k + 1       # counted even past the room, so an overflow shows
+
+
+@numba.njit(cache=True)
+def _intervening_contour(hl, vl, width, height, thresh, x0, y0, wr,
+                         px, py, psim, scan_x, scan_sim, scan_count,
+                         adj_x, adj_y, adj_sim):
+    """The support map of pixel (x0, y0): every pixel of the (2 wr + 1)^2 box (clipped
+    to the image) reached by a best-approximant Bresenham line, with ``1 - maxpb``, in
+    scan-line order (``adj_*``). Returns the count, or -1 if a scan line overflowed.
+
+    The lines go to every box-boundary pixel, clockwise from the left side over the
+    top to the right side above y0, then counter-clockwise from the left side below
+    y0 over the bottom to the right side; the box corners next to p0 get sim 1
+    directly (ic.cc's order and corner cases, which decide which line records a pixel).
+    """
+    for i in range(scan_count.shape[0]):
+        scan_count[i] = 0
+    rxa = max(0, x0 - wr)
+    rya = max(0, y0 - wr)
+    rxb = min(x0 + wr, width - 1)
+    ryb = min(y0 + wr, height - 1)
+    one = np.float32(1.0)
+
+    if x0 > rxa:                                                   # left, upward
+        if y0 > 0 and y0 < ryb:
+            _ic_walk(hl, vl, thresh, x0, y0, rxa, y0 - 1, rxa, y0, rxa, y0 + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+        for y in range(y0 - 1, rya, -1):
+            _ic_walk(hl, vl, thresh, x0, y0, rxa, y - 1, rxa, y, rxa, y + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+    if x0 > rxa + 1 or y0 > rya + 1 or (x0 > rxa and y0 > rya):     # top-left
+        _ic_walk(hl, vl, thresh, x0, y0, rxa, rya + 1, rxa, rya, rxa + 1, rya, wr,
+                 px, py, psim, scan_x, scan_sim, scan_count)
+    if (x0 == rxa and y0 == rya + 1) or (x0 == rxa + 1 and y0 == rya):
+        _scan_put(rxa, rya - y0 + wr, one, scan_x, scan_sim, scan_count)
+    if y0 > rya:                                                   # top
+        for x in range(rxa + 1, rxb):
+            _ic_walk(hl, vl, thresh, x0, y0, x - 1, rya, x, rya, x + 1, rya, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+    if y0 > rya + 1 or x0 < rxb - 1 or (y0 > rya and x0 < rxb):     # top-right
+        _ic_walk(hl, vl, thresh, x0, y0, rxb - 1, rya, rxb, rya, rxb, rya + 1, wr,
+                 px, py, psim, scan_x, scan_sim, scan_count)
+    if (x0 == rxb - 1 and y0 == rya) or (x0 == rxb and y0 == rya + 1):
+        _scan_put(rxb, rya - y0 + wr, one, scan_x, scan_sim, scan_count)
+    if x0 < rxb:                                                   # right, above y0
+        for y in range(rya + 1, y0):
+            _ic_walk(hl, vl, thresh, x0, y0, rxb, y - 1, rxb, y, rxb, y + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+
+    if x0 > rxa:                                                   # left, downward
+        for y in range(y0 + 1, ryb):
+            _ic_walk(hl, vl, thresh, x0, y0, rxa, y - 1, rxa, y, rxa, y + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+    if x0 > rxa + 1 or y0 < ryb - 1 or (x0 > rxa and y0 < ryb):     # bottom-left
+        _ic_walk(hl, vl, thresh, x0, y0, rxa, ryb - 1, rxa, ryb, rxa + 1, ryb, wr,
+                 px, py, psim, scan_x, scan_sim, scan_count)
+    if (x0 == rxa and y0 == ryb - 1) or (x0 == rxa + 1 and y0 == ryb):
+        _scan_put(rxa, ryb - y0 + wr, one, scan_x, scan_sim, scan_count)
+    if y0 < ryb:                                                   # bottom
+        for x in range(rxa + 1, rxb):
+            _ic_walk(hl, vl, thresh, x0, y0, x - 1, ryb, x, ryb, x + 1, ryb, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+    if y0 < ryb - 1 or x0 < rxb - 1 or (y0 < ryb and x0 < rxb):     # bottom-right
+        _ic_walk(hl, vl, thresh, x0, y0, rxb - 1, ryb, rxb, ryb, rxb, ryb - 1, wr,
+                 px, py, psim, scan_x, scan_sim, scan_count)
+    if (x0 == rxb - 1 and y0 == ryb) or (x0 == rxb and y0 == ryb - 1):
+        _scan_put(rxb, ryb - y0 + wr, one, scan_x, scan_sim, scan_count)
+    if x0 < rxb:                                                   # right, below y0
+        for y in range(ryb - 1, y0, -1):
+            _ic_walk(hl, vl, thresh, x0, y0, rxb, y - 1, rxb, y, rxb, y + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+        if y0 > 0 and y0 < ryb:
+            _ic_walk(hl, vl, thresh, x0, y0, rxb, y0 - 1, rxb, y0, rxb, y0 + 1, wr,
+                     px, py, psim, scan_x, scan_sim, scan_count)
+
+    count = 0
+    for row in range(scan_count.shape[0]):
+        n = scan_count[row]
+        if n > scan_x.shape[1]:
+            return -1
+        for i in range(n):
+            adj_x[count] = scan_x[row, i]
+            adj_y[count] = row + y0 - wr
+            adj_sim[count] = scan_sim[row, i]
+            count += 1
+    return count
+
+
+@numba.njit(cache=True, inline="always")
+def _pss(ic):
+    """affinity.cc's ``C_IC_SS``: the logistic P(same segment | intervening contour
+    ``ic``), with the C++'s float/double mix (float accumulator, double constants)."""
+    val = np.float32(np.float64(np.float32(1.8682)) + (np.float64(ic) / 0.3130) * -1.3113)
+    post = np.float32(1.0 / (1.0 + np.float64(np.exp(-val))))
+    if not np.isfinite(post):
+        return np.float32(0.0)
+    if post < 0:
+        return np.float32(0.0)
+    if post > 1:
+        return np.float32(1.0)
+    return post
+
+
+@numba.njit(cache=True)
+def row_counts(height, width, wr, r2):
+    """Entries per row of W: the offsets (du, dv) with du^2 + dv^2 <= r2 that stay in
+    the image, self included. int64 (height * width,)."""
+    out = np.zeros(height * width, np.int64)
+    for y in range(height):
+        for x in range(width):
+            n = 0
+            for u in range(-wr, wr + 1):
+                yy = y + u
+                if yy < 0 or yy >= height:
+                    continue
+                for v in range(-wr, wr + 1):
+                    xx = x + v
+                    if xx < 0 or xx >= width or u * u + v * v > r2:
+                        continue
+                    n += 1
+            out[y * width + x] = n
+    return out
+
+
+@numba.njit(cache=True)
+def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, indptr, indices, data):
+    """Fill the rows of the (unsymmetrised) affinity W in CSR, pixel ``y * width + x``.
+
+    Row p holds, in increasing column order, every q with ``|q - p|^2 <= r2`` in the
+    image: ``W_pp = 1`` and ``W_pq = exp(-(1 - C_IC_SS(1 - icsim)) / sigma)`` in
+    float32, ``icsim`` looked up in p's support map with affinity.cc's two-pointer scan
+    (0 where q is not found: an intervening contour of 1). Returns the number of
+    support maps whose scan line overflowed (0 always, in practice).
+    """
+    n_box = (2 * wr + 1) * (2 * wr + 1)
+    px = np.empty(4 * wr + 2, np.int64)
+    py = np.empty(4 * wr + 2, np.int64)
+    psim = np.empty(4 * wr + 2, np.float32)
+    scan_x = np.empty((2 * wr + 1, _SCAN_CAP), np.int64)
+    scan_sim = np.empty((2 * wr + 1, _SCAN_CAP), np.float32)
+    scan_count = np.zeros(2 * wr + 1, np.int64)
+    cap = 4 * n_box
+    adj_x = np.empty(cap, np.int64)
+    adj_y = np.empty(cap, np.int64)
+    adj_sim = np.empty(cap, np.float32)
+    one = np.float32(1.0)
+    overflow = 0
+    for y in range(height):
+        for x in range(width):
+            n = _intervening_contour(hl, vl, width, height, thresh, x, y, wr,
+                                     px, py, psim, scan_x, scan_sim, scan_count,
+                                     adj_x, adj_y, adj_sim)
+            if n < 0:
+                overflow += 1
+                n = 0
+            k = indptr[y * width + x]
+            ic = 0
+            for u in range(-wr, wr + 1):
+                yy = y + u
+                for v in range(-wr, wr + 1):
+                    xx = x + v
+                    if xx < 0 or xx >= width or yy < 0 or yy >= height:
+                        continue
+                    if u * u + v * v > r2:
+                        continue
+                    # affinity.cc's scan: x is compared without y, as there
+                    while ic < n and adj_y[ic] < yy:
+                        ic += 1
+                    while ic < n and adj_x[ic] < xx:
+                        ic += 1
+                    if u == 0 and v == 0:
+                        pss = one
+                    else:
+                        icsim = np.float32(0.0)
+                        if ic < n and adj_x[ic] == xx and adj_y[ic] == yy:
+                            icsim = adj_sim[ic]
+                            ic += 1
+                        pss = _pss(one - icsim)
+                    arg = np.float32(-(one - pss) / sigma)
+                    data[k] = np.float64(np.exp(arg))
+                    indices[k] = yy * width + xx
+                    k += 1
+    return overflow
+
+
+@numba.njit(cache=True)
+def symmetrize(indptr, indices, data):
+    """``W <- (W + W^T) / 2`` in place, for a structurally symmetric CSR matrix with
+    sorted rows (smatrix.cc's pass: row r's upper entries meet, in order, the next
+    unused lower entry of each column's row)."""
+    n = indptr.shape[0] - 1
+    tail = indptr[:-1].copy()
+    for r in range(n):
+        for i in range(indptr[r], indptr[r + 1]):
+            c = indices[i]
+            if c <= r:
+                continue
+            j = tail[c]
+            s = 0.5 * (data[i] + data[j])
+            data[i] = s
+            data[j] = s
+            tail[c] = j + 1
+
+
+@numba.njit(cache=True)
+def oriented_energy(padded, kernels, out):
+    """``out[k] += |padded_v (x) kernels[k]|`` summed over the vectors v.
+
+    ``padded`` is (nv, h + 2 r, w + 2 r), each vector already mirrored by r; ``kernels``
+    (nk, 2 r + 1, 2 r + 1) are correlation kernels (a convolution's filter turned by
+    180 degrees), so ``out[k, i, j] += |sum_ab padded[v, i + a, j + b] kernels[k, a, b]|``.
+    All kernels are applied in one pass over each window (the inner loop over k
+    vectorises). ``out`` is (nk, h, w) float64, accumulated in place.
+    """
+    nv = padded.shape[0]
+    nk, ks, _ = kernels.shape
+    h = out.shape[1]
+    w = out.shape[2]
+    kt = np.empty((ks, ks, nk))
+    for k in range(nk):
+        for a in range(ks):
+            for b in range(ks):
+                kt[a, b, k] = kernels[k, a, b]
+    acc = np.empty(nk)
+    for v in range(nv):
+        img = padded[v]
+        for i in range(h):
+            for j in range(w):
+                for k in range(nk):
+                    acc[k] = 0.0
+                for a in range(ks):
+                    for b in range(ks):
+                        x = img[i + a, j + b]
+                        for k in range(nk):
+                            acc[k] += x * kt[a, b, k]
+                for k in range(nk):
+                    out[k, i, j] += abs(acc[k])
