@@ -186,7 +186,7 @@ def parse_ids(value) -> list[str] | None:
     path = Path(text)
     if path.is_file():
         try:
-            body = path.read_text(encoding="utf-8")
+            body = path.read_text(encoding="utf-8-sig")   # Notepad's BOM
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the id list: {exc}", path) from None
         words = [w for line in body.splitlines() for w in
@@ -297,7 +297,7 @@ def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
         return "human"
     folder = Path(pred_dir).resolve()
     try:
-        text = (folder / "name.txt").read_text(encoding="utf-8").strip()
+        text = (folder / "name.txt").read_text(encoding="utf-8-sig").strip()
     except (OSError, UnicodeDecodeError):
         text = ""
     if text:

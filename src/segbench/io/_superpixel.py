@@ -50,7 +50,7 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
     """
     path = require_file(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")   # Excel saves CSV with a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the CSV label map: {exc}", path) from None
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -222,7 +222,7 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     ``-.Inf`` and ``.NaN`` become inf and NaN.
     """
     path = require_file(path)
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8-sig")
     try:
         rows = int(re.search(r"rows:\s*(\d+)", text).group(1))
         cols = int(re.search(r"cols:\s*(\d+)", text).group(1))

@@ -1,0 +1,100 @@
+"""Issue 28, the numbers a user sees: each is right or refused, at the edges of the
+commands (strong boundaries above an image's annotator count, R50 of curves that never
+reach P = 0.5, records that cannot be, the PR plot's R = 0 end, AP under the BSDS300
+protocol, id lists saved with a BOM, a region folder of PNGs without --labels).
+
+Each test runs the command as a user does (``segbench.cli.main``): its exit status, its
+one-line message, the files it leaves."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from segbench.algorithms.edges import gradient_magnitude
+from segbench.cli import main
+from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+from segbench.io import SegFile, write_segs, write_seg, write_soft_map
+
+BOM = "\ufeff"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """4 synthetic images with 3 annotators: soft maps, segs .mat, PNG label maps."""
+    root = tmp_path_factory.mktemp("edge")
+    items = make_synthetic_dataset(4, shape=(60, 80), n_annotators=3, seed=5)
+    write_synthetic_dataset(root, items)
+    pred, segs = root / "pred", root / "segs"
+    for item in items:
+        g = gradient_magnitude(item.image)
+        write_soft_map(pred / f"{item.iid}.png", g)
+        write_segs(segs / f"{item.iid}.mat",
+                   [(g < t).astype(np.int32) + 1 for t in (0.1, 0.3)])
+    return root / "groundTruth" / "test", pred, segs, [i.iid for i in items]
+
+
+@pytest.fixture(scope="module")
+def b300(tmp_path_factory):
+    """A BSDS300 tree of 3 images, 3 colour and 2 grey subjects each, and soft maps."""
+    root = tmp_path_factory.mktemp("b300")
+    items = [dataclasses.replace(item, iid=str(10001 + n)) for n, item in
+             enumerate(make_synthetic_dataset(3, shape=(60, 80), n_annotators=5, seed=21))]
+    for item in items:
+        for k, seg in enumerate(item.segmentations):
+            gray = k >= 3
+            uid = 2000 + k if gray else 1000 + k
+            d = root / "human" / ("gray" if gray else "color") / str(uid)
+            d.mkdir(parents=True, exist_ok=True)
+            write_seg(d / f"{item.iid}.seg",
+                      SegFile(np.asarray(seg) - np.min(seg), image=int(item.iid),
+                              user=uid, gray=gray))
+    pred = root / "pred"
+    for item in items:
+        write_soft_map(pred / f"{item.iid}.png", gradient_magnitude(item.image))
+    return root, pred
+
+
+def _run(capsys, *args):
+    """``segbench ARGS --quiet``: (exit status, stdout, stderr lines)."""
+    code = main([*map(str, args), "--quiet"])
+    out, err = capsys.readouterr()
+    return code, out, [line for line in err.splitlines() if line.strip()]
+
+
+# --- 9. text files saved with a UTF-8 BOM ----------------------------------------------
+
+
+def test_ids_file_and_name_txt_with_a_bom(data, tmp_path, capsys):
+    gt, pred, _, ids = data
+    listed = tmp_path / "ids.txt"
+    listed.write_text(BOM + f"{ids[1]}\r\n{ids[2]}\r\n", encoding="utf-8")   # Notepad
+    named = tmp_path / "named"
+    named.mkdir()
+    for p in pred.glob("*.png"):
+        (named / p.name).write_bytes(p.read_bytes())
+    (named / "name.txt").write_text(BOM + "My detector\r\n", encoding="utf-8")
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", named, "--out",
+                          tmp_path / "run", "--ids", listed, "--no-plot")
+    assert code == 0, err
+    assert "images: 2" in out and "My detector" in out
+    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert res["name"] == "My detector"
+    assert [r["id"] for r in res["per_item"]] == ids[1:3]
+
+
+def test_seg_and_csv_files_with_a_bom(tmp_path):
+    from segbench.io import read_seg
+    from segbench.io._superpixel import read_csv_labels
+    seg = tmp_path / "a.seg"
+    write_seg(seg, SegFile(np.array([[0, 0, 1], [0, 1, 1]]), image=1, user=2, gray=False))
+    plain = read_seg(seg)
+    seg.write_bytes(BOM.encode() + seg.read_bytes())
+    assert np.array_equal(read_seg(seg).labels, plain.labels)
+    csv = tmp_path / "a.csv"
+    csv.write_text(BOM + "1,2\n3,4\n", encoding="utf-8")
+    assert read_csv_labels(csv).tolist() == [[1, 2], [3, 4]]
