@@ -98,3 +98,26 @@ def test_seg_and_csv_files_with_a_bom(tmp_path):
     csv = tmp_path / "a.csv"
     csv.write_text(BOM + "1,2\n3,4\n", encoding="utf-8")
     assert read_csv_labels(csv).tolist() == [[1, 2], [3, 4]]
+
+
+# --- 10. region: a PNG among .mat files, without --labels ------------------------------
+
+
+def test_region_names_the_png_it_did_not_read(data, tmp_path, capsys):
+    gt, _, segs, ids = data
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    from segbench.io import read_prediction, write_label_map
+    for iid in ids[:-1]:       # one segmentation each, as the label map is
+        write_segs(mixed / f"{iid}.mat", read_prediction(segs / f"{iid}.mat").segs[:1])
+    write_label_map(mixed / f"{ids[-1]}.png", np.arange(60 * 80).reshape(60, 80) % 7)
+    code, out, err = _run(capsys, "region", "--gt", gt, "--pred", mixed, "--out",
+                          tmp_path / "run")
+    assert code == 2 and len(err) == 1, err
+    assert f"{ids[-1]}.png is there but not read" in err[0] and "--labels" in err[0]
+    assert not (tmp_path / "run" / "result.json").exists()
+    # the option it names reads it
+    code, out, err = _run(capsys, "region", "--gt", gt, "--pred", mixed, "--labels",
+                          "--out", tmp_path / "run2")
+    assert code == 0, err
+    assert "images: 4" in out
