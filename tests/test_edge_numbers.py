@@ -121,3 +121,29 @@ def test_region_names_the_png_it_did_not_read(data, tmp_path, capsys):
                           "--out", tmp_path / "run2")
     assert code == 0, err
     assert "images: 4" in out
+
+
+# --- 6. AP under --protocol bsds300 ------------------------------------------------------
+
+
+def test_bsds300_ap_is_marked_in_the_table_and_result(b300, tmp_path, capsys):
+    root, pred = b300
+    code, out, err = _run(capsys, "boundary", "--gt", root / "human" / "color", "--pred",
+                          pred, "--protocol", "bsds300", "--out", tmp_path / "b3",
+                          "--no-plot")
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
+    row = lines[header + 1].split()
+    assert row[3].endswith("*") and not row[1].endswith("*")        # AP, not ODS
+    note = [line for line in lines if line.startswith("* AP:")]
+    assert len(note) == 1 and "30 thresholds" in note[0] and "narrower recall" in note[0]
+    saved = json.loads((tmp_path / "b3" / "result.json").read_text())
+    assert "narrower recall range" in saved["notes"]["AP"]
+    from segbench import Result
+    assert Result.from_json(tmp_path / "b3" / "result.json").notes == saved["notes"]
+    # the default protocol reports AP itself: no mark, no note
+    code, out, err = _run(capsys, "boundary", "--gt", root / "human" / "color", "--pred",
+                          pred, "--out", tmp_path / "bsr", "--no-plot")
+    assert code == 0 and "*" not in out
+    assert "notes" not in json.loads((tmp_path / "bsr" / "result.json").read_text())

@@ -16,7 +16,8 @@ from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
 from ._counts import BoundaryCounts, evaluate_image, tiny_pair
 from ._nms import edge_nms, nms_options
-from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
+from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
+                         upsample_nearest)
 from ._summary import check_alpha, resampler, summarize, summarize_human
 
 #: Prediction files the boundary benchmark reads.
@@ -137,7 +138,20 @@ def _summarize(ids, records, params, options) -> Result:
                         "human_F": human[2]})
     curves = {"thresholds": summary.thresholds, "recall": summary.recall,
               "precision": summary.precision, "f": summary.f}
-    return Result("boundary", metrics, per_item, curves, detail=summary)
+    return Result("boundary", metrics, per_item, curves, detail=summary,
+                  notes=_notes(params, len(summary.thresholds)))
+
+
+def _notes(params: dict, n_thresholds: int) -> dict:
+    """Caveats of the metrics a protocol's own code does not compute (AP under
+    ``bsds300``): shown beside the table and kept in result.json."""
+    name = params.get("protocol") or "bsr"
+    if name not in PROTOCOLS or "AP" in PROTOCOLS[name]["reported"]:
+        return {}
+    why = (f"; over {n_thresholds} thresholds the curve covers a narrower recall range "
+           f"than BSR's 99, so AP is lower than at 99" if n_thresholds < 99 else "")
+    return {"AP": f"not a {name} score (its code computes no AP){why}; not comparable "
+                  f"with published BSDS500 AP (docs/protocol.md)"}
 
 
 def _write(out, result: Result, ids, records, options) -> None:
