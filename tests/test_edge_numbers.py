@@ -147,3 +147,40 @@ def test_bsds300_ap_is_marked_in_the_table_and_result(b300, tmp_path, capsys):
                           pred, "--out", tmp_path / "bsr", "--no-plot")
     assert code == 0 and "*" not in out
     assert "notes" not in json.loads((tmp_path / "bsr" / "result.json").read_text())
+
+
+# --- 5. the PR plot of maps empty at the highest thresholds -------------------------------
+
+
+def _blue_on_the_r0_axis(png: Path) -> int:
+    """Pixels of the first curve's colour within 1 px of the R = 0 axis, inside the axes
+    (the legend's handle starts 11 pt to its right)."""
+    from PIL import Image
+
+    from segbench.boundary._plots import _SUPERSAMPLE, _Canvas
+    c = _Canvas(150, None)
+    x0, y0, side = (v / _SUPERSAMPLE for v in (c.x0, c.y0, c.side))
+    with Image.open(png) as im:
+        a = np.asarray(im.convert("RGB")).astype(int)
+    band = a[int(y0):int(y0 + side), int(round(x0)) - 1:int(round(x0)) + 2]
+    blue = (np.abs(band - np.array([31, 119, 180])).sum(axis=2) < 60)
+    return int(blue.sum())
+
+
+def test_pr_plot_drops_the_points_bsr_drops(data, tmp_path, capsys):
+    gt, pred, _, ids = data
+    faint = tmp_path / "faint"            # maps at most 0.4: thresholds above find nothing
+    faint.mkdir()
+    from segbench.io import read_prediction
+    for iid in ids:
+        write_soft_map(faint / f"{iid}.png", 0.4 * read_prediction(pred / f"{iid}.png").pb)
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", faint, "--out",
+                          tmp_path / "run")
+    assert code == 0, err
+    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    r = np.array(res["curves"]["recall"])
+    assert (r == 0).sum() > 10 and (r >= 0.01).sum() > 10     # the shape of the issue
+    assert _blue_on_the_r0_axis(tmp_path / "run" / "pr_curve.png") == 0
+    from segbench.boundary._plots import drawn_points
+    assert drawn_points([0.5, 0.02, 0.0099, 0.0, np.nan], [0.4, 0.9, 1.0, 0.0, 0.5]
+                        ).tolist() == [True, True, False, False, False]
