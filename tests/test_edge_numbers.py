@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA, require
 
 from segbench.algorithms.edges import gradient_magnitude
 from segbench.cli import main
@@ -184,3 +185,63 @@ def test_pr_plot_drops_the_points_bsr_drops(data, tmp_path, capsys):
     from segbench.boundary._plots import drawn_points
     assert drawn_points([0.5, 0.02, 0.0099, 0.0, np.nan], [0.4, 0.9, 1.0, 0.0, 0.5]
                         ).tolist() == [True, True, False, False, False]
+
+
+# --- 2. R50 of curves that touch P = 0.5 only near R = 0 ---------------------------------
+
+
+def test_r50_is_the_largest_recall_with_precision_at_least_half():
+    from segbench.boundary import recall_at_precision
+    # falls below 0.5 as recall grows past 0.6, touches 0.5 again at its last
+    # non-empty threshold (R = 3e-5), then the empty maps (R = P = 0)
+    r = np.array([0.95, 0.8, 0.6, 0.4, 0.1, 3e-5, 0.0, 0.0])
+    p = np.array([0.20, 0.40, 0.60, 0.80, 0.9, 0.5, 0.0, 0.0])
+    assert recall_at_precision(r, p) == pytest.approx(0.7)    # 0.8 + (0.6-0.8)/2
+    # a dip below 0.5 between two crossings: the larger recall wins
+    r2, p2 = np.array([0.9, 0.7, 0.5, 0.3]), np.array([0.3, 0.55, 0.45, 0.7])
+    assert recall_at_precision(r2, p2) == pytest.approx(0.7 + 0.2 * 0.05 / 0.25)
+    # every point above 0.5: the largest recall (Dollar's max(P(o(1)), .5))
+    assert recall_at_precision([0.9, 0.5], [0.6, 0.8]) == 0.9
+    assert np.isnan(recall_at_precision([0.9, 0.5, 0.0], [0.3, 0.45, 0.0]))
+    # a monotone curve: Dollar's formula, bit for bit
+    rm, pm = np.linspace(0.95, 0.05, 99), np.linspace(0.2, 0.9, 99) ** 1.3
+    pu, idx = np.unique(pm, return_index=True)
+    assert recall_at_precision(rm, pm) == float(np.interp(0.5, pu, rm[idx]))
+
+
+def test_r50_of_gradient_magnitude_on_bsds300(tmp_path, capsys):
+    """gm on the 11 BSDS300 images: its precision reaches 0.5 near R = 0.95 and is 0.5
+    again at R = 3e-5, where Dollar's sorted-precision interpolation put R50."""
+    gt = require(DATA / "bsds300-seg-subset" / "human" / "color")
+    images = require(DATA / "bsds500" / "images" / "val")
+    from PIL import Image
+    from segbench.datasets import open_ground_truth
+    pred = tmp_path / "gm"
+    pred.mkdir()
+    for iid in open_ground_truth(gt).ids():
+        im = np.asarray(Image.open(images / f"{iid}.jpg"))
+        write_soft_map(pred / f"{iid}.png", gradient_magnitude(im))
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
+                          tmp_path / "run", "--no-plot", "--workers", 2)
+    assert code == 0, err
+    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    r, p = np.array(res["curves"]["recall"]), np.array(res["curves"]["precision"])
+    assert res["metrics"]["R50"] > 0.9
+    assert r[p >= 0.5].max() <= res["metrics"]["R50"] <= r[p < 0.5].max()
+    row = out.splitlines()[-1].split()
+    assert row[4] == f"{res['metrics']['R50']:.4f}"
+
+
+def test_r50_never_reached_is_n_a(data, tmp_path, capsys):
+    gt, pred, _, ids = data
+    blank = tmp_path / "blank"          # detects nothing at any threshold: P = 0
+    blank.mkdir()
+    for iid in ids:
+        write_soft_map(blank / f"{iid}.png", np.zeros((60, 80)))
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", blank, "--out",
+                          tmp_path / "run", "--no-plot")
+    assert code == 0, err
+    header, row = out.splitlines()[-2:]
+    assert header.split()[-1] == "R50" and row.split()[-1] == "n/a"
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["metrics"][
+        "R50"] is None
