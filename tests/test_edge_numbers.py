@@ -245,3 +245,96 @@ def test_r50_never_reached_is_n_a(data, tmp_path, capsys):
     assert header.split()[-1] == "R50" and row.split()[-1] == "n/a"
     assert json.loads((tmp_path / "run" / "result.json").read_text())["metrics"][
         "R50"] is None
+
+
+# --- 1. --min-agreement K above an image's annotator count -------------------------------
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """Ground truth of 2 images with 5 annotators (a0, a1), 2 with 3 (b0, b1), and one
+    (c0) whose third annotator drew no boundary at all; gradient maps of each."""
+    from segbench.datasets import write_ground_truth
+    root = tmp_path_factory.mktemp("mixed")
+    gt, pred = root / "gt", root / "pred"
+    gt.mkdir()
+    pred.mkdir()
+    sets = [("a", make_synthetic_dataset(2, shape=(60, 80), n_annotators=5, seed=7)),
+            ("b", make_synthetic_dataset(2, shape=(60, 80), n_annotators=3, seed=8)),
+            ("c", make_synthetic_dataset(1, shape=(60, 80), n_annotators=2, seed=9))]
+    for prefix, items in sets:
+        for n, item in enumerate(items):
+            segs = list(item.segmentations)
+            if prefix == "c":
+                segs.append(np.ones((60, 80), np.int32))       # one region: no boundary
+            write_ground_truth(gt / f"{prefix}{n}.mat", segs)
+            write_soft_map(pred / f"{prefix}{n}.png", gradient_magnitude(item.image))
+    return gt, pred
+
+
+def test_min_agreement_leaves_out_images_with_fewer_annotators(mixed, tmp_path, capsys):
+    gt, pred = mixed
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
+                          tmp_path / "k4", "--min-agreement", 4, "--no-plot")
+    assert code == 0, err
+    assert len(err) == 1 and err[0].startswith("segbench: warning: 3 of 5 images left "
+                                               "out"), err
+    assert "4 annotators" in err[0] and "b0, b1, c0" in err[0]
+    assert "images: 2" in out
+    res = json.loads((tmp_path / "k4" / "result.json").read_text())
+    assert [r["id"] for r in res["per_item"]] == ["a0", "a1"]
+    assert res["provenance"]["params"]["n_images"] == 2
+    (left,) = res["provenance"]["excluded"]
+    assert left["ids"] == ["b0", "b1", "c0"] and "4 annotators" in left["reason"]
+    assert sorted(p.name for p in (tmp_path / "k4").glob("*_ev1.txt")) == [
+        "a0_ev1.txt", "a1_ev1.txt"]
+    # the scores are those of the images that have strong boundaries, alone
+    code, _, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
+                        tmp_path / "a", "--min-agreement", 4, "--ids", "a0,a1",
+                        "--no-plot")
+    assert code == 0 and err == []
+    for name in ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt"):
+        assert (tmp_path / "k4" / name).read_bytes() == (tmp_path / "a" / name).read_bytes()
+
+
+def test_min_agreement_that_leaves_no_image_is_an_error(mixed, b300, tmp_path, capsys):
+    gt, pred = mixed
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
+                          tmp_path / "k20", "--min-agreement", 20)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("segbench: error: no image left to score: 5 of 5")
+    assert "20 annotators" in err[0]
+    assert not list((tmp_path / "k20").glob("*.txt"))
+    assert not (tmp_path / "k20" / "result.json").exists()
+    # grey subsets: 2 grey subjects per image, 3 asked for
+    root, b300_pred = b300
+    code, out, err = _run(capsys, "boundary", "--gt", root / "human", "--presentation",
+                          "gray", "--pred", b300_pred, "--out", tmp_path / "grey",
+                          "--min-agreement", 3)
+    assert code == 2 and len(err) == 1 and "no image left to score: 3 of 3" in err[0]
+    assert not (tmp_path / "grey" / "eval_bdry.txt").exists()
+    code, out, err = _run(capsys, "boundary", "--gt", root / "human", "--presentation",
+                          "color", "--pred", b300_pred, "--out", tmp_path / "colour",
+                          "--min-agreement", 3, "--no-plot")
+    assert code == 0 and err == [] and "images: 3" in out
+
+
+def test_min_agreement_all_leaves_out_images_no_pixel_of_which_is_unanimous(
+        mixed, tmp_path, capsys):
+    gt, pred = mixed
+    code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
+                          tmp_path / "all", "--min-agreement", "all", "--no-plot")
+    assert code == 0, err
+    res = json.loads((tmp_path / "all" / "result.json").read_text())
+    (left,) = res["provenance"]["excluded"]
+    kept = [r["id"] for r in res["per_item"]]
+    assert "c0" in left["ids"] and kept and not set(kept) & set(left["ids"])
+    assert len(err) == 1 and f"{len(left['ids'])} of 5 images left out" in err[0]
+    assert "all of its annotators" in err[0] and ", ".join(left["ids"]) in err[0]
+    # exactly the images with no unanimous pixel are left out
+    from segbench.boundary import agreement_levels, strong_boundaries
+    from segbench.io import read_ground_truth
+    for iid in kept + left["ids"]:
+        gts = read_ground_truth(gt / f"{iid}.mat")
+        strong = strong_boundaries(gts, agreement_levels(gts), "all")
+        assert any(s.any() for s in strong) == (iid in kept)

@@ -92,6 +92,13 @@ class Family:
         engine calls it in the main process before it starts local worker processes,
         so a first run compiles once (and says so once) and the workers inherit the
         compiled code instead of each compiling its own.
+    excluded : callable, optional
+        ``(record, params) -> str or None``: why an item cannot be scored under these
+        parameters (e.g. strong boundaries asked of more annotators than an image
+        has: nothing to score against), or None to keep it. The engine leaves such
+        items out of the summary and the files, warns once per reason naming how many,
+        records them in the result's provenance (``excluded``), and refuses a run that
+        leaves no item.
     """
 
     name: str
@@ -115,6 +122,7 @@ class Family:
     resampler: Callable | None = None
     item_score: str | None = None
     warm_up: Callable | None = None
+    excluded: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:

@@ -117,6 +117,26 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
                           thin_gt=params["thin_gt"])
 
 
+def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
+    """Why an image is left out of a strong-boundary run: no human pixel has the
+    agreement asked for (``min_agreement`` above its number of annotators, or no pixel
+    all of them drew), so there is nothing to score against; None otherwise.
+
+    Only under ``min_agreement``: an ordinary run scores every image as BSR does.
+    """
+    k = params["min_agreement"]
+    if k is None or counts.sum_r.any():
+        return None
+    text = str(k).strip().lower()
+    if text in ("all", "unanimous"):
+        return f"no boundary pixel that all of its annotators drew (--min-agreement {k})"
+    if isinstance(k, float) or not text.isdigit():
+        return (f"no boundary pixel that a fraction {text} of its annotators drew "
+                f"(--min-agreement {k})")
+    return (f"no boundary pixel that {text} annotators drew (--min-agreement {k}; an "
+            f"image with fewer annotators has none)")
+
+
 def _warm_up(params: dict) -> None:
     """The soft-map path once on an 8 x 8 map (thinning, matching)."""
     pb, gt = tiny_pair()
@@ -188,7 +208,7 @@ BOUNDARY = Family(
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
-    resampler=_resampler, item_score="f", warm_up=_warm_up)
+    resampler=_resampler, item_score="f", warm_up=_warm_up, excluded=_excluded)
 
 
 # --- human consistency -------------------------------------------------------------

@@ -24,6 +24,11 @@ class RecordWarning(UserWarning):
     """A saved record was damaged or unreadable and is computed again."""
 
 
+class ExcludedWarning(UserWarning):
+    """Items were left out of a result because they cannot be scored (the reason is
+    the family's, see :attr:`segbench.spec.Family.excluded`)."""
+
+
 def fingerprint(path) -> str:
     """SHA-256 of a file, computed once per (path, mtime, size) in each process."""
     st = Path(path).stat()
