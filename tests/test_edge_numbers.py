@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, require
+from conftest import DATA, FIXTURES, require
 
 from segbench.algorithms.edges import gradient_magnitude
 from segbench.cli import main
@@ -338,3 +338,86 @@ def test_min_agreement_all_leaves_out_images_no_pixel_of_which_is_unanimous(
         gts = read_ground_truth(gt / f"{iid}.mat")
         strong = strong_boundaries(gts, agreement_levels(gts), "all")
         assert any(s.any() for s in strong) == (iid in kept)
+
+
+# --- 3. records that cannot be are recomputed, never summarized ---------------------------
+
+
+def _tamper(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data["record"])
+    path.write_text(json.dumps(data))
+
+
+def _official(out: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(out.glob("*.txt"))}
+
+
+def test_impossible_boundary_record_is_recomputed(data, tmp_path, capsys):
+    gt, pred, _, ids = data
+    out = tmp_path / "run"
+    args = ("boundary", "--gt", gt, "--pred", pred, "--out", out, "--no-plot")
+    assert _run(capsys, *args)[0] == 0
+    clean = _official(out)
+    record = out / ".segbench-records" / "boundary" / f"{ids[0]}.json"
+
+    def more_matched_than_there_are(rec):       # ODS 1.91 in the issue
+        rec["cnt_r"] = [2 * s for s in rec["sum_r"]]
+    _tamper(record, more_matched_than_there_are)
+    code, _, err = _run(capsys, *args)
+    assert code == 0 and len(err) == 1, err
+    assert str(record) in err[0] and "computing it again" in err[0]
+    assert "more pixels matched than there are" in err[0]
+    assert _official(out) == clean                    # eval_bdry.txt, <iid>_ev1.txt
+    _tamper(record, lambda rec: [rec[k].__setitem__(slice(50, None), [])   # 50 of 99
+                                 for k in ("thresholds", "cnt_r", "sum_r", "cnt_p",
+                                           "sum_p")])
+    code, _, err = _run(capsys, *args)
+    assert code == 0 and len(err) == 1 and str(record) in err[0], err
+    assert "50 thresholds, not the 99" in err[0]
+    assert _official(out) == clean
+
+
+def test_region_record_of_the_wrong_length_is_recomputed(tmp_path, capsys):
+    inputs = require(FIXTURES / "bsr-official" / "inputs")
+    gt, ucm = inputs / "groundTruth", inputs / "ucm2"
+    ids = sorted(p.stem for p in ucm.glob("*.mat"))
+    out = tmp_path / "run"
+    args = ("region", "--gt", gt, "--pred", ucm, "--out", out, "--nthresh", 9)
+    code, _, err = _run(capsys, *args)
+    assert code == 0, err
+    clean = _official(out)
+    record = out / ".segbench-records" / "region" / f"{ids[1]}.json"
+    _tamper(record, lambda rec: [rec[k].__setitem__(slice(5, None), []) for k in rec
+                                 if isinstance(rec[k], list)])
+    code, _, err = _run(capsys, *args)
+    assert code == 0 and len(err) == 1, err       # was: "records were computed at
+    assert str(record) in err[0] and "5 thresholds, not the 9" in err[0]   # different..."
+    assert _official(out) == clean
+    _tamper(record, lambda rec: rec.__setitem__("cnt_p", [2 * s for s in rec["sum_p"]]))
+    code, _, err = _run(capsys, *args)
+    assert code == 0 and len(err) == 1 and str(record) in err[0], err
+    assert _official(out) == clean
+
+
+@pytest.mark.parametrize("family, payload, bad", [
+    ("human_boundary", {"users": [1, 2], "counts": [[5, 10, 3, 4], [2, 3, 1, 1]]},
+     lambda d: d["counts"][0].__setitem__(0, 11)),
+    ("human_region", {"table": [[5.0, 10.0, 3.0, 4.0, 0.8, 1.2]]},
+     lambda d: d["table"][0].__setitem__(4, 1.5)),
+    ("human_region", {"table": [[5.0, 10.0, 3.0, 4.0, 0.8, 1.2]]},
+     lambda d: d["table"][0].__setitem__(2, 4.5)),
+    ("consistency", {"shape": [4, 5], "counts": [2, 3], "same": [[0, 1, 0.1, 0.05]]},
+     lambda d: d["same"][0].__setitem__(2, float("nan"))),
+])
+def test_every_family_refuses_counts_that_cannot_be(family, payload, bad):
+    import copy
+
+    from segbench.api import families
+    from segbench.region import CONSISTENCY
+    spec = CONSISTENCY if family == "consistency" else families(family)[0]
+    spec.from_json(copy.deepcopy(payload))            # the payload as written is valid
+    broken = copy.deepcopy(payload)
+    bad(broken)
+    with pytest.raises(ValueError):
+        spec.from_json(broken)

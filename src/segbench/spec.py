@@ -43,7 +43,13 @@ class Family:
     to_json, from_json : callable
         ``record -> dict`` of plain JSON values, and back. ``from_json`` raises
         (``KeyError``, ``TypeError``, ``ValueError``) on a payload that is not a valid
-        record, so the store can recompute it.
+        record (wrong shapes, non-finite numbers, counts that cannot be, such as more
+        pixels matched than there are), so the store can recompute it.
+    validate : callable, optional
+        ``(record, params) -> None``: raises ``ValueError`` where a record read back
+        does not fit the parameters of its key (e.g. one entry per threshold of
+        ``nthresh``). The store calls it after ``from_json``, so no summary sees a
+        record that did not validate.
     summarize : callable
         ``summarize(ids, records, params, options) -> Result``, pure; ``ids`` sorted.
     write : callable, optional
@@ -109,6 +115,7 @@ class Family:
     from_json: Callable
     summarize: Callable
     write: Callable | None = None
+    validate: Callable | None = None
     prediction_exts: Callable | None = None
     missing_hint: Callable | None = None
     check: Callable | None = None

@@ -14,7 +14,7 @@ from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
-from ._counts import BoundaryCounts, evaluate_image, tiny_pair
+from ._counts import BoundaryCounts, check_thresholds, evaluate_image, tiny_pair
 from ._nms import edge_nms, nms_options
 from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
                          upsample_nearest)
@@ -137,6 +137,11 @@ def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
             f"image with fewer annotators has none)")
 
 
+def _validate(counts: BoundaryCounts, params: dict) -> None:
+    """A record read back has one entry per threshold of its ``nthresh`` (ValueError)."""
+    check_thresholds(counts.thresholds, params["nthresh"])
+
+
 def _warm_up(params: dict) -> None:
     """The soft-map path once on an 8 x 8 map (thinning, matching)."""
     pb, gt = tiny_pair()
@@ -206,7 +211,7 @@ BOUNDARY = Family(
     defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
               "upsample": None, "min_agreement": None, "nms": None},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
-    summarize=_summarize, write=_write, prediction_exts=_exts,
+    validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
     resampler=_resampler, item_score="f", warm_up=_warm_up, excluded=_excluded)
 
