@@ -229,8 +229,14 @@ def _gran_to_json(rec: dict) -> dict:
 
 
 def _gran_from_json(d: dict) -> dict:
+    """Rows ``(k, regions made, gce, lce, annotator)`` and the same-image human rows;
+    ValueError where an error is outside [0, 1] or a region count is not positive."""
     rows = float_rows(d["rows"], 5, "the granularity rows")
     human = float_rows(d["human"], 4, "the human rows")
+    _check_errors(rows[:, 2:4], "the granularity rows")
+    _check_errors(human[:, 2:], "the human rows")
+    if not np.isfinite(rows).all() or (rows[:, :2] < 1).any():
+        raise ValueError("the granularity rows hold region counts below 1")
     return {"rows": rows, "human": human}
 
 
