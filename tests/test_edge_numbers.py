@@ -390,9 +390,9 @@ def test_region_record_of_the_wrong_length_is_recomputed(tmp_path, capsys):
     record = out / ".segbench-records" / "region" / f"{ids[1]}.json"
     _tamper(record, lambda rec: [rec[k].__setitem__(slice(5, None), []) for k in rec
                                  if isinstance(rec[k], list)])
-    code, _, err = _run(capsys, *args)
-    assert code == 0 and len(err) == 1, err       # was: "records were computed at
-    assert str(record) in err[0] and "5 thresholds, not the 9" in err[0]   # different..."
+    code, _, err = _run(capsys, *args)       # was: "records were computed at different
+    assert code == 0 and len(err) == 1, err   # thresholds", naming no file
+    assert str(record) in err[0] and "5 thresholds, not the 9" in err[0]
     assert _official(out) == clean
     _tamper(record, lambda rec: rec.__setitem__("cnt_p", [2 * s for s in rec["sum_p"]]))
     code, _, err = _run(capsys, *args)
@@ -421,3 +421,24 @@ def test_every_family_refuses_counts_that_cannot_be(family, payload, bad):
     bad(broken)
     with pytest.raises(ValueError):
         spec.from_json(broken)
+
+
+def test_store_checks_a_record_against_its_parameters(tmp_path):
+    """A semantic record of 2 classes under a key of 3 is recomputed, with a warning."""
+    from segbench.engine import RecordStore, RecordWarning, record_key
+    from segbench.semantic import SEMANTIC
+    params = SEMANTIC.resolve({"classes": 3})
+    key = record_key(SEMANTIC, params, {"gt": ["0"], "pred": ["1"]})
+    store = RecordStore(tmp_path)
+    store.prepare([SEMANTIC])
+    path = tmp_path / ".segbench-records" / "semantic" / "a.json"
+    payload = {"format": 1, "num_classes": 2, "conf_index": [0, 3], "conf_count": [5, 4],
+               "gt_band": [1, 1], "pred_band": [1, 1], "band_inter": [0, 1]}
+    path.write_text(json.dumps({"id": "a", "key": key, "record": payload}))
+    with pytest.warns(RecordWarning, match="holds 2 classes, its parameters 3"):
+        assert store.load(SEMANTIC, "a", key) is None
+    assert store.saved(SEMANTIC, "a") is None
+    payload = {**payload, "num_classes": 3, "gt_band": [1, 1, 0], "pred_band": [1, 1, 0],
+               "band_inter": [0, 1, 0]}
+    path.write_text(json.dumps({"id": "a", "key": key, "record": payload}))
+    assert store.load(SEMANTIC, "a", key) is not None
