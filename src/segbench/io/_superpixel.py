@@ -255,7 +255,7 @@ def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], lis
         prefer :func:`read_opencv_matrix` on it for full float32 precision.
     """
     path = require_file(path)
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:   # as re-saved by Excel
         table = list(csv.reader(f))
     if not table or table[0][:2] != ["image", "ground_truth"]:
         raise InputError("not a superpixel-benchmark results.csv (header image, "
