@@ -115,7 +115,6 @@ class Family:
     from_json: Callable
     summarize: Callable
     write: Callable | None = None
-    validate: Callable | None = None
     prediction_exts: Callable | None = None
     missing_hint: Callable | None = None
     check: Callable | None = None
@@ -130,6 +129,7 @@ class Family:
     item_score: str | None = None
     warm_up: Callable | None = None
     excluded: Callable | None = None
+    validate: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:
