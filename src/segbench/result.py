@@ -69,6 +69,10 @@ class Result:
         The per-item records the result was summarized from (sorted ids), for
         comparisons in the same process; not saved (they stay in the run folder's
         record store).
+    notes : dict of str -> str
+        What a reader must know to read a metric (e.g. ``{"AP": "..."}`` where the
+        protocol makes it incomparable with published numbers); saved as ``notes``,
+        printed beside the table.
     """
 
     family: str
@@ -80,6 +84,7 @@ class Result:
     intervals: dict = field(default_factory=dict)
     detail: object = field(default=None, repr=False, compare=False)
     records: list | None = field(default=None, repr=False, compare=False)
+    notes: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
@@ -92,6 +97,8 @@ class Result:
         out = {"family": self.family, "name": self.name, "metrics": self.metrics}
         if self.intervals:
             out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
+        if self.notes:
+            out["notes"] = dict(self.notes)
         out.update(per_item=self.per_item, curves=self.curves, provenance=self.provenance)
         return _plain(out)
 
@@ -135,6 +142,9 @@ class Result:
         bounds = data.get("intervals") or {}
         if not isinstance(bounds, dict):
             raise InputError("its intervals are not a mapping of metric to [lo, hi]", path)
+        notes = data.get("notes") or {}
+        if not isinstance(notes, dict):
+            raise InputError("its notes are not a mapping of metric to text", path)
         return cls(family=data["family"],
                    intervals={k: tuple(nan if b is None else b for b in v)
                               for k, v in bounds.items()},
@@ -142,7 +152,8 @@ class Result:
                    per_item=[{k: nan if v is None else v for k, v in row.items()}
                              for row in data.get("per_item", [])],
                    curves=data.get("curves", {}), provenance=data.get("provenance", {}),
-                   name=data.get("name") or "")
+                   name=data.get("name") or "",
+                   notes={str(k): str(v) for k, v in notes.items()})
 
     def _columns(self) -> list[str]:
         cols: list[str] = []

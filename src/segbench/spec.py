@@ -43,7 +43,13 @@ class Family:
     to_json, from_json : callable
         ``record -> dict`` of plain JSON values, and back. ``from_json`` raises
         (``KeyError``, ``TypeError``, ``ValueError``) on a payload that is not a valid
-        record, so the store can recompute it.
+        record (wrong shapes, non-finite numbers, counts that cannot be, such as more
+        pixels matched than there are), so the store can recompute it.
+    validate : callable, optional
+        ``(record, params) -> None``: raises ``ValueError`` where a record read back
+        does not fit the parameters of its key (e.g. one entry per threshold of
+        ``nthresh``). The store calls it after ``from_json``, so no summary sees a
+        record that did not validate.
     summarize : callable
         ``summarize(ids, records, params, options) -> Result``, pure; ``ids`` sorted.
     write : callable, optional
@@ -92,6 +98,13 @@ class Family:
         engine calls it in the main process before it starts local worker processes,
         so a first run compiles once (and says so once) and the workers inherit the
         compiled code instead of each compiling its own.
+    excluded : callable, optional
+        ``(record, params) -> str or None``: why an item cannot be scored under these
+        parameters (e.g. strong boundaries asked of more annotators than an image
+        has: nothing to score against), or None to keep it. The engine leaves such
+        items out of the summary and the files, warns once per reason naming how many,
+        records them in the result's provenance (``excluded``), and refuses a run that
+        leaves no item.
     """
 
     name: str
@@ -115,6 +128,8 @@ class Family:
     resampler: Callable | None = None
     item_score: str | None = None
     warm_up: Callable | None = None
+    excluded: Callable | None = None
+    validate: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:

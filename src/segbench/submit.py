@@ -161,7 +161,7 @@ def _content_root(root: Path) -> Path:
 def _read_text(path: Path, limit: int) -> str:
     with open(path, "rb") as f:
         raw = f.read(limit * 4 + 4)
-    return raw.decode("utf-8", errors="replace")
+    return raw.decode("utf-8-sig", errors="replace")   # a BOM is not part of the text
 
 
 def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: str | None

@@ -9,7 +9,7 @@ from ._agreement import (AGREEMENT, AgreementRecord, agreement_histogram, agreem
                          agreement_map, agreement_threshold, strong_boundaries)
 from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
                           tolerance_px)
-from ._counts import (BoundaryCounts, default_thresholds, detected_map, evaluate_image,
+from ._counts import (BoundaryCounts, check_thresholds, default_thresholds, detected_map, evaluate_image,
                       human_counts, matcher_cached, warm_up_kernels,
                       warm_up_matcher)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
@@ -49,6 +49,7 @@ __all__ = [
     "summarize_human",
     "Matcher",
     "correspond_pixels",
+    "check_thresholds",
     "default_thresholds",
     "evaluate_image",
     "human_counts",

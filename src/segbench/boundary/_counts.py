@@ -52,24 +52,50 @@ class BoundaryCounts:
 
     @classmethod
     def from_json(cls, d: dict) -> "BoundaryCounts":
-        """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape."""
+        """Inverse of :meth:`to_json`.
+
+        Raises
+        ------
+        ValueError
+            On a payload that cannot be a record: lists of unequal length, thresholds
+            that are not finite and increasing, counts that are not non-negative
+            integers, more pixels matched than there are (cntR > sumR, cntP > sumP),
+            or a human pixel count (sumR) that changes with the threshold.
+        """
         ths = np.asarray(d["thresholds"], dtype=np.float64)
         cols = [np.asarray(d[k], dtype=np.float64) for k in ("cnt_r", "sum_r", "cnt_p",
                                                              "sum_p")]
         if ths.ndim != 1 or ths.size == 0 or any(c.shape != ths.shape for c in cols):
             raise ValueError("counts are not equal-length lists, one entry per threshold")
+        if not np.isfinite(ths).all() or (np.diff(ths) <= 0).any():
+            raise ValueError("thresholds must be finite and increasing")
+        if not all(np.isfinite(c).all() for c in cols):
+            raise ValueError("counts must be finite")
         ints = [c.astype(np.int64) for c in cols]
         if any((c != i).any() or (i < 0).any() for c, i in zip(cols, ints)):
             raise ValueError("counts must be non-negative integers")
+        cnt_r, sum_r, cnt_p, sum_p = ints
+        if (cnt_r > sum_r).any() or (cnt_p > sum_p).any():
+            raise ValueError("more pixels matched than there are (cntR > sumR or "
+                             "cntP > sumP)")
+        if (sum_r != sum_r[0]).any():
+            raise ValueError("the human pixel count (sumR) differs between thresholds")
         return cls(ths, *ints)
 
     @classmethod
     def from_table(cls, table) -> "BoundaryCounts":
-        """Inverse of :meth:`as_table`."""
+        """Inverse of :meth:`as_table`; InputError on a table whose counts cannot be
+        (not finite, negative, more pixels matched than there are)."""
         t = np.asarray(table, dtype=np.float64)
         if t.ndim != 2 or t.shape[1] != 5:
             raise InputError(f"a counts table has 5 columns, got shape {t.shape}")
+        if not np.isfinite(t).all():
+            raise InputError("a counts table holds values that are not finite")
         ints = [np.rint(t[:, k]).astype(np.int64) for k in range(1, 5)]
+        if any((c < 0).any() for c in ints) or (ints[0] > ints[1]).any() or \
+                (ints[2] > ints[3]).any():
+            raise InputError("a counts table has negative counts or more pixels matched "
+                             "than there are (cntR > sumR or cntP > sumP)")
         return cls(t[:, 0].copy(), *ints)
 
 
@@ -82,6 +108,30 @@ def default_thresholds(nthresh: int = 99) -> np.ndarray:
         raise InputError(f"nthresh must be a positive integer, got {nthresh}")
     n = int(nthresh)
     return np.linspace(1.0 / (n + 1), 1.0 - 1.0 / (n + 1), n)
+
+
+def check_thresholds(thresholds, nthresh: int) -> None:
+    """ValueError unless a record's thresholds are those its parameters give.
+
+    Parameters
+    ----------
+    thresholds : (T,) array_like
+        The thresholds of a record read back (boundary or region).
+    nthresh : int
+        The ``nthresh`` of the record's key.
+
+    Notes
+    -----
+    A soft map or ucm2 is cut at :func:`default_thresholds` ``(nthresh)``; a list of
+    T segmentations (or one label map) has "thresholds" 1, 2, ..., T whatever
+    ``nthresh``. JSON keeps every float exactly, so the comparison is exact.
+    """
+    t = np.asarray(thresholds, dtype=np.float64).ravel()
+    if np.array_equal(t, np.arange(1, t.size + 1, dtype=np.float64)):
+        return
+    if t.size != nthresh or not np.array_equal(t, default_thresholds(nthresh)):
+        raise ValueError(f"{t.size} thresholds, not the {nthresh} of nthresh = {nthresh} "
+                         f"(nor 1..T of a list of segmentations)")
 
 
 def _as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:

@@ -14,9 +14,10 @@ from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
-from ._counts import BoundaryCounts, evaluate_image, tiny_pair
+from ._counts import BoundaryCounts, check_thresholds, evaluate_image, tiny_pair
 from ._nms import edge_nms, nms_options
-from ._protocols import SubjectCounts, pool_subjects, subject_counts, upsample_nearest
+from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
+                         upsample_nearest)
 from ._summary import check_alpha, resampler, summarize, summarize_human
 
 #: Prediction files the boundary benchmark reads.
@@ -116,6 +117,31 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
                           thin_gt=params["thin_gt"])
 
 
+def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
+    """Why an image is left out of a strong-boundary run: no human pixel has the
+    agreement asked for (``min_agreement`` above its number of annotators, or no pixel
+    all of them drew), so there is nothing to score against; None otherwise.
+
+    Only under ``min_agreement``: an ordinary run scores every image as BSR does.
+    """
+    k = params["min_agreement"]
+    if k is None or counts.sum_r.any():
+        return None
+    text = str(k).strip().lower()
+    if text in ("all", "unanimous"):
+        return f"no boundary pixel that all of its annotators drew (--min-agreement {k})"
+    if isinstance(k, float) or not text.isdigit():
+        return (f"no boundary pixel that a fraction {text} of its annotators drew "
+                f"(--min-agreement {k})")
+    return (f"no boundary pixel that {text} annotators drew (--min-agreement {k}; an "
+            f"image with fewer annotators has none)")
+
+
+def _validate(counts: BoundaryCounts, params: dict) -> None:
+    """A record read back has one entry per threshold of its ``nthresh`` (ValueError)."""
+    check_thresholds(counts.thresholds, params["nthresh"])
+
+
 def _warm_up(params: dict) -> None:
     """The soft-map path once on an 8 x 8 map (thinning, matching)."""
     pb, gt = tiny_pair()
@@ -137,7 +163,20 @@ def _summarize(ids, records, params, options) -> Result:
                         "human_F": human[2]})
     curves = {"thresholds": summary.thresholds, "recall": summary.recall,
               "precision": summary.precision, "f": summary.f}
-    return Result("boundary", metrics, per_item, curves, detail=summary)
+    return Result("boundary", metrics, per_item, curves, detail=summary,
+                  notes=_notes(params, len(summary.thresholds)))
+
+
+def _notes(params: dict, n_thresholds: int) -> dict:
+    """Caveats of the metrics a protocol's own code does not compute (AP under
+    ``bsds300``): shown beside the table and kept in result.json."""
+    name = params.get("protocol") or "bsr"
+    if name not in PROTOCOLS or "AP" in PROTOCOLS[name]["reported"]:
+        return {}
+    why = (f"; over {n_thresholds} thresholds the curve covers a narrower recall range "
+           f"than BSR's 99, so AP is lower than at 99" if n_thresholds < 99 else "")
+    return {"AP": f"not a {name} score (its code computes no AP){why}; not comparable "
+                  f"with published BSDS500 AP (docs/protocol.md)"}
 
 
 def _write(out, result: Result, ids, records, options) -> None:
@@ -172,9 +211,9 @@ BOUNDARY = Family(
     defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
               "upsample": None, "min_agreement": None, "nms": None},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
-    summarize=_summarize, write=_write, prediction_exts=_exts,
+    validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
-    resampler=_resampler, item_score="f", warm_up=_warm_up)
+    resampler=_resampler, item_score="f", warm_up=_warm_up, excluded=_excluded)
 
 
 # --- human consistency -------------------------------------------------------------

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..io import atomic_write_bytes
 
-__all__ = ["plot_pr"]
+__all__ = ["MIN_DRAWN_RECALL", "drawn_points", "plot_pr"]
 
 # Names under which the pieces of a curve may be found, in order of preference.
 _NAME = ("name", "label", "algorithm")
@@ -236,6 +236,37 @@ def _iso_f(canvas: _Canvas) -> None:
                     anchor="lb")
 
 
+#: Points of a curve below this recall are not drawn, as BSR's ``plot_eval.m``
+#: (``f = find(prvals(:,2) >= 0.01)``): thresholds above every value of a map detect
+#: nothing, R = P = 0, and drawing them adds a vertical segment down the R = 0 axis.
+MIN_DRAWN_RECALL = 0.01
+
+
+def drawn_points(recall, precision) -> np.ndarray:
+    """Which points of a PR curve :func:`plot_pr` draws, as BSR's ``plot_eval.m``.
+
+    Parameters
+    ----------
+    recall, precision : (T,) array_like
+        A curve, one point per threshold.
+
+    Returns
+    -------
+    (T,) ndarray of bool
+        True where recall >= :data:`MIN_DRAWN_RECALL` (0.01) and both values are finite.
+
+    Notes
+    -----
+    ``plot_eval.m`` (BSR ``bench/benchmarks``) keeps the rows of ``eval_bdry_thr.txt``
+    with recall >= 0.01 and draws them as a line when more than one is left, else only
+    the ODS point. Only the drawing follows it; the scores use every threshold.
+    """
+    r = np.asarray(recall, dtype=float)
+    p = np.asarray(precision, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(r) & np.isfinite(p) & (r >= MIN_DRAWN_RECALL)
+
+
 def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = None,
             dpi: int = 150) -> Path:
     """Draw precision-recall curves with their ODS points and iso-F contours; save a PNG.
@@ -269,8 +300,10 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     Iso-F contours (F = 0.1 ... 0.9) are light grey and labelled where they cross the
     diagonal. Curves and legend entries are ordered as given; each legend entry shows
     the algorithm's ODS F-measure, as in the BSDS figures ``[F = .xx]``. Names and the
-    title are plain text. Points with non-finite recall or precision (thresholds that
-    selected no pixel) are skipped. Drawn with Pillow (see the module's docstring): no
+    title are plain text. Points with non-finite recall or precision are skipped, and
+    so are points of recall below 0.01, as BSR's ``plot_eval.m`` drops them
+    (:func:`drawn_points`): thresholds that detect nothing give R = P = 0, which would
+    draw a vertical segment down the R = 0 axis. Drawn with Pillow (see the module's docstring): no
     display, no matplotlib import. The PNG is ``5.6 * dpi`` pixels square and is
     written atomically.
 
@@ -309,8 +342,9 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     legend = []
     for i, (name, r, p, ods) in enumerate(drawn):
         colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
-        ok = np.isfinite(r) & np.isfinite(p)
-        canvas.line(r[ok], p[ok], colour, 1.8)
+        keep = drawn_points(r, p)
+        if keep.sum() > 1:           # one point left: plot_eval.m shows the ODS point only
+            canvas.line(r[keep], p[keep], colour, 1.8)
         if ods is not None:
             legend.append((f"{name} [F = {ods[2]:.3f}]", colour, marker, True, 7))
         else:

@@ -319,7 +319,9 @@ class SubjectCounts:
 
     @classmethod
     def from_json(cls, d: dict) -> "SubjectCounts":
-        """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape."""
+        """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape or
+        with counts that cannot be (not non-negative integers, cntR > sumR, cntP >
+        sumP)."""
         users = d["users"]
         if not isinstance(users, list) or any(
                 u is not None and (isinstance(u, bool) or not isinstance(u, int))
@@ -330,9 +332,14 @@ class SubjectCounts:
             raw = raw.reshape(0, 4)
         if raw.ndim != 2 or raw.shape != (len(users), 4):
             raise ValueError("counts must be one row of 4 per user")
+        if not np.isfinite(raw).all():
+            raise ValueError("counts must be finite")
         c = raw.astype(np.int64)
         if (c != raw).any() or (c < 0).any():
             raise ValueError("counts must be non-negative integers")
+        if (c[:, 0] > c[:, 1]).any() or (c[:, 2] > c[:, 3]).any():
+            raise ValueError("more pixels matched than there are (cntR > sumR or "
+                             "cntP > sumP)")
         return cls(tuple(users), c)
 
 

@@ -107,7 +107,23 @@ def _header(res, out) -> None:
 
 
 def _boundary_rows(res) -> list[tuple]:
-    return [tuple(res.interval_text(k) for k in ("ODS", "OIS", "AP", "R50"))]
+    return [tuple(_cell(res, k) for k in ("ODS", "OIS", "AP", "R50"))]
+
+
+def _cell(res, metric: str) -> str:
+    """A metric as the table shows it: 'n/a' where not computed (R50 of a curve that
+    never reaches P = 0.5), '*' where a note qualifies it (printed under the table)."""
+    text = res.interval_text(metric)
+    if text == "nan":
+        text = "n/a"
+    return text + "*" if metric in res.notes else text
+
+
+def _print_notes(*results) -> None:
+    """One line per noted metric, under the table its '*' marks."""
+    for res in results:
+        for metric, note in res.notes.items():
+            print(f"* {metric}: {note}")
 
 
 def _region_rows(res) -> list[tuple]:
@@ -141,6 +157,7 @@ def _report(a, res, rows, header) -> int:
         return 0
     _header(res, a.out)
     print_table(rows, header)
+    _print_notes(res)
     _print_calibrated(res.metrics)
     _print_human(res.metrics)
     return 0
@@ -163,10 +180,10 @@ def _cmd_all(a) -> int:
         print(json.dumps({"boundary": b.to_dict(), "region": r.to_dict()}, indent=1))
         return 0
     _header(b, a.out)
-    t = b.interval_text
-    rows = [("boundary F", t("ODS"), t("OIS"), "", t("AP")),
+    rows = [("boundary F", _cell(b, "ODS"), _cell(b, "OIS"), "", _cell(b, "AP")),
             *((*row, "") for row in _region_rows(r))]
     print_table(rows, (b.name, "ODS", "OIS", "Best", "AP"))
+    _print_notes(b, r)
     _print_calibrated(b.metrics)
     _print_human({**b.metrics, **r.metrics})
     return 0

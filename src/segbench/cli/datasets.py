@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from ._common import add_common
 
@@ -36,8 +37,9 @@ def _cmd_submit(a) -> int:
     m = res.boundary.metrics
     print(f"{res.meta['name']}: {res.meta['n_images']} images ({res.meta['dataset']['split']})"
           f"   output: {res.out_dir}")
+    r50 = "n/a" if math.isnan(m["R50"]) else f"{m['R50']:.4f}"   # never reached P = 0.5
     print(f"  boundary  ODS {m['ODS']:.4f}  OIS {m['OIS']:.4f}  AP {m['AP']:.4f}  "
-          f"R50 {m['R50']:.4f}")
+          f"R50 {r50}")
     if res.region is not None:
         r = res.region.metrics
         print(f"  covering  ODS {r['covering_ODS']:.4f}  OIS {r['covering_OIS']:.4f}  "

@@ -63,7 +63,7 @@ def read_classes(value: str) -> int | list[str]:
         raise InputError("--classes is neither a number nor an existing file of class "
                          "names", path)
     try:
-        names = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        names = [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines()]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read class names: {exc}", path) from None
     while names and not names[-1]:

@@ -186,7 +186,7 @@ def parse_ids(value) -> list[str] | None:
     path = Path(text)
     if path.is_file():
         try:
-            body = path.read_text(encoding="utf-8")
+            body = path.read_text(encoding="utf-8-sig")   # Notepad's BOM
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the id list: {exc}", path) from None
         words = [w for line in body.splitlines() for w in
@@ -273,8 +273,9 @@ def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
                      hint: str | None = None) -> dict[str, Path]:
     """Prediction ``<iid>.<ext>`` for every id; InputError lists the ids without one.
 
-    ``hint`` is added to the error when the folder holds no usable file at all (e.g.
-    which option reads the files that are there).
+    ``hint`` is added to the error when the folder holds no usable file at all, and
+    when a missing id has a file of another extension (e.g. which option reads the
+    files that are there); such files are named in the error.
     """
     from ..io import check_all_present, list_files
     preds = list_files(pred_dir, exts)
@@ -282,9 +283,29 @@ def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
     if not preds and hint:
         raise InputError(f"no prediction file (.{'/.'.join(exts)}) for the "
                          f"{len(ids)} images: {hint}", pred_dir)
-    check_all_present(ids, preds, f"images have no prediction (.{'/.'.join(exts)})",
-                      pred_dir)
+    what = f"images have no prediction (.{'/.'.join(exts)})"
+    unread = _unread_files([i for i in ids if i not in preds], pred_dir)
+    if unread:     # the user sees a file there: say why it was not read
+        shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")
+        why = hint or f"only .{'/.'.join(exts)} files are read"
+        check_all_present(ids, preds, what, pred_dir,
+                          note=f"{shown} {'is' if len(unread) == 1 else 'are'} there but "
+                               f"not read: {why}")
+    check_all_present(ids, preds, what, pred_dir)
     return {i: preds[i] for i in ids}
+
+
+def _unread_files(missing, pred_dir) -> list[str]:
+    """Names of the files ``<iid>.<other ext>`` of the ``missing`` ids in ``pred_dir``."""
+    if not missing:
+        return []
+    wanted = set(missing)
+    try:
+        return sorted(p.name for p in Path(pred_dir).iterdir()
+                      if p.stem in wanted and p.suffix and p.is_file()
+                      and not p.name.startswith("."))
+    except OSError:
+        return []
 
 
 def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
@@ -297,7 +318,7 @@ def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
         return "human"
     folder = Path(pred_dir).resolve()
     try:
-        text = (folder / "name.txt").read_text(encoding="utf-8").strip()
+        text = (folder / "name.txt").read_text(encoding="utf-8-sig").strip()
     except (OSError, UnicodeDecodeError):
         text = ""
     if text:

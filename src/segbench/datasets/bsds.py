@@ -543,7 +543,7 @@ def _read_id_list(path: Path) -> list[str]:
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
-    return [t for t in text.split() if t]
+    return [t for t in text.removeprefix("\xef\xbb\xbf").split() if t]   # UTF-8 BOM
 
 
 class BSDS300(Dataset):

@@ -8,8 +8,8 @@ versioned, validated JSON record per (family, image).
 
 from ._executor import map_items, open_executor
 from ._run import run
-from ._store import (RECORDS_DIR, RecordStore, RecordWarning, fingerprint, record_key,
-                     records_digest)
+from ._store import (RECORDS_DIR, ExcludedWarning, RecordStore, RecordWarning, fingerprint,
+                     record_key, records_digest)
 
-__all__ = ["RECORDS_DIR", "RecordStore", "RecordWarning", "fingerprint", "map_items",
-           "open_executor", "record_key", "records_digest", "run"]
+__all__ = ["RECORDS_DIR", "ExcludedWarning", "RecordStore", "RecordWarning", "fingerprint",
+           "map_items", "open_executor", "record_key", "records_digest", "run"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -12,7 +13,7 @@ from ..io import ensure_dir
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor
-from ._store import RecordStore, fingerprint, record_key, records_digest
+from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
 
 def _evaluate_group(group):
@@ -204,38 +205,69 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     where = {"gt_dir": None if gt_dir is None else str(gt_dir),
              "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
              "split": split, "presentation": presentation, "ids": wanted}
+    # every family's items settled before any file is written: a run that leaves no
+    # item to score fails whole
+    scored = {f.name: _scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
     results = []
     for index, (f, p) in enumerate(resolved):
-        recs = [records[f.name][i] for i in item_ids]
+        ids_f, left_out = scored[f.name]
+        recs = [records[f.name][i] for i in ids_f]
         extra = {"joint": joint[f.name]} if f.name in joint else {}
         sp = {**p, **f.resolve_summary(params)}
-        result = f.summarize(item_ids, recs, sp, options, **extra)
+        result = f.summarize(ids_f, recs, sp, options, **extra)
         result.name = label
         result.records = recs
         result.provenance = provenance(**{k: v for k, v in where.items() if v is not None},
-                                       **sp, n_images=len(item_ids))
+                                       **sp, n_images=len(ids_f))
+        if left_out:
+            result.provenance["excluded"] = left_out
         if store.root is not None:
             result.provenance["records"] = records_digest(
-                [(i, keys[f.name, i]) for i in item_ids])
+                [(i, keys[f.name, i]) for i in ids_f])
         ci = options.get("ci")
         if ci and f.resampler is not None:
             from ..resampling import intervals
             settings = {"resamples": int(ci.get("resamples", 1000)),
                         "level": float(ci.get("level", 0.95)),
                         "seed": int(ci.get("seed", 0))}
-            result.intervals = intervals(f.resampler(item_ids, recs, sp, options),
-                                         len(item_ids), **settings)
+            result.intervals = intervals(f.resampler(ids_f, recs, sp, options),
+                                         len(ids_f), **settings)
             result.provenance["ci"] = {**settings, "method": "percentile bootstrap "
                                        "over images"}
         if out is not None and save_results:
             outp = Path(out)
             if f.write is not None:
-                f.write(outp, result, item_ids, recs, options)
+                f.write(outp, result, ids_f, recs, options)
             suffix = "" if index == 0 else f"_{f.name}"
             result.to_json(outp / f"result{suffix}.json")
             result.to_csv(outp / f"per_item{suffix}.csv")
         results.append(result)
     return results
+
+
+def _scored_ids(family, params, item_ids, records) -> tuple[list, list]:
+    """(the ids ``family`` scores, the ones it leaves out as ``[{"reason", "ids"}]``):
+    a warning per reason, InputError when none is left."""
+    if family.excluded is None:
+        return list(item_ids), []
+    kept, why_of = [], {}
+    for iid in item_ids:
+        why = family.excluded(records[iid], params)
+        if why is None:
+            kept.append(iid)
+        else:
+            why_of.setdefault(why, []).append(iid)
+    left_out = [{"reason": why, "ids": ids} for why, ids in why_of.items()]
+    n = len(item_ids)
+    if not kept:
+        raise InputError("no image left to score: " + "; ".join(
+            f"{len(e['ids'])} of {n} have {e['reason']}" for e in left_out))
+    for e in left_out:
+        shown = ", ".join(e["ids"][:10]) + (" ..." if len(e["ids"]) > 10 else "")
+        warnings.warn(f"{len(e['ids'])} of {n} images left out: they have {e['reason']} "
+                      f"({shown}); the {family.label or family.name} scores are over the "
+                      f"other {len(kept)}", ExcludedWarning, stacklevel=3)
+    return kept, left_out
 
 
 def _run_joint(family, params, dataset, preds, item_ids, records, store, executor,

@@ -24,6 +24,11 @@ class RecordWarning(UserWarning):
     """A saved record was damaged or unreadable and is computed again."""
 
 
+class ExcludedWarning(UserWarning):
+    """Items were left out of a result because they cannot be scored (the reason is
+    the family's, see :attr:`segbench.spec.Family.excluded`)."""
+
+
 def fingerprint(path) -> str:
     """SHA-256 of a file, computed once per (path, mtime, size) in each process."""
     st = Path(path).stat()
@@ -81,7 +86,7 @@ class RecordStore:
         """The saved record of ``iid`` if its key equals ``key``, else None."""
         if self.root is None:
             return None
-        return self._load(self._path(family, iid), key, family.from_json)
+        return self._load(self._path(family, iid), key, _reader(family, key))
 
     def load_joint(self, family, task_key: str, key: dict):
         """The saved joint record named ``task_key`` if its key equals ``key``."""
@@ -115,7 +120,8 @@ class RecordStore:
             return None          # other parameters or changed inputs: recompute quietly
         try:
             return from_json(data["record"])
-        except (KeyError, IndexError, TypeError, ValueError, SegbenchError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError,
+                SegbenchError) as exc:
             return _damaged(path, f"its payload does not validate ({exc})")
 
     def saved(self, family, iid: str):
@@ -126,9 +132,9 @@ class RecordStore:
         path = self._path(family, iid)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return data["key"], family.from_json(data["record"])
+            return data["key"], _reader(family, data["key"])(data["record"])
         except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError,
-                SegbenchError):
+                AttributeError, SegbenchError):
             return None
 
     def save(self, family, iid: str, key: dict, record) -> None:
@@ -141,6 +147,19 @@ class RecordStore:
     def _write(path: Path, name: str, key: dict, payload) -> None:
         atomic_write_text(path, json.dumps({"id": name, "key": key, "record": payload},
                                            separators=(",", ":")))
+
+
+def _reader(family, key):
+    """``payload -> record``: the family's ``from_json``, then its ``validate`` against
+    the parameters of the record's key."""
+    if family.validate is None:
+        return family.from_json
+
+    def read(payload):
+        record = family.from_json(payload)
+        family.validate(record, key["params"])
+        return record
+    return read
 
 
 def _damaged(path: Path, why: str):

@@ -77,14 +77,16 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
 
 
 def check_all_present(needed: Iterable[str], available: Iterable[str], what: str,
-                      path: str | PathLike) -> None:
+                      path: str | PathLike, *, note: str | None = None) -> None:
     """Raise InputError when ids of ``needed`` are not in ``available``.
 
-    The message reads ``"<k> of <n> <what>: <the first 20 missing ids>"`` and names
-    ``path`` (the folder where they were looked for).
+    The message reads ``"<k> of <n> <what>: <the first 20 missing ids>"`` (then
+    ``"; <note>"`` when given) and names ``path`` (the folder where they were looked
+    for).
     """
     needed = set(needed)
     missing = sorted(needed - set(available))
     if missing:
         shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
-        raise InputError(f"{len(missing)} of {len(needed)} {what}: {shown}", path)
+        tail = f"; {note}" if note else ""
+        raise InputError(f"{len(missing)} of {len(needed)} {what}: {shown}{tail}", path)

@@ -290,7 +290,7 @@ def read_seg(path: str | PathLike) -> SegFile:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
     # Find the 'data' line without decoding the (large) run section as text.
     header_lines: list[str] = []
-    pos = 0
+    pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0   # a text editor's UTF-8 BOM
     lineno = 0
     while True:
         if pos >= len(raw):

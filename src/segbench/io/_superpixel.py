@@ -50,7 +50,7 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
     """
     path = require_file(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")   # Excel saves CSV with a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the CSV label map: {exc}", path) from None
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -222,7 +222,7 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     ``-.Inf`` and ``.NaN`` become inf and NaN.
     """
     path = require_file(path)
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8-sig")
     try:
         rows = int(re.search(r"rows:\s*(\d+)", text).group(1))
         cols = int(re.search(r"cols:\s*(\d+)", text).group(1))
@@ -255,7 +255,7 @@ def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], lis
         prefer :func:`read_opencv_matrix` on it for full float32 precision.
     """
     path = require_file(path)
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:   # as re-saved by Excel
         table = list(csv.reader(f))
     if not table or table[0][:2] != ["image", "ground_truth"]:
         raise InputError("not a superpixel-benchmark results.csv (header image, "

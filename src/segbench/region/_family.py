@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..boundary import check_thresholds
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family
@@ -91,6 +92,11 @@ def _record_to_json(record: RegionRecord) -> dict:
     return record.to_json()
 
 
+def _validate(record: RegionRecord, params: dict) -> None:
+    """A record read back has one entry per threshold of its ``nthresh`` (ValueError)."""
+    check_thresholds(record.thresholds, params["nthresh"])
+
+
 def _resampler(ids, records, params, options):
     return resampler(records)
 
@@ -98,8 +104,9 @@ def _resampler(ids, records, params, options):
 REGION = Family(
     name="region", version=1, defaults={"nthresh": 99, "labels": False},
     evaluate=_evaluate, to_json=_record_to_json, from_json=RegionRecord.from_json,
-    summarize=_summarize, write=_write, prediction_exts=_exts, missing_hint=_hint,
-    check=_check, label="region", resampler=_resampler, item_score="ois_covering")
+    validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
+    missing_hint=_hint, check=_check, label="region", resampler=_resampler,
+    item_score="ois_covering")
 
 
 # --- human consistency -------------------------------------------------------------
@@ -125,7 +132,18 @@ def float_rows(values, columns: int, what: str) -> np.ndarray:
 
 
 def _table_from_json(d) -> np.ndarray:
-    return float_rows(d["table"], 6, "a human region table")
+    """A human region table (cntR, sumR, cntP, sumP, PRI, VI per annotator);
+    ValueError where its numbers cannot be (not finite, a covering numerator outside
+    [0, its area], PRI outside [0, 1], a negative VI)."""
+    t = float_rows(d["table"], 6, "a human region table")
+    if not np.isfinite(t).all():
+        raise ValueError("a human region table holds values that are not finite")
+    slack = 1e-9 * max(1.0, float(t[:, [1, 3]].max(initial=0)))
+    if ((t[:, [0, 2]] < 0) | (t[:, [0, 2]] > t[:, [1, 3]] + slack)).any() or \
+            ((t[:, 4] < -1e-9) | (t[:, 4] > 1 + 1e-9)).any() or (t[:, 5] < -1e-9).any():
+        raise ValueError("a human region table holds a covering numerator above its "
+                         "area, a PRI outside [0, 1] or a negative VI")
+    return t
 
 
 def _summarize_human(ids, tables, params, options) -> Result:

@@ -59,7 +59,14 @@ def _from_json(d: dict) -> dict:
     if len(shape) != 2 or min(shape) < 1 or len(same) != k * (k - 1) // 2:
         raise ValueError("a consistency record has a shape, one count per annotator and "
                          "one row per pair of annotators")
+    _check_errors(same[:, 2:], "the same-image rows")
     return {"shape": shape, "counts": counts, "same": same}
+
+
+def _check_errors(errors: np.ndarray, what: str) -> None:
+    """ValueError unless every GCE and LCE is a number in [0, 1]."""
+    if not np.isfinite(errors).all() or (errors < 0).any() or (errors > 1 + 1e-9).any():
+        raise ValueError(f"{what} hold a GCE or LCE outside [0, 1]")
 
 
 def _check(params: dict) -> None:
@@ -107,7 +114,9 @@ def _joint_to_json(rows: np.ndarray) -> dict:
 
 
 def _joint_from_json(d: dict) -> np.ndarray:
-    return float_rows(d["rows"], 5, "a block of consistency rows")
+    rows = float_rows(d["rows"], 5, "a block of consistency rows")
+    _check_errors(rows[:, 3:], "a block of consistency rows")
+    return rows
 
 
 def report_of(ids, records, params, joint=()) -> ConsistencyReport:
@@ -220,8 +229,14 @@ def _gran_to_json(rec: dict) -> dict:
 
 
 def _gran_from_json(d: dict) -> dict:
+    """Rows ``(k, regions made, gce, lce, annotator)`` and the same-image human rows;
+    ValueError where an error is outside [0, 1] or a region count is not positive."""
     rows = float_rows(d["rows"], 5, "the granularity rows")
     human = float_rows(d["human"], 4, "the human rows")
+    _check_errors(rows[:, 2:4], "the granularity rows")
+    _check_errors(human[:, 2:], "the human rows")
+    if not np.isfinite(rows).all() or (rows[:, :2] < 1).any():
+        raise ValueError("the granularity rows hold region counts below 1")
     return {"rows": rows, "human": human}
 
 

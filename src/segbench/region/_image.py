@@ -80,15 +80,46 @@ class RegionRecord:
 
     @classmethod
     def from_json(cls, d: dict) -> "RegionRecord":
+        """Inverse of :meth:`to_json`.
+
+        Raises
+        ------
+        ValueError
+            On a payload that cannot be a record: lists of unequal length, values that
+            are not finite, thresholds that do not increase, a covering numerator
+            outside [0, its area] (cntR > sumR, cntP > sumP, the best covering's above
+            the area), a Rand index outside [0, 1], a negative VI, or region counts
+            that are not positive integers.
+        """
         arr = {k: np.asarray(d[k], dtype=np.float64) for k in
                ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")}
         n = arr["thresholds"].shape
         if len(n) != 1 or n[0] == 0 or any(a.shape != n for a in arr.values()):
             raise ValueError("region record lists are not of equal length, one entry "
                              "per threshold")
+        best = float(d["cnt_r_best"])
+        if not (all(np.isfinite(a).all() for a in arr.values()) and np.isfinite(best)):
+            raise ValueError("region record values must be finite")
+        if (np.diff(arr["thresholds"]) <= 0).any():
+            raise ValueError("thresholds must increase")
+        # sums of area x overlap (overlap <= 1): within rounding of their area
+        slack = 1e-9 * max(1.0, float(arr["sum_r"].max()), float(arr["sum_p"].max()))
+        if ((arr["cnt_r"] < 0) | (arr["cnt_r"] > arr["sum_r"] + slack)).any() or \
+                ((arr["cnt_p"] < 0) | (arr["cnt_p"] > arr["sum_p"] + slack)).any() or \
+                not 0 <= best <= float(arr["sum_r"].max()) + slack:
+            raise ValueError("a covering numerator exceeds its area (cntR > sumR, "
+                             "cntP > sumP) or is negative")
+        eps = 1e-9             # RI and VI of equal segmentations, within rounding
+        if ((arr["ri"] < -eps) | (arr["ri"] > 1 + eps)).any() or (arr["voi"] < -eps).any():
+            raise ValueError("the Rand index must be in [0, 1] and VI non-negative")
         nreg = d.get("n_regions")
-        return cls(cnt_r_best=float(d["cnt_r_best"]),
-                   n_regions=None if nreg is None else np.asarray(nreg, np.int64), **arr)
+        if nreg is not None:
+            raw = np.asarray(nreg, dtype=np.float64)
+            if raw.shape != n or not np.isfinite(raw).all() or (raw < 1).any() or \
+                    (raw != np.round(raw)).any():
+                raise ValueError("n_regions must hold one positive integer per threshold")
+            nreg = raw.astype(np.int64)
+        return cls(cnt_r_best=best, n_regions=nreg, **arr)
 
 
 def _levels(pred, shape, thresholds, void):

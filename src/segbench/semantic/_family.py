@@ -107,6 +107,15 @@ def _record_from_json(d) -> tuple:
     return nz, vals, gb, pb, bi
 
 
+def _validate(record: tuple, params: dict) -> None:
+    """A record read back has one band count per class of its parameters (ValueError)."""
+    if params.get("classes") is None:
+        return
+    n = _settings(params)[0]
+    if len(record[2]) != n:
+        raise ValueError(f"the record holds {len(record[2])} classes, its parameters {n}")
+
+
 def _row_means(values: np.ndarray) -> np.ndarray:
     """Per row, the mean of the values that are not ``nan`` (``nan`` if none): the sum
     and count :func:`numpy.nanmean` takes of each row, so the same float."""
@@ -247,5 +256,5 @@ SEMANTIC = _SemanticFamily(
     defaults={"classes": None, "ignore_index": DEFAULT_IGNORE, "reduce_zero_label": False,
               "boundary_dilation": DEFAULT_DILATION},
     evaluate=_evaluate, to_json=_record_to_json, from_json=_record_from_json,
-    summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic",
+    validate=_validate, summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic",
     resampler=_resampler, item_score="mIoU", warm_up=_warm_up)

@@ -103,6 +103,11 @@ def _record_from_json(d: dict) -> SegmentationRecord:
     convexity = np.asarray(d["convexity"], dtype=np.float64)
     if areas.shape != convexity.shape or areas.size != int(d["n_segments"]):
         raise ValueError("one area and one convexity per segment")
+    if (areas < 1).any() or not np.isfinite(convexity).all() or (convexity <= 0).any() \
+            or (convexity > 1 + 1e-9).any():
+        raise ValueError("areas are positive and convexities in (0, 1] (area over hull)")
+    if (prox < 0).any() or any((v < 0).any() for v in cues.values()):
+        raise ValueError("pair counts are non-negative")
     gray = d["gray"]
     return SegmentationRecord(key=str(d["key"]), image_id=str(d["image_id"]),
                               gray=None if gray is None else bool(gray),

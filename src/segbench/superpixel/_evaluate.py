@@ -126,6 +126,8 @@ class SuperpixelRecord:
         if counts.ndim != 2 or counts.shape[1] != 4 or counts.shape[0] < 1 or \
                 (counts < 0).any() or (counts != np.round(counts)).any():
             raise ValueError("boundary_counts are (annotators, 4) non-negative integers")
+        if (counts[:, 1] > counts[:, 0]).any() or (counts[:, 3] > counts[:, 2]).any():
+            raise ValueError("boundary_counts find more boundary pixels than there are")
         k = counts.shape[0]
         per = d["per_annotator"]
         if sorted(per) != sorted(ANNOTATOR_MEASURES):
