@@ -554,8 +554,11 @@ def _write_subjects(write, infos, ids, human, subject_keys):
                          "f": s.get("f", math.nan), "covering": s.get("covering", math.nan)})
     write("subjects/index.html", "subjects.html", page="subjects", subjects=subjects)
     for s in subjects:
+        # a subject with no other segmentation of the same image and presentation
+        # (a fresh collection) has no pooled score: the page says so
+        stats = human["subjects"].get(s["uid"])
         write(f"subjects/{s['key']}.html", "subject.html", page="subjects", s=s,
-              stats=human["subjects"].get(s["uid"], {}), segs=segs[s["uid"]])
+              stats=stats or {}, compared=stats is not None, segs=segs[s["uid"]])
 
 
 # ---------------------------------------------------------------------------------------
