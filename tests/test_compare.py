@@ -253,3 +253,28 @@ def test_out_folder_of_other_files_is_refused(runs, tmp_path):
     write_comparison(dest, res, [out["sharp"], out["blurred"]])
     write_comparison(dest, res, [out["sharp"], out["blurred"]])   # its own: replaced
     assert json.loads((dest / "compare.json").read_text())["n_images"] == 10
+
+
+@pytest.mark.parametrize("field, value", [("per_item", 7), ("per_item", [7]),
+                                          ("metrics", [1]), ("family", None),
+                                          ("intervals", {"ODS": 3}),
+                                          ("provenance", "x")])
+def test_cli_compare_names_a_malformed_result_file(runs, tmp_path, capsys, field, value):
+    """A result.json of the wrong shape is one line naming it (exit 2), from compare and
+    from the site, through the check Result.from_json makes; never a traceback."""
+    _, _, out = runs
+    bad = tmp_path / "bad"
+    shutil.copytree(out["sharp"], bad)
+    data = json.loads((bad / "result.json").read_text())
+    data[field] = value
+    (bad / "result.json").write_text(json.dumps(data))
+    assert main(["compare", str(out["blurred"]), str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert err.startswith("segbench: error:") and "not a segbench result" in err
+    with pytest.raises(InputError, match="not a segbench result"):
+        segbench.Result.from_json(bad / "result.json")
+    from segbench.report._site_runs import load_run as site_load_run
+    with pytest.raises(InputError, match="not a segbench result") as exc:
+        site_load_run(bad)
+    assert str(bad / "result.json") in str(exc.value)

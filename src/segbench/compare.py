@@ -136,7 +136,11 @@ def holm(pvalues) -> list[float]:
 
 def _params(run: ComparedRun) -> dict:
     given = run.result.provenance.get("params", {})
-    return {**run.family.resolve(given), **run.family.resolve_summary(given)}
+    try:
+        return {**run.family.resolve(given), **run.family.resolve_summary(given)}
+    except (TypeError, ValueError) as exc:     # a hand-edited result.json
+        raise InputError(f"its recorded parameters do not validate ({exc})",
+                         run.path) from None
 
 
 def _statistic(run: ComparedRun):

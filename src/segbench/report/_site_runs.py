@@ -297,8 +297,12 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     meta = _read_json(d / "meta.json") or {}
     if not isinstance(meta, dict):
         raise InputError("meta.json must hold a JSON object", d / "meta.json")
+    from ..result import check_result_data
     res = _read_json(d / "result.json")
     reg = _read_json(d / "result_region.json")
+    for name, data in (("result.json", res), ("result_region.json", reg)):
+        if data is not None:      # the check Result.from_json makes: one line naming it
+            check_result_data(data, d / name)
     boundary = region = None
     if isinstance(res, dict):
         if res.get("family") == "region":
