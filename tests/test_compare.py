@@ -278,3 +278,38 @@ def test_cli_compare_names_a_malformed_result_file(runs, tmp_path, capsys, field
     with pytest.raises(InputError, match="not a segbench result") as exc:
         site_load_run(bad)
     assert str(bad / "result.json") in str(exc.value)
+
+
+def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs, tmp_path,
+                                                                          capsys):
+    """--calibrate-on another algorithm's run is refused in one line unless
+    --calibrate-name names it; a run of other settings is refused naming them; the
+    threshold's run (folder and name) is recorded in result.json."""
+    root, preds, out = runs
+    ids = [row["id"] for row in segbench.Result.from_json(
+        out["sharp"] / "result.json").per_item]
+    base = ["boundary", "--gt", str(root), "--split", "test", "--ids", ",".join(ids[5:]),
+            "--no-plot", "--quiet"]
+    cal = tmp_path / "cal-sharp"
+    assert main([*base[:5], "--ids", ",".join(ids[:5]), "--pred", str(preds["sharp"]),
+                 "--out", str(cal), "--no-plot", "--quiet"]) == 0
+    capsys.readouterr()
+    dest = tmp_path / "blurred-test"
+    assert main([*base, "--pred", str(preds["blurred"]), "--out", str(dest),
+                 "--calibrate-on", str(cal)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'sharp'" in err and "'blurred'" in err
+    assert "--calibrate-name" in err and str(cal) in err
+    assert not dest.exists()                           # refused before anything is written
+    assert main([*base, "--pred", str(preds["blurred"]), "--out", str(dest),
+                 "--calibrate-on", str(cal), "--calibrate-name", "sharp"]) == 0
+    capsys.readouterr()
+    params = json.loads((dest / "result.json").read_text())["provenance"]["params"]
+    assert params["calibrated_on"] == str(cal) and params["calibrated_name"] == "sharp"
+    assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t2"),
+                 "--calibrate-on", str(cal), "--max-dist", "0.01"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "max_dist 0.0075 there, 0.01 here" in err
+    assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t3"),
+                 "--calibrate-on", str(cal), "--calibrate-name", "other"]) == 2
+    assert "not 'other'" in capsys.readouterr().err
