@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from importlib import import_module
+from pathlib import Path
 
 from .errors import InputError
 
@@ -57,17 +58,23 @@ def protocol_params(benchmark: str, name: str) -> dict:
     return {"protocol": name, **{k: preset[k] for k in keys}}
 
 
-def read_run(path):
-    """The :class:`~segbench.result.Result` of a run folder (its ``result.json``) or of
-    a result file."""
+def read_run(path, family: str | None = None):
+    """The :class:`~segbench.result.Result` of a run folder or of a result file.
+
+    For a folder: its ``result.json``, or with ``family`` the result of that family
+    (``result.json`` or ``result_<family>.json``; :func:`segbench.engine.result_file`).
+    """
     from pathlib import Path
 
+    from .engine import result_file
     from .result import Result
     path = Path(path)
     if path.is_dir():
-        if not (path / "result.json").is_file():
-            raise InputError("not a run folder (no result.json)", path)
-        path = path / "result.json"
+        found = result_file(path, family)
+        if found is None:
+            what = "result.json" if family is None else f"{family} result"
+            raise InputError(f"not a run folder (no {what})", path)
+        path = found
     return Result.from_json(path)
 
 
@@ -107,7 +114,7 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
         Not a boundary run; another name; other settings (each one named).
     """
     from .boundary import BOUNDARY, calibration_index
-    res = read_run(run)
+    res = read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
     curves = res.curves
     if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
         raise InputError("a calibration run must be a boundary run (its result.json has "

@@ -75,21 +75,18 @@ def _key(text: str, taken: set) -> str:
 
 
 def _prepare_out(out: Path) -> None:
-    """Create ``out``, or empty it if it is a site we built; refuse any other folder."""
-    if out.exists():
-        if not out.is_dir():
-            raise InputError("site output exists and is not a folder", out)
-        entries = list(out.iterdir())
-        if entries and not (out / MARKER).is_file():
-            raise InputError("folder is not empty and is not a segbench site; choose an "
-                             "empty or new folder", out)
-        for e in entries:
-            if e.is_dir() and not e.is_symlink():
-                shutil.rmtree(e)
-            else:
-                e.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by segbench site; rebuilt from scratch each time\n")
+    """Create ``out``, or empty it if it is a site we built; refuse any other folder
+    (:func:`segbench.io.claim_folder`)."""
+    from ..io import claim_folder
+    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt from "
+                 "scratch each time\n", what="segbench site")
+    for e in list(out.iterdir()):
+        if e.name == MARKER:
+            continue
+        if e.is_dir() and not e.is_symlink():
+            shutil.rmtree(e)
+        else:
+            e.unlink()
 
 
 def _copy_static(out: Path) -> None:
