@@ -47,6 +47,8 @@ class ComparedRun:
     records: list
     family: object
     path: str | None = None
+    #: The record keys (what each record was computed from), when read from a folder.
+    keys: list | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -63,7 +65,8 @@ class ComparedRun:
                              self.path)
         keep = [index[i] for i in ids]
         result = replace(self.result, per_item=[self.result.per_item[k] for k in keep])
-        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path)
+        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path,
+                           None if self.keys is None else [self.keys[k] for k in keep])
 
 
 def _spec(result: Result, where):
@@ -114,7 +117,7 @@ def load_run(run) -> ComparedRun:
         raise InputError("the records in this folder are not those its result.json was "
                          "made from (a later run with other inputs or parameters?): "
                          "rerun the command that made this run", folder)
-    return ComparedRun(result, records, family, str(path))
+    return ComparedRun(result, records, family, str(path), [k for _, k in keyed])
 
 
 def holm(pvalues) -> list[float]:
@@ -141,6 +144,44 @@ def _params(run: ComparedRun) -> dict:
     except (TypeError, ValueError) as exc:     # a hand-edited result.json
         raise InputError(f"its recorded parameters do not validate ({exc})",
                          run.path) from None
+
+
+#: Parameters in which two runs of one family may differ and still score the same task:
+#: how the predictions are read or thinned (``nms``, ``labels``), extra outputs
+#: (``stutz``), a calibration of the run's own.
+_NOT_SETTINGS = {"nms", "labels", "stutz", "calibrated_threshold", "calibrated_on",
+                 "calibrated_name"}
+
+
+def _where(run: ComparedRun) -> str:
+    return run.path or repr(run.result.name)
+
+
+def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
+    """Refuse runs scored against other ground truth or under other settings
+    (protocol, nthresh, max_dist, min_agreement, ...): their differences are not the
+    algorithms'."""
+    if base.keys is not None and other.keys is not None:
+        gt = [iid for iid, a, b in zip(base.ids, base.keys, other.keys)
+              if a.get("inputs", {}).get("gt") != b.get("inputs", {}).get("gt")]
+    else:                 # Results in memory: the ground truth they name
+        pa, pb = (r.result.provenance.get("params", {}) for r in (base, other))
+        def spot(p):
+            gt_dir = p.get("gt_dir")
+            return (None if gt_dir is None else str(Path(gt_dir).resolve()),
+                    p.get("split"), p.get("presentation"))
+        gt = base.ids[:1] if spot(pa) != spot(pb) else []
+    if gt:
+        raise InputError(f"runs scored against other ground truth cannot be compared: "
+                         f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
+                         f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
+                         "split or presentation")
+    a, b = _params(base), _params(other)
+    differ = [f"{k} {a.get(k)!r} vs {b.get(k)!r}" for k in sorted(set(a) | set(b))
+              if k not in _NOT_SETTINGS and a.get(k) != b.get(k)]
+    if differ:
+        raise InputError(f"runs scored with other settings cannot be compared: "
+                         f"{_where(base)} vs {_where(other)}: {'; '.join(differ)}")
 
 
 def _statistic(run: ComparedRun):
@@ -212,8 +253,12 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     Raises
     ------
     InputError
-        Fewer than two runs, runs of different families, or runs on different images
-        (the ids that differ are named).
+        Fewer than two runs, runs of different families, runs on different images
+        (the ids that differ are named), against other ground truth (other files,
+        split or presentation: from the record keys), or under other settings (the
+        protocol, ``nthresh``, ``max_dist``, ``min_agreement``, ``alpha``, ...: every
+        recorded parameter but how predictions are read, each one that differs
+        named).
     """
     from .resampling import (bootstrap_indices, differences_of_draws, draws,
                              percentile_interval)
@@ -237,6 +282,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
                 f"{len(only_a)} only in {base.path or base.result.name} "
                 f"({', '.join(only_a[:20])}), {len(only_b)} only in "
                 f"{other.path or other.result.name} ({', '.join(only_b[:20])})")
+    for other in loaded[1:]:
+        _check_comparable(base, other)
     names = _names(loaded)
     n = len(base.ids)
     settings = {"resamples": int(resamples), "level": float(level), "seed": int(seed)}

@@ -446,6 +446,50 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     return cells + [None] * (len(ranked) - len(cells))
 
 
+#: The settings that make boundary figures comparable, with the values a run that does
+#: not record one was scored with (the BSR protocol).
+SETTINGS_DEFAULTS = {"protocol": "bsr", "nthresh": 99, "max_dist": 0.0075,
+                     "min_agreement": None}
+
+
+def settings_of(run: Run) -> tuple:
+    """``((key, value), ...)`` of :data:`SETTINGS_DEFAULTS` as the run was scored:
+    runs with other settings are ranked in separate tables."""
+    params = run.params
+    return tuple((k, v if params.get(k) is None else params[k])
+                 for k, v in SETTINGS_DEFAULTS.items())
+
+
+def settings_text(settings) -> str:
+    """How a ranking table says its settings: ``'protocol bsr, 99 thresholds,
+    max_dist 0.0075'`` (and ``'min_agreement 3'`` where set)."""
+    d = dict(settings)
+    parts = [f"protocol {d['protocol']}", f"{d['nthresh']} thresholds",
+             f"max_dist {d['max_dist']:g}" if isinstance(d["max_dist"], (int, float))
+             else f"max_dist {d['max_dist']}"]
+    if d["min_agreement"] is not None:
+        parts.append(f"min_agreement {d['min_agreement']}")
+    return ", ".join(parts)
+
+
+def tell_apart(runs: list[Run]) -> None:
+    """Give runs that share a name distinct names, by their folders: ``'hed (runs/a)'``
+    and ``'hed (runs/b)'`` (as many trailing folder names as it takes)."""
+    by_name: dict = {}
+    for r in runs:
+        by_name.setdefault(r.name, []).append(r)
+    for name, same in by_name.items():
+        if len(same) < 2:
+            continue
+        parts = [r.dir.resolve().parts for r in same]
+        depth = 1
+        while depth < max(len(p) for p in parts) and \
+                len({p[-depth:] for p in parts}) < len(parts):
+            depth += 1
+        for r, p in zip(same, parts):
+            r.name = f"{name} ({'/'.join(p[-depth:])})"
+
+
 def rank_runs(runs: list[Run]) -> list[Run]:
     """Best first: boundary ODS, then region covering ODS, then name (NaN last)."""
     def key(r: Run):
