@@ -280,6 +280,24 @@ def test_cli_compare_names_a_malformed_result_file(runs, tmp_path, capsys, field
     assert str(bad / "result.json") in str(exc.value)
 
 
+@pytest.mark.parametrize("edit", ["row", "curve"])
+def test_cli_compare_names_a_result_file_of_wrong_values(runs, tmp_path, capsys, edit):
+    _, _, out = runs
+    bad = tmp_path / "bad"
+    shutil.copytree(out["sharp"], bad)
+    data = json.loads((bad / "result.json").read_text())
+    if edit == "row":
+        data["per_item"][0]["f"] = "high"
+    else:
+        data["curves"]["recall"] = 7
+    (bad / "result.json").write_text(json.dumps(data))
+    assert main(["compare", str(out["blurred"]), str(bad), "--resamples", "20",
+                 "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert "not a segbench result" in err
+
+
 def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs, tmp_path,
                                                                           capsys):
     """--calibrate-on another algorithm's run is refused in one line unless

@@ -49,6 +49,8 @@ class ComparedRun:
     path: str | None = None
     #: The record keys (what each record was computed from), when read from a folder.
     keys: list | None = None
+    #: The result file read (for messages about its content).
+    file: str | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -66,7 +68,8 @@ class ComparedRun:
         keep = [index[i] for i in ids]
         result = replace(self.result, per_item=[self.result.per_item[k] for k in keep])
         return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path,
-                           None if self.keys is None else [self.keys[k] for k in keep])
+                           None if self.keys is None else [self.keys[k] for k in keep],
+                           self.file)
 
 
 def _spec(result: Result, where):
@@ -117,7 +120,9 @@ def load_run(run) -> ComparedRun:
         raise InputError("the records in this folder are not those its result.json was "
                          "made from (a later run with other inputs or parameters?): "
                          "rerun the command that made this run", folder)
-    return ComparedRun(result, records, family, str(path), [k for _, k in keyed])
+    file = path / "result.json" if path.is_dir() else path
+    return ComparedRun(result, records, family, str(path), [k for _, k in keyed],
+                       str(file))
 
 
 def holm(pvalues) -> list[float]:
@@ -190,7 +195,11 @@ def _statistic(run: ComparedRun):
 
 def _item_scores(run: ComparedRun) -> np.ndarray:
     col = run.family.item_score
-    return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+    try:
+        return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+    except (TypeError, ValueError):       # a hand-edited result.json
+        raise InputError(f"not a segbench result: a per_item {col} is not a number",
+                         run.file) from None
 
 
 def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
@@ -370,8 +379,16 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
         curves, human = [], None
         for name, run in zip(names, loaded):
             m, c = run.result.metrics, run.result.curves
-            curves.append({"name": name, "recall": c["recall"], "precision": c["precision"],
-                           "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])})
+            try:
+                r = np.asarray(c["recall"], np.float64)
+                p = np.asarray(c["precision"], np.float64)
+                ods = tuple(float(m[k]) for k in ("ODS_recall", "ODS_precision", "ODS"))
+                if r.ndim != 1 or r.shape != p.shape:
+                    raise ValueError
+            except (KeyError, TypeError, ValueError):   # a hand-edited result.json
+                raise InputError("not a segbench result: no boundary PR curve and ODS "
+                                 "point to plot", run.file) from None
+            curves.append({"name": name, "recall": r, "precision": p, "ods": ods})
             if human is None and "human_F" in m:
                 human = (m["human_recall"], m["human_precision"], m["human_F"])
         written.append(out / "pr_curve.png")
