@@ -44,10 +44,10 @@ from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (ImageTask, RunSpec, group_members, presentation_group,
                            render_image)
-from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS, Run, by_date,
-                         date_key, downloads, load_run, num, rank_runs, restrict_run,
-                         SETTINGS_DEFAULTS, settings_of, settings_text, slugify,
-                         tell_apart, vs_next)
+from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS,
+                         SETTINGS_DEFAULTS, Run, by_date, date_key, downloads, load_run,
+                         num, rank_runs, restrict_run, settings_of, settings_text,
+                         slugify, tell_apart, vs_next)
 
 __all__ = ["build_site", "make_server", "serve"]
 
