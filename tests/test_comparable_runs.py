@@ -95,7 +95,9 @@ def test_site_ranks_runs_of_other_settings_in_their_own_tables(runs, tmp_path, c
                  *(str(runs[k]) for k in ("a", "b", "bsds300", "strong")), "--out",
                  str(site), "--quiet"]) == 0
     capsys.readouterr()
-    tables = _tables((site / "index.html").read_text())
+    html = (site / "index.html").read_text()
+    assert "<title>Ranking &middot; segbench: " in html        # the site's own title
+    tables = _tables(html)
     assert len(tables) == 3, tables
     first = tables["ranking"]
     assert "protocol bsr, 99 thresholds, max_dist 0.0075" in first[0]
@@ -116,4 +118,5 @@ def test_site_of_runs_of_one_setting_is_one_table_as_before(runs, tmp_path, caps
     capsys.readouterr()
     html = (site / "index.html").read_text()
     assert list(_tables(html)) == ["ranking"] and "<h2>Colour" not in html
+    assert "<title>Ranking &middot; segbench: " in html
     assert "protocol bsr" not in html

@@ -410,21 +410,21 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
             if cell:
                 r.vs_next, r.vs_next_value = str(cell[0]), num(cell[1])
         plot = "pr.png" if g == "colour" else f"pr-{g}.png"
-        title = GROUP_TITLES[g]
+        table_title = GROUP_TITLES[g]
         lede = GROUP_LEDES[g]
         key = g
         if n:    # '--' never appears in a slug, so no run's plot or page is taken
             plot, key = plot.replace(".png", f"--{n + 1}.png"), f"{g}--{n + 1}"
         if split:
-            title = f"{title}: {settings_text(settings)}"
+            table_title = f"{table_title}: {settings_text(settings)}"
             lede = (f"{lede} Scored with {settings_text(settings)}; runs scored with "
                     "other settings are ranked in their own tables, never against "
                     "these.")
         for pos, r in enumerate(ranked):
-            rank_of[r.slug] = (pos + 1, len(ranked), title)
+            rank_of[r.slug] = (pos + 1, len(ranked), table_title)
         curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
         plot_pr(curves, out / "plots" / plot, human=hpoints[g],
-                title="Boundaries" + (f" ({title.lower()})" if several else ""))
+                title="Boundaries" + (f" ({table_title.lower()})" if several else ""))
         for r in ranked:
             c = curve[r.slug]
             has_plot[r.slug] = c is not None
@@ -435,7 +435,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         notes = [{"slug": r.slug, "name": r.name, "text": t}
                  for r in ranked for t, c in r.scope_notes(len(ids)) if c]
         group_views.append({
-            "key": key, "title": title, "lede": lede,
+            "key": key, "title": table_title, "lede": lede,
             "table_id": "ranking" if key == "colour" else f"ranking-{key}", "plot": plot,
             "human": h,
             "human_metrics": {"ODS": h["F"], "OIS": h["F"],
