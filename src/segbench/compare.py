@@ -30,7 +30,7 @@ from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
 
-__all__ = ["compare", "holm", "load_run", "write_comparison"]
+__all__ = ["compare", "distinct_names", "holm", "load_run", "write_comparison"]
 
 #: Families a comparison can resample: result family -> (module, spec attribute).
 _FAMILIES = {"boundary": ("segbench.boundary", "BOUNDARY"),
@@ -219,16 +219,41 @@ def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
             "sign_p": sign_p, "wilcoxon_statistic": wil_stat, "wilcoxon_p": wil_p}
 
 
+def distinct_names(names, folders) -> list[str]:
+    """``names`` made distinct by their folders: runs that share a name become
+    ``'hed (a/hed)'`` and ``'hed (b/hed)'``, with as many trailing folder names as it
+    takes (a name without a folder, or still shared, gets ``#k``); the site and
+    ``compare`` label runs this way."""
+    names, out = list(names), list(names)
+    for name in set(names):
+        same = [k for k, n in enumerate(names) if n == name]
+        if len(same) < 2:
+            continue
+        parts = {k: Path(folders[k]).resolve().parts for k in same
+                 if folders[k] is not None}
+        depth = 1
+        while depth < max((len(p) for p in parts.values()), default=1) and \
+                len({p[-depth:] for p in parts.values()}) < len(parts):
+            depth += 1
+        for k in same:
+            if k in parts:
+                out[k] = f"{name} ({'/'.join(parts[k][-depth:])})"
+    seen: set = set()
+    for k, n in enumerate(out):
+        while out[k] in seen:
+            out[k] = f"{n}#{k + 1}"
+            n = out[k]
+        seen.add(out[k])
+    return out
+
+
 def _names(runs: list[ComparedRun]) -> list[str]:
-    names = []
+    names, folders = [], []
     for k, r in enumerate(runs):
-        name = r.result.name or (Path(r.path).name if r.path else f"run{k + 1}")
-        if name in names and r.path:
-            name = Path(r.path).name if Path(r.path).is_dir() else Path(r.path).parent.name
-        while name in names:
-            name = f"{name}#{k + 1}"
-        names.append(name)
-    return names
+        names.append(r.result.name or (Path(r.path).name if r.path else f"run{k + 1}"))
+        folders.append(None if r.path is None else
+                       (r.path if Path(r.path).is_dir() else str(Path(r.path).parent)))
+    return distinct_names(names, folders)
 
 
 def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,

@@ -474,20 +474,11 @@ def settings_text(settings) -> str:
 
 def tell_apart(runs: list[Run]) -> None:
     """Give runs that share a name distinct names, by their folders: ``'hed (runs/a)'``
-    and ``'hed (runs/b)'`` (as many trailing folder names as it takes)."""
-    by_name: dict = {}
-    for r in runs:
-        by_name.setdefault(r.name, []).append(r)
-    for name, same in by_name.items():
-        if len(same) < 2:
-            continue
-        parts = [r.dir.resolve().parts for r in same]
-        depth = 1
-        while depth < max(len(p) for p in parts) and \
-                len({p[-depth:] for p in parts}) < len(parts):
-            depth += 1
-        for r, p in zip(same, parts):
-            r.name = f"{name} ({'/'.join(p[-depth:])})"
+    and ``'hed (runs/b)'`` (:func:`segbench.compare.distinct_names`)."""
+    from ..compare import distinct_names
+    for run, name in zip(runs, distinct_names([r.name for r in runs],
+                                              [r.dir for r in runs])):
+        run.name = name
 
 
 def rank_runs(runs: list[Run]) -> list[Run]:
