@@ -72,6 +72,9 @@ def _commands(d, run_dir, site_runs):
         "stats": ["stats", "--gt", gt, "--no-plot"],
         "consistency": ["consistency", "--gt", gt, "--pairs", "5", "--no-plot"],
         "agreement": ["agreement", "--gt", gt, "--no-plot"],
+        "granularity": ["granularity", "--gt", gt, "--images",
+                        str(d["root"] / "images" / "test"), "--segmenter", "kmeans",
+                        "--max-images", "1"],
         "compare": ["compare", str(run_dir), str(run_dir), "--resamples", "20"],
         "site": ["site", "--gt", root, "--results", *site_runs],
         "nms": ["nms", "--pred", str(d["soft"])],
@@ -91,8 +94,8 @@ def boundary_run(data):
 
 
 COMMANDS = ("boundary", "region", "all", "human", "superpixel", "superpixel-sweep",
-            "semantic", "stats", "consistency", "agreement", "compare", "site", "nms",
-            "detect", "submit", "demo")
+            "semantic", "stats", "consistency", "granularity", "agreement", "compare",
+            "site", "nms", "detect", "submit", "demo")
 
 
 @pytest.mark.parametrize("command", COMMANDS)
