@@ -356,13 +356,14 @@ def test_cli_bad_input_names_the_file(gt_dir, capsys):
 
 def test_damaged_record_is_recomputed(gt_dir, tmp_path):
     from segbench.engine import RECORDS_DIR, RecordWarning
-    first = run_agreement(gt_dir, tmp_path, max_dist=MD15, progress=False, maps=False)
-    path = tmp_path / RECORDS_DIR / "agreement" / "a.json"
+    out = tmp_path / "out"          # not tmp_path: it holds the ground truth
+    first = run_agreement(gt_dir, out, max_dist=MD15, progress=False, maps=False)
+    path = out / RECORDS_DIR / "agreement" / "a.json"
     data = json.loads(path.read_text())
     data["record"]["map"]["data"] = "AAAA"
     path.write_text(json.dumps(data))
     with pytest.warns(RecordWarning, match="a.json"):
-        again = run_agreement(gt_dir, tmp_path, max_dist=MD15, progress=False, maps=False)
+        again = run_agreement(gt_dir, out, max_dist=MD15, progress=False, maps=False)
     assert again.metrics == first.metrics
 
 

@@ -253,3 +253,81 @@ def test_out_folder_of_other_files_is_refused(runs, tmp_path):
     write_comparison(dest, res, [out["sharp"], out["blurred"]])
     write_comparison(dest, res, [out["sharp"], out["blurred"]])   # its own: replaced
     assert json.loads((dest / "compare.json").read_text())["n_images"] == 10
+
+
+@pytest.mark.parametrize("field, value", [("per_item", 7), ("per_item", [7]),
+                                          ("metrics", [1]), ("family", None),
+                                          ("intervals", {"ODS": 3}),
+                                          ("provenance", "x")])
+def test_cli_compare_names_a_malformed_result_file(runs, tmp_path, capsys, field, value):
+    """A result.json of the wrong shape is one line naming it (exit 2), from compare and
+    from the site, through the check Result.from_json makes; never a traceback."""
+    _, _, out = runs
+    bad = tmp_path / "bad"
+    shutil.copytree(out["sharp"], bad)
+    data = json.loads((bad / "result.json").read_text())
+    data[field] = value
+    (bad / "result.json").write_text(json.dumps(data))
+    assert main(["compare", str(out["blurred"]), str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert err.startswith("segbench: error:") and "not a segbench result" in err
+    with pytest.raises(InputError, match="not a segbench result"):
+        segbench.Result.from_json(bad / "result.json")
+    from segbench.report._site_runs import load_run as site_load_run
+    with pytest.raises(InputError, match="not a segbench result") as exc:
+        site_load_run(bad)
+    assert str(bad / "result.json") in str(exc.value)
+
+
+@pytest.mark.parametrize("edit", ["row", "curve"])
+def test_cli_compare_names_a_result_file_of_wrong_values(runs, tmp_path, capsys, edit):
+    _, _, out = runs
+    bad = tmp_path / "bad"
+    shutil.copytree(out["sharp"], bad)
+    data = json.loads((bad / "result.json").read_text())
+    if edit == "row":
+        data["per_item"][0]["f"] = "high"
+    else:
+        data["curves"]["recall"] = 7
+    (bad / "result.json").write_text(json.dumps(data))
+    assert main(["compare", str(out["blurred"]), str(bad), "--resamples", "20",
+                 "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert "not a segbench result" in err
+
+
+def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs, tmp_path,
+                                                                          capsys):
+    """--calibrate-on another algorithm's run is refused in one line unless
+    --calibrate-name names it; a run of other settings is refused naming them; the
+    threshold's run (folder and name) is recorded in result.json."""
+    root, preds, out = runs
+    ids = [row["id"] for row in segbench.Result.from_json(
+        out["sharp"] / "result.json").per_item]
+    base = ["boundary", "--gt", str(root), "--split", "test", "--ids", ",".join(ids[5:]),
+            "--no-plot", "--quiet"]
+    cal = tmp_path / "cal-sharp"
+    assert main([*base[:5], "--ids", ",".join(ids[:5]), "--pred", str(preds["sharp"]),
+                 "--out", str(cal), "--no-plot", "--quiet"]) == 0
+    capsys.readouterr()
+    dest = tmp_path / "blurred-test"
+    assert main([*base, "--pred", str(preds["blurred"]), "--out", str(dest),
+                 "--calibrate-on", str(cal)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'sharp'" in err and "'blurred'" in err
+    assert "--calibrate-name" in err and str(cal) in err
+    assert not dest.exists()                           # refused before anything is written
+    assert main([*base, "--pred", str(preds["blurred"]), "--out", str(dest),
+                 "--calibrate-on", str(cal), "--calibrate-name", "sharp"]) == 0
+    capsys.readouterr()
+    params = json.loads((dest / "result.json").read_text())["provenance"]["params"]
+    assert params["calibrated_on"] == str(cal) and params["calibrated_name"] == "sharp"
+    assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t2"),
+                 "--calibrate-on", str(cal), "--max-dist", "0.01"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "max_dist 0.0075 there, 0.01 here" in err
+    assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t3"),
+                 "--calibrate-on", str(cal), "--calibrate-name", "other"]) == 2
+    assert "not 'other'" in capsys.readouterr().err

@@ -728,3 +728,34 @@ def test_real_bsds300_subjects_and_grey(tmp_path):
     for page in _pages(site):
         for link in internal_links(page):
             assert resolve(page, link).is_file(), (page, link)
+
+
+def test_site_of_a_fresh_annotation_tree_says_no_one_to_compare_with(tmp_path, capsys):
+    """A tree written by ``segbench annotate`` where each image has one subject (a
+    fresh collection): the subject page says there is no one to compare with; no crash."""
+    from segbench.annotate.server import make_server as annotate_server
+    from segbench.cli import main
+    images = tmp_path / "images"
+    images.mkdir()
+    rng = np.random.default_rng(0)
+    for k in range(2):
+        Image.fromarray(rng.integers(0, 255, (16, 24, 3), dtype=np.uint8)).save(
+            images / f"im{k:02d}.png")
+    srv = annotate_server(images, tmp_path / "gt", port=0, subject="ana")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        lab = (np.arange(16 * 24).reshape(16, 24) // 100 % 3).astype("<u2")
+        req = urllib.request.Request(srv.url.rstrip("/") + "/api/submit/im01",
+                                     data=lab.tobytes(), method="POST",
+                                     headers={"X-Segbench": "1", "X-Segments": "3"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            assert resp.status == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert main(["site", "--gt", str(tmp_path / "gt"), "--out", str(tmp_path / "site"),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "site" / "subjects" / "1.html").read_text()
+    assert "no one to compare with" in page
+    assert "pooled against" not in page

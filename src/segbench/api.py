@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from importlib import import_module
+from pathlib import Path
 
 from .errors import InputError
 
@@ -57,37 +58,88 @@ def protocol_params(benchmark: str, name: str) -> dict:
     return {"protocol": name, **{k: preset[k] for k in keys}}
 
 
-def read_run(path):
-    """The :class:`~segbench.result.Result` of a run folder (its ``result.json``) or of
-    a result file."""
+def read_run(path, family: str | None = None):
+    """The :class:`~segbench.result.Result` of a run folder or of a result file.
+
+    For a folder: its ``result.json``, or with ``family`` the result of that family
+    (``result.json`` or ``result_<family>.json``; :func:`segbench.engine.result_file`).
+    """
     from pathlib import Path
 
+    from .engine import result_file
     from .result import Result
     path = Path(path)
     if path.is_dir():
-        if not (path / "result.json").is_file():
-            raise InputError("not a run folder (no result.json)", path)
-        path = path / "result.json"
+        found = result_file(path, family)
+        if found is None:
+            what = "result.json" if family is None else f"{family} result"
+            raise InputError(f"not a run folder (no {what})", path)
+        path = found
     return Result.from_json(path)
 
 
-def calibration(run, alpha: float = 0.5) -> dict:
+#: Record and summary parameters that must agree between a run and the run it is
+#: calibrated on: a threshold chosen under other settings is not this run's best.
+CALIBRATION_KEYS = ("protocol", "nthresh", "max_dist", "thin", "thin_gt", "upsample",
+                    "nms", "min_agreement")
+
+
+def calibration(run, alpha: float = 0.5, *, name: str | None = None,
+                params: dict | None = None, calibrate_name: str | None = None) -> dict:
     """The summary parameters that calibrate a boundary run on another run.
 
     The calibration run's dataset PR curve (from its ``result.json``) gives the sampled
     threshold of its best F (weight ``alpha``; first maximum, not interpolated):
-    ``{"calibrated_threshold": t, "calibrated_on": "<folder>"}``.
+    ``{"calibrated_threshold": t, "calibrated_on": "<folder>", "calibrated_name":
+    "<its name>"}``.
+
+    Parameters
+    ----------
+    run : path
+        The calibration run folder (or its ``result.json``).
+    alpha : float, default 0.5
+    name : str, optional
+        The name of the run being calibrated: the calibration run must bear it (the
+        same algorithm on other images), unless ``calibrate_name`` says otherwise.
+    params : dict, optional
+        The parameters of the run being calibrated: the calibration run's
+        :data:`CALIBRATION_KEYS` must equal them (defaults filled in on both sides).
+    calibrate_name : str, optional
+        The name the calibration run must bear instead of ``name``: to calibrate on
+        another algorithm's run on purpose.
+
+    Raises
+    ------
+    InputError
+        Not a boundary run; another name; other settings (each one named).
     """
-    from .boundary import calibration_index
-    res = read_run(run)
+    from .boundary import BOUNDARY, calibration_index
+    res = read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
     curves = res.curves
     if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
         raise InputError("a calibration run must be a boundary run (its result.json has "
                          "no boundary PR curve)", run)
+    expected = calibrate_name if calibrate_name is not None else name
+    if expected is not None and res.name != expected:
+        how = (f"not {expected!r} (--calibrate-name)" if calibrate_name is not None else
+               f"this run is {name!r}: calibrate on a run of the same algorithm, or say "
+               f"--calibrate-name {res.name!r} to use it on purpose")
+        raise InputError(f"the calibration run is {res.name!r}, {how}", run)
+    if params is not None:
+        theirs = res.provenance.get("params", {})
+        mine = {**BOUNDARY.resolve(params), **BOUNDARY.resolve_summary(params)}
+        other = {**BOUNDARY.resolve(theirs), **BOUNDARY.resolve_summary(theirs)}
+        differ = [f"{k} {other.get(k)!r} there, {mine.get(k)!r} here"
+                  for k in CALIBRATION_KEYS if other.get(k) != mine.get(k)]
+        if differ:
+            raise InputError("the calibration run was scored with other settings ("
+                             + "; ".join(differ) + "): its best threshold is not one "
+                             "of this run's thresholds under the same protocol; rerun "
+                             "it with this run's options", run)
     j = calibration_index(curves["thresholds"], curves["recall"], curves["precision"],
                           alpha)
     return {"calibrated_threshold": float(curves["thresholds"][j]),
-            "calibrated_on": str(run)}
+            "calibrated_on": str(run), "calibrated_name": res.name}
 
 
 @contextmanager
@@ -118,7 +170,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
              workers: int = 1, threads: int | None = None,
              scheduler: str | None = None, executor=None,
              progress: bool = True, plot: bool = True, human: bool = False,
-             ci=None, calibrate_on=None, protocol: str | None = None, **params):
+             ci=None, calibrate_on=None, calibrate_name: str | None = None,
+             protocol: str | None = None, **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -160,6 +213,12 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     calibrate_on : path, optional
         A boundary run folder (or its ``result.json``) on other images, e.g. val:
         the threshold of its best F fixes this run's ``ODS_calibrated`` (boundary).
+        It must be a run of the same name scored with the same protocol settings
+        (:func:`calibration`); its folder and name are recorded in the parameters
+        (``calibrated_on``, ``calibrated_name``).
+    calibrate_name : str, optional
+        The name the calibration run bears when it is not this run's: to calibrate
+        on another algorithm's run on purpose.
     protocol : {'bsr', 'bsds300'}, optional
         A preset of the boundary protocol (boundary and human benchmarks;
         :data:`segbench.boundary.PROTOCOLS`): its values fill the parameters not
@@ -195,7 +254,13 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         from .resampling import ci_settings
         options["ci"] = ci_settings(ci)
     if calibrate_on is not None:
-        params.update(calibration(calibrate_on, params.get("alpha", 0.5)))
+        from collections.abc import Mapping
+
+        from .datasets import run_name
+        # this run's name, as engine.run will give it
+        this = name or ("predictions" if isinstance(pred, Mapping) else run_name(pred))
+        params.update(calibration(calibrate_on, params.get("alpha", 0.5), name=this,
+                                  params=params, calibrate_name=calibrate_name))
     with _threads(threads, workers, scheduler is None and executor is None):
         if human and benchmark not in ("human", "human_boundary", "human_region"):
             options.update(human_options(run(families("human"), gt, **where,

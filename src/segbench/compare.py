@@ -30,7 +30,7 @@ from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
 
-__all__ = ["compare", "holm", "load_run", "write_comparison"]
+__all__ = ["compare", "distinct_names", "holm", "load_run", "write_comparison"]
 
 #: Families a comparison can resample: result family -> (module, spec attribute).
 _FAMILIES = {"boundary": ("segbench.boundary", "BOUNDARY"),
@@ -47,6 +47,10 @@ class ComparedRun:
     records: list
     family: object
     path: str | None = None
+    #: The record keys (what each record was computed from), when read from a folder.
+    keys: list | None = None
+    #: The result file read (for messages about its content).
+    file: str | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -63,7 +67,9 @@ class ComparedRun:
                              self.path)
         keep = [index[i] for i in ids]
         result = replace(self.result, per_item=[self.result.per_item[k] for k in keep])
-        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path)
+        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path,
+                           None if self.keys is None else [self.keys[k] for k in keep],
+                           self.file)
 
 
 def _spec(result: Result, where):
@@ -114,7 +120,9 @@ def load_run(run) -> ComparedRun:
         raise InputError("the records in this folder are not those its result.json was "
                          "made from (a later run with other inputs or parameters?): "
                          "rerun the command that made this run", folder)
-    return ComparedRun(result, records, family, str(path))
+    file = path / "result.json" if path.is_dir() else path
+    return ComparedRun(result, records, family, str(path), [k for _, k in keyed],
+                       str(file))
 
 
 def holm(pvalues) -> list[float]:
@@ -136,7 +144,49 @@ def holm(pvalues) -> list[float]:
 
 def _params(run: ComparedRun) -> dict:
     given = run.result.provenance.get("params", {})
-    return {**run.family.resolve(given), **run.family.resolve_summary(given)}
+    try:
+        return {**run.family.resolve(given), **run.family.resolve_summary(given)}
+    except (TypeError, ValueError) as exc:     # a hand-edited result.json
+        raise InputError(f"its recorded parameters do not validate ({exc})",
+                         run.path) from None
+
+
+#: Parameters in which two runs of one family may differ and still score the same task:
+#: how the predictions are read or thinned (``nms``, ``labels``), extra outputs
+#: (``stutz``), a calibration of the run's own.
+_NOT_SETTINGS = {"nms", "labels", "stutz", "calibrated_threshold", "calibrated_on",
+                 "calibrated_name"}
+
+
+def _where(run: ComparedRun) -> str:
+    return run.path or repr(run.result.name)
+
+
+def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
+    """Refuse runs scored against other ground truth or under other settings
+    (protocol, nthresh, max_dist, min_agreement, ...): their differences are not the
+    algorithms'."""
+    if base.keys is not None and other.keys is not None:
+        gt = [iid for iid, a, b in zip(base.ids, base.keys, other.keys)
+              if a.get("inputs", {}).get("gt") != b.get("inputs", {}).get("gt")]
+    else:                 # Results in memory: the ground truth they name
+        pa, pb = (r.result.provenance.get("params", {}) for r in (base, other))
+        def spot(p):
+            gt_dir = p.get("gt_dir")
+            return (None if gt_dir is None else str(Path(gt_dir).resolve()),
+                    p.get("split"), p.get("presentation"))
+        gt = base.ids[:1] if spot(pa) != spot(pb) else []
+    if gt:
+        raise InputError(f"runs scored against other ground truth cannot be compared: "
+                         f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
+                         f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
+                         "split or presentation")
+    a, b = _params(base), _params(other)
+    differ = [f"{k} {a.get(k)!r} vs {b.get(k)!r}" for k in sorted(set(a) | set(b))
+              if k not in _NOT_SETTINGS and a.get(k) != b.get(k)]
+    if differ:
+        raise InputError(f"runs scored with other settings cannot be compared: "
+                         f"{_where(base)} vs {_where(other)}: {'; '.join(differ)}")
 
 
 def _statistic(run: ComparedRun):
@@ -145,7 +195,11 @@ def _statistic(run: ComparedRun):
 
 def _item_scores(run: ComparedRun) -> np.ndarray:
     col = run.family.item_score
-    return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+    try:
+        return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+    except (TypeError, ValueError):       # a hand-edited result.json
+        raise InputError(f"not a segbench result: a per_item {col} is not a number",
+                         run.file) from None
 
 
 def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
@@ -165,16 +219,41 @@ def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
             "sign_p": sign_p, "wilcoxon_statistic": wil_stat, "wilcoxon_p": wil_p}
 
 
+def distinct_names(names, folders) -> list[str]:
+    """``names`` made distinct by their folders: runs that share a name become
+    ``'hed (a/hed)'`` and ``'hed (b/hed)'``, with as many trailing folder names as it
+    takes (a name without a folder, or still shared, gets ``#k``); the site and
+    ``compare`` label runs this way."""
+    names, out = list(names), list(names)
+    for name in set(names):
+        same = [k for k, n in enumerate(names) if n == name]
+        if len(same) < 2:
+            continue
+        parts = {k: Path(folders[k]).resolve().parts for k in same
+                 if folders[k] is not None}
+        depth = 1
+        while depth < max((len(p) for p in parts.values()), default=1) and \
+                len({p[-depth:] for p in parts.values()}) < len(parts):
+            depth += 1
+        for k in same:
+            if k in parts:
+                out[k] = f"{name} ({'/'.join(parts[k][-depth:])})"
+    seen: set = set()
+    for k, n in enumerate(out):
+        while out[k] in seen:
+            out[k] = f"{n}#{k + 1}"
+            n = out[k]
+        seen.add(out[k])
+    return out
+
+
 def _names(runs: list[ComparedRun]) -> list[str]:
-    names = []
+    names, folders = [], []
     for k, r in enumerate(runs):
-        name = r.result.name or (Path(r.path).name if r.path else f"run{k + 1}")
-        if name in names and r.path:
-            name = Path(r.path).name if Path(r.path).is_dir() else Path(r.path).parent.name
-        while name in names:
-            name = f"{name}#{k + 1}"
-        names.append(name)
-    return names
+        names.append(r.result.name or (Path(r.path).name if r.path else f"run{k + 1}"))
+        folders.append(None if r.path is None else
+                       (r.path if Path(r.path).is_dir() else str(Path(r.path).parent)))
+    return distinct_names(names, folders)
 
 
 def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
@@ -208,8 +287,12 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     Raises
     ------
     InputError
-        Fewer than two runs, runs of different families, or runs on different images
-        (the ids that differ are named).
+        Fewer than two runs, runs of different families, runs on different images
+        (the ids that differ are named), against other ground truth (other files,
+        split or presentation: from the record keys), or under other settings (the
+        protocol, ``nthresh``, ``max_dist``, ``min_agreement``, ``alpha``, ...: every
+        recorded parameter but how predictions are read, each one that differs
+        named).
     """
     from .resampling import (bootstrap_indices, differences_of_draws, draws,
                              percentile_interval)
@@ -233,6 +316,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
                 f"{len(only_a)} only in {base.path or base.result.name} "
                 f"({', '.join(only_a[:20])}), {len(only_b)} only in "
                 f"{other.path or other.result.name} ({', '.join(only_b[:20])})")
+    for other in loaded[1:]:
+        _check_comparable(base, other)
     names = _names(loaded)
     n = len(base.ids)
     settings = {"resamples": int(resamples), "level": float(level), "seed": int(seed)}
@@ -319,8 +404,16 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
         curves, human = [], None
         for name, run in zip(names, loaded):
             m, c = run.result.metrics, run.result.curves
-            curves.append({"name": name, "recall": c["recall"], "precision": c["precision"],
-                           "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])})
+            try:
+                r = np.asarray(c["recall"], np.float64)
+                p = np.asarray(c["precision"], np.float64)
+                ods = tuple(float(m[k]) for k in ("ODS_recall", "ODS_precision", "ODS"))
+                if r.ndim != 1 or r.shape != p.shape:
+                    raise ValueError
+            except (KeyError, TypeError, ValueError):   # a hand-edited result.json
+                raise InputError("not a segbench result: no boundary PR curve and ODS "
+                                 "point to plot", run.file) from None
+            curves.append({"name": name, "recall": r, "precision": p, "ods": ods})
             if human is None and "human_F" in m:
                 human = (m["human_recall"], m["human_precision"], m["human_F"])
         written.append(out / "pr_curve.png")

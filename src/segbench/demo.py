@@ -22,6 +22,10 @@ from .io import write_soft_map
 from .report.demo_site import build_demo_site, run_demo_segmenter
 from .boundary import plot_pr
 
+#: The file that marks a folder written by the demo (only such a folder, or a new or
+#: empty one, is written into).
+DEMO_MARKER = ".segbench-demo"
+
 DETECTORS = {
     "gradient-magnitude-lab": gradient_magnitude,
     "canny-grey": canny_soft,
@@ -55,13 +59,16 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     Returns the metrics per algorithm (and the human F) as a dict.
     """
     start = time.perf_counter()
+    from .io import claim_folder
+    # the demo writes dozens of files: never beside a user's own
+    out = claim_folder(out_dir, DEMO_MARKER, "segbench demo", "written by segbench demo; "
+                       "its files are replaced when it runs again\n")
     from .boundary import matcher_cached
     from .compilation import compile_ahead, wait_ahead
     first_run = not matcher_cached()
     if first_run:   # the matcher compiles on another core while this one does the rest
         compile_ahead("segbench.boundary:warm_up_matcher",
                       announce="segbench.boundary._solver")
-    out = Path(out_dir)
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)
     gt_dir = root / "groundTruth" / "test"

@@ -41,6 +41,56 @@ def provenance(**params) -> dict:
     }
 
 
+def _number(v) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def check_result_data(data, path=None) -> None:
+    """Check that ``data`` (a parsed ``result.json``) has the shape
+    :meth:`Result.to_dict` writes, before any reader trusts it.
+
+    ``family`` a non-empty string; ``name`` a string or null; ``metrics`` a mapping;
+    ``per_item`` a list of mappings, each keyed ``"id"``; ``curves``, ``provenance``
+    (and its ``params``) mappings; ``intervals`` a mapping of metric to ``[lo, hi]``
+    numbers. :meth:`Result.from_json`, ``segbench compare`` and the site all read
+    result files through this check, so a malformed one is one line naming it.
+
+    Raises
+    ------
+    InputError
+        Naming ``path`` and the first thing that is not as written.
+    """
+    from .errors import InputError
+
+    def bad(what):
+        raise InputError(f"not a segbench result: {what}", path)
+    if not isinstance(data, dict) or not {"family", "metrics"} <= set(data):
+        bad("no family and metrics")
+    if not isinstance(data["family"], str) or not data["family"]:
+        bad(f"its family is {data['family']!r}, not a name")
+    if data.get("name") is not None and not isinstance(data["name"], str):
+        bad(f"its name is {data['name']!r}, not a string")
+    if not isinstance(data["metrics"], dict):
+        bad("its metrics are not a mapping of name to value")
+    for key in ("curves", "provenance", "intervals"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            bad(f"its {key} are not a mapping" if key != "provenance"
+                else "its provenance is not a mapping")
+    params = (data.get("provenance") or {}).get("params")
+    if params is not None and not isinstance(params, dict):
+        bad("its provenance params are not a mapping")
+    rows = data.get("per_item")
+    if rows is not None and not isinstance(rows, list):
+        bad(f"its per_item is {type(rows).__name__} {rows!r:.40}, not a list of rows")
+    for k, row in enumerate(rows or []):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), (str, int)) \
+                or isinstance(row.get("id"), bool):
+            bad(f"per_item row {k} is not a mapping with an id")
+    for k, v in (data.get("intervals") or {}).items():
+        if not isinstance(v, list) or len(v) != 2 or not all(_number(b) for b in v):
+            bad(f"its interval of {k} is not [lo, hi]")
+
+
 @dataclass
 class Result:
     """The outcome of one benchmark run.
@@ -136,8 +186,7 @@ class Result:
             raise InputError("file not found", path) from None
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise InputError(f"not a readable JSON result: {exc}", path) from None
-        if not isinstance(data, dict) or not {"family", "metrics"} <= set(data):
-            raise InputError("not a segbench result (no family and metrics)", path)
+        check_result_data(data, path)
         nan = float("nan")
         bounds = data.get("intervals") or {}
         if not isinstance(bounds, dict):
@@ -150,8 +199,9 @@ class Result:
                               for k, v in bounds.items()},
                    metrics={k: nan if v is None else v for k, v in data["metrics"].items()},
                    per_item=[{k: nan if v is None else v for k, v in row.items()}
-                             for row in data.get("per_item", [])],
-                   curves=data.get("curves", {}), provenance=data.get("provenance", {}),
+                             for row in data.get("per_item") or []],
+                   curves=data.get("curves") or {},
+                   provenance=data.get("provenance") or {},
                    name=data.get("name") or "",
                    notes={str(k): str(v) for k, v in notes.items()})
 

@@ -295,14 +295,9 @@ def _claim_run_folder(out: Path, src: Path) -> None:
     that holds anything but is not marked as a run folder of :func:`submit`.
     """
     from .io import claim_folder
-    s, o = src.resolve(), out.resolve()
-    if o == s or s in o.parents or o in s.parents:
-        where = ("is the submission" if o == s else "is inside the submission"
-                 if s in o.parents else "contains the submission")
-        raise InputError(f"the run folder {where} ({src}); choose an --out outside it",
-                         out)
     claim_folder(out, RUN_MARKER, "segbench submit", "a run folder of segbench submit: "
-                 "its predictions/ and results are replaced on resubmission\n")
+                 "its predictions/ and results are replaced on resubmission\n",
+                 inputs={"submission": src}, apart=True)
 
 
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,

@@ -89,7 +89,10 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     the Bresenham line from p to the box-boundary pixel whose line best approximates
     the direction of q (ic.cc's exact integer test), so it is direction dependent;
     W is symmetrised by averaging ``W_pq`` and ``W_qp``, as smatrix.cc does. Pixels the
-    walk records for no line count as crossing a contour of 1. The logistic
+    walk records for no line count as crossing a contour of 1. Two quirks of ic.cc
+    are kept: from a pixel in the last column, the pixels one row below and 1-4
+    columns to its left are never recorded (IC = 1 that way); and an image corner
+    seen from its two 4-neighbours gets ``maxpb = 0`` whatever it crosses. The logistic
     ``C_IC_SS(t) = 1 / (1 + exp(-(1.8682 - 1.3113 t / 0.3130)))`` and W are computed
     in float32 as the C++ does, so the values match BSR's bit for bit.
     """
@@ -137,8 +140,10 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
         ``D - W``), from a fixed start vector. ``'dense'``: ``scipy.linalg.eigh``
         (small problems only; below ``max(100, 4 nvec)`` pixels always).
     tol : float, optional
-        ARPACK's relative accuracy of the eigenvalues ``mu`` (0: machine precision,
-        as MATLAB's ``eigs`` in BSR).
+        ARPACK's relative accuracy of the eigenvalues ``mu``; 0 is machine precision,
+        as MATLAB's ``eigs`` in BSR. The default 1e-6 gives BSR's sPb to a relative
+        1e-4 at 80 % of the cost of 0; 1e-4 or looser can miss an eigenpair near
+        the 17th (seen on BSDS 101087), so it saves little and risks much.
 
     Returns
     -------
@@ -147,6 +152,16 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     eigenvectors : (n, nvec) float64
         Column i D-normalised (``v' D v = 1``) with its largest-magnitude entry
         positive, so the result does not depend on the solver's sign choices.
+
+    Notes
+    -----
+    The wanted eigenvalues of a 481 x 321 BSDS image are 5e-5 .. 2e-3 against a
+    spectrum of width about 1, so Krylov methods need thousands of products with W
+    (12.4 M entries): 30-40 CPU-s single-threaded (BSR's ``eigs``: 57 s).
+    LOBPCG with a pyamg smoothed-aggregation preconditioner converges in 26
+    iterations but costs 50 CPU-s (a V-cycle per vector per iteration);
+    ``benchmarks/gpb_eigen.py`` compares them. Solving at reduced size (BSR's
+    ``rsz``, ``spectral_pb(..., out_shape=)``) is the fast path.
     """
     if solver not in SOLVERS:
         raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")

@@ -202,9 +202,9 @@ def _resampler(ids, records, params, options):
 
 #: Summary parameters of the boundary benchmark: the protocol named (its record
 #: parameters are in the record's), the F-measure's weight, and the threshold a
-#: calibration run fixed (with that run's folder, for the record).
+#: calibration run fixed (with that run's folder and name, for the record).
 SUMMARY_DEFAULTS = {"protocol": "bsr", "alpha": 0.5, "calibrated_threshold": None,
-                    "calibrated_on": None}
+                    "calibrated_on": None, "calibrated_name": None}
 
 BOUNDARY = Family(
     name="boundary", version=1,

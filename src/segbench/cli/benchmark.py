@@ -54,7 +54,11 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
         p.add_argument("--calibrate-on", metavar="RUN_DIR",
                        help="a boundary run on other images (train or val): report this "
                             "run's P, R, F at that run's best threshold as "
-                            "ODS_calibrated")
+                            "ODS_calibrated; it must be a run of the same name (see "
+                            "--calibrate-name) and protocol settings")
+        p.add_argument("--calibrate-name", metavar="NAME", default=None,
+                       help="the name of the --calibrate-on run when it is another "
+                            "algorithm's, to calibrate on it on purpose")
     add_ci(p)
     if human:
         p.add_argument("--human", action="store_true",
@@ -98,6 +102,7 @@ def _evaluate(benchmark: str, a, **extra):
                     threads=getattr(a, "threads", None),
                     human=getattr(a, "human", False), plot=not getattr(a, "no_plot", False),
                     ci=ci_option(a), calibrate_on=getattr(a, "calibrate_on", None),
+                    calibrate_name=getattr(a, "calibrate_name", None),
                     **where(a), **_params(a), **extra)
 
 

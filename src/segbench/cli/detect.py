@@ -51,14 +51,11 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
     folder of an earlier run, the maps (``.png``, ``.npy``) that this run will not
     write again are removed: an earlier run's maps of other images, or in another
     format, would otherwise be read with this run's."""
-    from ..errors import InputError
     from ..io import claim_folder
-    if out.resolve() == source.resolve():
-        raise InputError(f"--out is the {option} folder; its files would be replaced: "
-                         "choose another --out", out)
     earlier = (out / marker).is_file()
     claim_folder(out, marker, command, f"written by {command}; its maps are replaced "
-                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n")
+                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
+                 inputs={option: source})
     if earlier:
         keep = {f"{iid}{suffix}" for iid in ids}
         for old in out.iterdir():

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..datasets import Dataset, Sample, open_ground_truth, pair_predictions, parse_ids, run_name
 from ..errors import InputError
-from ..io import ensure_dir
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor
+from ._folder import claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
 
@@ -93,7 +93,11 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     out : path, optional
         Output folder: records (so a rerun resumes), ``result.json`` and
         ``per_item.csv`` (``result_<family>.json``, ``per_item_<family>.csv`` for the
-        second family on), and each family's own files. None keeps nothing on disk.
+        second family on, and for a family run into a folder whose ``result.json``
+        holds another family: :func:`~segbench.engine.result_names`), and each
+        family's own files. It must be new, empty or a segbench run folder
+        (:func:`~segbench.engine.claim_run_folder`), else InputError before anything
+        is written. None keeps nothing on disk.
     split, presentation
         As :func:`~segbench.datasets.open_ground_truth`.
     ids : list of str, str or path, optional
@@ -156,8 +160,13 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             preds = pair_predictions(item_ids, pred, common_exts(families, params),
                                      hint=hint)
     store = RecordStore(out)
+    files = {}
     if out is not None:
-        ensure_dir(out)
+        # before anything is written: refuse a folder of the user's own files, and
+        # give each family its own result file beside those of other families
+        claim_run_folder(out, {"--gt": gt, "--pred": None if isinstance(pred, Mapping)
+                               else pred})
+        files = result_names(out, families)
         store.prepare(families)
 
     records: dict[str, dict] = {f.name: {} for f in families}
@@ -209,7 +218,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     # item to score fails whole
     scored = {f.name: _scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
     results = []
-    for index, (f, p) in enumerate(resolved):
+    for f, p in resolved:
         ids_f, left_out = scored[f.name]
         recs = [records[f.name][i] for i in ids_f]
         extra = {"joint": joint[f.name]} if f.name in joint else {}
@@ -238,9 +247,9 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             outp = Path(out)
             if f.write is not None:
                 f.write(outp, result, ids_f, recs, options)
-            suffix = "" if index == 0 else f"_{f.name}"
-            result.to_json(outp / f"result{suffix}.json")
-            result.to_csv(outp / f"per_item{suffix}.csv")
+            json_name, csv_name = files[f.name]
+            result.to_json(outp / json_name)
+            result.to_csv(outp / csv_name)
         results.append(result)
     return results
 

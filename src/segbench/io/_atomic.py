@@ -102,27 +102,73 @@ def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
     return True
 
 
-def claim_folder(out: str | PathLike, marker: str, owner: str, note: str) -> Path:
+def claim_folder(out: str | PathLike, marker: str, owner: str, note: str, *,
+                 accept=(), inputs=None, apart: bool = False,
+                 what: str | None = None) -> Path:
     """Make ``out`` an output folder of ``owner``, or refuse before anything is written.
 
-    A new or empty folder is taken, and so is one that holds ``marker`` (a folder this
-    command made before, whose files it may replace); any other folder is refused, so
-    nothing a user made is overwritten. Writes ``marker`` with ``note`` in it.
+    The one rule of every segbench command that writes a folder: a new or empty folder
+    is taken, and so is one that holds ``marker`` (a folder this command made before,
+    whose files it may replace) or one of the ``accept`` markers; any other folder is
+    refused, so nothing a user made is overwritten. Writes ``marker`` with ``note`` in
+    it.
+
+    Parameters
+    ----------
+    out : path
+        The output folder.
+    marker : str
+        Name of the file that marks the folder as ``owner``'s.
+    owner : str
+        The command, as the refusal names it (``'segbench boundary'``).
+    note : str
+        Text of the marker file.
+    accept : sequence of str, optional
+        Other entries (files or folders) that mark a folder as usable too: a folder of
+        an older segbench that had no marker, or of a command whose folders this one
+        shares.
+    inputs : mapping of str to path, optional
+        Input folders, by the option that names them (``{'--pred': path}``): ``out``
+        may not be one of them (its files would be replaced).
+    apart : bool, default False
+        ``out`` may not be inside an input folder, nor contain one, either.
+    what : str, optional
+        What a folder of ``owner`` is called in the refusal (default: ``'folder of
+        <owner>'``).
+
+    Returns
+    -------
+    Path
 
     Raises
     ------
     InputError
-        ``out`` is a symbolic link or a file, or a folder of other files.
+        ``out`` is a symbolic link or a file, an input folder (or, with ``apart``,
+        inside or around one), or a folder of other files.
+    OutputError
+        It cannot be created or written.
     """
     from ..errors import InputError
     out = Path(out)
+    for option, src in (inputs or {}).items():
+        if src is None:
+            continue
+        s, o = Path(src).resolve(), out.resolve()
+        where = ("is" if o == s else "is inside" if apart and s in o.parents
+                 else "contains" if apart and o in s.parents else None)
+        if where is not None:
+            raise InputError(f"--out {where} the {option} folder ({src}); its files would "
+                             "be replaced: choose another --out", out)
     if out.exists() or out.is_symlink():
         if out.is_symlink() or not out.is_dir():
             raise InputError("the output exists and is not a folder", out)
-        if not (out / marker).is_file() and any(out.iterdir()):
-            raise InputError(f"this folder holds files that {owner} did not make (no "
-                             f"{marker} in it); nothing was changed: choose a new or "
-                             "empty folder", out)
+        marked = any((out / m).exists() for m in (marker, *accept))
+        if not marked and any(out.iterdir()):
+            raise InputError(f"this folder holds files that {owner} did not make (not a "
+                             f"{what or 'folder of ' + owner}: no {marker} in it); "
+                             "nothing was changed: choose a new or empty folder", out)
     ensure_dir(out)
-    atomic_write_text(out / marker, note)
+    if not (out / marker).is_file() or (out / marker).read_text(
+            encoding="utf-8", errors="replace") != note:
+        atomic_write_text(out / marker, note)
     return out

@@ -17,7 +17,8 @@ PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
 
 #: Files of a run folder copied into the site for download (``downloads/<slug>/``), in
 #: the order the run page lists them; those absent are skipped.
-DOWNLOADS = ("result.json", "per_item.csv", "result_region.json", "per_item_region.csv",
+DOWNLOADS = ("result.json", "per_item.csv", "result_boundary.json", "per_item_boundary.csv",
+             "result_region.json", "per_item_region.csv",
              "eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt",
              "eval_cover.txt", "eval_cover_th.txt", "eval_cover_img.txt",
              "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt")
@@ -81,6 +82,7 @@ class Run:
     presentation: str = "colour"          # one of PRESENTATIONS
     boundary: dict | None = None          # result.json of family 'boundary'
     region: dict | None = None            # result_region.json, or result.json 'region'
+    files: dict = field(default_factory=dict)   # family -> its result file
     pred_dir: Path | None = None
     preds: dict = field(default_factory=dict)   # iid -> prediction file
     #: Figures on the images the site shows, where they differ from the run's own
@@ -295,18 +297,25 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     if not d.is_dir():
         raise InputError("run folder not found", d)
     meta = _read_json(d / "meta.json") or {}
+    run_files: dict = {}
     if not isinstance(meta, dict):
         raise InputError("meta.json must hold a JSON object", d / "meta.json")
-    res = _read_json(d / "result.json")
-    reg = _read_json(d / "result_region.json")
+    from ..result import check_result_data
     boundary = region = None
-    if isinstance(res, dict):
-        if res.get("family") == "region":
-            region = res
-        elif res.get("family", "boundary") == "boundary":
-            boundary = res
-    if isinstance(reg, dict):
-        region = reg
+    # result.json holds the family first run into the folder; a family run beside
+    # it is in result_<family>.json (segbench.engine.result_names)
+    for name in ("result.json", "result_boundary.json", "result_region.json"):
+        data = _read_json(d / name)
+        if data is None:
+            continue
+        check_result_data(data, d / name)    # the check Result.from_json makes
+        family = data.get("family")
+        if family == "boundary" and boundary is None:
+            boundary = data
+            run_files["boundary"] = d / name
+        elif family == "region" and region is None:
+            region = data
+            run_files["region"] = d / name
     if boundary is None and region is None:
         raise InputError("no result.json or result_region.json (is this a run folder?)", d)
 
@@ -322,7 +331,8 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
                     and isinstance(r["provenance"].get("created"), str)), "")
     run = Run(d, text("name") or recorded.strip() or d.resolve().name,
               about_html=text("about_html"), kind=text("kind"),
-              date=text("date") or created.strip(), boundary=boundary, region=region)
+              date=text("date") or created.strip(), boundary=boundary, region=region,
+              files=run_files)
     run.presentation = presentation_of(meta.get("presentation")
                                        or run.params.get("presentation"))
     for family in ("boundary", "region"):
@@ -424,7 +434,8 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
         try:
-            res = compare(a.dir, b.dir, ids=[str(i) for i in ids], per_image=False)
+            res = compare(a.files.get("boundary", a.dir), b.files.get("boundary", b.dir),
+                          ids=[str(i) for i in ids], per_image=False)
             pvalues.append(res["pairs"][0]["bootstrap"]["ODS"]["p"])
         except (InputError, KeyError):
             pvalues.append(math.nan)
@@ -433,6 +444,41 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
         cells.append(None if math.isnan(p) else (f"p = {p:.3f}" if p >= 0.001
                                                  else f"p = {p:.0e}", p))
     return cells + [None] * (len(ranked) - len(cells))
+
+
+#: The settings that make boundary figures comparable, with the values a run that does
+#: not record one was scored with (the BSR protocol).
+SETTINGS_DEFAULTS = {"protocol": "bsr", "nthresh": 99, "max_dist": 0.0075,
+                     "min_agreement": None}
+
+
+def settings_of(run: Run) -> tuple:
+    """``((key, value), ...)`` of :data:`SETTINGS_DEFAULTS` as the run was scored:
+    runs with other settings are ranked in separate tables."""
+    params = run.params
+    return tuple((k, v if params.get(k) is None else params[k])
+                 for k, v in SETTINGS_DEFAULTS.items())
+
+
+def settings_text(settings) -> str:
+    """How a ranking table says its settings: ``'protocol bsr, 99 thresholds,
+    max_dist 0.0075'`` (and ``'min_agreement 3'`` where set)."""
+    d = dict(settings)
+    parts = [f"protocol {d['protocol']}", f"{d['nthresh']} thresholds",
+             f"max_dist {d['max_dist']:g}" if isinstance(d["max_dist"], (int, float))
+             else f"max_dist {d['max_dist']}"]
+    if d["min_agreement"] is not None:
+        parts.append(f"min_agreement {d['min_agreement']}")
+    return ", ".join(parts)
+
+
+def tell_apart(runs: list[Run]) -> None:
+    """Give runs that share a name distinct names, by their folders: ``'hed (runs/a)'``
+    and ``'hed (runs/b)'`` (:func:`segbench.compare.distinct_names`)."""
+    from ..compare import distinct_names
+    for run, name in zip(runs, distinct_names([r.name for r in runs],
+                                              [r.dir for r in runs])):
+        run.name = name
 
 
 def rank_runs(runs: list[Run]) -> list[Run]:

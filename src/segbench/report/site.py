@@ -44,9 +44,10 @@ from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (ImageTask, RunSpec, group_members, presentation_group,
                            render_image)
-from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS, Run, by_date,
-                         date_key, downloads, load_run, num, rank_runs, restrict_run,
-                         slugify, vs_next)
+from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS,
+                         SETTINGS_DEFAULTS, Run, by_date, date_key, downloads, load_run,
+                         num, rank_runs, restrict_run, settings_of, settings_text,
+                         slugify, tell_apart, vs_next)
 
 __all__ = ["build_site", "make_server", "serve"]
 
@@ -75,21 +76,18 @@ def _key(text: str, taken: set) -> str:
 
 
 def _prepare_out(out: Path) -> None:
-    """Create ``out``, or empty it if it is a site we built; refuse any other folder."""
-    if out.exists():
-        if not out.is_dir():
-            raise InputError("site output exists and is not a folder", out)
-        entries = list(out.iterdir())
-        if entries and not (out / MARKER).is_file():
-            raise InputError("folder is not empty and is not a segbench site; choose an "
-                             "empty or new folder", out)
-        for e in entries:
-            if e.is_dir() and not e.is_symlink():
-                shutil.rmtree(e)
-            else:
-                e.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by segbench site; rebuilt from scratch each time\n")
+    """Create ``out``, or empty it if it is a site we built; refuse any other folder
+    (:func:`segbench.io.claim_folder`)."""
+    from ..io import claim_folder
+    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt from "
+                 "scratch each time\n", what="segbench site")
+    for e in list(out.iterdir()):
+        if e.name == MARKER:
+            continue
+        if e.is_dir() and not e.is_symlink():
+            shutil.rmtree(e)
+        else:
+            e.unlink()
 
 
 def _copy_static(out: Path) -> None:
@@ -248,10 +246,11 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
     runs, taken = [], {"index", "pr", "pr-grey", "pr-all"}
     for d in run_dirs:
-        run = load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
+        runs.append(load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())))
+    tell_apart(runs)                       # two runs of one name: two names
+    for run in runs:
         run.slug = slugify(run.name, taken)
         restrict_run(run, ids)
-        runs.append(run)
     out = Path(out_dir)
     _prepare_out(out)
 
@@ -394,17 +393,38 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
 
     curve = {r.slug: _curve(r) for r in runs}
     has_plot, rank_of, group_views = {}, {}, []
+    # one table per presentation and per scoring settings: runs scored under another
+    # protocol, nthresh, max_dist or min_agreement are not ranked against each other
+    tables = []
     for g in groups:
-        ranked = rank_runs([r for r in runs if r.presentation == g])
-        for pos, r in enumerate(ranked):
-            rank_of[r.slug] = (pos + 1, len(ranked))
+        members = [r for r in runs if r.presentation == g]
+        kinds = sorted({settings_of(r) for r in members},      # the BSR protocol first
+                       key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)))
+        for n, k in enumerate(kinds or [None]):
+            tables.append((g, n, k, len(kinds) > 1,
+                           [r for r in members if settings_of(r) == k]))
+    several = len(tables) > 1
+    for g, n, settings, split, members in tables:
+        ranked = rank_runs(members)
         for r, cell in zip(ranked, vs_next(ranked, ids)):
             if cell:
                 r.vs_next, r.vs_next_value = str(cell[0]), num(cell[1])
         plot = "pr.png" if g == "colour" else f"pr-{g}.png"
+        table_title = GROUP_TITLES[g]
+        lede = GROUP_LEDES[g]
+        key = g
+        if n:    # '--' never appears in a slug, so no run's plot or page is taken
+            plot, key = plot.replace(".png", f"--{n + 1}.png"), f"{g}--{n + 1}"
+        if split:
+            table_title = f"{table_title}: {settings_text(settings)}"
+            lede = (f"{lede} Scored with {settings_text(settings)}; runs scored with "
+                    "other settings are ranked in their own tables, never against "
+                    "these.")
+        for pos, r in enumerate(ranked):
+            rank_of[r.slug] = (pos + 1, len(ranked), table_title)
         curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
         plot_pr(curves, out / "plots" / plot, human=hpoints[g],
-                title="Boundaries" + (f" ({GROUP_TITLES[g].lower()})" if multi else ""))
+                title="Boundaries" + (f" ({table_title.lower()})" if several else ""))
         for r in ranked:
             c = curve[r.slug]
             has_plot[r.slug] = c is not None
@@ -415,8 +435,8 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         notes = [{"slug": r.slug, "name": r.name, "text": t}
                  for r in ranked for t, c in r.scope_notes(len(ids)) if c]
         group_views.append({
-            "key": g, "title": GROUP_TITLES[g], "lede": GROUP_LEDES[g],
-            "table_id": "ranking" if g == "colour" else f"ranking-{g}", "plot": plot,
+            "key": key, "title": table_title, "lede": lede,
+            "table_id": "ranking" if key == "colour" else f"ranking-{key}", "plot": plot,
             "human": h,
             "human_metrics": {"ODS": h["F"], "OIS": h["F"],
                               "covering_ODS": hr.get("covering"),
@@ -444,7 +464,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         (out / rel).write_text(html, encoding="utf-8")
 
     write("index.html", "home.html", page="home", columns=columns, groups=group_views,
-          n_runs=len(runs),
+          n_runs=len(runs), several=several,
           any_flagged=any(r["flagged"] for v in group_views for r in v["ranking"]),
           any_recomputed=any(sc.recomputed for r in runs for sc in r.scope.values()),
           hard=hard[:6], easy=easy[:6])
@@ -456,7 +476,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                  "n_pred": len(r.preds)} for r in by_date(runs)])
     for run in runs:
         _write_algorithm(write, out, run, ids, infos, has_plot[run.slug], rank_of[run.slug],
-                         multi)
+                         several)
     for name, order, hard_first in (("index.html", hard, True), ("easy.html", easy, False)):
         write(f"images/{name}", "images.html", page="images", entries=order,
               hard_first=hard_first)
@@ -499,7 +519,7 @@ def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
           run={"name": run.name, "slug": run.slug, "kind": run.kind,
                "date": _show_date(run.date), "date_full": run.date,
                "presentation": run.presentation,
-               "group_title": GROUP_TITLES[run.presentation] if multi else "",
+               "group_title": rank[2] if multi else "",
                "about": sanitize_html(run.about_html), "rank": rank[0], "of": rank[1],
                "has_boundary": run.boundary is not None,
                "has_region": run.region is not None, "has_plot": has_plot,
@@ -554,8 +574,11 @@ def _write_subjects(write, infos, ids, human, subject_keys):
                          "f": s.get("f", math.nan), "covering": s.get("covering", math.nan)})
     write("subjects/index.html", "subjects.html", page="subjects", subjects=subjects)
     for s in subjects:
+        # a subject with no other segmentation of the same image and presentation
+        # (a fresh collection) has no pooled score: the page says so
+        stats = human["subjects"].get(s["uid"])
         write(f"subjects/{s['key']}.html", "subject.html", page="subjects", s=s,
-              stats=human["subjects"].get(s["uid"], {}), segs=segs[s["uid"]])
+              stats=stats or {}, compared=stats is not None, segs=segs[s["uid"]])
 
 
 # ---------------------------------------------------------------------------------------
