@@ -286,3 +286,35 @@ def test_command_refuses_a_foreign_folder_and_names_a_bad_map(tmp_path, capsys):
     assert main(["ucm", "--pred", str(bad), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nan.npy" in err[0] and "Traceback" not in err[0]
+
+
+def test_thinned_maps_are_smoothed_on_request_and_flagged(tmp_path, capsys):
+    """The watershed of one-pixel lines floods through their gaps; a blur of 1 px
+    restores the basins (the command warns when a map looks thinned)."""
+    from segbench.algorithms._owt_ucm import looks_thinned, thin_line_smoothing
+    lab = _regions(2)
+    thin = np.zeros(lab.shape)
+    thin[:-1][lab[:-1] != lab[1:]] = 0.8
+    thin[:, :-1][lab[:, :-1] != lab[:, 1:]] = 0.8
+    yy, xx = np.mgrid[:lab.shape[0], :lab.shape[1]]
+    thin[(yy + xx) % 7 == 0] = 0.0                         # one-pixel gaps in every line
+    assert looks_thinned(thin) and not looks_thinned(_edges_and_tangent(lab)[0])
+    raw = len(np.unique(ucm_segmentation(owt_ucm(thin), 0.05)))
+    smooth = thin_line_smoothing(thin, 1.0)
+    line = np.zeros((30, 30))
+    line[:, 15] = 0.8
+    assert thin_line_smoothing(line, 1.0)[:, 15] == pytest.approx(0.8)   # keeps its height
+    fixed = len(np.unique(ucm_segmentation(owt_ucm(smooth), 0.05)))
+    assert raw < len(np.unique(lab)) <= fixed
+    pred = tmp_path / "nms"
+    pred.mkdir()
+    Image.fromarray(np.rint(thin * 255).astype(np.uint8)).save(pred / "a.png")
+    capsys.readouterr()
+    assert main(["ucm", "--pred", str(pred), "--out", str(tmp_path / "u"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "looks thinned" in err and "--smooth 1" in err
+    assert main(["ucm", "--pred", str(pred), "--out", str(tmp_path / "v"), "--quiet",
+                 "--smooth", "1"]) == 0
+    assert "looks thinned" not in capsys.readouterr().err
+    assert np.array_equal(scipy.io.loadmat(tmp_path / "v" / "a.mat")["ucm2"],
+                          owt_ucm(thin_line_smoothing(np.rint(thin * 255) / 255, 1.0)))

@@ -38,7 +38,7 @@ from . import _gpb_cue_kernels as _k
 from . import _pb_kernels as _pbk
 from ._pb import _parab_table
 
-__all__ = ["CUE_NAMES", "CUE_RADII", "BSR_CHANNEL", "BORDER", "lab_bins",
+__all__ = ["CUE_NAMES", "CUE_RADII", "BSR_CHANNEL", "BORDER", "TEXTON_SEED", "lab_bins",
            "texton_filters", "texton_responses", "textons", "slice_map",
            "slice_gradient", "smooth_cue", "local_cues"]
 

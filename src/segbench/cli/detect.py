@@ -32,7 +32,10 @@ UCM_MARKER = ".segbench-ucm"
 DETECT_MARKER = ".segbench-detect"
 _IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
 # kept here (not imported from the algorithms) so that --help imports nothing numerical
-_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny")
+_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny",
+              "gpb", "gpb-owt-ucm")
+#: Detectors of the gPb family (their own runner; gpb-owt-ucm writes ucm2 .mat files).
+_GPB = {"gpb": ("soft", ".png"), "gpb-owt-ucm": ("ucm", ".mat")}
 _WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
 
 
@@ -104,6 +107,28 @@ def _one_ucm(job, **options):
     return dst
 
 
+def _warn_if_thinned(path: Path) -> None:
+    """One warning when the first map looks NMS-thinned (its watershed would flood
+    through the gaps of its lines)."""
+    import sys
+
+    import numpy as np
+
+    from ..algorithms._owt_ucm import looks_thinned
+    from ..errors import InputError
+    from ..io import read_prediction
+    try:
+        if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
+            return
+        pb = read_prediction(path, kind="soft").pb
+    except (InputError, OSError, ValueError):
+        return                  # the run names the file when it reaches it
+    if looks_thinned(pb):
+        print(f"segbench: warning: {path.name} looks thinned (NMS): the watershed of "
+              "one-pixel lines floods through their gaps; use --smooth 1 (or the raw, "
+              "unthinned maps)", file=sys.stderr)
+
+
 def _cmd_ucm(a) -> int:
     from functools import partial
 
@@ -120,10 +145,16 @@ def _cmd_ucm(a) -> int:
     if not maps:
         raise InputError(f"no contour maps ({', '.join(_INPUT_EXTS)}) in this folder",
                          pred)
-    settings = {"orientations": a.orientations, "radius": a.radius, "source": str(pred)}
+    if a.smooth < 0 or not math.isfinite(a.smooth):
+        raise InputError(f"--smooth must be a number >= 0 (pixels), got {a.smooth}")
+    if a.smooth == 0:
+        _warn_if_thinned(next(iter(maps.values())))
+    settings = {"orientations": a.orientations, "radius": a.radius, "smooth": a.smooth,
+                "source": str(pred)}
     _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
-    work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius)
+    work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
+                   smooth=a.smooth)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="ucm"):
         pass
     if a.json:
@@ -136,9 +167,13 @@ def _cmd_ucm(a) -> int:
 
 def _one_detect(job, **options):
     """Per-image work of ``segbench detect`` (module level, for worker processes)."""
-    from ..algorithms import detect_file
     src, dst = job
-    detect_file(src, dst, **options)
+    if options["detector"] in _GPB:
+        from ..algorithms import gpb_file
+        gpb_file(src, dst, output=_GPB[options["detector"]][0])
+    else:
+        from ..algorithms import detect_file
+        detect_file(src, dst, **options)
     return dst
 
 
@@ -160,9 +195,10 @@ def _cmd_detect(a) -> int:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
     settings = {"detector": a.detector, "source": str(images),
                 "weights": a.weights if a.detector in _WEIGHTED else None}
+    suffix = _GPB[a.detector][1] if a.detector in _GPB else ".png"
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
-           ".png")
-    jobs = [(str(path), str(out / f"{iid}.png")) for iid, path in found.items()]
+           suffix)
+    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
     work = partial(_one_detect, detector=a.detector, weights=a.weights)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
                        desc=a.detector):
@@ -171,7 +207,12 @@ def _cmd_detect(a) -> int:
         print(json.dumps({"n_images": len(jobs), "out": str(out), **settings}, indent=1))
     else:
         how = f" ({a.weights} weights)" if a.detector in _WEIGHTED else ""
-        print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit PNG)")
+        if a.detector == "gpb-owt-ucm":
+            print(f"wrote {len(jobs)} ultrametric contour maps of gPb-owt-ucm into {out} "
+                  f"(ucm2 .mat): score them with 'segbench all --pred {out}'")
+        else:
+            print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit "
+                  "PNG)")
     return 0
 
 
@@ -226,6 +267,10 @@ def add_parsers(sub) -> None:
                    help="directions at which a 2-D map is read along each arc (as BSR "
                         "reads a detector's 8 channels); 0 reads at the arc's exact "
                         "direction (MCG's contours2OWT)")
+    u.add_argument("--smooth", type=float, default=0.0, metavar="SIGMA",
+                   help="blur 2-D maps by a Gaussian of SIGMA px first, a one-pixel line "
+                        "keeping its height: 1 for NMS-thinned maps, whose watershed "
+                        "otherwise floods through the gaps of their lines; 0: none")
     u.add_argument("--radius", type=float, default=5.0,
                    help="half-width in pixels of the straight-line fit that gives each "
                         "arc pixel its direction")
@@ -240,7 +285,10 @@ def add_parsers(sub) -> None:
                     "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
                     "(pb-cgtg: colour Pb, pb-bgtg: greyscale Pb, and the single cues "
                     "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), gradient "
-                    "magnitude (gm) and Canny (canny). See docs/detectors.md.")
+                    "magnitude (gm) and Canny (canny); gPb of Arbelaez et al. 2011 "
+                    "(gpb: soft maps, thin them with 'segbench boundary --nms') and "
+                    "gPb-owt-ucm (gpb-owt-ucm: OUT/<id>.mat hierarchies, ucm2, for "
+                    "'segbench region' and 'segbench all'). See docs/detectors.md.")
     d.add_argument("--detector", required=True, choices=_DETECTORS)
     d.add_argument("--images", required=True, metavar="IMG_DIR",
                    help="folder of images <id>.jpg|.png|.bmp|.tif")

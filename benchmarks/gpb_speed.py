@@ -1,0 +1,120 @@
+"""CPU seconds and peak memory of gPb-owt-ucm per photograph, by stage, beside the
+original BSR code under GNU Octave when it is built here.
+
+Each image runs in a child process of its own (one process, one thread of BLAS), which
+first loads the compiled kernels on a small image, so the figures are those of a run
+after compilation; the child reports ``time.process_time`` per stage and its own peak
+resident memory (``VmHWM``). With ``--octave-bsr LIB`` (a folder holding BSR's
+``grouping/lib`` .m files and their MEX files built with ``mkoctfile --mex``), the same
+images go through ``globalPb`` and ``contours2ucm`` in Octave, timed by ``cputime``.
+
+    python benchmarks/gpb_speed.py --n 3
+    python benchmarks/gpb_speed.py --n 2 --octave-bsr /path/to/bsr/lib
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGES = ROOT.parent / "shared" / "data" / "bsds500" / "images" / "val"
+STAGES = ("mPb", "W", "eigenvectors", "sPb", "OWT-UCM")
+
+
+def _child(path: str) -> None:
+    import time
+
+    import numpy as np
+
+    from segbench.algorithms import gpb_owt_ucm
+    from segbench.io import read_image
+    rng = np.random.default_rng(0)
+    gpb_owt_ucm(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8))   # load the kernels
+    img = read_image(path)
+    timings: dict = {}
+    t = time.process_time()
+    gpb_owt_ucm(img, timings=timings)
+    timings["total"] = time.process_time() - t
+    with open("/proc/self/status") as f:
+        hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    print(json.dumps({"timings": timings, "peak_mb": hwm / 1024}))
+
+
+def _ours(path: Path) -> dict:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+_OCTAVE = """
+addpath('{lib}');
+t0 = cputime; [gPb_orient] = globalPb('{img}', '', 1.0); t1 = cputime;
+ucm2 = contours2ucm(gPb_orient, 'doubleSize'); t2 = cputime;
+printf('SEGBENCH %.3f %.3f\\n', t1 - t0, t2 - t1);
+"""
+
+
+def _octave(path: Path, lib: Path) -> dict:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "run.m"
+        script.write_text(_OCTAVE.format(lib=lib, img=path))
+        out = subprocess.run(["octave", "--no-gui", "-q", str(script)], env=env,
+                             capture_output=True, text=True, cwd=tmp)
+    line = next((x for x in out.stdout.splitlines() if x.startswith("SEGBENCH")), None)
+    if line is None:
+        raise SystemExit(f"octave failed on {path}:\n{out.stderr[-2000:]}")
+    gpb, ucm = map(float, line.split()[1:])
+    return {"gPb": gpb, "OWT-UCM": ucm, "total": gpb + ucm}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--images", type=Path, default=IMAGES)
+    ap.add_argument("--n", type=int, default=3, help="images (the first n, sorted)")
+    ap.add_argument("--octave-bsr", type=Path, default=None, metavar="LIB",
+                    help="BSR's grouping/lib with MEX files built for Octave")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        _child(a.child)
+        return
+    paths = sorted(a.images.glob("*.jpg"))[:a.n]
+    if not paths:
+        raise SystemExit(f"no .jpg images in {a.images}")
+    rows = []
+    for p in paths:
+        r = _ours(p)
+        if a.octave_bsr:
+            r["bsr"] = _octave(p, a.octave_bsr)
+        rows.append(r)
+        t = r["timings"]
+        line = "  ".join(f"{s} {t.get(s, float('nan')):.2f}" for s in STAGES)
+        bsr = f"  | BSR/Octave {r['bsr']['total']:.1f}" if "bsr" in r else ""
+        print(f"{p.stem}: {line}  total {t['total']:.2f} CPU-s, peak "
+              f"{r['peak_mb']:.0f} MB{bsr}", flush=True)
+    med = {s: statistics.median(r["timings"].get(s, float("nan")) for r in rows)
+           for s in (*STAGES, "total")}
+    print(f"\nmedian over {len(rows)} images (CPU-s per image, one process):")
+    for s in (*STAGES, "total"):
+        print(f"  {s:<13} {med[s]:7.2f}")
+    print(f"  peak memory   {statistics.median(r['peak_mb'] for r in rows):7.0f} MB")
+    if a.octave_bsr:
+        bsr = statistics.median(r["bsr"]["total"] for r in rows)
+        ucm = statistics.median(r["bsr"]["OWT-UCM"] for r in rows)
+        print(f"  BSR under Octave: {bsr:.1f} CPU-s per image (contours2ucm {ucm:.2f}); "
+              f"segbench is {bsr / med['total']:.1f}x faster (OWT-UCM "
+              f"{ucm / med['OWT-UCM']:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""gPb, the globalized probability of boundary of Arbelaez, Maire, Fowlkes and Malik
+(PAMI 2011), and gPb-owt-ucm, the BSDS500's own hierarchical segmenter.
+
+``gPb = sum_i w_i cue_i + w_s sPb`` per orientation, where the twelve cues are the
+half-disc histogram gradients of brightness (radii 3, 5, 10 px), colour a, colour b
+and texture (5, 10, 20 px) after their parabola fit (:mod:`._gpb_cues`), and sPb the
+oriented derivatives of the first generalized eigenvectors of the affinity built on
+the thinned multiscale mPb (:mod:`._gpb_spectral`). The weights are BSR's
+(``globalPb.m``, ``multiscalePb.m``). gPb-owt-ucm is :func:`segbench.algorithms.owt_ucm`
+of gPb's eight orientations.
+
+Orientation convention (all of segbench): channel k of an oriented stack holds the
+boundary whose tangent points at ``k pi / 8`` radians from +x (the column) towards +y
+(the row, down). BSR's channel j (0-based) is our channel ``(4 - j) mod 8``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["gpb", "gpb_owt_ucm", "mpb", "gpb_file", "GPB_WEIGHTS", "MPB_WEIGHTS",
+           "GPB_MAX_PIXELS"]
+
+NORIENT = 8
+
+#: ``multiscalePb.m``'s weights of the 12 smoothed cues (bg r3, r5, r10; cga r5, r10,
+#: r20; cgb r5, r10, r20; tg r5, r10, r20), colour and greyscale images.
+MPB_WEIGHTS = {
+    "color": (0.0146, 0.0145, 0.0163, 0.0210, 0.0243, 0.0287, 0.0166, 0.0185, 0.0204,
+              0.0101, 0.0111, 0.0141),
+    "gray": (0.0245, 0.0220, 0.0233, 0, 0, 0, 0, 0, 0, 0.0208, 0.0210, 0.0229)}
+
+#: ``globalPb.m``'s weights of the same 12 cues and of sPb (the 13th).
+GPB_WEIGHTS = {
+    "color": (0, 0, 0.0039, 0.0050, 0.0058, 0.0069, 0.0040, 0.0044, 0.0049, 0.0024,
+              0.0027, 0.0170, 0.0074),
+    "gray": (0, 0, 0.0054, 0, 0, 0, 0, 0, 0, 0.0048, 0.0049, 0.0264, 0.0090)}
+
+#: Largest photograph gPb takes (about 2 000 x 1 500 pixels): the affinity matrix holds
+#: 81 entries a pixel, about 2 kB a pixel at the eigen-solver's peak.
+GPB_MAX_PIXELS = 3_000_000
+
+#: The thinned mPb is the max over orientations, non-max suppressed with this
+#: orientation tolerance, times 1.2, clipped to [0, 1] (``multiscalePb.m``).
+_NONMAX_TOL = np.pi / 8
+_MPB_GAIN = 1.2
+
+
+def _photograph(image) -> tuple[np.ndarray, str]:
+    """(H, W, 3) uint8 and 'color' or 'gray' (a grey image is replicated, as BSR)."""
+    img = np.asarray(image)
+    if img.dtype != np.uint8:
+        raise InputError(f"gPb takes an 8-bit photograph (uint8), got {img.dtype}; BSR "
+                         "reads images as uint8 / 255")
+    if img.ndim == 3 and img.shape[2] == 4:
+        img = img[..., :3]
+    if img.ndim == 3 and img.shape[2] == 1:
+        img = img[..., 0]
+    if img.ndim == 2:
+        return np.repeat(img[..., None], 3, axis=2), "gray"
+    if img.ndim != 3 or img.shape[2] != 3:
+        raise InputError(f"a photograph is (H, W) or (H, W, 3), got shape {img.shape}")
+    grey = bool(np.array_equal(img[..., 0], img[..., 1])
+                and np.array_equal(img[..., 0], img[..., 2]))
+    return np.ascontiguousarray(img), "gray" if grey else "color"
+
+
+def _check_size(img: np.ndarray) -> None:
+    h, w = img.shape[:2]
+    if h < 31 or w < 31:
+        raise InputError(f"gPb needs at least 31 x 31 pixels (its cues mirror a 30-pixel "
+                         f"border), got {h} x {w}")
+    if h * w > GPB_MAX_PIXELS:
+        raise InputError(f"the image has {h} x {w} pixels, over gPb's limit of "
+                         f"{GPB_MAX_PIXELS:,} (its affinity matrix would not fit); "
+                         "downsample it first")
+
+
+def _weighted(cues: np.ndarray, weights) -> np.ndarray:
+    """sum_i w_i cues[i] over the first axis: (8, H, W)."""
+    out = np.zeros(cues.shape[1:], np.float64)
+    for w, c in zip(weights, cues):
+        if w:
+            out += w * c
+    return out
+
+
+@lru_cache(maxsize=1)
+def nonmax_tables():
+    """Per BSR channel j: the octant case and interpolation weight of
+    ``nonmax_oriented_2D``, and the 8 x 8 orientation factors ``cos(max(0, |dori| -
+    pi/8))``, computed as the original computes them.
+
+    The original mixes doubles with long-double constants (``M_PIl``) on an x87 unit
+    whose precision MATLAB and Octave set to 53 bits: each operation rounds to a
+    double, comparisons see the full constants. So channel 4 (a vertical normal)
+    lands exactly on the axis case (its neighbours along the row, the left and right
+    borders kept) while channel 0 takes an octant case with a weight of 6e-17 (the
+    top and bottom borders suppressed): the reference maps under Octave show both.
+    Such tiny weights decide which pixel of a plateau survives.
+    """
+    ld = np.longdouble
+    pi_l = ld("3.141592653589793238462643383279502884")
+    pi2_l, pi4_l = pi_l / 2, pi_l / 4
+
+    def op(x):   # one x87 operation at 53-bit precision: exact, then rounded
+        return ld(np.float64(x))
+
+    ori = np.array([j / NORIENT * np.pi for j in range(NORIENT)])   # (0:7)/8*pi
+    branch = np.zeros(NORIENT, np.int64)
+    dist = np.zeros(NORIENT, np.float64)
+    for j in range(NORIENT):
+        t = op(ld(ori[j]) + pi2_l)
+        t = op(t - op(np.floor(op(t / pi_l)) * pi_l))
+        if t == 0:
+            branch[j] = 0
+        elif t < pi4_l:
+            branch[j], dist[j] = 1, np.tan(np.float64(t))
+        elif t < pi2_l:
+            branch[j], dist[j] = 2, np.tan(np.float64(op(pi2_l - t)))
+        elif t == pi2_l:
+            branch[j] = 3
+        elif t < 3 * pi4_l:
+            branch[j], dist[j] = 4, np.tan(np.float64(op(t - pi2_l)))
+        else:
+            branch[j], dist[j] = 5, np.tan(np.float64(op(pi_l - t)))
+    cosf = np.zeros((NORIENT, NORIENT), np.float64)
+    two_pi = op(2 * pi_l)
+    for j in range(NORIENT):
+        for k in range(NORIENT):
+            d = ld(ori[k] - ori[j])
+            d = op(d - op(np.floor(op(d / two_pi)) * two_pi))
+            if d >= pi_l:
+                d = op(two_pi - d)
+            if d >= pi2_l:
+                d = op(pi_l - d)
+            d = np.float64(d)
+            d = 0.0 if d <= _NONMAX_TOL else d - _NONMAX_TOL
+            cosf[j, k] = np.cos(d)
+    return branch, dist, cosf
+
+
+def nonmax_channels(stack: np.ndarray) -> np.ndarray:
+    """``nonmax_channels.m``: the max over orientations (negatives as 0), thinned
+    across the orientation of its channel (ties: BSR's first channel).
+
+    Parameters
+    ----------
+    stack : (8, H, W) array
+        Oriented signal in segbench's channel convention.
+
+    Returns
+    -------
+    (H, W) ndarray of float64
+    """
+    from . import _gpb_kernels as _k
+    bsr = np.stack([stack[(4 - j) % NORIENT] for j in range(NORIENT)])
+    j = np.argmax(bsr, axis=0)                      # first maximum, as MATLAB's max
+    y = np.maximum(np.take_along_axis(bsr, j[None], 0)[0], 0.0)
+    branch, dist, cosf = nonmax_tables()
+    return _k._nonmax_oriented(np.ascontiguousarray(y), j.astype(np.int64), branch, dist,
+                               cosf)
+
+
+def mpb(image):
+    """The multiscale local cues and mPb of a photograph.
+
+    Parameters
+    ----------
+    image : (H, W, 3) or (H, W) uint8
+        An 8-bit photograph, at least 31 x 31 pixels.
+
+    Returns
+    -------
+    cues : (12, 8, H, W) ndarray of float64
+        The smoothed cues (bg r3, r5, r10; cga r5, r10, r20; cgb r5, r10, r20; tg r5,
+        r10, r20), segbench's channel convention.
+    mpb_all : (8, H, W) ndarray of float64
+        Their weighted sum (``multiscalePb.m``'s weights for colour or grey images).
+    mpb_thin : (H, W) ndarray of float64
+        ``clip(1.2 * nonmax_channels(mpb_all), 0, 1)``, the input of the affinity.
+    kind : {'color', 'gray'}
+        Which weights were used (a grey image, or colour with three equal channels).
+    """
+    from ._gpb_cues import local_cues
+    img, kind = _photograph(image)
+    _check_size(img)
+    cues, _ = local_cues(img)
+    mpb_all = _weighted(cues, MPB_WEIGHTS[kind])
+    thin = np.clip(_MPB_GAIN * nonmax_channels(mpb_all), 0.0, 1.0)
+    return cues, mpb_all, thin, kind
+
+
+def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
+    """gPb of a photograph: oriented boundary strength, its max and its orientation.
+
+    Parameters
+    ----------
+    image : (H, W, 3) or (H, W) uint8
+        An 8-bit photograph (as BSR reads it, /255), at least 31 x 31 and at most
+        :data:`GPB_MAX_PIXELS` pixels. A grey image (or three equal channels) uses
+        BSR's greyscale weights.
+    rsz : float, default 1.0
+        Only 1.0 (BSR's default, used for its published results) is supported.
+    timings : dict, optional
+        Filled with the CPU seconds of each stage ('mPb', 'W', 'eigenvectors', 'sPb').
+
+    Returns
+    -------
+    gpb_orient : (H, W, 8) ndarray of float64
+        ``sum_i w_i cue_i + w_s sPb`` per orientation (``globalPb.m``'s weights);
+        channel k is the boundary whose tangent points at ``k pi / 8`` from +x towards
+        +y (down). Not clipped: a few values lie slightly outside [0, 1], as in BSR.
+    gpb : (H, W) ndarray of float64
+        The max over orientations, clipped to [0, 1]: a soft boundary map.
+    theta : (H, W) ndarray of float64
+        The tangent of the maximal channel, radians in [0, pi).
+
+    Notes
+    -----
+    Where we differ from the released code: the textons (per-image k-means) use
+    numpy's random draw, not Maire's MT19937-64 stream, so the texture cue differs
+    slightly; the eigen-solver is scipy's (see :mod:`._gpb_spectral`).
+    """
+    import time
+
+    from ._gpb_spectral import spectral_pb
+    if rsz != 1.0:
+        raise InputError(f"rsz={rsz!r}: only rsz=1.0 (full resolution) is supported")
+    t0 = time.process_time()
+    cues, _, thin, kind = mpb(image)
+    t1 = time.process_time()
+    stage = {}
+    spb, _, _ = spectral_pb(thin, timings=stage)
+    t2 = time.process_time()
+    weights = GPB_WEIGHTS[kind]
+    orient = _weighted(cues, weights[:12]) + weights[12] * spb
+    if timings is not None:
+        timings["mPb"] = t1 - t0
+        timings.update(stage)
+        timings.setdefault("sPb", t2 - t1 - sum(stage.values()))
+    k = np.argmax(orient, axis=0)
+    soft = np.clip(np.take_along_axis(orient, k[None], 0)[0], 0.0, 1.0)
+    return np.moveaxis(orient, 0, -1).copy(), soft, k * (np.pi / NORIENT)
+
+
+def gpb_owt_ucm(image, *, fmt: str = "doubleSize", timings: dict | None = None):
+    """gPb-owt-ucm: the ultrametric contour map of a photograph's gPb.
+
+    Parameters
+    ----------
+    image : (H, W, 3) or (H, W) uint8
+        As :func:`gpb`.
+    fmt : {'doubleSize', 'imageSize'}
+        As :func:`segbench.algorithms.owt_ucm`; 'doubleSize' is the ``ucm2`` of the
+        BSDS500's released results.
+    timings : dict, optional
+        As :func:`gpb`, plus 'OWT-UCM'.
+
+    Returns
+    -------
+    ndarray of float64
+        The ultrametric contour map in [0, 1].
+    """
+    import time
+
+    from ._owt_ucm import owt_ucm
+    orient, _, _ = gpb(image, timings=timings)
+    t = time.process_time()
+    ucm = owt_ucm(orient, fmt=fmt)
+    if timings is not None:
+        timings["OWT-UCM"] = time.process_time() - t
+    return ucm
+
+
+def gpb_file(src, dst, *, output: str = "soft") -> Path:
+    """Read a photograph, run gPb, write ``dst``.
+
+    Parameters
+    ----------
+    src : path
+        A photograph (:func:`segbench.io.read_image`: 8-bit colour or grey).
+    dst : path
+        ``output='soft'``: a 16-bit PNG of gPb (the max over orientations, in [0, 1]),
+        for ``segbench boundary`` (with ``--nms`` to thin it); ``output='ucm'``: a
+        ``.mat`` holding ``ucm2`` (gPb-owt-ucm, doubleSize) for ``segbench region``.
+
+    Returns
+    -------
+    Path
+        ``dst``.
+    """
+    from ..io import read_image, write_soft_map
+    from ._owt_ucm import owt_ucm, write_ucm2
+    if output not in ("soft", "ucm"):
+        raise InputError(f"output must be 'soft' or 'ucm', got {output!r}")
+    img = read_image(src)   # a grey photograph comes as three equal channels
+    try:
+        orient, soft, _ = gpb(img)
+        if output == "soft":
+            return write_soft_map(dst, soft, bits=16)
+        return write_ucm2(dst, owt_ucm(orient))
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
