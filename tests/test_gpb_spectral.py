@@ -204,9 +204,12 @@ def test_spb_channel_is_the_tangent(kind, channel):
 
 
 def test_out_shape_resizes_eigenvectors(textured):
-    spb, lam, vecs = spectral_pb(textured, nvec=5, out_shape=(40, 48))
+    timings = {}
+    spb, lam, vecs = spectral_pb(textured, nvec=5, out_shape=(40, 48), timings=timings)
     assert spb.shape == (8, 40, 48) and vecs.shape == (4, 20, 24)
     assert np.isfinite(spb).all() and spb.min() >= 0
+    assert set(timings) == {"W", "eigenvectors", "sPb"}
+    assert all(t >= 0 for t in timings.values())
 
 
 @pytest.mark.parametrize("bad", [np.zeros((4, 4, 3)), np.full((5, 5), np.nan),

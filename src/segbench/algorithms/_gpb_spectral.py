@@ -28,6 +28,8 @@ affinity.cc, smatrix.cc}``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sparse
 
@@ -43,6 +45,7 @@ _SIGMA = 0.1         # buildW.cpp: the affinity's scale
 _IC_THRESH = 1.0     # buildW.cpp: the walk's stop threshold (never reached for mPb <= 1)
 _SEED = 0            # the start vector of the iterative solvers
 _TOL = 1e-6          # default eigensolver accuracy (see spectral_eigs)
+_NCV = 60            # Lanczos basis size (ARPACK ncv)
 _DENSE_MIN = 100     # below max(this, 4 nvec) pixels the eigenproblem is solved densely
 
 #: Eigensolvers of :func:`spectral_eigs`.
@@ -142,7 +145,7 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     tol : float, optional
         ARPACK's relative accuracy of the eigenvalues ``mu``; 0 is machine precision,
         as MATLAB's ``eigs`` in BSR. The default 1e-6 gives BSR's sPb to a relative
-        1e-4 at 80 % of the cost of 0; 1e-4 or looser can miss an eigenpair near
+        3e-5 at 70 % of the cost of 0; 1e-4 or looser can miss an eigenpair near
         the 17th (seen on BSDS 101087), so it saves little and risks much.
 
     Returns
@@ -157,7 +160,7 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     -----
     The wanted eigenvalues of a 481 x 321 BSDS image are 5e-5 .. 2e-3 against a
     spectrum of width about 1, so Krylov methods need thousands of products with W
-    (12.4 M entries): 30-40 CPU-s single-threaded (BSR's ``eigs``: 57 s).
+    (12.4 M entries): 27-34 CPU-s single-threaded (BSR's ``eigs`` under Octave: 57).
     LOBPCG with a pyamg smoothed-aggregation preconditioner converges in 26
     iterations but costs 50 CPU-s (a V-cycle per vector per iteration);
     ``benchmarks/gpb_eigen.py`` compares them. Solving at reduced size (BSR's
@@ -182,11 +185,32 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     else:
         from scipy.sparse.linalg import eigsh
         v0 = np.random.default_rng(_SEED).standard_normal(n)
-        mu, U = eigsh(A, k=nvec, which="LA", tol=tol, v0=v0)
+        # a longer Lanczos basis than ARPACK's default 2 nvec + 1 restarts less:
+        # 60 vectors cost 15 % less CPU than 35 on BSDS images, 24 three times more
+        ncv = min(n - 1, max(2 * nvec + 1, _NCV))
+        with _one_blas_thread():
+            mu, U = eigsh(A, k=nvec, which="LA", tol=tol, v0=v0, ncv=ncv)
     order = np.argsort(-mu, kind="stable")
     lam = 1.0 - mu[order]
     V = U[:, order] * s[:, None]
     return lam, _fix_vectors(V, deg)
+
+
+def _one_blas_thread():
+    """ARPACK's BLAS on one thread, when threadpoolctl is installed.
+
+    OpenBLAS's threaded reductions sum in an order that depends on the thread count,
+    so the eigenvectors' last bits (same bytes run to run at one count) change with
+    it; two threads also cost twice the CPU-s (78 against 35 CPU-s on a 481 x 321
+    image) for little wall time. Without threadpoolctl, BLAS runs as configured
+    (``OPENBLAS_NUM_THREADS``).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _fix_vectors(V, deg):
@@ -343,7 +367,7 @@ def oriented_response(vectors: np.ndarray) -> np.ndarray:
 
 
 def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
-                tol: float = _TOL):
+                tol: float = _TOL, timings: dict | None = None):
     """gPb's spectral boundary cue sPb, as BSR's ``spectralPb.m``.
 
     Parameters
@@ -361,6 +385,10 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
         See :func:`spectral_eigs`.
     tol : float, optional
         The eigensolver's relative accuracy, see :func:`spectral_eigs`.
+    timings : dict, optional
+        Filled with the CPU seconds (``time.process_time``) of the stages: ``'W'``
+        (the affinity), ``'eigenvectors'`` (the eigensolver) and ``'sPb'`` (the
+        resizing, normalisation and oriented filtering).
 
     Returns
     -------
@@ -389,11 +417,14 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
     if not 2 <= int(nvec) < h * w:
         raise InputError(f"nvec must be in [2, {h * w - 1}] for mpb of {h} x {w}, "
                          f"got {nvec}")
+    t0 = time.process_time()
     W = affinity_matrix(a)
+    t1 = time.process_time()
     lam, V = spectral_eigs(W, nvec, solver=solver, tol=tol)
     del W
+    t2 = time.process_time()
     lam, V = lam[1:], V[:, 1:]
-    vecs = V.T.reshape(-1, h, w)
+    vecs = np.ascontiguousarray(V.T).reshape(-1, h, w)
     keep = np.flatnonzero(lam > 0)
     work = np.empty((keep.size, H, W_))
     for i, v in enumerate(keep):
@@ -402,4 +433,7 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
         # a constant vector (never, for a connected W) stays 0 rather than 0/0
         work[i] = (img - lo) / ((hi - lo) if hi > lo else 1.0) / np.sqrt(lam[v])
     spb = oriented_response(work)
+    if timings is not None:
+        timings.update({"W": t1 - t0, "eigenvectors": t2 - t1,
+                        "sPb": time.process_time() - t2})
     return spb, lam, vecs
