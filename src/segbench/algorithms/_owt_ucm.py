@@ -306,7 +306,7 @@ def looks_thinned(pb) -> bool:
 
 
 def ucm_file(src, dst, *, orientations: int | None = 8, radius: float = 5.0,
-             smooth: float = 0.0) -> Path:
+             smooth: float = 0.0, raw: bool = False) -> Path:
     """Read one contour signal, compute its OWT-UCM, write ``dst`` (:func:`write_ucm2`).
 
     Parameters
@@ -316,7 +316,7 @@ def ucm_file(src, dst, *, orientations: int | None = 8, radius: float = 5.0,
         oriented stack (H, W, K) in the convention of :func:`owt_ucm`.
     dst : path
         Output ``.mat``.
-    orientations, radius
+    orientations, radius, raw
         As :func:`owt_ucm`.
     smooth : float
         For a 2-D map: :func:`thin_line_smoothing` of this many pixels first (1 for
@@ -338,7 +338,7 @@ def ucm_file(src, dst, *, orientations: int | None = 8, radius: float = 5.0,
     if smooth > 0 and np.ndim(sig) == 2:
         sig = thin_line_smoothing(sig, smooth)
     try:
-        ucm2 = owt_ucm(sig, orientations=orientations, radius=radius)
+        ucm2 = owt_ucm(sig, orientations=orientations, radius=radius, raw=raw)
     except InputError as exc:
         raise InputError(exc.problem, src) from None
     return write_ucm2(dst, ucm2)

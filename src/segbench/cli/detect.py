@@ -150,11 +150,11 @@ def _cmd_ucm(a) -> int:
     if a.smooth == 0:
         _warn_if_thinned(next(iter(maps.values())))
     settings = {"orientations": a.orientations, "radius": a.radius, "smooth": a.smooth,
-                "source": str(pred)}
+                "levels": a.levels, "source": str(pred)}
     _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
     work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
-                   smooth=a.smooth)
+                   smooth=a.smooth, raw=a.levels == "mean")
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="ucm"):
         pass
     if a.json:
@@ -271,6 +271,11 @@ def add_parsers(sub) -> None:
                    help="blur 2-D maps by a Gaussian of SIGMA px first, a one-pixel line "
                         "keeping its height: 1 for NMS-thinned maps, whose watershed "
                         "otherwise floods through the gaps of their lines; 0: none")
+    u.add_argument("--levels", choices=("sigmoid", "mean"), default="sigmoid",
+                   help="sigmoid: the mean boundary strengths mapped by BSR's logistic "
+                        "(fitted to gPb; it saturates for detectors whose boundaries "
+                        "are mostly strong, narrowing the PR curve); mean: the mean "
+                        "strengths themselves")
     u.add_argument("--radius", type=float, default=5.0,
                    help="half-width in pixels of the straight-line fit that gives each "
                         "arc pixel its direction")

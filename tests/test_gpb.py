@@ -1,0 +1,184 @@
+"""gPb and gPb-owt-ucm (``segbench.algorithms.gpb``, ``gpb_owt_ucm``) and
+``segbench detect --detector gpb|gpb-owt-ucm``.
+
+The non-maximum suppression against a direct transcription of ``nonmax_oriented_2D``
+and the border behaviour BSR's maps show, the orientation convention on a synthetic
+edge, determinism, bad inputs from the user's side, and, with ../shared, two BSDS500
+val images against the authors' own ucm2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.io
+from PIL import Image
+
+from conftest import DATA, require
+from segbench.algorithms import gpb, gpb_owt_ucm
+from segbench.algorithms import _gpb_kernels as _k
+from segbench.algorithms._gpb import nonmax_channels, nonmax_tables
+from segbench.cli import main
+from segbench.errors import InputError
+
+
+def _reference_nonmax(pb, j, branch, dist, cosf):
+    """nonmax_oriented_2D's cases written out one pixel at a time."""
+    h, w = pb.shape
+    out = np.zeros_like(pb)
+    cases = {1: ((-1, 0), (-1, -1), (1, 0), (1, 1)), 2: ((0, -1), (-1, -1), (0, 1), (1, 1)),
+             4: ((0, -1), (1, -1), (0, 1), (-1, 1)), 5: ((1, 0), (1, -1), (-1, 0), (-1, 1)),
+             0: ((-1, 0), (-1, 0), (1, 0), (1, 0)), 3: ((0, -1), (0, -1), (0, 1), (0, 1))}
+    for x in range(h):
+        for y in range(w):
+            b, d = branch[j[x, y]], dist[j[x, y]]
+            pts = [(x + dx, y + dy) for dx, dy in cases[b]]
+            if not all(0 <= px < h and 0 <= py < w for px, py in pts):
+                continue
+            if b not in (0, 3) and not (0 < x < h - 1 and 0 < y < w - 1):
+                continue
+            (a0, b0, a1, b1) = pts
+            f = [cosf[j[x, y], j[p]] for p in pts]
+            v0 = (1 - d) * pb[a0] * f[0] + d * pb[b0] * f[1]
+            v1 = (1 - d) * pb[a1] * f[2] + d * pb[b1] * f[3]
+            if pb[x, y] > v0 and pb[x, y] > v1:
+                out[x, y] = pb[x, y]
+    return out
+
+
+def test_nonmax_kernel_matches_its_definition():
+    rng = np.random.default_rng(0)
+    pb = rng.random((14, 17))
+    j = rng.integers(0, 8, pb.shape)
+    branch, dist, cosf = nonmax_tables()
+    ours = _k._nonmax_oriented(pb, j.astype(np.int64), branch, dist, cosf)
+    assert np.array_equal(ours, _reference_nonmax(pb, j, branch, dist, cosf))
+
+
+def test_nonmax_tables_reproduce_the_originals_arithmetic():
+    """BSR channel 4 (a horizontal boundary) reaches the exact axis case, channel 0 (a
+    vertical one) an octant case with a weight of 6e-17: x87 at 53-bit precision with
+    long-double constants, as BSR's published maps were made."""
+    branch, dist, cosf = nonmax_tables()
+    assert list(branch) == [2, 4, 4, 5, 0, 1, 1, 2]
+    assert 0 < dist[0] < 1e-16 and dist[4] == 0
+    assert dist[2] == pytest.approx(1.0) and dist[1] == pytest.approx(np.tan(np.pi / 8))
+    assert cosf[0, 0] == cosf[0, 1] == 1.0
+    assert cosf[0, 2] == pytest.approx(np.cos(np.pi / 8))
+    assert cosf[0, 4] == pytest.approx(np.cos(3 * np.pi / 8))
+
+
+def test_nonmax_keeps_crests_and_the_borders_bsr_keeps():
+    h, w = 20, 24
+    rows = np.exp(-0.5 * ((np.arange(h)[:, None] - 9.3) / 1.5) ** 2) * np.ones((1, w))
+    horizontal = np.zeros((8, h, w))
+    horizontal[0] = rows                    # our channel 0: tangent 0, a horizontal ridge
+    thin = nonmax_channels(horizontal)
+    assert np.array_equal(np.nonzero(thin.any(axis=1))[0], [9])
+    assert thin[9, 0] > 0 and thin[9, -1] > 0          # kept up to the left, right borders
+    vertical = np.zeros((8, w, h))
+    vertical[4] = rows.T                   # channel 4: tangent pi/2, a vertical ridge
+    thin = nonmax_channels(vertical)
+    assert np.array_equal(np.nonzero(thin.any(axis=0))[0], [9])
+    assert thin[0, 9] == 0 and thin[-1, 9] == 0 and thin[1:-1, 9].all()
+
+
+def _step_image(h=48, w=64, vertical=True):
+    img = np.full((h, w, 3), 60, np.uint8)
+    if vertical:
+        img[:, w // 2:] = (200, 120, 40)
+    else:
+        img[h // 2:] = (200, 120, 40)
+    return img
+
+
+def test_gpb_orients_a_step_edge_and_is_deterministic():
+    orient, soft, theta = gpb(_step_image(vertical=True))
+    assert orient.shape == (48, 64, 8) and soft.shape == theta.shape == (48, 64)
+    assert 0 <= soft.min() and soft.max() <= 1
+    col = np.argmax(soft[10:-10].mean(axis=0))
+    assert abs(col - 31.5) <= 1.5                      # the edge between columns 31, 32
+    assert np.argmax(orient[10:-10, col].mean(axis=0)) == 4   # tangent pi/2: vertical
+    assert np.allclose(theta[10:-10, col], np.pi / 2)
+    again = gpb(_step_image(vertical=True))[0]
+    assert again.tobytes() == orient.tobytes()
+    horiz, _, _ = gpb(_step_image(vertical=False))
+    row = np.argmax(horiz.max(axis=2)[:, 10:-10].mean(axis=1))
+    assert np.argmax(horiz[row, 10:-10].mean(axis=0)) == 0   # tangent 0: horizontal
+
+
+def test_gpb_owt_ucm_separates_the_two_halves():
+    ucm = gpb_owt_ucm(_step_image())
+    assert ucm.shape == (97, 129)
+    from segbench.region import ucm_segmentation
+    top = ucm.max()
+    seg = ucm_segmentation(ucm, 0.5 * top)
+    # the step is the strongest boundary (a few rows at the top border, where the
+    # edge's response fades, may join the other side: the ultrametric's price)
+    assert len(np.unique(seg)) == 2 and seg[24, 10] != seg[24, 54]
+    truth = np.where(np.arange(64) < 32, seg[24, 10], seg[24, 54])[None, :]
+    assert np.mean(seg == truth) > 0.85
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros((1, 1, 3), np.uint8), "at least 31 x 31"),
+    (np.zeros((40, 40, 3), np.float64), "8-bit"),
+    (np.zeros((40, 40, 2), np.uint8), "shape"),
+])
+def test_bad_photographs_are_refused(bad, match):
+    with pytest.raises(InputError, match=match):
+        gpb(bad)
+
+
+def test_detect_writes_soft_maps_and_hierarchies(tmp_path, capsys):
+    images = tmp_path / "img"
+    images.mkdir()
+    Image.fromarray(_step_image()).save(images / "a.png")
+    Image.fromarray(_step_image(vertical=False)[..., 0]).save(images / "g.jpg",
+                                                                quality=95)  # grey JPEG
+    soft = tmp_path / "gpb"
+    assert main(["detect", "--detector", "gpb", "--images", str(images), "--out",
+                 str(soft), "--quiet"]) == 0
+    pb = np.asarray(Image.open(soft / "a.png"))
+    assert pb.dtype == np.uint16 and pb.shape == (48, 64)
+    assert np.array_equal(pb, np.rint(gpb(_step_image())[1] * 65535).astype(np.uint16))
+    ucm = tmp_path / "ucm"
+    assert main(["detect", "--detector", "gpb-owt-ucm", "--images", str(images), "--out",
+                 str(ucm), "--quiet"]) == 0
+    assert "segbench all --pred" in capsys.readouterr().out
+    u = scipy.io.loadmat(ucm / "a.mat")["ucm2"]
+    assert np.array_equal(u, gpb_owt_ucm(_step_image()))
+    assert scipy.io.loadmat(ucm / "g.mat")["ucm2"].shape == (97, 129)
+
+
+def test_detect_names_a_bad_photograph(tmp_path, capsys):
+    from segbench.algorithms._gpb import GPB_MAX_PIXELS
+    for name, arr in [("tiny.png", np.zeros((1, 1, 3), np.uint8)),
+                      ("deep.png", np.zeros((40, 40), np.uint16) + 300),
+                      ("huge.png", np.zeros((1800, GPB_MAX_PIXELS // 1800 + 8), np.uint8))]:
+        folder = tmp_path / name.split(".")[0]
+        folder.mkdir()
+        Image.fromarray(arr).save(folder / name)
+        capsys.readouterr()
+        assert main(["detect", "--detector", "gpb-owt-ucm", "--images", str(folder),
+                     "--out", str(tmp_path / f"out-{name}"), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and name in err[0] and "Traceback" not in err[0], err
+
+
+VAL = DATA / "bsds500" / "images" / "val"
+AUTHORS = DATA / "bsds500-gpb-owt-ucm" / "val"
+GT = DATA / "bsds500" / "groundTruth" / "val"
+
+
+@pytest.mark.parametrize("iid", ["101085", "101087"])
+def test_gpb_owt_ucm_agrees_with_the_authors_ucm2(iid):
+    require(VAL / f"{iid}.jpg", AUTHORS / f"{iid}.mat", GT / f"{iid}.mat")
+    from segbench.boundary import evaluate_image, summarize
+    from segbench.io import as_prediction, read_ground_truth, read_image
+    gt = read_ground_truth(GT / f"{iid}.mat")
+    ours = gpb_owt_ucm(read_image(VAL / f"{iid}.jpg"))
+    theirs = scipy.io.loadmat(AUTHORS / f"{iid}.mat")["ucm2"]
+    f = [summarize([evaluate_image(as_prediction(u, kind="ucm2"), gt)]).metrics()["ODS"]
+         for u in (ours, theirs)]
+    assert abs(f[0] - f[1]) <= 0.03, f
