@@ -519,3 +519,53 @@ def test_an_image_requested_by_many_at_once_is_encoded_once(tmp_path, monkeypatc
         assert len(calls) == 2
     finally:
         srv.server_close()
+
+
+# ---- issue 28 ------------------------------------------------------------------------
+
+def test_export_holds_what_the_ledger_acknowledged_before_the_file(tmp_path, capsys):
+    """Killed between the commit and the file (item 11): export writes what the ledger
+    holds, a fresh submission and one that replaced a file still on disk; a restart
+    writes the files; labels the ledger cannot give back are refused by name."""
+    from segbench.annotate.ledger import Presentation
+    from segbench.cli import main
+    from segbench.io import read_ground_truth, read_seg
+    images, out = _images(tmp_path / "images", 2), tmp_path / "out"
+    srv = make_server(images, out, port=0, subject="x")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:                                       # im01 submitted and written normally
+        old = _pattern(1, "im01", 16, 24)
+        assert Client(srv.url).req("POST", "/api/submit/im01", old.astype("<u2").tobytes(),
+                                   {"X-Segments": str(int(old.max()) + 1)})[0] == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    ledger = Ledger(out / "annotate.sqlite")   # as if killed between commit and write:
+    new0, new1 = _pattern(2, "im00", 16, 24), (old + 1) % 3
+    for iid, lab in (("im00", new0), ("im01", new1)):   # a new one; a replacement
+        ledger.submit(1, iid, Presentation(), int(lab.max()) + 1,
+                      lab.astype("<u2").tobytes(), "Tue Aug 14 18:08:02 2001",
+                      collect=False)
+    ledger.close()
+    assert not (out / "human" / "color" / "1" / "im00.seg").exists()
+    assert main(["annotate-export", str(out), "--split", "test"]) == 0
+    err = capsys.readouterr().err
+    assert "2 submission(s) had no up-to-date .seg file" in err
+    assert "human/color/1/im00.seg" in err and "human/color/1/im01.seg" in err
+    for iid, lab in (("im00", new0), ("im01", new1)):
+        gt = read_ground_truth(out / "bsds500" / "groundTruth" / "test" / f"{iid}.mat")
+        assert len(gt) == 1 and (gt[0].segmentation == lab + 1).all(), iid
+    make_server(images, out, port=0, subject="x").server_close()   # the restart repairs
+    for iid, lab in (("im00", new0), ("im01", new1)):
+        assert (read_seg(out / "human" / "color" / "1" / f"{iid}.seg").labels == lab).all()
+    assert main(["annotate-export", str(out), "--split", "test"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    # labels the ledger cannot give back: refused, named, nothing written
+    db = Ledger(out / "annotate.sqlite")
+    with db.transaction() as c:
+        c.execute("UPDATE submissions SET labels=? WHERE iid='im00'", (b"not zlib",))
+    db.close()
+    assert main(["annotate-export", str(out), "--split", "val"]) == 2
+    err = capsys.readouterr().err
+    assert "human/color/1/im00.seg (damaged labels" in err and "Traceback" not in err
+    assert not (out / "bsds500" / "groundTruth" / "val").exists()

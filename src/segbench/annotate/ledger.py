@@ -68,6 +68,28 @@ class Submission:
     segments: int
     date: str
     labels: bytes
+    #: the ledger knows the ``.seg`` file to be on disk (fsynced) with these labels
+    written: bool = False
+
+    def label_array(self, width: int, height: int):
+        """The labels as an (height, width) uint16 array.
+
+        Raises
+        ------
+        ValueError
+            The stored labels are damaged or do not cover a ``width`` x ``height`` image.
+        """
+        import numpy as np
+        try:
+            raw = unpack_labels(self.labels)
+        except zlib.error as exc:
+            raise ValueError(f"damaged labels ({exc})") from None
+        if len(raw) != 2 * width * height:
+            raise ValueError(f"{len(raw) // 2} labels for a {width}x{height} image")
+        labels = np.frombuffer(raw, "<u2").reshape(height, width)
+        if labels.size and int(labels.max()) >= self.segments:
+            raise ValueError(f"a label is {int(labels.max())}, not below {self.segments}")
+        return labels
 
 
 class RuleError(Exception):
@@ -323,10 +345,10 @@ class Ledger:
         image, presentation (colour first) and subject."""
         where = " WHERE written=0" if unwritten_only else ""
         rows = self._db().execute(
-            "SELECT subject, iid, gray, invert, flipflop, segments, date, labels FROM "
-            f"submissions{where} ORDER BY iid, gray, subject").fetchall()
-        return [Submission(r[0], r[1], Presentation(*map(bool, r[2:5])), r[5], r[6], r[7])
-                for r in rows]
+            "SELECT subject, iid, gray, invert, flipflop, segments, date, labels, written "
+            f"FROM submissions{where} ORDER BY iid, gray, subject").fetchall()
+        return [Submission(r[0], r[1], Presentation(*map(bool, r[2:5])), r[5], r[6], r[7],
+                           bool(r[8])) for r in rows]
 
     def submitted_ids(self, subject: int, gray: bool | None = None) -> set[str]:
         """The images ``subject`` has submitted (of one presentation, or of any)."""

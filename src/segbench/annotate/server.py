@@ -57,6 +57,11 @@ _STATIC_TYPES = {".html": "text/html; charset=utf-8",
                  ".css": "text/css; charset=utf-8", ".png": "image/png"}
 
 
+class AnnotateWarning(UserWarning):
+    """Something the annotation tool worked around and the user should know: a
+    photograph left out, a submission exported from the ledger before its file existed."""
+
+
 def clean_name(name: str) -> str:
     """A subject name as stored: NFC, surrounding space removed, 1 to 64 printable
     characters.
@@ -150,8 +155,12 @@ class AnnotateApp:
         self._names_lock = threading.Lock()
         self.static = _load_static()
         self.write_subjects()
-        for sub in self.ledger.submissions(unwritten_only=True):
-            self.write_submission(sub)   # acknowledged before a crash, file not yet written
+        # acknowledged before a crash, file not yet written (or gone since): the ledger
+        # holds the labels, so the file is made again
+        for sub in self.ledger.submissions():
+            if not sub.written or not self.seg_path(sub.subject, sub.iid,
+                                                    sub.presentation.gray).is_file():
+                self.write_submission(sub)
 
     def image(self, iid: str) -> tuple[int, int, int, str] | None:
         """(number, width, height, path) of image ``iid``, or None if unknown."""
