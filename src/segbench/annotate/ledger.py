@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 import zlib
+from collections.abc import Collection
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
@@ -90,6 +91,10 @@ class Submission:
         if labels.size and int(labels.max()) >= self.segments:
             raise ValueError(f"a label is {int(labels.max())}, not below {self.segments}")
         return labels
+
+
+#: ``assignments.done``: 0 open (a reservation), 1 submitted, 2 released (given up)
+_STATES = {0: "open", 1: "done", 2: "released"}
 
 
 class RuleError(Exception):
@@ -235,22 +240,53 @@ class Ledger:
             "done=0 ORDER BY assigned, iid LIMIT 1", (subject,)).fetchone()
         return None if row is None else (row[0], Presentation(*map(bool, row[1:])))
 
-    def assignment(self, subject: int, iid: str) -> tuple[Presentation, bool] | None:
-        """(presentation, done) of the subject's assignment of ``iid``, or None."""
+    def assignment(self, subject: int, iid: str) -> tuple[Presentation, str] | None:
+        """(presentation, state) of the subject's assignment of ``iid``, or None; the
+        state is ``'open'``, ``'done'`` (submitted) or ``'released'`` (skipped by the
+        subject, or a reservation that expired)."""
         row = self._db().execute(
             "SELECT gray, invert, flipflop, done FROM assignments WHERE subject=? AND "
             "iid=?", (subject, iid)).fetchone()
-        return None if row is None else (Presentation(*map(bool, row[:3])), bool(row[3]))
+        return None if row is None else (Presentation(*map(bool, row[:3])),
+                                         _STATES[row[3]])
 
     def assign(self, subject: int, per_image: int, rng: random.Random, *,
-               invert: bool = False, flipflop: bool = False
-               ) -> tuple[str, Presentation] | None:
+               invert: bool = False, flipflop: bool = False,
+               images: Collection[str] | None = None,
+               expire_after: float | None = None) -> tuple[str, Presentation] | None:
         """The subject's open assignment, else a new one under the 2001 rules.
 
+        Parameters
+        ----------
+        subject, per_image, rng
+            Who asks, the most subjects per image, the random choice.
+        invert, flipflop : bool
+            The presentation of a new assignment (grey is chosen by the rules).
+        images : collection of str, optional
+            The images that may be given now (default: every image of the ledger); the
+            others still count for the rule that no two sets are the same.
+        expire_after : float, optional
+            Seconds: open assignments of anyone whose last change (the assignment or its
+            latest draft) is older are released first, so an image reserved by a subject
+            who never came back goes to others. The subject keeps the draft in the
+            ledger but is not given that image again.
+
+        Returns
+        -------
+        (str, Presentation) or None
+            None when no image may be given to this subject.
+
+        Notes
+        -----
         The choice and the insert are one transaction, so concurrent requests see each
-        other's reservations. Returns None when no image may be given to this subject.
+        other's reservations.
         """
         with self.transaction() as db:
+            if expire_after is not None:
+                db.execute(
+                    "UPDATE assignments SET done=2 WHERE done=0 AND max(assigned, coalesce("
+                    "(SELECT max(saved) FROM drafts d WHERE d.subject=assignments.subject "
+                    "AND d.iid=assignments.iid), 0)) < ?", (time.time() - expire_after,))
             row = db.execute(
                 "SELECT iid, gray, invert, flipflop FROM assignments WHERE subject=? AND "
                 "done=0 ORDER BY assigned, iid LIMIT 1", (subject,)).fetchone()
@@ -259,11 +295,17 @@ class Ledger:
             sets: dict[str, set] = {r[0]: set()
                                     for r in db.execute("SELECT iid FROM images")}
             per_gray: dict[str, list[int]] = {i: [0, 0] for i in sets}
-            for s, iid, gray in db.execute("SELECT subject, iid, gray FROM assignments"):
+            exclude = set() if images is None else set(sets) - set(images)
+            for s, iid, gray, done in db.execute(
+                    "SELECT subject, iid, gray, done FROM assignments"):
+                if done == 2:            # given up: a free place, but not for this subject
+                    if s == subject:
+                        exclude.add(iid)
+                    continue
                 sets[iid].add(s)
                 per_gray[iid][gray] += 1
             iid = choose(subject, {i: frozenset(s) for i, s in sets.items()}, per_image,
-                         rng)
+                         rng, exclude=exclude)
             if iid is None:
                 return None
             total = tuple(sum(c[k] for c in per_gray.values()) for k in (0, 1))
@@ -272,10 +314,27 @@ class Ledger:
                        (subject, iid, int(gray), int(invert), int(flipflop), time.time()))
             return iid, Presentation(gray, invert, flipflop)
 
+    def release(self, subject: int, iid: str) -> None:
+        """The subject gives up the open assignment of ``iid`` (a photograph that does
+        not load, say): its place goes to others, the draft stays in the ledger, and the
+        subject is not given the image again.
+
+        Raises
+        ------
+        RuleError
+            No open assignment of ``iid`` for this subject.
+        """
+        with self.transaction() as db:
+            if db.execute("UPDATE assignments SET done=2 WHERE subject=? AND iid=? AND "
+                          "done=0", (subject, iid)).rowcount != 1:
+                raise RuleError(f"image {iid!r} is not an open assignment of yours")
+
     def assignment_sets(self) -> dict[str, frozenset]:
-        """Image id -> the subjects assigned to it (every image, empty sets included)."""
+        """Image id -> the subjects assigned to it, open or submitted (every image, empty
+        sets included; released assignments are not members)."""
         sets: dict[str, set] = {i: set() for i in self.image_ids()}
-        for s, iid in self._db().execute("SELECT subject, iid FROM assignments"):
+        for s, iid in self._db().execute("SELECT subject, iid FROM assignments WHERE "
+                                         "done<2"):
             sets[iid].add(s)
         return {i: frozenset(s) for i, s in sets.items()}
 
@@ -320,8 +379,11 @@ class Ledger:
                                  (subject, iid)).fetchone()
                 if row is None:
                     raise RuleError(f"image {iid!r} is not assigned to you")
-                if row[0]:
+                if row[0] == 1:
                     raise RuleError(f"image {iid!r} is already submitted")
+                if row[0] == 2:
+                    raise RuleError(f"you gave up image {iid!r} (skipped, or the "
+                                    "reservation expired)")
                 db.execute("UPDATE assignments SET done=1 WHERE subject=? AND iid=?",
                            (subject, iid))
             blob = pack_labels(raw)
@@ -367,7 +429,7 @@ class Ledger:
         images = {i: {"assigned": 0, "open": 0, "color": 0, "gray": 0}
                   for i in self.image_ids()}
         for iid, done, n in db.execute("SELECT iid, done, count(*) FROM assignments "
-                                       "GROUP BY iid, done"):
+                                       "WHERE done<2 GROUP BY iid, done"):
             images[iid]["assigned"] += n
             if not done:
                 images[iid]["open"] += n
