@@ -671,3 +671,64 @@ def test_reservations_expire_and_a_subject_can_skip_an_image(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_locked_ledger_is_said_at_once_and_refused_within_5_s(tmp_path):
+    """Item 13: another program holds the ledger's lock. The start says so at once,
+    then ends with a clear error within 5 s (it used to wait 61 s in silence)."""
+    images, out = _images(tmp_path / "images", 1), tmp_path / "out"
+    make_server(images, out, port=0, subject="x").server_close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         f"db = sqlite3.connect({str(out / 'annotate.sqlite')!r}, isolation_level=None)\n"
+         "db.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "segbench.cli", "annotate", "--images", str(images),
+             "--out", str(out), "--subject", "x", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []                            # (seconds since the start, line)
+        reader = threading.Thread(target=lambda: lines.extend(
+            (time.monotonic() - t0, ln) for ln in iter(proc.stderr.readline, "")))
+        reader.start()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reader.join(5)
+        t_end = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lines, "nothing said while waiting"
+    t_first, first = lines[0]
+    rest = "".join(ln for _, ln in lines[1:])
+    assert "waiting for the ledger lock held by another program" in first
+    assert t_first < 3.0                      # at once (the interpreter's start included)
+    assert proc.returncode == 2
+    assert t_end - t_first <= 5.0, (t_first, t_end)
+    assert "the ledger is locked by another program" in rest
+    assert str(out / "annotate.sqlite") in rest and "Traceback" not in rest
+    make_server(images, out, port=0, subject="x").server_close()   # free again: starts
+
+
+def test_a_request_meeting_a_locked_ledger_is_a_503_to_retry(single):
+    import sqlite3
+    srv, tmp = single
+    srv.app.ledger._busy = 0.3           # (a request waits 15 s before giving up)
+    holder = sqlite3.connect(tmp / "out" / "annotate.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        st, data, hdrs = Client(srv.url).req("PUT", "/api/draft/im00",
+                                             np.zeros((16, 24), "<u2").tobytes(),
+                                             {"X-Segments": "1"})
+        assert st == 503 and "try again" in json.loads(data)["error"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert Client(srv.url).req("PUT", "/api/draft/im00", np.zeros((16, 24), "<u2")
+                               .tobytes(), {"X-Segments": "1"})[0] == 200

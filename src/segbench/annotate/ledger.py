@@ -97,6 +97,22 @@ class Submission:
 _STATES = {0: "open", 1: "done", 2: "released"}
 
 
+#: Seconds a request waits for the ledger's write lock (held by another request for
+#: milliseconds; longer means another program holds it)
+BUSY_SECONDS = 15.0
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    """Whether an SQLite error is a lock another connection holds."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+class AnnotateWarning(UserWarning):
+    """Something the annotation tool worked around and the user should know: a
+    photograph left out, a submission exported from the ledger before its file existed,
+    a wait for the ledger's lock."""
+
+
 class RuleError(Exception):
     """A request the assignment rules or the ledger's state refuse (HTTP 409)."""
 
@@ -126,31 +142,66 @@ class Ledger:
     a killed process.
     """
 
-    def __init__(self, path: str | PathLike):
+    def __init__(self, path: str | PathLike, *, lock_wait: float = 4.0):
+        import warnings
+
         from ..errors import InputError
         self.path = Path(path)
         self._local = threading.local()
-        try:
-            with self.transaction() as db:
-                for statement in _SCHEMA.split(";"):   # executescript would commit early
-                    if statement.strip():
-                        db.execute(statement)
-                if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() is None:
-                    db.execute("INSERT INTO meta VALUES ('secret', ?)",
-                               (secrets.token_bytes(32),))
-        except sqlite3.Error as exc:   # not a database, locked by another server, ...
-            raise InputError(f"cannot open the annotation ledger: {exc}", self.path) \
-                from None
+        # short waits while opening: a lock held by another program is said at once and
+        # ends the start in seconds, not after the minute a request may wait
+        self._busy = 0.25
+        deadline, said = time.monotonic() + lock_wait, False
+        while True:
+            try:
+                with self.transaction() as db:
+                    for statement in _SCHEMA.split(";"):   # executescript commits early
+                        if statement.strip():
+                            db.execute(statement)
+                    if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() \
+                            is None:
+                        db.execute("INSERT INTO meta VALUES ('secret', ?)",
+                                   (secrets.token_bytes(32),))
+                break
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc):
+                    self.close()
+                    raise InputError(f"cannot open the annotation ledger: {exc}",
+                                     self.path) from None
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise InputError(
+                        f"the ledger is locked by another program (another segbench "
+                        f"annotate on this folder, or an SQLite tool with it open); gave "
+                        f"up after {lock_wait:g} s: stop that program and start again",
+                        self.path) from None
+                if not said:
+                    warnings.warn(f"{self.path}: waiting for the ledger lock held by "
+                                  f"another program (at most {lock_wait:g} s)",
+                                  AnnotateWarning, stacklevel=2)
+                    said = True
+                self.close()
+                time.sleep(0.2)
+            except sqlite3.Error as exc:   # not a database, read-only, ...
+                self.close()
+                raise InputError(f"cannot open the annotation ledger: {exc}", self.path) \
+                    from None
+        self._busy = BUSY_SECONDS
+        self.close()   # the next connection of this thread waits as requests should
 
     # -- plumbing --------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=60, isolation_level=None,
+            db = sqlite3.connect(self.path, timeout=self._busy, isolation_level=None,
                                  check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("PRAGMA foreign_keys=ON")
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                db.execute("PRAGMA foreign_keys=ON")
+            except BaseException:
+                db.close()
+                raise
             self._local.db = db
         return db
 

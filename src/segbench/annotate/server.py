@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import sys
 import threading
 import time
@@ -42,7 +43,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ..errors import InputError, OutputError
-from .ledger import Ledger, Presentation, RuleError, Submission, unpack_labels
+from .ledger import (AnnotateWarning, Ledger, Presentation, RuleError, Submission, _locked,
+                     unpack_labels)
 
 MARKER = ".segbench-annotate"
 DB_NAME = "annotate.sqlite"
@@ -57,11 +59,6 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 _STATIC_TYPES = {".html": "text/html; charset=utf-8",
                  ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8", ".png": "image/png"}
-
-
-class AnnotateWarning(UserWarning):
-    """Something the annotation tool worked around and the user should know: a
-    photograph left out, a submission exported from the ledger before its file existed."""
 
 
 def clean_name(name: str) -> str:
@@ -608,10 +605,21 @@ class Handler(BaseHTTPRequestHandler):
             self._json({"error": f"not found: {exc}"}, 404)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc):
+                self._internal(exc)
+            else:   # another program holds the ledger: the request can be tried again
+                sys.stderr.write(f"segbench annotate: {self.command} {self.path}: the "
+                                 f"ledger is locked by another program\n")
+                self._json({"error": "the ledger is busy (locked by another program); "
+                                     "try again in a moment"}, 503)
         except Exception as exc:   # noqa: BLE001 - no traceback to the client; one line
-            sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
-                             f"{type(exc).__name__}: {exc}\n")
-            self._json({"error": "internal error"}, 500)
+            self._internal(exc)
+
+    def _internal(self, exc: Exception) -> None:
+        sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
+                         f"{type(exc).__name__}: {exc}\n")
+        self._json({"error": "internal error"}, 500)
 
     def do_GET(self):
         self._dispatch((("/", self.get_home), ("/favicon.ico", self.get_favicon),
