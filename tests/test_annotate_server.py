@@ -519,3 +519,216 @@ def test_an_image_requested_by_many_at_once_is_encoded_once(tmp_path, monkeypatc
         assert len(calls) == 2
     finally:
         srv.server_close()
+
+
+# ---- issue 28 ------------------------------------------------------------------------
+
+def test_export_holds_what_the_ledger_acknowledged_before_the_file(tmp_path, capsys):
+    """Killed between the commit and the file (item 11): export writes what the ledger
+    holds, a fresh submission and one that replaced a file still on disk; a restart
+    writes the files; labels the ledger cannot give back are refused by name."""
+    from segbench.annotate.ledger import Presentation
+    from segbench.cli import main
+    from segbench.io import read_ground_truth, read_seg
+    images, out = _images(tmp_path / "images", 2), tmp_path / "out"
+    srv = make_server(images, out, port=0, subject="x")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:                                       # im01 submitted and written normally
+        old = _pattern(1, "im01", 16, 24)
+        assert Client(srv.url).req("POST", "/api/submit/im01", old.astype("<u2").tobytes(),
+                                   {"X-Segments": str(int(old.max()) + 1)})[0] == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    ledger = Ledger(out / "annotate.sqlite")   # as if killed between commit and write:
+    new0, new1 = _pattern(2, "im00", 16, 24), (old + 1) % 3
+    for iid, lab in (("im00", new0), ("im01", new1)):   # a new one; a replacement
+        ledger.submit(1, iid, Presentation(), int(lab.max()) + 1,
+                      lab.astype("<u2").tobytes(), "Tue Aug 14 18:08:02 2001",
+                      collect=False)
+    ledger.close()
+    assert not (out / "human" / "color" / "1" / "im00.seg").exists()
+    assert main(["annotate-export", str(out), "--split", "test"]) == 0
+    err = capsys.readouterr().err
+    assert "2 submission(s) had no up-to-date .seg file" in err
+    assert "human/color/1/im00.seg" in err and "human/color/1/im01.seg" in err
+    for iid, lab in (("im00", new0), ("im01", new1)):
+        gt = read_ground_truth(out / "bsds500" / "groundTruth" / "test" / f"{iid}.mat")
+        assert len(gt) == 1 and (gt[0].segmentation == lab + 1).all(), iid
+    make_server(images, out, port=0, subject="x").server_close()   # the restart repairs
+    for iid, lab in (("im00", new0), ("im01", new1)):
+        assert (read_seg(out / "human" / "color" / "1" / f"{iid}.seg").labels == lab).all()
+    assert main(["annotate-export", str(out), "--split", "test"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    # labels the ledger cannot give back: refused, named, nothing written
+    db = Ledger(out / "annotate.sqlite")
+    with db.transaction() as c:
+        c.execute("UPDATE submissions SET labels=? WHERE iid='im00'", (b"not zlib",))
+    db.close()
+    assert main(["annotate-export", str(out), "--split", "val"]) == 2
+    err = capsys.readouterr().err
+    assert "human/color/1/im00.seg (damaged labels" in err and "Traceback" not in err
+    assert not (out / "bsds500" / "groundTruth" / "val").exists()
+
+
+def test_a_photograph_that_cannot_be_decoded_is_never_assigned(tmp_path):
+    """Item 12: a truncated JPEG and a file that is no image are named at start and
+    never assigned; the collection goes on with the others."""
+    images = _images(tmp_path / "images", 2)
+    buf = __import__("io").BytesIO()
+    Image.fromarray(np.full((40, 60, 3), 99, np.uint8)).save(buf, "JPEG")
+    (images / "truncated.jpg").write_bytes(buf.getvalue()[:300])   # header fine, no pixels
+    (images / "garbage.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(200))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "segbench.cli", "annotate", "--collect", "--images",
+         str(images), "--out", str(out), "--per-image", "3", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "serving http://127.0.0.1:" in line
+        base = line.split("serving ")[1].split()[0]
+        given = set()
+        for k in range(6):
+            c = Client(base)
+            c.login(f"s{k}")
+            for _ in range(3):
+                iid = json.loads(c.req("POST", "/api/next", b"")[1])["iid"]
+                if iid is None:
+                    break
+                given.add(iid)
+                assert c.req("GET", f"/api/image/{iid}")[0] == 200
+                body = np.zeros((16, 24), "<u2").tobytes()
+                assert c.req("POST", f"/api/submit/{iid}", body,
+                             {"X-Segments": "1"})[0] == 200
+        assert given == {"im00", "im01"}
+        page = Client(base).req("GET", "/progress")[1].decode()
+        assert "truncated" not in page and "garbage" not in page
+    finally:
+        _stop(proc)
+    err = proc.stderr.read()
+    warned = [w for w in err.splitlines() if "left out" in w]
+    assert len(warned) == 2, err
+    assert any(str(images / "truncated.jpg") in w and "truncated" in w for w in warned)
+    assert any(str(images / "garbage.png") in w for w in warned)
+    assert "Traceback" not in err
+    # nothing decodable at all: one line naming the files, exit 2
+    only = tmp_path / "only-bad"
+    only.mkdir()
+    (only / "garbage.png").write_bytes((images / "garbage.png").read_bytes())
+    r = subprocess.run([sys.executable, "-m", "segbench.cli", "annotate", "--collect",
+                        "--images", str(only), "--out", str(tmp_path / "o2"), "--port",
+                        "0"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "no photograph in this folder can be decoded" in r.stderr
+    assert str(only / "garbage.png") in r.stderr and "Traceback" not in r.stderr
+
+
+def test_reservations_expire_and_a_subject_can_skip_an_image(tmp_path):
+    """Item 12: an open assignment left without a change for the stated time goes to
+    someone else; a subject can give up an image that fails to load (its draft stays
+    in the ledger) and is not given it again."""
+    images = _images(tmp_path / "images", 2)
+    srv = make_server(images, tmp_path / "out", port=0, collect=True, per_image=1,
+                      seed=5, reservation_hours=1.5 / 3600)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+    def nxt(c):
+        st, data, _ = c.req("POST", "/api/next", b"")
+        assert st == 200, data
+        return json.loads(data)["iid"]
+    try:
+        a, b, c = Client(srv.url), Client(srv.url), Client(srv.url)
+        for name, cl in (("a", a), ("b", b), ("c", c)):
+            cl.login(name)
+        home = a.req("GET", "/")[1].decode()
+        assert "without a change for 0.000416667 hours" in home
+        x, y = nxt(a), nxt(b)
+        assert {x, y} == {"im00", "im01"} and nxt(c) is None     # one subject per image
+        body = np.zeros((16, 24), "<u2").tobytes()
+        for _ in range(3):   # b keeps working on y (drafts), a does nothing
+            time.sleep(0.6)
+            assert b.req("PUT", f"/api/draft/{y}", body, {"X-Segments": "1"})[0] == 200
+        assert nxt(c) == x                           # a's reservation expired, b's not
+        st, data, _ = a.req("GET", f"/api/task/{x}")
+        assert st == 409 and "no longer yours" in json.loads(data)["error"]
+        assert nxt(a) is None                        # a saw x: never given it again
+        # b's photograph turns unreadable while b works: b skips it
+        (images / f"{y}.png").write_bytes(b"broken")
+        st, data, _ = b.req("GET", f"/api/image/{y}")
+        assert st == 400 and "image" in json.loads(data)["error"]
+        assert b.req("POST", f"/api/skip/{y}", b"")[0] == 200
+        assert b.req("POST", f"/api/skip/{y}", b"")[0] == 409   # only an open one
+        assert b.req("GET", f"/api/task/{y}")[0] == 409
+        kept = srv.app.ledger.draft_ids(2, False) | srv.app.ledger.draft_ids(2, True)
+        assert y in kept                                         # the draft is kept
+        assert nxt(b) is None                        # x is c's, y was given up by b
+        assert nxt(a) == y                           # y's place went to someone else
+        # the home page's form does the same for a browser without script
+        st, _, hdrs = a.req("POST", "/skip", f"iid={y}".encode(),
+                            {"Content-Type": "application/x-www-form-urlencoded"},
+                            api_header=False)
+        assert st == 200 and nxt(a) is None          # (urllib followed the 303 home)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_locked_ledger_is_said_at_once_and_refused_within_5_s(tmp_path):
+    """Item 13: another program holds the ledger's lock. The start says so at once,
+    then ends with a clear error within 5 s (it used to wait 61 s in silence)."""
+    images, out = _images(tmp_path / "images", 1), tmp_path / "out"
+    make_server(images, out, port=0, subject="x").server_close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         f"db = sqlite3.connect({str(out / 'annotate.sqlite')!r}, isolation_level=None)\n"
+         "db.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "segbench.cli", "annotate", "--images", str(images),
+             "--out", str(out), "--subject", "x", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []                            # (seconds since the start, line)
+        reader = threading.Thread(target=lambda: lines.extend(
+            (time.monotonic() - t0, ln) for ln in iter(proc.stderr.readline, "")))
+        reader.start()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reader.join(5)
+        t_end = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lines, "nothing said while waiting"
+    t_first, first = lines[0]
+    rest = "".join(ln for _, ln in lines[1:])
+    assert "waiting for the ledger lock held by another program" in first
+    assert t_first < 3.0                      # at once (the interpreter's start included)
+    assert proc.returncode == 2
+    assert t_end - t_first <= 5.0, (t_first, t_end)
+    assert "the ledger is locked by another program" in rest
+    assert str(out / "annotate.sqlite") in rest and "Traceback" not in rest
+    make_server(images, out, port=0, subject="x").server_close()   # free again: starts
+
+
+def test_a_request_meeting_a_locked_ledger_is_a_503_to_retry(single):
+    import sqlite3
+    srv, tmp = single
+    srv.app.ledger._busy = 0.3           # (a request waits 15 s before giving up)
+    holder = sqlite3.connect(tmp / "out" / "annotate.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        st, data, hdrs = Client(srv.url).req("PUT", "/api/draft/im00",
+                                             np.zeros((16, 24), "<u2").tobytes(),
+                                             {"X-Segments": "1"})
+        assert st == 503 and "try again" in json.loads(data)["error"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert Client(srv.url).req("PUT", "/api/draft/im00", np.zeros((16, 24), "<u2")
+                               .tobytes(), {"X-Segments": "1"})[0] == 200

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 #: Default weight of an image with k subjects is ``1 + BIAS * k`` (k = 0: a fresh image).
 BIAS = 4.0
 
 
-def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int) -> list[str]:
+def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int, *,
+               exclude: Collection[str] = ()) -> list[str]:
     """Images ``subject`` may be given now, in sorted order.
 
     Parameters
@@ -31,6 +32,10 @@ def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int) -> l
         Every image of the collection with the subjects assigned to it (empty for none).
     per_image : int
         The most subjects an image may have.
+    exclude : collection of str, optional
+        Images the subject may not be given for another reason: seen before and given
+        up (skipped, or a reservation that expired), or not served now (a photograph
+        that cannot be decoded). They still count for the third rule.
 
     Returns
     -------
@@ -48,7 +53,7 @@ def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int) -> l
     out = []
     for iid in sorted(sets):
         s = sets[iid]
-        if subject in s or len(s) >= per_image:
+        if subject in s or len(s) >= per_image or iid in exclude:
             continue
         if taken[s | {subject}]:    # another image already has exactly this set
             continue
@@ -57,10 +62,12 @@ def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int) -> l
 
 
 def choose(subject: int, sets: Mapping[str, frozenset], per_image: int,
-           rng: random.Random, *, bias: float = BIAS) -> str | None:
-    """Pick the next image for ``subject``: random among :func:`candidates`, weighted
-    ``1 + bias * k`` for an image with k subjects; None when none is allowed."""
-    cands = candidates(subject, sets, per_image)
+           rng: random.Random, *, bias: float = BIAS,
+           exclude: Collection[str] = ()) -> str | None:
+    """Pick the next image for ``subject``: random among :func:`candidates` (``exclude``
+    as there), weighted ``1 + bias * k`` for an image with k subjects; None when none
+    is allowed."""
+    cands = candidates(subject, sets, per_image, exclude=exclude)
     if not cands:
         return None
     weights = [1.0 + bias * len(sets[i]) for i in cands]

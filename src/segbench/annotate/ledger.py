@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 import zlib
+from collections.abc import Collection
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
@@ -68,6 +69,48 @@ class Submission:
     segments: int
     date: str
     labels: bytes
+    #: the ledger knows the ``.seg`` file to be on disk (fsynced) with these labels
+    written: bool = False
+
+    def label_array(self, width: int, height: int):
+        """The labels as an (height, width) uint16 array.
+
+        Raises
+        ------
+        ValueError
+            The stored labels are damaged or do not cover a ``width`` x ``height`` image.
+        """
+        import numpy as np
+        try:
+            raw = unpack_labels(self.labels)
+        except zlib.error as exc:
+            raise ValueError(f"damaged labels ({exc})") from None
+        if len(raw) != 2 * width * height:
+            raise ValueError(f"{len(raw) // 2} labels for a {width}x{height} image")
+        labels = np.frombuffer(raw, "<u2").reshape(height, width)
+        if labels.size and int(labels.max()) >= self.segments:
+            raise ValueError(f"a label is {int(labels.max())}, not below {self.segments}")
+        return labels
+
+
+#: ``assignments.done``: 0 open (a reservation), 1 submitted, 2 released (given up)
+_STATES = {0: "open", 1: "done", 2: "released"}
+
+
+#: Seconds a request waits for the ledger's write lock (held by another request for
+#: milliseconds; longer means another program holds it)
+BUSY_SECONDS = 15.0
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    """Whether an SQLite error is a lock another connection holds."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+class AnnotateWarning(UserWarning):
+    """Something the annotation tool worked around and the user should know: a
+    photograph left out, a submission exported from the ledger before its file existed,
+    a wait for the ledger's lock."""
 
 
 class RuleError(Exception):
@@ -99,31 +142,66 @@ class Ledger:
     a killed process.
     """
 
-    def __init__(self, path: str | PathLike):
+    def __init__(self, path: str | PathLike, *, lock_wait: float = 4.0):
+        import warnings
+
         from ..errors import InputError
         self.path = Path(path)
         self._local = threading.local()
-        try:
-            with self.transaction() as db:
-                for statement in _SCHEMA.split(";"):   # executescript would commit early
-                    if statement.strip():
-                        db.execute(statement)
-                if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() is None:
-                    db.execute("INSERT INTO meta VALUES ('secret', ?)",
-                               (secrets.token_bytes(32),))
-        except sqlite3.Error as exc:   # not a database, locked by another server, ...
-            raise InputError(f"cannot open the annotation ledger: {exc}", self.path) \
-                from None
+        # short waits while opening: a lock held by another program is said at once and
+        # ends the start in seconds, not after the minute a request may wait
+        self._busy = 0.25
+        deadline, said = time.monotonic() + lock_wait, False
+        while True:
+            try:
+                with self.transaction() as db:
+                    for statement in _SCHEMA.split(";"):   # executescript commits early
+                        if statement.strip():
+                            db.execute(statement)
+                    if db.execute("SELECT 1 FROM meta WHERE key='secret'").fetchone() \
+                            is None:
+                        db.execute("INSERT INTO meta VALUES ('secret', ?)",
+                                   (secrets.token_bytes(32),))
+                break
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc):
+                    self.close()
+                    raise InputError(f"cannot open the annotation ledger: {exc}",
+                                     self.path) from None
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise InputError(
+                        f"the ledger is locked by another program (another segbench "
+                        f"annotate on this folder, or an SQLite tool with it open); gave "
+                        f"up after {lock_wait:g} s: stop that program and start again",
+                        self.path) from None
+                if not said:
+                    warnings.warn(f"{self.path}: waiting for the ledger lock held by "
+                                  f"another program (at most {lock_wait:g} s)",
+                                  AnnotateWarning, stacklevel=2)
+                    said = True
+                self.close()
+                time.sleep(0.2)
+            except sqlite3.Error as exc:   # not a database, read-only, ...
+                self.close()
+                raise InputError(f"cannot open the annotation ledger: {exc}", self.path) \
+                    from None
+        self._busy = BUSY_SECONDS
+        self.close()   # the next connection of this thread waits as requests should
 
     # -- plumbing --------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=60, isolation_level=None,
+            db = sqlite3.connect(self.path, timeout=self._busy, isolation_level=None,
                                  check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("PRAGMA foreign_keys=ON")
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                db.execute("PRAGMA foreign_keys=ON")
+            except BaseException:
+                db.close()
+                raise
             self._local.db = db
         return db
 
@@ -213,22 +291,53 @@ class Ledger:
             "done=0 ORDER BY assigned, iid LIMIT 1", (subject,)).fetchone()
         return None if row is None else (row[0], Presentation(*map(bool, row[1:])))
 
-    def assignment(self, subject: int, iid: str) -> tuple[Presentation, bool] | None:
-        """(presentation, done) of the subject's assignment of ``iid``, or None."""
+    def assignment(self, subject: int, iid: str) -> tuple[Presentation, str] | None:
+        """(presentation, state) of the subject's assignment of ``iid``, or None; the
+        state is ``'open'``, ``'done'`` (submitted) or ``'released'`` (skipped by the
+        subject, or a reservation that expired)."""
         row = self._db().execute(
             "SELECT gray, invert, flipflop, done FROM assignments WHERE subject=? AND "
             "iid=?", (subject, iid)).fetchone()
-        return None if row is None else (Presentation(*map(bool, row[:3])), bool(row[3]))
+        return None if row is None else (Presentation(*map(bool, row[:3])),
+                                         _STATES[row[3]])
 
     def assign(self, subject: int, per_image: int, rng: random.Random, *,
-               invert: bool = False, flipflop: bool = False
-               ) -> tuple[str, Presentation] | None:
+               invert: bool = False, flipflop: bool = False,
+               images: Collection[str] | None = None,
+               expire_after: float | None = None) -> tuple[str, Presentation] | None:
         """The subject's open assignment, else a new one under the 2001 rules.
 
+        Parameters
+        ----------
+        subject, per_image, rng
+            Who asks, the most subjects per image, the random choice.
+        invert, flipflop : bool
+            The presentation of a new assignment (grey is chosen by the rules).
+        images : collection of str, optional
+            The images that may be given now (default: every image of the ledger); the
+            others still count for the rule that no two sets are the same.
+        expire_after : float, optional
+            Seconds: open assignments of anyone whose last change (the assignment or its
+            latest draft) is older are released first, so an image reserved by a subject
+            who never came back goes to others. The subject keeps the draft in the
+            ledger but is not given that image again.
+
+        Returns
+        -------
+        (str, Presentation) or None
+            None when no image may be given to this subject.
+
+        Notes
+        -----
         The choice and the insert are one transaction, so concurrent requests see each
-        other's reservations. Returns None when no image may be given to this subject.
+        other's reservations.
         """
         with self.transaction() as db:
+            if expire_after is not None:
+                db.execute(
+                    "UPDATE assignments SET done=2 WHERE done=0 AND max(assigned, coalesce("
+                    "(SELECT max(saved) FROM drafts d WHERE d.subject=assignments.subject "
+                    "AND d.iid=assignments.iid), 0)) < ?", (time.time() - expire_after,))
             row = db.execute(
                 "SELECT iid, gray, invert, flipflop FROM assignments WHERE subject=? AND "
                 "done=0 ORDER BY assigned, iid LIMIT 1", (subject,)).fetchone()
@@ -237,11 +346,17 @@ class Ledger:
             sets: dict[str, set] = {r[0]: set()
                                     for r in db.execute("SELECT iid FROM images")}
             per_gray: dict[str, list[int]] = {i: [0, 0] for i in sets}
-            for s, iid, gray in db.execute("SELECT subject, iid, gray FROM assignments"):
+            exclude = set() if images is None else set(sets) - set(images)
+            for s, iid, gray, done in db.execute(
+                    "SELECT subject, iid, gray, done FROM assignments"):
+                if done == 2:            # given up: a free place, but not for this subject
+                    if s == subject:
+                        exclude.add(iid)
+                    continue
                 sets[iid].add(s)
                 per_gray[iid][gray] += 1
             iid = choose(subject, {i: frozenset(s) for i, s in sets.items()}, per_image,
-                         rng)
+                         rng, exclude=exclude)
             if iid is None:
                 return None
             total = tuple(sum(c[k] for c in per_gray.values()) for k in (0, 1))
@@ -250,10 +365,27 @@ class Ledger:
                        (subject, iid, int(gray), int(invert), int(flipflop), time.time()))
             return iid, Presentation(gray, invert, flipflop)
 
+    def release(self, subject: int, iid: str) -> None:
+        """The subject gives up the open assignment of ``iid`` (a photograph that does
+        not load, say): its place goes to others, the draft stays in the ledger, and the
+        subject is not given the image again.
+
+        Raises
+        ------
+        RuleError
+            No open assignment of ``iid`` for this subject.
+        """
+        with self.transaction() as db:
+            if db.execute("UPDATE assignments SET done=2 WHERE subject=? AND iid=? AND "
+                          "done=0", (subject, iid)).rowcount != 1:
+                raise RuleError(f"image {iid!r} is not an open assignment of yours")
+
     def assignment_sets(self) -> dict[str, frozenset]:
-        """Image id -> the subjects assigned to it (every image, empty sets included)."""
+        """Image id -> the subjects assigned to it, open or submitted (every image, empty
+        sets included; released assignments are not members)."""
         sets: dict[str, set] = {i: set() for i in self.image_ids()}
-        for s, iid in self._db().execute("SELECT subject, iid FROM assignments"):
+        for s, iid in self._db().execute("SELECT subject, iid FROM assignments WHERE "
+                                         "done<2"):
             sets[iid].add(s)
         return {i: frozenset(s) for i, s in sets.items()}
 
@@ -298,8 +430,11 @@ class Ledger:
                                  (subject, iid)).fetchone()
                 if row is None:
                     raise RuleError(f"image {iid!r} is not assigned to you")
-                if row[0]:
+                if row[0] == 1:
                     raise RuleError(f"image {iid!r} is already submitted")
+                if row[0] == 2:
+                    raise RuleError(f"you gave up image {iid!r} (skipped, or the "
+                                    "reservation expired)")
                 db.execute("UPDATE assignments SET done=1 WHERE subject=? AND iid=?",
                            (subject, iid))
             blob = pack_labels(raw)
@@ -323,10 +458,10 @@ class Ledger:
         image, presentation (colour first) and subject."""
         where = " WHERE written=0" if unwritten_only else ""
         rows = self._db().execute(
-            "SELECT subject, iid, gray, invert, flipflop, segments, date, labels FROM "
-            f"submissions{where} ORDER BY iid, gray, subject").fetchall()
-        return [Submission(r[0], r[1], Presentation(*map(bool, r[2:5])), r[5], r[6], r[7])
-                for r in rows]
+            "SELECT subject, iid, gray, invert, flipflop, segments, date, labels, written "
+            f"FROM submissions{where} ORDER BY iid, gray, subject").fetchall()
+        return [Submission(r[0], r[1], Presentation(*map(bool, r[2:5])), r[5], r[6], r[7],
+                           bool(r[8])) for r in rows]
 
     def submitted_ids(self, subject: int, gray: bool | None = None) -> set[str]:
         """The images ``subject`` has submitted (of one presentation, or of any)."""
@@ -345,7 +480,7 @@ class Ledger:
         images = {i: {"assigned": 0, "open": 0, "color": 0, "gray": 0}
                   for i in self.image_ids()}
         for iid, done, n in db.execute("SELECT iid, done, count(*) FROM assignments "
-                                       "GROUP BY iid, done"):
+                                       "WHERE done<2 GROUP BY iid, done"):
             images[iid]["assigned"] += n
             if not done:
                 images[iid]["open"] += n

@@ -12,6 +12,8 @@ Routes (``<iid>`` is always looked up in the ledger, never used as a path)::
     GET  /api/draft/<iid>      the saved labels (presented orientation), raw uint16 LE
     PUT  /api/draft/<iid>      autosave: raw uint16 LE labels, header X-Segments
     POST /api/submit/<iid>     finish: the same body; writes the .seg file
+    POST /skip                 collection mode: give the open image up (a form)
+    POST /api/skip/<iid>       the same, JSON
     POST /api/login, /api/next JSON forms of /login and /next
     GET  /api/progress         the progress counts, JSON
 
@@ -29,6 +31,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import sys
 import threading
 import time
@@ -40,7 +43,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ..errors import InputError, OutputError
-from .ledger import Ledger, Presentation, RuleError, Submission, unpack_labels
+from .ledger import (AnnotateWarning, Ledger, Presentation, RuleError, Submission, _locked,
+                     unpack_labels)
 
 MARKER = ".segbench-annotate"
 DB_NAME = "annotate.sqlite"
@@ -100,18 +104,33 @@ class AnnotateApp:
         the rules and ``invert``/``flipflop`` apply to every assignment.
     seed : int, optional
         Seed of the assignment's random choices (default: fresh).
+    reservation_hours : float
+        Collection mode: an open assignment with no change (no draft saved) for this
+        long is released when anyone next asks for an image, so that a subject who
+        never comes back does not hold an image forever (default 24 hours).
+
+    Warns
+    -----
+    AnnotateWarning
+        A photograph whose header or pixels cannot be decoded: it is left out (never
+        listed nor assigned) and named. Every photograph is decoded once at start.
     """
 
     def __init__(self, images: str | PathLike, out: str | PathLike, *,
                  subject: str | None = None, collect: bool = False, per_image: int = 5,
                  gray: bool = False, invert: bool = False, flipflop: bool = False,
-                 seed: int | None = None):
+                 seed: int | None = None, reservation_hours: float = 24.0):
+        import warnings
+
         from ..datasets.bsds import IMAGE_EXTS
-        from ..io import claim_folder, image_size, list_files
+        from ..io import claim_folder, image_size, list_files, read_image
         if collect == (subject is not None):
             raise InputError("give either a subject name or collection mode, not both")
         if per_image < 1:
             raise InputError(f"--per-image must be at least 1, got {per_image}")
+        if not reservation_hours > 0:
+            raise InputError(f"reservations must last more than 0 hours, got "
+                             f"{reservation_hours}")
         images = Path(images)
         if not images.is_dir():
             raise InputError("images folder not found", images)
@@ -127,16 +146,32 @@ class AnnotateApp:
                                 "an annotation folder of segbench annotate\n")
         self.root = self.out.resolve()
         self.ledger = Ledger(self.out / DB_NAME)
-        entries = []
+        entries, bad = [], []
         for iid, path in sorted(found.items()):
-            h, w = image_size(path)
+            try:   # the header, then every pixel: a photograph that fails is never
+                h, w = image_size(path)            # handed to a subject
+                if read_image(path).shape[:2] != (h, w):
+                    raise InputError("its pixels do not have the size its header says",
+                                     path)
+            except InputError as exc:
+                bad.append(str(exc))
+                continue
             entries.append((iid, w, h, path))
+        if not entries:
+            raise InputError(f"no photograph in this folder can be decoded: "
+                             f"{'; '.join(bad)}", images)
+        for problem in bad:
+            warnings.warn(f"{problem}; left out (neither listed nor assigned)",
+                          AnnotateWarning, stacklevel=2)
         try:
             self.ledger.add_images(entries)
         except RuleError as exc:
             raise InputError(str(exc)) from None
         # the images never change while serving: read once, not on every request
-        self._images = {iid: self.ledger.image(iid) for iid in found}
+        self._images = {e[0]: self.ledger.image(e[0]) for e in entries}
+        #: the images served now, sorted (the ledger may know others, gone or broken)
+        self.iids = sorted(self._images)
+        self.reservation_hours = float(reservation_hours)
         self.collect = collect
         self.per_image = per_image
         self.presentation = Presentation(gray, invert, flipflop)
@@ -150,8 +185,12 @@ class AnnotateApp:
         self._names_lock = threading.Lock()
         self.static = _load_static()
         self.write_subjects()
-        for sub in self.ledger.submissions(unwritten_only=True):
-            self.write_submission(sub)   # acknowledged before a crash, file not yet written
+        # acknowledged before a crash, file not yet written (or gone since): the ledger
+        # holds the labels, so the file is made again
+        for sub in self.ledger.submissions():
+            if not sub.written or not self.seg_path(sub.subject, sub.iid,
+                                                    sub.presentation.gray).is_file():
+                self.write_submission(sub)
 
     def image(self, iid: str) -> tuple[int, int, int, str] | None:
         """(number, width, height, path) of image ``iid``, or None if unknown."""
@@ -271,15 +310,25 @@ class AnnotateApp:
         got = self.ledger.assignment(subject, iid)
         if got is None:
             raise RuleError(f"image {iid!r} is not assigned to you")
-        if got[1]:
+        if got[1] == "done":
             raise RuleError(f"you have already segmented image {iid!r}")
+        if got[1] == "released":
+            raise RuleError(f"image {iid!r} is no longer yours: you skipped it, or it was "
+                            f"left without a change for {self.reservation_hours:g} hours "
+                            "and went to others")
         return got[0]
 
     def next_task(self, subject: int) -> tuple[str, Presentation] | None:
         """Collection mode: the subject's open or next assignment (None: nothing left)."""
         return self.ledger.assign(subject, self.per_image, self.rng,
                                   invert=self.presentation.invert,
-                                  flipflop=self.presentation.flipflop)
+                                  flipflop=self.presentation.flipflop, images=self.iids,
+                                  expire_after=3600 * self.reservation_hours)
+
+    def skip(self, subject: int, iid: str) -> None:
+        """Collection mode: the subject gives the open assignment of ``iid`` up (it does
+        not load, or they cannot segment it); see :meth:`Ledger.release`."""
+        self.ledger.release(subject, iid)
 
     def decode_labels(self, body: bytes, iid: str, segments: str | None, p: Presentation,
                       *, compact: bool):
@@ -337,7 +386,7 @@ class AnnotateApp:
     def next_url(self, subject: int, after: str) -> str:
         """One-subject mode: the editor of the next image without a submission."""
         done = self.ledger.submitted_ids(subject, self.presentation.gray)
-        ids = self.ledger.image_ids()
+        ids = self.iids
         rest = [i for i in ids if i > after and i not in done] + \
                [i for i in ids if i < after and i not in done]
         return f"/edit?iid={quote(rest[0])}" if rest else "/"
@@ -382,15 +431,20 @@ def _home(app: AnnotateApp, subject: int | None, message: str = "") -> bytes:
         open_ = app.ledger.open_assignment(subject)
         n_done = len(app.ledger.submitted_ids(subject))
         action = (f"<p><a class=\"button\" href=\"/edit?iid={quote(open_[0])}\">Continue "
-                  f"image {e(open_[0])}</a></p>" if open_ else
+                  f"image {e(open_[0])}</a></p><form method=\"post\" action=\"/skip\">"
+                  f"<input type=\"hidden\" name=\"iid\" value=\"{e(open_[0])}\">"
+                  "<button>Skip this image</button> (if it does not load, or you cannot "
+                  "segment it: it goes to someone else)</form>" if open_ else
                   "<form method=\"post\" action=\"/next\"><button>Next image</button>"
                   "</form>")
         return _page("Segment images", note + f"<h1>Hello, {e(name)}</h1><p>You have "
-                     f"segmented {n_done} image(s).</p>{action}")
+                     f"segmented {n_done} image(s).</p>{action}<p>An image you leave "
+                     f"without a change for {app.reservation_hours:g} hours goes to "
+                     "someone else.</p>")
     rows = []
     done = app.ledger.submitted_ids(subject, app.presentation.gray)
     drafts = app.ledger.draft_ids(subject, app.presentation.gray)
-    for iid in app.ledger.image_ids():
+    for iid in app.iids:
         state = "saved" if iid in done else ("draft" if iid in drafts else "")
         rows.append(f"<tr><td><a href=\"/edit?iid={quote(iid)}\">{e(iid)}</a></td>"
                     f"<td>{state}</td></tr>")
@@ -551,10 +605,21 @@ class Handler(BaseHTTPRequestHandler):
             self._json({"error": f"not found: {exc}"}, 404)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc):
+                self._internal(exc)
+            else:   # another program holds the ledger: the request can be tried again
+                sys.stderr.write(f"segbench annotate: {self.command} {self.path}: the "
+                                 f"ledger is locked by another program\n")
+                self._json({"error": "the ledger is busy (locked by another program); "
+                                     "try again in a moment"}, 503)
         except Exception as exc:   # noqa: BLE001 - no traceback to the client; one line
-            sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
-                             f"{type(exc).__name__}: {exc}\n")
-            self._json({"error": "internal error"}, 500)
+            self._internal(exc)
+
+    def _internal(self, exc: Exception) -> None:
+        sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
+                         f"{type(exc).__name__}: {exc}\n")
+        self._json({"error": "internal error"}, 500)
 
     def do_GET(self):
         self._dispatch((("/", self.get_home), ("/favicon.ico", self.get_favicon),
@@ -568,6 +633,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self._dispatch((("/login", self.post_login), ("/next", self.post_next),
+                        ("/skip", self.post_skip), ("/api/skip/", self.post_skip),
                         ("/api/login", self.post_login), ("/api/next", self.post_next),
                         ("/api/draft/", self.put_draft),
                         ("/api/submit/", self.post_submit)))
@@ -641,6 +707,31 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._redirect(f"/edit?iid={quote(got[0])}")
 
+    def post_skip(self):
+        """Give the open assignment up: ``/api/skip/<iid>`` (JSON) or the home page's
+        form ``/skip`` (field ``iid``)."""
+        api = self.path.startswith("/api/")
+        if not self.app.collect:
+            raise _Reply(400, "one-subject mode: open any other image from the list")
+        if api:
+            self._body(_FORM_LIMIT)
+            iid = urlsplit(self.path).path[len("/api/skip/"):]
+        else:
+            iid = self._form().get("iid", "")
+        subject = self._need_subject()
+        if not IID.match(iid):    # known to the ledger, served or not: a broken one too
+            raise _Reply(404, f"no image {iid!r}")
+        try:
+            self.app.skip(subject, iid)
+        except RuleError as exc:
+            if api:
+                raise
+            return self._redirect("/?msg=" + quote(str(exc)))
+        if api:
+            self._json({"skipped": iid})
+        else:
+            self._redirect("/?msg=" + quote(f"Image {iid} skipped."))
+
     # -- editing -----------------------------------------------------------------------
     def get_task(self):
         iid, subject = self._iid("/api/task/"), self._need_subject()
@@ -713,7 +804,8 @@ def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127
     ----------
     images, out
         See :class:`AnnotateApp`; ``options`` are its keyword arguments (``subject``,
-        ``collect``, ``per_image``, ``gray``, ``invert``, ``flipflop``, ``seed``).
+        ``collect``, ``per_image``, ``gray``, ``invert``, ``flipflop``, ``seed``,
+        ``reservation_hours``).
     host : str
         Address to bind: 127.0.0.1 unless another one is asked for explicitly.
     port : int
