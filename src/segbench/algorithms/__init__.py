@@ -2,7 +2,7 @@
 
 from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._gpb import gpb, gpb_file, gpb_owt_ucm
-from ._owt_ucm import owt_ucm, ucm_file, ucm_sigmoid, write_ucm2
+from ._owt_ucm import looks_thinned, owt_ucm, ucm_file, ucm_sigmoid, write_ucm2
 from ._pb import (DETECTORS, brightness_gradient, color_gradient, detect, detect_file,
                   fit_parab, histogram_gradient, pb_2mm, pb_bg, pb_bgtg, pb_cg, pb_cgtg,
                   pb_cues, pb_nonmax, pb_tg, pb_weights, texton_map, texture_gradient)
@@ -21,5 +21,5 @@ __all__ = ["SEGMENTERS", "FolderSegmenter", "get_segmenter", "kmeans_segmenter",
            "color_gradient", "detect", "detect_file", "filter_bank", "filter_responses",
            "fit_parab", "histogram_gradient", "pb_2mm", "pb_bg", "pb_bgtg", "pb_cg",
            "pb_cgtg", "pb_cues", "pb_nonmax", "pb_tg", "pb_weights", "texton_map",
-           "texture_gradient", "owt_ucm", "ucm_file", "ucm_sigmoid", "write_ucm2", "gpb", "gpb_file",
+           "texture_gradient", "looks_thinned", "owt_ucm", "ucm_file", "ucm_sigmoid", "write_ucm2", "gpb", "gpb_file",
            "gpb_owt_ucm"]

@@ -114,7 +114,7 @@ def _warn_if_thinned(path: Path) -> None:
 
     import numpy as np
 
-    from ..algorithms._owt_ucm import looks_thinned
+    from ..algorithms import looks_thinned
     from ..errors import InputError
     from ..io import read_prediction
     try:
