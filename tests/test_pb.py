@@ -404,5 +404,5 @@ def test_cli_lists_every_detector():
     from segbench.algorithms import DETECTORS
     from segbench.algorithms._pb import WEIGHTED
     from segbench.cli import detect
-    assert set(detect._DETECTORS) == set(DETECTORS)
+    assert set(detect._DETECTORS) == set(DETECTORS) | set(detect._GPB)
     assert set(detect._WEIGHTED) == set(WEIGHTED)
