@@ -318,3 +318,14 @@ def test_thinned_maps_are_smoothed_on_request_and_flagged(tmp_path, capsys):
     assert "looks thinned" not in capsys.readouterr().err
     assert np.array_equal(scipy.io.loadmat(tmp_path / "v" / "a.mat")["ucm2"],
                           owt_ucm(thin_line_smoothing(np.rint(thin * 255) / 255, 1.0)))
+
+
+def test_rerun_drops_hierarchies_it_does_not_write_again(tmp_path):
+    """A rerun of ucm into its own folder over fewer maps removes the earlier run's
+    other .mat files, which 'segbench region' would otherwise score with this run's."""
+    pred = _write_maps(tmp_path / "soft", 3)
+    out = tmp_path / "ucm"
+    assert main(["ucm", "--pred", str(pred), "--out", str(out), "--quiet"]) == 0
+    (pred / "2.png").unlink()
+    assert main(["ucm", "--pred", str(pred), "--out", str(out), "--quiet"]) == 0
+    assert sorted(p.name for p in out.glob("*.mat")) == ["0.mat", "1.mat"]

@@ -539,6 +539,24 @@ def _heap_pop(hv, hc, hi, n):
     return top, n
 
 
+@numba.njit(cache=True, inline="always")
+def _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size, counter):
+    """Push the 8-neighbours of pixel i not yet queued, in arrival order."""
+    y = i // w
+    x = i - y * w
+    for k in range(8):
+        yy = y + _DY[k]
+        xx = x + _DX[k]
+        if yy < 0 or yy >= h or xx < 0 or xx >= w:
+            continue
+        j = yy * w + xx
+        if not queued[j]:
+            queued[j] = True
+            size = _heap_push(hv, hc, hi, size, flat[j], counter, j)
+            counter += 1
+    return size, counter
+
+
 @numba.njit(cache=True)
 def _watershed(img):
     """Watershed of ``img`` by flooding from its regional minima (Meyer's algorithm,
@@ -601,18 +619,8 @@ def _watershed(img):
     for i in range(n):
         if labels[i] <= 0:
             continue
-        y = i // w
-        x = i - y * w
-        for k in range(8):
-            yy = y + _DY[k]
-            xx = x + _DX[k]
-            if yy < 0 or yy >= h or xx < 0 or xx >= w:
-                continue
-            j = yy * w + xx
-            if not queued[j]:
-                queued[j] = True
-                size = _heap_push(hv, hc, hi, size, flat[j], counter, j)
-                counter += 1
+        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size,
+                                          counter)
     while size > 0:
         i, size = _heap_pop(hv, hc, hi, size)
         y = i // w
@@ -634,16 +642,8 @@ def _watershed(img):
             labels[i] = LINE
             continue
         labels[i] = lab
-        for k in range(8):
-            yy = y + _DY[k]
-            xx = x + _DX[k]
-            if yy < 0 or yy >= h or xx < 0 or xx >= w:
-                continue
-            j = yy * w + xx
-            if not queued[j]:
-                queued[j] = True
-                size = _heap_push(hv, hc, hi, size, flat[j], counter, j)
-                counter += 1
+        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size,
+                                          counter)
     for i in range(n):
         if labels[i] < 0:
             labels[i] = 0

@@ -51,7 +51,7 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
            settings: dict, ids, suffix: str) -> None:
     """Make ``out`` a folder of ``command``'s (marked by ``marker``, which records the
     settings), or refuse before anything is written; never the input folder. In a
-    folder of an earlier run, the maps (``.png``, ``.npy``) that this run will not
+    folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) that this run will not
     write again are removed: an earlier run's maps of other images, or in another
     format, would otherwise be read with this run's."""
     from ..io import claim_folder
@@ -62,7 +62,8 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
     if earlier:
         keep = {f"{iid}{suffix}" for iid in ids}
         for old in out.iterdir():
-            if old.suffix in (".png", ".npy") and old.is_file() and old.name not in keep:
+            if (old.suffix in (".png", ".npy", ".mat") and old.is_file()
+                    and old.name not in keep):
                 old.unlink()
 
 
