@@ -256,12 +256,19 @@ def texton_filters() -> tuple:
     return tuple(out)
 
 
+_FLAT_RESPONSE = 1e-10   # below: FFT rounding noise of a flat area (see texton_responses)
+
+
 def texton_responses(grey: np.ndarray) -> np.ndarray:
     """The 34 filter responses of a (mirrored) grey image: (H * W, 34) float64.
 
     Each is the 'same'-size 2-D convolution with zero padding (MATLAB's
     ``conv2(., 'same')``, BSR's ``conv_crop``), computed by FFT (equal to the direct sum
-    to rounding)."""
+    to rounding). Responses below ``1e-10`` in magnitude are set to 0: the filters are
+    zero-mean, so a flat area's responses are 0 up to the FFT's rounding noise (about
+    1e-15, varying from pixel to pixel and from one FFT library version to the next),
+    which would otherwise split the area between near-duplicate texton centres. The
+    direct sum BSR computes gives every pixel of a flat area the same responses."""
     from scipy import fft
     g = np.asarray(grey, dtype=np.float64)
     h, w = g.shape
@@ -275,6 +282,7 @@ def texton_responses(grey: np.ndarray) -> np.ndarray:
         c = f.shape[0] // 2
         full = fft.irfft2(spec * fft.rfft2(f, shape), shape)
         out[:, i] = full[c:c + h, c:c + w].ravel()
+    out[np.abs(out) < _FLAT_RESPONSE] = 0.0
     return out
 
 
