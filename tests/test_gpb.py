@@ -120,6 +120,26 @@ def test_gpb_owt_ucm_separates_the_two_halves():
     assert np.mean(seg == truth) > 0.85
 
 
+def test_gpb_at_reduced_size_still_finds_and_orients_the_step():
+    """BSR's rsz: the eigenproblem on the cues resized by 0.5 (24 x 32 pixels here),
+    the eigenvectors resized back; the outputs keep the photograph's size."""
+    full, soft_full, _ = gpb(_step_image(vertical=True))
+    orient, soft, theta = gpb(_step_image(vertical=True), rsz=0.5)
+    assert orient.shape == (48, 64, 8) and soft.shape == theta.shape == (48, 64)
+    col = np.argmax(soft[10:-10].mean(axis=0))
+    assert abs(col - 31.5) <= 1.5
+    assert np.argmax(orient[10:-10, col].mean(axis=0)) == 4
+    assert not np.array_equal(orient, full)          # the spectral part changed
+    again = gpb(_step_image(vertical=True), rsz=0.5)[0]
+    assert again.tobytes() == orient.tobytes()
+
+
+@pytest.mark.parametrize("rsz", [0, -0.5, 1.5, "half", 0.01])
+def test_bad_rsz_is_refused(rsz):
+    with pytest.raises(InputError, match="rsz"):
+        gpb(_step_image(), rsz=rsz)
+
+
 @pytest.mark.parametrize("bad, match", [
     (np.zeros((1, 1, 3), np.uint8), "at least 31 x 31"),
     (np.zeros((40, 40, 3), np.float64), "8-bit"),

@@ -165,6 +165,21 @@ def test_imresize_bicubic_reproduces_a_ramp():
                                atol=1e-15)
 
 
+def test_imresize_by_a_scale_factor_samples_at_that_factor():
+    """MATLAB's imresize(A, 0.5) of a 481-row image gives ceil(240.5) = 241 rows and
+    samples at u = x / 0.5 - 0.5 (the factor as given, not 241 / 481): a ramp comes
+    back as those positions away from the borders (the widened cubic reproduces
+    linear functions)."""
+    ramp = np.tile(np.arange(1, 482, dtype=float)[:, None], (1, 9))
+    out = imresize_bicubic(ramp, scale=0.5)
+    assert out.shape == (241, 5)
+    u = np.arange(1, 242) / 0.5 - 0.5
+    inner = (u > 6) & (u < 475)
+    np.testing.assert_allclose(out[inner, 2], u[inner], atol=1e-9)
+    by_shape = imresize_bicubic(ramp, (241, 5))
+    assert not np.allclose(by_shape[inner, 2], u[inner], atol=1e-3)   # 241/481 != 0.5
+
+
 def test_deterministic_bytes(textured):
     m = np.kron(textured, np.ones((2, 2)))[:30, :40]
     a = spectral_pb(m)

@@ -205,8 +205,13 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
         An 8-bit photograph (as BSR reads it, /255), at least 31 x 31 and at most
         :data:`GPB_MAX_PIXELS` pixels. A grey image (or three equal channels) uses
         BSR's greyscale weights.
-    rsz : float, default 1.0
-        Only 1.0 (BSR's default, used for its published results) is supported.
+    rsz : float in (0, 1], default 1.0
+        BSR's ``rsz``: the eigenproblem is solved on the weighted cues resized by this
+        factor (MATLAB's bicubic ``imresize``, then thinned), its eigenvectors resized
+        back. 1.0 is BSR's default and the setting of its published results; 0.5
+        makes the eigen-solve about 6 times cheaper at some cost in sPb (see
+        docs/detectors.md). BSR's rsz < 1 cannot be checked under Octave, whose
+        ``imresize`` differs from MATLAB's; we follow MATLAB's documented algorithm.
     timings : dict, optional
         Filled with the CPU seconds of each stage ('mPb', 'W', 'eigenvectors', 'sPb').
 
@@ -229,14 +234,25 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     """
     import time
 
-    from ._gpb_spectral import spectral_pb
-    if rsz != 1.0:
-        raise InputError(f"rsz={rsz!r}: only rsz=1.0 (full resolution) is supported")
+    from ._gpb_spectral import imresize_bicubic, spectral_pb
+    try:
+        rsz = float(rsz)
+    except (TypeError, ValueError):
+        raise InputError(f"rsz must be a number in (0, 1], got {rsz!r}") from None
+    if not 0 < rsz <= 1:
+        raise InputError(f"rsz must be in (0, 1], got {rsz!r}")
     t0 = time.process_time()
-    cues, _, thin, kind = mpb(image)
+    cues, mpb_all, thin, kind = mpb(image)
+    h, w = thin.shape
+    if rsz < 1:   # multiscalePb.m: the weighted cues resized, then thinned
+        small = np.stack([imresize_bicubic(ch, scale=rsz) for ch in mpb_all])
+        if min(small.shape[1:]) < 2:
+            raise InputError(f"rsz={rsz} leaves {small.shape[1]} x {small.shape[2]} "
+                             "pixels for the eigenproblem; use a larger rsz")
+        thin = np.clip(_MPB_GAIN * nonmax_channels(small), 0.0, 1.0)
     t1 = time.process_time()
     stage = {}
-    spb, _, _ = spectral_pb(thin, timings=stage)
+    spb, _, _ = spectral_pb(thin, out_shape=(h, w), timings=stage)
     t2 = time.process_time()
     weights = GPB_WEIGHTS[kind]
     orient = _weighted(cues, weights[:12]) + weights[12] * spb
@@ -249,12 +265,15 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     return np.moveaxis(orient, 0, -1).copy(), soft, k * (np.pi / NORIENT)
 
 
-def gpb_owt_ucm(image, *, fmt: str = "doubleSize", timings: dict | None = None):
+def gpb_owt_ucm(image, *, rsz: float = 1.0, fmt: str = "doubleSize",
+                timings: dict | None = None):
     """gPb-owt-ucm: the ultrametric contour map of a photograph's gPb.
 
     Parameters
     ----------
     image : (H, W, 3) or (H, W) uint8
+        As :func:`gpb`.
+    rsz : float in (0, 1], default 1.0
         As :func:`gpb`.
     fmt : {'doubleSize', 'imageSize'}
         As :func:`segbench.algorithms.owt_ucm`; 'doubleSize' is the ``ucm2`` of the
@@ -270,7 +289,7 @@ def gpb_owt_ucm(image, *, fmt: str = "doubleSize", timings: dict | None = None):
     import time
 
     from ._owt_ucm import owt_ucm
-    orient, _, _ = gpb(image, timings=timings)
+    orient, _, _ = gpb(image, rsz=rsz, timings=timings)
     t = time.process_time()
     ucm = owt_ucm(orient, fmt=fmt)
     if timings is not None:
@@ -278,7 +297,7 @@ def gpb_owt_ucm(image, *, fmt: str = "doubleSize", timings: dict | None = None):
     return ucm
 
 
-def gpb_file(src, dst, *, output: str = "soft") -> Path:
+def gpb_file(src, dst, *, output: str = "soft", rsz: float = 1.0) -> Path:
     """Read a photograph, run gPb, write ``dst``.
 
     Parameters
@@ -289,6 +308,8 @@ def gpb_file(src, dst, *, output: str = "soft") -> Path:
         ``output='soft'``: a 16-bit PNG of gPb (the max over orientations, in [0, 1]),
         for ``segbench boundary`` (with ``--nms`` to thin it); ``output='ucm'``: a
         ``.mat`` holding ``ucm2`` (gPb-owt-ucm, doubleSize) for ``segbench region``.
+    rsz : float in (0, 1], default 1.0
+        As :func:`gpb`.
 
     Returns
     -------
@@ -301,7 +322,7 @@ def gpb_file(src, dst, *, output: str = "soft") -> Path:
         raise InputError(f"output must be 'soft' or 'ucm', got {output!r}")
     img = read_image(src)   # a grey photograph comes as three equal channels
     try:
-        orient, soft, _ = gpb(img)
+        orient, soft, _ = gpb(img, rsz=rsz)
         if output == "soft":
             return write_soft_map(dst, soft, bits=16)
         return write_ucm2(dst, owt_ucm(orient))

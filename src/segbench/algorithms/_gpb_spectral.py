@@ -296,12 +296,14 @@ def _cubic(x):
             + (-0.5 * ax3 + 2.5 * ax2 - 4 * ax + 2) * ((ax > 1) & (ax <= 2)))
 
 
-def _resize_weights(n_in: int, n_out: int) -> np.ndarray:
+def _resize_weights(n_in: int, n_out: int, scale: float | None = None) -> np.ndarray:
     """(n_out, n_in) interpolation matrix of MATLAB's ``imresize(., 'bicubic')`` along
     one axis: output pixel x (1-based) samples ``u = x / s + (1 - 1 / s) / 2`` with
-    s = n_out / n_in, the kernel widened by 1 / s when shrinking (antialiasing), the
-    weights normalised to sum 1, indices past the ends mirrored."""
-    scale = n_out / n_in
+    s = n_out / n_in (or the scale factor MATLAB was given), the kernel widened by
+    1 / s when shrinking (antialiasing), the weights normalised to sum 1, indices past
+    the ends mirrored."""
+    if scale is None:
+        scale = n_out / n_in
     width = 4.0
     kern = _cubic
     if scale < 1:
@@ -321,18 +323,29 @@ def _resize_weights(n_in: int, n_out: int) -> np.ndarray:
     return out
 
 
-def imresize_bicubic(img: np.ndarray, shape) -> np.ndarray:
-    """MATLAB's ``imresize(img, shape)`` (bicubic, antialiased when shrinking) of a
-    2-D float64 image, the axis with the smaller scale first as MATLAB does.
+def imresize_bicubic(img: np.ndarray, shape=None, *, scale: float | None = None
+                     ) -> np.ndarray:
+    """MATLAB's ``imresize(img, shape)`` or ``imresize(img, scale)`` (bicubic,
+    antialiased when shrinking) of a 2-D float64 image, the axis with the smaller
+    scale first as MATLAB does.
 
-    BSR's sPb resizes its eigenvectors to the original size with it when the
-    eigenproblem was solved at reduced size (``rsz < 1``). Octave's image package
-    resizes differently; we follow MATLAB's documented algorithm.
+    BSR resizes with it when the eigenproblem is solved at reduced size (``rsz < 1``):
+    the weighted cues by the factor rsz (the output ``ceil(rsz * size)``, the kernel
+    at exactly rsz, as MATLAB does for a scale factor), and the eigenvectors back to
+    the original size. Octave's image package resizes differently; we follow MATLAB's
+    documented algorithm.
     """
     img = np.asarray(img, np.float64)
-    (h, w), (ho, wo) = img.shape, (int(shape[0]), int(shape[1]))
-    rows, cols = _resize_weights(h, ho), _resize_weights(w, wo)
-    if ho / h <= wo / w:
+    h, w = img.shape
+    if scale is not None:
+        ho, wo = int(np.ceil(scale * h)), int(np.ceil(scale * w))
+        rows, cols = _resize_weights(h, ho, scale), _resize_weights(w, wo, scale)
+        sy = sx = scale
+    else:
+        ho, wo = int(shape[0]), int(shape[1])
+        rows, cols = _resize_weights(h, ho), _resize_weights(w, wo)
+        sy, sx = ho / h, wo / w
+    if sy <= sx:
         return (rows @ img) @ cols.T
     return rows @ (img @ cols.T)
 
