@@ -492,6 +492,9 @@ class Handler(BaseHTTPRequestHandler):
 
     server_version = "segbench-annotate"
     protocol_version = "HTTP/1.1"
+    # a request line without a version is answered as HTTP/1.0, never as HTTP/0.9 (a
+    # bare body: no status line, so no security header either)
+    default_request_version = "HTTP/1.0"
     app: AnnotateApp
 
     # -- helpers -----------------------------------------------------------------------
@@ -499,8 +502,11 @@ class Handler(BaseHTTPRequestHandler):
         if not getattr(self.server, "quiet", True):
             sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
 
-    def _send(self, status: int, body: bytes, ctype: str, headers=()) -> None:
-        self.send_response(status)
+    def _send(self, status: int, body: bytes, ctype: str, headers=(), *,
+              close: bool = False, reason: str | None = None) -> None:
+        """The one way a response leaves: every answer, http.server's own errors
+        included (:meth:`send_error`), gets the security headers here."""
+        self.send_response(status, reason)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Content-Security-Policy", CSP)
@@ -508,7 +514,10 @@ class Handler(BaseHTTPRequestHandler):
         # same-origin, not no-referrer: that would make a form's Origin "null"
         self.send_header("Referrer-Policy", "same-origin")
         self.send_header("Cache-Control", "no-store")
-        if self.command in ("POST", "PUT") and not getattr(self, "_consumed", False):
+        if getattr(self.server, "tls", False):
+            self.send_header("Strict-Transport-Security", "max-age=31536000")
+        if close or (self.command in ("POST", "PUT")
+                     and not getattr(self, "_consumed", False)):
             # a refused request's body is unread: it must not be parsed as the next one
             self.close_connection = True
             self.send_header("Connection", "close")
@@ -517,6 +526,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own refusals (a malformed request line, a method it has no
+        ``do_`` for, a URI or header over its limits): JSON as every other error, through
+        :meth:`_send`, and the connection closed (the request was not understood)."""
+        short = self.responses.get(code, ("error", ""))[0]
+        self.log_error("code %d, message %s", code, message or short)
+        body = b"" if code < 200 or code in (204, 205, 304) else \
+            json.dumps({"error": message or short}).encode()
+        self._send(code, body, "application/json", close=True, reason=short)
 
     def _json(self, obj, status: int = 200, headers=()) -> None:
         self._send(status, json.dumps(obj).encode(), "application/json", headers)
