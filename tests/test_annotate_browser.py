@@ -598,7 +598,7 @@ def test_fit_shows_the_whole_image_on_a_412_px_phone(browser, tmp_path):
         assert v[0] - 0.5 <= c[0] and v[1] - 0.5 <= c[1]
         assert c[2] <= v[2] + 0.5 and c[3] <= v[3] + 0.5          # the whole image
         vw, vh = v[2] - v[0], v[3] - v[1]
-        zoom = min(vw / 481, vh / 321)
+        zoom = min((vw - 16) / 481, (vh - 16) / 321)   # an 8 px margin to draw in
         assert browser.execute_script("return segEditor.zoom") == pytest.approx(zoom)
         assert browser.find_element(By.ID, "zoom").text == f"{round(100 * zoom)}%"
         assert zoom < 1

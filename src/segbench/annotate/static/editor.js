@@ -9,6 +9,7 @@ const api = (what) => `/api/${what}/${encodeURIComponent(iid)}`;
 const UNDO_LIMIT = 100;
 const MAX_SEGMENTS = 65535;
 const AUTOSAVE_MS = 700;
+const FIT_MARGIN = 8;   // CSS px around the fitted image
 const LIST_LIMIT = 300;   // segments listed in the panel (the largest first beyond it)
 
 const ed = {
@@ -90,8 +91,8 @@ function showStatus() {
 
 // Pixels of each label 0..nSeg-1.
 function segmentSizes() {
-  const sizes = new Uint32Array(ed.nSeg);
-  for (const l of ed.labels) sizes[l]++;
+  const sizes = new Uint32Array(ed.nSeg), labels = ed.labels, n = labels.length;
+  for (let i = 0; i < n; i++) sizes[labels[i]]++;
   return sizes;
 }
 
@@ -341,7 +342,9 @@ function fit() {
   const view = $('viewport'), w = view.clientWidth, h = view.clientHeight;
   const rect = { width: w, height: h };
   ed.fitted = true;
-  ed.zoom = Math.max(0.1, Math.min(rect.width / ed.W, rect.height / ed.H, 8));
+  // a margin: contours around objects at the image's edge start and end outside it
+  const m = 2 * FIT_MARGIN;
+  ed.zoom = Math.max(0.1, Math.min((rect.width - m) / ed.W, (rect.height - m) / ed.H, 8));
   ed.tx = Math.round((rect.width - ed.W * ed.zoom) / 2);
   ed.ty = Math.round((rect.height - ed.H * ed.zoom) / 2);
   place();
