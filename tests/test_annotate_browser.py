@@ -193,11 +193,12 @@ class Model:
     def __init__(self, h, w):
         self.lab, self.n, self.cur, self.ties = np.zeros((h, w), np.int64), 1, 0, 0
 
-    def split(self, pts, page):
+    def split(self, pts, page, target=None):
+        """Split segment ``target`` (default: the current one) by the contour."""
         inside, tie = _inside(pts, *self.lab.shape)
         inside = np.where(tie, page == self.n, inside)   # ties: the page's answer
         self.ties += int(tie.sum())
-        part = inside & (self.lab == self.cur)
+        part = inside & (self.lab == (self.cur if target is None else target))
         assert part.any() and not (part == (self.lab == self.cur)).all()
         self.lab[part] = self.n
         self.cur, self.n = self.n, self.n + 1
@@ -398,6 +399,257 @@ def test_collection_mode_sign_in_next_save_in_the_browser(browser, tmp_path):
             lambda d: "already segmented" in d.find_element(By.ID, "status").text)
         browser.get(srv.url + "progress")
         assert "Marie Curie" in browser.page_source
+    finally:
+        browser.get_log("browser")   # the 409 above is meant: not the next test's error
+        srv.shutdown()
+        srv.server_close()
+
+
+# ---- issue 28, 16b: what a person meets first --------------------------------------------
+
+def _screen(driver, width, height):
+    """Make the page see a screen of width x height CSS pixels (a phone below 600)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1,
+                            "mobile": width < 600})
+
+
+def _unscreen(driver):
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def _box(driver, element_id):
+    return driver.execute_script(
+        f"const r = document.getElementById('{element_id}').getBoundingClientRect();"
+        "return [r.left, r.top, r.right, r.bottom]")
+
+
+def _segment_rows(driver):
+    """The panel's segment list as (label, pixels, is current) rows, as displayed."""
+    rows = []
+    for li in browser_rows(driver):
+        label, px = li.find_elements(By.TAG_NAME, "span")[1:3]
+        assert label.text.startswith("segment ") and px.text.endswith(" px")
+        rows.append((int(label.text.split()[1]), int(px.text.split()[0]),
+                     "current" in (li.get_attribute("class") or "")))
+    return rows
+
+
+def browser_rows(driver):
+    return driver.find_elements(By.CSS_SELECTOR, "#segment-list li[data-label]")
+
+
+def test_collection_next_image_opens_the_next_assigned_image(browser, tmp_path):
+    import json
+    import urllib.request
+    srv = _serve(tmp_path, {f"c{k}": _picture(H, W, seed=k) for k in range(3)},
+                 collect=True, per_image=2, seed=0)
+
+    def api(path, body, cookie=None, headers=None):
+        h = {"X-Segbench": "1", **(headers or {})}
+        if cookie:
+            h["Cookie"] = cookie
+        req = urllib.request.Request(srv.url + path, data=body, method="POST", headers=h)
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return json.loads(r.read()), r.headers.get("Set-Cookie")
+
+    def editor_iid(d):
+        return d.execute_script("return window.segEditor && segEditor.task && "
+                                "document.body.dataset.ready === '1' ? segEditor.task.iid "
+                                ": null")
+
+    def segment_and_save():
+        _key(browser, "p")
+        for pt in [(10, 10), (60, 12), (40, 50)]:
+            _click(browser, pt)
+        _key(browser, Keys.ENTER)
+        browser.find_element(By.ID, "save").click()
+        _status(browser, "saved human/")
+
+    try:
+        # another subject has segmented one image, so two can be given to Marie
+        _, cookie = api("api/login", json.dumps({"name": "Pierre"}).encode(),
+                        headers={"Content-Type": "application/json"})
+        cookie = cookie.split(";")[0]
+        got, _ = api("api/next", b"{}", cookie)
+        api(f"api/submit/{got['iid']}", np.zeros((H, W), "<u2").tobytes(), cookie,
+            {"X-Segments": "1"})
+
+        browser.delete_all_cookies()
+        browser.get(srv.url)
+        browser.find_element(By.NAME, "name").send_keys("Marie")
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        WebDriverWait(browser, 10).until(lambda d: "Hello, Marie" in d.page_source)
+        browser.find_element(By.CSS_SELECTOR, "form button").click()     # next image
+        first = WebDriverWait(browser, 20).until(editor_iid)
+        segment_and_save()
+        browser.find_element(By.ID, "next").click()
+        # straight into the editor of the next image the server assigned: no home page
+        second = WebDriverWait(browser, 20).until(
+            lambda d: (editor_iid(d) or first) != first and editor_iid(d))
+        assert "/edit?iid=" in browser.current_url
+        segment_and_save()
+        browser.find_element(By.ID, "next").click()
+        # none left for Marie now: the home page says so
+        WebDriverWait(browser, 20).until(lambda d: "No image can be given" in d.page_source)
+        assert "segmented 2 image" in browser.page_source
+        done = {p.stem for p in (tmp_path / "out" / "human").glob("*/2/*.seg")}   # Marie is subject 2
+        assert done == {first, second}
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_contour_around_another_object_after_a_split_splits_that_object(browser,
+                                                                          tmp_path):
+    from segbench.io import read_seg
+    srv = _serve(tmp_path, {"d": _picture(H, W, seed=3)}, subject="Ada")
+    try:
+        _open(browser, srv.url + "edit?iid=d")
+        model = Model(H, W)
+
+        def ring(cx, cy, rx, ry):
+            return [(cx + rx * np.cos(t), cy + ry * np.sin(t))
+                    for t in np.linspace(0, 2 * np.pi, 24, endpoint=False)]
+
+        _drag(browser, ring(22, 30, 14, 20))                 # the first object
+        model.split(browser.execute_script("return segEditor.lastContour"),
+                    _labels(browser))
+        assert browser.execute_script("return segEditor.cur") == 1
+        # around the second object: no pixel of the current segment (the first one)
+        _drag(browser, ring(67, 30, 14, 20))
+        page = _labels(browser)
+        model.split(browser.execute_script("return segEditor.lastContour"), page,
+                    target=0)
+        assert (page == model.lab).all() and np.unique(page).size == 3
+        assert browser.execute_script("return segEditor.cur") == 2
+        assert "off segment 0" in browser.find_element(By.ID, "status").text
+        # a contour holding part of the current segment still splits it, wherever it
+        # starts (here in segment 0), as in the 2001 tool
+        _key(browser, "p")
+        for pt in [(50, 1), (67, 1), (67, 58), (50, 58)]:
+            _click(browser, pt)
+        _key(browser, Keys.ENTER)
+        page = _labels(browser)
+        model.split(browser.execute_script("return segEditor.lastContour"), page,
+                    target=2)
+        assert (page == model.lab).all() and np.unique(page).size == 4
+        # the panel lists every segment with its pixels, the current one marked
+        rows = _segment_rows(browser)
+        counts = np.bincount(page.ravel())
+        assert [(lab, px) for lab, px, _ in rows] == [(k, int(c)) for k, c in
+                                                      enumerate(counts) if c]
+        assert [lab for lab, _, cur in rows if cur] == [3]
+        browser.find_element(By.ID, "save").click()
+        _status(browser, "saved human/color/")
+        seg = read_seg(tmp_path / "out" / "human" / "color" / "1" / "d.seg")
+        assert seg.segments == 4 and _same_partition(seg.labels, model.lab)
+        assert model.ties < 0.02 * H * W
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_instructions_keys_and_segments_are_on_screen_at_1400x1000(browser, tmp_path):
+    srv = _serve(tmp_path, {"e": _picture(321, 481, seed=4)}, subject="Ada")
+    try:
+        _screen(browser, 1400, 1000)
+        _open(browser, srv.url + "edit?iid=e")
+        inner_h = browser.execute_script("return innerHeight")
+        help_ = browser.find_element(By.ID, "help")
+        assert help_.is_displayed() and "Divide the image into pieces" in help_.text
+        left, top, right, bottom = _box(browser, "help")
+        assert 0 <= top and bottom <= inner_h                    # above the fold
+        keys = browser.find_element(By.ID, "keys")
+        assert keys.is_displayed() and _box(browser, "keys")[3] <= inner_h
+        shown = keys.text   # on the page, not in tooltips
+        for key in ("F", "P", "B", "M", "K", "H", "Space", "Enter", "Esc", "[", "]",
+                    "+", "-", "0", "1", "Ctrl+Z", "Ctrl+Shift+Z", "Ctrl+Y"):
+            assert key in shown.split() or f"{key}," in shown or f"{key}+" in shown, key
+        # the editor is one screen: no page scroll, the image fits beside the panel
+        assert browser.execute_script(
+            "return document.scrollingElement.scrollHeight") <= inner_h
+        v, c = _box(browser, "viewport"), _box(browser, "canvas")
+        assert v[0] - 0.5 <= c[0] and c[2] <= v[2] + 0.5 and v[2] <= _box(browser, "help")[0]
+        assert _segment_rows(browser) == [(0, 321 * 481, True)]
+        _drag(browser, [(100, 100), (300, 90), (320, 250), (120, 260)])
+        rows = _segment_rows(browser)
+        counts = np.bincount(_labels(browser).ravel())
+        assert rows == [(0, int(counts[0]), False), (1, int(counts[1]), True)]
+        browser.find_elements(By.CSS_SELECTOR, "#segment-list li")[0].click()
+        assert browser.execute_script("return segEditor.cur") == 0
+        assert browser.find_element(By.ID, "current").text == "0"
+        assert _segment_rows(browser)[0][2]
+    finally:
+        _unscreen(browser)
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_fit_shows_the_whole_image_on_a_412_px_phone(browser, tmp_path):
+    srv = _serve(tmp_path, {"f": _picture(321, 481, seed=5)}, subject="Ada")
+
+    def check_fits():
+        inner_w, inner_h, scroll_w = browser.execute_script(
+            "return [innerWidth, innerHeight, document.scrollingElement.scrollWidth]")
+        assert (inner_w, scroll_w) == (412, 412)                 # nothing off the side
+        v, c = _box(browser, "viewport"), _box(browser, "canvas")
+        assert 0 <= v[0] and v[2] <= inner_w and 0 <= v[1] and v[3] <= inner_h + 0.5
+        assert v[0] - 0.5 <= c[0] and v[1] - 0.5 <= c[1]
+        assert c[2] <= v[2] + 0.5 and c[3] <= v[3] + 0.5          # the whole image
+        vw, vh = v[2] - v[0], v[3] - v[1]
+        zoom = min((vw - 16) / 481, (vh - 16) / 321)   # an 8 px margin to draw in
+        assert browser.execute_script("return segEditor.zoom") == pytest.approx(zoom)
+        assert browser.find_element(By.ID, "zoom").text == f"{round(100 * zoom)}%"
+        assert zoom < 1
+
+    try:
+        _screen(browser, 412, 915)
+        _open(browser, srv.url + "edit?iid=f")
+        _key(browser, "+")
+        browser.find_element(By.ID, "zoom-fit").click()
+        check_fits()
+        # a split: the status line grows (it wraps on a phone); the image still fits
+        _drag(browser, [(100, 100), (300, 90), (320, 250), (120, 260)])
+        assert "off segment 0" in browser.find_element(By.ID, "status").text
+        WebDriverWait(browser, 5).until(lambda d: _box(d, "viewport")[3] <= 915.5)
+        check_fits()
+        # a wide window made narrow: the fitted image follows
+        _screen(browser, 1400, 1000)
+        _open(browser, srv.url + "edit?iid=f")
+        _screen(browser, 412, 915)
+        WebDriverWait(browser, 5).until(lambda d: d.execute_script(
+            "return document.getElementById('canvas').getBoundingClientRect().right "
+            "<= 412.5"))
+        check_fits()
+        browser.save_screenshot(str(tmp_path / "phone.png"))
+    finally:
+        _unscreen(browser)
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_collection_skip_in_the_editor_gives_the_image_up_and_opens_the_next(browser,
+                                                                            tmp_path):
+    from segbench.annotate import Ledger
+    srv = _serve(tmp_path, {f"s{k}": _picture(H, W, seed=k) for k in range(2)},
+                 collect=True, per_image=2, seed=0)
+    ready = ("return window.segEditor && segEditor.task && "
+             "document.body.dataset.ready === '1' ? segEditor.task.iid : null")
+    try:
+        browser.delete_all_cookies()
+        browser.get(srv.url)
+        browser.find_element(By.NAME, "name").send_keys("Lise")
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        WebDriverWait(browser, 10).until(lambda d: "Hello, Lise" in d.page_source)
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        first = WebDriverWait(browser, 20).until(lambda d: d.execute_script(ready))
+        browser.find_element(By.ID, "skip").click()
+        second = WebDriverWait(browser, 20).until(
+            lambda d: (d.execute_script(ready) or first) != first and d.execute_script(ready))
+        assert {first, second} == {"s0", "s1"}
+        got = Ledger(tmp_path / "out" / "annotate.sqlite").assignment(1, first)
+        assert got is not None and got[1] == "released"
     finally:
         srv.shutdown()
         srv.server_close()

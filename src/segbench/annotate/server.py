@@ -27,11 +27,14 @@ import hashlib
 import hmac
 import html
 import io
+import ipaddress
 import json
 import os
 import random
 import re
+import socket
 import sqlite3
+import ssl
 import sys
 import threading
 import time
@@ -492,6 +495,9 @@ class Handler(BaseHTTPRequestHandler):
 
     server_version = "segbench-annotate"
     protocol_version = "HTTP/1.1"
+    # a request line without a version is answered as HTTP/1.0, never as HTTP/0.9 (a
+    # bare body: no status line, so no security header either)
+    default_request_version = "HTTP/1.0"
     app: AnnotateApp
 
     # -- helpers -----------------------------------------------------------------------
@@ -499,8 +505,11 @@ class Handler(BaseHTTPRequestHandler):
         if not getattr(self.server, "quiet", True):
             sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
 
-    def _send(self, status: int, body: bytes, ctype: str, headers=()) -> None:
-        self.send_response(status)
+    def _send(self, status: int, body: bytes, ctype: str, headers=(), *,
+              close: bool = False, reason: str | None = None) -> None:
+        """The one way a response leaves: every answer, http.server's own errors
+        included (:meth:`send_error`), gets the security headers here."""
+        self.send_response(status, reason)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Content-Security-Policy", CSP)
@@ -508,7 +517,10 @@ class Handler(BaseHTTPRequestHandler):
         # same-origin, not no-referrer: that would make a form's Origin "null"
         self.send_header("Referrer-Policy", "same-origin")
         self.send_header("Cache-Control", "no-store")
-        if self.command in ("POST", "PUT") and not getattr(self, "_consumed", False):
+        if getattr(self.server, "tls", False):
+            self.send_header("Strict-Transport-Security", "max-age=31536000")
+        if close or (self.command in ("POST", "PUT")
+                     and not getattr(self, "_consumed", False)):
             # a refused request's body is unread: it must not be parsed as the next one
             self.close_connection = True
             self.send_header("Connection", "close")
@@ -517,6 +529,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own refusals (a malformed request line, a method it has no
+        ``do_`` for, a URI or header over its limits): JSON as every other error, through
+        :meth:`_send`, and the connection closed (the request was not understood)."""
+        short = self.responses.get(code, ("error", ""))[0]
+        self.log_error("code %d, message %s", code, message or short)
+        body = b"" if code < 200 or code in (204, 205, 304) else \
+            json.dumps({"error": message or short}).encode()
+        self._send(code, body, "application/json", close=True, reason=short)
 
     def _json(self, obj, status: int = 200, headers=()) -> None:
         self._send(status, json.dumps(obj).encode(), "application/json", headers)
@@ -558,7 +580,7 @@ class Handler(BaseHTTPRequestHandler):
             raise _Reply(421, f"unexpected Host {host!r}")
         if self.command in ("POST", "PUT"):
             origin = self.headers.get("Origin")
-            if origin is not None and origin != f"http://{host}":
+            if origin is not None and origin not in self.server.origins(host):
                 raise _Reply(403, "cross-origin request refused")
             if self.path.startswith("/api/") and self.headers.get("X-Segbench") != "1":
                 raise _Reply(403, "API writes need the header X-Segbench: 1")
@@ -684,6 +706,8 @@ class Handler(BaseHTTPRequestHandler):
         self.app.write_subjects()
         cookie = (f"{COOKIE}={self.app.sign(subject)}; Path=/; HttpOnly; SameSite=Strict; "
                   "Max-Age=2592000")
+        if self.server.secure:   # https (here or at the proxy): never sent in the clear
+            cookie += "; Secure"
         if api:
             self._json({"subject": subject, "name": name},
                        headers=(("Set-Cookie", cookie),))
@@ -774,30 +798,137 @@ class Handler(BaseHTTPRequestHandler):
         self._json(self.app.submit(subject, iid, body, self.headers.get("X-Segments")))
 
 
+def is_loopback(host: str) -> bool:
+    """True if ``host`` (a name or address to bind) only reaches this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def tls_context(cert: str | PathLike, key: str | PathLike) -> ssl.SSLContext:
+    """A server-side TLS context (TLS 1.2 or later) from PEM files.
+
+    Parameters
+    ----------
+    cert : str or PathLike
+        The certificate chain, PEM (the server's certificate first).
+    key : str or PathLike
+        Its private key, PEM, unencrypted (the server starts unattended).
+
+    Raises
+    ------
+    InputError
+        A missing file, or files that are not a PEM certificate and its matching key.
+    """
+    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not Path(path).is_file():
+            raise InputError(f"{option}: file not found", path)
+
+    def no_password():
+        raise InputError("--tls-key: the private key is encrypted; give an unencrypted "
+                         "key (the server starts without asking for a password)", key)
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert, key, password=no_password)
+    except ssl.SSLError as exc:
+        why = "the key does not match the certificate" if "KEY_VALUES_MISMATCH" in str(
+            exc) else f"not a PEM certificate and private key ({exc.reason or exc})"
+        raise InputError(f"--tls-cert/--tls-key: cannot load them: {why} (key: {key})",
+                         cert) from None
+    except OSError as exc:
+        raise InputError(f"--tls-cert/--tls-key: cannot read them: "
+                         f"{exc.strerror or exc}", cert) from None
+    return ctx
+
+
+def _public_origin(url: str) -> tuple[str, str]:
+    """(origin, host[:port]) of ``--public-url``."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in (
+            "", "/") or parts.query or parts.fragment or "@" in parts.netloc:
+        raise InputError(f"--public-url must be an address such as "
+                         f"https://annotate.example.org (scheme and host, no path), "
+                         f"got {url!r}")
+    netloc = parts.netloc.lower()
+    return f"{parts.scheme}://{netloc}", netloc
+
+
 class AnnotateServer(ThreadingHTTPServer):
-    """:class:`ThreadingHTTPServer` holding an :class:`AnnotateApp`."""
+    """:class:`ThreadingHTTPServer` holding an :class:`AnnotateApp`.
+
+    With ``ssl_context`` every connection is wrapped in TLS in its own thread (the
+    handshake of a slow or hostile client never holds the others up); ``public_url`` is
+    the address subjects open when a reverse proxy stands in front: its host is served
+    and it is the origin forms and API writes come from.
+    """
 
     daemon_threads = True
     request_queue_size = 128   # many subjects may connect at the same moment
+    handshake_timeout = 10.0   # seconds a client has to finish the TLS handshake
 
-    def __init__(self, app: AnnotateApp, host: str, port: int, *, quiet: bool = True):
+    def __init__(self, app: AnnotateApp, host: str, port: int, *, quiet: bool = True,
+                 ssl_context: ssl.SSLContext | None = None, public_url: str | None = None):
         self.app, self.quiet = app, quiet
+        self.ssl_context, self.tls = ssl_context, ssl_context is not None
+        self.public = None if public_url is None else _public_origin(public_url)
+        #: cookies get ``Secure``: the browser reaches us over https, here or at a proxy
+        self.secure = self.tls or (self.public is not None
+                                   and self.public[0].startswith("https:"))
+        host = host.strip("[]")   # an IPv6 address may come as in a URL
+        if ":" in host:
+            self.address_family = socket.AF_INET6
         handler = type("BoundHandler", (Handler,), {"app": app})
         super().__init__((host, port), handler)
         port = self.server_address[1]
-        loopback = host in ("127.0.0.1", "localhost", "::1")
+        self.loopback = is_loopback(host)
         self.allowed_hosts = ({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-                              if loopback else None)
+                              if self.loopback else None)
+        if self.allowed_hosts is not None and self.public is not None:
+            self.allowed_hosts.add(self.public[1])
+
+    def origins(self, host: str) -> set[str]:
+        """The ``Origin`` values accepted on a write that came with ``Host: host``."""
+        scheme = "https" if self.tls else "http"
+        own = {f"{scheme}://{host}"}
+        if self.public is None:
+            return own
+        # behind a proxy, the public origin; the proxy's own plain-http name is not one
+        return {self.public[0]} | (own if host != self.public[1] else set())
+
+    def finish_request(self, request, client_address):
+        if self.ssl_context is None:
+            return super().finish_request(request, client_address)
+        request.settimeout(self.handshake_timeout)
+        try:   # in the request's own thread, not in the accept loop
+            conn = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as exc:
+            if not self.quiet:
+                sys.stderr.write(f"{client_address[0]} TLS handshake failed: "
+                                 f"{getattr(exc, 'reason', None) or exc}\n")
+            return
+        conn.settimeout(None)
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            self.shutdown_request(conn)
 
     @property
     def url(self) -> str:
-        """``http://host:port/`` of the server."""
+        """``http://host:port/`` (``https`` with TLS) of the server."""
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+        host = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.tls else 'http'}://{host}:{port}/"
 
 
 def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127.0.0.1",
-                port: int = 8000, quiet: bool = True, **options) -> AnnotateServer:
+                port: int = 8000, quiet: bool = True, tls_cert: str | PathLike | None = None,
+                tls_key: str | PathLike | None = None, public_url: str | None = None,
+                **options) -> AnnotateServer:
     """Prepare ``out`` and return the annotation server, bound but not yet serving.
 
     Parameters
@@ -807,11 +938,17 @@ def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127
         ``collect``, ``per_image``, ``gray``, ``invert``, ``flipflop``, ``seed``,
         ``reservation_hours``).
     host : str
-        Address to bind: 127.0.0.1 unless another one is asked for explicitly.
+        Address to bind: 127.0.0.1 unless another one is asked for explicitly. An
+        address that is not loopback is warned about (no password guards the server).
     port : int
         Port; 0 picks a free one (see ``server.url``).
     quiet : bool
         No request log on stderr.
+    tls_cert, tls_key : str or PathLike, optional
+        Serve https: the certificate chain and its unencrypted private key, PEM (both
+        or neither). See :func:`tls_context`.
+    public_url : str, optional
+        Behind a reverse proxy: the address subjects open (``https://host[:port]``).
 
     Returns
     -------
@@ -821,11 +958,35 @@ def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127
     Raises
     ------
     InputError
-        A missing or empty images folder, a bad image, a bad subject name, or an output
-        folder holding files of something else.
+        A missing or empty images folder, a bad image, a bad subject name, an output
+        folder holding files of something else, or a certificate and key that cannot
+        be loaded.
+
+    Warns
+    -----
+    AnnotateWarning
+        ``host`` is not a loopback address.
     """
+    import warnings
+    if (tls_cert is None) != (tls_key is None):
+        raise InputError("--tls-cert and --tls-key go together: give both (the "
+                         "certificate and its private key, PEM files)")
+    ctx = None if tls_cert is None else tls_context(tls_cert, tls_key)
+    if public_url is not None:
+        _public_origin(public_url)   # refused before anything is written
     app = AnnotateApp(images, out, **options)
     try:
-        return AnnotateServer(app, host, port, quiet=quiet)
-    except OSError as exc:
-        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        server = AnnotateServer(app, host, port, quiet=quiet, ssl_context=ctx,
+                                public_url=public_url)
+    except (OSError, OverflowError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"cannot listen on {host}:{port}: {why}") from None
+    if not server.loopback:
+        warnings.warn(
+            f"--host {host} is not a loopback address: anyone who can reach port "
+            f"{server.server_address[1]} of this machine can sign in and submit (there is "
+            f"no password)" + ("" if ctx else ", and the traffic is plain HTTP (use "
+                                              "--tls-cert/--tls-key, or a reverse proxy: "
+                                              "docs/annotate.md)"),
+            AnnotateWarning, stacklevel=2)
+    return server

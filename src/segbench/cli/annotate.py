@@ -17,11 +17,14 @@ def _cmd_annotate(a) -> int:
         raise InputError("--subject and --collect exclude each other: in collection "
                          "mode every subject enters a name in the browser")
     server = make_server(a.images, a.out, host=a.host, port=a.port, quiet=a.quiet,
+                         tls_cert=a.tls_cert, tls_key=a.tls_key, public_url=a.public_url,
                          subject=a.subject, collect=a.collect, per_image=a.per_image,
                          gray=a.gray, invert=a.invert, flipflop=a.flipflop, seed=a.seed)
     mode = (f"collection, at most {a.per_image} subjects per image" if a.collect
             else f"subject {a.subject!r}")
-    print(f"segbench annotate: {mode}; serving {server.url} (Ctrl-C to stop)", flush=True)
+    public = f" (open as {a.public_url})" if a.public_url else ""
+    print(f"segbench annotate: {mode}; serving {server.url}{public} (Ctrl-C to stop)",
+          flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -71,9 +74,17 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--invert", action="store_true", help="show the images inverted")
     p.add_argument("--flipflop", action="store_true",
                    help="show the images upside down and backwards (rotated 180 degrees)")
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="address to bind (default 127.0.0.1; 0.0.0.0 opens it to the "
-                        "network)")
+                        "network, with a warning: there is no password)")
+    p.add_argument("--tls-cert", default=None, metavar="PEM",
+                   help="serve https: the certificate chain (PEM); with --tls-key")
+    p.add_argument("--tls-key", default=None, metavar="PEM",
+                   help="serve https: the certificate's private key (PEM, unencrypted)")
+    p.add_argument("--public-url", default=None, metavar="URL",
+                   help="behind a reverse proxy: the address subjects open "
+                        "(https://annotate.example.org); its host and origin are "
+                        "accepted and the cookie is Secure when it is https")
     p.add_argument("--port", type=int, default=8000,
                    help="port (default 8000; 0: any free)")
     p.add_argument("--seed", type=int, default=None,

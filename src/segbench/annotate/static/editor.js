@@ -9,6 +9,8 @@ const api = (what) => `/api/${what}/${encodeURIComponent(iid)}`;
 const UNDO_LIMIT = 100;
 const MAX_SEGMENTS = 65535;
 const AUTOSAVE_MS = 700;
+const FIT_MARGIN = 8;   // CSS px around the fitted image
+const LIST_LIMIT = 300;   // segments listed in the panel (the largest first beyond it)
 
 const ed = {
   W: 0, H: 0, labels: null, nSeg: 1, cur: 0, tool: 'freehand', brush: 6,
@@ -16,6 +18,7 @@ const ed = {
   undo: [], redo: [], pixels: null, out: null, ctx: null,
   contour: null, stroke: null, lastContour: null, lastStroke: null, timings: [],
   dirty: false, saving: null, timer: 0, submitted: false, version: 0, savedVersion: 0,
+  fitted: true, next: null,
 };
 window.segEditor = ed;   // for the tests and the curious: the state, read-only by intent
 
@@ -72,20 +75,52 @@ function render() {
   showStatus();
 }
 
+const rgb = (l) => { const k = colour(l); return `rgb(${palette[k]},${palette[k + 1]},${palette[k + 2]})`; };
+
 function showStatus() {
-  $('segments').textContent = String(countSegments());
-  const k = colour(ed.cur);
-  $('swatch').style.background = `rgb(${palette[k]},${palette[k + 1]},${palette[k + 2]})`;
+  const sizes = segmentSizes();
+  const present = [];
+  for (let l = 0; l < sizes.length; l++) if (sizes[l]) present.push(l);
+  $('segments').textContent = String(present.length);
+  $('swatch').style.background = rgb(ed.cur);
   $('current').textContent = String(ed.cur);
   $('undo').disabled = !ed.undo.length;
   $('redo').disabled = !ed.redo.length;
+  listSegments(present, sizes);
 }
 
-function countSegments() {
-  const seen = new Uint8Array(ed.nSeg);
-  let n = 0;
-  for (const l of ed.labels) if (!seen[l]) { seen[l] = 1; n++; }
-  return n;
+// Pixels of each label 0..nSeg-1.
+function segmentSizes() {
+  const sizes = new Uint32Array(ed.nSeg), labels = ed.labels, n = labels.length;
+  for (let i = 0; i < n; i++) sizes[labels[i]]++;
+  return sizes;
+}
+
+// The panel's list of segments: colour, number, pixels; a click makes one current.
+function listSegments(present, sizes) {
+  let shown = present;
+  if (shown.length > LIST_LIMIT) {
+    shown = present.slice().sort((a, b) => sizes[b] - sizes[a]).slice(0, LIST_LIMIT);
+    if (!shown.includes(ed.cur)) shown[LIST_LIMIT - 1] = ed.cur;
+    shown.sort((a, b) => a - b);
+  }
+  const items = shown.map((l) => {
+    const li = document.createElement('li'), sw = document.createElement('span'),
+          name = document.createElement('span'), px = document.createElement('span');
+    sw.className = 'swatch'; sw.style.background = rgb(l);
+    name.textContent = `segment ${l}`;
+    px.className = 'px'; px.textContent = `${sizes[l]} px`;
+    li.dataset.label = String(l);
+    if (l === ed.cur) li.className = 'current';
+    li.append(sw, name, px);
+    return li;
+  });
+  if (shown.length < present.length) {
+    const li = document.createElement('li');
+    li.textContent = `… and ${present.length - shown.length} smaller segments`;
+    items.push(li);
+  }
+  $('segment-list').replaceChildren(...items);
 }
 
 function drawGuide(points, closed) {
@@ -123,29 +158,44 @@ export function redo() {
   ed.undo.push(snapshot()); restore(ed.redo.pop()); changed();
 }
 
-// Split the current segment: the part of it inside the closed contour becomes a new
-// segment, which becomes current (as in the 2001 tool: cut out, then split again).
+// Split a segment: the part of it inside the closed contour becomes a new segment,
+// which becomes current (as in the 2001 tool: cut out, then split again). The segment
+// split is the current one when the contour holds part of it; else the one under the
+// contour's first point, when the contour holds part of that; else the one the contour
+// holds most of. A segment the contour holds whole cannot be split by it.
 export function split(points) {
   const t0 = performance.now();
-  const { labels, cur, W, H } = ed;
+  const { labels, W, H } = ed;
   if (ed.nSeg >= MAX_SEGMENTS) { status(`at most ${MAX_SEGMENTS} segments`); return false; }
-  const inside = [];
-  forEachInside(points, W, H, (i) => { if (labels[i] === cur) inside.push(i); });
-  let total = 0;
-  for (const l of labels) if (l === cur) total++;
+  const within = [], held = new Uint32Array(ed.nSeg);
+  forEachInside(points, W, H, (i) => { within.push(i); held[labels[i]]++; });
+  const sizes = segmentSizes();
   ed.lastContour = points.map(([x, y]) => [x, y]);
-  if (!inside.length || inside.length === total) {
-    status(inside.length ? 'the contour holds all of the segment: nothing to split'
-                         : 'the contour holds no pixel of the current segment');
+  const splittable = (l) => l >= 0 && held[l] > 0 && held[l] < sizes[l];
+  const start = pixelAt(points[0]);
+  let target = -1;
+  if (splittable(ed.cur)) target = ed.cur;
+  else if (start >= 0 && splittable(labels[start])) target = labels[start];
+  else {
+    for (let l = 0; l < held.length; l++) {
+      if (splittable(l) && (target < 0 || held[l] > held[target])) target = l;
+    }
+  }
+  if (target < 0) {
+    status(within.length ? 'the contour holds whole segments only: nothing to split'
+                         : 'the contour holds no pixel of the image');
     return false;
   }
   pushUndo();
   const fresh = ed.nSeg++;
-  for (const i of inside) ed.labels[i] = fresh;
+  let n = 0;
+  for (const i of within) if (labels[i] === target) { labels[i] = fresh; n++; }
   ed.cur = fresh;
+  ed.lastSplit = { from: target, into: fresh, pixels: n };
   const t1 = performance.now();
   changed();
-  ed.timings.push({ op: 'split', pixels: inside.length, split_ms: t1 - t0,
+  status(`split ${n} pixels off segment ${target}: segment ${fresh}`);
+  ed.timings.push({ op: 'split', pixels: n, split_ms: t1 - t0,
                     render_ms: performance.now() - t1 });
   return true;
 }
@@ -227,7 +277,10 @@ function onDown(e) {
 }
 
 function onMove(e) {
-  if (panFrom) { ed.tx = e.clientX - panFrom[0]; ed.ty = e.clientY - panFrom[1]; place(); return; }
+  if (panFrom) {
+    ed.tx = e.clientX - panFrom[0]; ed.ty = e.clientY - panFrom[1]; ed.fitted = false;
+    place(); return;
+  }
   const p = imagePoint(e);
   $('where').textContent = pixelAt(p) >= 0 ? `row ${Math.floor(p[1])}, col ${Math.floor(p[0])}` : '';
   if (ed.tool === 'freehand' && ed.contour) {
@@ -270,6 +323,7 @@ function place() {
   $('zoom').textContent = `${Math.round(ed.zoom * 100)}%`;
 }
 function zoomAt(factor, cx, cy) {
+  ed.fitted = false;
   const z = Math.min(32, Math.max(0.1, ed.zoom * factor));
   const rect = $('viewport').getBoundingClientRect();
   const px = cx - rect.left, py = cy - rect.top;
@@ -282,9 +336,15 @@ export function setZoom(z) {   // about the viewport's centre
   const rect = $('viewport').getBoundingClientRect();
   zoomAt(z / ed.zoom, rect.left + rect.width / 2, rect.top + rect.height / 2);
 }
+// The whole image in the viewport, centred; kept so when the viewport changes size
+// (a window resized, a phone turned) until the user zooms or pans.
 function fit() {
-  const rect = $('viewport').getBoundingClientRect();
-  ed.zoom = Math.max(0.1, Math.min(rect.width / ed.W, rect.height / ed.H, 8));
+  const view = $('viewport'), w = view.clientWidth, h = view.clientHeight;
+  const rect = { width: w, height: h };
+  ed.fitted = true;
+  // a margin: contours around objects at the image's edge start and end outside it
+  const m = 2 * FIT_MARGIN;
+  ed.zoom = Math.max(0.1, Math.min((rect.width - m) / ed.W, (rect.height - m) / ed.H, 8));
   ed.tx = Math.round((rect.width - ed.W * ed.zoom) / 2);
   ed.ty = Math.round((rect.height - ed.H * ed.zoom) / 2);
   place();
@@ -329,12 +389,57 @@ async function submit() {
     const [, reply] = await put(api('submit'), 'POST');
     ed.submitted = true; ed.dirty = false;
     status(`saved ${reply.saved} (${reply.segments} segments)`);
-    const next = $('next');
-    next.href = reply.next; next.hidden = false;
+    ed.next = reply.next;
+    $('next').hidden = false; $('skip').hidden = true;
   } catch (err) {
     status(`NOT saved: ${err.message}`);
     $('save').disabled = false;
   }
+}
+
+// The next image: in collection mode the server assigns it now (no stop at the home
+// page); alone, the next one without a submission.
+async function goNext() {
+  if (!ed.task.collect) { location.assign(ed.next || '/'); return; }
+  $('next').disabled = true;
+  try {
+    const r = await fetch('/api/next', {
+      method: 'POST', body: '{}', credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-Segbench': '1' } });
+    const reply = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(reply.error || `HTTP ${r.status}`);
+    location.assign(reply.iid ? `/edit?iid=${encodeURIComponent(reply.iid)}`
+      : '/?msg=' + encodeURIComponent('No image can be given to you now: thank you! Come back later.'));
+  } catch (err) {
+    status(`no next image: ${err.message}`);
+    $('next').disabled = false;
+  }
+}
+
+// Collection mode: give this image up (it goes to someone else), then the next one.
+async function skip() {
+  clearTimeout(ed.timer);
+  if (ed.saving) await ed.saving;
+  $('skip').disabled = true;
+  try {
+    const r = await fetch(api('skip'), {
+      method: 'POST', body: '{}', credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-Segbench': '1' } });
+    const reply = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(reply.error || `HTTP ${r.status}`);
+    ed.submitted = true;   // nothing more to save here
+    await goNext();
+  } catch (err) {
+    status(`NOT skipped: ${err.message}`);
+    $('skip').disabled = false;
+  }
+}
+
+// Narrow screens: the viewport fills the screen below the toolbar and status line (whose
+// heights vary as they wrap), so "fit" shows the whole image without scrolling.
+function layout() {
+  const view = $('viewport');
+  document.documentElement.style.setProperty('--viewport-top', `${view.offsetTop}px`);
 }
 
 // ---- start -----------------------------------------------------------------------
@@ -397,6 +502,7 @@ async function start() {
     ed.labels = new Uint16Array(ed.W * ed.H);
     ed.nSeg = 1;
   }
+  layout();
   fit();
   render();
 
@@ -424,6 +530,16 @@ async function start() {
   $('opacity').addEventListener('input', (e) => { ed.alpha = Number(e.target.value) / 100; render(); });
   $('show-bounds').addEventListener('change', (e) => { ed.bounds = e.target.checked; render(); });
   $('save').addEventListener('click', submit);
+  $('next').addEventListener('click', goNext);
+  $('skip').addEventListener('click', skip);
+  $('skip').hidden = !task.collect;
+  $('segment-list').addEventListener('click', (e) => {
+    const li = e.target.closest('li[data-label]');
+    if (li) { ed.cur = Number(li.dataset.label); render(); }
+  });
+  const above = new ResizeObserver(layout);   // the toolbar and status line wrap
+  above.observe($('toolbar')); above.observe($('info'));
+  new ResizeObserver(() => { if (ed.fitted) fit(); }).observe(view);
   window.addEventListener('beforeunload', (e) => {
     if (ed.dirty && !ed.submitted) { saveDraft(); e.preventDefault(); e.returnValue = ''; }
   });
