@@ -8,10 +8,10 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ..datasets import Dataset, Sample, open_ground_truth, pair_predictions, parse_ids, run_name
-from ..errors import InputError
+from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
-from ._executor import map_items, open_executor
+from ._executor import map_items, open_executor, scheduler_address
 from ._folder import claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
@@ -133,6 +133,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     """
     families = [families] if isinstance(families, Family) else list(families)
     params, options = dict(params or {}), dict(options or {})
+    if scheduler and executor is None:
+        scheduler_address(scheduler)        # a malformed address fails before any work
     dataset = open_ground_truth(gt, split=split, presentation=presentation,
                                 all_splits=all_splits)
     wanted = parse_ids(ids)
@@ -193,18 +195,23 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
                 f.warm_up(p)
     desc = "+".join(f.label or f.name for f in families)
     joint: dict[str, list] = {}
-    with open_executor(workers, scheduler) if executor is None else nullcontext(executor) \
-            as ex:
-        for iid, recs in map_items(_evaluate_group, todo, executor=ex, progress=progress,
-                                   desc=desc):
-            for (f, _), rec in zip(jobs_of[iid], recs):
-                store.save(f, iid, keys[f.name, iid], rec)
-                records[f.name][iid] = rec
-        for f, p in resolved:
-            if f.joint_tasks is not None:
-                joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
-                                           [records[f.name][i] for i in item_ids],
-                                           store, ex, progress)
+    try:
+        with open_executor(workers, scheduler) if executor is None \
+                else nullcontext(executor) as ex:
+            for iid, recs in map_items(_evaluate_group, todo, executor=ex,
+                                       progress=progress, desc=desc):
+                for (f, _), rec in zip(jobs_of[iid], recs):
+                    store.save(f, iid, keys[f.name, iid], rec)
+                    records[f.name][iid] = rec
+            for f, p in resolved:
+                if f.joint_tasks is not None:
+                    joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
+                                               [records[f.name][i] for i in item_ids],
+                                               store, ex, progress)
+    except ClusterLostError:
+        # counted over the whole run: the images reused and those finished here
+        done = sum(all(i in records[f.name] for f in families) for i in item_ids)
+        raise ClusterLostError(done, len(item_ids), saved=store.root is not None) from None
 
     if name or not any(f.needs_predictions for f in families):
         label = name or "human"
