@@ -254,7 +254,7 @@ def add_parsers(sub) -> None:
         description="The boundary and region benchmarks of ucm2 or segs .mat files, "
                     "each image read once (allBench.m); writes the files of both.")
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)")
-    _finish(p, _cmd_all)
+    _finish(p, _cmd_all, protocol=True)
 
     p = sub.add_parser(
         "human", help="human consistency: each annotator against the others",

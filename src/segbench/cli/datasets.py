@@ -27,7 +27,8 @@ def _cmd_fetch(a) -> int:
 def _cmd_submit(a) -> int:
     from ..submit import submit
     res = submit(a.path, a.out, dataset=a.dataset, split=a.split, name=a.name,
-                 strict=not a.lenient, workers=a.workers, progress=not a.quiet)
+                 strict=not a.lenient, workers=a.workers, progress=not a.quiet,
+                 presentation=a.presentation)
     if a.json:
         out = {"meta": res.meta, "boundary": res.boundary.to_dict()}
         if res.region is not None:
@@ -80,7 +81,12 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--out", required=True, help="run folder (resumable)")
     p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root (BSDS500 or BSDS300 layout)")
-    p.add_argument("--split", default="test", help="split the maps are for (default test)")
+    p.add_argument("--split", default="test", metavar="S",
+                   help="split the maps are for")
+    p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
+                   help="BSDS300: score against the segmentations made on colour "
+                        "images (the default), on grayscale ones (the greyscale "
+                        "ranking), or both")
     p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")
     p.add_argument("--lenient", action="store_true",
                    help="ignore files that do not belong instead of refusing them")
