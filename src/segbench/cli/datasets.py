@@ -60,11 +60,11 @@ def add_parsers(subparsers) -> None:
                     "verify size and SHA-256 where known, unpack safely and check the "
                     "result. Does nothing when a verified copy is already in DEST.")
     p.add_argument("dataset", choices=("bsds500", "bsds300"))
-    p.add_argument("--dest", required=True, help="folder to unpack into")
-    p.add_argument("--url", action="append", default=None,
+    p.add_argument("--dest", required=True, metavar="DIR", help="folder to unpack into")
+    p.add_argument("--url", action="append", default=None, metavar="URL",
                    help="mirror or file:// URL; repeat once per archive (bsds300: "
                         "images, then human)")
-    p.add_argument("--sha256", action="append", default=None,
+    p.add_argument("--sha256", action="append", default=None, metavar="HEX",
                    help="expected SHA-256 of the archive; repeat once per archive")
     p.add_argument("--keep-archive", action="store_true",
                    help="keep the downloaded archive(s) in DEST")
@@ -78,7 +78,8 @@ def add_parsers(subparsers) -> None:
                     "it against the dataset split, run the boundary benchmark (and the "
                     "region benchmark for .mat), write RUN_DIR with meta.json.")
     p.add_argument("path", help="submission folder or archive")
-    p.add_argument("--out", required=True, help="run folder (resumable)")
+    p.add_argument("--out", required=True, metavar="RUN_DIR",
+                   help="run folder (resumable)")
     p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root (BSDS500 or BSDS300 layout)")
     p.add_argument("--split", default="test", metavar="S",
@@ -87,7 +88,8 @@ def add_parsers(subparsers) -> None:
                    help="BSDS300: score against the segmentations made on colour "
                         "images (the default), on grayscale ones (the greyscale "
                         "ranking), or both")
-    p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")
+    p.add_argument("--name", default=None, metavar="NAME",
+                   help="algorithm name (instead of name.txt)")
     p.add_argument("--lenient", action="store_true",
                    help="ignore files that do not belong instead of refusing them")
     add_common(p)

@@ -308,11 +308,11 @@ def add_parsers(sub) -> None:
                    help="png16: 16-bit PNG, nothing lost to 8-bit rounding (the "
                         "default); png8: round(255 v), as the MATLAB scripts save; npy: "
                         "exact values")
-    p.add_argument("--r", type=int, default=1,
+    p.add_argument("--r", type=int, default=1, metavar="PX",
                    help="suppression radius in pixels along the normal")
-    p.add_argument("--s", type=int, default=5,
+    p.add_argument("--s", type=int, default=5, metavar="PX",
                    help="border band in pixels, ramped linearly to 0")
-    p.add_argument("--m", type=float, default=1.01,
+    p.add_argument("--m", type=float, default=1.01, metavar="M",
                    help="tolerance: a pixel survives while m * value >= its neighbours")
     p.add_argument("--no-presmooth", action="store_true",
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
@@ -335,7 +335,7 @@ def add_parsers(sub) -> None:
     u.add_argument("--out", required=True, metavar="DIR",
                    help="output folder: new, empty, or one written by segbench ucm "
                         f"(marked by {UCM_MARKER}); any other folder is refused")
-    u.add_argument("--orientations", type=int, default=8,
+    u.add_argument("--orientations", type=int, default=8, metavar="N",
                    help="directions at which a 2-D map is read along each arc (as BSR "
                         "reads a detector's 8 channels); 0 reads at the arc's exact "
                         "direction (MCG's contours2OWT)")
@@ -348,7 +348,7 @@ def add_parsers(sub) -> None:
                         "(fitted to gPb; it saturates for detectors whose boundaries "
                         "are mostly strong, narrowing the PR curve); mean: the mean "
                         "strengths themselves")
-    u.add_argument("--radius", type=float, default=5.0,
+    u.add_argument("--radius", type=float, default=5.0, metavar="PX",
                    help="half-width in pixels of the straight-line fit that gives each "
                         "arc pixel its direction")
     add_common(u)

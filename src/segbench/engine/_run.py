@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
@@ -14,6 +15,10 @@ from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
 from ._folder import claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
+
+
+#: Notes of a run a user may want (a resumed run's reuse); the CLI prints them.
+log = logging.getLogger("segbench")
 
 
 def _evaluate_group(group):
@@ -189,6 +194,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         if jobs:
             jobs_of[iid] = jobs
             todo.append((sample, jobs))
+    reused = len(item_ids) - len(todo)
+    if reused:
+        log.info("resumed: %d of %d images reused from the records in %s%s", reused,
+                 len(item_ids), out, f"; computing the other {len(todo)}" if todo else "")
     if todo and executor is None and scheduler is None and workers > 1:
         for f, p in resolved:          # compile here once; forked workers inherit it
             if f.warm_up is not None:
