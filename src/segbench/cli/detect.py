@@ -252,7 +252,7 @@ def _cmd_detect(a) -> int:
                          "--weights trained")
     weights, recorded = a.weights, a.weights if a.detector in _WEIGHTED else None
     if a.detector in _WEIGHTED and a.weights not in ("trained", "published"):
-        from ..algorithms._pb import read_weight_file
+        from ..algorithms import read_weight_file
         from ..engine import fingerprint
         path = Path(a.weights)
         weights = [float(v) for v in read_weight_file(path, a.detector)]
