@@ -61,10 +61,12 @@ def b300(tmp_path_factory):
 
 
 def _run(capsys, *args):
-    """``segbench ARGS --quiet``: (exit status, stdout, stderr lines)."""
+    """``segbench ARGS --quiet``: (exit status, stdout, stderr lines other than the note
+    of a resumed run)."""
     code = main([*map(str, args), "--quiet"])
     out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
+    return code, out, [line for line in err.splitlines()
+                       if line.strip() and not line.startswith("segbench: resumed:")]
 
 
 # --- 9. text files saved with a UTF-8 BOM ----------------------------------------------

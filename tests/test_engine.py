@@ -270,7 +270,7 @@ def test_help_imports_no_numerical_library():
             "print('IMPORTED', bad)")
     out = " ".join(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                   text=True, timeout=60).stdout.split())
-    assert "IMPORTED []" in out and "--presentation" in out and "(default 99;" in out
+    assert "IMPORTED []" in out and "--presentation" in out and "(default: 99;" in out
     bare = _run_cli()
     assert bare.returncode == 0 and "boundary" in bare.stdout
 

@@ -385,7 +385,8 @@ def test_cli_reruns_into_its_own_folder(raw, tmp_path):
     assert main(["nms", "--pred", str(d), "--out", str(out), "--quiet",
                  "--format", "npy"]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == [".segbench-nms", "im0.npy", "im1.npy"]  # no two files per id
+    assert names == [".segbench-nms", ".segbench-records", "im0.npy",
+                     "im1.npy"]  # no two files per id
 
 
 def test_cli_names_a_bad_file(raw, tmp_path, capsys):

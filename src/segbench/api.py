@@ -50,9 +50,9 @@ def human_options(results) -> dict:
 def protocol_params(benchmark: str, name: str) -> dict:
     """The record and summary parameters of a protocol preset, named by ``protocol``."""
     from .boundary import protocol
-    if benchmark not in ("boundary", "human", "human_boundary"):
+    if benchmark not in ("boundary", "all", "human", "human_boundary"):
         raise InputError(f"a protocol preset applies to the boundary and human "
-                         f"benchmarks, not to {benchmark!r}")
+                         f"benchmarks (and 'all'), not to {benchmark!r}")
     preset = protocol(name)
     keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "alpha")
     return {"protocol": name, **{k: preset[k] for k in keys}}
@@ -220,9 +220,11 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         The name the calibration run bears when it is not this run's: to calibrate
         on another algorithm's run on purpose.
     protocol : {'bsr', 'bsds300'}, optional
-        A preset of the boundary protocol (boundary and human benchmarks;
+        A preset of the boundary protocol (boundary, all and human benchmarks;
         :data:`segbench.boundary.PROTOCOLS`): its values fill the parameters not
         given in ``params``; every value is recorded in the result's parameters.
+        With 'all' the region benchmark takes its ``nthresh`` too, as it takes
+        ``nthresh`` (allBench.m has one).
     **params
         Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
         ``labels`` (False: region reads label-map images only when True), ``nms``

@@ -48,3 +48,23 @@ class OutputError(SegbenchError, OSError):
 
     def __str__(self) -> str:  # OSError's own __str__ would show the errno tuple
         return f"{self.path}: cannot write: {self.reason}"
+
+
+class ClusterLostError(SegbenchError):
+    """The Dask cluster of ``--scheduler`` went away (scheduler gone, or its workers
+    lost) before every item was done. What had finished is kept.
+
+    Parameters
+    ----------
+    done, total : int
+        Items finished (and kept) and items of the run.
+    saved : bool
+        Whether finished items were saved (a run with an output folder).
+    """
+
+    def __init__(self, done: int, total: int, *, saved: bool = True):
+        self.done, self.total, self.saved = int(done), int(total), saved
+        kept = ("finished images are saved, rerun to resume" if saved
+                else "nothing was saved (no --out)")
+        super().__init__(f"the Dask cluster went away after {self.done} of {self.total} "
+                         f"images; {kept}")

@@ -30,7 +30,7 @@ from os import PathLike
 from pathlib import Path
 
 from .datasets import ABOUT_MAX, safe_extract, sanitize_html
-from .datasets.bsds import Dataset, open_dataset, valid_iid
+from .datasets.bsds import BSDS300, Dataset, open_dataset, valid_iid
 from .errors import InputError
 from .io import atomic_write_bytes
 
@@ -300,11 +300,26 @@ def _claim_run_folder(out: Path, src: Path) -> None:
                  inputs={"submission": src}, apart=True)
 
 
+def _open_presentation(dataset, presentation: str | None):
+    """The dataset of ``submit``, its BSDS300 segmentations of ``presentation``."""
+    if presentation is None:
+        return open_dataset(dataset)
+    if not isinstance(dataset, BSDS300):
+        ds = open_dataset(dataset, presentation=presentation)
+    else:
+        ds = dataset if dataset.presentation == presentation else \
+            BSDS300(dataset.root, presentation=presentation)
+    if not isinstance(ds, BSDS300):
+        raise InputError(f"--presentation applies to BSDS300 (segmentations made on "
+                         f"colour and on grayscale images); this is {ds.name}", ds.root)
+    return ds
+
+
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
            split: str = "test", name: str | None = None, strict: bool = True,
            workers: int = 1, progress: bool = True, nthresh: int = 99,
            max_dist: float | None = None, max_bytes: int = 2 * 1024**3,
-           plot: bool = True) -> SubmissionResult:
+           plot: bool = True, presentation: str | None = None) -> SubmissionResult:
     """Validate a submission, run the benchmarks, write a run folder.
 
     Parameters
@@ -329,6 +344,11 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         False they are ignored and listed in ``meta.json["warnings"]``.
     workers, progress, nthresh, max_dist, plot
         Passed to the benchmark (``max_dist`` defaults to the BSDS 0.0075).
+    presentation : {'color', 'gray', 'all'}, optional
+        BSDS300 only: score against the segmentations made on colour images (the
+        default), on grayscale ones (the ranking of greyscale algorithms), or both;
+        recorded as ``meta.json["presentation"]`` (the site ranks each presentation
+        apart). InputError for another dataset.
     max_bytes : int
         Overall cap on the unpacked size of an archive. The cap applied is the smaller
         of this and what the split's maps can legitimately take: per image, 4 bytes a
@@ -374,7 +394,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     src = Path(path)
     if not src.exists():
         raise InputError("submission not found", src)
-    ds = open_dataset(dataset)
+    ds = _open_presentation(dataset, presentation)
     ds.ids(split)  # InputError naming the splits there are, if there is no such split
     out = Path(out_dir)
     _claim_run_folder(out, src)
@@ -402,6 +422,8 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     region = None
     opts = dict(split=split, name=clean, nthresh=nthresh, max_dist=max_dist,
                 workers=workers, progress=progress, plot=False)
+    if presentation is not None:
+        opts["presentation"] = presentation        # recorded in the results' params
     if kind == "mat":
         boundary, region = evaluate("all", ds, pred_dir, out, **opts)
     else:
@@ -430,6 +452,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         "dataset": {"name": ds.name, "root": None if ds.root is None
                     else str(Path(ds.root).resolve()),
                     "split": split},
+        **({"presentation": presentation} if presentation is not None else {}),
         "n_images": len(maps),
         "source": src.name,
         "files": files,

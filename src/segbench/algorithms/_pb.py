@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from os import PathLike
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ __all__ = ["brightness_gradient", "color_gradient", "texture_gradient", "texton_
            "fit_parab", "pb_nonmax", "pb_bg", "pb_cg", "pb_tg", "pb_bgtg", "pb_cgtg",
            "pb_2mm", "pb_weights", "pb_cues", "oriented_pb", "localize",
            "histogram_gradient", "structure_tensor_cues", "detect", "detect_file",
-           "DETECTORS", "WEIGHTED", "PB_DETECTORS", "WEIGHT_FILES"]
+           "DETECTORS", "WEIGHTED", "PB_DETECTORS", "WEIGHT_FILES", "read_weight_file"]
 
 NORIENT = 8
 _NBINS = 32               # cgmo.m: bins per colour channel
@@ -421,7 +422,71 @@ def _weight_table(which: str) -> dict:
     return json.loads(path.read_text())
 
 
-def pb_weights(detector: str, weights: str = "trained") -> np.ndarray:
+def read_weight_file(path, detector: str) -> np.ndarray:
+    """The effective weights of ``detector`` in a weights file of tools/train_pb.py.
+
+    Parameters
+    ----------
+    path : path
+        A JSON file as ``tools/train_pb.py --out`` writes it: per detector, ``beta`` on
+        ``[1, cue / fstd]``, ``fstd`` (``fstd[0] = 1``) and the ``cues`` fitted.
+    detector : str
+        A key of :data:`PB_DETECTORS`.
+
+    Returns
+    -------
+    ndarray
+        ``beta / fstd``, the weights on the raw cues ``[1, cues]``.
+
+    Raises
+    ------
+    InputError
+        Naming the file, when it is missing, not such a JSON file, has no entry for the
+        detector, or the entry's cues, lengths or values do not fit it (non-finite,
+        ``fstd <= 0``).
+    """
+    path = Path(path)
+    if detector not in PB_DETECTORS:
+        raise InputError(f"unknown detector {detector!r}; one of {sorted(PB_DETECTORS)}")
+    cues = list(PB_DETECTORS[detector])
+    if not path.is_file():
+        raise InputError("no such weights file (--weights takes trained, published or a "
+                         "file written by tools/train_pb.py)", path)
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not a weights file of tools/train_pb.py (JSON): {exc}",
+                         path) from None
+    if not isinstance(table, dict):
+        raise InputError("not a weights file of tools/train_pb.py (a JSON object of "
+                         "detectors)", path)
+    entry = table.get(detector)
+    if not isinstance(entry, dict):
+        have = sorted(k for k, v in table.items() if k in PB_DETECTORS
+                      and isinstance(v, dict))
+        raise InputError(f"no weights for {detector} (it has: "
+                         f"{', '.join(have) or 'none'})", path)
+    if "cues" in entry and list(entry["cues"]) != cues:
+        raise InputError(f"its {detector} weights are for the cues {entry['cues']}, not "
+                         f"{detector}'s {cues}", path)
+    try:
+        beta = np.asarray(entry["beta"], dtype=np.float64)
+        fstd = np.asarray(entry["fstd"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"its {detector} entry needs numeric lists 'beta' and 'fstd'",
+                         path) from None
+    n = len(cues) + 1
+    if beta.shape != (n,) or fstd.shape != (n,):
+        raise InputError(f"{detector} needs {n} values in 'beta' and in 'fstd' (the "
+                         f"intercept and {', '.join(cues)}), got {beta.size} and "
+                         f"{fstd.size}", path)
+    if not (np.isfinite(beta).all() and np.isfinite(fstd).all() and (fstd > 0).all()):
+        raise InputError(f"its {detector} weights must be finite and 'fstd' positive",
+                         path)
+    return beta / fstd
+
+
+def pb_weights(detector: str, weights="trained") -> np.ndarray:
     """Logistic weights ``[b0, b1, ...]`` on the raw cues ``[1, cues]`` of a detector.
 
     Parameters
@@ -429,20 +494,26 @@ def pb_weights(detector: str, weights: str = "trained") -> np.ndarray:
     detector : str
         A key of :data:`PB_DETECTORS` ('pb-bg', 'pb-cg', 'pb-tg', 'pb-bgtg',
         'pb-cgtg', '2mm').
-    weights : {'trained', 'published'} or array
+    weights : {'trained', 'published'}, path or array
         'trained': fitted by tools/train_pb.py on BSDS500 train (shipped);
         'published': the fits printed in the 2003 MATLAB ``pb*.m`` (``beta ./ fstd``;
-        pbBGTG's greyscale-presentation fit); or the weights themselves.
+        pbBGTG's greyscale-presentation fit); a weights file written by
+        ``tools/train_pb.py --out`` (:func:`read_weight_file`); or the weights
+        themselves.
     """
     if detector not in PB_DETECTORS:
         raise InputError(f"unknown detector {detector!r}; one of {sorted(PB_DETECTORS)}")
     n = len(PB_DETECTORS[detector]) + 1
-    if not isinstance(weights, str):
+    if isinstance(weights, PathLike) or (isinstance(weights, str)
+                                         and weights not in WEIGHT_FILES):
+        if isinstance(weights, str) and not weights.lower().endswith(".json") \
+                and not Path(weights).is_file():
+            raise InputError(f"weights must be 'trained', 'published', a weights file "
+                             f"(.json) or an array, not {weights!r}")
+        beta = read_weight_file(weights, detector)
+    elif not isinstance(weights, str):
         beta = np.asarray(weights, dtype=np.float64).ravel()
     else:
-        if weights not in WEIGHT_FILES:
-            raise InputError(f"weights must be 'trained', 'published' or an array, not "
-                             f"{weights!r}")
         table = _weight_table(weights)
         if detector not in table:
             raise InputError(f"no {weights} weights for {detector}")

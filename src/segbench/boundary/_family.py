@@ -151,11 +151,20 @@ def _warm_up(params: dict) -> None:
                    thin=params["thin"], thin_gt=params["thin_gt"])
 
 
+def _as_defined(t: float, grid) -> float:
+    """A threshold of the grid as it is defined, ``k / (n + 1)`` (0.3, where
+    ``linspace`` gives 0.30000000000000004); an interpolated one as it is. Only the
+    per-image table: the official files print both alike (``%g``)."""
+    hit = np.flatnonzero(np.asarray(grid) == t)
+    return (int(hit[0]) + 1) / (len(grid) + 1) if hit.size else float(t)
+
+
 def _summarize(ids, records, params, options) -> Result:
     summary = summarize(records, ids, alpha=params.get("alpha", 0.5),
                         calibrated_threshold=params.get("calibrated_threshold"))
-    per_item = [{"id": iid, "threshold": row[0], "recall": row[1], "precision": row[2],
-                 "f": row[3]} for iid, row in zip(ids, summary.per_image)]
+    per_item = [{"id": iid, "threshold": _as_defined(row[0], summary.thresholds),
+                 "recall": row[1], "precision": row[2], "f": row[3]}
+                for iid, row in zip(ids, summary.per_image)]
     metrics = summary.metrics()
     human = (options or {}).get("human_boundary")
     if human is not None:

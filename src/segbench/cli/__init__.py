@@ -78,6 +78,28 @@ class _Warnings:
         return False
 
 
+class _Notes:
+    """The library's notes (logger ``segbench``, level INFO: a resumed run's reuse) as
+    one line each on stderr."""
+
+    def __enter__(self):
+        import logging
+        self._log = logging.getLogger("segbench")
+        self._handler = logging.StreamHandler(sys.stderr)
+        self._handler.setFormatter(logging.Formatter("segbench: %(message)s"))
+        self._saved = (self._log.level, self._log.propagate)
+        self._log.addHandler(self._handler)
+        self._log.setLevel(logging.INFO)
+        self._log.propagate = False
+        return self
+
+    def __exit__(self, *exc):
+        self._log.removeHandler(self._handler)
+        self._log.setLevel(self._saved[0])
+        self._log.propagate = self._saved[1]
+        return False
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     group = _COMMAND_GROUPS.get(argv[0]) if argv else None
@@ -91,7 +113,7 @@ def main(argv=None) -> int:
         from ..compilation import import_numba_lean
         import_numba_lean()
     try:
-        with _Warnings():
+        with _Warnings(), _Notes():
             return args.func(args)
     except SegbenchError as exc:
         print(f"segbench: error: {exc}", file=sys.stderr)

@@ -60,10 +60,12 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                             "default), on grayscale ones, or both")
     if pred:
         p.add_argument("--pred", required=True, metavar="PRED", help=pred_help)
-    p.add_argument("--out", default=None, metavar="OUT", help=out_help)
-    p.add_argument("--name", default=None,
+    p.add_argument("--out", default=None, metavar="OUT",
+                   help=out_help + "; without --out nothing is saved")
+    p.add_argument("--name", default=None, metavar="NAME",
                    help="name of the run in results, plots and the site (default: "
-                        "name.txt in PRED, else its folder name, skipping split names)")
+                        + ("name.txt in PRED, else its folder name, skipping split "
+                           "names)" if pred else "'human')"))
     p.add_argument("--ids", default=None, metavar="LIST|FILE",
                    help="evaluate only these image ids: comma-separated, or a file of "
                         "ids")
@@ -77,10 +79,11 @@ def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
         g.add_argument("--ci", action="store_true",
                        help="bootstrap intervals for every headline score")
     g.add_argument("--resamples", type=int, default=1000, metavar="B",
-                   help="bootstrap resamples")
+                   help="bootstrap resamples (draws of the images)")
     g.add_argument("--level", type=float, default=0.95, metavar="L",
                    help="interval coverage (0.95 = 95%%)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    g.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the resampling")
 
 
 def ci_option(a):
@@ -88,15 +91,22 @@ def ci_option(a):
     return {"resamples": a.resamples, "level": a.level, "seed": a.seed} if a.ci else None
 
 
-def print_intervals(res, names=None) -> None:
-    """One line of a result's bootstrap intervals (nothing without them)."""
+def print_intervals(res, names=None, *, percent: bool = False) -> None:
+    """One line of a result's bootstrap intervals (nothing without them); ``percent``:
+    the scores and bounds in percent, for a command whose table prints percent."""
     if not res.intervals:
         return
     ci = res.provenance.get("ci", {})
     shown = [k for k in (names or res.intervals) if k in res.intervals]
+
+    def text(k):
+        if not percent:
+            return res.interval_text(k)
+        lo, hi = res.intervals[k]
+        return f"{100 * res.metrics[k]:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
     print(f"{100 * ci.get('level', 0.95):g}% intervals ({ci.get('resamples')} bootstrap "
           f"draws of the images, seed {ci.get('seed')}): "
-          + "  ".join(f"{k} {res.interval_text(k)}" for k in shown))
+          + "  ".join(f"{k} {text(k)}" for k in shown))
 
 
 def where(a) -> dict:

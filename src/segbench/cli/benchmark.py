@@ -21,11 +21,11 @@ def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True,
                             "options below override it (docs/protocol.md)")
     if thresholds:
         p.add_argument("--nthresh", type=int, default=None, metavar="N",
-                       help="number of thresholds for soft maps and ucm2 (default 99; "
+                       help="number of thresholds for soft maps and ucm2 (default: 99; "
                             "30 with --protocol bsds300)")
     p.add_argument("--max-dist", type=float, default=None, metavar="F",
                    help="matching tolerance as a fraction of the image diagonal "
-                        "(default 0.0075)")
+                        "(default: 0.0075)")
     if thresholds:
         p.add_argument("--no-thin", dest="thin", action="store_false", default=None,
                        help="do not thin thresholded maps before matching")
@@ -68,8 +68,8 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
         p.add_argument("--threads", type=int, default=None, metavar="N",
                        help="threads per image for the boundary benchmark (thresholds "
                             "thinned, annotators matched in parallel; results are "
-                            "identical for any number); default: the cores --workers "
-                            "leaves, cpu_count // workers")
+                            "identical for any number) (default: the cores --workers "
+                            "leaves, cpu_count // workers)")
     p.set_defaults(func=func)
 
 
@@ -211,10 +211,15 @@ def _cmd_human(a) -> int:
     if r is not None:
         mr = r.metrics
         print(f"  region    covering {mr['covering']:.4f}  PRI {mr['PRI']:.4f}  "
-              f"VI {mr['VI']:.4f}  ({mr['n_pairs']} pairs)")
+              f"VI {mr['VI']:.4f}  ({_count(mr['n_pairs'], 'image-annotator pair')})")
     if a.out:
         print(f"output: {a.out}")
     return 0
+
+
+def _count(n: int, what: str) -> str:
+    """'1 pair', '61 pairs'."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _cmd_demo(a) -> int:
@@ -254,7 +259,7 @@ def add_parsers(sub) -> None:
         description="The boundary and region benchmarks of ucm2 or segs .mat files, "
                     "each image read once (allBench.m); writes the files of both.")
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)")
-    _finish(p, _cmd_all)
+    _finish(p, _cmd_all, protocol=True)
 
     p = sub.add_parser(
         "human", help="human consistency: each annotator against the others",
@@ -274,7 +279,7 @@ def add_parsers(sub) -> None:
         description="Render a synthetic dataset with simulated annotators, run two "
                     "baseline boundary detectors and a segmenter, score them with the "
                     "boundary and region benchmarks and build the benchmark site.")
-    p.add_argument("--out", default="segbench-demo", help="output folder")
+    p.add_argument("--out", default="segbench-demo", metavar="OUT", help="output folder")
     p.add_argument("--n-images", type=int, default=8, metavar="N",
                    help="number of synthetic images to render")
     add_common(p)

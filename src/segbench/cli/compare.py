@@ -43,9 +43,11 @@ def _cmd_compare(a) -> int:
                  for r in res["runs"]], ("run", *shown))
     head = shown[0]
     print()
-    print(f"pairs: paired bootstrap of the {head} difference, and image by image on "
-          f"each image's {res['item_score']} (p-values Holm-corrected across the "
-          f"{len(res['pairs'])} pairs)")
+    n = len(res["pairs"])
+    holm = ("one pair, so no Holm correction" if n == 1
+            else f"p-values Holm-corrected across the {n} pairs")
+    print(f"{'pair' if n == 1 else 'pairs'}: paired bootstrap of the {head} difference, "
+          f"and image by image on each image's {res['item_score']} ({holm})")
     rows = []
     for pair in res["pairs"]:
         b, t = pair["bootstrap"][head], pair["per_image"]
@@ -72,7 +74,8 @@ def add_parsers(sub) -> None:
                    help="run folders (made with --out) or their result.json files")
     p.add_argument("--out", default=None, metavar="OUT",
                    help="write compare.json, per_item.csv (every run side by side) and, "
-                        "for boundary runs, pr_curve.png with every run")
+                        "for boundary runs, pr_curve.png with every run; without --out "
+                        "nothing is saved")
     add_ci(p, flag=False)
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=_cmd_compare)

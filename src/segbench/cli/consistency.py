@@ -104,11 +104,11 @@ def add_parsers(subparsers) -> None:
                     "and of a seeded sample of pairs of segmentations of different images "
                     "of equal shape: means, the fraction of pairs on the wrong side of the "
                     "best separating threshold, histograms (Martin et al. 2001, §3.2).")
-    p.add_argument("--pairs", type=int, default=1000,
+    p.add_argument("--pairs", type=int, default=1000, metavar="N",
                    help="different-image image pairs to sample; every pair of their "
-                        "annotators is scored (default 1000; 0: none; at least the "
+                        "annotators is scored (default: 1000; 0: none; at least the "
                         "population: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sample")
     _common(p, "output folder: result.json, per_item.csv, consistency_pairs.csv, "
                "Figures 4 and 6, and records so that a rerun resumes")
     p.set_defaults(func=_cmd_consistency)
@@ -123,7 +123,7 @@ def add_parsers(subparsers) -> None:
                         "superpixels) or folder (precomputed <iid>_<k>.png in --seg-dir)")
     p.add_argument("--images", nargs="+", metavar="IMG_DIR", default=None,
                    help="folder(s) of the images <iid>.jpg (kmeans and ncut)")
-    p.add_argument("--seg-dir", default=None,
+    p.add_argument("--seg-dir", default=None, metavar="SEG_DIR",
                    help="folder of <iid>_<k>.png label maps (--segmenter folder)")
     p.add_argument("--max-images", "--n-images", type=int, default=None, metavar="N",
                    help="only the first N image ids in sorted order")

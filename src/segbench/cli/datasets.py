@@ -27,7 +27,8 @@ def _cmd_fetch(a) -> int:
 def _cmd_submit(a) -> int:
     from ..submit import submit
     res = submit(a.path, a.out, dataset=a.dataset, split=a.split, name=a.name,
-                 strict=not a.lenient, workers=a.workers, progress=not a.quiet)
+                 strict=not a.lenient, workers=a.workers, progress=not a.quiet,
+                 presentation=a.presentation)
     if a.json:
         out = {"meta": res.meta, "boundary": res.boundary.to_dict()}
         if res.region is not None:
@@ -59,11 +60,11 @@ def add_parsers(subparsers) -> None:
                     "verify size and SHA-256 where known, unpack safely and check the "
                     "result. Does nothing when a verified copy is already in DEST.")
     p.add_argument("dataset", choices=("bsds500", "bsds300"))
-    p.add_argument("--dest", required=True, help="folder to unpack into")
-    p.add_argument("--url", action="append", default=None,
+    p.add_argument("--dest", required=True, metavar="DIR", help="folder to unpack into")
+    p.add_argument("--url", action="append", default=None, metavar="URL",
                    help="mirror or file:// URL; repeat once per archive (bsds300: "
                         "images, then human)")
-    p.add_argument("--sha256", action="append", default=None,
+    p.add_argument("--sha256", action="append", default=None, metavar="HEX",
                    help="expected SHA-256 of the archive; repeat once per archive")
     p.add_argument("--keep-archive", action="store_true",
                    help="keep the downloaded archive(s) in DEST")
@@ -77,11 +78,18 @@ def add_parsers(subparsers) -> None:
                     "it against the dataset split, run the boundary benchmark (and the "
                     "region benchmark for .mat), write RUN_DIR with meta.json.")
     p.add_argument("path", help="submission folder or archive")
-    p.add_argument("--out", required=True, help="run folder (resumable)")
+    p.add_argument("--out", required=True, metavar="RUN_DIR",
+                   help="run folder (resumable)")
     p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root (BSDS500 or BSDS300 layout)")
-    p.add_argument("--split", default="test", help="split the maps are for (default test)")
-    p.add_argument("--name", default=None, help="algorithm name (instead of name.txt)")
+    p.add_argument("--split", default="test", metavar="S",
+                   help="split the maps are for")
+    p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
+                   help="BSDS300: score against the segmentations made on colour "
+                        "images (the default), on grayscale ones (the greyscale "
+                        "ranking), or both")
+    p.add_argument("--name", default=None, metavar="NAME",
+                   help="algorithm name (instead of name.txt)")
     p.add_argument("--lenient", action="store_true",
                    help="ignore files that do not belong instead of refusing them")
     add_common(p)

@@ -67,6 +67,58 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
                 old.unlink()
 
 
+#: Where ``nms``, ``ucm`` and ``detect`` keep one record per map written: what it was
+#: made from (settings, the input's SHA-256) and the SHA-256 of the map, so that a rerun
+#: with the same settings reuses the maps still as written, as the benchmarks do.
+RECORDS = ".segbench-records"
+
+
+class _Resume:
+    """The maps of ``jobs`` (``(src, dst)`` pairs) still to make in ``out``, and the
+    record of each one made (:meth:`keep`)."""
+
+    def __init__(self, out: Path, command: str, settings: dict, jobs):
+        from .. import __version__
+        from ..engine import fingerprint
+        self.root = out / RECORDS / command.split()[-1]
+        self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))
+        self.todo, self.reused, self._keys = [], 0, {}
+        for src, dst in jobs:
+            key = {"settings": self.settings, "input": fingerprint(src)}
+            self._keys[dst] = key
+            if self._saved(dst) == key:
+                self.reused += 1
+            else:
+                self.todo.append((src, dst))
+
+    def _record(self, dst) -> Path:
+        return self.root / f"{Path(dst).stem}.json"
+
+    def _saved(self, dst):
+        """The key of ``dst``'s record if the map is still the one it records."""
+        from ..engine import fingerprint
+        try:
+            data = json.loads(self._record(dst).read_text(encoding="utf-8"))
+            if Path(dst).is_file() and fingerprint(dst) == data["output"]:
+                return data["key"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def keep(self, dst) -> None:
+        """Record the map ``dst`` just written."""
+        from ..engine import fingerprint
+        from ..io import atomic_write_text, ensure_dir
+        ensure_dir(self.root)
+        atomic_write_text(self._record(dst), json.dumps(
+            {"key": self._keys[dst], "output": fingerprint(dst)}, separators=(",", ":")))
+
+    def note(self, what: str = "maps") -> str:
+        """' (N reused from the earlier run)' when some were, else ''."""
+        return (f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
+                "the earlier run)") if self.reused else ""
+
+
 def _cmd_nms(a) -> int:
     from functools import partial
 
@@ -88,15 +140,18 @@ def _cmd_nms(a) -> int:
                 "format": a.format, "source": str(pred)}
     _claim(out, pred, "--pred", MARKER, "segbench nms", settings, maps, suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
+    resume = _Resume(out, "nms", settings, jobs)
     work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
-    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="nms"):
-        pass
+    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
+                         desc="nms"):
+        resume.keep(dst)
     if a.json:
-        print(json.dumps({"n_maps": len(jobs), "out": str(out), **settings}, indent=1))
+        print(json.dumps({"n_maps": len(jobs), "n_reused": resume.reused, "out": str(out),
+                          **settings}, indent=1))
     else:
         smooth = "convTri(E, 1) first" if not a.no_presmooth else "no presmoothing"
         print(f"thinned {len(jobs)} maps into {out} ({a.format}; r={a.r} s={a.s} "
-              f"m={a.m:g}, {smooth})")
+              f"m={a.m:g}, {smooth}){resume.note()}")
     return 0
 
 
@@ -154,15 +209,19 @@ def _cmd_ucm(a) -> int:
                 "levels": a.levels, "source": str(pred)}
     _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
+    resume = _Resume(out, "ucm", settings, jobs)
     work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
                    smooth=a.smooth, raw=a.levels == "mean")
-    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet, desc="ucm"):
-        pass
+    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
+                         desc="ucm"):
+        resume.keep(dst)
     if a.json:
-        print(json.dumps({"n_maps": len(jobs), "out": str(out), **settings}, indent=1))
+        print(json.dumps({"n_maps": len(jobs), "n_reused": resume.reused, "out": str(out),
+                          **settings}, indent=1))
     else:
         print(f"wrote {len(jobs)} ultrametric contour maps into {out} (ucm2 .mat, "
-              f"doubleSize): score them with 'segbench region --pred {out}'")
+              f"doubleSize){resume.note()}: score them with 'segbench region --pred "
+              f"{out}'")
     return 0
 
 
@@ -191,29 +250,41 @@ def _cmd_detect(a) -> int:
     if a.weights == "published" and a.detector == "2mm":
         raise InputError("2mm has no published weights that fit its features; use "
                          "--weights trained")
+    weights, recorded = a.weights, a.weights if a.detector in _WEIGHTED else None
+    if a.detector in _WEIGHTED and a.weights not in ("trained", "published"):
+        from ..algorithms import read_weight_file
+        from ..engine import fingerprint
+        path = Path(a.weights)
+        weights = [float(v) for v in read_weight_file(path, a.detector)]
+        recorded = {"file": str(path), "sha256": fingerprint(path)}
     found = list_files(images, _IMAGE_EXTS)
     if not found:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
-    settings = {"detector": a.detector, "source": str(images),
-                "weights": a.weights if a.detector in _WEIGHTED else None}
+    settings = {"detector": a.detector, "source": str(images), "weights": recorded}
     suffix = _GPB[a.detector][1] if a.detector in _GPB else ".png"
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
            suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    work = partial(_one_detect, detector=a.detector, weights=a.weights)
-    for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
-                       desc=a.detector):
-        pass
+    resume = _Resume(out, "detect", settings, jobs)
+    work = partial(_one_detect, detector=a.detector, weights=weights)
+    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
+                         desc=a.detector):
+        resume.keep(dst)
     if a.json:
-        print(json.dumps({"n_images": len(jobs), "out": str(out), **settings}, indent=1))
+        print(json.dumps({"n_images": len(jobs), "n_reused": resume.reused,
+                          "out": str(out), **settings}, indent=1))
     else:
-        how = f" ({a.weights} weights)" if a.detector in _WEIGHTED else ""
+        how = ""
+        if a.detector in _WEIGHTED:
+            how = (f" ({a.weights} weights)" if isinstance(recorded, str)
+                   else f" (weights of {a.weights})")
         if a.detector == "gpb-owt-ucm":
             print(f"wrote {len(jobs)} ultrametric contour maps of gPb-owt-ucm into {out} "
-                  f"(ucm2 .mat): score them with 'segbench all --pred {out}'")
+                  f"(ucm2 .mat){resume.note()}: score them with 'segbench all --pred "
+                  f"{out}'")
         else:
             print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit "
-                  "PNG)")
+                  f"PNG){resume.note()}")
     return 0
 
 
@@ -237,11 +308,11 @@ def add_parsers(sub) -> None:
                    help="png16: 16-bit PNG, nothing lost to 8-bit rounding (the "
                         "default); png8: round(255 v), as the MATLAB scripts save; npy: "
                         "exact values")
-    p.add_argument("--r", type=int, default=1,
+    p.add_argument("--r", type=int, default=1, metavar="PX",
                    help="suppression radius in pixels along the normal")
-    p.add_argument("--s", type=int, default=5,
+    p.add_argument("--s", type=int, default=5, metavar="PX",
                    help="border band in pixels, ramped linearly to 0")
-    p.add_argument("--m", type=float, default=1.01,
+    p.add_argument("--m", type=float, default=1.01, metavar="M",
                    help="tolerance: a pixel survives while m * value >= its neighbours")
     p.add_argument("--no-presmooth", action="store_true",
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
@@ -264,7 +335,7 @@ def add_parsers(sub) -> None:
     u.add_argument("--out", required=True, metavar="DIR",
                    help="output folder: new, empty, or one written by segbench ucm "
                         f"(marked by {UCM_MARKER}); any other folder is refused")
-    u.add_argument("--orientations", type=int, default=8,
+    u.add_argument("--orientations", type=int, default=8, metavar="N",
                    help="directions at which a 2-D map is read along each arc (as BSR "
                         "reads a detector's 8 channels); 0 reads at the arc's exact "
                         "direction (MCG's contours2OWT)")
@@ -277,7 +348,7 @@ def add_parsers(sub) -> None:
                         "(fitted to gPb; it saturates for detectors whose boundaries "
                         "are mostly strong, narrowing the PR curve); mean: the mean "
                         "strengths themselves")
-    u.add_argument("--radius", type=float, default=5.0,
+    u.add_argument("--radius", type=float, default=5.0, metavar="PX",
                    help="half-width in pixels of the straight-line fit that gives each "
                         "arc pixel its direction")
     add_common(u)
@@ -301,10 +372,11 @@ def add_parsers(sub) -> None:
     d.add_argument("--out", required=True, metavar="DIR",
                    help="output folder: new, empty, or one written by segbench detect "
                         f"(marked by {DETECT_MARKER}); any other folder is refused")
-    d.add_argument("--weights", choices=("trained", "published"), default="trained",
+    d.add_argument("--weights", default="trained", metavar="trained|published|FILE",
                    help="logistic weights of the Pb detectors and 2mm: fitted on "
-                        "BSDS500 train (shipped), or those printed in the 2003 MATLAB "
-                        "code (Pb family only)")
+                        "BSDS500 train (trained, shipped), those printed in the 2003 "
+                        "MATLAB code (published, Pb family only), or a weights file "
+                        "written by tools/train_pb.py --out FILE")
     add_common(d)
     d.set_defaults(func=_cmd_detect)
 

@@ -28,7 +28,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--classes", required=True, metavar="N|names.txt",
                    help="number of classes, or a text file with one class name per line")
     p.add_argument("--ignore-index", type=int, default=255, metavar="N",
-                   help="ground-truth value left out on both sides (default 255)")
+                   help="ground-truth value left out on both sides")
     p.add_argument("--reduce-zero-label", action="store_true",
                    help="ground-truth 0 is 'other': map it to 255 and shift the other "
                         "labels down by one (ADE20K; mmseg's rule)")
@@ -36,14 +36,14 @@ def add_parsers(subparsers) -> None:
                    help="skip boundary IoU")
     p.add_argument("--boundary-dilation", type=float, default=0.02, metavar="F",
                    help="boundary band width as a fraction of the image diagonal "
-                        "(default 0.02)")
+                        "(default: 0.02)")
     p.add_argument("--recursive", action="store_true",
                    help="walk subfolders on both sides (pairing ignores the folders)")
     p.add_argument("--gt-suffix", default=".png", metavar="S",
                    help="suffix stripped from ground-truth file names to get the key "
-                        "(default .png; Cityscapes: _gtFine_labelTrainIds.png)")
+                        "(default: .png; Cityscapes: _gtFine_labelTrainIds.png)")
     p.add_argument("--pred-suffix", default=".png", metavar="S",
-                   help="suffix stripped from prediction file names (default .png)")
+                   help="suffix stripped from prediction file names")
     add_ci(p)
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_semantic)
@@ -98,5 +98,5 @@ def _cmd_semantic(a: argparse.Namespace) -> int:
         print(f"{ev.n_images} pairs   gt: {a.gt}   pred: {a.pred}"
               + (f"   output: {a.out}" if a.out else ""))
         print("\n".join(ev.summary_lines()))
-        print_intervals(res)
+        print_intervals(res, percent=True)      # as the table: percent
     return 0

@@ -43,8 +43,8 @@ def add_parsers(subparsers) -> None:
                         "none: a site of the dataset and the human results only")
     p.add_argument("--out", required=True, metavar="SITE_DIR",
                    help="site folder (new, empty, or a site built before: rebuilt)")
-    p.add_argument("--split", default="test", help="dataset split (default: test)")
-    p.add_argument("--title", default=None, help="site title")
+    p.add_argument("--split", default="test", metavar="S", help="dataset split")
+    p.add_argument("--title", default=None, metavar="TEXT", help="site title")
     p.add_argument("--max-images", type=int, default=None, metavar="N",
                    help="only the first N images (a quick preview); every figure is "
                         "recomputed on those N from the runs' per-image files, or "
@@ -57,8 +57,10 @@ def add_parsers(subparsers) -> None:
         description="Serve SITE_DIR over HTTP until Ctrl-C. Binds 127.0.0.1 unless "
                     "--host says otherwise (0.0.0.0 shares it with the network).")
     p.add_argument("site_dir", metavar="SITE_DIR", help="folder written by segbench site")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS",
+                   help="address to bind")
+    p.add_argument("--port", type=int, default=8000, metavar="N",
+                   help="port (default: 8000; 0: any free)")
     p.set_defaults(func=_cmd_serve)
 
 

@@ -22,7 +22,7 @@ def _cmd_stats(a) -> int:
     opts["presentation"] = a.presentation or "all"
     res = run_stats(a.gt, a.out, images=a.images, samples=a.samples, seed=a.seed,
                     plot=not a.no_plot, proximity_bins=a.bins, normalize=a.normalize,
-                    cue_bins=a.cue_bins, n_boot=a.n_boot, min_area=a.min_area, **opts)
+                    cue_bins=a.cue_bins, n_boot=a.resamples, min_area=a.min_area, **opts)
     if a.json:
         print(json.dumps({k: g.metrics() for k, g in res.groups.items()}, indent=1,
                          default=float))
@@ -58,23 +58,24 @@ def add_parsers(subparsers) -> None:
                out_help="output folder: result.json, per_item.csv (one row per "
                         "segmentation), one PNG per figure, and records so that a "
                         "rerun resumes")
-    p.add_argument("--images", default=None,
+    p.add_argument("--images", default=None, metavar="IMG_DIR",
                    help="folder of <iid>.jpg photographs (default: the 'images' folder "
                         "beside --gt or a parent); needed for similarity")
-    p.add_argument("--samples", type=int, default=1000,
-                   help="pixels sampled per segmentation; all pairs scored (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--bins", type=int, default=20,
-                   help="proximity bins over [0, 1] (default 20)")
+    p.add_argument("--samples", type=int, default=1000, metavar="N",
+                   help="pixels sampled per segmentation; all pairs scored")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed")
+    p.add_argument("--bins", type=int, default=20, metavar="N",
+                   help="proximity bins over [0, 1]")
     p.add_argument("--normalize", choices=("dataset", "image"), default="dataset",
                    help="proximity distances over the dataset's largest scaled distance "
-                        "(the paper; default) or over each image's diagonal")
-    p.add_argument("--cue-bins", type=int, default=32,
-                   help="similarity bins; must divide 256 (default 32)")
-    p.add_argument("--n-boot", type=int, default=1000,
-                   help="bootstrap resamples of images for alpha's interval (default 1000)")
-    p.add_argument("--min-area", type=float, default=1000.0,
-                   help="smallest region area (pixels) in the power-law fit (default "
+                        "(the paper; the default) or over each image's diagonal")
+    p.add_argument("--cue-bins", type=int, default=32, metavar="N",
+                   help="similarity bins; must divide 256")
+    p.add_argument("--resamples", "--n-boot", dest="resamples", type=int, default=1000,
+                   metavar="B", help="bootstrap resamples (draws of the images) for "
+                                     "alpha's interval")
+    p.add_argument("--min-area", type=float, default=1000.0, metavar="PX",
+                   help="smallest region area (pixels) in the power-law fit (default: "
                         "1000, the lower end of the paper's fit)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     add_common(p, scheduler=True)

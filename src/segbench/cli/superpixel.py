@@ -30,13 +30,13 @@ def _f(v, spec=".4f") -> str:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="PX",
-                   help=f"boundary tolerance in pixels (default {DEFAULT_TOLERANCE:g}, "
+                   help=f"boundary tolerance in pixels (default: {DEFAULT_TOLERANCE:g}, "
                         "as SEEDS)")
     p.add_argument("--window", choices=WINDOWS, default=WINDOWS[0],
-                   help="boundary matching: Euclidean distance (default), square window "
+                   help="boundary matching: Euclidean distance (the default), square window "
                         "(the C++ benchmark), or one-to-one (the BSDS correspondence)")
     p.add_argument("--boundary", choices=BOUNDARIES, default=BOUNDARIES[0],
-                   help="boundary pixels of a label map: BSDS seg2bdry, 1 px (default), "
+                   help="boundary pixels of a label map: BSDS seg2bdry, 1 px (the default), "
                         "or both sides of every contour, 2 px (the C++ benchmark)")
     p.add_argument("--max-annotators", type=int, default=None, metavar="N",
                    help="use only the first N annotators (the C++ benchmark reads 5)")
@@ -143,7 +143,7 @@ def add_parsers(subparsers) -> None:
                         "resumes")
     _gt_help(p, "; or a folder of <iid>.npz (gt0, gt1, ...) or of the C++ benchmark's "
                 "<iid>-<t>.csv")
-    p.add_argument("--images", default=None,
+    p.add_argument("--images", default=None, metavar="IMG_DIR",
                    help="folder of <iid>.jpg/.png photographs (enables the explained "
                         "variation; a dataset root brings its own)")
     p.add_argument("--stutz", action="store_true",
@@ -158,11 +158,10 @@ def add_parsers(subparsers) -> None:
         description="Run scikit-image baselines at several superpixel counts on a "
                     "dataset split, score them, and write metric-vs-K curves (PNG) and "
                     "the averages over a K range (area under the curve / width).")
-    p.add_argument("--algorithm", default="slic",
-                   help="slic, felzenszwalb, watershed, quickshift, or a comma list "
-                        "(default slic)")
-    p.add_argument("--k", default="200,400,600,800,1000,1200",
-                   help="comma-separated target counts (default 200,400,...,1200)")
+    p.add_argument("--algorithm", default="slic", metavar="NAME[,NAME...]",
+                   help="slic, felzenszwalb, watershed, quickshift, or a comma list")
+    p.add_argument("--k", default="200,400,600,800,1000,1200", metavar="K[,K...]",
+                   help="comma-separated target counts (default: 200,400,...,1200)")
     p.add_argument("--k-range", default=None, metavar="MIN,MAX",
                    help="superpixel-count range of the averages (default: min,max of "
                         "--k)")
@@ -172,7 +171,7 @@ def add_parsers(subparsers) -> None:
     _gt_help(p, " (a dataset root brings its photographs: --gt BSR/BSDS500/data --split "
                 "val); or a folder of <iid>.npz or <iid>-<t>.csv with --images")
     _alias(p, "--gt", "--bsds")            # its name before the CLI was unified
-    p.add_argument("--images", default=None,
+    p.add_argument("--images", default=None, metavar="IMG_DIR",
                    help="folder of <iid>.jpg/.png photographs, if the ground-truth layout "
                         "has none")
     p.add_argument("--max-images", "--n-images", dest="max_images", type=int,

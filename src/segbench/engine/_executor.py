@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..errors import ClusterLostError, InputError
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -26,21 +29,8 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
     scheduler file). Closed on exit.
     """
     if scheduler:
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise InputError("--scheduler needs dask.distributed: pip install "
-                             "'segbench[distributed]'") from None
-        try:
-            client = Client(scheduler_file=scheduler) if str(scheduler).endswith(".json") \
-                else Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: "
-                             f"{exc}") from None
-        try:
+        with _dask_client(scheduler) as client:
             yield client.get_executor(pure=False)
-        finally:
-            client.close()
         return
     if workers is None or workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
@@ -52,6 +42,102 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         yield pool
+
+
+#: Seconds to wait for a scheduler to answer: an unreachable one is reported well
+#: within 20 s (Dask's own retries add a little).
+CONNECT_TIMEOUT = 10
+#: Address schemes of ``dask.distributed`` (inproc: a scheduler in this process).
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[^/\s]*)/?")
+
+
+def scheduler_address(value: str) -> str:
+    """The scheduler address that ``--scheduler value`` names, checked before any
+    connection: ``[scheme://]host:port`` or the ``.json`` file a scheduler writes with
+    ``--scheduler-file``. InputError at once (naming the value or file) if it is
+    neither, the file is missing, or it holds no address."""
+    from pathlib import Path
+    text = str(value).strip()
+    path = Path(text)
+    if text.lower().endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise InputError("--scheduler: no such scheduler file (the scheduler writes "
+                             "it when it starts with --scheduler-file)", path)
+        try:
+            address = json.loads(path.read_text(encoding="utf-8"))["address"]
+            if not isinstance(address, str):
+                raise TypeError
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            raise InputError("--scheduler: not a Dask scheduler file (JSON with an "
+                             "'address')", path) from None
+        return scheduler_address_text(address, f"{path}: its address")
+    return scheduler_address_text(text, "--scheduler")
+
+
+def scheduler_address_text(text: str, what: str) -> str:
+    """``text`` if it is a well-formed ``[scheme://]host:port`` address, else
+    InputError naming ``what``."""
+    if text.startswith("inproc://"):
+        return text
+    m = _ADDRESS.fullmatch(text)
+    hint = "; give tcp://host:port or the scheduler's .json file"
+    if m is None:
+        raise InputError(f"{what} {text!r} is not a scheduler address (host:port)"
+                         + hint)
+    scheme = (m["scheme"] or "tcp").lower()
+    if scheme not in _SCHEMES:
+        raise InputError(f"{what} {text!r}: unknown scheme {scheme}:// (Dask speaks "
+                         f"{', '.join(s + '://' for s in _SCHEMES)})" + hint)
+    port = m["port"]
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"{what} {text!r}: the port must be a number 1-65535, not "
+                         f"{port!r}" + hint)
+    return text
+
+
+@contextmanager
+def _quiet_dask():
+    """Dask's client logs each reconnection attempt, with tracebacks; the run reports
+    the outcome in one line instead."""
+    names = ["distributed", *(n for n in logging.Logger.manager.loggerDict
+                              if n.startswith("distributed."))]
+    logs = [logging.getLogger(n) for n in names]   # Dask sets levels on some children
+    levels = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for log, level in zip(logs, levels):
+            log.setLevel(level)
+
+
+@contextmanager
+def _dask_client(scheduler: str):
+    """A ``dask.distributed`` client of the scheduler ``scheduler`` names, closed on
+    exit; InputError in bounded time when it cannot be reached."""
+    address = scheduler_address(scheduler)
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs dask.distributed: pip install "
+                         "'segbench[distributed]'") from None
+    with _quiet_dask():
+        try:
+            client = Client(address, timeout=f"{CONNECT_TIMEOUT}s")
+        except Exception as exc:    # noqa: BLE001 - whatever Dask raises: one line
+            why = str(exc) or type(exc).__name__
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler} within "
+                             f"{CONNECT_TIMEOUT} s (is it running?): {why}") from None
+        try:
+            yield client
+        finally:
+            try:
+                client.close(timeout=CONNECT_TIMEOUT)
+            except Exception:       # noqa: BLE001 - a cluster already gone
+                pass
 
 
 def _slots(executor: Executor) -> int:
@@ -127,27 +213,47 @@ def map_items(fn: Callable, items: Iterable, *, workers: int = 1,
         bar.close()
 
 
+def _cluster_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` says the cluster, not the item, failed: a future cancelled under
+    us (the scheduler went away) or one of Dask's own errors (workers lost, a closed
+    connection). An item's own error (InputError, ...) is not."""
+    from concurrent.futures import CancelledError
+    if isinstance(exc, CancelledError):
+        return True
+    return any(t.__module__.split(".")[0] == "distributed" for t in type(exc).__mro__)
+
+
 def _on_executor(fn, items, executor, bar):
     from concurrent.futures import FIRST_COMPLETED, wait
     it = iter(items)
-    limit = 2 * _slots(executor)
+    total, done = len(items), 0
+    dask = getattr(executor, "_client", None) is not None
     pending = set()
-    for item in it:
-        pending.add(executor.submit(fn, item))
-        if len(pending) >= limit:
-            break
     try:
+        limit = 2 * _slots(executor)
+        for item in it:
+            pending.add(executor.submit(fn, item))
+            if len(pending) >= limit:
+                break
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
+            done_now, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done_now:
                 exc = fut.exception()
                 if exc is not None:
                     raise exc
                 yield fut.result()
+                done += 1
                 bar.update()
                 nxt = next(it, None)
                 if nxt is not None:
                     pending.add(executor.submit(fn, nxt))
+    except Exception as exc:
+        if dask and _cluster_failure(exc):
+            raise ClusterLostError(done, total) from None
+        if dask and isinstance(exc, RuntimeError) and "closed" in str(exc).lower():
+            raise ClusterLostError(done, total) from None   # submit on a closed client
+        raise
     finally:
         for other in pending:
             other.cancel()
+

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
 from ..datasets import Dataset, Sample, open_ground_truth, pair_predictions, parse_ids, run_name
-from ..errors import InputError
+from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
-from ._executor import map_items, open_executor
+from ._executor import map_items, open_executor, scheduler_address
 from ._folder import claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
+
+
+#: Notes of a run a user may want (a resumed run's reuse); the CLI prints them.
+log = logging.getLogger("segbench")
 
 
 def _evaluate_group(group):
@@ -133,6 +138,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     """
     families = [families] if isinstance(families, Family) else list(families)
     params, options = dict(params or {}), dict(options or {})
+    if scheduler and executor is None:
+        scheduler_address(scheduler)        # a malformed address fails before any work
     dataset = open_ground_truth(gt, split=split, presentation=presentation,
                                 all_splits=all_splits)
     wanted = parse_ids(ids)
@@ -187,24 +194,33 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         if jobs:
             jobs_of[iid] = jobs
             todo.append((sample, jobs))
+    reused = len(item_ids) - len(todo)
+    if reused:
+        log.info("resumed: %d of %d images reused from the records in %s%s", reused,
+                 len(item_ids), out, f"; computing the other {len(todo)}" if todo else "")
     if todo and executor is None and scheduler is None and workers > 1:
         for f, p in resolved:          # compile here once; forked workers inherit it
             if f.warm_up is not None:
                 f.warm_up(p)
     desc = "+".join(f.label or f.name for f in families)
     joint: dict[str, list] = {}
-    with open_executor(workers, scheduler) if executor is None else nullcontext(executor) \
-            as ex:
-        for iid, recs in map_items(_evaluate_group, todo, executor=ex, progress=progress,
-                                   desc=desc):
-            for (f, _), rec in zip(jobs_of[iid], recs):
-                store.save(f, iid, keys[f.name, iid], rec)
-                records[f.name][iid] = rec
-        for f, p in resolved:
-            if f.joint_tasks is not None:
-                joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
-                                           [records[f.name][i] for i in item_ids],
-                                           store, ex, progress)
+    try:
+        with open_executor(workers, scheduler) if executor is None \
+                else nullcontext(executor) as ex:
+            for iid, recs in map_items(_evaluate_group, todo, executor=ex,
+                                       progress=progress, desc=desc):
+                for (f, _), rec in zip(jobs_of[iid], recs):
+                    store.save(f, iid, keys[f.name, iid], rec)
+                    records[f.name][iid] = rec
+            for f, p in resolved:
+                if f.joint_tasks is not None:
+                    joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
+                                               [records[f.name][i] for i in item_ids],
+                                               store, ex, progress)
+    except ClusterLostError:
+        # counted over the whole run: the images reused and those finished here
+        done = sum(all(i in records[f.name] for f in families) for i in item_ids)
+        raise ClusterLostError(done, len(item_ids), saved=store.root is not None) from None
 
     if name or not any(f.needs_predictions for f in families):
         label = name or "human"
