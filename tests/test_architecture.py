@@ -26,6 +26,7 @@ LAYERS = [
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel"},
     {"compare"},
+    {"stream"},
     {"submit"},
     {"report"},
     {"demo"},
