@@ -255,7 +255,7 @@ class _StreamEval:
         self._records.append(None)
         future = self._pool.submit(_evaluate_in_thread, self._family, sample,
                                    self._params, threads)
-        self._pending.append((index, future, label))
+        self._pending.append((index, future, label, sample.prediction))
         # a bounded queue: a loop faster than the pool waits here rather than holding
         # every map it produced
         while len(self._pending) > 4 * self._workers:
@@ -264,7 +264,7 @@ class _StreamEval:
     def _settle(self, index: int, *, block: bool, raise_errors: bool = True) -> bool:
         """Move the oldest pending task's record into the state (if done, or waiting
         with ``block``); True if it was settled."""
-        idx, future, label = self._pending[0]
+        idx, future, label, source = self._pending[0]
         if not block and not future.done():
             return False
         self._pending.popleft()
@@ -272,8 +272,9 @@ class _StreamEval:
             self._records[idx] = future.result()
         except InputError as exc:
             self._forget(idx)
-            if raise_errors:
-                raise InputError(f"{label}: {exc.problem}", exc.path) from None
+            if raise_errors:      # the update and index; a file only if one is to blame
+                raise InputError(f"{label}: {exc.problem}",
+                                 None if exc.path == source else exc.path) from None
         except BaseException:
             self._forget(idx)
             if raise_errors:
