@@ -392,3 +392,107 @@ def test_evaluate_takes_in_memory_predictions(synthetic, tmp_path):
     arrays["synth003"] = np.full((96, 128), 2.0)
     with pytest.raises(InputError, match=r"^pred\['synth003'\]: boundary map has values"):
         segbench.evaluate("boundary", gt=synthetic["gt"], pred=arrays, progress=False)
+
+
+# --- RegionEval and human_scores ------------------------------------------------------
+
+
+def _ucm2(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
+    """A doubleSize contour map: the edges of ``fine`` at 0.3, of ``coarse`` at 0.7
+    (each edge between two pixels, the corners at the largest edge beside them)."""
+    h, w = fine.shape
+    u = np.zeros((2 * h + 1, 2 * w + 1))
+    for seg, v in ((fine, 0.3), (coarse, 0.7)):
+        right = seg[:, 1:] != seg[:, :-1]
+        down = seg[1:, :] != seg[:-1, :]
+        u[1::2, 2:-1:2] = np.maximum(u[1::2, 2:-1:2], v * right)
+        u[2:-1:2, 1::2] = np.maximum(u[2:-1:2, 1::2], v * down)
+    u[2:-1:2, 2:-1:2] = np.maximum.reduce([u[1:-2:2, 2:-1:2], u[3::2, 2:-1:2],
+                                           u[2:-1:2, 1:-2:2], u[2:-1:2, 3::2]])
+    return u
+
+
+@pytest.fixture(scope="module")
+def regions(synthetic, tmp_path_factory):
+    """ucm2 and segs .mat predictions of the synthetic images, scored by ``segbench
+    region``."""
+    import scipy.io
+
+    from segbench.io import write_segs
+    root = tmp_path_factory.mktemp("regions")
+    items = sorted(synthetic["items"], key=lambda it: it.iid)
+    ucm = {it.iid: _ucm2(it.segmentations[1], it.segmentations[2]) for it in items}
+    segs = {it.iid: [it.segmentations[3], it.truth] for it in items}
+    for iid in ucm:
+        (root / "ucm").mkdir(exist_ok=True)
+        scipy.io.savemat(root / "ucm" / f"{iid}.mat", {"ucm2": ucm[iid]})
+        write_segs(root / "segs" / f"{iid}.mat", segs[iid])
+    runs = {}
+    for kind in ("ucm", "segs"):
+        runs[kind] = root / f"run-{kind}"
+        proc = _cli("region", "--gt", synthetic["gt"], "--pred", root / kind, "--out",
+                    runs[kind], "--quiet")
+        assert proc.returncode == 0, proc.stderr
+    return {"ucm": ucm, "segs": segs, "runs": runs, "items": items}
+
+
+def _assert_region_same(res, run: Path):
+    from segbench.io import format_ev2, format_ev3, format_ev4
+    folder = segbench.Result.from_json(run / "result.json")
+    assert res.metrics == pytest.approx(folder.metrics, rel=0, abs=1e-12)
+    assert [r["id"] for r in res.per_item] == [r["id"] for r in folder.per_item]
+    for row, rec in zip(res.per_item, res.records):
+        for fmt, suffix in ((format_ev2, "ev2"), (format_ev3, "ev3"), (format_ev4, "ev4")):
+            assert fmt(rec) == (run / f"{row['id']}_{suffix}.txt").read_text(), suffix
+
+
+def test_region_eval_equals_segbench_region_on_ucm2_and_segs(synthetic, regions):
+    ids = sorted(regions["ucm"])
+    for workers in (0, 2):
+        ev = segbench.RegionEval(workers=workers)
+        batch = np.stack([regions["ucm"][i] for i in ids[:4]])        # (N, 2H+1, 2W+1)
+        ev.update(batch, [it.segmentations for it in regions["items"][:4]], ids=ids[:4])
+        for it in regions["items"][4:]:
+            ev.update(regions["ucm"][it.iid], synthetic["gt"] / f"{it.iid}.mat")
+        _assert_region_same(ev.compute(), regions["runs"]["ucm"])
+    ev = segbench.RegionEval()
+    ev.update([regions["segs"][i] for i in ids], [synthetic["gt"] / f"{i}.mat" for i in ids])
+    _assert_region_same(ev.compute(), regions["runs"]["segs"])
+
+
+def test_region_eval_state_merges_and_refuses_boundary_maps(synthetic, regions):
+    ids = sorted(regions["ucm"])
+    halves = [segbench.RegionEval(), segbench.RegionEval()]
+    for k, iid in enumerate(ids):
+        halves[k % 2].update(regions["ucm"][iid], synthetic["gt"] / f"{iid}.mat")
+    whole = segbench.RegionEval()
+    whole.merge(pickle.loads(pickle.dumps(halves[1].state_dict())))
+    whole.merge(halves[0])
+    _assert_region_same(whole.compute(), regions["runs"]["ucm"])
+    with pytest.raises(InputError, match="gt, annotator 0 is a boundary map .* the "
+                                         "region measures need label maps"):
+        segbench.RegionEval().update(regions["ucm"][ids[0]], _gt(96, 128))
+    with pytest.raises(InputError,
+                       match=r"^pred \(id 'synth000'\): ucm2 is 96x128, but a doubleSize"):
+        segbench.RegionEval().update(np.zeros((96, 128)), synthetic["gt"] / "synth000.mat")
+
+
+def test_human_scores_equal_segbench_human(synthetic, tmp_path):
+    """Once per split, from the dataset or from the annotators' maps in memory: the
+    figures of ``segbench human``; compute(human=...) puts them in the metrics."""
+    out = tmp_path / "human"
+    proc = _cli("human", "--gt", synthetic["root"], "--split", "test", "--out", out,
+                "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    folder_b = segbench.Result.from_json(out / "result.json")
+    folder_r = segbench.Result.from_json(out / "result_human_region.json")
+    from_files = segbench.human_scores(synthetic["root"], split="test")
+    in_memory = segbench.human_scores([it.segmentations for it in synthetic["items"]])
+    for hs in (from_files, in_memory):
+        assert hs.point == (folder_b.metrics["recall"], folder_b.metrics["precision"],
+                            folder_b.metrics["F"])
+        for k in ("covering", "PRI", "VI"):
+            assert hs.region.metrics[k] == folder_r.metrics[k]
+    ev = segbench.BoundaryEval()
+    ev.update(synthetic["maps"]["synth000"], synthetic["gt"] / "synth000.mat")
+    assert ev.compute(human=from_files).metrics["human_F"] == folder_b.metrics["F"]
