@@ -258,7 +258,7 @@ class _StreamEval:
         self._pending.append((index, future, label, sample.prediction))
         # a bounded queue: a loop faster than the pool waits here rather than holding
         # every map it produced
-        while len(self._pending) > 4 * self._workers:
+        while len(self._pending) > max(16, 8 * self._workers):
             self._settle(self._pending[0][0], block=True)
 
     def _settle(self, index: int, *, block: bool, raise_errors: bool = True) -> bool:
