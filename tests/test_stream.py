@@ -458,6 +458,9 @@ def test_region_eval_equals_segbench_region_on_ucm2_and_segs(synthetic, regions)
     ev = segbench.RegionEval()
     ev.update([regions["segs"][i] for i in ids], [synthetic["gt"] / f"{i}.mat" for i in ids])
     _assert_region_same(ev.compute(), regions["runs"]["segs"])
+    run = segbench.evaluate("region", gt=synthetic["gt"], pred=regions["ucm"],
+                            progress=False)
+    _assert_region_same(run, regions["runs"]["ucm"])
 
 
 def test_region_eval_state_merges_and_refuses_boundary_maps(synthetic, regions):
