@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "segbench"
 #: in SAME_LAYER (measure packages that build on each other) and from lower layers.
 LAYERS = [
     {"errors", "__version__", "compilation", "memory"},
-    {"spec", "resampling"},
+    {"spec", "resampling", "notebook"},
     {"io"},
     {"result"},
     {"boundary"},
@@ -26,6 +26,7 @@ LAYERS = [
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel"},
     {"compare"},
+    {"stream"},
     {"submit"},
     {"report"},
     {"demo"},

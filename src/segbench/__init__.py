@@ -2,13 +2,19 @@
 
 ``segbench.evaluate("boundary", gt=..., pred=..., out=...)`` runs a benchmark over a
 folder; ``segbench.Result.from_json(path)`` reads a saved result;
-``segbench.compare(run_dir, run_dir, ...)`` tests the differences between runs. Both are imported on
-first use, so ``import segbench`` (and ``segbench --help``) loads no numerical library.
+``segbench.compare(run_dir, run_dir, ...)`` tests the differences between runs;
+``segbench.BoundaryEval`` and ``segbench.RegionEval`` score arrays in a training loop
+(``update``/``compute``/``merge``), ``segbench.human_scores`` the annotators. All are
+imported on first use, so ``import segbench`` (and ``segbench --help``) loads no
+numerical library.
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "compare", "evaluate", "__version__"]
+__all__ = ["BoundaryEval", "HumanScores", "RegionEval", "Result", "compare", "evaluate",
+           "human_scores", "__version__"]
+
+_STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "human_scores")
 
 
 def __getattr__(name):
@@ -18,6 +24,9 @@ def __getattr__(name):
     if name == "compare":
         from .compare import compare
         return compare
+    if name in _STREAM:
+        from . import stream
+        return getattr(stream, name)
     if name == "Result":
         from .result import Result
         return Result

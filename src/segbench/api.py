@@ -7,6 +7,7 @@ the command line calls the same functions.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
@@ -142,6 +143,32 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
             "calibrated_on": str(run), "calibrated_name": res.name}
 
 
+def memory_predictions(benchmark: str, pred: Mapping) -> dict:
+    """``pred`` with every value held in memory made a validated
+    :class:`~segbench.io.Prediction` (named ``pred['<id>']`` in messages); file paths
+    kept as they are.
+
+    Raises
+    ------
+    InputError
+        An array given to a benchmark that reads no in-memory prediction, or one that
+        is not a valid prediction (shape, type, NaN, range), naming its id.
+    """
+    from .datasets import memory_prediction
+    kind = {"boundary": "boundary", "region": "region", "all": "region"}.get(benchmark)
+    out = {}
+    for iid, value in pred.items():
+        if isinstance(value, (str, os.PathLike)):
+            out[iid] = value
+            continue
+        if kind is None:
+            raise InputError(f"pred[{iid!r}]: the {benchmark} benchmark reads prediction "
+                             "files; in-memory predictions are read by boundary, region "
+                             "and all")
+        out[iid] = memory_prediction(value, kind, f"pred[{iid!r}]")
+    return out
+
+
 @contextmanager
 def _threads(threads, workers: int, local: bool):
     """``SEGBENCH_THREADS`` set for a run (worker processes inherit it), then restored:
@@ -186,8 +213,14 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     gt : path or Dataset
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
         ``human/color`` tree of ``.seg`` files, or a dataset root with ``split``.
-    pred : path, optional
-        Folder of ``<iid>.png|bmp|npy|mat`` predictions.
+    pred : path or mapping, optional
+        Folder of ``<iid>.png|bmp|npy|mat`` predictions, or a mapping of image id to
+        a prediction file or to a prediction in memory (boundary, region and 'all'):
+        an array (a soft map for 'boundary'; a doubleSize ucm2 or an integer label
+        map for 'region' and 'all'), a list of label maps (segmentations), a tensor
+        (read through ``.detach().cpu().numpy()``), or a
+        :class:`~segbench.io.Prediction` (:func:`segbench.datasets.memory_prediction`).
+        The records and numbers are those of the same maps read from files.
     out : path, optional
         Output folder (records for resuming, ``result.json``, ``per_item.csv``, the
         official files); None writes nothing.
@@ -247,6 +280,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     >>> res.metrics["ODS"], res.to_pandas().head()
     """
     from .engine import run
+    if isinstance(pred, Mapping):
+        pred = memory_predictions(benchmark, pred)
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
                  scheduler=scheduler, executor=executor, progress=progress)
     options = {"plot": plot}
@@ -256,8 +291,6 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         from .resampling import ci_settings
         options["ci"] = ci_settings(ci)
     if calibrate_on is not None:
-        from collections.abc import Mapping
-
         from .datasets import run_name
         # this run's name, as engine.run will give it
         this = name or ("predictions" if isinstance(pred, Mapping) else run_name(pred))

@@ -19,6 +19,8 @@ gives no script, so these are our tests, not a reproduction of theirs.
 from __future__ import annotations
 
 import math
+import sys
+import types
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -419,3 +421,16 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
         written.append(out / "pr_curve.png")
         plot_pr(curves, written[-1], human=human)
     return written
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`compare`: importing ``segbench.compare`` makes
+    the package attribute ``segbench.compare`` this module (Python sets it after the
+    first import), and ``segbench.compare(run, run)`` must keep working after it (in a
+    notebook, after ``Result.compare``)."""
+
+    def __call__(self, *runs, **options) -> dict:
+        return compare(*runs, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -143,6 +143,53 @@ class Result:
                 f"{', ...' if len(self.metrics) > 4 else ''}; "
                 f"{len(self.per_item)} items>")
 
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the headline metrics in a compact table (with
+        intervals when computed) and, for a boundary result, its PR plot inline as PNG
+        (:func:`segbench.notebook.result_html`)."""
+        from .notebook import result_html
+        return result_html(self)
+
+    def plot(self, ax=None, *, human=None, label: str | None = None):
+        """Draw this boundary result's PR curve on matplotlib axes, in the BSDS style.
+
+        Call it on several results with the same ``ax`` to draw them together: the
+        iso-F contours (F = 0.1 ... 0.9) are drawn once, each curve gets its ODS point
+        and its ODS F in the legend.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Default: a new figure (``matplotlib.pyplot.subplots``).
+        human : HumanScores, human_boundary Result or (recall, precision[, F]), optional
+            The human point (a black star); default the result's ``human_*`` metrics
+            (``compute(human=...)``, ``--human``), if any.
+        label : str, optional
+            The legend name (default ``name``).
+
+        Returns
+        -------
+        matplotlib Axes
+
+        Raises
+        ------
+        InputError
+            A result without a PR curve (not a boundary result).
+        """
+        from .notebook import plot_pr_axes
+        return plot_pr_axes([self], ax, human=human, label=label)
+
+    def compare(self, *others, **options) -> dict:
+        """:func:`segbench.compare` of this result and ``others`` (results computed in
+        this process, which carry their records, or run folders): paired bootstrap
+        differences and image-by-image tests. ``options`` as :func:`segbench.compare`
+        (``resamples``, ``level``, ``seed``, ``ids``, ``per_image``)."""
+        from importlib import import_module
+
+        # the comparison layer sits above the result shape: reached by name, as the
+        # api reaches the families
+        return import_module("segbench.compare").compare(self, *others, **options)
+
     def to_dict(self) -> dict:
         out = {"family": self.family, "name": self.name, "metrics": self.metrics}
         if self.intervals:

@@ -10,8 +10,8 @@ from ._agreement import (AGREEMENT, AgreementRecord, agreement_histogram, agreem
 from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
                           tolerance_px)
 from ._counts import (BoundaryCounts, check_thresholds, default_thresholds, detected_map, evaluate_image,
-                      human_counts, matcher_cached, warm_up_kernels,
-                      warm_up_matcher)
+                      human_counts, matcher_cached, threads_in_this_thread,
+                      warm_up_kernels, warm_up_matcher)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._plots import plot_pr
@@ -58,6 +58,7 @@ __all__ = [
     "shared_matcher",
     "thin",
     "thin_frames",
+    "threads_in_this_thread",
     "warm_up_kernels",
     "warm_up_matcher",
     "tolerance_px",

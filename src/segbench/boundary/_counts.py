@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,9 +197,34 @@ def detected_map(pred, t: float) -> np.ndarray:
 THREADS_ENV = "SEGBENCH_THREADS"
 
 
+#: Per-thread override of :func:`default_threads` (:func:`threads_in_this_thread`).
+_LOCAL = threading.local()
+
+
+@contextmanager
+def threads_in_this_thread(threads: int):
+    """Make :func:`default_threads` give ``threads`` in the calling thread only.
+
+    A pool that evaluates several images at once (the streaming evaluators' worker
+    threads) gives each image its share of the cores without touching
+    ``$SEGBENCH_THREADS``, which is global to the process. The counts do not depend
+    on it.
+    """
+    before = getattr(_LOCAL, "threads", None)
+    _LOCAL.threads = _check_threads(threads)
+    try:
+        yield
+    finally:
+        _LOCAL.threads = before
+
+
 def default_threads() -> int:
-    """Threads :func:`evaluate_image` uses by default: ``$SEGBENCH_THREADS`` when set
-    (a positive integer), else every core (``os.cpu_count()``)."""
+    """Threads :func:`evaluate_image` uses by default: the calling thread's
+    :func:`threads_in_this_thread` setting, else ``$SEGBENCH_THREADS`` when set (a
+    positive integer), else every core (``os.cpu_count()``)."""
+    local = getattr(_LOCAL, "threads", None)
+    if local is not None:
+        return local
     text = os.environ.get(THREADS_ENV, "").strip()
     if text:
         try:

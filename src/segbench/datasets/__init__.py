@@ -9,6 +9,7 @@ package does not load :mod:`urllib`); benchmarking a submission is
 
 from ._inputs import (SPLIT_NAMES, Sample, open_ground_truth, pair_predictions, parse_ids,
                       run_name, with_images)
+from ._memory import BoundaryMap, memory_item, memory_prediction, memory_sample, to_numpy
 from ._pairs import LabelMapFolder, pair_folders, predictions_by_suffix
 from .bsds import (BSDS300, BSDS500, Annotation, Dataset, DatasetItem, FolderPairs,
                    SubjectEntry, SyntheticDataset, open_dataset, write_ground_truth)
@@ -29,7 +30,8 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ABOUT_MAX", "Annotation", "BSDS300", "BSDS500", "Dataset", "DatasetItem",
+__all__ = ["ABOUT_MAX", "Annotation", "BSDS300", "BSDS500", "BoundaryMap", "Dataset",
+           "DatasetItem", "memory_item", "memory_prediction", "memory_sample", "to_numpy",
            "FolderPairs", "LabelMapFolder", "SPLIT_NAMES", "Sample", "SubjectEntry",
            "SyntheticDataset", "SyntheticItem", "UnsafeArchiveError",
            "make_synthetic_dataset", "open_dataset", "open_ground_truth",

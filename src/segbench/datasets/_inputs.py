@@ -211,12 +211,19 @@ class Sample:
     Attributes
     ----------
     item : DatasetItem
-    prediction : Path or None
-        None for families that score the ground truth alone.
+    prediction : Path, str or None
+        The prediction file; None for families that score the ground truth alone. For
+        a prediction held in memory, the name error messages give it
+        (``pred['100007']``, ``batch index 3``).
+    value : Prediction or None
+        A prediction held in memory (``segbench.evaluate(pred={id: array})``, the
+        streaming evaluators), read instead of ``prediction``
+        (:func:`segbench.datasets.memory_prediction`).
     """
 
     item: DatasetItem
     prediction: Path | None = None
+    value: object = None
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -231,6 +238,8 @@ class Sample:
 
     def read_prediction(self, reader):
         """``reader(self.prediction)``, read once per reader."""
+        if self.value is not None:      # in memory: already a validated Prediction
+            return self.value
         if reader not in self._memo:
             if self.prediction is None:
                 raise InputError(f"image {self.id!r} has no prediction")
@@ -240,9 +249,25 @@ class Sample:
     def input_files(self) -> dict[str, list[Path]]:
         """The files a record of this sample depends on, by role."""
         out = {"gt": list(self.item.sources)}
-        if self.prediction is not None:
+        if self.prediction is not None and self.value is None:
             out["pred"] = [self.prediction]
         return out
+
+    def prediction_digest(self) -> str:
+        """SHA-256 of a prediction held in memory (its kind and arrays), which has no
+        file to fingerprint."""
+        import hashlib
+
+        import numpy as np
+        h = hashlib.sha256(str(self.value.kind).encode())
+        for arr in (self.value.ucm2 if self.value.ucm2 is not None else self.value.pb,
+                    *(self.value.segs or ())):
+            if arr is None:
+                continue
+            arr = np.ascontiguousarray(arr)
+            h.update(f"{arr.dtype.str}{arr.shape}".encode())
+            h.update(arr.tobytes())
+        return h.hexdigest()
 
     def content_digest(self) -> str:
         """SHA-256 of the annotations themselves (label maps and boundaries), for
@@ -266,7 +291,8 @@ class Sample:
             self.item.__dict__.pop(cached, None)
 
     def __getstate__(self):
-        return {"item": self.item, "prediction": self.prediction, "_memo": {}}
+        return {"item": self.item, "prediction": self.prediction, "value": self.value,
+                "_memo": {}}
 
 
 def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..datasets import Dataset, Sample, open_ground_truth, pair_predictions, parse_ids, run_name
+from ..datasets import (Dataset, Sample, memory_sample, open_ground_truth, pair_predictions,
+                        parse_ids, run_name)
 from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
@@ -60,6 +61,8 @@ def _sample_digests(sample: Sample) -> dict:
                for role, paths in sample.input_files().items()}
     if not digests["gt"]:              # in-memory ground truth: key by its content
         digests["gt"] = [sample.content_digest()]
+    if sample.value is not None:       # in-memory prediction: key by its content
+        digests["pred"] = [sample.prediction_digest()]
     return digests
 
 
@@ -179,7 +182,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     records: dict[str, dict] = {f.name: {} for f in families}
     keys, jobs_of, todo = {}, {}, []
     for iid in item_ids:
-        sample = Sample(dataset[iid], preds.get(iid))
+        sample = memory_sample(dataset[iid], preds.get(iid))
         keep = store.root is not None        # without a store no key is ever compared
         base = _sample_digests(sample) if keep else None
         jobs = []
@@ -232,33 +235,17 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
              "split": split, "presentation": presentation, "ids": wanted}
     # every family's items settled before any file is written: a run that leaves no
     # item to score fails whole
-    scored = {f.name: _scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
+    scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
     results = []
     for f, p in resolved:
         ids_f, left_out = scored[f.name]
         recs = [records[f.name][i] for i in ids_f]
         extra = {"joint": joint[f.name]} if f.name in joint else {}
-        sp = {**p, **f.resolve_summary(params)}
-        result = f.summarize(ids_f, recs, sp, options, **extra)
-        result.name = label
-        result.records = recs
-        result.provenance = provenance(**{k: v for k, v in where.items() if v is not None},
-                                       **sp, n_images=len(ids_f))
-        if left_out:
-            result.provenance["excluded"] = left_out
-        if store.root is not None:
-            result.provenance["records"] = records_digest(
-                [(i, keys[f.name, i]) for i in ids_f])
-        ci = options.get("ci")
-        if ci and f.resampler is not None:
-            from ..resampling import intervals
-            settings = {"resamples": int(ci.get("resamples", 1000)),
-                        "level": float(ci.get("level", 0.95)),
-                        "seed": int(ci.get("seed", 0))}
-            result.intervals = intervals(f.resampler(ids_f, recs, sp, options),
-                                         len(ids_f), **settings)
-            result.provenance["ci"] = {**settings, "method": "percentile bootstrap "
-                                       "over images"}
+        digest = None if store.root is None else records_digest(
+            [(i, keys[f.name, i]) for i in ids_f])
+        result = summarize_records(f, ids_f, recs, {**p, **f.resolve_summary(params)},
+                                   options, name=label, where=where, excluded=left_out,
+                                   records_key=digest, **extra)
         if out is not None and save_results:
             outp = Path(out)
             if f.write is not None:
@@ -270,7 +257,60 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     return results
 
 
-def _scored_ids(family, params, item_ids, records) -> tuple[list, list]:
+def summarize_records(family: Family, ids, records, params: dict, options: Mapping,
+                      *, name: str, where: Mapping | None = None, excluded=None,
+                      records_key: str | None = None, **extra) -> Result:
+    """A family's :class:`Result` of per-item records, as every run ends: the summary,
+    its name, records and provenance, and bootstrap intervals when ``options`` asks.
+
+    The one place a result is made from records, shared by :func:`run` and the
+    streaming evaluators (:mod:`segbench.stream`), so the two cannot disagree.
+
+    Parameters
+    ----------
+    family : Family
+    ids : list of str
+        The items, in the order of ``records``.
+    records : list
+    params : dict
+        Record and summary parameters, resolved (``family.resolve`` and
+        ``family.resolve_summary``).
+    options : mapping
+        As :func:`run` (``ci``: interval settings; human figures).
+    name : str
+        The run's name.
+    where : mapping, optional
+        Inputs recorded in the provenance (folders, split); None values dropped.
+    excluded : list, optional
+        Items left out, as ``[{"reason", "ids"}]``.
+    records_key : str, optional
+        Digest of the record keys (:func:`~segbench.engine.records_digest`).
+    **extra
+        Passed to ``family.summarize`` (``joint`` records).
+    """
+    result = family.summarize(ids, records, params, options, **extra)
+    result.name = name
+    result.records = records
+    result.provenance = provenance(**{k: v for k, v in (where or {}).items()
+                                      if v is not None}, **params, n_images=len(ids))
+    if excluded:
+        result.provenance["excluded"] = excluded
+    if records_key is not None:
+        result.provenance["records"] = records_key
+    ci = (options or {}).get("ci")
+    if ci and family.resampler is not None:
+        from ..resampling import intervals
+        settings = {"resamples": int(ci.get("resamples", 1000)),
+                    "level": float(ci.get("level", 0.95)),
+                    "seed": int(ci.get("seed", 0))}
+        result.intervals = intervals(family.resampler(ids, records, params, options),
+                                     len(ids), **settings)
+        result.provenance["ci"] = {**settings, "method": "percentile bootstrap "
+                                   "over images"}
+    return result
+
+
+def scored_ids(family, params, item_ids, records) -> tuple[list, list]:
     """(the ids ``family`` scores, the ones it leaves out as ``[{"reason", "ids"}]``):
     a warning per reason, InputError when none is left."""
     if family.excluded is None:
@@ -307,11 +347,11 @@ def _run_joint(family, params, dataset, preds, item_ids, records, store, executo
     for task in tasks:
         if not keep:
             todo.append((family, params, task,
-                         {i: Sample(dataset[i], preds.get(i)) for i in task.ids}))
+                         {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids}))
             continue
         for i in task.ids:
             if i not in digests:
-                digests[i] = _sample_digests(Sample(dataset[i], preds.get(i)))
+                digests[i] = _sample_digests(memory_sample(dataset[i], preds.get(i)))
         payload = hashlib.sha256(json.dumps(task.payload, sort_keys=True).encode()
                                  ).hexdigest()
         key = record_key(family, {**params, "joint": task.key, "payload": payload},
@@ -320,7 +360,7 @@ def _run_joint(family, params, dataset, preds, item_ids, records, store, executo
         rec = store.load_joint(family, task.key, key)
         if rec is None:
             todo.append((family, params, task,
-                         {i: Sample(dataset[i], preds.get(i)) for i in task.ids}))
+                         {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids}))
         else:
             out[task.key] = rec
     for task_key, rec in map_items(_evaluate_joint, todo, executor=executor,

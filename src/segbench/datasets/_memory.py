@@ -1,0 +1,220 @@
+"""Inputs held in memory: predictions and ground truth given as arrays (a training loop,
+a notebook) instead of files, made into the :class:`Sample` objects every family
+evaluates, so an in-memory evaluation runs the very code of a folder run."""
+
+from __future__ import annotations
+
+from functools import partial
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ._inputs import Sample
+from .bsds import Annotation, DatasetItem, _const, _load_many
+
+__all__ = ["BoundaryMap", "memory_item", "memory_prediction", "memory_sample", "to_numpy"]
+
+
+def to_numpy(obj, what: str = "array") -> np.ndarray:
+    """A numpy array of anything array-like, without importing any tensor library.
+
+    Parameters
+    ----------
+    obj : array_like
+        A numpy array (returned as is); a tensor with ``detach``, ``cpu`` and
+        ``numpy`` methods (PyTorch, on any device: ``obj.detach().cpu().numpy()``);
+        anything with ``__array__`` (JAX, CuPy through its own ``__array__``, xarray,
+        pandas); nested lists of numbers.
+    what : str
+        How error messages name it (``'batch index 3'``).
+
+    Raises
+    ------
+    InputError
+        If it cannot be read as one rectangular numeric array.
+    """
+    if isinstance(obj, np.ndarray):
+        return obj
+    if all(callable(getattr(obj, m, None)) for m in ("detach", "cpu", "numpy")):
+        try:
+            return np.asarray(obj.detach().cpu().numpy())
+        except (TypeError, RuntimeError, ValueError) as exc:
+            hint = " (convert it first, e.g. .float())" if "type" in str(exc).lower() \
+                else ""
+            raise InputError(f"{what}: cannot read the tensor as a numpy array: "
+                             f"{exc}{hint}") from None
+    if isinstance(obj, (str, bytes, PathLike, dict)) or obj is None:
+        raise InputError(f"{what}: expected an array, got {type(obj).__name__}")
+    try:
+        arr = np.asarray(obj)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what}: not one rectangular array ({exc})") from None
+    if arr.dtype == object:
+        raise InputError(f"{what}: not a numeric array (its items differ in shape or "
+                         f"are not numbers)")
+    return arr
+
+
+class BoundaryMap:
+    """An annotator's boundary map given without the segmentation it came from.
+
+    The boundary benchmark matches it as given (as BSDS500's stored ``Boundaries``);
+    the region measures, which need regions, refuse it.
+
+    Parameters
+    ----------
+    boundaries : (H, W) bool ndarray
+    source : str, optional
+        How messages name it.
+    """
+
+    __slots__ = ("boundaries", "source", "user", "gray")
+
+    def __init__(self, boundaries: np.ndarray, source: str | None = None):
+        self.boundaries = np.ascontiguousarray(boundaries, dtype=bool)
+        self.source = source
+        self.user = None
+        self.gray = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.boundaries.shape)
+
+    @property
+    def segmentation(self):
+        raise InputError(f"{self.source or 'ground truth'} is a boundary map (0/1 or "
+                         "bool), not a segmentation: the region measures need label maps "
+                         "(integer arrays of region labels)")
+
+
+def _annotation(obj, what: str):
+    """One annotator's map: an object with ``boundaries`` or ``segmentation`` as it is;
+    a bool array, or one of only 0 and 1 (a ``.mat``'s ``Boundaries``), as a boundary
+    map; other whole numbers as a label map."""
+    if hasattr(obj, "boundaries") or hasattr(obj, "segmentation"):
+        return obj
+    arr = to_numpy(obj, what)
+    if arr.ndim != 2 or arr.size == 0:
+        raise InputError(f"{what} must be a 2-D (H, W) map, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return BoundaryMap(arr, what)
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise InputError(f"{what} has type {arr.dtype}; give a bool boundary map or an "
+                         "integer label map")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
+            raise InputError(f"{what} holds values that are not whole numbers (or NaN): "
+                             "give a bool boundary map or an integer label map")
+    lo, hi = arr.min(), arr.max()
+    if lo == 0 and hi <= 1:
+        return BoundaryMap(arr != 0, what)
+    if lo < 0:
+        raise InputError(f"{what} has negative labels")
+    return Annotation(np.ascontiguousarray(arr, dtype=np.int32), source=what)
+
+
+def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
+    """A :class:`DatasetItem` of one image's ground truth given in any form.
+
+    Parameters
+    ----------
+    gt : DatasetItem, path, sequence of maps, or (K, H, W) array
+        A dataset item (used as it is); a BSDS500 ``.mat`` file (its boundaries as
+        stored, as ``segbench boundary`` reads it), or any other annotation file a
+        folder run reads (``.seg``, a label-map image); or the annotators' maps: each
+        an object with ``boundaries``/``segmentation`` (:class:`Annotation`), a bool
+        boundary map, a map of only 0s and 1s (a boundary map, as a ``.mat``'s
+        ``Boundaries``), or an integer label map (a segmentation; its boundaries are
+        ``thin(seg2bdry(seg))``, as in every official file). One 2-D map is one
+        annotator.
+    iid : str
+        The id of the item.
+    what : str
+        How error messages name it.
+
+    Raises
+    ------
+    InputError
+        No annotator, maps of other shapes or types, a missing file.
+    """
+    if isinstance(gt, DatasetItem):
+        return gt
+    if isinstance(gt, (str, PathLike)):
+        path = Path(gt)
+        if not path.is_file():
+            raise InputError("ground-truth file not found", path)
+        if path.suffix.lower() == ".mat":
+            return DatasetItem(iid, "memory", gt_path=path, sources=(path,))
+        return DatasetItem(iid, "memory", annotation_loader=partial(_load_many, (path,)),
+                           sources=(path,))
+    if isinstance(gt, np.ndarray) or not isinstance(gt, (list, tuple)):
+        arr = to_numpy(gt, what)
+        if arr.ndim == 2:
+            maps = [arr]
+        elif arr.ndim == 3:
+            maps = list(arr)
+        else:
+            raise InputError(f"{what}: expected a list of (H, W) maps or a (K, H, W) "
+                             f"array, got shape {arr.shape}")
+    else:
+        maps = list(gt)
+    if not maps:
+        raise InputError(f"{what}: no annotator's map")
+    anns = tuple(_annotation(m, f"{what}, annotator {k}") for k, m in enumerate(maps))
+    for k, a in enumerate(anns[1:], start=1):
+        if tuple(a.shape) != tuple(anns[0].shape):
+            raise InputError(f"{what}: annotator {k} is {_hw(a.shape)} but annotator 0 "
+                             f"is {_hw(anns[0].shape)}")
+    return DatasetItem(iid, "memory", annotation_loader=partial(_const, anns))
+
+
+def _hw(shape) -> str:
+    return "x".join(str(n) for n in shape)
+
+
+def memory_prediction(obj, benchmark: str = "boundary", source: str | None = None):
+    """A validated :class:`~segbench.io.Prediction` of an in-memory prediction.
+
+    Parameters
+    ----------
+    obj : Prediction, array_like, or list of label maps
+        For ``'boundary'``: a soft map (floats in [0, 1]; uint8 as /255, uint16 as
+        /65535; bool as 0/1) or a list of label maps (segmentations). For ``'region'``
+        and ``'all'``: a doubleSize ucm2 (a float (2H+1, 2W+1) array), a list of label
+        maps, or one integer label map (its labels all regions, as ``region --labels``
+        reads a label-map image). A Prediction is returned as it is.
+    benchmark : {'boundary', 'region', 'all'}
+    source : str, optional
+        How error messages name it.
+
+    Raises
+    ------
+    InputError
+        As :func:`segbench.io.as_prediction` (shape, type, NaN, range).
+    """
+    from ..io import Prediction, as_prediction
+    if isinstance(obj, Prediction):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return as_prediction([to_numpy(s, f"{source}, segmentation {k}")
+                              for k, s in enumerate(obj)], kind="segs", source=source)
+    arr = to_numpy(obj, source or "prediction")
+    if benchmark == "boundary":
+        return Prediction("soft", pb=arr, source=source)
+    if arr.ndim == 2 and (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
+        from ..region import compact_labels
+        labels, _ = compact_labels(arr, void=None)
+        return as_prediction([labels], kind="segs", source=source)
+    return Prediction("ucm2", ucm2=arr, source=source)
+
+
+def memory_sample(item: DatasetItem, prediction=None) -> Sample:
+    """The :class:`Sample` of an item and its prediction: a file (a path), a
+    :class:`~segbench.io.Prediction` held in memory (named ``pred['<id>']`` in
+    messages), or None."""
+    from ..io import Prediction
+    if isinstance(prediction, Prediction):
+        return Sample(item, prediction.source or f"pred[{item.iid!r}]", value=prediction)
+    return Sample(item, prediction)

@@ -1,0 +1,789 @@
+"""Streaming evaluators: the boundary and region benchmarks fed arrays, one batch at a
+time, in a training loop or a notebook.
+
+:class:`BoundaryEval` and :class:`RegionEval` are thin stateful shells over the family
+specs that ``segbench boundary`` and ``segbench region`` run
+(:data:`segbench.boundary.BOUNDARY`, :data:`segbench.region.REGION`): ``update``
+makes each image a :class:`~segbench.datasets.Sample` and calls the family's own
+``evaluate`` (the same matcher and counts); ``compute`` calls the same summary and
+result code as the engine (:func:`segbench.engine.summarize_records`). The two cannot
+disagree with a folder run. Their state is the per-image records (counts per
+threshold, a few KB an image), never the maps, and it merges: ranks of a distributed
+job gather :meth:`~BoundaryEval.state_dict` and :meth:`~BoundaryEval.merge` them.
+
+:func:`human_scores` scores the annotators of a split against each other once, for
+the human point on a plot.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from os import PathLike
+
+import numpy as np
+
+from .errors import InputError
+from .result import Result
+
+__all__ = ["BoundaryEval", "HumanScores", "RegionEval", "human_scores"]
+
+#: Version of the :meth:`state_dict` layout.
+STATE_VERSION = 1
+
+
+def _evaluate_in_thread(family, sample, params, threads):
+    """Pool task: one image's record, with ``threads`` threads for its kernels."""
+    from .boundary import threads_in_this_thread
+    try:
+        with threads_in_this_thread(threads):
+            return family.evaluate(sample, params)
+    finally:
+        sample.release()
+
+
+def _check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
+            or workers < 0:
+        raise InputError(f"workers must be a non-negative integer (0: evaluate in "
+                         f"update), not {workers!r}")
+    return int(workers)
+
+
+def _labels(n: int, batch: bool, ids) -> list[str]:
+    if not batch:
+        return ["pred" if ids[0] is None else f"pred (id {ids[0]!r})"]
+    return [f"batch index {i}" + ("" if iid is None else f" (id {iid!r})")
+            for i, iid in enumerate(ids)]
+
+
+class _StreamEval:
+    """What :class:`BoundaryEval` and :class:`RegionEval` share: the state (ids and
+    records, in update order), the pool, merging and state dicts."""
+
+    _benchmark = ""
+
+    def __init__(self, family, params: dict, workers: int, name: str, bits=None):
+        self._family = family
+        self._params = family.resolve(params)
+        self._summary = family.resolve_summary(params)
+        self._workers = _check_workers(workers)
+        if bits not in (None, 8, 16):
+            raise InputError(f"bits must be None, 8 or 16, not {bits!r}")
+        self._bits = bits
+        self.name = str(name)
+        self._lock = threading.Lock()
+        self._pool = None
+        self._reset_state()
+
+    # --- state --------------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self._ids: list = []           # str, or None for an image given no id
+        self._records: list = []       # record, or None while its task runs
+        self._pending: deque = deque()  # (index, future, label), oldest first
+        self._named: set = set()
+        self._calls = 0
+
+    def __len__(self) -> int:
+        """Images counted (those still in the pool included)."""
+        return len(self._ids)
+
+    @property
+    def params(self) -> dict:
+        """The family's record and summary parameters (as a folder run records them)."""
+        return {**self._params, **self._summary}
+
+    def reset(self) -> None:
+        """Forget every image (waiting for those in the pool; their errors dropped)."""
+        self._drain(raise_errors=False)
+        self._reset_state()
+
+    def close(self) -> None:
+        """Wait for the pool and stop its threads (the state is kept; a later
+        :meth:`update` starts a new pool)."""
+        self._drain(raise_errors=False)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+    def __getstate__(self):
+        self._drain()
+        state = self.__dict__.copy()
+        state["_pool"] = None
+        state["_lock"] = None
+        state["_pending"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._pending = deque()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, {len(self)} images, "
+                f"workers={self._workers})")
+
+    # --- feeding ------------------------------------------------------------------------
+
+    def _split_pred(self, pred) -> tuple[list, bool]:
+        """(one raw prediction per image, whether ``pred`` was a batch)."""
+        raise NotImplementedError
+
+    def _prediction(self, raw, label: str):
+        raise NotImplementedError
+
+    def update(self, pred, gt, ids=None) -> None:
+        """Count one image or a batch.
+
+        Parameters
+        ----------
+        pred
+            One image's prediction or a batch (see the class); numpy arrays, anything
+            with ``__array__``, or tensors (read through ``.detach().cpu().numpy()``;
+            torch is never imported).
+        gt
+            For one image: its ground truth, as :func:`segbench.datasets.memory_item`
+            reads it: a list of the annotators' 2-D maps (bool or 0/1 boundary maps,
+            or integer label maps), a (K, H, W) array, a BSDS500 ``.mat`` path, or a
+            dataset item. For a batch: a sequence of those, one per image.
+        ids : str or sequence of str, optional
+            The images' ids (the per-item rows' ``id``). Default: a dataset item's id
+            or a ``.mat`` file's stem, else none (rows numbered ``#1``, ``#2``, ... in
+            :meth:`compute`). Given ids must be unique across updates and merges.
+
+        Raises
+        ------
+        InputError
+            A prediction or ground truth of the wrong shape or type, NaN or inf, values
+            outside the valid range, a batch and a ground-truth list of other lengths,
+            a repeated id: one line naming the batch index. Nothing of the call is
+            counted. With ``workers``, an error found in the pool (e.g. a ``.mat``
+            file of another image size) is raised by the next ``update`` or by
+            :meth:`compute`, naming the update and batch index.
+        """
+        from .datasets import memory_item, memory_sample
+        from .io import check_same_shape
+        self._harvest()
+        raws, batch = self._split_pred(pred)
+        n = len(raws)
+        if batch:
+            if isinstance(gt, (str, PathLike)) or not isinstance(gt, (Sequence, np.ndarray)) \
+                    or len(gt) != n:
+                got = f"{len(gt)} entries" if isinstance(gt, (Sequence, np.ndarray)) and \
+                    not isinstance(gt, (str, PathLike)) else f"a {type(gt).__name__}"
+                raise InputError(f"gt: a batch of {n} predictions needs a sequence of {n} "
+                                 f"ground truths, one per image; got {got}")
+            gts = list(gt)
+        else:
+            gts = [gt]
+        wanted = self._ids_of(ids, gts, n)
+        labels = _labels(n, batch, wanted)
+        samples = []
+        for k in range(n):          # every image checked before any is counted
+            p = self._prediction(raws[k], labels[k])
+            item = memory_item(gts[k], wanted[k] or f"#{len(self._ids) + k + 1}",
+                               f"gt of {labels[k]}" if batch else "gt")
+            if item.gt_path is None and not item.sources:     # in memory: check now
+                check_same_shape(p, item.annotations[0].shape, labels[k])
+            samples.append(memory_sample(item, p))
+        self._calls += 1
+        for k, sample in enumerate(samples):
+            self._add(sample, wanted[k], f"update {self._calls}, {labels[k]}")
+
+    def _ids_of(self, ids, gts, n: int) -> list:
+        from .datasets import DatasetItem
+        if ids is None:
+            out = []
+            for g in gts:
+                if isinstance(g, DatasetItem):
+                    out.append(g.iid)
+                elif isinstance(g, (str, PathLike)):
+                    out.append(os.path.splitext(os.path.basename(os.fspath(g)))[0])
+                else:
+                    out.append(None)
+        else:
+            out = [ids] if isinstance(ids, (str, int, np.integer)) else list(ids)
+            if len(out) != n:
+                raise InputError(f"ids: {len(out)} ids for {n} images")
+            out = [str(i) for i in out]
+            if any(not i for i in out):
+                raise InputError("ids: an id is empty")
+        named = [i for i in out if i is not None]
+        again = sorted({i for i in named if i in self._named or named.count(i) > 1})
+        if again:
+            raise InputError(f"ids: image {', '.join(map(repr, again[:10]))} is counted "
+                             "twice (ids must be unique; pass ids= to name the images)")
+        return out
+
+    def _add(self, sample, iid, label) -> None:
+        index = len(self._ids)
+        if iid is not None:
+            self._named.add(iid)
+        self._ids.append(iid)
+        if self._workers == 0:
+            self._records.append(None)
+            try:
+                self._records[index] = self._family.evaluate(sample, self._params)
+            except BaseException:
+                self._ids.pop()
+                self._records.pop()
+                self._named.discard(iid)
+                raise
+            finally:
+                sample.release()
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers,
+                                            thread_name_prefix="segbench-stream")
+        threads = max(1, (os.cpu_count() or 1) // self._workers)
+        self._records.append(None)
+        future = self._pool.submit(_evaluate_in_thread, self._family, sample,
+                                   self._params, threads)
+        self._pending.append((index, future, label, sample.prediction))
+        # a bounded queue: a loop faster than the pool waits here rather than holding
+        # every map it produced
+        while len(self._pending) > max(16, 8 * self._workers):
+            self._settle(self._pending[0][0], block=True)
+
+    def _settle(self, index: int, *, block: bool, raise_errors: bool = True) -> bool:
+        """Move the oldest pending task's record into the state (if done, or waiting
+        with ``block``); True if it was settled."""
+        idx, future, label, source = self._pending[0]
+        if not block and not future.done():
+            return False
+        self._pending.popleft()
+        try:
+            self._records[idx] = future.result()
+        except InputError as exc:
+            self._forget(idx)
+            if raise_errors:      # the update and index; a file only if one is to blame
+                raise InputError(f"{label}: {exc.problem}",
+                                 None if exc.path == source else exc.path) from None
+        except BaseException:
+            self._forget(idx)
+            if raise_errors:
+                raise
+        return True
+
+    def _forget(self, idx: int) -> None:
+        """An image whose evaluation failed: left out (its slot stays, uncounted)."""
+        if self._ids[idx] is not None:
+            self._named.discard(self._ids[idx])
+        self._ids[idx] = False          # marks a failed slot, dropped by _items
+
+    def _harvest(self) -> None:
+        while self._pending and self._settle(self._pending[0][0], block=False):
+            pass
+
+    def _drain(self, raise_errors: bool = True) -> None:
+        first = None
+        while self._pending:
+            try:
+                self._settle(self._pending[0][0], block=True, raise_errors=raise_errors)
+            except BaseException as exc:   # settle them all, then raise the first
+                first = first or exc
+        if first is not None:
+            raise first
+
+    def _items(self) -> tuple[list, list]:
+        """(ids, records) of every counted image, in update order (None: no id)."""
+        self._drain()
+        keep = [k for k, i in enumerate(self._ids) if i is not False]
+        if len(keep) != len(self._ids):
+            self._ids = [self._ids[k] for k in keep]
+            self._records = [self._records[k] for k in keep]
+        return list(self._ids), list(self._records)
+
+    # --- merging and state --------------------------------------------------------------
+
+    def _config(self) -> dict:
+        return {"family": self._family.name, "version": self._family.version,
+                "params": self._params, "summary": self._summary}
+
+    def state_dict(self) -> dict:
+        """The whole state as plain data: numpy arrays and JSON values, no object of
+        segbench's (it pickles anywhere, e.g. through
+        ``torch.distributed.all_gather_object``).
+
+        Keys: ``family``, ``version`` (of the family's records), ``params`` and
+        ``summary`` (the settings), ``layout`` (of this dict), ``ids`` ((N,) str, ``''``
+        for an image given no id), ``lengths`` ((N,) int64: thresholds of each image),
+        ``fields`` (the names below), and each record field: the per-threshold fields
+        concatenated over images (``sum(lengths)`` values), the per-image ones as (N,)
+        arrays.
+        """
+        ids, records = self._items()
+        out = dict(self._config())
+        out["layout"] = STATE_VERSION
+        out["ids"] = np.array(["" if i is None else i for i in ids], dtype=str)
+        jsons = [self._family.to_json(r) for r in records]
+        lengths = np.array([len(d["thresholds"]) for d in jsons], np.int64)
+        out["lengths"] = lengths
+        per_t, per_image = self._fields
+        out["fields"] = {"per_threshold": list(per_t), "per_image": list(per_image)}
+        for key in per_t:
+            out[key] = np.asarray(np.concatenate([d[key] for d in jsons])) if jsons \
+                else np.zeros(0)
+        for key in per_image:
+            out[key] = np.asarray([d[key] for d in jsons]) if jsons else np.zeros(0)
+        return out
+
+    #: The record fields: (one value per threshold, one value per image).
+    _fields: tuple = ((), ())
+
+    def _unpack(self, state) -> tuple[list, list]:
+        """(ids, records) of a state dict made by :meth:`state_dict` under these
+        settings; InputError naming what differs or what is malformed."""
+        if not isinstance(state, Mapping) or "ids" not in state or "lengths" not in state:
+            raise InputError(f"not a {type(self).__name__} state_dict (no ids and lengths)")
+        mine = self._config()
+        if state.get("layout") != STATE_VERSION:
+            raise InputError(f"state_dict layout {state.get('layout')!r}, not "
+                             f"{STATE_VERSION}: made by another segbench version")
+        differ = [f"{k} {state.get(k)!r} there, {v!r} here" for k, v in mine.items()
+                  if state.get(k) != v]
+        if differ:
+            raise InputError(f"cannot merge {type(self).__name__} states of other "
+                             f"settings: {'; '.join(differ)}")
+        ids = [str(i) for i in np.asarray(state["ids"]).tolist()]
+        lengths = np.asarray(state["lengths"]).astype(np.int64)
+        if lengths.shape != (len(ids),) or (lengths < 1).any():
+            raise InputError("state_dict: lengths is not one positive count per id")
+        ends = np.cumsum(lengths)
+        total = int(ends[-1]) if len(ends) else 0
+        per_t, per_image = self._fields
+        arrays = {}
+        for key, size in [(k, total) for k in per_t] + [(k, len(ids)) for k in per_image]:
+            arr = np.asarray(state.get(key, np.zeros(0)))
+            if arr.shape != (size,):
+                raise InputError(f"state_dict: field {key!r} has shape {arr.shape}, not "
+                                 f"({size},)")
+            arrays[key] = arr
+        records = []
+        for n, iid in enumerate(ids):
+            a, b = int(ends[n] - lengths[n]), int(ends[n])
+            d = {k: arrays[k][a:b].tolist() for k in per_t}
+            d.update({k: arrays[k][n].item() for k in per_image})
+            try:
+                rec = self._family.from_json(d)
+                if self._family.validate is not None:
+                    self._family.validate(rec, self._params)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"state_dict: the record of image {n} "
+                                 f"({iid or 'no id'}) is not valid: {exc}") from None
+            records.append(rec)
+        return [i or None for i in ids], records
+
+    def load_state_dict(self, state) -> None:
+        """Replace the state by one made by :meth:`state_dict` (here or in another
+        process) under the same settings.
+
+        Raises
+        ------
+        InputError
+            Other settings (each named), or a malformed state.
+        """
+        ids, records = self._unpack(state)
+        self.reset()
+        self._extend(ids, records)
+
+    def merge(self, other) -> None:
+        """Add another evaluator's images (or its :meth:`state_dict`): a disjoint shard
+        of the split, e.g. another rank's. The numbers after merging equal those of one
+        evaluator fed every image, in any merge order (each image's counts are kept;
+        the scores are sums over images).
+
+        Raises
+        ------
+        InputError
+            Other settings, or an id both hold.
+        """
+        if isinstance(other, _StreamEval):
+            if type(other) is not type(self):
+                raise InputError(f"cannot merge a {type(other).__name__} into a "
+                                 f"{type(self).__name__}")
+            other = other.state_dict()
+        ids, records = self._unpack(other)
+        self._drain()
+        both = sorted({i for i in ids if i is not None} & self._named)
+        if both:
+            raise InputError(f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
+                             " (ids must be unique across shards)")
+        self._extend(ids, records)
+
+    def _extend(self, ids, records) -> None:
+        for iid, rec in zip(ids, records):
+            self._ids.append(iid)
+            self._records.append(rec)
+            if iid is not None:
+                self._named.add(iid)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _options(self, human) -> dict:
+        return {"plot": False}
+
+    def compute(self, *, ci=None, human=None) -> Result:
+        """The result of every image counted so far, as a folder run gives it.
+
+        Waits for the pool. The evaluator keeps its state (call :meth:`reset` for the
+        next epoch).
+
+        Parameters
+        ----------
+        ci : bool or mapping, optional
+            Bootstrap intervals over images (``Result.intervals``), as ``--ci``: True
+            for 1000 resamples, a 95% level and seed 0, or a mapping with any of
+            ``resamples``, ``level``, ``seed``.
+        human : HumanScores, optional
+            The annotators' figures (:func:`human_scores`), added to the metrics (and
+            drawn by :meth:`Result.plot`).
+
+        Returns
+        -------
+        Result
+            Per-item rows sorted by id (images without an id after them, numbered
+            ``#1``, ``#2``, ... in the order counted), the records in ``records``.
+
+        Raises
+        ------
+        InputError
+            No image counted, or an error found in the pool.
+        """
+        from .engine import scored_ids, summarize_records
+        ids, records = self._items()
+        if not ids:
+            raise InputError(f"{type(self).__name__}: no image counted (call update "
+                             "first)")
+        named = sorted([(i, k) for k, i in enumerate(ids) if i is not None])
+        order = [k for _, k in named] + [k for k, i in enumerate(ids) if i is None]
+        labels = [i for i, _ in named] + [f"#{n + 1}" for n in
+                                         range(len(order) - len(named))]
+        by_id = {lab: records[k] for lab, k in zip(labels, order)}
+        options = self._options(human)
+        if ci:
+            from .resampling import ci_settings
+            options["ci"] = ci_settings(ci)
+        params = {**self._params, **self._summary}
+        kept, left_out = scored_ids(self._family, params, labels, by_id)
+        return summarize_records(self._family, kept, [by_id[i] for i in kept], params,
+                                 options, name=self.name, where={"source": "stream"},
+                                 excluded=left_out)
+
+
+class BoundaryEval(_StreamEval):
+    """The BSDS boundary benchmark fed soft boundary maps in memory.
+
+    Each :meth:`update` counts matched and detected pixels at every threshold with the
+    very code of ``segbench boundary`` (:data:`segbench.boundary.BOUNDARY`);
+    :meth:`compute` summarizes them as it does: ODS, OIS, AP, R50, the PR curve, one
+    row per image. The counts equal a folder run's on the same maps (written as 16-bit
+    PNG and read back, give ``bits=16`` for maps not already on that grid).
+
+    Parameters
+    ----------
+    thresholds : int, optional
+        Number of thresholds (default: the protocol's, 99 for ``bsr``).
+    max_dist : float, optional
+        Matching tolerance, a fraction of the image diagonal (default: the protocol's,
+        0.0075).
+    nms : bool or dict, default False
+        Thin raw soft maps with Dollar's edge NMS first (``segbench boundary --nms``);
+        a dict of settings as :func:`segbench.boundary.edge_nms`.
+    protocol : {'bsr', 'bsds300'}, default 'bsr'
+        A preset of the protocol (:data:`segbench.boundary.PROTOCOLS`).
+    workers : int, default 0
+        0: each image is counted in :meth:`update`. N: counted by N background threads
+        (the compiled kernels release the GIL), so ``update`` returns at once and the
+        loop goes on; :meth:`compute` waits for them. The numbers are the same for any
+        N.
+    bits : {None, 8, 16}, default None
+        Round each map to the grid of an ``bits``-bit PNG first (``round(p * 65535) /
+        65535``), as writing the maps with :func:`segbench.io.write_soft_map` and
+        scoring the folder would. None scores the values as given (as ``.npy`` files).
+    name : str, default 'model'
+        The result's name (plots, comparisons).
+    **params
+        Other parameters of the boundary benchmark (``segbench.evaluate``):
+        ``alpha``, ``min_agreement``, ``thin``, ``thin_gt``, ``upsample``.
+
+    Notes
+    -----
+    ``update(pred, gt)`` takes a soft map (H, W) with values in [0, 1] (floats; uint8
+    as /255, uint16 as /65535; bool as 0/1), or a batch (N, H, W) or (N, 1, H, W), or
+    a list of maps (a batch of images of different sizes). Memory: the state is the
+    per-image counts, about 5 KB an image at 99 thresholds; maps are dropped once
+    counted.
+
+    Examples
+    --------
+    >>> import numpy as np, segbench
+    >>> gt = np.zeros((32, 32), bool); gt[16, 4:28] = True
+    >>> pb = np.zeros((32, 32)); pb[16, 4:28] = 0.8; pb[8, 4:28] = 0.3
+    >>> ev = segbench.BoundaryEval()
+    >>> ev.update(pb, [gt])
+    >>> res = ev.compute()
+    >>> round(res.metrics["ODS"], 3), round(res.metrics["ODS_threshold"], 2)
+    (1.0, 0.31)
+    """
+
+    _benchmark = "boundary"
+
+    def __init__(self, *, thresholds: int | None = None, max_dist: float | None = None,
+                 nms=False, protocol: str = "bsr", workers: int = 0, bits=None,
+                 name: str = "model", **params):
+        from .api import protocol_params
+        from .boundary import BOUNDARY
+        given = dict(params)
+        if thresholds is not None:
+            given["nthresh"] = thresholds
+        if max_dist is not None:
+            given["max_dist"] = max_dist
+        given["nms"] = nms
+        unknown = set(given) - set(BOUNDARY.defaults) - set(BOUNDARY.summary_defaults)
+        if unknown:
+            raise InputError(f"BoundaryEval: unknown parameter "
+                             f"{', '.join(sorted(unknown))}")
+        for k in ("calibrated_threshold", "calibrated_on", "calibrated_name"):
+            given.pop(k, None)
+        super().__init__(BOUNDARY, {**protocol_params("boundary", protocol), **given},
+                         workers, name, bits)
+
+    _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p"), ())
+
+    def _split_pred(self, pred):
+        from .datasets import to_numpy
+        from .io import Prediction
+        if isinstance(pred, (list, tuple)):
+            return list(pred), True
+        if isinstance(pred, Prediction):
+            return [pred], False
+        arr = to_numpy(pred, "pred")
+        if arr.ndim == 2:
+            return [arr], False
+        if arr.ndim == 3:
+            return list(arr), True
+        if arr.ndim == 4 and arr.shape[1] == 1:
+            return list(arr[:, 0]), True
+        if arr.ndim == 4:
+            raise InputError(f"pred is a batch of {arr.shape[1]}-channel maps (shape "
+                             f"{arr.shape}); a boundary map has one channel: (N, 1, H, W)")
+        raise InputError(f"pred must be an (H, W) map or an (N, H, W) or (N, 1, H, W) "
+                         f"batch, got shape {arr.shape}")
+
+    def _prediction(self, raw, label):
+        from .datasets import memory_prediction, to_numpy
+        from .io import Prediction
+        if isinstance(raw, Prediction):
+            pred = raw
+        else:
+            arr = to_numpy(raw, label)
+            if arr.ndim != 2:
+                raise InputError(f"a soft boundary map must be 2-D (H, W), got shape "
+                                 f"{arr.shape}", label)
+            pred = memory_prediction(arr, "boundary", label)
+            if self._workers and np.shares_memory(pred.pb, arr):
+                # the pool reads it later: the caller may reuse its buffer meanwhile
+                pred = Prediction("soft", pb=pred.pb.copy(), source=label)
+        if self._bits is not None and pred.kind == "soft":
+            scale = float((1 << self._bits) - 1)
+            pred = Prediction("soft", pb=np.rint(pred.pb * scale) / scale, source=label)
+        return pred
+
+    def _options(self, human) -> dict:
+        out = {"plot": False}
+        if human is not None:
+            out["human_boundary"] = _human_point(human)
+        return out
+
+
+class RegionEval(_StreamEval):
+    """The BSDS500 region benchmark (covering, PRI, VI) fed hierarchies or
+    segmentations in memory.
+
+    Each :meth:`update` computes the per-image record with the code of ``segbench
+    region`` (:data:`segbench.region.REGION`); :meth:`compute` summarizes as it does.
+
+    Parameters
+    ----------
+    thresholds : int, default 99
+        Number of ucm2 thresholds (segmentations have one "threshold" each).
+    workers : int, default 0
+        Background threads, as :class:`BoundaryEval`.
+    name : str, default 'model'
+
+    Notes
+    -----
+    ``update(pred, gt)``: ``pred`` one image's doubleSize ucm2 (a float (2H+1, 2W+1)
+    array) or integer label map (H, W); a batch of either as an (N, ...) or
+    (N, 1, ...) array; or a list with one entry per image, each a ucm2, a label map,
+    or a list of label maps (that image's segmentations, one "threshold" each). The
+    ground truth must be segmentations (label maps, ``.mat`` files or dataset items),
+    not boundary maps.
+    """
+
+    _benchmark = "region"
+
+    def __init__(self, *, thresholds: int = 99, workers: int = 0, name: str = "model"):
+        from .region import REGION
+        super().__init__(REGION, {"nthresh": thresholds}, workers, name)
+
+    _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi",
+                "n_regions"), ("cnt_r_best",))
+
+    def _split_pred(self, pred):
+        from .datasets import to_numpy
+        from .io import Prediction
+        if isinstance(pred, (list, tuple)):
+            return list(pred), True
+        if isinstance(pred, Prediction):
+            return [pred], False
+        arr = to_numpy(pred, "pred")
+        if arr.ndim == 2:
+            return [arr], False
+        if arr.ndim == 3:
+            return list(arr), True
+        if arr.ndim == 4 and arr.shape[1] == 1:
+            return list(arr[:, 0]), True
+        raise InputError(f"pred must be a ucm2 or label map, or an (N, ...) or "
+                         f"(N, 1, ...) batch of them, got shape {arr.shape}")
+
+    def _prediction(self, raw, label):
+        from .datasets import memory_prediction
+        pred = memory_prediction(raw, "region", label)
+        if self._workers and pred.ucm2 is not None and not isinstance(raw, type(pred)) \
+                and np.shares_memory(pred.ucm2, np.asarray(raw)):
+            from .io import Prediction
+            pred = Prediction("ucm2", ucm2=pred.ucm2.copy(), source=label)
+        return pred
+
+    def _options(self, human) -> dict:
+        out = {"plot": False}
+        if human is not None:
+            region = human.region if isinstance(human, HumanScores) else human
+            metrics = region.metrics if isinstance(region, Result) else region
+            if metrics is None:
+                raise InputError("human: these human scores have no region figures "
+                                 "(human_scores(..., region=True))")
+            out["human_region"] = dict(metrics)
+        return out
+
+
+def _human_point(human) -> tuple[float, float, float]:
+    """(recall, precision, F) of the annotators, from :class:`HumanScores`, a
+    ``human_boundary`` Result or a tuple."""
+    if isinstance(human, HumanScores):
+        return human.point
+    if isinstance(human, Result):
+        m = human.metrics
+        return (float(m["recall"]), float(m["precision"]), float(m["F"]))
+    vals = tuple(float(v) for v in human)
+    if len(vals) != 3:
+        raise InputError("human: give HumanScores, a human_boundary Result or "
+                         "(recall, precision, F)")
+    return vals
+
+
+@dataclass
+class HumanScores:
+    """The annotators of a set of images scored against each other.
+
+    Attributes
+    ----------
+    boundary : Result
+        The ``human_boundary`` result (``metrics``: recall, precision, F, counts).
+    region : Result or None
+        The ``human_region`` result (covering, PRI, VI), when asked for.
+    """
+
+    boundary: Result
+    region: Result | None = None
+
+    @property
+    def point(self) -> tuple[float, float, float]:
+        """(recall, precision, F): the human point of a PR plot."""
+        m = self.boundary.metrics
+        return (float(m["recall"]), float(m["precision"]), float(m["F"]))
+
+    @property
+    def F(self) -> float:  # noqa: N802 - the benchmark's name
+        return self.point[2]
+
+    def __repr__(self) -> str:
+        r, p, f = self.point
+        text = f"<HumanScores F={f:.4f} (R={r:.4f}, P={p:.4f})"
+        if self.region is not None:
+            m = self.region.metrics
+            text += f", covering={m['covering']:.4f}, PRI={m['PRI']:.4f}, VI={m['VI']:.4f}"
+        return text + f"; {self.boundary.metrics.get('n_images')} images>"
+
+
+def human_scores(gt, *, split: str | None = None, presentation: str | None = None,
+                 ids=None, region: bool = True, protocol: str | None = None,
+                 workers: int = 1, progress: bool = False) -> HumanScores:
+    """The human consistency of a set of images: each annotator scored against the
+    others (``segbench human``), once per split, for the human point of a plot.
+
+    Parameters
+    ----------
+    gt : path, Dataset, or sequence of per-image ground truths
+        Ground truth of any layout with ``split`` (as ``segbench human --gt``), or one
+        entry per image in any form :meth:`BoundaryEval.update` takes.
+    split, presentation, ids, workers, progress
+        As :func:`segbench.evaluate` (files only).
+    region : bool, default True
+        Also the region measures (covering, PRI, VI).
+    protocol : {'bsr', 'bsds300'}, optional
+        The boundary protocol's preset.
+
+    Returns
+    -------
+    HumanScores
+    """
+    from .api import evaluate, protocol_params
+    if isinstance(gt, (str, PathLike)) or not isinstance(gt, Sequence):
+        bench = "human" if region else "human_boundary"
+        out = evaluate(bench, gt, split=split, presentation=presentation, ids=ids,
+                       workers=workers, progress=progress, plot=False,
+                       protocol=protocol)
+        out = out if isinstance(out, tuple) else (out,)
+        return HumanScores(out[0], out[1] if region else None)
+    from .boundary import HUMAN_BOUNDARY
+    from .datasets import memory_item, memory_sample
+    from .engine import summarize_records
+    from .region import HUMAN_REGION
+    params = protocol_params("human", protocol) if protocol is not None else {}
+    families = [HUMAN_BOUNDARY] + ([HUMAN_REGION] if region else [])
+    items = [memory_item(g, f"#{k + 1}", f"gt of image {k}") for k, g in enumerate(gt)]
+    if not items:
+        raise InputError("human_scores: no image")
+    results = []
+    for fam in families:
+        p = {**fam.resolve(params), **fam.resolve_summary(params)}
+        names = [it.iid for it in items]
+        recs = []
+        for it in items:
+            sample = memory_sample(it)
+            try:
+                recs.append(fam.evaluate(sample, p))
+            finally:
+                sample.release()
+        results.append(summarize_records(fam, names, recs, p, {}, name="human",
+                                         where={"source": "stream"}))
+    return HumanScores(results[0], results[1] if region else None)
