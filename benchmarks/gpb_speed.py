@@ -9,7 +9,11 @@ resident memory (``VmHWM``). With ``--octave-bsr LIB`` (a folder holding BSR's
 images go through ``globalPb`` and ``contours2ucm`` in Octave, timed by ``cputime``.
 
     python benchmarks/gpb_speed.py --n 3
+    python benchmarks/gpb_speed.py --n 3 --rsz 0.5
     python benchmarks/gpb_speed.py --n 2 --octave-bsr /path/to/bsr/lib
+
+``--rsz`` is BSR's factor for the eigenproblem's size (1.0, the published setting, by
+default); Octave gets the same factor.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ IMAGES = ROOT.parent / "shared" / "data" / "bsds500" / "images" / "val"
 STAGES = ("mPb", "W", "eigenvectors", "sPb", "OWT-UCM")
 
 
-def _child(path: str) -> None:
+def _child(path: str, rsz: float) -> None:
     import time
 
     import numpy as np
@@ -40,34 +44,35 @@ def _child(path: str) -> None:
     img = read_image(path)
     timings: dict = {}
     t = time.process_time()
-    gpb_owt_ucm(img, timings=timings)
+    gpb_owt_ucm(img, rsz=rsz, timings=timings)
     timings["total"] = time.process_time() - t
     with open("/proc/self/status") as f:
         hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
     print(json.dumps({"timings": timings, "peak_mb": hwm / 1024}))
 
 
-def _ours(path: Path) -> dict:
+def _ours(path: Path, rsz: float) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env,
+    out = subprocess.run([sys.executable, __file__, "--child", str(path), "--rsz",
+                          str(rsz)], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 _OCTAVE = """
 addpath('{lib}');
-t0 = cputime; [gPb_orient] = globalPb('{img}', '', 1.0); t1 = cputime;
+t0 = cputime; [gPb_orient] = globalPb('{img}', '', {rsz}); t1 = cputime;
 ucm2 = contours2ucm(gPb_orient, 'doubleSize'); t2 = cputime;
 printf('SEGBENCH %.3f %.3f\\n', t1 - t0, t2 - t1);
 """
 
 
-def _octave(path: Path, lib: Path) -> dict:
+def _octave(path: Path, lib: Path, rsz: float) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "run.m"
-        script.write_text(_OCTAVE.format(lib=lib, img=path))
+        script.write_text(_OCTAVE.format(lib=lib, img=path, rsz=rsz))
         out = subprocess.run(["octave", "--no-gui", "-q", str(script)], env=env,
                              capture_output=True, text=True, cwd=tmp)
     line = next((x for x in out.stdout.splitlines() if x.startswith("SEGBENCH")), None)
@@ -83,19 +88,21 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=3, help="images (the first n, sorted)")
     ap.add_argument("--octave-bsr", type=Path, default=None, metavar="LIB",
                     help="BSR's grouping/lib with MEX files built for Octave")
+    ap.add_argument("--rsz", type=float, default=1.0,
+                    help="BSR's eigenproblem size factor in (0, 1] (default: 1.0)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        _child(a.child)
+        _child(a.child, a.rsz)
         return
     paths = sorted(a.images.glob("*.jpg"))[:a.n]
     if not paths:
         raise SystemExit(f"no .jpg images in {a.images}")
     rows = []
     for p in paths:
-        r = _ours(p)
+        r = _ours(p, a.rsz)
         if a.octave_bsr:
-            r["bsr"] = _octave(p, a.octave_bsr)
+            r["bsr"] = _octave(p, a.octave_bsr, a.rsz)
         rows.append(r)
         t = r["timings"]
         line = "  ".join(f"{s} {t.get(s, float('nan')):.2f}" for s in STAGES)
@@ -104,7 +111,8 @@ def main() -> None:
               f"{r['peak_mb']:.0f} MB{bsr}", flush=True)
     med = {s: statistics.median(r["timings"].get(s, float("nan")) for r in rows)
            for s in (*STAGES, "total")}
-    print(f"\nmedian over {len(rows)} images (CPU-s per image, one process):")
+    print(f"\nmedian over {len(rows)} images (CPU-s per image, one process, rsz "
+          f"{a.rsz}):")
     for s in (*STAGES, "total"):
         print(f"  {s:<13} {med[s]:7.2f}")
     print(f"  peak memory   {statistics.median(r['peak_mb'] for r in rows):7.0f} MB")
