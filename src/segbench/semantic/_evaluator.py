@@ -474,11 +474,11 @@ def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings) -
 
 def read_and_count(paths, settings) -> Counts:
     """Read one pair of label-map files and count it; InputError names the file."""
-    from ..io import read_label_map
+    from ..io._labels import read_stored_labels   # uint8 maps stay uint8
 
     gt_path, pred_path = paths
-    return count_pair(read_label_map(gt_path), read_label_map(pred_path), gt_path,
-                      pred_path, settings)
+    return count_pair(read_stored_labels(gt_path), read_stored_labels(pred_path),
+                      gt_path, pred_path, settings)
 
 
 def _sparse(counts: Counts) -> tuple:
