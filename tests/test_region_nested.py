@@ -24,6 +24,9 @@ def _ucm(rng, h, w):
         for j in range(w):
             if lab2[i, j] != lab2[i + 1, j]:
                 u[2 * i + 2, 2 * j + 1] = max(strength[lab2[i, j]], strength[lab2[i + 1, j]])
+    p = np.pad(u, 1)
+    near = np.maximum.reduce([p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]])
+    u[::2, ::2] = near[::2, ::2]      # a corner is as strong as the edges meeting there
     return u, lab2
 
 
