@@ -52,3 +52,22 @@ def test_a_bad_label_among_random_pixels_is_named(side):
     with pytest.raises(InputError, match=r"pixel \(row 200, col 17\) has label 40"):
         ev.update(gt, pred)
     assert ev.n_images == 0 and ev.confusion().sum() == 0
+
+
+def test_a_bad_pair_leaves_earlier_counts_as_they_were(tmp_path):
+    from PIL import Image
+    rng = np.random.default_rng(9)
+    good = [rng.integers(0, 19, (64, 80), dtype=np.uint8) for _ in range(2)]
+    bad = good[1].copy()
+    bad[50, 70] = 77
+    ev = SemanticEval(19)
+    ev.update(good[0], good[1])
+    before = ev.confusion().copy(), ev.results()["per_class"]
+    with pytest.raises(InputError, match="label 77"):
+        ev.update(np.stack([good[0], good[1]]), np.stack([good[1], bad]))
+    Image.fromarray(good[0]).save(tmp_path / "g.png")
+    Image.fromarray(bad).save(tmp_path / "p.png")
+    with pytest.raises(InputError, match="p.png"):
+        ev.update_png(tmp_path / "g.png", tmp_path / "p.png")
+    np.testing.assert_array_equal(ev.confusion(), before[0])
+    assert ev.results()["per_class"] == before[1] and ev.n_images == 1
