@@ -296,17 +296,19 @@ def _inflate(inp, n_in, out, n_out):
             if e & 16:
                 e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
                                              & np.uint64((1 << (e & 15)) - 1))]
+            # a literal's entry has bits 4-5 clear, so e & 63 is its length: a shift
+            # by it needs no masking (x86 masks shift counts to 6 bits)
             if _is_literal(e):
                 if o + 3 > n_out:
                     if o >= n_out:
                         return False
-                    bb >>= np.uint64(e & 15)
-                    bc -= e & 15
+                    bb >>= np.uint64(e & 63)
+                    bc -= e & 63
                     out[o] = np.uint8(e >> 12)
                     o += 1
                     continue
-                bb >>= np.uint64(e & 15)
-                bc -= e & 15
+                bb >>= np.uint64(e & 63)
+                bc -= e & 63
                 out[o] = np.uint8(e >> 12)
                 o += 1
                 e = lit[bb & lmask]
@@ -314,8 +316,8 @@ def _inflate(inp, n_in, out, n_out):
                     e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
                                                  & np.uint64((1 << (e & 15)) - 1))]
                 if _is_literal(e):
-                    bb >>= np.uint64(e & 15)
-                    bc -= e & 15
+                    bb >>= np.uint64(e & 63)
+                    bc -= e & 63
                     out[o] = np.uint8(e >> 12)
                     o += 1
                     e = lit[bb & lmask]
@@ -323,8 +325,8 @@ def _inflate(inp, n_in, out, n_out):
                         e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
                                                      & np.uint64((1 << (e & 15)) - 1))]
                     if _is_literal(e):
-                        bb >>= np.uint64(e & 15)
-                        bc -= e & 15
+                        bb >>= np.uint64(e & 63)
+                        bc -= e & 63
                         out[o] = np.uint8(e >> 12)
                         o += 1
                         continue
