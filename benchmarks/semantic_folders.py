@@ -1,132 +1,180 @@
-"""Semantic evaluation of two folders of label-map PNGs: files read, paired and counted.
+"""Semantic evaluation from folders of PNG label maps, and in memory: segbench beside hotcoco.
 
-Times ``SemanticEval.update_folders`` and, where the library has it,
-``segbench.api_semantic.evaluate_semantic`` (the engine path: records, worker
-processes) on the same folders, and checks that every run gives the same six means.
-Two sets, written once as 8-bit PNGs to the cache (pairs of benchmarks/semantic_data.py):
+Two sets of 500 pairs of 512x512 8-bit PNGs, 150 classes, written once to the cache
+(Pillow's default PNG settings, as a user's ``Image.save`` writes them):
 
-- ``small``: 2000 pairs of 64x96, 19 classes (many small images: per-pair overhead);
-- ``ade``: 200 pairs of 512x683, 150 classes.
+- ``blob``: the blob maps of benchmarks/semantic_data.py (about 5% ignored, 10% wrong):
+  long runs of one label, what real label maps look like;
+- ``random``: every pixel an independent uniform label on both sides: no runs at all,
+  the worst case for run-length counting and for PNG compression.
 
-Runs against whatever ``segbench`` is importable, so the same script times an older
-checkout too::
+For each set, runs alternate between the libraries, ``--repeat`` times, and the medians
+are printed (CPU-seconds of the process, all threads; wall beside it):
 
-    python benchmarks/semantic_folders.py --sets small ade --workers 1 2 --repeat 3
-    PYTHONPATH=/path/to/old/src python benchmarks/semantic_folders.py ...
+- files: hotcoco ``SemanticEval.update_folders`` against segbench's ``update_folders``
+  and ``evaluate_semantic`` (the engine path ``segbench semantic`` takes, no output
+  folder, one worker);
+- memory: the decoded maps (uint8) fed one pair per ``update`` to each;
+- floor: segbench reading and decoding the files, no counting.
+
+hotcoco runs on one thread (``RAYON_NUM_THREADS=1``, set before it is imported), so
+both sides are compared on one core. Every run's mIoU is checked against hotcoco's to
+1e-12. hotcoco is a peer for this script only: ``pip install hotcoco==1.3.0`` into the
+environment that runs it; without it only segbench's rows are printed.
+
+    python benchmarks/semantic_folders.py --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("RAYON_NUM_THREADS", "1")   # before hotcoco starts its pool
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from semantic_data import default_cache, make_pair  # noqa: E402
 
 import segbench  # noqa: E402
-from segbench.semantic import METRIC_NAMES, SemanticEval  # noqa: E402
+from segbench.semantic import SemanticEval  # noqa: E402
 
 try:
-    from segbench.api_semantic import evaluate_semantic
-except ImportError:          # an older segbench: update_folders only
-    evaluate_semantic = None
+    from hotcoco import semantic as hc_semantic
+    import hotcoco
+except ImportError:
+    hc_semantic = hotcoco = None
 
-SETS = {  # name: (pairs, height, width, classes, seeds per map)
-    "small": (2000, 64, 96, 19, 8),
-    "ade": (200, 512, 683, 150, 40),
-}
+N, H, W, CLASSES = 500, 512, 512, 150
+SETS = ("blob", "random")
 
 
-def folders(name: str, cache: Path) -> tuple[Path, Path, int]:
-    """``<cache>/folders/<name>/{gt,pred}/<i>.png``, written once."""
+def folders(name: str, cache: Path) -> tuple[Path, Path]:
+    """``<cache>/folders/<name>-512/{gt,pred}/<i>.png``, written once."""
     from PIL import Image
-    n, h, w, classes, seeds = SETS[name]
-    root = cache / "folders" / name
+    root = cache / "folders" / f"{name}-512"
     done = root / "done"
     if not done.exists():
         shutil.rmtree(root, ignore_errors=True)
         (root / "gt").mkdir(parents=True)
         (root / "pred").mkdir()
         rng = np.random.default_rng(7)
-        for i in range(n):
-            gt, pred = make_pair(rng, h, w, classes, seeds)
-            Image.fromarray(gt).save(root / "gt" / f"{i:05d}.png")
-            Image.fromarray(pred).save(root / "pred" / f"{i:05d}.png")
+        for i in range(N):
+            if name == "blob":
+                gt, pred = make_pair(rng, H, W, CLASSES, 40)
+            else:
+                gt = rng.integers(0, CLASSES, (H, W), dtype=np.uint8)
+                pred = rng.integers(0, CLASSES, (H, W), dtype=np.uint8)
+            Image.fromarray(gt).save(root / "gt" / f"{i:04d}.png")
+            Image.fromarray(pred).save(root / "pred" / f"{i:04d}.png")
         done.write_text("")
-    return root / "gt", root / "pred", classes
+    return root / "gt", root / "pred"
 
 
-def best(fn, repeat: int):
-    t_best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        t_best = min(t_best, time.perf_counter() - t)
-    return t_best, out
+def timed(fn):
+    c, w = time.process_time(), time.perf_counter()
+    out = fn()
+    return time.process_time() - c, time.perf_counter() - w, out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
-    ap.add_argument("--workers", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each, medians")
     ap.add_argument("--cache", type=Path, default=default_cache())
     a = ap.parse_args(argv)
-    print(f"segbench from {Path(segbench.__file__).parent}")
-    # compile the kernels (int32, both variants) outside the timings
-    tiny = np.zeros((2, 2), np.int32)
-    SemanticEval(3).update(tiny, tiny)
+    from segbench.api_semantic import evaluate_semantic
+    from segbench.io._labels import read_stored_labels
+
+    print(f"segbench {segbench.__version__} from {Path(segbench.__file__).parent}; "
+          + (f"hotcoco {hotcoco.__version__}, RAYON_NUM_THREADS="
+             f"{os.environ['RAYON_NUM_THREADS']}" if hotcoco else
+             "hotcoco not installed: segbench rows only"))
+    # compile / load every kernel outside the timings
+    tiny = np.zeros((4, 4), np.uint8)
     SemanticEval(3, boundary_dilation=None).update(tiny, tiny)
-    rows = []
+    results = {}
     for name in a.sets:
-        n, h, w, _, _ = SETS[name]
-        gt, pred, classes = folders(name, a.cache)
-        for biou in (None, 0.02):
-            label = "on" if biou else "off"
-            for workers in a.workers:
-                def old(workers=workers, biou=biou):
-                    ev = SemanticEval(classes, boundary_dilation=biou)
-                    ev.update_folders(gt, pred, workers=workers)
-                    return ev.stats
-                sec, stats = best(old, a.repeat)
-                rows.append((name, "SemanticEval.update_folders", workers, label, "", sec))
-                if evaluate_semantic is None:
-                    continue
-                tmp = Path(tempfile.mkdtemp(prefix="semfold-"))
+        gt_dir, pred_dir = folders(name, a.cache)
+        files = sorted(gt_dir.iterdir())
+        read_stored_labels(files[0])
+        gts = [read_stored_labels(f) for f in files]
+        preds = [read_stored_labels(pred_dir / f.name) for f in files]
 
-                def new(out=None, workers=workers, biou=biou):
-                    res = evaluate_semantic(gt, pred, out, classes=classes,
-                                            boundary_dilation=biou, workers=workers,
-                                            progress=False)
-                    return [res.metrics[k] for k in METRIC_NAMES]
+        def ours_files():
+            ev = SemanticEval(CLASSES, boundary_dilation=None)
+            ev.update_folders(gt_dir, pred_dir)
+            return ev.report()["metrics"]["mIoU"]
 
-                sec2, stats2 = best(new, a.repeat)
-                assert np.array_equal(stats2, stats, equal_nan=True)
-                rows.append((name, "evaluate_semantic", workers, label, "no", sec2))
-                runs = iter(range(a.repeat))
-                sec3, _ = best(lambda: new(tmp / f"o{next(runs)}"), a.repeat)
-                rows.append((name, "evaluate_semantic", workers, label, "new", sec3))
-                sec4, stats4 = best(lambda: new(tmp / "o0"), a.repeat)
-                assert np.array_equal(stats4, stats, equal_nan=True)
-                rows.append((name, "evaluate_semantic", workers, label, "resume", sec4))
-                shutil.rmtree(tmp)
-        print(f"  {name}: {n} pairs {h}x{w} done", flush=True)
-    print()
-    print(f"{'set':<7}{'call':<30}{'workers':>8}{'BIoU':>6}{'--out':>8}{'seconds':>9}"
-          f"{'ms/pair':>9}")
-    for name, call, workers, biou, out, sec in rows:
-        print(f"{name:<7}{call:<30}{workers:>8}{biou:>6}{out:>8}{sec:>9.3f}"
-              f"{1000 * sec / SETS[name][0]:>9.3f}")
-    print("\n--out: no = no output folder; new = a fresh folder (records, result.json, "
-          "per_item.csv written); resume = every record reused. Six means checked equal "
-          "across calls.")
+        def ours_engine():
+            res = evaluate_semantic(gt_dir, pred_dir, None, classes=CLASSES,
+                                    boundary_dilation=None, workers=1, progress=False)
+            return res.metrics["mIoU"]
+
+        def ours_memory():
+            ev = SemanticEval(CLASSES, boundary_dilation=None)
+            for g, p in zip(gts, preds):
+                ev.update(g, p)
+            return ev.report()["metrics"]["mIoU"]
+
+        def floor():
+            for f in files:
+                read_stored_labels(f)
+                read_stored_labels(pred_dir / f.name)
+
+        runs = {"files: segbench update_folders": ours_files,
+                "files: segbench evaluate_semantic": ours_engine,
+                "memory: segbench update": ours_memory,
+                "floor: segbench read + decode": floor}
+        if hc_semantic is not None:
+            def hc_files():
+                ev = hc_semantic.SemanticEval(CLASSES)
+                ev.update_folders(str(gt_dir), str(pred_dir))
+                return ev.report()["metrics"]["mIoU"]
+
+            def hc_memory():
+                ev = hc_semantic.SemanticEval(CLASSES)
+                for g, p in zip(gts, preds):
+                    ev.update(g, p)
+                return ev.report()["metrics"]["mIoU"]
+            runs = {"files: hotcoco update_folders": hc_files,
+                    "memory: hotcoco update": hc_memory, **runs}
+        ours_engine()   # the engine's first call imports what it needs
+        times = {k: [] for k in runs}
+        miou = {}
+        for _ in range(a.repeat):           # alternating, so load changes hit all alike
+            for label, fn in runs.items():
+                cpu, wall, value = timed(fn)
+                times[label].append((cpu, wall))
+                if value is not None:
+                    miou[label] = value
+        ref = miou.get("files: hotcoco update_folders", miou["files: segbench update_folders"])
+        for label, value in miou.items():
+            assert abs(value - ref) <= 1e-12, (name, label, value, ref)
+        results[name] = {k: (statistics.median(c for c, _ in v),
+                             statistics.median(w for _, w in v)) for k, v in times.items()}
+        print(f"  {name}: done (mIoU {ref:.6f}, equal to 1e-12 in every run)", flush=True)
+
+    print(f"\n{N} pairs of {H}x{W}, {CLASSES} classes; medians of {a.repeat} alternating "
+          "runs; CPU-s of the process (all threads), wall beside; ratio = hotcoco CPU-s / "
+          "this row's CPU-s\n")
+    print(f"{'set':<8}{'run':<36}{'CPU-s':>8}{'wall s':>8}{'ms/pair':>9}{'vs hotcoco':>12}")
+    for name, rows in results.items():
+        for label, (cpu, wall) in rows.items():
+            peer = None
+            if hc_semantic is not None and not label.startswith("floor"):
+                peer = rows["files: hotcoco update_folders" if label.startswith("files")
+                            else "memory: hotcoco update"][0]
+            ratio = "" if peer is None or "hotcoco" in label else f"{peer / cpu:.2f}x"
+            print(f"{name:<8}{label:<36}{cpu:>8.3f}{wall:>8.3f}{1000 * cpu / N:>9.3f}"
+                  f"{ratio:>12}")
 
 
 if __name__ == "__main__":

@@ -232,3 +232,38 @@ def test_large_arrays_are_mapped_on_glibc():
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("glibc only")
     assert release_large_arrays() is True and MMAP_THRESHOLD == 4 << 20
+
+
+def test_an_executor_pool_matches_one_thread_per_worker(tmp_path, monkeypatch):
+    """``segbench.evaluate(executor=pool)``: each worker (one image at a time) matches
+    on one thread unless ``threads`` says otherwise; the setting is restored."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from segbench import evaluate
+    from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+    from segbench.io import write_soft_map
+    items = make_synthetic_dataset(2, shape=(40, 50), n_annotators=2, seed=2)
+    write_synthetic_dataset(tmp_path / "d", items)
+    gt, pred = tmp_path / "d" / "groundTruth" / "test", tmp_path / "pred"
+    for item in items:
+        write_soft_map(pred / f"{item.iid}.png", _curvy_scene((40, 50), 1)[0])
+
+    class Pool(ThreadPoolExecutor):
+        seen = []
+
+        def submit(self, fn, *args, **kw):
+            self.seen.append(os.environ.get("SEGBENCH_THREADS"))
+            return super().submit(fn, *args, **kw)
+
+    monkeypatch.delenv("SEGBENCH_THREADS", raising=False)
+    with Pool(2) as pool:
+        evaluate("boundary", gt, pred, tmp_path / "a", executor=pool, progress=False,
+                 plot=False)
+    assert set(Pool.seen) == {"1"}
+    assert "SEGBENCH_THREADS" not in os.environ
+    Pool.seen.clear()
+    with Pool(2) as pool:
+        evaluate("boundary", gt, pred, tmp_path / "b", executor=pool, threads=2,
+                 progress=False, plot=False)
+    assert set(Pool.seen) == {"2"}

@@ -170,12 +170,16 @@ def memory_predictions(benchmark: str, pred: Mapping) -> dict:
 
 
 @contextmanager
-def _threads(threads, workers: int, local: bool):
+def _threads(threads, workers: int, local: bool, executor: bool = False):
     """``SEGBENCH_THREADS`` set for a run (worker processes inherit it), then restored:
-    ``threads``, or by default the cores the local workers leave; with a scheduler or
-    an executor and no ``threads``, the environment is left as it is."""
+    ``threads``, or by default the cores the local workers leave, or one per worker of
+    an executor (a pool that runs one image per worker: more threads would share its
+    cores, +7% CPU per image); with a scheduler and no ``threads``, the environment is
+    left as it is (its workers are not this machine's processes)."""
     if threads is None and local:
         threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    elif threads is None and executor:
+        threads = 1
     if threads is None:
         yield
         return
@@ -230,8 +234,9 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         Threads each boundary evaluation uses for one image (thresholds thinned and
         annotators matched in parallel; :func:`segbench.boundary.evaluate_image`).
         Default: the cores the worker processes leave, ``max(1, os.cpu_count() //
-        workers)``; with ``scheduler`` or ``executor``, each worker's own default
-        (every core it has, or its ``SEGBENCH_THREADS``). An execution setting, like
+        workers)``; with ``executor``, one per worker (it runs one image per worker);
+        with ``scheduler``, each worker's own default (every core it has, or its
+        ``SEGBENCH_THREADS``). An execution setting, like
         ``workers``: records and results are the same for any value. It reaches the
         workers as the environment variable ``SEGBENCH_THREADS``, set for the run.
     plot : bool, default True
@@ -296,7 +301,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         this = name or ("predictions" if isinstance(pred, Mapping) else run_name(pred))
         params.update(calibration(calibrate_on, params.get("alpha", 0.5), name=this,
                                   params=params, calibrate_name=calibrate_name))
-    with _threads(threads, workers, scheduler is None and executor is None):
+    with _threads(threads, workers, scheduler is None and executor is None,
+                  executor is not None and scheduler is None):
         if human and benchmark not in ("human", "human_boundary", "human_region"):
             options.update(human_options(run(families("human"), gt, **where,
                                              params=params)))

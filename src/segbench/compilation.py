@@ -42,6 +42,7 @@ GROUPS = {
     "segbench.superpixel._image": ("the superpixel measures", 5),
     "segbench.superpixel._boundary": ("the superpixel boundary scores", 3),
     "segbench.semantic._kernels": ("the semantic counters", 5),
+    "segbench.io._png": ("the PNG decoder", 3),
     "segbench.stats._measure": ("the dataset statistics", 3),
     "segbench.stats._regions": ("the dataset statistics", 3),
     "segbench.algorithms.edges": ("the baseline detectors", 2),

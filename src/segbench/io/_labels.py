@@ -10,14 +10,15 @@ from PIL import Image
 
 from ..errors import InputError
 from ._files import require_file
-from ._images import _GRAY_SCALE, open_image
+from ._images import _GRAY_SCALE, MAX_PIXELS, open_image
 from ._mat import describe_variables, integer_array, load_mat
 from ._prediction import _load_npy
 
 _PNG_MAX = 65535
 
 
-def read_label_map(path: str | PathLike, *, variable: str | None = None) -> np.ndarray:
+def read_label_map(path: str | PathLike, *, variable: str | None = None,
+                   dtype=np.int32) -> np.ndarray:
     """Read a label map (segmentation, superpixels) as an (H, W) int32 array.
 
     Parameters
@@ -32,10 +33,14 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None) -> np.n
           double is fine); the only such variable unless ``variable`` names one.
     variable : str, optional
         Name of the .mat variable to read.
+    dtype : numpy integer type or None, keyword-only
+        Type of the result (default int32). ``None`` keeps the stored type where it
+        is uint8, uint16 or int32 (an 8-bit PNG gives uint8, a 16-bit one uint16;
+        bool becomes uint8, anything else int32), so nothing is widened.
 
     Returns
     -------
-    (H, W) ndarray of int32
+    (H, W) ndarray of int32 (or ``dtype``)
         The labels exactly as stored, no relabelling (0 is an ordinary label here).
 
     Raises
@@ -47,17 +52,21 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None) -> np.n
     """
     path = require_file(path)
     ext = path.suffix.lower()
+    if ext == ".png":
+        pixels = _decode_png(path)
+        if pixels is not None:
+            return pixels if dtype is None else pixels.astype(dtype)
     if ext in (".png", ".bmp", ".tif", ".tiff"):
         pixels, mode, sixteen = open_image(path)
         if mode in _GRAY_SCALE or mode in ("P", "I", "F") or sixteen:
-            return integer_array(np.asarray(pixels), "label map", path)
+            return integer_array(np.asarray(pixels), "label map", path, dtype=dtype)
         raise InputError(
             f"label map is a {mode} image; expected single-channel labels (8- or 16-bit "
             "grayscale or palette PNG). Colours are not converted to labels: map each "
             "colour to an integer and save that", path)
     if ext == ".npy":
         arr = _load_npy(path)
-        return integer_array(arr, "label map", path)
+        return integer_array(arr, "label map", path, dtype=dtype)
     if ext == ".mat":
         variables = load_mat(path)
         if variable is None:
@@ -73,9 +82,29 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None) -> np.n
         if variable not in variables:
             raise InputError(f"no variable {variable!r}; found "
                              f"{describe_variables(variables)}", path)
-        return integer_array(variables[variable], f"variable {variable!r}", path)
+        return integer_array(variables[variable], f"variable {variable!r}", path,
+                             dtype=dtype)
     raise InputError(f"unsupported label-map file type {path.suffix!r}; expected .png, "
                      ".bmp, .tif, .npy or .mat", path)
+
+
+def read_stored_labels(path: str | PathLike) -> np.ndarray:
+    """:func:`read_label_map` with ``dtype=None``: the labels in their stored integer
+    type (uint8 for an 8-bit PNG), as the semantic benchmark counts them."""
+    return read_label_map(path, dtype=None)
+
+
+def _decode_png(path: Path) -> np.ndarray | None:
+    """The samples of a PNG label map by segbench's own decoder (8-bit grey or palette,
+    16-bit grey, not interlaced), or None: then Pillow decodes it (any other kind, an
+    unreadable or malformed file: Pillow's message names the problem)."""
+    from ._png import decode_label_png   # here: the decoder loads numba
+    try:
+        with open(path, "rb") as fh:    # half the cost of np.fromfile on small files
+            data = fh.read()
+    except OSError:
+        return None
+    return decode_label_png(data, MAX_PIXELS)
 
 
 def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:

@@ -10,7 +10,7 @@ from ..boundary import default_thresholds  # the same thresholds (re-exported)
 from ..errors import InputError
 from ._levels import ucm_levels
 from ._measures import _scores_from_stacked, prepare_ground_truth
-from ._table import compact_labels, stacked_tables
+from ._table import coarser_tables, compact_labels, stacked_tables
 
 
 @dataclass(frozen=True)
@@ -189,13 +189,25 @@ def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
     nreg = np.zeros(n_t, np.int64)
     best = np.zeros(int(sum(n_gts)))
     row = None
+    prev = stacked = None
+    kind = getattr(pred, "kind", None)
+    hierarchy = kind == "ucm2" or (kind is None and not isinstance(pred, (list, tuple))
+                                   and np.shape(pred) == (2 * shape[0] + 1,
+                                                          2 * shape[1] + 1))
     for t, (labels, k, changed) in enumerate(levels):
         if labels.shape != shape:
             raise InputError(f"segmentation {t + 1} is {labels.shape[0]}x{labels.shape[1]}"
                              f" but the ground truth is {shape[0]}x{shape[1]}",
                              getattr(pred, "source", None))
         if changed:
-            stacked = stacked_tables(labels, k, gflat, n_gts)
+            # the cuts of a hierarchy at rising thresholds are nested: each level's
+            # tables are the previous level's with rows merged (checked pixel by pixel;
+            # counted from the pixels where they are not)
+            if hierarchy and prev is not None:
+                stacked = coarser_tables(prev, stacked, labels, k, gflat, n_gts)
+            else:
+                stacked = stacked_tables(labels, k, gflat, n_gts)
+            prev = labels
             sc, match_gt = _scores_from_stacked(stacked, n_gts)
             row = (sc.cnt_r, sc.sum_r, sc.cnt_p, sc.sum_p, sc.pri, sc.vi)
             np.maximum(best, match_gt, out=best)

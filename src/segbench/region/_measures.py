@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._table import (_as_labels, checked_counts, compact_labels, contingency_table,
-                     split_tables, stacked_tables)
+from ._table import (_as_labels, _overlaps_and_indices, block_offsets, checked_counts,
+                     compact_labels, contingency_table, split_tables, stacked_tables)
 
 
 def _table(a, b, table, void) -> np.ndarray:
@@ -377,16 +377,24 @@ class RegionScores:
 
 
 def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.ndarray]:
-    """RegionScores and the best overlap of every annotator region (for "Best")."""
-    seg_area, match_seg, gt_area, match_gt = _best_overlaps(stacked, n_gts)
+    """RegionScores and the best overlap of every annotator region (for "Best").
+
+    The overlaps, Rand indices and VIs come from one compiled pass over the tables
+    (:func:`._table._overlaps_and_indices`); the sums and means over them are numpy's,
+    as :func:`_best_overlaps`, :func:`rand_index` and :func:`variation_of_information`
+    take them.
+    """
+    offsets = block_offsets(n_gts)
+    seg_area, match_seg, col_area, match_col, ris, vis = _overlaps_and_indices(
+        np.ascontiguousarray(stacked, dtype=np.int64), offsets)
+    keep = np.ones(stacked.shape[1], bool)
+    keep[offsets[:-1]] = False
+    gt_area, match_gt = col_area[keep], match_col[keep]
+    seg_area, match_seg = seg_area[1:], match_seg[1:]
     cnt_r = float(gt_area @ match_gt)
     sum_r = float(gt_area.sum())
     cnt_p = float(seg_area @ match_seg)
     sum_p = float(seg_area.sum())
-    ris, vis = [], []
-    for block in split_tables(stacked, n_gts):
-        ris.append(rand_index(table=block))
-        vis.append(variation_of_information(table=block))
     ratio = (lambda a, b: a / b if b else 0.0)
     return RegionScores(ratio(cnt_r, sum_r), ratio(cnt_p, sum_p), float(np.mean(ris)),
                         float(np.mean(vis)), cnt_r, sum_r, cnt_p, sum_p), match_gt

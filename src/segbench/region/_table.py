@@ -121,6 +121,125 @@ def _stack_tables(seg, n_seg, gts, col_offset, n_cols):
     return out
 
 
+@nb.njit(cache=True)
+def _merged_tables(prev, prev_table, cur, n_cur, gts, col_offset):
+    """:func:`_stack_tables` of ``cur`` from the tables of ``prev``, a finer partition.
+
+    Every region of ``prev`` lies in one region of ``cur`` (a ucm2 cut at a higher
+    threshold), so its row of counts moves whole into that region's row; only pixels
+    void in ``prev`` are counted one by one. Returns an empty table when ``cur`` is not
+    coarser than ``prev`` (the caller then counts every pixel).
+    """
+    n = cur.size
+    k_ann = gts.shape[0]
+    s_prev, n_cols = prev_table.shape
+    dest = np.full(s_prev, -1, np.int64)
+    out = np.zeros((n_cur + 1, n_cols), np.int64)
+    for p in range(n):
+        a = prev[p]
+        c = cur[p]
+        if a == 0:
+            for k in range(k_ann):
+                out[c, col_offset[k] + gts[k, p]] += 1
+            continue
+        d = dest[a]
+        if d < 0:
+            dest[a] = c
+        elif d != c:
+            return np.zeros((0, n_cols), np.int64)
+    for a in range(1, s_prev):
+        d = dest[a]
+        if d < 0:
+            continue
+        for j in range(n_cols):
+            out[d, j] += prev_table[a, j]
+    return out
+
+
+@nb.njit(cache=True)
+def _overlaps_and_indices(t, offsets):
+    """One pass over stacked tables (see :func:`stacked_tables`): the covering overlaps
+    and, per annotator block, the Rand index and variation of information.
+
+    Returns ``(seg_area, match_seg, col_area, match_col, ri, vi)``: row areas (block 0's
+    columns, void included), each row's best overlap |R ∩ R'| / |R ∪ R'| with a labelled
+    column of any block, column areas and each column's best overlap with a labelled
+    row (0 for void columns), and the Rand index and VI (bits) of each block's labelled
+    part (NaN below 2 / 1 labelled pixels). The formulas are those of
+    :func:`rand_index` and :func:`variation_of_information`; only cells with pixels are
+    visited beyond one scan (an empty cell has overlap 0 and adds nothing).
+    """
+    s1, c = t.shape
+    k_ann = offsets.size - 1
+    seg_area = np.zeros(s1)
+    for i in range(s1):
+        acc = 0
+        for j in range(offsets[0], offsets[1]):
+            acc += t[i, j]
+        seg_area[i] = acc
+    col_int = np.zeros(c, np.int64)     # labelled rows only, per column
+    col_area = np.zeros(c)
+    for i in range(s1):
+        for j in range(c):
+            col_area[j] += t[i, j]
+            if i:
+                col_int[j] += t[i, j]
+    match_seg = np.zeros(s1)
+    match_col = np.zeros(c)
+    ri = np.empty(k_ann)
+    vi = np.empty(k_ann)
+    for k in range(k_ann):
+        a, b = offsets[k] + 1, offsets[k + 1]
+        n = 0
+        sa = 0.0
+        sab = 0.0
+        for i in range(1, s1):
+            r = 0
+            for j in range(a, b):
+                v = t[i, j]
+                if v:
+                    r += v
+                    fv = np.float64(v)
+                    sab += fv * fv
+                    iou = fv / (seg_area[i] + col_area[j] - fv)
+                    if iou > match_seg[i]:
+                        match_seg[i] = iou
+                    if iou > match_col[j]:
+                        match_col[j] = iou
+            n += r
+            sa += np.float64(r) * np.float64(r)
+        sb = 0.0
+        for j in range(a, b):
+            sb += np.float64(col_int[j]) * np.float64(col_int[j])
+        ri[k] = np.nan if n < 2 else 1.0 - (sa / 2 + sb / 2 - sab) / (n * (n - 1) / 2)
+        if n == 0:
+            vi[k] = np.nan
+            continue
+        fn = np.float64(n)
+        hb = 0.0
+        for j in range(a, b):
+            if col_int[j]:
+                q = col_int[j] / fn
+                hb -= q * np.log2(q)
+        ha = 0.0
+        mi = 0.0
+        for i in range(1, s1):
+            r = 0
+            for j in range(a, b):
+                r += t[i, j]
+            if r == 0:
+                continue
+            pa = r / fn
+            ha -= pa * np.log2(pa)
+            for j in range(a, b):
+                v = t[i, j]
+                if v:
+                    joint = v / fn
+                    mi += joint * np.log2(joint / (pa * (col_int[j] / fn)))
+        vi[k] = ha + hb - 2 * mi
+    return seg_area, match_seg, col_area, match_col, ri, vi
+
+
 def contingency_table(seg, gt, *, void=0) -> np.ndarray:
     """Joint histogram of two label maps.
 
@@ -177,9 +296,35 @@ def stacked_tables(seg, n_seg: int, gts, n_gts) -> np.ndarray:
     if cells > _MAX_CELLS:
         raise InputError(f"contingency tables too large ({n_seg} x {offsets[-1] - 1} "
                          "regions); is a label map a soft map or an image by mistake?")
-    flat_gts = np.stack([np.asarray(g, np.int32).ravel() for g in gts])
+    flat_gts = _flat_gts(gts)
     seg = np.asarray(seg, np.int32).ravel()
     return _stack_tables(seg, int(n_seg), flat_gts, offsets[:-1], int(offsets[-1]))
+
+
+def _flat_gts(gts) -> np.ndarray:
+    """(K, n) int32 annotator maps; an array already so is used as it is."""
+    if isinstance(gts, np.ndarray) and gts.ndim == 2 and gts.dtype == np.int32 \
+            and gts.flags.c_contiguous:
+        return gts
+    return np.stack([np.asarray(g, np.int32).ravel() for g in gts])
+
+
+def block_offsets(n_gts) -> np.ndarray:
+    """First column of each annotator's block in stacked tables, then the width."""
+    return np.concatenate([[0], np.cumsum([int(g) + 1 for g in n_gts])]).astype(np.int64)
+
+
+def coarser_tables(prev, prev_table, seg, n_seg: int, gts, n_gts) -> np.ndarray:
+    """:func:`stacked_tables` of ``seg`` given those of ``prev``, a partition finer
+    than it (a lower ucm2 threshold); counted from the pixels when it is not."""
+    offsets = block_offsets(n_gts)
+    flat = _flat_gts(gts)
+    cur = np.asarray(seg, np.int32).ravel()
+    out = _merged_tables(np.asarray(prev, np.int32).ravel(), prev_table, cur,
+                         int(n_seg), flat, offsets[:-1])
+    if out.shape[0] == 0:
+        return stacked_tables(cur, n_seg, flat, n_gts)
+    return out
 
 
 def split_tables(stacked: np.ndarray, n_gts) -> list[np.ndarray]:

@@ -186,8 +186,7 @@ class SemanticEval:
         Errors (unreadable or RGB file, shapes, labels) are
         :class:`segbench.errors.InputError` naming the file.
         """
-        counts = read_and_count((gt, pred), self._settings())
-        self._add(counts)
+        read_and_count((gt, pred), self._settings(), self._counts)
         self._n_images += 1
 
     def update_folders(self, gt_dir: str | PathLike, pred_dir: str | PathLike, *,
@@ -241,7 +240,7 @@ class SemanticEval:
                          dynamic_ncols=True)
         n = 0
         for _key, gt, pred in pairs:
-            total.add(read_and_count((gt, pred), settings))
+            read_and_count((gt, pred), settings, total)
             n += 1
         self._add(total)
         self._n_images += n
@@ -392,6 +391,10 @@ class SemanticEval:
         c = self.num_classes
         ign = kernel_ignore(self._ignore)
         slots = plan(g.shape, self._workers, self._dilation is not None)
+        if len(slots) == 1:   # into the state itself, which an error leaves as it was
+            _core.count_stack(g, p, c, self._ignore, self._rzl, self._dilation,
+                              self._counts)
+            return
         args = (g, p, c, ign, self._rzl, self._dilation)
 
         def run(tasks):
@@ -456,8 +459,10 @@ class _SemanticResult(Result):
 
 # --- per-file work (module level, so worker processes can run it) --------------------------
 
-def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings) -> Counts:
-    """Count one pair of label maps read from ``gt_path`` and ``pred_path``.
+def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings,
+               into: Counts | None = None) -> Counts:
+    """Count one pair of label maps read from ``gt_path`` and ``pred_path`` (added to
+    ``into`` when given, which an error leaves as it was).
 
     Errors (shapes, labels) are :class:`~segbench.errors.InputError` naming the file.
     """
@@ -466,19 +471,21 @@ def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings) -
         raise InputError(f"prediction is {pred.shape[0]}x{pred.shape[1]} but its ground "
                          f"truth {gt_path} is {gt.shape[0]}x{gt.shape[1]}", pred_path)
     try:
-        return _core.count_stack(gt[None], pred[None], num_classes, ignore, rzl, dilation)
+        return _core.count_stack(gt[None], pred[None], num_classes, ignore, rzl, dilation,
+                                 into)
     except LabelError as exc:
         raise InputError(exc.problem,
                          gt_path if exc.side == "ground truth" else pred_path) from None
 
 
-def read_and_count(paths, settings) -> Counts:
-    """Read one pair of label-map files and count it; InputError names the file."""
-    from ..io import read_label_map
+def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
+    """Read one pair of label-map files and count it (into ``into`` when given);
+    InputError names the file."""
+    from ..io._labels import read_stored_labels   # uint8 maps stay uint8
 
     gt_path, pred_path = paths
-    return count_pair(read_label_map(gt_path), read_label_map(pred_path), gt_path,
-                      pred_path, settings)
+    return count_pair(read_stored_labels(gt_path), read_stored_labels(pred_path),
+                      gt_path, pred_path, settings, into)
 
 
 def _sparse(counts: Counts) -> tuple:

@@ -10,6 +10,7 @@ folders by file-name suffix and runs it.
 
 from __future__ import annotations
 
+import threading
 
 import numpy as np
 
@@ -62,11 +63,31 @@ def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
-    from ..io import read_label_map
+    from ..io._labels import read_stored_labels   # uint8 maps stay uint8
     gt_path = _gt_file(sample)
-    gt = read_label_map(gt_path)
-    pred = sample.read_prediction(read_label_map)
-    return _sparse(count_pair(gt, pred, gt_path, sample.prediction, _settings(params)))
+    gt = read_stored_labels(gt_path)
+    pred = sample.read_prediction(read_stored_labels)
+    settings = _settings(params)
+    counts = _scratch(settings[0])
+    count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
+    nz, vals, gb, pb, bi = _sparse(counts)
+    record = (nz, vals, gb.copy(), pb.copy(), bi.copy())
+    counts.conf[nz] = 0          # back to zeros, touching only the cells counted
+    for arr in (gb, pb, bi):
+        arr[:] = 0
+    return record
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(num_classes: int) -> Counts:
+    """Zeroed counts kept per thread: a fresh C x C array per image (180 kB for 150
+    classes, fresh pages from the system each time) cost more than counting it."""
+    counts = getattr(_SCRATCH, "counts", None)
+    if counts is None or counts.gt_band.size != num_classes:
+        counts = _SCRATCH.counts = Counts.zeros(num_classes)
+    return counts
 
 
 def _record_to_json(record) -> dict:

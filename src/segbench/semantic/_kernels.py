@@ -49,6 +49,7 @@ _ONES = np.uint64(0x0101010101010101)
 _PACK = np.uint64(0x0102040810204080)  # (w * _PACK) >> 56: bit j = byte j of 0/1 bytes
 _S56 = np.uint64(56)
 _BLOCK = 1 << 14  # pixels per mark buffer in the flat kernel (stays in L1/L2)
+_DENSE = 8        # per pixel from one change in this many pixels, else run walk
 _AHEAD = 8        # rows the band kernel asks the CPU to fetch before it reads them
 
 
@@ -102,21 +103,122 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     ``gt`` and ``pred`` are flat, of one length. Returns the flat index of the first
     pixel with an out-of-range label, after which ``conf`` is partial and must be
     discarded, or -1.
+
+    Each block of pixels is counted by runs or, where runs are short (at least one
+    change in ``_DENSE`` pixels: noisy or random maps, where a run walk mispredicts a
+    branch at nearly every pixel), by one table look-up and increment per pixel
+    (``_count_dense``).
     """
     n = gt.size
     nc = np.int64(num_classes)
     ch = _mark_buffer(_BLOCK)
     words = ch.view(np.uint64)
+    # the per-pixel path's tables and counts, made on first use
+    gmap = np.zeros(0, np.int64)
+    pmap = np.zeros(0, np.int64)
+    dense = np.zeros(0, np.int32)
+    in_dense = 0
+    bad_dense = False
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
         p = pred[b0:b0 + m]
-        _changes(g, p, ch)
+        # the first _SAMPLE pixels decide (a whole-block look would cost a sixth of
+        # the per-pixel path's time)
+        k = min(m, _SAMPLE)
+        _changes(g[:k], p[:k], ch)
+        if _DENSE * _n_marks(ch, k) >= k and ign >= -1:
+            if dense.size == 0:
+                gmap, pmap = _dense_tables(nc, ign, rzl)
+                dense = np.zeros((nc + 2) * (nc + 1), np.int32)
+            if in_dense + m >= _INT32_MAX:   # int32 cells: flush before they could wrap
+                bad_dense |= _flush_dense(dense, nc, conf)
+                in_dense = 0
+            _count_dense(g, p, gmap, pmap, dense)
+            in_dense += m
+            continue
+        if k < m:
+            _changes(g, p, ch)
         ch[m + 1:8 * (m // 8 + 1)] = 0
         bad = _count_row(g, p, ch, words, m, nc, ign, rzl, conf)
         if bad >= 0:
-            return b0 + bad
+            bad_dense = True
+            break
+    if dense.size:
+        bad_dense |= _flush_dense(dense, nc, conf)
+    if bad_dense:   # the first bad pixel may lie in a block counted per pixel
+        return first_bad_pixel(gt, pred, nc, ign, rzl)[0]
     return -1
+
+
+_INT32_MAX = 2**31 - 1
+_SAMPLE = 2048
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _n_marks(ch, m):
+    """Number of set marks among ch[0:m] (a vectorized byte sum)."""
+    total = 0
+    for c in range(_U0, np.uint64(m)):
+        total += np.int64(ch[c])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _dense_tables(nc, ign, rzl):
+    """Look-up tables of ``_count_dense``, for (C + 2) x (C + 1) counts:
+    ``gmap[min(g, L - 1)]`` is the first cell of ground-truth value g's row (row C:
+    ignored, row C + 1: out of range), ``pmap[min(p, M - 1)]`` the column of prediction
+    p (column C: out of range). Both have at least 256 entries, so that bytes index them
+    as they are. Values are read as unsigned, so a negative one is clamped onto the
+    out-of-range entries too; hence an ignore index of -1 is taken through the run
+    walk instead."""
+    top = max(nc + np.int64(rzl), ign + 1) + 1
+    gmap = np.empty(max(top, 256), np.int64)
+    for v in range(gmap.size):
+        gl = _gt_label(v, ign, rzl)
+        row = nc + 1
+        if v >= top - 1:
+            row = nc + 1
+        elif gl == ign:
+            row = nc
+        elif 0 <= gl < nc:
+            row = gl
+        gmap[v] = row * (nc + 1)
+    pmap = np.minimum(np.arange(max(nc + 1, 256)), nc)
+    return gmap, pmap
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_dense(g, p, gmap, pmap, dense):
+    """One table look-up and increment per pixel: no branch depends on the labels."""
+    if g.itemsize == 1:
+        for c in range(_U0, np.uint64(g.size)):   # bytes index the tables as they are
+            dense[np.uint64(gmap[g[c]] + pmap[p[c]])] += 1
+        return
+    gtop = np.uint64(gmap.size - 1)
+    ptop = np.uint64(pmap.size - 1)
+    for c in range(_U0, np.uint64(g.size)):
+        gi = min(np.uint64(np.int64(g[c])), gtop)
+        pi = min(np.uint64(np.int64(p[c])), ptop)
+        dense[np.uint64(gmap[gi] + pmap[pi])] += 1
+
+
+@njit(cache=True, nogil=True)
+def _flush_dense(dense, nc, conf):
+    """Add the valid cells of the dense counts to ``conf`` and zero them; returns
+    whether any pixel was out of range (column C, or row C + 1)."""
+    w = nc + 1
+    bad = 0
+    for r in range(nc + 2):
+        bad += dense[r * w + nc]
+    for c in range(nc):
+        bad += dense[(nc + 1) * w + c]
+    for r in range(nc):
+        for c in range(nc):
+            conf[r * nc + c] += dense[r * w + c]
+    dense[:] = 0
+    return bad > 0
 
 
 # --- boundary band -------------------------------------------------------------------------
