@@ -166,10 +166,28 @@ def _cmd_ucm(a) -> int:
     return 0
 
 
+def _detect_half(src, dst, detector: str, weights: str):
+    """``detect_file`` on the photograph at half resolution (the 2004 protocol's cells,
+    :func:`segbench.boundary.halve_image`); errors name ``src``."""
+    from ..algorithms import detect
+    from ..boundary import halve_image
+    from ..errors import InputError
+    from ..io import read_image, write_soft_map
+    try:
+        pb = detect(halve_image(read_image(src)), detector, weights=weights)
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
+    return write_soft_map(dst, pb, bits=16)
+
+
 def _one_detect(job, **options):
     """Per-image work of ``segbench detect`` (module level, for worker processes)."""
     src, dst = job
-    if options["detector"] in _GPB:
+    if options.pop("half", False):
+        _detect_half(src, dst, **options)
+    elif options["detector"] in _GPB:
         from ..algorithms import gpb_file
         gpb_file(src, dst, output=_GPB[options["detector"]][0])
     else:
@@ -191,16 +209,21 @@ def _cmd_detect(a) -> int:
     if a.weights == "published" and a.detector == "2mm":
         raise InputError("2mm has no published weights that fit its features; use "
                          "--weights trained")
+    half = a.protocol == "martin2004"
+    if half and a.detector in _GPB:
+        raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
+                         f"2004 detectors, not to {a.detector}")
     found = list_files(images, _IMAGE_EXTS)
     if not found:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
     settings = {"detector": a.detector, "source": str(images),
-                "weights": a.weights if a.detector in _WEIGHTED else None}
+                "weights": a.weights if a.detector in _WEIGHTED else None,
+                "resolution": "half" if half else "full"}
     suffix = _GPB[a.detector][1] if a.detector in _GPB else ".png"
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
            suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    work = partial(_one_detect, detector=a.detector, weights=a.weights)
+    work = partial(_one_detect, detector=a.detector, weights=a.weights, half=half)
     for _ in map_items(work, jobs, workers=a.workers, progress=not a.quiet,
                        desc=a.detector):
         pass
@@ -212,8 +235,9 @@ def _cmd_detect(a) -> int:
             print(f"wrote {len(jobs)} ultrametric contour maps of gPb-owt-ucm into {out} "
                   f"(ucm2 .mat): score them with 'segbench all --pred {out}'")
         else:
+            size = ", half resolution" if half else ""
             print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit "
-                  "PNG)")
+                  f"PNG{size})")
     return 0
 
 
@@ -305,6 +329,10 @@ def add_parsers(sub) -> None:
                    help="logistic weights of the Pb detectors and 2mm: fitted on "
                         "BSDS500 train (shipped), or those printed in the 2003 MATLAB "
                         "code (Pb family only)")
+    d.add_argument("--protocol", choices=("martin2004",), default=None,
+                   help="martin2004: run on the images at half resolution (each 2x2 "
+                        "cell's mean), as the 2004 Pb paper; score the maps with "
+                        "'segbench boundary --protocol martin2004' (docs/protocol.md)")
     add_common(d)
     d.set_defaults(func=_cmd_detect)
 
