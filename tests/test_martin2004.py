@@ -175,3 +175,23 @@ def test_detect_at_half_resolution(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "martin2004" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "gpb").exists()
+
+
+def test_the_site_ranks_other_tolerances_and_resolutions_apart():
+    from pathlib import Path
+
+    from segbench.report._site_runs import Run, settings_of, settings_text
+
+    def run(**params):
+        return Run(dir=Path("."), name="x", boundary={"provenance": {"params": params}})
+
+    old = run(protocol="bsr", nthresh=99, max_dist=0.0075)      # recorded before either
+    assert settings_of(old) == settings_of(run(protocol="bsr", nthresh=99,
+                                               max_dist=0.0075, max_dist_px=None,
+                                               resolution="full"))
+    px = run(protocol="bsr", nthresh=99, max_dist=0.0075, max_dist_px=3.0)
+    half = run(protocol="martin2004", nthresh=30, max_dist=0.01, resolution="half")
+    assert len({settings_of(r) for r in (old, px, half)}) == 3
+    assert settings_text(settings_of(px)) == "protocol bsr, 99 thresholds, max_dist 3 px"
+    assert settings_text(settings_of(half)) == ("protocol martin2004, 30 thresholds, "
+                                                "max_dist 0.01, half resolution")
