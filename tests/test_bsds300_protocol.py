@@ -46,7 +46,7 @@ def _mat(iid: str) -> Path:
 
 
 def test_presets_name_the_family_parameters_and_their_sources():
-    assert set(PROTOCOLS) == {"bsr", "bsds300"}
+    assert set(PROTOCOLS) == {"bsr", "bsds300", "martin2004"}
     for name, preset in PROTOCOLS.items():
         assert set(SOURCES[name]) == set(preset), name
         assert all(SOURCES[name][k] for k in preset)

@@ -55,7 +55,8 @@ def protocol_params(benchmark: str, name: str) -> dict:
         raise InputError(f"a protocol preset applies to the boundary and human "
                          f"benchmarks (and 'all'), not to {benchmark!r}")
     preset = protocol(name)
-    keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "alpha")
+    keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "resolution",
+            "alpha")
     return {"protocol": name, **{k: preset[k] for k in keys}}
 
 
@@ -82,7 +83,7 @@ def read_run(path, family: str | None = None):
 #: Record and summary parameters that must agree between a run and the run it is
 #: calibrated on: a threshold chosen under other settings is not this run's best.
 CALIBRATION_KEYS = ("protocol", "nthresh", "max_dist", "thin", "thin_gt", "upsample",
-                    "nms", "min_agreement")
+                    "nms", "min_agreement", "resolution", "max_dist_px")
 
 
 def calibration(run, alpha: float = 0.5, *, name: str | None = None,
@@ -257,18 +258,22 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     calibrate_name : str, optional
         The name the calibration run bears when it is not this run's: to calibrate
         on another algorithm's run on purpose.
-    protocol : {'bsr', 'bsds300'}, optional
+    protocol : {'bsr', 'bsds300', 'martin2004'}, optional
         A preset of the boundary protocol (boundary, all and human benchmarks;
         :data:`segbench.boundary.PROTOCOLS`): its values fill the parameters not
         given in ``params``; every value is recorded in the result's parameters.
         With 'all' the region benchmark takes its ``nthresh`` too, as it takes
-        ``nthresh`` (allBench.m has one).
+        ``nthresh`` (allBench.m has one). 'martin2004' is the 2004 Pb paper's: half
+        resolution, ``max_dist`` 0.01.
     **params
         Record parameters: ``nthresh`` (99), ``max_dist`` (0.0075), ``thin`` (True),
         ``labels`` (False: region reads label-map images only when True), ``nms``
         (None; True or a dict of :func:`segbench.boundary.edge_nms` settings: thin raw
         soft maps with Dollar's edge NMS first, as CNN evaluations do), ``min_agreement``
-        (None; score against strong human boundaries only); summary
+        (None; score against strong human boundaries only), ``resolution`` ('full';
+        'half' matches at half resolution, as ``martin2004``), ``max_dist_px`` (None; a
+        tolerance in pixels, converted per image to the fraction of its diagonal at the
+        resolution matched, overriding ``max_dist``); summary
         parameters: ``alpha`` (0.5, the F-measure's weight of precision).
 
     Returns

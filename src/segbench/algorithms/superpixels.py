@@ -7,6 +7,9 @@
   number of segments is set through ``min_size``.
 * :func:`quickshift`: Quick shift (Vedaldi and Soatto 2008), whose number of segments
   is set through ``kernel_size``.
+* :func:`seeds`: SEEDS (Van den Bergh et al. 2012/2015) through OpenCV's contrib module
+  (``cv2.ximgproc``, the authors' code merged into OpenCV): the optional extra
+  ``segbench[superpixels]`` (``opencv-contrib-python-headless``).
 
 None of them hits K exactly; the benchmark records the number actually produced and
 plots metrics against it, as the superpixel literature does. For the two algorithms
@@ -26,8 +29,8 @@ import numpy as np
 from ..errors import InputError
 from ..region import compact_labels
 
-__all__ = ["SUPERPIXEL_ALGORITHMS", "felzenszwalb", "quickshift", "slic", "superpixels",
-           "watershed"]
+__all__ = ["SUPERPIXEL_ALGORITHMS", "check_available", "felzenszwalb", "quickshift",
+           "seeds", "seeds_count", "slic", "superpixels", "watershed"]
 
 
 def _image(image) -> np.ndarray:
@@ -188,9 +191,112 @@ def quickshift(image, k: int, *, ratio: float = 0.5, max_runs: int = 3,
     return _fit(run, k, guess, -2.8, 0.5, 50.0, max_runs)
 
 
+_SEEDS_MISSING = ("SEEDS needs OpenCV's contrib module (cv2.ximgproc), which is not "
+                  "installed: pip install 'segbench[superpixels]' "
+                  "(opencv-contrib-python-headless)")
+
+
+def _ximgproc():
+    """``cv2.ximgproc``, or InputError naming the extra that brings it."""
+    try:
+        import cv2
+    except ImportError:
+        raise InputError(_SEEDS_MISSING) from None
+    module = getattr(cv2, "ximgproc", None)
+    if module is None or not hasattr(module, "createSuperpixelSEEDS"):
+        raise InputError(_SEEDS_MISSING + " (this OpenCV has no contrib module)")
+    return module
+
+
+#: SEEDS colour spaces: OpenCV conversion codes from RGB, by name (None: as given).
+_SEEDS_COLORS = {"lab": "COLOR_RGB2Lab", "hsv": "COLOR_RGB2HSV", "rgb": None}
+
+
+def seeds_count(shape, k: int, num_levels: int) -> int:
+    """The number of superpixels of OpenCV's SEEDS grid for an (H, W) image asked for
+    ``k`` with ``num_levels`` block levels (``getNumberOfSuperpixels()``, no iteration):
+    at most ``k``, as the library documents."""
+    h, w = int(shape[0]), int(shape[1])
+    return int(_ximgproc().createSuperpixelSEEDS(w, h, 3, int(k), int(num_levels))
+               .getNumberOfSuperpixels())
+
+
+def seeds(image, k: int, *, num_levels: int | None = None, prior: int = 2,
+          histogram_bins: int = 5, double_step: bool = False, iterations: int = 4,
+          color: str = "lab") -> np.ndarray:
+    """SEEDS superpixels (OpenCV ``cv2.ximgproc.createSuperpixelSEEDS``).
+
+    Parameters
+    ----------
+    image : (H, W, 3) array
+        RGB, uint8 (other dtypes are scaled from [0, 1] and rounded).
+    k : int
+        Requested number of superpixels, passed as ``num_superpixels``. OpenCV starts
+        from a grid of blocks that divides the image; its count is at most ``k``
+        ("the actual number may be smaller", OpenCV's documentation) and is what
+        :func:`seeds_count` returns.
+    num_levels : int, optional
+        Block levels. Default: of 4, 3 and 2, the one whose grid count is closest to
+        ``k`` (in ratio; ties to more levels, the more accurate): with 4 levels the
+        grid of a 481 x 321 image allows 150, 260 or 600 superpixels between K = 200
+        and 1200, with 2 levels 150, 294, 442, 660, 748, 1040.
+    prior, histogram_bins, double_step, iterations
+        OpenCV's shape prior (0-5), histogram bins per channel, two passes per level,
+        and the iterations of ``iterate`` (4, the defaults of OpenCV's sample).
+    color : {'lab', 'hsv', 'rgb'}, default 'lab'
+        Colour space the histograms are taken in (converted by OpenCV from RGB).
+
+    Returns
+    -------
+    (H, W) int32 labels 0..n-1 (n <= the grid count; OpenCV's labels renumbered in
+    increasing order).
+
+    Notes
+    -----
+    Deterministic: OpenCV's SEEDS draws no random numbers (the same image and
+    parameters give the same labels; tested).
+
+    References
+    ----------
+    .. [1] M. Van den Bergh, X. Boix, G. Roig, B. de Capitani, L. Van Gool, "SEEDS:
+       Superpixels extracted via energy-driven sampling", ECCV 2012; IJCV 111(3), 2015.
+    """
+    xip = _ximgproc()
+    import cv2
+    img = _image(image)
+    k = _k(k, img)
+    if img.dtype != np.uint8:
+        img = np.clip(np.rint(np.asarray(img, np.float64) * 255), 0, 255).astype(np.uint8)
+    img = np.ascontiguousarray(img)
+    if color not in _SEEDS_COLORS:
+        raise InputError(f"SEEDS colour space must be one of {', '.join(_SEEDS_COLORS)}, "
+                         f"not {color!r}")
+    if _SEEDS_COLORS[color] is not None:
+        img = cv2.cvtColor(img, getattr(cv2, _SEEDS_COLORS[color]))
+    h, w = img.shape[:2]
+    if num_levels is None:
+        counts = {lv: seeds_count((h, w), k, lv) for lv in (4, 3, 2)}
+        num_levels = min(counts, key=lambda lv: (abs(math.log(max(counts[lv], 1) / k)),
+                                                 -lv))
+    if not 0 <= int(prior) <= 5:
+        raise InputError(f"SEEDS prior must be in 0..5, got {prior}")
+    sp = xip.createSuperpixelSEEDS(w, h, 3, k, int(num_levels), int(prior),
+                                   int(histogram_bins), bool(double_step))
+    sp.iterate(img, int(iterations))
+    return _sequential(sp.getLabels())
+
+
 #: name -> function(image, k, **params)
 SUPERPIXEL_ALGORITHMS = {"slic": slic, "felzenszwalb": felzenszwalb,
-                         "watershed": watershed, "quickshift": quickshift}
+                         "watershed": watershed, "quickshift": quickshift,
+                         "seeds": seeds}
+
+
+def check_available(algorithm: str) -> None:
+    """InputError (one line naming what to install) if ``algorithm`` needs an optional
+    package that is absent; nothing otherwise. SEEDS needs ``segbench[superpixels]``."""
+    if algorithm == "seeds":
+        _ximgproc()
 
 
 def superpixels(image, k: int, algorithm: str = "slic", **params) -> np.ndarray:

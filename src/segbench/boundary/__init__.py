@@ -13,10 +13,13 @@ from ._counts import (BoundaryCounts, check_thresholds, default_thresholds, dete
                       human_counts, matcher_cached, threads_in_this_thread,
                       warm_up_kernels, warm_up_matcher)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
+from ._half import (RESOLUTIONS, half_human_maps, half_shape, halve_image, halve_soft_map,
+                    max_dist_from_px)
 from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._plots import plot_pr
 from ._protocols import (PROTOCOLS, SubjectCounts, by_presentation, pool_subjects, protocol,
-                         seg2bmap, subject_counts, upsample_nearest)
+                         seg2bmap, shrink_bmap, shrink_cells, subject_counts,
+                         upsample_nearest)
 from ._seg2bdry import seg2bdry
 from ._summary import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
                        check_alpha, f_measure, max_f, recall_at_precision, resampler,
@@ -29,7 +32,9 @@ __all__ = [
     "BOUNDARY",
     "HUMAN_BOUNDARY",
     "PROTOCOLS", "SubjectCounts", "by_presentation", "pool_subjects", "protocol",
-    "seg2bmap", "subject_counts", "upsample_nearest",
+    "seg2bmap", "shrink_bmap", "shrink_cells", "subject_counts", "upsample_nearest",
+    "RESOLUTIONS", "half_human_maps", "half_shape", "halve_image", "halve_soft_map",
+    "max_dist_from_px",
     "PRED_EXTS",
     "NMS_FORMATS", "edge_nms", "edge_orientation", "nms_file",
     "DEFAULT_MAX_DIST",

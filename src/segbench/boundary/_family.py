@@ -14,6 +14,8 @@ from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._correspond import DEFAULT_MAX_DIST
+from ._half import RESOLUTIONS, half_human_maps, half_shape, halve_soft_map, \
+    max_dist_from_px
 from ._counts import BoundaryCounts, check_thresholds, evaluate_image, tiny_pair
 from ._nms import edge_nms, nms_options
 from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
@@ -37,6 +39,40 @@ def _check_dist(params: dict) -> None:
     if not 0 < params["max_dist"] < 1:
         raise InputError(f"max_dist is a fraction of the image diagonal in (0, 1), got "
                          f"{params['max_dist']}")
+    px = params["max_dist_px"]
+    if px is not None and not (isinstance(px, (int, float)) and 0 < px < float("inf")):
+        raise InputError(f"max_dist_px is a tolerance in pixels > 0, got {px!r}")
+    if params["resolution"] not in RESOLUTIONS:
+        raise InputError(f"resolution must be one of {', '.join(RESOLUTIONS)}, not "
+                         f"{params['resolution']!r}")
+
+
+def _image_max_dist(params: dict, shape) -> float:
+    """The tolerance of one image as a fraction of its diagonal: ``max_dist``, or
+    ``max_dist_px`` converted at the size matched (:func:`max_dist_from_px`)."""
+    if params["max_dist_px"] is None:
+        return params["max_dist"]
+    return max_dist_from_px(params["max_dist_px"], shape)
+
+
+def _at_resolution(gt, params: dict):
+    """The human maps at the resolution matched: as stored, or each annotator's
+    segmentation drawn at half size as ``boundaryPR.m`` does (``seg2bmap``)."""
+    if params["resolution"] == "half":
+        return half_human_maps(gt)
+    return gt
+
+
+def _halved(pred, full_shape, path):
+    """A prediction at the size of the ground truth brought to half resolution (the
+    maximum of each cell); one already at half size (or smaller) unchanged."""
+    from ..io import as_prediction
+    if pred.kind == "segs":
+        raise InputError("the half-resolution protocol (martin2004) scores soft maps and "
+                         "ucm2; a 'segs' prediction is not halved", path)
+    if tuple(pred.pb.shape) != tuple(full_shape):
+        return pred
+    return as_prediction(halve_soft_map(pred.pb), kind="soft", source=path)
 
 
 def _check(params: dict) -> None:
@@ -104,17 +140,29 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
     from ..io import check_same_shape
     gt = sample.ground_truth()
     pred = sample.read_prediction(_read_prediction)
+    full = shape = tuple(gt[0].shape)
+    if params["resolution"] == "half":
+        pred = _halved(pred, shape, sample.prediction)
+        shape = half_shape(shape)
+        gt = _at_resolution(gt, params)
     if params["upsample"] == "nearest":
-        pred = _upsampled(pred, gt[0].shape, sample.prediction)
-    check_same_shape(pred, gt[0].shape, sample.prediction)
+        pred = _upsampled(pred, shape, sample.prediction)
+    try:
+        check_same_shape(pred, shape, sample.prediction)
+    except InputError as e:
+        if full == shape:
+            raise
+        raise InputError(f"{e.problem} at half resolution (martin2004); give maps of "
+                         f"the image's size, {full[0]}x{full[1]}, or of half its size",
+                         e.path) from None
     if params["nms"] is not None:
         pred = _thinned(pred, params["nms"], sample.prediction)
+    max_dist = _image_max_dist(params, shape)
     if params["min_agreement"] is not None:
-        gt = strong_boundaries(gt, agreement_levels(gt, max_dist=params["max_dist"]),
+        gt = strong_boundaries(gt, agreement_levels(gt, max_dist=max_dist),
                                params["min_agreement"])
-    return evaluate_image(pred, gt, nthresh=params["nthresh"],
-                          max_dist=params["max_dist"], thin=params["thin"],
-                          thin_gt=params["thin_gt"])
+    return evaluate_image(pred, gt, nthresh=params["nthresh"], max_dist=max_dist,
+                          thin=params["thin"], thin_gt=params["thin_gt"])
 
 
 def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
@@ -218,7 +266,8 @@ SUMMARY_DEFAULTS = {"protocol": "bsr", "alpha": 0.5, "calibrated_threshold": Non
 BOUNDARY = Family(
     name="boundary", version=1,
     defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
-              "upsample": None, "min_agreement": None, "nms": None},
+              "upsample": None, "min_agreement": None, "nms": None,
+              "resolution": "full", "max_dist_px": None},
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
@@ -235,7 +284,14 @@ def _check_human(params: dict) -> None:
 
 
 def _evaluate_human(sample, params: dict) -> SubjectCounts:
-    return subject_counts(sample.ground_truth(), max_dist=params["max_dist"],
+    gt = sample.ground_truth()
+    shape = tuple(gt[0].shape)
+    if params["resolution"] == "half":
+        users = [getattr(a, "user", None) for a in gt]
+        gt, shape = _at_resolution(gt, params), half_shape(shape)
+        return subject_counts(gt, users=users, max_dist=_image_max_dist(params, shape),
+                              thin_gt=params["thin_gt"], lone=params["lone"])
+    return subject_counts(gt, max_dist=_image_max_dist(params, shape),
                           thin_gt=params["thin_gt"], lone=params["lone"])
 
 
@@ -295,7 +351,8 @@ def _write_human(out, result: Result, ids, records, options) -> None:
 
 HUMAN_BOUNDARY = Family(
     name="human_boundary", version=2,
-    defaults={"max_dist": DEFAULT_MAX_DIST, "thin_gt": False, "lone": "skip"},
+    defaults={"max_dist": DEFAULT_MAX_DIST, "thin_gt": False, "lone": "skip",
+              "resolution": "full", "max_dist_px": None},
     evaluate=_evaluate_human, to_json=SubjectCounts.to_json,
     from_json=SubjectCounts.from_json, summarize=_summarize_human, write=_write_human,
     check=_check_human, label="human boundary",

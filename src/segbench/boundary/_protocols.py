@@ -1,4 +1,5 @@
-"""The boundary protocols as presets: BSR (BSDS500, 2013) and BSDS300 (segbench 1.2.0).
+"""The boundary protocols as presets: BSR (BSDS500, 2013), BSDS300 (segbench 1.2.0) and
+the 2004 Pb paper's half-resolution protocol (martin2004).
 
 Both protocols share the matcher (``correspondPixels.cc``, ``match.cc`` and ``match.hh``
 are identical in the two archives apart from line endings), the counting rule
@@ -9,7 +10,8 @@ and in how the human score is formed. :data:`PROTOCOLS` holds each protocol's
 parameters under the boundary family's names; :data:`SOURCES` names the line of the
 official code each value comes from. The pure functions below are what the BSDS300
 protocol needs beyond the BSR kernels: its boundary map of a segmentation
-(:func:`seg2bmap`, :func:`human_boundary_map`), its upsampling of a smaller soft map
+(:func:`seg2bmap`, :func:`human_boundary_map`, drawn into a smaller grid by
+:func:`shrink_bmap` for the half-resolution protocol), its upsampling of a smaller soft map
 (:func:`upsample_nearest`), and each subject's counts against the other subjects of
 an image (:func:`subject_counts`), which the BSDS300 site listed per image and pooled
 per presentation.
@@ -40,7 +42,7 @@ from ._thin import thin
 
 __all__ = ["PROTOCOLS", "SOURCES", "SubjectCounts", "by_presentation",
            "human_boundary_map", "pool_subjects", "protocol", "seg2bmap",
-           "subject_counts", "upsample_nearest"]
+           "shrink_bmap", "shrink_cells", "subject_counts", "upsample_nearest"]
 
 _S300 = "segbench-1.2.0 "
 _BSR = "BSR "
@@ -51,7 +53,9 @@ _BSR = "BSR "
 #: ``thin`` (thin each thresholded map), ``thin_gt`` (thin each human map before
 #: matching), ``upsample`` (how a soft map smaller than the ground truth is brought to
 #: its size: ``'nearest'`` or None to refuse it), ``lone`` (the human score of an
-#: image with one annotator: ``'count'`` or ``'skip'``, see :func:`human_counts`).
+#: image with one annotator: ``'count'`` or ``'skip'``, see :func:`human_counts`),
+#: ``resolution`` (``'full'``, or ``'half'``: human maps, soft maps and the matching at
+#: half resolution, see :mod:`segbench.boundary._half`).
 #: Summary parameters: ``alpha`` (F-measure weight), ``reported`` (the scores the
 #: protocol's own code computes; others segbench adds are extensions), ``ranking``
 #: (the score its site ranked algorithms by), ``presentations`` (the ground-truth
@@ -64,6 +68,7 @@ PROTOCOLS: dict[str, dict] = {
         "thin_gt": False,
         "upsample": None,
         "lone": "skip",
+        "resolution": "full",
         "alpha": 0.5,
         "reported": ("ODS", "OIS", "AP"),
         "ranking": "ODS",
@@ -76,6 +81,20 @@ PROTOCOLS: dict[str, dict] = {
         "thin_gt": True,
         "upsample": "nearest",
         "lone": "count",
+        "resolution": "full",
+        "alpha": 0.5,
+        "reported": ("ODS",),
+        "ranking": "ODS",
+        "presentations": ("gray", "color"),
+    },
+    "martin2004": {
+        "nthresh": 30,
+        "max_dist": 0.01,
+        "thin": True,
+        "thin_gt": True,
+        "upsample": "nearest",
+        "lone": "count",
+        "resolution": "half",
         "alpha": 0.5,
         "reported": ("ODS",),
         "ranking": "ODS",
@@ -106,6 +125,7 @@ SOURCES: dict[str, dict[str, str]] = {
         "ranking": "BSDS500 page and Arbelaez et al. 2011, Table 1 (ODS F)",
         "presentations": _BSR + "evaluation_bdry_image.m:42 `load(gtFile)`: one "
                                 "groundTruth cell per image, no presentation",
+        "resolution": _BSR + "evaluation_bdry_image.m: maps matched at the size stored",
     },
     "bsds300": {
         "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `if nargin<3, nthresh=30; "
@@ -142,6 +162,27 @@ SOURCES: dict[str, dict[str, str]] = {
                                  "boundaryBenchHuman.m:25 `readSegs(pres,iid)`; "
                                  "boundaryBenchHtml.m:10 "
                                  "`presentations = {'gray','color'}`",
+        "resolution": _S300 + "Benchmark/boundaryBench.m:37-43: smaller soft maps "
+                              "upsampled to the segmentations' size",
+    },
+    "martin2004": {
+        "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `nthresh=30` (the code of the "
+                           "2004 paper's benchmark)",
+        "max_dist": "Martin, Fowlkes, Malik, PAMI 2004, Fig. 3 and Sec. 3: d_max = 1% "
+                    "of the diagonal (2.88 px at 240x160)",
+        "thin": _S300 + "Benchmark/boundaryPR.m:51-53, as bsds300",
+        "thin_gt": _S300 + "Benchmark/boundaryPR.m:37-40 `bwmorph(bmaps{i},'thin',inf)`",
+        "upsample": _S300 + "as bsds300, to the half-resolution size",
+        "lone": _S300 + "as bsds300",
+        "resolution": "PAMI 2004, Fig. 3: 'half-resolution' test images (240x160); "
+                      + _S300 + "Benchmark/boundaryPR.m:6 'The pb image can be smaller "
+                      "than the segmentations', :27 `[height,width] = size(pb)`, :34 "
+                      "`seg2bmap(segs{i},width,height)`; lib/matlab/seg2bmap.m:49-59 the "
+                      "mapping `j = 1+floor((y-1)*height/h)`",
+        "alpha": _S300 + "as bsds300",
+        "reported": "PAMI 2004, Fig. 3: F at the best threshold of the pooled curve",
+        "ranking": "PAMI 2004, Fig. 3 (ODS F)",
+        "presentations": _S300 + "as bsds300",
     },
 }
 
@@ -158,8 +199,8 @@ def protocol(name: str) -> dict:
 # --- human maps ------------------------------------------------------------------------
 
 
-def seg2bmap(seg) -> np.ndarray:
-    """Boundary map of a segmentation, as BSDS300's ``seg2bmap.m`` (same-size output).
+def seg2bmap(seg, shape=None) -> np.ndarray:
+    """Boundary map of a segmentation, as BSDS300's ``seg2bmap.m``.
 
     A pixel is marked when its label differs from the pixel to the east, to the south
     or to the south-east; on the last row only the east neighbour counts, on the last
@@ -170,10 +211,17 @@ def seg2bmap(seg) -> np.ndarray:
     ----------
     seg : (H, W) array_like of int
         Label map; only the equality of labels matters.
+    shape : (h, w), optional
+        A smaller map to draw into, as the optional ``width, height`` arguments of
+        ``seg2bmap.m`` (lines 49-59): each marked pixel ``(y, x)`` (0-based) of the
+        full-size map marks ``(floor(y h / H), floor(x w / W))``, so a small pixel is
+        marked when any full-size pixel of its cell is (:func:`shrink_cells`). As
+        ``seg2bmap.m`` (lines 25-29), ``h <= H``, ``w <= W`` and aspect ratios within 0.01 of each
+        other. Default: the full size.
 
     Returns
     -------
-    (H, W) ndarray of bool
+    (H, W) or (h, w) ndarray of bool
 
     Notes
     -----
@@ -181,10 +229,11 @@ def seg2bmap(seg) -> np.ndarray:
     map: where a pixel equals both its east and south neighbours, "differs from the
     south-east" is the same as BSR's "an edge meets at the lower-right corner". Hence
     ``thin(seg2bmap(s))`` equals the BSDS500 ``Boundaries`` of the same segmentation
-    (checked on the real ``.seg`` files in the tests). The optional ``width, height``
-    arguments of ``seg2bmap.m`` (to shrink the map to a smaller soft map) are not
-    reproduced: ``boundaryBench.m`` upsamples the soft map instead, so they are never
-    used by the benchmark.
+    (checked on the real ``.seg`` files in the tests). The smaller map is how
+    ``boundaryPR.m`` (lines 27 and 34) scores a soft map smaller than the segmentations:
+    the human maps are drawn at the soft map's size (the 2004 half-resolution
+    protocol, :data:`PROTOCOLS` ``['martin2004']``); BSDS300's ``boundaryBench.m``
+    upsamples the soft map first instead, so it never uses them.
     """
     s = np.asarray(seg)
     if s.ndim != 2 or s.size == 0:
@@ -194,7 +243,46 @@ def seg2bmap(seg) -> np.ndarray:
                    | (s[:-1, :-1] != s[1:, 1:]))
     b[-1, :-1] = s[-1, :-1] != s[-1, 1:]
     b[:-1, -1] = s[:-1, -1] != s[1:, -1]
-    return b
+    if shape is None or tuple(shape) == s.shape:
+        return b
+    return shrink_bmap(b, shape)
+
+
+def _check_shrink(full, small) -> tuple[int, int]:
+    """``small`` as two ints, checked as ``seg2bmap.m`` lines 25-29 check it."""
+    h, w = (int(n) for n in small)
+    big_h, big_w = full
+    if h < 1 or w < 1 or h > big_h or w > big_w or \
+            abs(w / h - big_w / big_h) > 0.01:
+        raise InputError(f"cannot convert a {big_w}x{big_h} map to {w}x{h} (width x "
+                         f"height): the smaller map must fit and keep the aspect ratio "
+                         f"within 0.01, as seg2bmap.m")
+    return h, w
+
+
+def shrink_cells(n_full: int, n_small: int) -> np.ndarray:
+    """0-based cell of each full-size pixel along one axis: ``floor(k n_small / n_full)``.
+
+    The mapping of ``seg2bmap.m`` lines 54-55 (``1 + floor((y-1) * height / h)``, 1-based),
+    in exact integer arithmetic. Every cell holds one or more consecutive pixels.
+    """
+    return (np.arange(n_full, dtype=np.int64) * int(n_small)) // int(n_full)
+
+
+def _cell_starts(n_full: int, n_small: int) -> np.ndarray:
+    """The first full-size pixel of each cell (for ``ufunc.reduceat``)."""
+    return np.searchsorted(shrink_cells(n_full, n_small), np.arange(n_small))
+
+
+def shrink_bmap(bmap, shape) -> np.ndarray:
+    """A boolean map drawn into a smaller grid as ``seg2bmap.m`` draws its boundaries:
+    a cell (:func:`shrink_cells`) is True when any of its pixels is."""
+    b = np.asarray(bmap, dtype=bool)
+    if b.ndim != 2:
+        raise InputError(f"expected a 2-D boundary map, got shape {b.shape}")
+    h, w = _check_shrink(b.shape, shape)
+    rows = np.logical_or.reduceat(b, _cell_starts(b.shape[0], h), axis=0)
+    return np.logical_or.reduceat(rows, _cell_starts(b.shape[1], w), axis=1)
 
 
 def human_boundary_map(seg) -> np.ndarray:

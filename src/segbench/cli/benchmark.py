@@ -14,18 +14,25 @@ from ._common import add_ci, add_common, add_inputs, ci_option, print_table, whe
 def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True,
                      protocol: bool = False) -> None:
     if protocol:
-        p.add_argument("--protocol", choices=("bsr", "bsds300"), default=None,
+        p.add_argument("--protocol", choices=("bsr", "bsds300", "martin2004"),
+                       default=None,
                        help="preset of the boundary protocol: bsr (BSDS500, the "
-                            "default) or bsds300 (its site's ranking: 30 thresholds, "
-                            "human maps thinned, smaller soft maps upsampled); the "
-                            "options below override it (docs/protocol.md)")
+                            "default), bsds300 (its site's ranking: 30 thresholds, "
+                            "human maps thinned, smaller soft maps upsampled) or "
+                            "martin2004 (the 2004 Pb paper: bsds300 at half "
+                            "resolution, max-dist 0.01); the options below override "
+                            "it (docs/protocol.md)")
     if thresholds:
         p.add_argument("--nthresh", type=int, default=None, metavar="N",
                        help="number of thresholds for soft maps and ucm2 (default: 99; "
                             "30 with --protocol bsds300)")
     p.add_argument("--max-dist", type=float, default=None, metavar="F",
                    help="matching tolerance as a fraction of the image diagonal "
-                        "(default: 0.0075)")
+                        "(default: 0.0075; 0.01 with --protocol martin2004)")
+    p.add_argument("--max-dist-px", type=float, default=None, metavar="PX",
+                   help="matching tolerance in pixels instead, converted per image to "
+                        "the fraction of its diagonal (at half resolution under "
+                        "martin2004); docs/protocol.md")
     if thresholds:
         p.add_argument("--no-thin", dest="thin", action="store_false", default=None,
                        help="do not thin thresholded maps before matching")
@@ -89,7 +96,12 @@ def min_agreement(text: str | None):
 
 
 def _params(a) -> dict:
-    keys = ("nthresh", "max_dist", "thin", "labels", "alpha", "protocol", "nms")
+    if getattr(a, "max_dist", None) is not None and \
+            getattr(a, "max_dist_px", None) is not None:
+        from ..errors import InputError
+        raise InputError("--max-dist and --max-dist-px both set the tolerance; give one")
+    keys = ("nthresh", "max_dist", "max_dist_px", "thin", "labels", "alpha", "protocol",
+            "nms")
     out = {k: getattr(a, k) for k in keys if getattr(a, k, None) is not None}
     if getattr(a, "min_agreement", None) is not None:
         out["min_agreement"] = min_agreement(a.min_agreement)

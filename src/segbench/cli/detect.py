@@ -225,10 +225,28 @@ def _cmd_ucm(a) -> int:
     return 0
 
 
+def _detect_half(src, dst, detector: str, weights: str):
+    """``detect_file`` on the photograph at half resolution (the 2004 protocol's cells,
+    :func:`segbench.boundary.halve_image`); errors name ``src``."""
+    from ..algorithms import detect
+    from ..boundary import halve_image
+    from ..errors import InputError
+    from ..io import read_image, write_soft_map
+    try:
+        pb = detect(halve_image(read_image(src)), detector, weights=weights)
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
+    return write_soft_map(dst, pb, bits=16)
+
+
 def _one_detect(job, **options):
     """Per-image work of ``segbench detect`` (module level, for worker processes)."""
     src, dst = job
-    if options["detector"] in _GPB:
+    if options.pop("half", False):
+        _detect_half(src, dst, **options)
+    elif options["detector"] in _GPB:
         from ..algorithms import gpb_file
         gpb_file(src, dst, output=_GPB[options["detector"]][0])
     else:
@@ -257,16 +275,21 @@ def _cmd_detect(a) -> int:
         path = Path(a.weights)
         weights = [float(v) for v in read_weight_file(path, a.detector)]
         recorded = {"file": str(path), "sha256": fingerprint(path)}
+    half = a.protocol == "martin2004"
+    if half and a.detector in _GPB:
+        raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
+                         f"2004 detectors, not to {a.detector}")
     found = list_files(images, _IMAGE_EXTS)
     if not found:
         raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
-    settings = {"detector": a.detector, "source": str(images), "weights": recorded}
+    settings = {"detector": a.detector, "source": str(images), "weights": recorded,
+                "resolution": "half" if half else "full"}
     suffix = _GPB[a.detector][1] if a.detector in _GPB else ".png"
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
            suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
     resume = _Resume(out, "detect", settings, jobs)
-    work = partial(_one_detect, detector=a.detector, weights=weights)
+    work = partial(_one_detect, detector=a.detector, weights=weights, half=half)
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
                          desc=a.detector):
         resume.keep(dst)
@@ -283,8 +306,9 @@ def _cmd_detect(a) -> int:
                   f"(ucm2 .mat){resume.note()}: score them with 'segbench all --pred "
                   f"{out}'")
         else:
+            size = ", half resolution" if half else ""
             print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit "
-                  f"PNG){resume.note()}")
+                  f"PNG{size}){resume.note()}")
     return 0
 
 
@@ -377,6 +401,10 @@ def add_parsers(sub) -> None:
                         "BSDS500 train (trained, shipped), those printed in the 2003 "
                         "MATLAB code (published, Pb family only), or a weights file "
                         "written by tools/train_pb.py --out FILE")
+    d.add_argument("--protocol", choices=("martin2004",), default=None,
+                   help="martin2004: run on the images at half resolution (each 2x2 "
+                        "cell's mean), as the 2004 Pb paper; score the maps with "
+                        "'segbench boundary --protocol martin2004' (docs/protocol.md)")
     add_common(d)
     d.set_defaults(func=_cmd_detect)
 

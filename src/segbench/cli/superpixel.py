@@ -159,7 +159,8 @@ def add_parsers(subparsers) -> None:
                     "dataset split, score them, and write metric-vs-K curves (PNG) and "
                     "the averages over a K range (area under the curve / width).")
     p.add_argument("--algorithm", default="slic", metavar="NAME[,NAME...]",
-                   help="slic, felzenszwalb, watershed, quickshift, or a comma list")
+                   help="slic, felzenszwalb, watershed, quickshift, seeds (needs "
+                        "segbench[superpixels]), or a comma list (default: slic)")
     p.add_argument("--k", default="200,400,600,800,1000,1200", metavar="K[,K...]",
                    help="comma-separated target counts (default: 200,400,...,1200)")
     p.add_argument("--k-range", default=None, metavar="MIN,MAX",

@@ -449,7 +449,7 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
 #: The settings that make boundary figures comparable, with the values a run that does
 #: not record one was scored with (the BSR protocol).
 SETTINGS_DEFAULTS = {"protocol": "bsr", "nthresh": 99, "max_dist": 0.0075,
-                     "min_agreement": None}
+                     "min_agreement": None, "max_dist_px": None, "resolution": "full"}
 
 
 def settings_of(run: Run) -> tuple:
@@ -463,10 +463,14 @@ def settings_of(run: Run) -> tuple:
 def settings_text(settings) -> str:
     """How a ranking table says its settings: ``'protocol bsr, 99 thresholds,
     max_dist 0.0075'`` (and ``'min_agreement 3'`` where set)."""
-    d = dict(settings)
+    d = {**SETTINGS_DEFAULTS, **dict(settings)}
     parts = [f"protocol {d['protocol']}", f"{d['nthresh']} thresholds",
              f"max_dist {d['max_dist']:g}" if isinstance(d["max_dist"], (int, float))
              else f"max_dist {d['max_dist']}"]
+    if d["max_dist_px"] is not None:          # it overrides the fraction
+        parts[-1] = f"max_dist {d['max_dist_px']:g} px"
+    if d["resolution"] != "full":
+        parts.append(f"{d['resolution']} resolution")
     if d["min_agreement"] is not None:
         parts.append(f"min_agreement {d['min_agreement']}")
     return ", ".join(parts)

@@ -86,6 +86,8 @@ def sweep_family(algorithm: str, k: int, algorithm_params: dict | None = None) -
     if algorithm not in _algorithms():
         raise InputError(f"unknown superpixel algorithm {algorithm!r}; choose from "
                          f"{', '.join(_algorithms())}")
+    from ..algorithms.superpixels import check_available
+    check_available(algorithm)          # an optional package: say so before any image
     if isinstance(k, bool) or int(k) != k or k < 1:
         raise InputError(f"K values must be positive integers, got {k!r}")
     try:      # as JSON holds it, so that a saved key compares equal (tuples -> lists)
