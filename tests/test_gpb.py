@@ -171,6 +171,27 @@ def test_detect_writes_soft_maps_and_hierarchies(tmp_path, capsys):
     assert scipy.io.loadmat(ucm / "g.mat")["ucm2"].shape == (97, 129)
 
 
+def test_detect_rsz_reaches_gpb_and_is_checked(tmp_path, capsys):
+    images = tmp_path / "img"
+    images.mkdir()
+    Image.fromarray(_step_image()).save(images / "a.png")
+    out = tmp_path / "gpb"
+    assert main(["detect", "--detector", "gpb", "--rsz", "0.5", "--images", str(images),
+                 "--out", str(out), "--quiet"]) == 0
+    pb = np.asarray(Image.open(out / "a.png"))
+    assert np.array_equal(pb, np.rint(gpb(_step_image(), rsz=0.5)[1] * 65535)
+                          .astype(np.uint16))
+    capsys.readouterr()
+    for argv, says in ((["--detector", "gpb", "--rsz", "1.5"], "--rsz must be in (0, 1]"),
+                       (["--detector", "pb-bg", "--rsz", "0.5"], "--rsz applies to")):
+        code = main(["detect", *argv, "--images", str(images), "--out",
+                     str(tmp_path / "x"), "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
 def test_detect_names_a_bad_photograph(tmp_path, capsys):
     from segbench.algorithms._gpb import GPB_MAX_PIXELS
     for name, arr in [("tiny.png", np.zeros((1, 1, 3), np.uint8)),

@@ -354,7 +354,7 @@ def test_sweep_without_photographs_is_refused(synthetic):
     with pytest.raises(InputError, match="photograph"):
         run_sweep("slic", [20, 40], root / "groundTruth" / "val", progress=False)
     with pytest.raises(InputError, match="unknown superpixel algorithm"):
-        run_sweep("seeds", [20, 40], root, split="val", progress=False)
+        run_sweep("no-such-algorithm", [20, 40], root, split="val", progress=False)
 
 
 def test_dask_scheduler_is_byte_identical(synthetic, tmp_path):
