@@ -150,7 +150,10 @@ def oriented_transfer(mask, stack=None, pb=None, theta=None, nbins: int = 8):
     pb, theta : (H, W) ndarray of float64, optional
         Instead of a stack: a soft map and each pixel's boundary tangent (same
         convention); an edge reads ``pb |cos(theta - phi)|`` with ``phi`` its chord
-        direction rounded to ``nbins`` directions (``nbins`` 0: not rounded).
+        direction.
+    nbins : int
+        For ``pb``: ``phi`` rounded to this many directions (bins centred on
+        ``k pi / nbins``); 0 reads at the chord direction itself.
 
     Returns
     -------

@@ -402,7 +402,8 @@ def _subdivide_local(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv,
                 sy = py - ay
                 tx = px - cx
                 ty = py - cy
-                a0 = math.acos((sx * rx + sy * ry) / (math.sqrt(sx * sx + sy * sy) * length))
+                a0 = math.acos((sx * rx + sy * ry)
+                               / (math.sqrt(sx * sx + sy * sy) * length))
                 a1 = math.acos((tx * (-rx) + ty * (-ry))
                                / (math.sqrt(tx * tx + ty * ty) * length))
                 ang = a0 if a0 > a1 else a1
@@ -696,12 +697,12 @@ def _quicksort(key):
 
 @numba.njit(cache=True)
 def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
-    """Split edges until chords meet only at their ends (``subdivide_global``): first
-    of two edges joining the same two vertices the less straight one (the farther
-    pixel from the chord; the later one on a tie), then rounds of
-    :func:`_mark_crossings`, each marked edge split at its pixel farthest from its
-    chord. Returns the counts and whether a needed split was impossible (an edge
-    without interior pixels)."""
+    """Split edges until chords meet only at their ends (``subdivide_global``): first,
+    of two edges joining the same two vertices, the less straight one (whose pixel
+    lies farther from the common chord; on a tie the later one in
+    :func:`_quicksort`'s order), then rounds of :func:`_mark_crossings`, each marked
+    edge split at its pixel farthest from its chord. Returns the counts and whether a
+    needed split was impossible (an edge without interior pixels: BSR throws)."""
     # edges sharing both vertices, in the order lib_image's sort leaves them
     key = np.empty(ne, np.int64)
     for e in range(ne):
@@ -719,8 +720,8 @@ def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
             can_c = el[ec] > 0
             split_prev = False
             if can_p and can_c:
-                pp, dp = _farthest_from(ep, ep, vx, vy, es, ee, eo, el, bx, by)
-                pc, dc = _farthest_from(ec, ep, vx, vy, es, ee, eo, el, bx, by)
+                _, dp = _farthest_from(ep, ep, vx, vy, es, ee, eo, el, bx, by)
+                _, dc = _farthest_from(ec, ep, vx, vy, es, ee, eo, el, bx, by)
                 split_prev = dp > dc
             elif can_p:
                 split_prev = True
@@ -728,14 +729,13 @@ def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
                 failed = True
                 continue
             e = ep if split_prev else ec
+            # split at the pixel farthest from the common chord (ep's ends)
             pos, _ = _farthest_from(e, ep, vx, vy, es, ee, eo, el, bx, by)
-            # the chord of ep before any split: both edges' common ends
             nv, ne = _split(e, pos, vx, vy, nv, es, ee, eo, el, ne, bx, by, isv)
             if split_prev:
                 prev = curr
         else:
             prev = curr
-    rounds = 0
     while True:
         mark = np.zeros(ne, np.bool_)
         if not _mark_crossings(vx, vy, es, ee, eo, el, ne, bx, by, isv, mark, cell):
@@ -751,7 +751,6 @@ def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
             pos, _ = _farthest(e, vx, vy, es, ee, eo, el, bx, by)
             nv, ne = _split(e, pos, vx, vy, nv, es, ee, eo, el, ne, bx, by, isv)
             did = True
-        rounds += 1
         if not did:
             failed = True
             break
