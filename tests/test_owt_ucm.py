@@ -192,8 +192,6 @@ def test_merge_matches_a_direct_transcription_of_ucm_mean_pb(seed, quantize):
     if quantize:
         sig = np.round(sig * quantize) / quantize
     ws = _k._watershed(sig)
-    kind, a, b = _k._line_pixels(ws)
-    comp, _ = _k._arc_components(kind, a, b)
     wt = np.where(ws == 0, sig, 0.0)
     grid = _k._super_grid(wt)
     nreg, sp = _corner_labels(grid)
