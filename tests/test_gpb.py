@@ -212,11 +212,7 @@ AUTHORS = DATA / "bsds500-gpb-owt-ucm" / "val"
 GT = DATA / "bsds500" / "groundTruth" / "val"
 
 
-@pytest.mark.parametrize("iid", [
-    pytest.param("101085", marks=pytest.mark.xfail(strict=True, reason=(
-        "open defect (issue 25): F 0.857 against the authors' 0.910 on this image; "
-        "the arc-direction fit or the textons, not yet found"))),
-    "101087"])
+@pytest.mark.parametrize("iid", ["101085", "101087"])
 def test_gpb_owt_ucm_agrees_with_the_authors_ucm2(iid):
     for path in (VAL / f"{iid}.jpg", AUTHORS / f"{iid}.mat", GT / f"{iid}.mat"):
         require(path)
