@@ -30,7 +30,7 @@ from ._atomic import (atomic_write_bytes, atomic_write_text, claim_folder, ensur
 from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
-from ._labels import read_label_map, write_label_map
+from ._labels import read_label_map, read_stored_labels, write_label_map
 from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
                         read_eval_cover, read_eval_ri_voi, read_ev1_table,
                         read_region_tables, write_eval_bdry, write_eval_region,
@@ -77,6 +77,7 @@ __all__ = [
     "read_ground_truth",
     "read_image",
     "read_label_map",
+    "read_stored_labels",
     "read_npz_annotators",
     "read_opencv_matrix",
     "read_prediction",

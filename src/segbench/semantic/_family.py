@@ -63,7 +63,7 @@ def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
-    from ..io._labels import read_stored_labels   # uint8 maps stay uint8
+    from ..io import read_stored_labels   # uint8 maps stay uint8
     gt_path = _gt_file(sample)
     gt = read_stored_labels(gt_path)
     pred = sample.read_prediction(read_stored_labels)
