@@ -91,7 +91,7 @@ def main(argv=None):
     ap.add_argument("--cache", type=Path, default=default_cache())
     a = ap.parse_args(argv)
     from segbench.api_semantic import evaluate_semantic
-    from segbench.io._labels import read_stored_labels
+    from segbench.io import read_stored_labels
 
     print(f"segbench {segbench.__version__} from {Path(segbench.__file__).parent}; "
           + (f"hotcoco {hotcoco.__version__}, RAYON_NUM_THREADS="
