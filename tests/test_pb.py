@@ -82,6 +82,35 @@ def test_histogram_gradient_matches_direct_similarity_form():
                                    atol=1e-14)
 
 
+@pytest.mark.parametrize("norient", [4, 6])
+def test_histogram_gradient_other_orientation_counts(norient):
+    """The shared kernel's slices follow norient (2 norient slices), both distances."""
+    lab = np.random.default_rng(norient).integers(0, 9, (20, 24)).astype(np.int32)
+    sim = _colour_similarity(9, 0.1)
+    thetas = np.arange(norient) / norient * np.pi
+    for s in (None, sim):
+        g = histogram_gradient(lab, 9, 3.5, norient=norient, similarity=s)
+        assert g.shape == (norient, 20, 24)
+        for o, th in enumerate(thetas):
+            np.testing.assert_allclose(g[o], direct_gradient(lab, 9, 3.5, th, s),
+                                       atol=1e-14)
+
+
+@pytest.mark.parametrize("r", [0.6, 1.5, 2.0, 4.3, 5.77, 11.54, 16.0])
+def test_pb_half_discs_are_runs_of_slices(r):
+    """tgso.m's half discs, mod(atan2(v, u) - theta, 2 pi) < pi over the disc without
+    its centre, are exactly the slices o .. o + 7 of the shared kernel's slice map."""
+    from segbench.algorithms._half_disc import pb_slice_map
+    offmap, count, wr = pb_slice_map(r, 8)
+    rr = max(1.0, r)
+    v, u = np.mgrid[-wr:wr + 1, -wr:wr + 1]
+    disc = (u * u + v * v <= rr * rr) & ((u != 0) | (v != 0))
+    assert count == disc.sum() and np.array_equal(offmap >= 0, disc)
+    for o, th in enumerate(THETAS):
+        right = disc & (np.mod(np.arctan2(v, u) - th, 2 * np.pi) < np.pi)
+        np.testing.assert_array_equal(disc & (np.mod(offmap - o, 16) < 8), right)
+
+
 def test_cues_are_the_histogram_gradients_of_their_channels(tiny):
     """BG on the binned grey image, CG on the binned L*a*b* channels, TG on the texton
     map, radii as fractions of the diagonal (unsmoothed, to compare with the direct

@@ -48,6 +48,8 @@ GROUPS = {
     "segbench.algorithms.edges": ("the baseline detectors", 2),
     "segbench.boundary._nms": ("the edge NMS", 4),
     "segbench.algorithms._pb_kernels": ("the Pb detectors", 5),
+    "segbench.algorithms._half_disc_kernels": ("the half-disc gradients (Pb, gPb)", 15),
+    "segbench.algorithms._gpb_cue_kernels": ("gPb's local cues", 5),
 }
 
 _registered = False

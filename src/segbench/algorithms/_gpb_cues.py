@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections import namedtuple
 from functools import lru_cache
 
 import numpy as np
 
 from ..errors import InputError
 from . import _gpb_cue_kernels as _k
+from . import _half_disc as _hd
 from . import _pb_kernels as _pbk
 from ._pb import _parab_table
 
@@ -394,47 +394,21 @@ def slice_map(radius: int) -> np.ndarray:
     return out
 
 
-_SliceTables = namedtuple("_SliceTables", "full fptr toff tfrom tto ssize")
-
-
 @lru_cache(maxsize=32)
-def _slice_tables(radius: int, wp: int) -> _SliceTables:
-    """Linear offsets (row stride ``wp``) for :func:`_k._slice_gradient`: each slice's
-    pixels, and every pixel whose slice changes when the centre moves one column right
-    (offset from the new centre, slice left, slice entered; 16 for outside the disc),
-    with each slice's pixel count.
+def _slice_tables(radius: int, wp: int) -> _hd.SliceTables:
+    """The shared kernel's tables (:func:`._half_disc.slice_tables`, row stride
+    ``wp``) for BSR's slice map of radius r.
 
     BSR's histogram loop is a convolution: the pixel at offset (dr, dc) from the centre
     falls in window element (r - dr, r - dc), so the offset map is the slice map
     rotated by 180 degrees.
     """
-    r = int(radius)
-    offmap = slice_map(r)[::-1, ::-1]
-    pad = np.full((2 * r + 1, 2 * r + 3), -1, np.int64)
-    pad[:, 1:-1] = offmap  # column j <-> column offset j - r - 1
-    dr = np.arange(-r, r + 1)[:, None]
-    dc_new = np.arange(-r - 1, r + 1)[None, :]  # offsets from the new centre
-    new = pad[:, :-1]  # slice at offset (dr, dc) from the new centre
-    old = pad[:, 1:]   # slice of that pixel seen from the old centre: offset dc + 1
-    lin_full = (dr * wp + np.arange(-r, r + 1)[None, :])
-    lin_move = dr * wp + dc_new
-    full = [lin_full[offmap == s] for s in range(2 * NORIENT)]
-    ptr = np.zeros(2 * NORIENT + 1, np.int64)
-    ptr[1:] = np.cumsum([p.size for p in full])
-    moved = new != old
-    src = np.where(old[moved] < 0, 2 * NORIENT, old[moved])
-    dst = np.where(new[moved] < 0, 2 * NORIENT, new[moved])
-    off = lin_move[moved]
-    # round robin over the (from, to) groups: neighbours touch different slices
-    key = src * (2 * NORIENT + 1) + dst
-    rank = np.zeros(key.size, np.int64)
-    for k in np.unique(key):
-        rank[key == k] = np.arange(int((key == k).sum()))
-    order = np.lexsort((key, rank))
-    return _SliceTables(np.concatenate(full).astype(np.int64), ptr,
-                        off[order].astype(np.int64), src[order].astype(np.int64),
-                        dst[order].astype(np.int64),
-                        np.array([p.size for p in full], np.float64))
+    return _hd.slice_tables(slice_map(int(radius))[::-1, ::-1], wp, 2 * NORIENT)
+
+
+#: BSR's orientation o (split line at o pi/8 from +row towards +col) goes to our
+#: channel (4 - o) mod 8 (the tangent's angle from +x).
+_BSR_OUT = np.array([(12 - o) % NORIENT for o in range(NORIENT)], np.int64)
 
 
 @lru_cache(maxsize=8)
@@ -503,13 +477,11 @@ def slice_gradient(labels, radius: int, *, sigma_bins: float | None = None,
         raise InputError(f"labels must be below nbins = {nb}")
     taps, mass = _smoothing(None if sigma_bins is None else float(sigma_bins), nb)
     tab = _slice_tables(r, lab.shape[1])
-    out = np.empty((NORIENT, h, w), np.float64)
     # the smallest smoothed disc (bg r=3, 29 px): smoothing each pixel as counted is
     # cheaper than smoothing the 9 dense sums (measured; from r=5 on it is not)
-    kern = _k._slice_gradient_sparse if taps.size > 1 and r <= 3 else _k._slice_gradient
-    kern(np.ascontiguousarray(lab, dtype=np.int32), h, w, b, nb, taps, mass, tuple(tab),
-         out)
-    return out
+    return _hd.normalised_gradient(np.ascontiguousarray(lab, dtype=np.int32), tab, b,
+                                   nb, taps, mass, _BSR_OUT,
+                                   sparse=taps.size > 1 and r <= 3)
 
 
 # ---------------------------------------------------------------------------------------

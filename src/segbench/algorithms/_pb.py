@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from . import _half_disc as _hd
 from . import _pb_kernels as _k
 from ._pb_textons import assign_textons, filter_responses, load_textons
 
@@ -138,39 +139,11 @@ def _diag(shape) -> float:
 
 @lru_cache(maxsize=64)
 def _half_disc_tables(radius_px: float, norient: int, pw: int):
-    """Offsets of tgso.m's disc and half discs for :func:`_k._half_disc_gradient`.
-
-    The disc holds the offsets (row v, column u) with ``u^2 + v^2 <= r^2`` except the
-    centre (``r = max(1, radius)``, ``wr = floor(r)``); for orientation theta the
-    "right" half has ``mod(atan2(v, u) - theta, 2 pi) < pi``, the "left" the rest.
-    Returns (offs, ptr, count, wr): row 0 of ``ptr`` indexes the disc's offsets, row
-    ``1 + o`` the left half's of orientation o (whole, entering, leaving)."""
-    r = max(1.0, float(radius_px))
-    wr = int(np.floor(r))
-    v, u = np.mgrid[-wr:wr + 1, -wr:wr + 1]
-    gamma = np.arctan2(v, u)
-    disc = u * u + v * v <= r * r
-    disc[wr, wr] = False
-    lin = v * pw + u
-    halves = [disc]
-    for o in range(norient):
-        right = disc & (np.mod(gamma - o / norient * np.pi, 2 * np.pi) < np.pi)
-        left = disc & ~right
-        if left.sum() != right.sum():  # tgso.m's 'bug:inbalance' check
-            raise AssertionError("half discs of unequal size")
-        halves.append(left)
-    offs, ptr, n = [], np.zeros((norient + 1, 4), np.int64), 0
-    for i, half in enumerate(halves):
-        nxt = np.zeros_like(half)
-        nxt[:, :-1] = half[:, 1:]
-        prv = np.zeros_like(half)
-        prv[:, 1:] = half[:, :-1]
-        for j, part in enumerate((lin[half], lin[half & ~nxt], lin[half & ~prv] - 1)):
-            ptr[i, j] = n
-            offs.append(part)
-            n += part.size
-        ptr[i, 3] = n
-    return np.concatenate(offs).astype(np.int64), ptr, int(disc.sum()), wr
+    """The shared half-disc kernel's tables for tgso.m's disc and half discs
+    (:func:`._half_disc.pb_slice_map`) in a padded map of row length ``pw``:
+    (tables, disc pixel count, wr)."""
+    offmap, count, wr = _hd.pb_slice_map(float(radius_px), int(norient))
+    return _hd.slice_tables(offmap, pw, 2 * int(norient)), count, wr
 
 
 @lru_cache(maxsize=8)
@@ -210,20 +183,20 @@ def histogram_gradient(labels, nbins: int, radius_px: float, *, norient: int = N
         raise InputError("labels must be a 2-D integer array")
     if lab.size and (lab.min() < 0 or lab.max() >= nbins):
         raise InputError(f"labels must be in 0..{nbins - 1}")
+    if int(norient) < 1:
+        raise InputError(f"norient must be a positive integer, got {norient!r}")
     h, w = lab.shape
     wr = int(np.floor(max(1.0, float(radius_px))))
-    offs, ptr, count, wr = _half_disc_tables(float(radius_px), int(norient), w + 2 * wr)
+    tables, count, wr = _half_disc_tables(float(radius_px), int(norient), w + 2 * wr)
     padded = np.full((h + 2 * wr, w + 2 * wr), nbins, np.int32)
     padded[wr:wr + h, wr:wr + w] = lab
-    if similarity is None:
-        sim, use = np.zeros((1, 1)), 0
-    else:
+    sim = None
+    if similarity is not None:
         sim = np.ascontiguousarray(similarity, dtype=np.float64)
         if sim.shape != (nbins, nbins):
             raise InputError(f"similarity must be ({nbins}, {nbins})")
-        use = 1
-    return _k._half_disc_gradient(padded, h, w, wr, int(nbins), offs, ptr, float(count),
-                                  sim, use)
+    # one kernel with gPb's cues (in its count mode): exact counts, strict sums
+    return _hd.count_gradient(padded, tables, wr, int(nbins), count, sim)
 
 
 @lru_cache(maxsize=128)

@@ -1,13 +1,13 @@
-"""Compiled kernels of the Pb detectors: half-disc histogram gradients, the oriented
-parabola fit (``fitparab``/``savgol``) and Martin's 8-case non-maximum suppression.
+"""Compiled kernels of the Pb detectors: the oriented parabola fit
+(``fitparab``/``savgol``) and Martin's 8-case non-maximum suppression. (The half-disc
+histogram gradients are the kernel shared with gPb's cues, :mod:`._half_disc_kernels`.)
 
-Every kernel takes arrays of one dtype each (int32 labels, float64 values, int64
-offsets), so each compiles once. The Python side (:mod:`._pb`) builds the offset tables
-and calls one kernel per cue or per orientation, never per pixel.
+Every kernel takes arrays of one dtype each (float64 values, int64 offsets), so each
+compiles once. The Python side (:mod:`._pb`) builds the tables and calls one kernel per
+cue or per orientation, never per pixel.
 
 Sources read (never copied): the BSDS300 segbench MATLAB code by D. Martin,
-``Gradients/tgso.m`` (half-disc masks, chi-squared), ``cgmo.m`` (the colour similarity
-form), ``fitparab.m`` and ``savgol.m`` (the parabola fit), ``nonmax.m``.
+``fitparab.m`` and ``savgol.m`` (the parabola fit), ``nonmax.m``.
 """
 
 from __future__ import annotations
@@ -22,96 +22,9 @@ prepare_kernels()
 __all__ = []
 
 
-@numba.njit(cache=True, inline="always")
-def _distance(hl, hr, nbins, count, sim, use_sim, nz, dv):
-    """Distance between the two half-disc histograms (integer counts).
-
-    ``use_sim == 0``: chi-squared of the normalized histograms ``l = 2 L / count``,
-    ``0.5 sum (l - r)^2 / (l + r)`` = ``sum (L - R)^2 / (L + R) / count``, empty bins
-    skipped (tgso.m adds eps to the denominator instead: the same to 1e-16).
-    ``use_sim == 1``: ``d' S d`` with ``d = |l - r|`` and a symmetric bin similarity
-    ``S`` with zero diagonal (cgmo.m's), as ``2 sum_{i<j} S_ij d_i d_j`` over the bins
-    where ``d != 0`` only, so smooth regions, whose pixels fill few bins, cost little.
-    """
-    if use_sim == 0:
-        acc = 0.0
-        for b in range(nbins):
-            t = hl[b] + hr[b]
-            if t > 0:
-                d = np.float64(hl[b] - hr[b])
-                acc += d * d / t
-        return acc / count
-    n = 0
-    for b in range(nbins):
-        diff = hl[b] - hr[b]
-        if diff != 0:
-            nz[n] = b
-            dv[n] = abs(diff)
-            n += 1
-    acc = 0.0
-    for i in range(1, n):
-        srow = sim[nz[i]]
-        row = 0.0
-        for j in range(i):
-            row += srow[nz[j]] * dv[j]
-        acc += dv[i] * row
-    scale = 2.0 / count
-    return 2.0 * acc * scale * scale
-
-
-@numba.njit(cache=True)
-def _half_disc_gradient(padded, h, w, wr, nbins, offs, ptr, count, sim, use_sim):
-    """Oriented half-disc histogram gradient of a label map, all orientations.
-
-    ``padded`` is the (h + 2 wr, w + 2 wr) label map (0..nbins-1) padded with the label
-    ``nbins``, an extra bin that the distance ignores, so pixels outside the image
-    count in neither half (as conv2's zero padding in tgso.m).
-
-    ``offs`` holds linear offsets into the flattened padded map; row ``ptr[0]`` gives
-    the whole disc (``offs[ptr[0, 0]:ptr[0, 1]]``), the pixels that enter it when the
-    centre moves one column right (``ptr[0, 1]:ptr[0, 2]``, relative to the new
-    centre) and those that leave it (``ptr[0, 2]:ptr[0, 3]``); row ``1 + o`` the same
-    for the left half disc of orientation ``o``. The right half's histogram is the
-    disc's minus the left's, so each orientation updates one half only.
-
-    Invariant: after each move the histograms equal those counted from scratch (they
-    are integer counts, so running updates are exact); each row starts from a full
-    count. Returns (norient, h, w) float64.
-    """
-    norient = ptr.shape[0] - 1
-    pw = w + 2 * wr
-    flat = padded.ravel()
-    out = np.empty((norient, h, w), np.float64)
-    disc = np.zeros(nbins + 1, np.int64)
-    hl = np.zeros((norient, nbins + 1), np.int64)
-    hr = np.zeros(nbins + 1, np.int64)
-    nz = np.empty(nbins, np.int64)
-    dv = np.empty(nbins, np.float64)
-    for y in range(h):
-        base = (y + wr) * pw + wr
-        for x in range(w):
-            for r in range(norient + 1):
-                p = ptr[r]
-                hist = disc if r == 0 else hl[r - 1]
-                if x == 0:
-                    hist[:] = 0
-                    for k in range(p[0], p[1]):
-                        hist[flat[base + offs[k]]] += 1
-                else:
-                    for k in range(p[1], p[2]):
-                        hist[flat[base + offs[k]]] += 1
-                    for k in range(p[2], p[3]):
-                        hist[flat[base + offs[k]]] -= 1
-                if r > 0:
-                    for bb in range(nbins):
-                        hr[bb] = disc[bb] - hist[bb]
-                    out[r - 1, y, x] = _distance(hist, hr, nbins, count, sim, use_sim,
-                                                 nz, dv)
-            base += 1
-    return out
-
-
-@numba.njit(cache=True)
+# strict floating point, stated (Numba hands a fastmath caller's flags to a callee that
+# sets none)
+@numba.njit(cache=True, fastmath=False)
 def _fit_parab(z, du, dv, dist, wts, wr):
     """Constant term of the least-squares parabola ``a + b d + c d^2`` fitted over an
     elliptical neighbourhood of every pixel (fitparab.m).
@@ -125,34 +38,22 @@ def _fit_parab(z, du, dv, dist, wts, wr):
     """
     h, w = z.shape
     out = np.zeros((h, w), np.float64)
-    n = du.shape[0]
-    # interior: the filter; four neighbouring outputs share each tap's weight and
-    # index (each output sums its taps in the same order, so the blocking does not
-    # change a bit)
-    flat = z.ravel()
-    x1 = w - wr
-    for y in range(wr, h - wr):
-        x = wr
-        while x + 4 <= x1:
-            a0 = a1 = a2 = a3 = 0.0
-            for k in range(n):
-                i = (y + dv[k]) * w + x + du[k]
+    # interior: the filter, one tap at a time over a whole output row, so the inner
+    # loop is a contiguous multiply-add that vectorises; each output still sums its
+    # taps in order k = 0, 1, ..., in strict floating point (no fused multiply-add),
+    # so the values are those of the per-pixel sum to the bit
+    x0, x1 = wr, w - wr
+    nx = x1 - x0
+    if nx > 0:
+        acc = np.zeros(nx, np.float64)
+        for y in range(wr, h - wr):
+            acc[:] = 0.0
+            for k in range(du.shape[0]):
                 wk = wts[k]
-                a0 += wk * flat[i]
-                a1 += wk * flat[i + 1]
-                a2 += wk * flat[i + 2]
-                a3 += wk * flat[i + 3]
-            out[y, x] = a0
-            out[y, x + 1] = a1
-            out[y, x + 2] = a2
-            out[y, x + 3] = a3
-            x += 4
-        while x < x1:
-            a0 = 0.0
-            for k in range(n):
-                a0 += wts[k] * flat[(y + dv[k]) * w + x + du[k]]
-            out[y, x] = a0
-            x += 1
+                src = z[y + dv[k], x0 + du[k]:x1 + du[k]]
+                for i in range(nx):
+                    acc[i] += wk * src[i]
+            out[y, x0:x1] = acc
     # the border band: four rectangles fitted over the points inside the image
     top = min(wr, h)
     bottom = max(h - wr, top)
@@ -165,17 +66,63 @@ def _fit_parab(z, du, dv, dist, wts, wr):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
+def _edge_classes(a0, a1, n, wr):
+    """Along one axis, for positions a0..a1-1 of n: the class of each position (which
+    offsets -wr..wr stay inside 0..n-1 decides it; positions of one class are
+    consecutive) and each class's lowest and highest offset inside."""
+    m = a1 - a0
+    cls = np.empty(m, np.int64)
+    lo = np.empty(m, np.int64)
+    hi = np.empty(m, np.int64)
+    nc = 0
+    for i in range(m):
+        a = a0 + i
+        lo_i, hi_i = max(-a, -wr), min(n - 1 - a, wr)
+        if nc == 0 or lo_i != lo[nc - 1] or hi_i != hi[nc - 1]:
+            lo[nc] = lo_i
+            hi[nc] = hi_i
+            nc += 1
+        cls[i] = nc - 1
+    return cls, lo[:nc], hi[:nc]
+
+
+@numba.njit(cache=True, fastmath=False)
 def _fit_region(z, du, dv, dist, y0, y1, x0, x1, out):
     """fitparab.m's border fit on the rectangle [y0, y1) x [x0, x1): the moments of
     ``d`` and ``z`` over the support points inside the image, accumulated one support
-    point at a time over contiguous runs, then the 3x3 normal equations solved by
-    cofactors with ``+ eps`` on the determinant, as fitparab.m does."""
+    point at a time in support order, then the 3x3 normal equations solved by
+    cofactors with ``+ eps`` on the determinant, as fitparab.m does.
+
+    The moments of ``d`` alone depend only on which support points are inside, which
+    is the same for all pixels of a row class and column class (the distance to each
+    edge, up to the support's reach): they are accumulated once per pair of classes,
+    in the same order, so they are the per-pixel sums to the bit."""
     h, w = z.shape
     ny, nx = y1 - y0, x1 - x0
     if ny <= 0 or nx <= 0:
         return
-    mom = np.zeros((8, ny, nx), np.float64)
+    wr = 0
+    for k in range(du.shape[0]):
+        wr = max(wr, abs(du[k]), abs(dv[k]))
+    cy, ylo, yhi = _edge_classes(y0, y1, h, wr)
+    cx, xlo, xhi = _edge_classes(x0, x1, w, wr)
+    geo = np.zeros((5, ylo.shape[0], xlo.shape[0]), np.float64)
+    for k in range(du.shape[0]):
+        d = dist[k]
+        d2 = d * d
+        for i in range(ylo.shape[0]):
+            if dv[k] < ylo[i] or dv[k] > yhi[i]:
+                continue
+            for j in range(xlo.shape[0]):
+                if du[k] < xlo[j] or du[k] > xhi[j]:
+                    continue
+                geo[0, i, j] += 1.0
+                geo[1, i, j] += d
+                geo[2, i, j] += d2
+                geo[3, i, j] += d * d2
+                geo[4, i, j] += d2 * d2
+    mom = np.zeros((3, ny, nx), np.float64)
     for k in range(du.shape[0]):
         d = dist[k]
         d2 = d * d
@@ -187,20 +134,17 @@ def _fit_region(z, du, dv, dist, y0, y1, x0, x1, out):
             for x in range(xa, xb):
                 j = x - x0
                 zi = src[x + du[k]]
-                mom[0, i, j] += 1.0
-                mom[1, i, j] += d
-                mom[2, i, j] += d2
-                mom[3, i, j] += d * d2
-                mom[4, i, j] += d2 * d2
-                mom[5, i, j] += zi
-                mom[6, i, j] += zi * d
-                mom[7, i, j] += zi * d2
+                mom[0, i, j] += zi
+                mom[1, i, j] += zi * d
+                mom[2, i, j] += zi * d2
     eps = 2.220446049250313e-16
     for i in range(ny):
+        gi = cy[i]
         for j in range(nx):
-            d0, d1, d2, d3, d4 = (mom[0, i, j], mom[1, i, j], mom[2, i, j],
-                                  mom[3, i, j], mom[4, i, j])
-            v0, v1, v2 = mom[5, i, j], mom[6, i, j], mom[7, i, j]
+            gj = cx[j]
+            d0, d1, d2, d3, d4 = (geo[0, gi, gj], geo[1, gi, gj], geo[2, gi, gj],
+                                  geo[3, gi, gj], geo[4, gi, gj])
+            v0, v1, v2 = mom[0, i, j], mom[1, i, j], mom[2, i, j]
             det = (-d2 * d2 * d2 + 2.0 * d1 * d2 * d3 - d0 * d3 * d3 - d1 * d1 * d4
                    + d0 * d2 * d4)
             out[y0 + i, x0 + j] = ((-d3 * d3 + d2 * d4) * v0 + (d2 * d3 - d1 * d4) * v1
