@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from ..compilation import prepare_kernels
+from ._ucm_kernels import _find   # the union-find of the OWT's watershed
 
 prepare_kernels()
 
@@ -30,18 +31,6 @@ __all__ = []
 # ne, nw, se, sw order
 _NX = np.array([0, 0, 1, -1, 1, -1, 1, -1], dtype=np.int64)
 _NY = np.array([1, -1, 0, 0, 1, 1, -1, -1], dtype=np.int64)
-
-
-@numba.njit(cache=True)
-def _find(parent, i):
-    root = i
-    while parent[root] != root:
-        root = parent[root]
-    while parent[i] != root:
-        nxt = parent[i]
-        parent[i] = root
-        i = nxt
-    return root
 
 
 @numba.njit(cache=True)
