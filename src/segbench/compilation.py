@@ -50,6 +50,10 @@ GROUPS = {
     "segbench.algorithms._pb_kernels": ("the Pb detectors", 5),
     "segbench.algorithms._half_disc_kernels": ("the half-disc gradients (Pb, gPb)", 15),
     "segbench.algorithms._gpb_cue_kernels": ("gPb's local cues", 5),
+    "segbench.algorithms._gpb_kernels": ("gPb's non-max suppression", 1),
+    "segbench.algorithms._gpb_spectral_kernels": ("gPb's affinity and sPb", 5),
+    "segbench.algorithms._ucm_kernels": ("the watershed and UCM", 5),
+    "segbench.algorithms._owt_contours_kernels": ("the OWT contour fit", 8),
 }
 
 _registered = False
