@@ -381,8 +381,7 @@ def add_parsers(sub) -> None:
                         "are mostly strong, narrowing the PR curve); mean: the mean "
                         "strengths themselves")
     u.add_argument("--radius", type=float, default=5.0, metavar="PX",
-                   help="half-width in pixels of the straight-line fit that gives each "
-                        "arc pixel its direction")
+                   help=argparse.SUPPRESS)   # the old line fit's size: accepted, unused
     add_common(u)
     u.set_defaults(func=_cmd_ucm)
 
