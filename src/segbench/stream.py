@@ -142,7 +142,25 @@ class _StreamEval:
     # --- feeding ------------------------------------------------------------------------
 
     def _split_pred(self, pred) -> tuple[list, bool]:
-        """(one raw prediction per image, whether ``pred`` was a batch)."""
+        """(one raw prediction per image, whether ``pred`` was a batch): a list or
+        tuple, a Prediction, an (H, W) map, an (N, H, W) or (N, 1, H, W) batch."""
+        from .datasets import to_numpy
+        from .io import Prediction
+        if isinstance(pred, (list, tuple)):
+            return list(pred), True
+        if isinstance(pred, Prediction):
+            return [pred], False
+        arr = to_numpy(pred, "pred")
+        if arr.ndim == 2:
+            return [arr], False
+        if arr.ndim == 3:
+            return list(arr), True
+        if arr.ndim == 4 and arr.shape[1] == 1:
+            return list(arr[:, 0]), True
+        raise InputError(self._bad_shape(arr.shape))
+
+    def _bad_shape(self, shape) -> str:
+        """The message for a ``pred`` of no accepted shape."""
         raise NotImplementedError
 
     def _prediction(self, raw, label: str):
@@ -567,25 +585,12 @@ class BoundaryEval(_StreamEval):
 
     _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p"), ())
 
-    def _split_pred(self, pred):
-        from .datasets import to_numpy
-        from .io import Prediction
-        if isinstance(pred, (list, tuple)):
-            return list(pred), True
-        if isinstance(pred, Prediction):
-            return [pred], False
-        arr = to_numpy(pred, "pred")
-        if arr.ndim == 2:
-            return [arr], False
-        if arr.ndim == 3:
-            return list(arr), True
-        if arr.ndim == 4 and arr.shape[1] == 1:
-            return list(arr[:, 0]), True
-        if arr.ndim == 4:
-            raise InputError(f"pred is a batch of {arr.shape[1]}-channel maps (shape "
-                             f"{arr.shape}); a boundary map has one channel: (N, 1, H, W)")
-        raise InputError(f"pred must be an (H, W) map or an (N, H, W) or (N, 1, H, W) "
-                         f"batch, got shape {arr.shape}")
+    def _bad_shape(self, shape) -> str:
+        if len(shape) == 4:
+            return (f"pred is a batch of {shape[1]}-channel maps (shape {shape}); a "
+                    f"boundary map has one channel: (N, 1, H, W)")
+        return (f"pred must be an (H, W) map or an (N, H, W) or (N, 1, H, W) batch, got "
+                f"shape {shape}")
 
     def _prediction(self, raw, label):
         from .datasets import memory_prediction, to_numpy
@@ -647,22 +652,9 @@ class RegionEval(_StreamEval):
     _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi",
                 "n_regions"), ("cnt_r_best",))
 
-    def _split_pred(self, pred):
-        from .datasets import to_numpy
-        from .io import Prediction
-        if isinstance(pred, (list, tuple)):
-            return list(pred), True
-        if isinstance(pred, Prediction):
-            return [pred], False
-        arr = to_numpy(pred, "pred")
-        if arr.ndim == 2:
-            return [arr], False
-        if arr.ndim == 3:
-            return list(arr), True
-        if arr.ndim == 4 and arr.shape[1] == 1:
-            return list(arr[:, 0]), True
-        raise InputError(f"pred must be a ucm2 or label map, or an (N, ...) or "
-                         f"(N, 1, ...) batch of them, got shape {arr.shape}")
+    def _bad_shape(self, shape) -> str:
+        return (f"pred must be a ucm2 or label map, or an (N, ...) or (N, 1, ...) batch "
+                f"of them, got shape {shape}")
 
     def _prediction(self, raw, label):
         from .datasets import memory_prediction

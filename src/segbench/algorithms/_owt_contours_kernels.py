@@ -332,24 +332,6 @@ def _split(e, p, vx, vy, nv, es, ee, eo, el, ne, bx, by, isv):
 
 
 @numba.njit(cache=True)
-def _farthest(e, vx, vy, es, ee, eo, el, bx, by):
-    """Position of the edge's pixel farthest from its chord (the first one on ties;
-    0 when all lie on it)."""
-    ax = float(vx[es[e]])
-    ay = float(vy[es[e]])
-    cx = float(vx[ee[e]])
-    cy = float(vy[ee[e]])
-    pos = 0
-    best = 0.0
-    for n in range(el[e]):
-        d = _dist_segment(float(bx[eo[e] + n]), float(by[eo[e] + n]), ax, ay, cx, cy)
-        if d > best:
-            best = d
-            pos = n
-    return pos, best
-
-
-@numba.njit(cache=True)
 def _subdivide_local(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv,
                      max_angle, max_dev, tol_dist):
     """Split every edge until it is nearly straight (``subdivide_local`` with both
@@ -737,7 +719,7 @@ def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
             if el[e] == 0:
                 failed = True
                 continue
-            pos, _ = _farthest(e, vx, vy, es, ee, eo, el, bx, by)
+            pos, _ = _farthest_from(e, e, vx, vy, es, ee, eo, el, bx, by)
             nv, ne = _split(e, pos, vx, vy, nv, es, ee, eo, el, ne, bx, by, isv)
             did = True
         if not did:
