@@ -47,9 +47,13 @@ _SEED = 0            # the start vector of the iterative solvers
 _TOL = 1e-6          # default eigensolver accuracy (see spectral_eigs)
 _NCV = 60            # Lanczos basis size (ARPACK ncv)
 _DENSE_MIN = 100     # below max(this, 4 nvec) pixels the eigenproblem is solved densely
+_CHEB_MIN = 2000     # 'auto' takes 'chebyshev' from this many pixels
+_CHEB_CUTS = (0.99, 0.96, 0.84)   # tried in turn: the wanted mu must lie above the cut
+_CHEB_DEGREE = 12    # of the polynomial: 8-16 cost the same within 2 % on BSDS images
+_CHEB_NCV = 40       # its Lanczos basis
 
 #: Eigensolvers of :func:`spectral_eigs`.
-SOLVERS = ("lanczos", "dense")
+SOLVERS = ("auto", "chebyshev", "lanczos", "dense")
 
 
 def _check_mpb(mpb) -> np.ndarray:
@@ -127,7 +131,8 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     return mat
 
 
-def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _TOL):
+def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
+                  shape=None, radius: int = _RADIUS):
     """The ``nvec`` smallest generalized eigenpairs of ``(D - W) v = lambda D v``.
 
     Parameters
@@ -136,17 +141,31 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
         Symmetric non-negative affinity (n, n) with positive degrees.
     nvec : int, optional
         How many eigenpairs, the trivial one (lambda = 0, v constant) included.
-    solver : {'lanczos', 'dense'}, optional
-        ``'lanczos'``: ARPACK (``scipy.sparse.linalg.eigsh``) for the largest
-        eigenvalues ``mu`` of the normalised affinity ``D^-1/2 W D^-1/2``, so
-        ``lambda = 1 - mu`` and ``v = D^-1/2 u`` (no factorisation of the singular
-        ``D - W``), from a fixed start vector. ``'dense'``: ``scipy.linalg.eigh``
-        (small problems only; below ``max(100, 4 nvec)`` pixels always).
+    solver : {'auto', 'chebyshev', 'lanczos', 'dense'}, optional
+        All solve for the largest eigenvalues ``mu`` of the normalised affinity
+        ``A = D^-1/2 W D^-1/2``, so ``lambda = 1 - mu`` and ``v = D^-1/2 u`` (no
+        factorisation of the singular ``D - W``), from a fixed start vector.
+        ``'lanczos'``: ARPACK (``scipy.sparse.linalg.eigsh``) on A. ``'chebyshev'``:
+        ARPACK on ``T_d((A - c) / e)``, a Chebyshev polynomial that is at most 1 in
+        magnitude on ``[-1, 0.99]`` and grows fast above, so the wanted eigenvalues
+        (``mu > 0.99``: lambda < 0.01) are well separated and ARPACK restarts and
+        re-orthogonalises far less; W is applied in its stencil form (needs ``shape``,
+        the pixel grid, W coupling pixels at most ``radius`` apart) with float32
+        weights. If fewer than ``nvec`` eigenvalues lie above the cut, the cut is
+        lowered (0.96, 0.84), then ARPACK on A is used. ``'dense'``:
+        ``scipy.linalg.eigh`` (small problems only; below ``max(100, 4 nvec)`` pixels
+        always). ``'auto'``: ``'chebyshev'`` when ``shape`` is given and the grid
+        has at least 2,000 pixels, else ``'lanczos'``.
     tol : float, optional
-        ARPACK's relative accuracy of the eigenvalues ``mu``; 0 is machine precision,
-        as MATLAB's ``eigs`` in BSR. The default 1e-6 gives BSR's sPb to a relative
-        3e-5 at 70 % of the cost of 0; 1e-4 or looser can miss an eigenpair near
-        the 17th (seen on BSDS 101087), so it saves little and risks much.
+        ARPACK's relative accuracy of the eigenvalues it iterates on (``mu``, or the
+        polynomial's values); 0 is machine precision, as MATLAB's ``eigs`` in BSR.
+        The default 1e-6 gives BSR's sPb to a relative 3e-5 with either solver;
+        1e-4 or looser can miss an eigenpair near the 17th (seen on BSDS 101087 with
+        ``'lanczos'``), so it saves little and risks much.
+    shape : (height, width), optional
+        The pixel grid of W (pixel ``row * width + col``); enables ``'chebyshev'``.
+    radius : int, optional
+        W's coupling radius in px (buildW's 5), for the stencil form.
 
     Returns
     -------
@@ -159,12 +178,17 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     Notes
     -----
     The wanted eigenvalues of a 481 x 321 BSDS image are 5e-5 .. 2e-3 against a
-    spectrum of width about 1, so Krylov methods need thousands of products with W
-    (12.4 M entries): 27-34 CPU-s single-threaded (BSR's ``eigs`` under Octave: 57).
-    LOBPCG with a pyamg smoothed-aggregation preconditioner converges in 26
-    iterations but costs 50 CPU-s (a V-cycle per vector per iteration);
-    ``benchmarks/gpb_eigen.py`` compares them. Solving at reduced size (BSR's
-    ``rsz``, ``spectral_pb(..., out_shape=)``) is the fast path.
+    spectrum of width about 1, so Krylov methods need about a thousand products
+    with W (12.4 M entries). ``'lanczos'`` makes 1,040 of them but spends twice as
+    long re-orthogonalising its 60-vector basis (29 CPU-s single-threaded; BSR's
+    ``eigs`` under Octave: 57); ``'chebyshev'`` makes about 1,850 products of 4 ms
+    each (the stencil form) and few re-orthogonalisations: about 10 CPU-s, with
+    eigenvalues within a relative 1e-7 of ``'lanczos'`` (the float32 weights: W is
+    computed in float32 as BSR does; its symmetrising average can need one more
+    bit). LOBPCG with a pyamg smoothed-aggregation preconditioner on an
+    8-neighbour surrogate of W converges in 30-45 iterations but its dense
+    Rayleigh-Ritz steps alone cost more (``benchmarks/gpb_eigen.py``). Solving at
+    reduced size (BSR's ``rsz``, ``spectral_pb(..., out_shape=)``) is cheaper still.
     """
     if solver not in SOLVERS:
         raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")
@@ -172,6 +196,18 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     nvec = int(nvec)
     if not 2 <= nvec < n:
         raise InputError(f"nvec must be in [2, {n - 1}] for {n} pixels, got {nvec}")
+    if shape is not None and int(shape[0]) * int(shape[1]) != n:
+        raise InputError(f"shape {tuple(shape)} does not hold W's {n} pixels")
+    if solver == "chebyshev" and shape is None:
+        raise InputError("solver 'chebyshev' needs the pixel grid: pass shape=(h, w)")
+    small = n < max(_DENSE_MIN, 4 * nvec)
+    if solver == "auto":
+        solver = "chebyshev" if shape is not None and n >= _CHEB_MIN else "lanczos"
+    if solver == "chebyshev" and not small:
+        found = _chebyshev_eigs(W, nvec, (int(shape[0]), int(shape[1])), int(radius),
+                                tol)
+        if found is not None:
+            return found
     deg = np.asarray(W.sum(axis=0)).ravel()
     if not (deg > 0).all():
         raise InputError("every pixel needs a positive degree")
@@ -179,7 +215,7 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     A = sparse.csr_matrix(W, copy=True)
     # D^-1/2 W D^-1/2 on the CSR arrays: row i scaled by s_i, column j by s_j
     A.data *= np.repeat(s, np.diff(A.indptr)) * s[A.indices]
-    if solver == "dense" or n < max(_DENSE_MIN, 4 * nvec):
+    if solver == "dense" or small:
         import scipy.linalg
         mu, U = scipy.linalg.eigh(A.toarray(), subset_by_index=(n - nvec, n - 1))
     else:
@@ -194,6 +230,64 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "lanczos", tol: float = _T
     lam = 1.0 - mu[order]
     V = U[:, order] * s[:, None]
     return lam, _fix_vectors(V, deg)
+
+
+def _chebyshev_eigs(W, nvec, shape, radius, tol):
+    """``'chebyshev'`` of :func:`spectral_eigs`; None when it cannot be used (W not a
+    radius stencil on ``shape``, or fewer than ``nvec`` eigenvalues above every cut)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+    h, w = shape
+    n = h * w
+    W = sparse.csr_matrix(W)
+    ody, odx = _k.forward_offsets(radius)
+    half, diag, outside = _k.half_stencil(W.indptr, W.indices, W.data, h, w, radius,
+                                          ody, odx)
+    if outside:
+        return None
+    # the degrees of the float32 weights, so that the constant vector stays exact
+    deg = np.empty((h, w))
+    _k.stencil_product(half, diag, ody, odx, np.ones((h, w)), deg)
+    if not (deg > 0).all():
+        raise InputError("every pixel needs a positive degree")
+    scale = 1.0 / np.sqrt(deg)
+    bufs = [np.empty((h, w)) for _ in range(3)]
+    scratch = np.empty((h, w))
+    zero = np.zeros((h, w))
+    v0 = np.random.default_rng(_SEED).standard_normal(n)
+    ncv = min(n - 1, max(2 * nvec + 1, _CHEB_NCV))
+    for cut in _CHEB_CUTS:
+        # T_d((mu - c) / e) maps [-1, cut] into [-1, 1]
+        e, c = (cut + 1.0) / 2, (cut - 1.0) / 2
+
+        def poly(x, e=e, c=c):
+            prev = x.reshape(h, w)
+            cur = bufs[0]
+            _k.chebyshev_step(half, diag, ody, odx, scale, prev, zero, cur, scratch,
+                              1.0 / e, -c / e, 0.0)
+            for i in range(2, _CHEB_DEGREE + 1):
+                nxt = bufs[i % 3]
+                _k.chebyshev_step(half, diag, ody, odx, scale, cur, prev, nxt, scratch,
+                                  2.0 / e, -2.0 * c / e, -1.0)
+                prev, cur = cur, nxt
+            return cur.ravel()
+
+        op = LinearOperator((n, n), matvec=poly, dtype=np.float64)
+        with _one_blas_thread():
+            theta, U = eigsh(op, k=nvec, which="LA", tol=tol, v0=v0, ncv=ncv)
+        if theta.min() > 1.0:      # every one of them above the cut
+            break
+    else:
+        return None
+    mu = np.empty(nvec)
+    au = bufs[0]
+    for i in range(nvec):          # Rayleigh quotients in A itself
+        u = np.ascontiguousarray(U[:, i]).reshape(h, w)
+        _k.chebyshev_step(half, diag, ody, odx, scale, u, zero, au, scratch, 1.0, 0.0,
+                          0.0)
+        mu[i] = float(np.dot(u.ravel(), au.ravel()))
+    order = np.argsort(-mu, kind="stable")
+    V = U[:, order] * scale.reshape(-1)[:, None]
+    return 1.0 - mu[order], _fix_vectors(V, deg.reshape(-1))
 
 
 def _one_blas_thread():
@@ -379,7 +473,7 @@ def oriented_response(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
+def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
                 tol: float = _TOL, timings: dict | None = None):
     """gPb's spectral boundary cue sPb, as BSR's ``spectralPb.m``.
 
@@ -433,7 +527,7 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "lanczos",
     t0 = time.process_time()
     W = affinity_matrix(a)
     t1 = time.process_time()
-    lam, V = spectral_eigs(W, nvec, solver=solver, tol=tol)
+    lam, V = spectral_eigs(W, nvec, solver=solver, tol=tol, shape=(h, w))
     del W
     t2 = time.process_time()
     lam, V = lam[1:], V[:, 1:]
