@@ -43,7 +43,7 @@ def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     """The ``segbench`` parser with the commands of ``groups`` (default: all)."""
     from importlib import import_module
 
-    from .. import __version__
+    from .._version import __version__
     parser = argparse.ArgumentParser(
         prog="segbench", formatter_class=HelpFormatter,
         description="The Berkeley Segmentation Benchmark, exact and fast. "
