@@ -110,8 +110,9 @@ def main(argv=None) -> int:
         return 0
     from ..errors import SegbenchError
     if group in _KERNEL_GROUPS:
-        from ..compilation import import_numba_lean
+        from ..compilation import import_numba_lean, lean_cache_loading
         import_numba_lean()
+        lean_cache_loading()
     try:
         with _Warnings(), _Notes():
             return args.func(args)
