@@ -171,7 +171,8 @@ def _draw(drawn, human_point, title, dpi: int) -> bytes:
         colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
         keep = drawn_points(r, p)
         if keep.sum() > 1:           # one point left: plot_eval.m shows the ODS point only
-            ax.plot(r[keep], p[keep], color=colour, lw=1.8, zorder=2)
+            # unclipped: a curve along P = 1 or R = 1 shows its whole width
+            ax.plot(r[keep], p[keep], color=colour, lw=1.8, zorder=2, clip_on=False)
         label = name if ods is None else f"{name} [F = {ods[2]:.3f}]"
         handles.append(Line2D([], [], color=colour, lw=1.8, label=_plain(label),
                               marker=None if ods is None else marker, ms=7,
@@ -184,7 +185,7 @@ def _draw(drawn, human_point, title, dpi: int) -> bytes:
     if human_point is not None:
         ax.plot([human_point[0]], [human_point[1]], ls="none", marker="*", ms=14,
                 color="black", mec="white", mew=0.8, zorder=4, clip_on=False)
-        handles.append(Line2D([], [], ls="none", marker="*", ms=10, color="black",
+        handles.append(Line2D([], [], ls="none", marker="*", ms=12, color="black",
                               mec="white", mew=0.8,
                               label=f"Human [F = {human_point[2]:.3f}]"))
     if handles:
