@@ -26,10 +26,28 @@ BENCHMARKS = {
 
 
 def family_spec(name: str):
-    """The :class:`~segbench.spec.Family` spec named ``name`` (``"BOUNDARY"``, ...).
+    """The family spec of a name.
 
+    Parameters
+    ----------
+    name : str
+        ``"BOUNDARY"``, ``"HUMAN_BOUNDARY"``, ``"REGION"``, ``"HUMAN_REGION"``,
+        ``"SUPERPIXEL"`` or ``"SEMANTIC"``.
+
+    Returns
+    -------
+    segbench.spec.Family
+
+    Raises
+    ------
+    KeyError
+        Another name.
+
+    Notes
+    -----
     Imports only the package that defines it, so a boundary run loads no region code;
-    the imports are written out (not computed) so the architecture test reads them.
+    the imports are written out (not computed) so that tests/test_architecture.py reads
+    them.
     """
     if name in ("BOUNDARY", "HUMAN_BOUNDARY"):
         from . import boundary as package

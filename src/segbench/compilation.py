@@ -119,8 +119,19 @@ _lean_installed = False
 
 
 def lean_loading_supported(version: str) -> bool:
-    """Whether a Numba ``version`` string (``"0.68.1"``, ``"0.69.0rc1"``) lies in
-    :data:`LEAN_NUMBA`, the releases the lean loader was checked against."""
+    """Whether the lean loader was checked against this Numba release.
+
+    Parameters
+    ----------
+    version : str
+        A Numba version string (``"0.68.1"``, ``"0.69.0rc1"``).
+
+    Returns
+    -------
+    bool
+        True when its (major, minor) lies in :data:`LEAN_NUMBA`; False otherwise and for
+        a string that is not a version.
+    """
     try:
         major, minor = (int(v) for v in version.split(".")[:2])
     except ValueError:

@@ -74,8 +74,20 @@ _ISO_GREY, _ISO_LABEL_GREY, _GRID_GREY, _FRAME_GREY = "#d1d1d1", "#8c8c8c", "#ed
 
 
 def axes_box(title: bool) -> tuple[float, float, float]:
-    """(left, top, side) of the square axes in points from the figure's top-left corner.
+    """Where :func:`plot_pr` puts its square axes.
 
+    Parameters
+    ----------
+    title : bool
+        Whether the plot has a title (16 pt more room above).
+
+    Returns
+    -------
+    (left, top, side) : tuple of float
+        In points from the figure's top-left corner (pixels: times ``dpi / 72``).
+
+    Notes
+    -----
     A fixed box rather than a layout engine: the axes sit at the same pixels whatever
     the names, so plots of several runs line up (and tests can find a point). Margins:
     50 pt left for the tick labels and axis name, 18 right, 40 below, 14 above (30 with
