@@ -12,7 +12,8 @@ and the median wall seconds, beside floors measured in the same run:
   one;
 * ``numpy + scipy.io + numba + one cached kernel, loaded as Numba loads it``: what such
   a command paid before segbench read ``.mat`` files itself and loaded its kernels
-  without Numba's target refresh (``segbench.compilation.lean_cache_loading``).
+  without Numba's target refresh (``segbench.compilation.lean_cache_loading``,
+  in the command's process).
 
 Cases (the targets of issue 17 in brackets):
 

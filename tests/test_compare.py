@@ -19,7 +19,7 @@ from segbench.compare import compare, holm, write_comparison
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
 from segbench.io import write_soft_map
-from segbench.result import _plain
+from segbench.result import json_ready as _plain
 
 
 @pytest.fixture(scope="module")

@@ -160,9 +160,8 @@ def _blue_on_the_r0_axis(png: Path) -> int:
     (the legend's handle starts 11 pt to its right)."""
     from PIL import Image
 
-    from segbench.boundary._plots import _SUPERSAMPLE, _Canvas
-    c = _Canvas(150, None)
-    x0, y0, side = (v / _SUPERSAMPLE for v in (c.x0, c.y0, c.side))
+    from segbench.boundary._plots import axes_box
+    x0, y0, side = (v * 150 / 72 for v in axes_box(False))     # points -> pixels at 150 dpi
     with Image.open(png) as im:
         a = np.asarray(im.convert("RGB")).astype(int)
     band = a[int(y0):int(y0 + side), int(round(x0)) - 1:int(round(x0)) + 2]

@@ -133,19 +133,31 @@ def test_points_and_curves_are_where_the_data_says(tmp_path):
     assert not _colour_near(rgb, *at(0.9, 0.97), "#1f77b4", 3)  # nothing drawn there
 
 
-def test_plot_does_not_import_matplotlib(tmp_path):
+def test_plot_draws_without_pyplot(tmp_path):
+    """matplotlib's Agg canvas, no pyplot: no global figure state, no display backend."""
     import subprocess
     import sys
     code = ("import sys, numpy as np\nfrom segbench.boundary import plot_pr\n"
+            "print('matplotlib' in sys.modules)\n"
             "r = np.linspace(0.9, 0.2, 30)\n"
             f"plot_pr([{{'name': 'x', 'recall': r, 'precision': r[::-1]}}], "
             f"{str(tmp_path / 'pr.png')!r}, human=(0.7, 0.8, 0.75), title='t')\n"
-            "print('matplotlib' in sys.modules)\n")
+            "print('matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
+    # imported by the drawing only, and then without pyplot
+    assert proc.stdout.split() == ["False", "True", "False"]
     _check_png(tmp_path / "pr.png")
+
+
+def test_same_plot_same_bytes(tmp_path):
+    """Deterministic: no timestamp or version in the PNG."""
+    r, p, ods = _curve()
+    curve = {"name": "a", "recall": r, "precision": p, "ods": ods}
+    one = plot_pr([curve], tmp_path / "1.png", human=(0.8, 0.9, 0.847)).read_bytes()
+    two = plot_pr([curve], tmp_path / "2.png", human=(0.8, 0.9, 0.847)).read_bytes()
+    assert one == two and b"Matplotlib" not in one
 
 
 def test_every_marker_and_colour_of_a_crowded_plot(tmp_path):

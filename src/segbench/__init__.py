@@ -9,7 +9,7 @@ imported on first use, so ``import segbench`` (and ``segbench --help``) loads no
 numerical library.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["BoundaryEval", "HumanScores", "RegionEval", "Result", "compare", "evaluate",
            "human_scores", "__version__"]

@@ -22,23 +22,20 @@ import math
 import sys
 import types
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 
 import numpy as np
 
-from .api import read_run
+from .api import family_spec, read_run
 from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
 
 __all__ = ["compare", "distinct_names", "holm", "load_run", "write_comparison"]
 
-#: Families a comparison can resample: result family -> (module, spec attribute).
-_FAMILIES = {"boundary": ("segbench.boundary", "BOUNDARY"),
-             "region": ("segbench.region", "REGION"),
-             "superpixel": ("segbench.superpixel", "SUPERPIXEL"),
-             "semantic": ("segbench.semantic", "SEMANTIC")}
+#: Families a comparison can resample: result family -> its spec's name.
+_FAMILIES = {"boundary": "BOUNDARY", "region": "REGION", "superpixel": "SUPERPIXEL",
+             "semantic": "SEMANTIC"}
 
 
 @dataclass
@@ -76,11 +73,11 @@ class ComparedRun:
 
 def _spec(result: Result, where):
     try:
-        module, attr = _FAMILIES[result.family]
+        spec = _FAMILIES[result.family]
     except KeyError:
         raise InputError(f"runs of the {result.family!r} family cannot be compared (one "
                          f"of {', '.join(_FAMILIES)})", where) from None
-    return getattr(import_module(module), attr)
+    return family_spec(spec)
 
 
 def load_run(run) -> ComparedRun:
@@ -385,19 +382,19 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
     import json
 
     from .io import atomic_write_text, claim_folder
-    from .result import _plain
+    from .result import json_ready
     out = claim_folder(out, ".segbench-compare", "segbench compare", "written by "
                        "segbench compare; its files are replaced when it runs again\n")
     loaded = [load_run(r) for r in runs]
     names = [r["name"] for r in comparison["runs"]]
     written = [out / "compare.json", out / "per_item.csv"]
-    atomic_write_text(written[0], json.dumps(_plain(comparison), indent=1,
+    atomic_write_text(written[0], json.dumps(json_ready(comparison), indent=1,
                                              allow_nan=False) + "\n")
     header, rows = per_image_table(loaded, names)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    for row in _plain(rows):
+    for row in json_ready(rows):
         w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v)
                     for v in row])
     atomic_write_text(written[1], buf.getvalue())

@@ -11,23 +11,26 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 
 
-def _plain(obj):
+def json_ready(obj):
     """JSON-ready copy: numpy to Python, NaN and inf to None (null), never a fake 0."""
     if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
+        return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [json_ready(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
+        return json_ready(obj.tolist())
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         f = float(obj)
         return f if math.isfinite(f) else None
     return obj
+
+
+_plain = json_ready      # the former private name, kept for callers outside segbench
 
 
 def provenance(**params) -> dict:
@@ -184,11 +187,10 @@ class Result:
         this process, which carry their records, or run folders): paired bootstrap
         differences and image-by-image tests. ``options`` as :func:`segbench.compare`
         (``resamples``, ``level``, ``seed``, ``ids``, ``per_image``)."""
-        from importlib import import_module
-
-        # the comparison layer sits above the result shape: reached by name, as the
-        # api reaches the families
-        return import_module("segbench.compare").compare(self, *others, **options)
+        # an upward import, lazy and declared in tests/test_architecture.py: the
+        # comparison layer sits above the result shape
+        from .compare import compare
+        return compare(self, *others, **options)
 
     def to_dict(self) -> dict:
         out = {"family": self.family, "name": self.name, "metrics": self.metrics}
@@ -197,7 +199,7 @@ class Result:
         if self.notes:
             out["notes"] = dict(self.notes)
         out.update(per_item=self.per_item, curves=self.curves, provenance=self.provenance)
-        return _plain(out)
+        return json_ready(out)
 
     def interval_text(self, metric: str, digits: int = 4) -> str:
         """``'0.7889 [0.781, 0.797]'``: the metric with its interval when there is one
@@ -270,7 +272,7 @@ class Result:
         cols = self._columns()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(cols)
-        for row in _plain(self.per_item):
+        for row in json_ready(self.per_item):
             writer.writerow(["" if row.get(c) is None else
                              (repr(row[c]) if isinstance(row[c], float) else row[c])
                              for c in cols])
@@ -286,5 +288,5 @@ class Result:
             import pandas as pd
         except ImportError:
             raise ImportError("Result.to_pandas needs pandas: pip install pandas") from None
-        frame = pd.DataFrame(_plain(self.per_item), columns=self._columns())
+        frame = pd.DataFrame(json_ready(self.per_item), columns=self._columns())
         return frame.set_index("id") if "id" in frame.columns else frame

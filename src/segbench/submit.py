@@ -387,7 +387,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     ``source`` (file name of the submission), ``files`` (result files by role),
     ``warnings`` and ``segbench`` (version).
     """
-    from . import __version__
+    from ._version import __version__
     from .api import evaluate
     from .boundary import DEFAULT_MAX_DIST
 

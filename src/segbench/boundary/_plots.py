@@ -1,20 +1,15 @@
-"""Precision-recall plots in the style of the BSDS benchmark figures, drawn with Pillow.
+"""Precision-recall plots in the style of the BSDS benchmark figures, drawn with matplotlib.
 
-The figure is one fixed chart (axes on [0, 1]², iso-F contours, curves, ODS markers, the
-human point and a legend), so it is drawn directly with Pillow's ImageDraw at three
-times the output resolution and box-filtered down (anti-aliasing), with matplotlib's
-DejaVu Sans font. matplotlib itself takes 0.4-0.6 CPU-s to import on the development
-machine, more than the rest of a one-image ``segbench boundary`` run; this takes about
-0.05 s. The look follows matplotlib's defaults (tab10 colours, 10 pt tick labels).
+The figure is one fixed chart: axes on [0, 1]², iso-F contours, the curves, their ODS
+points, the human point and a legend with each ODS F. matplotlib (Agg, no pyplot, no
+display) is imported inside :func:`plot_pr` only, so ``segbench --help`` and
+``--no-plot`` runs never load it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import math
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -74,166 +69,53 @@ def _point(obj: Any, what: str) -> tuple[float, float, float]:
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _MARKERS = "osD^v<>phP"
-_SUPERSAMPLE = 3        # drawn at 3x the output size, then box-filtered: anti-aliased
 _SIDE_INCHES = 5.6
 _ISO_GREY, _ISO_LABEL_GREY, _GRID_GREY, _FRAME_GREY = "#d1d1d1", "#8c8c8c", "#ededed", "#d9d9d9"
 
 
-@lru_cache(maxsize=32)
-def _font(size_px: int):
-    """DejaVu Sans (matplotlib's default font, from its package data, found without
-    importing matplotlib) at ``size_px``; Pillow's default font if that file is gone."""
-    from PIL import ImageFont
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is not None and spec.submodule_search_locations:
-        ttf = (Path(list(spec.submodule_search_locations)[0]) / "mpl-data" / "fonts"
-               / "ttf" / "DejaVuSans.ttf")
-        if ttf.is_file():
-            return ImageFont.truetype(str(ttf), size_px)
-    return ImageFont.load_default(size_px)
+def axes_box(title: bool) -> tuple[float, float, float]:
+    """Where :func:`plot_pr` puts its square axes.
+
+    Parameters
+    ----------
+    title : bool
+        Whether the plot has a title (16 pt more room above).
+
+    Returns
+    -------
+    (left, top, side) : tuple of float
+        In points from the figure's top-left corner (pixels: times ``dpi / 72``).
+
+    Notes
+    -----
+    A fixed box rather than a layout engine: the axes sit at the same pixels whatever
+    the names, so plots of several runs line up (and tests can find a point). Margins:
+    50 pt left for the tick labels and axis name, 18 right, 40 below, 14 above (30 with
+    a title).
+    """
+    full = _SIDE_INCHES * 72
+    left, right, bottom, top = 50.0, 18.0, 40.0, 30.0 if title else 14.0
+    side = min(full - left - right, full - top - bottom)
+    return (left + (full - left - right - side) / 2, top + (full - top - bottom - side) / 2,
+            side)
 
 
-def _polygon(marker: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
-    """Vertices of a marker of radius ``r`` (pixels) centred on (cx, cy); y grows down."""
-    def ring(n, start_deg, radii=(1.0,)):
-        k = n * len(radii)
-        return [(cx + r * radii[i % len(radii)] * math.cos(math.radians(start_deg + 360 * i / k)),
-                 cy - r * radii[i % len(radii)] * math.sin(math.radians(start_deg + 360 * i / k)))
-                for i in range(k)]
-    if marker == "s":
-        return ring(4, 45, (0.85,))
-    if marker == "D":
-        return ring(4, 90, (0.95,))
-    if marker in "^<v>":
-        return ring(3, 90 + 90 * "^<v>".index(marker))
-    if marker == "p":
-        return ring(5, 90)
-    if marker == "h":
-        return ring(6, 90)
-    if marker == "*":
-        return ring(5, 90, (1.0, 0.42))
-    if marker == "P":                      # a filled plus
-        a, b = 0.33 * r, r
-        pts = [(a, b), (a, a), (b, a), (b, -a), (a, -a), (a, -b), (-a, -b), (-a, -a),
-               (-b, -a), (-b, a), (-a, a), (-a, b)]
-        return [(cx + x, cy - y) for x, y in pts]
-    raise ValueError(f"unknown marker {marker!r}")
+def _plain(text: str) -> str:
+    """``text`` shown as written: matplotlib reads ``$...$`` as mathtext (an unbalanced
+    ``$`` raises), a backslash before each ``$`` keeps it a dollar sign."""
+    return str(text).replace("$", r"\$")
 
 
-class _Canvas:
-    """A square figure with one square axes on [0, 1]², in supersampled pixels."""
-
-    def __init__(self, dpi: int, title: str | None) -> None:
-        from PIL import Image, ImageDraw     # here: a run without a plot never needs them
-        self.pt = dpi / 72 * _SUPERSAMPLE                    # pixels per point
-        side = round(_SIDE_INCHES * dpi) * _SUPERSAMPLE
-        self.image = Image.new("RGB", (side, side), "white")
-        self.draw = ImageDraw.Draw(self.image)
-        left, right, bottom, top = 50 * self.pt, 18 * self.pt, 40 * self.pt, \
-            (30 if title else 14) * self.pt
-        self.side = min(side - left - right, side - top - bottom)
-        self.x0 = left + (side - left - right - self.side) / 2
-        self.y0 = top + (side - top - bottom - self.side) / 2
-
-    def xy(self, r, p):
-        return self.x0 + np.asarray(r) * self.side, self.y0 + (1 - np.asarray(p)) * self.side
-
-    def width(self, points: float) -> int:
-        return max(1, round(points * self.pt))
-
-    def line(self, r, p, colour, points: float) -> None:
-        x, y = self.xy(r, p)
-        if x.size > 1:
-            self.draw.line(list(zip(x.tolist(), y.tolist())), fill=colour,
-                           width=self.width(points), joint="curve")
-
-    def marker(self, marker, x, y, size_points, colour, edge_points=0.8) -> None:
-        """A marker ``size_points`` across with a white edge (as matplotlib draws one)."""
-        r, e = size_points * self.pt / 2, edge_points * self.pt
-        for radius, fill in ((r + e / 2, "white"), (r - e / 2, colour)):
-            if marker == "o":
-                self.draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=fill)
-            else:
-                self.draw.polygon(_polygon(marker, x, y, radius), fill=fill)
-
-    def text(self, x, y, text, points, colour="black", anchor="la") -> None:
-        self.draw.text((x, y), text, font=_font(round(points * self.pt)), fill=colour,
-                       anchor=anchor)
-
-    def text_up(self, x, y, text, points, colour="black") -> None:
-        """Text turned 90 degrees counter-clockwise, centred on (x, y)."""
-        from PIL import Image, ImageDraw
-        font = _font(round(points * self.pt))
-        left, top, right, bottom = font.getbbox(text)
-        tile = Image.new("L", (right - left + 2, bottom - top + 2), 0)
-        ImageDraw.Draw(tile).text((1 - left, 1 - top), text, font=font, fill=255)
-        tile = tile.rotate(90, expand=True)
-        self.image.paste(Image.new("RGB", tile.size, colour),
-                         (round(x - tile.width / 2), round(y - tile.height / 2)), tile)
-
-    def grid(self) -> None:
-        """Light grid lines at 0, 0.2, ..., 1."""
-        ticks = np.linspace(0, 1, 6)
-        x1, y1 = self.x0 + self.side, self.y0 + self.side
-        for t in ticks:
-            x, y = self.xy(t, t)
-            self.draw.line([(x, self.y0), (x, y1)], fill=_GRID_GREY, width=self.width(0.6))
-            self.draw.line([(self.x0, y), (x1, y)], fill=_GRID_GREY, width=self.width(0.6))
-
-    def frame(self) -> None:
-        """Left and bottom spines, ticks at 0, 0.2, ..., 1, their labels, axis names."""
-        ticks = np.linspace(0, 1, 6)
-        x1, y1 = self.x0 + self.side, self.y0 + self.side
-        w, tick = self.width(0.8), 3.5 * self.pt
-        self.draw.line([(self.x0, self.y0), (self.x0, y1), (x1, y1)], fill="black", width=w)
-        for t in ticks:
-            x, y = self.xy(t, t)
-            self.draw.line([(x, y1), (x, y1 + tick)], fill="black", width=w)
-            self.draw.line([(self.x0 - tick, y), (self.x0, y)], fill="black", width=w)
-            self.text(x, y1 + tick + 3.5 * self.pt, f"{t:.1f}", 10, anchor="mt")
-            self.text(self.x0 - tick - 3.5 * self.pt, y, f"{t:.1f}", 10, anchor="rm")
-        self.text(self.x0 + self.side / 2, y1 + tick + 18 * self.pt, "Recall", 10,
-                  anchor="mt")
-        self.text_up(self.x0 - tick - 34 * self.pt, self.y0 + self.side / 2, "Precision", 10)
-
-    def legend(self, entries) -> None:
-        """Lower-left legend: entries of (label, colour, marker or None, line drawn,
-        marker size in points)."""
-        font_pt, pad, handle, gap, row = 8, 5 * self.pt, 16 * self.pt, 6 * self.pt, \
-            12 * self.pt
-        font = _font(round(font_pt * self.pt))
-        text_w = max(self.draw.textlength(e[0], font=font) for e in entries)
-        x0, y1 = self.x0 + 6 * self.pt, self.y0 + self.side - 6 * self.pt
-        y0 = y1 - 2 * pad - row * len(entries)
-        self.draw.rounded_rectangle([x0, y0, x0 + 2 * pad + handle + gap + text_w, y1],
-                                    radius=2 * self.pt, fill="white", outline=_FRAME_GREY,
-                                    width=self.width(0.8))
-        for i, (label, colour, marker, with_line, size) in enumerate(entries):
-            yc = y0 + pad + (i + 0.5) * row
-            if with_line:
-                self.draw.line([(x0 + pad, yc), (x0 + pad + handle, yc)], fill=colour,
-                               width=self.width(1.8))
-            if marker is not None:
-                self.marker(marker, x0 + pad + handle / 2, yc, min(size, 10), colour)
-            self.text(x0 + pad + handle + gap, yc, label, font_pt, anchor="lm")
-
-    def save(self, path: Path) -> None:
-        buf = io.BytesIO()
-        self.image.reduce(_SUPERSAMPLE).save(buf, format="PNG")
-        atomic_write_bytes(path, buf.getvalue())
-
-
-def _iso_f(canvas: _Canvas) -> None:
+def _iso_f(ax) -> None:
     """Iso-F contours F = 0.1 ... 0.9 (P = F R / (2R - F) on R in (F/2, 1]), labelled
     just above where they meet the diagonal R = P = F."""
     for f in np.round(np.arange(0.1, 0.95, 0.1), 1):
         r = np.linspace(f / 2 + 1e-3, 1.0, 400)
         p = f * r / (2 * r - f)
         keep = p <= 1.0
-        canvas.line(r[keep], p[keep], _ISO_GREY, 0.8)
-        x, y = canvas.xy(f, f)
-        canvas.text(x + 2 * canvas.pt, y - 2 * canvas.pt, f"{f:.1f}", 7, _ISO_LABEL_GREY,
-                    anchor="lb")
+        ax.plot(r[keep], p[keep], color=_ISO_GREY, lw=0.8, zorder=1)
+        ax.annotate(f"{f:.1f}", (f, f), xytext=(2, 2), textcoords="offset points",
+                    fontsize=7, color=_ISO_LABEL_GREY, zorder=1)
 
 
 #: Points of a curve below this recall are not drawn, as BSR's ``plot_eval.m``
@@ -265,6 +147,67 @@ def drawn_points(recall, precision) -> np.ndarray:
     p = np.asarray(precision, dtype=float)
     with np.errstate(invalid="ignore"):
         return np.isfinite(r) & np.isfinite(p) & (r >= MIN_DRAWN_RECALL)
+
+
+def _draw(drawn, human_point, title, dpi: int) -> bytes:
+    """The PNG bytes of the figure (matplotlib imported here: only a plot needs it)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(_SIDE_INCHES, _SIDE_INCHES), dpi=dpi)
+    FigureCanvasAgg(fig)
+    full = _SIDE_INCHES * 72
+    left, top, side = axes_box(bool(title))
+    ax = fig.add_axes((left / full, 1 - (top + side) / full, side / full, side / full))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ticks = np.linspace(0, 1, 6)
+    ax.set_xticks(ticks, [f"{t:.1f}" for t in ticks])
+    ax.set_yticks(ticks, [f"{t:.1f}" for t in ticks])
+    ax.tick_params(labelsize=10, width=0.8, length=3.5)
+    for name in ("top", "right"):
+        ax.spines[name].set_visible(False)
+    for name in ("left", "bottom"):
+        ax.spines[name].set_linewidth(0.8)
+    ax.grid(True, color=_GRID_GREY, lw=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("Recall", fontsize=10)
+    ax.set_ylabel("Precision", fontsize=10)
+    if title:
+        ax.set_title(_plain(title), fontsize=12)
+    _iso_f(ax)
+
+    handles = []
+    for i, (name, r, p, ods) in enumerate(drawn):
+        colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
+        keep = drawn_points(r, p)
+        if keep.sum() > 1:           # one point left: plot_eval.m shows the ODS point only
+            # unclipped: a curve along P = 1 or R = 1 shows its whole width
+            ax.plot(r[keep], p[keep], color=colour, lw=1.8, zorder=2, clip_on=False)
+        label = name if ods is None else f"{name} [F = {ods[2]:.3f}]"
+        handles.append(Line2D([], [], color=colour, lw=1.8, label=_plain(label),
+                              marker=None if ods is None else marker, ms=7,
+                              mec="white", mew=0.8))
+    for i, (name, r, p, ods) in enumerate(drawn):     # ODS points above every curve
+        if ods is not None:
+            ax.plot([ods[0]], [ods[1]], ls="none", marker=_MARKERS[i % len(_MARKERS)],
+                    ms=7, color=_COLOURS[i % len(_COLOURS)], mec="white", mew=0.8,
+                    zorder=3, clip_on=False)
+    if human_point is not None:
+        ax.plot([human_point[0]], [human_point[1]], ls="none", marker="*", ms=14,
+                color="black", mec="white", mew=0.8, zorder=4, clip_on=False)
+        handles.append(Line2D([], [], ls="none", marker="*", ms=12, color="black",
+                              mec="white", mew=0.8,
+                              label=f"Human [F = {human_point[2]:.3f}]"))
+    if handles:
+        legend = ax.legend(handles=handles, loc="lower left", fontsize=8, frameon=True,
+                           fancybox=True, framealpha=1.0, edgecolor=_FRAME_GREY)
+        legend.get_frame().set_linewidth(0.8)
+    buf = io.BytesIO()
+    # no "Software" entry (the matplotlib version): the same plot, the same bytes
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
 
 
 def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = None,
@@ -303,9 +246,9 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
     title are plain text. Points with non-finite recall or precision are skipped, and
     so are points of recall below 0.01, as BSR's ``plot_eval.m`` drops them
     (:func:`drawn_points`): thresholds that detect nothing give R = P = 0, which would
-    draw a vertical segment down the R = 0 axis. Drawn with Pillow (see the module's docstring): no
-    display, no matplotlib import. The PNG is ``5.6 * dpi`` pixels square and is
-    written atomically.
+    draw a vertical segment down the R = 0 axis. Drawn with matplotlib's Agg backend
+    (no display, no pyplot state); the axes sit at :func:`axes_box`. The PNG is
+    ``5.6 * dpi`` pixels square and is written atomically.
 
     Examples
     --------
@@ -336,34 +279,7 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
         drawn.append((name, r, p, None if ods is None else _point(ods, f"{name} ODS")))
     human_point = None if human is None else _point(human, "human")
 
-    canvas = _Canvas(dpi, title)
-    canvas.grid()
-    _iso_f(canvas)
-    legend = []
-    for i, (name, r, p, ods) in enumerate(drawn):
-        colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
-        keep = drawn_points(r, p)
-        if keep.sum() > 1:           # one point left: plot_eval.m shows the ODS point only
-            canvas.line(r[keep], p[keep], colour, 1.8)
-        if ods is not None:
-            legend.append((f"{name} [F = {ods[2]:.3f}]", colour, marker, True, 7))
-        else:
-            legend.append((name, colour, None, True, 7))
-    for i, (name, r, p, ods) in enumerate(drawn):     # ODS points above every curve
-        if ods is not None:
-            x, y = canvas.xy(ods[0], ods[1])
-            canvas.marker(_MARKERS[i % len(_MARKERS)], x, y, 7, _COLOURS[i % len(_COLOURS)])
-    if human_point is not None:
-        x, y = canvas.xy(human_point[0], human_point[1])
-        canvas.marker("*", x, y, 14, "black")
-        legend.append((f"Human [F = {human_point[2]:.3f}]", "black", "*", False, 14))
-    canvas.frame()
-    if title:
-        canvas.text(canvas.x0 + canvas.side / 2, canvas.y0 - 8 * canvas.pt, str(title), 12,
-                    anchor="ms")
-    if legend:
-        canvas.legend(legend)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    canvas.save(path)
+    atomic_write_bytes(path, _draw(drawn, human_point, title, dpi))
     return path

@@ -43,7 +43,7 @@ def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     """The ``segbench`` parser with the commands of ``groups`` (default: all)."""
     from importlib import import_module
 
-    from .. import __version__
+    from .._version import __version__
     parser = argparse.ArgumentParser(
         prog="segbench", formatter_class=HelpFormatter,
         description="The Berkeley Segmentation Benchmark, exact and fast. "
@@ -110,8 +110,9 @@ def main(argv=None) -> int:
         return 0
     from ..errors import SegbenchError
     if group in _KERNEL_GROUPS:
-        from ..compilation import import_numba_lean
+        from ..compilation import import_numba_lean, lean_cache_loading
         import_numba_lean()
+        lean_cache_loading()
     try:
         with _Warnings(), _Notes():
             return args.func(args)

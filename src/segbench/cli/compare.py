@@ -31,8 +31,8 @@ def _cmd_compare(a) -> int:
     res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []
     if a.json:
-        from ..result import _plain
-        print(json.dumps(_plain(res), indent=1, allow_nan=False))
+        from ..result import json_ready
+        print(json.dumps(json_ready(res), indent=1, allow_nan=False))
         return 0
     shown = [s for s in _SHOWN.get(res["family"], ()) if s in res["runs"][0]["metrics"]]
     level = f"{100 * res['settings']['level']:g}%"

@@ -78,7 +78,7 @@ class _Resume:
     record of each one made (:meth:`keep`)."""
 
     def __init__(self, out: Path, command: str, settings: dict, jobs):
-        from .. import __version__
+        from .._version import __version__
         from ..engine import fingerprint
         self.root = out / RECORDS / command.split()[-1]
         self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))

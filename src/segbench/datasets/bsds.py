@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ._ground_truth import write_ground_truth
 
 __all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "FolderPairs",
            "SubjectEntry", "SyntheticDataset", "open_dataset", "write_ground_truth"]
@@ -804,21 +805,6 @@ class SyntheticDataset(Dataset):
 
 
 # ---------------------------------------------------------------------------------------
-
-
-def write_ground_truth(path: str | PathLike, segmentations, *, boundaries=None) -> None:
-    """Write human segmentations as a BSDS500 ground-truth .mat file.
-
-    :func:`segbench.io.write_ground_truth`, with each annotator's boundary map computed,
-    when ``boundaries`` is None, exactly as the official files relate to their
-    segmentations: ``thin(seg2bdry(seg))``.
-    """
-    from ..io import write_ground_truth as write_mat
-    if boundaries is None:
-        from ..boundary import seg2bdry, thin
-        boundaries = [np.asarray(thin(seg2bdry(np.asarray(seg))), bool)
-                      for seg in segmentations]
-    write_mat(path, segmentations, boundaries=boundaries)
 
 
 def open_dataset(root: str | PathLike, **kwargs) -> Dataset:

@@ -509,7 +509,7 @@ def write_synthetic_dataset(root: str | PathLike, items: list[SyntheticItem], *,
         annotator, as the official files).
     """
     from ..io import write_image
-    from .bsds import write_ground_truth
+    from ._ground_truth import write_ground_truth
 
     root = Path(root)
     img_dir = root / "images" / split

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, summarize_human
 from ..datasets.bsds import valid_iid
 from ..errors import InputError

@@ -10,7 +10,7 @@ from os import PathLike
 import numpy as np
 
 from ..errors import InputError
-from ..result import Result, _plain, provenance
+from ..result import Result, json_ready as _plain, provenance
 from . import _core
 from ._core import (DEFAULT_DILATION, DEFAULT_IGNORE, Counts, LabelError, as_label_stack,
                     check_options, check_pair, kernel_ignore, label_error, plan, run_task)
