@@ -189,3 +189,22 @@ def test_decompression_bomb_header_goes_to_pillow_check(tmp_path):
                                                                                    b""))
     with pytest.raises(InputError, match="too large|megapixels"):
         read_label_map(path)
+
+
+def test_a_named_buffer_gives_the_same_labels_and_is_reused(tmp_path):
+    from segbench.io import read_stored_labels
+    rng = np.random.default_rng(5)
+    maps = [_blobs(rng, 40, 50, 30).astype(np.uint8), _blobs(rng, 30, 20, 30).astype(np.uint8)]
+    paths = []
+    for i, m in enumerate(maps):
+        paths.append(tmp_path / f"{i}.png")
+        Image.fromarray(m).save(paths[-1])
+    first = read_stored_labels(paths[0], buffer="test")
+    assert first.dtype == np.uint8
+    np.testing.assert_array_equal(first, maps[0])
+    second = read_stored_labels(paths[1], buffer="test")
+    np.testing.assert_array_equal(second, maps[1])
+    assert np.shares_memory(first, second)      # the documented reuse
+    np.save(tmp_path / "m.npy", maps[0])
+    np.testing.assert_array_equal(read_stored_labels(tmp_path / "m.npy", buffer="test"),
+                                  maps[0])

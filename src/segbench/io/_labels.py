@@ -88,23 +88,38 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None,
                      ".bmp, .tif, .npy or .mat", path)
 
 
-def read_stored_labels(path: str | PathLike) -> np.ndarray:
+def read_stored_labels(path: str | PathLike, *, buffer: str | None = None) -> np.ndarray:
     """:func:`read_label_map` with ``dtype=None``: the labels in their stored integer
-    type (uint8 for an 8-bit PNG), as the semantic benchmark counts them."""
+    type (uint8 for an 8-bit PNG), as the semantic benchmark counts them.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    buffer : str, optional, keyword-only
+        For callers that count a map and drop it: an 8-bit PNG is decoded into this
+        thread's buffer of that name, and the result is a view of it that the next read
+        into the same name on the same thread overwrites (no fresh memory per file).
+        Default: a new array.
+    """
+    if buffer is not None and Path(path).suffix.lower() == ".png":
+        path = require_file(path)
+        pixels = _decode_png(path, buffer)
+        if pixels is not None:
+            return pixels
     return read_label_map(path, dtype=None)
 
 
-def _decode_png(path: Path) -> np.ndarray | None:
+def _decode_png(path: Path, out: str | None = None) -> np.ndarray | None:
     """The samples of a PNG label map by segbench's own decoder (8-bit grey or palette,
     16-bit grey, not interlaced), or None: then Pillow decodes it (any other kind, an
-    unreadable or malformed file: Pillow's message names the problem)."""
-    from ._png import decode_label_png   # here: the decoder loads numba
+    unreadable or malformed file: Pillow's message names the problem). ``out``: see
+    :func:`._png.decode_label_png`."""
+    from ._png import decode_label_png, read_into_scratch   # here: these load numba
     try:
-        with open(path, "rb") as fh:    # half the cost of np.fromfile on small files
-            data = fh.read()
+        data = read_into_scratch(path)
     except OSError:
         return None
-    return decode_label_png(data, MAX_PIXELS)
+    return decode_label_png(data, MAX_PIXELS, out)
 
 
 def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:

@@ -484,7 +484,8 @@ def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
     from ..io import read_stored_labels   # uint8 maps stay uint8
 
     gt_path, pred_path = paths
-    return count_pair(read_stored_labels(gt_path), read_stored_labels(pred_path),
+    return count_pair(read_stored_labels(gt_path, buffer="gt"),
+                      read_stored_labels(pred_path, buffer="pred"),
                       gt_path, pred_path, settings, into)
 
 
