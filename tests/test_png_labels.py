@@ -208,3 +208,62 @@ def test_a_named_buffer_gives_the_same_labels_and_is_reused(tmp_path):
     np.save(tmp_path / "m.npy", maps[0])
     np.testing.assert_array_equal(read_stored_labels(tmp_path / "m.npy", buffer="test"),
                                   maps[0])
+
+
+_STRATEGIES = {"default": (6, zlib.Z_DEFAULT_STRATEGY), "huffman": (6, zlib.Z_HUFFMAN_ONLY),
+               "fixed": (6, zlib.Z_FIXED), "stored": (0, zlib.Z_DEFAULT_STRATEGY)}
+
+
+@pytest.mark.parametrize("first", ["default", "huffman", "fixed", "stored"])
+@pytest.mark.parametrize("second", ["default", "huffman", "stored"])
+def test_pairs_decoded_together_as_pillow_decodes_each(tmp_path, first, second):
+    """Two streams inflated at once (literal-heavy random maps beside blob maps, every
+    block kind, other sizes and depths on the two sides) give each file's labels."""
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(len(first) * 13 + len(second))
+    sides = [(rng.integers(0, 150, (70, 90)), first),
+             (_blobs(rng, 53, 47, 150), second)]
+    if first == "default":
+        sides[1] = (_blobs(rng, 53, 47, 3000).astype(np.uint16), second)
+    paths = []
+    for i, (labels, strategy) in enumerate(sides):
+        level, zs = _STRATEGIES[strategy]
+        paths.append(tmp_path / f"{i}.png")
+        paths[-1].write_bytes(_png(labels, filters=[1, 2, 4, 0, 3], level=level,
+                                   strategy=zs, idat=999))
+    for a, b in (paths, paths[::-1], (paths[0], paths[0])):
+        got_a, got_b = read_stored_label_pair(a, b)
+        np.testing.assert_array_equal(got_a, _pillow(a))
+        np.testing.assert_array_equal(got_b, _pillow(b))
+        assert got_a.dtype == _pillow(a).dtype and got_b.dtype == _pillow(b).dtype
+
+
+def test_a_malformed_file_in_a_pair_is_named(tmp_path):
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(8)
+    good = _png(rng.integers(0, 150, (40, 60)), filters=[1], idat=500)
+    bad = good[:len(good) // 2]                   # truncated
+    (tmp_path / "good.png").write_bytes(good)
+    (tmp_path / "bad.png").write_bytes(bad)
+    for a, b in (("good", "bad"), ("bad", "good")):
+        with pytest.raises(InputError) as info:
+            read_stored_label_pair(tmp_path / f"{a}.png", tmp_path / f"{b}.png")
+        assert str(tmp_path / "bad.png") in str(info.value)
+        assert "\n" not in str(info.value)
+
+
+def test_random_bytes_never_crash_the_pair_decoder():
+    """Flipped bytes in either stream of a pair: both decoded right, or None."""
+    from segbench.io._png import decode_label_png_pair
+    rng = np.random.default_rng(9)
+    want = rng.integers(0, 150, (30, 40)).astype(np.uint8)
+    good = bytearray(_png(want, filters=[1, 2], idat=10**6))
+    start = good.index(b"IDAT") + 4
+    for _ in range(200):
+        bad = bytearray(good)
+        for i in rng.integers(start, len(good) - 12, 3):
+            bad[i] = rng.integers(0, 256)
+        pair = (np.frombuffer(bytes(bad), np.uint8), np.frombuffer(bytes(good), np.uint8))
+        for a, b in (pair, pair[::-1]):
+            out = decode_label_png_pair(a, b, 10**8, "x", "y")
+            assert out is None or (out[0].shape == (30, 40) and out[1].shape == (30, 40))

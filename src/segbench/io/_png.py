@@ -170,146 +170,209 @@ def _is_literal(e):
     return np.uint64((e & 0xFF) - 1) < np.uint64(15)
 
 
+_HUFF, _NEXT, _DONE, _FAIL = 0, 1, 2, 3     # where a stream is, between blocks
+
+
 @njit(cache=True, nogil=True)
-def _inflate(inp, n_in, out, n_out):
-    """Inflate the deflate stream ``inp[:n_in]`` (followed by ``_PAD`` zero bytes) into
-    ``out`` (``n_out`` bytes plus 8 spare); True when it fills exactly ``n_out`` bytes."""
+def _tables():
+    """The decoding tables and their scratch for one stream (see ``_block_start``)."""
     lv, dv = _symbol_values()
     lit = np.zeros((1 << _LB) + 288 * (1 << (15 - _LB)), np.int64)
     dst = np.zeros((1 << _DB) + 32 * (1 << (15 - _DB)), np.int64)
     cl = np.zeros(1 << 7, np.int64)
     cl_vals = np.arange(19) << 12
     lens = np.zeros(288 + 32, np.int64)
-    bb = np.uint64(0)   # bit buffer: the next bc bits of the stream, first bit lowest
-    bc = 0
-    ip = 0
-    o = 0
+    return lit, dst, cl, cl_vals, lens, lv, dv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
+    """Read a block header at the bit position (bb, bc, ip): a stored block is copied
+    (state _NEXT, or _DONE if it was the last), a Huffman block's codes are built into
+    ``tabs`` (state _HUFF); _FAIL for a malformed one. Returns (state, final, bb, bc,
+    ip, o)."""
+    lit, dst, cl, cl_vals, lens, lv, dv = tabs
     final = False
-    while not final:
-        if ip > n_in + 8:
-            return False
-        bb |= _load8(inp, ip) << np.uint64(bc)
-        ip += (63 - bc) >> 3
-        bc |= 56
-        final = bool(bb & np.uint64(1))
-        btype = np.int64((bb >> np.uint64(1)) & np.uint64(3))
-        bb >>= np.uint64(3)
-        bc -= 3
-        if btype == 0:                        # stored: whole bytes, after a length
-            ip -= bc >> 3                     # back to the first byte not consumed
-            bb = np.uint64(0)
-            bc = 0
-            if ip + 4 > n_in:
-                return False
-            ln = np.int64(inp[ip]) | (np.int64(inp[ip + 1]) << 8)
-            nln = np.int64(inp[ip + 2]) | (np.int64(inp[ip + 3]) << 8)
-            if ln != (~nln & 0xFFFF) or ip + 4 + ln > n_in or o + ln > n_out:
-                return False
-            out[o:o + ln] = inp[ip + 4:ip + 4 + ln]
-            o += ln
-            ip += 4 + ln
-            continue
-        if btype == 1:                        # the fixed code
-            lens[:144] = 8
-            lens[144:256] = 9
-            lens[256:280] = 7
-            lens[280:288] = 8
-            _build(lens[:288], lv, lit, _LB)
-            lens[:32] = 5
-            _build(lens[:32], dv, dst, _DB)
-        elif btype == 2:                      # a code sent in the block
-            nlit = 257 + np.int64(bb & np.uint64(31))
-            ndist = 1 + np.int64((bb >> np.uint64(5)) & np.uint64(31))
-            ncl = 4 + np.int64((bb >> np.uint64(10)) & np.uint64(15))
-            bb >>= np.uint64(14)
-            bc -= 14
-            if nlit > 286:
-                return False
-            cl_lens = np.zeros(19, np.int64)
-            for i in range(ncl):
-                if bc < 3:
-                    bb |= _load8(inp, ip) << np.uint64(bc)
-                    ip += (63 - bc) >> 3
-                    bc |= 56
-                cl_lens[_CL_ORDER[i]] = np.int64(bb & np.uint64(7))
-                bb >>= np.uint64(3)
-                bc -= 3
-            if not _build(cl_lens, cl_vals, cl, 7):
-                return False
-            i = 0
-            total = nlit + ndist
-            while i < total:
-                if ip > n_in + 8:
-                    return False
+    if ip > n_in + 8:
+        return _FAIL, final, bb, bc, ip, o
+    bb |= _load8(inp, ip) << np.uint64(bc)
+    ip += (63 - bc) >> 3
+    bc |= 56
+    final = bool(bb & np.uint64(1))
+    btype = np.int64((bb >> np.uint64(1)) & np.uint64(3))
+    bb >>= np.uint64(3)
+    bc -= 3
+    if btype == 0:                        # stored: whole bytes, after a length
+        ip -= bc >> 3                     # back to the first byte not consumed
+        bb = np.uint64(0)
+        bc = 0
+        if ip + 4 > n_in:
+            return _FAIL, final, bb, bc, ip, o
+        ln = np.int64(inp[ip]) | (np.int64(inp[ip + 1]) << 8)
+        nln = np.int64(inp[ip + 2]) | (np.int64(inp[ip + 3]) << 8)
+        if ln != (~nln & 0xFFFF) or ip + 4 + ln > n_in or o + ln > n_out:
+            return _FAIL, final, bb, bc, ip, o
+        out[o:o + ln] = inp[ip + 4:ip + 4 + ln]
+        o += ln
+        ip += 4 + ln
+        return (_DONE if final else _NEXT), final, bb, bc, ip, o
+    if btype == 1:                        # the fixed code
+        lens[:144] = 8
+        lens[144:256] = 9
+        lens[256:280] = 7
+        lens[280:288] = 8
+        _build(lens[:288], lv, lit, _LB)
+        lens[:32] = 5
+        _build(lens[:32], dv, dst, _DB)
+    elif btype == 2:                      # a code sent in the block
+        nlit = 257 + np.int64(bb & np.uint64(31))
+        ndist = 1 + np.int64((bb >> np.uint64(5)) & np.uint64(31))
+        ncl = 4 + np.int64((bb >> np.uint64(10)) & np.uint64(15))
+        bb >>= np.uint64(14)
+        bc -= 14
+        if nlit > 286:
+            return _FAIL, final, bb, bc, ip, o
+        cl_lens = np.zeros(19, np.int64)
+        for i in range(ncl):
+            if bc < 3:
                 bb |= _load8(inp, ip) << np.uint64(bc)
                 ip += (63 - bc) >> 3
                 bc |= 56
-                e = cl[bb & np.uint64(127)]
-                n = e & 15
-                if n == 0:
-                    return False
-                bb >>= np.uint64(n)
-                bc -= n
-                sym = e >> 12
-                if sym < 16:
-                    lens[i] = sym
-                    i += 1
-                    continue
-                if sym == 16:
-                    if i == 0:
-                        return False
-                    val = lens[i - 1]
-                    rep = 3 + np.int64(bb & np.uint64(3))
-                    bb >>= np.uint64(2)
-                    bc -= 2
-                elif sym == 17:
-                    val = 0
-                    rep = 3 + np.int64(bb & np.uint64(7))
-                    bb >>= np.uint64(3)
-                    bc -= 3
-                else:
-                    val = 0
-                    rep = 11 + np.int64(bb & np.uint64(127))
-                    bb >>= np.uint64(7)
-                    bc -= 7
-                if i + rep > total:
-                    return False
-                lens[i:i + rep] = val
-                i += rep
-            if lens[256] == 0:
-                return False
-            if not _build(lens[:nlit], lv, lit, _LB):
-                return False
-            if not _build(lens[nlit:total], dv, dst, _DB):
-                return False
-        else:
-            return False
-        # the block's symbols. A refill gives >= 56 bits: room for three literals
-        # (at most 15 bits each) or one length with its distance (15 + 5 + 15 + 13)
-        lmask = np.uint64((1 << _LB) - 1)
-        dmask = np.uint64((1 << _DB) - 1)
-        while True:
+            cl_lens[_CL_ORDER[i]] = np.int64(bb & np.uint64(7))
+            bb >>= np.uint64(3)
+            bc -= 3
+        if not _build(cl_lens, cl_vals, cl, 7):
+            return _FAIL, final, bb, bc, ip, o
+        i = 0
+        total = nlit + ndist
+        while i < total:
             if ip > n_in + 8:
-                return False
+                return _FAIL, final, bb, bc, ip, o
             bb |= _load8(inp, ip) << np.uint64(bc)
             ip += (63 - bc) >> 3
             bc |= 56
-            # the look-ups are written out: as calls, each cost reference counting
+            e = cl[bb & np.uint64(127)]
+            n = e & 15
+            if n == 0:
+                return _FAIL, final, bb, bc, ip, o
+            bb >>= np.uint64(n)
+            bc -= n
+            sym = e >> 12
+            if sym < 16:
+                lens[i] = sym
+                i += 1
+                continue
+            if sym == 16:
+                if i == 0:
+                    return _FAIL, final, bb, bc, ip, o
+                val = lens[i - 1]
+                rep = 3 + np.int64(bb & np.uint64(3))
+                bb >>= np.uint64(2)
+                bc -= 2
+            elif sym == 17:
+                val = 0
+                rep = 3 + np.int64(bb & np.uint64(7))
+                bb >>= np.uint64(3)
+                bc -= 3
+            else:
+                val = 0
+                rep = 11 + np.int64(bb & np.uint64(127))
+                bb >>= np.uint64(7)
+                bc -= 7
+            if i + rep > total:
+                return _FAIL, final, bb, bc, ip, o
+            lens[i:i + rep] = val
+            i += rep
+        if lens[256] == 0:
+            return _FAIL, final, bb, bc, ip, o
+        if not _build(lens[:nlit], lv, lit, _LB):
+            return _FAIL, final, bb, bc, ip, o
+        if not _build(lens[nlit:total], dv, dst, _DB):
+            return _FAIL, final, bb, bc, ip, o
+    else:
+        return _FAIL, final, bb, bc, ip, o
+    return _HUFF, final, bb, bc, ip, o
+@njit(cache=True, nogil=True, inline="always")
+def _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst):
+    """Decode the length symbol of entry ``e`` (its code already consumed), its extra
+    bits and distance, and copy the match. Returns (ok, bb, bc, ip, o)."""
+    x = (e >> 8) & 15
+    length = (e >> 12) + np.int64(bb & np.uint64((1 << x) - 1))
+    bb >>= np.uint64(x)
+    bc -= x
+    if bc < 28:      # after literals decoded from this refill
+        bb |= _load8(inp, ip) << np.uint64(bc)
+        ip += (63 - bc) >> 3
+        bc |= 56
+    d = dst[bb & np.uint64((1 << _DB) - 1)]
+    if d & 16:
+        d = dst[(d >> 12) + np.int64((bb >> np.uint64(_DB))
+                                     & np.uint64((1 << (d & 15)) - 1))]
+    n = d & 15
+    if n == 0 or ((d >> 5) & 7) != _DIST:
+        return False, bb, bc, ip, o
+    bb >>= np.uint64(n)
+    bc -= n
+    x = (d >> 8) & 15
+    dist = (d >> 12) + np.int64(bb & np.uint64((1 << x) - 1))
+    bb >>= np.uint64(x)
+    bc -= x
+    if dist > o or o + length > n_out:
+        return False, bb, bc, ip, o
+    # unsigned indices: no negative-index handling, so the loops vectorize
+    uo = np.uint64(o)
+    us = np.uint64(o - dist)
+    if dist >= 8:        # eight bytes at a time; may write 7 past, into room
+        for k in range(_U0, np.uint64(length), _U8):
+            _store8(out, uo + k, _load8(out, us + k))
+    elif dist == 1:      # a run of one value: a fill
+        v = out[us]
+        for k in range(_U0, np.uint64(length)):
+            out[uo + k] = v
+    else:
+        for k in range(_U0, np.uint64(length)):
+            out[uo + k] = out[us + k]
+    return True, bb, bc, ip, o + length
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst):
+    """Decode a Huffman block's symbols up to its end. Returns (ok, bb, bc, ip, o).
+
+    A refill gives >= 56 bits: room for three literals (at most 15 bits each) or one
+    length with its distance (15 + 5 + 15 + 13)."""
+    lmask = np.uint64((1 << _LB) - 1)
+    while True:
+        if ip > n_in + 8:
+            return False, bb, bc, ip, o
+        bb |= _load8(inp, ip) << np.uint64(bc)
+        ip += (63 - bc) >> 3
+        bc |= 56
+        # the look-ups are written out: as calls, they measured 60% slower
+        e = lit[bb & lmask]
+        if e & 16:
+            e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
+                                         & np.uint64((1 << (e & 15)) - 1))]
+        # a literal's entry has bits 4-5 clear, so e & 63 is its length: a shift
+        # by it needs no masking (x86 masks shift counts to 6 bits)
+        if _is_literal(e):
+            if o + 3 > n_out:
+                if o >= n_out:
+                    return False, bb, bc, ip, o
+                bb >>= np.uint64(e & 63)
+                bc -= e & 63
+                out[o] = np.uint8(e >> 12)
+                o += 1
+                continue
+            bb >>= np.uint64(e & 63)
+            bc -= e & 63
+            out[o] = np.uint8(e >> 12)
+            o += 1
             e = lit[bb & lmask]
             if e & 16:
                 e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
                                              & np.uint64((1 << (e & 15)) - 1))]
-            # a literal's entry has bits 4-5 clear, so e & 63 is its length: a shift
-            # by it needs no masking (x86 masks shift counts to 6 bits)
             if _is_literal(e):
-                if o + 3 > n_out:
-                    if o >= n_out:
-                        return False
-                    bb >>= np.uint64(e & 63)
-                    bc -= e & 63
-                    out[o] = np.uint8(e >> 12)
-                    o += 1
-                    continue
                 bb >>= np.uint64(e & 63)
                 bc -= e & 63
                 out[o] = np.uint8(e >> 12)
@@ -323,63 +386,207 @@ def _inflate(inp, n_in, out, n_out):
                     bc -= e & 63
                     out[o] = np.uint8(e >> 12)
                     o += 1
-                    e = lit[bb & lmask]
-                    if e & 16:
-                        e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
-                                                     & np.uint64((1 << (e & 15)) - 1))]
-                    if _is_literal(e):
-                        bb >>= np.uint64(e & 63)
-                        bc -= e & 63
-                        out[o] = np.uint8(e >> 12)
-                        o += 1
-                        continue
-            n = e & 15
-            kind = (e >> 5) & 7
-            bb >>= np.uint64(n)
-            bc -= n
-            if kind == _END and n:
-                break
-            if kind != _LEN or n == 0:
+                    continue
+        n = e & 15
+        kind = (e >> 5) & 7
+        bb >>= np.uint64(n)
+        bc -= n
+        if kind == _END and n:
+            return True, bb, bc, ip, o
+        if kind != _LEN or n == 0:
+            return False, bb, bc, ip, o
+        ok, bb, bc, ip, o = _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst)
+        if not ok:
+            return False, bb, bc, ip, o
+
+
+@njit(cache=True, nogil=True)
+def _inflate(inp, n_in, out, n_out):
+    """Inflate the deflate stream ``inp[:n_in]`` (followed by ``_PAD`` zero bytes) into
+    ``out`` (``n_out`` bytes plus 8 spare); True when it fills exactly ``n_out`` bytes."""
+    tabs = _tables()
+    bb = np.uint64(0)   # bit buffer: the next bc bits of the stream, first bit lowest
+    bc = 0
+    ip = 0
+    o = 0
+    while True:
+        state, final, bb, bc, ip, o = _block_start(inp, n_in, out, n_out, bb, bc, ip, o,
+                                                   tabs)
+        if state == _FAIL:
+            return False
+        if state == _HUFF:
+            ok, bb, bc, ip, o = _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o,
+                                               tabs[0], tabs[1])
+            if not ok:
                 return False
-            x = (e >> 8) & 15
-            length = (e >> 12) + np.int64(bb & np.uint64((1 << x) - 1))
-            bb >>= np.uint64(x)
-            bc -= x
-            if bc < 28:      # after literals decoded from this refill
-                bb |= _load8(inp, ip) << np.uint64(bc)
-                ip += (63 - bc) >> 3
-                bc |= 56
-            d = dst[bb & dmask]
-            if d & 16:
-                d = dst[(d >> 12) + np.int64((bb >> np.uint64(_DB))
-                                             & np.uint64((1 << (d & 15)) - 1))]
-            n = d & 15
-            if n == 0 or ((d >> 5) & 7) != _DIST:
-                return False
-            bb >>= np.uint64(n)
-            bc -= n
-            x = (d >> 8) & 15
-            dist = (d >> 12) + np.int64(bb & np.uint64((1 << x) - 1))
-            bb >>= np.uint64(x)
-            bc -= x
-            if dist > o or o + length > n_out:
-                return False
-            # unsigned indices: no negative-index handling, so the loops vectorize
-            uo = np.uint64(o)
-            us = np.uint64(o - dist)
-            if dist >= 8:        # eight bytes at a time; may write 7 past, into room
-                for k in range(_U0, np.uint64(length), _U8):
-                    _store8(out, uo + k, _load8(out, us + k))
-            elif dist == 1:      # a run of one value: a fill
-                v = out[us]
-                for k in range(_U0, np.uint64(length)):
-                    out[uo + k] = v
-            else:
-                for k in range(_U0, np.uint64(length)):
-                    out[uo + k] = out[us + k]
-            o += length
+        if final:
+            break
     # the stream ended: it must have filled the image, and within the data
     return o == n_out and ip - (bc >> 3) <= n_in
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_primary_literal(e):
+    """A literal decoded by the first-level table alone (code of at most _LB bits)."""
+    return np.uint64((e & 0xFF) - 1) < np.uint64(_LB)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst, yield_ok):
+    """Decode at least one symbol of a Huffman block, and go on up to its end or, when
+    ``yield_ok``, up to the next literal the first-level table decodes (left to the
+    two-stream loop of ``_inflate_pair``). Returns (state, bb, bc, ip, o): _HUFF
+    (stopped before such a literal), _NEXT (the block ended) or _FAIL."""
+    lmask = np.uint64((1 << _LB) - 1)
+    first = True
+    while True:
+        if ip > n_in + 8:
+            return _FAIL, bb, bc, ip, o
+        bb |= _load8(inp, ip) << np.uint64(bc)
+        ip += (63 - bc) >> 3
+        bc |= 56
+        e = lit[bb & lmask]
+        if yield_ok and not first and _is_primary_literal(e):
+            return _HUFF, bb, bc, ip, o
+        first = False
+        if e & 16:
+            e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
+                                         & np.uint64((1 << (e & 15)) - 1))]
+        n = e & 15
+        if _is_literal(e):
+            if o >= n_out:
+                return _FAIL, bb, bc, ip, o
+            bb >>= np.uint64(n)
+            bc -= n
+            out[o] = np.uint8(e >> 12)
+            o += 1
+            continue
+        kind = (e >> 5) & 7
+        bb >>= np.uint64(n)
+        bc -= n
+        if kind == _END and n:
+            return _NEXT, bb, bc, ip, o
+        if kind != _LEN or n == 0:
+            return _FAIL, bb, bc, ip, o
+        ok, bb, bc, ip, o = _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst)
+        if not ok:
+            return _FAIL, bb, bc, ip, o
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_block(inp, n_in, out, n_out, state, final, bb, bc, ip, o, tabs):
+    """Read block headers until a Huffman block starts or the stream is done. Returns
+    (state, final, bb, bc, ip, o)."""
+    while state == _NEXT:
+        if final:
+            return _DONE, final, bb, bc, ip, o
+        state, final, bb, bc, ip, o = _block_start(inp, n_in, out, n_out, bb, bc, ip, o,
+                                                   tabs)
+    return state, final, bb, bc, ip, o
+
+
+@njit(cache=True, nogil=True)
+def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
+    """``_inflate`` of two streams at once: (ia[:na] into oa[:ma], ib[:nb] into
+    ob[:mb]); True when both fill their output exactly.
+
+    Where both streams are at literals (every pixel of a map without runs), one literal
+    of each is decoded per step: decoding one stream is a chain of dependent steps
+    (each code's length gives the position of the next), and two independent chains
+    keep the processor busy where one leaves it waiting. Everything else (matches,
+    long codes, block ends) is decoded by ``_step`` one stream at a time."""
+    ta = _tables()
+    tb = _tables()
+    lit_a, dst_a = ta[0], ta[1]
+    lit_b, dst_b = tb[0], tb[1]
+    lmask = np.uint64((1 << _LB) - 1)
+    ba = np.uint64(0)
+    ca = 0
+    pa = 0
+    qa = 0
+    sa = _NEXT
+    fa = False
+    bbb = np.uint64(0)
+    cb = 0
+    pb = 0
+    qb = 0
+    sb = _NEXT
+    fb = False
+    while True:
+        if sa == _NEXT:
+            sa, fa, ba, ca, pa, qa = _next_block(ia, na, oa, ma, sa, fa, ba, ca, pa, qa, ta)
+        if sb == _NEXT:
+            sb, fb, bbb, cb, pb, qb = _next_block(ib, nb, ob, mb, sb, fb, bbb, cb, pb, qb,
+                                                  tb)
+        if sa == _FAIL or sb == _FAIL:
+            return False
+        if sa == _DONE and sb == _DONE:
+            break
+        if sa == _HUFF and sb == _HUFF:
+            # four literals of each per refill: at most _LB = 10 bits each, 40 <= 56.
+            # Leaves at the first symbol of either that is not such a literal.
+            while pa <= na + 8 and pb <= nb + 8 and qa + 4 <= ma and qb + 4 <= mb:
+                ba |= _load8(ia, pa) << np.uint64(ca)
+                pa += (63 - ca) >> 3
+                ca |= 56
+                bbb |= _load8(ib, pb) << np.uint64(cb)
+                pb += (63 - cb) >> 3
+                cb |= 56
+                ea = lit_a[ba & lmask]
+                eb = lit_b[bbb & lmask]
+                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                    break
+                ba >>= np.uint64(ea & 63)
+                ca -= ea & 63
+                oa[qa] = np.uint8(ea >> 12)
+                bbb >>= np.uint64(eb & 63)
+                cb -= eb & 63
+                ob[qb] = np.uint8(eb >> 12)
+                ea = lit_a[ba & lmask]
+                eb = lit_b[bbb & lmask]
+                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                    qa += 1
+                    qb += 1
+                    break
+                ba >>= np.uint64(ea & 63)
+                ca -= ea & 63
+                oa[qa + 1] = np.uint8(ea >> 12)
+                bbb >>= np.uint64(eb & 63)
+                cb -= eb & 63
+                ob[qb + 1] = np.uint8(eb >> 12)
+                ea = lit_a[ba & lmask]
+                eb = lit_b[bbb & lmask]
+                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                    qa += 2
+                    qb += 2
+                    break
+                ba >>= np.uint64(ea & 63)
+                ca -= ea & 63
+                oa[qa + 2] = np.uint8(ea >> 12)
+                bbb >>= np.uint64(eb & 63)
+                cb -= eb & 63
+                ob[qb + 2] = np.uint8(eb >> 12)
+                ea = lit_a[ba & lmask]
+                eb = lit_b[bbb & lmask]
+                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                    qa += 3
+                    qb += 3
+                    break
+                ba >>= np.uint64(ea & 63)
+                ca -= ea & 63
+                oa[qa + 3] = np.uint8(ea >> 12)
+                bbb >>= np.uint64(eb & 63)
+                cb -= eb & 63
+                ob[qb + 3] = np.uint8(eb >> 12)
+                qa += 4
+                qb += 4
+        if sa == _HUFF:
+            sa, ba, ca, pa, qa = _step(ia, na, oa, ma, ba, ca, pa, qa, lit_a, dst_a,
+                                       sb != _DONE)
+        if sb == _HUFF:
+            sb, bbb, cb, pb, qb = _step(ib, nb, ob, mb, bbb, cb, pb, qb, lit_b, dst_b,
+                                        sa != _DONE)
+    return (qa == ma and pa - (ca >> 3) <= na) and (qb == mb and pb - (cb >> 3) <= nb)
 
 
 @njit(cache=True, nogil=True)
@@ -445,12 +652,12 @@ def _unfilter(raw, h, rb, bpp, img):
 
 
 @njit(cache=True, nogil=True)
-def _decode(buf, n, max_pixels, stream, raw, img):
-    """Decode the PNG file ``buf[:n]`` into ``img``, using ``stream`` and ``raw`` as
-    scratch. Returns (status, height, row bytes, bit depth, IDAT bytes). Status 0: the
-    pixels are img[:height * row bytes]; 1: a kind of PNG left to Pillow (or a malformed
-    file: Pillow then says what is wrong); 2: a buffer is too small (the sizes needed
-    are ``_sizes`` of the returned numbers)."""
+def _parse(buf, n, max_pixels, stream, raw, img):
+    """Check the header of the PNG file ``buf[:n]`` and gather its IDAT chunks into
+    ``stream``. Returns (status, height, row bytes, bit depth, IDAT bytes). Status 0:
+    ready to inflate; 1: a kind of PNG left to Pillow (or a malformed file: Pillow then
+    says what is wrong); 2: a buffer is too small (the sizes needed are ``_sizes`` of
+    the returned numbers)."""
     if n < 8 + 25 or _be32(buf, 0) != _SIG_HI or _be32(buf, 4) != _SIG_LO:
         return 1, 0, 0, 0, 0
     if _be32(buf, 8) != 13 or buf[12] != 73 or buf[13] != 72 or buf[14] != 68 \
@@ -501,18 +708,56 @@ def _decode(buf, n, max_pixels, stream, raw, img):
     k = 0
     while k < total:
         ln = _be32(buf, pos)
-        stream[k:k + ln] = buf[pos + 8:pos + 8 + ln]
+        # a loop, not a slice assignment: numba copies overlapping-looking slices
+        # through a temporary
+        src = np.uint64(pos + 8)
+        dst = np.uint64(k)
+        for i in range(_U0, np.uint64(ln)):
+            stream[dst + i] = buf[src + i]
         k += ln
         pos += 12 + ln
     stream[total:total + _PAD] = 0
     cmf, flg = np.int64(stream[0]), np.int64(stream[1])
     if (cmf & 15) != 8 or (cmf >> 4) > 7 or ((cmf << 8) | flg) % 31 or flg & 32:
         return 1, 0, 0, 0, 0
-    if not _inflate(stream[2:], total - 2, raw, n_raw):
+    return 0, h, rb, depth, total
+
+
+@njit(cache=True, nogil=True)
+def _decode(buf, n, max_pixels, stream, raw, img):
+    """Decode the PNG file ``buf[:n]`` into ``img``, using ``stream`` and ``raw`` as
+    scratch: ``_parse``'s numbers, and on status 0 the pixels are img[:height * row
+    bytes]."""
+    status, h, rb, depth, total = _parse(buf, n, max_pixels, stream, raw, img)
+    if status:
+        return status, h, rb, depth, total
+    if not _inflate(stream[2:], total - 2, raw, h * (rb + 1)):
         return 1, 0, 0, 0, 0
-    if not _unfilter(raw, h, rb, bpp, img):
+    if not _unfilter(raw, h, rb, depth // 8, img):
         return 1, 0, 0, 0, 0
     return 0, h, rb, depth, total
+
+
+@njit(cache=True, nogil=True)
+def _decode_pair(buf_a, n_a, stream_a, raw_a, img_a, buf_b, n_b, stream_b, raw_b, img_b,
+                 max_pixels):
+    """``_decode`` of two files with one ``_inflate_pair``. Returns the numbers of each
+    (status 0 only when both decoded)."""
+    a = _parse(buf_a, n_a, max_pixels, stream_a, raw_a, img_a)
+    b = _parse(buf_b, n_b, max_pixels, stream_b, raw_b, img_b)
+    if a[0] or b[0]:
+        return a, b
+    ha, rba, da, ta = a[1], a[2], a[3], a[4]
+    hb, rbb, db, tb = b[1], b[2], b[3], b[4]
+    fail = (1, 0, 0, 0, 0)
+    if not _inflate_pair(stream_a[2:], ta - 2, raw_a, ha * (rba + 1),
+                         stream_b[2:], tb - 2, raw_b, hb * (rbb + 1)):
+        return fail, fail
+    if not _unfilter(raw_a, ha, rba, da // 8, img_a):
+        return fail, b
+    if not _unfilter(raw_b, hb, rbb, db // 8, img_b):
+        return a, fail
+    return a, b
 
 
 def _sizes(h, rb, total):
@@ -540,12 +785,12 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def read_into_scratch(path) -> np.ndarray:
-    """The bytes of the file at ``path`` in this thread's file buffer (a view, valid
-    until the next call on this thread); OSError as ``open`` raises it."""
+def read_into_scratch(path, name: str = "file") -> np.ndarray:
+    """The bytes of the file at ``path`` in this thread's buffer ``name`` (a view, valid
+    until the next call with that name on this thread); OSError as ``open`` raises it."""
     with open(path, "rb", buffering=0) as fh:
         size = os.fstat(fh.fileno()).st_size
-        buf = _SCRATCH.get("file", size + 1)
+        buf = _SCRATCH.get(name, size + 1)
         n = fh.readinto(memoryview(buf)[:size + 1])
         if n > size:            # grew since the stat: take the rest as it comes
             rest = fh.read()
@@ -598,3 +843,41 @@ def decode_label_png(data, max_pixels: int, out: str | None = None) -> np.ndarra
         return None
     pixels = img[:h * rb].reshape(h, rb)
     return pixels if depth == 8 else _to_uint16(pixels)
+
+
+def decode_label_png_pair(data_a, data_b, max_pixels: int, out_a: str, out_b: str):
+    """:func:`decode_label_png` of two files at once (into the per-thread buffers
+    ``out_a`` and ``out_b``), whose streams are inflated together: faster where both are
+    mostly literals (see ``_inflate_pair``). ``None`` unless both are decoded here:
+    then decode each alone, which leaves the one that is not to Pillow.
+
+    Parameters
+    ----------
+    data_a, data_b : (N,) uint8 ndarray
+        The whole files.
+    max_pixels : int
+    out_a, out_b : str
+        Names of the per-thread buffers the results are views of.
+    """
+    while True:
+        img_a, img_b = _SCRATCH.get(out_a, 0), _SCRATCH.get(out_b, 0)
+        a, b = _decode_pair(data_a, data_a.size, _SCRATCH.get("stream", 0),
+                            _SCRATCH.get("raw", 0), img_a,
+                            data_b, data_b.size, _SCRATCH.get("stream_b", 0),
+                            _SCRATCH.get("raw_b", 0), img_b, int(max_pixels))
+        if a[0] == 1 or b[0] == 1:
+            return None
+        if a[0] == 0 and b[0] == 0:
+            break
+        for (status, h, rb, _depth, total), suffix, out in ((a, "", out_a),
+                                                              (b, "_b", out_b)):
+            if status == 2:
+                n_stream, n_raw, n_img = _sizes(h, rb, total)
+                _SCRATCH.get("stream" + suffix, n_stream)
+                _SCRATCH.get("raw" + suffix, n_raw)
+                _SCRATCH.get(out, n_img)
+    maps = []
+    for (_status, h, rb, depth, _total), img in ((a, img_a), (b, img_b)):
+        pixels = img[:h * rb].reshape(h, rb)
+        maps.append(pixels if depth == 8 else _to_uint16(pixels))
+    return maps[0], maps[1]

@@ -481,12 +481,11 @@ def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings,
 def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
     """Read one pair of label-map files and count it (into ``into`` when given);
     InputError names the file."""
-    from ..io import read_stored_labels   # uint8 maps stay uint8
+    from ..io import read_stored_label_pair   # uint8 maps stay uint8
 
     gt_path, pred_path = paths
-    return count_pair(read_stored_labels(gt_path, buffer="gt"),
-                      read_stored_labels(pred_path, buffer="pred"),
-                      gt_path, pred_path, settings, into)
+    gt, pred = read_stored_label_pair(gt_path, pred_path)
+    return count_pair(gt, pred, gt_path, pred_path, settings, into)
 
 
 def _sparse(counts: Counts) -> tuple:

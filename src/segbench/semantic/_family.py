@@ -63,10 +63,14 @@ def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
-    from ..io import read_stored_labels   # uint8 maps stay uint8
+    from ..io import read_stored_label_pair, read_stored_labels   # uint8 stays uint8
     gt_path = _gt_file(sample)
-    gt = read_stored_labels(gt_path)
-    pred = sample.read_prediction(read_stored_labels)
+    if sample.value is None and sample.prediction is not None:
+        # both files at once, into this thread's buffers: the maps are dropped below
+        gt, pred = read_stored_label_pair(gt_path, sample.prediction)
+    else:
+        gt = read_stored_labels(gt_path)
+        pred = sample.read_prediction(read_stored_labels)
     settings = _settings(params)
     counts = _scratch(settings[0])
     count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
