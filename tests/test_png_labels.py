@@ -263,7 +263,7 @@ def test_random_bytes_never_crash_the_pair_decoder():
         bad = bytearray(good)
         for i in rng.integers(start, len(good) - 12, 3):
             bad[i] = rng.integers(0, 256)
-        pair = (np.frombuffer(bytes(bad), np.uint8), np.frombuffer(bytes(good), np.uint8))
-        for a, b in (pair, pair[::-1]):
-            out = decode_label_png_pair(a, b, 10**8, "x", "y")
+        for a, b in ((bad, good), (good, bad)):
+            files = [(np.frombuffer(bytearray(x) + bytes(16), np.uint8), len(x)) for x in (a, b)]
+            out = decode_label_png_pair(files[0], files[1], 10**8, "x", "y")
             assert out is None or (out[0].shape == (30, 40) and out[1].shape == (30, 40))

@@ -144,12 +144,12 @@ def _decode_png(path: Path, out: str | None = None) -> np.ndarray | None:
     16-bit grey, not interlaced), or None: then Pillow decodes it (any other kind, an
     unreadable or malformed file: Pillow's message names the problem). ``out``: see
     :func:`._png.decode_label_png`."""
-    from ._png import decode_label_png, read_into_scratch   # here: these load numba
+    from ._png import decode_scratch, read_into_scratch   # here: these load numba
     try:
-        data = read_into_scratch(path)
+        buf, n = read_into_scratch(path)
     except OSError:
         return None
-    return decode_label_png(data, MAX_PIXELS, out)
+    return decode_scratch(buf, n, MAX_PIXELS, out)
 
 
 def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:

@@ -652,27 +652,29 @@ def _unfilter(raw, h, rb, bpp, img):
 
 
 @njit(cache=True, nogil=True)
-def _parse(buf, n, max_pixels, stream, raw, img):
-    """Check the header of the PNG file ``buf[:n]`` and gather its IDAT chunks into
-    ``stream``. Returns (status, height, row bytes, bit depth, IDAT bytes). Status 0:
-    ready to inflate; 1: a kind of PNG left to Pillow (or a malformed file: Pillow then
-    says what is wrong); 2: a buffer is too small (the sizes needed are ``_sizes`` of
-    the returned numbers)."""
+def _parse(buf, n, max_pixels, raw, img):
+    """Check the header of the PNG file ``buf[:n]`` and gather its IDAT chunks, in
+    place, into one stream buf[start:start + IDAT bytes] followed by ``_PAD`` zero
+    bytes (``buf`` has ``_PAD`` bytes of room after the file). Returns (status, height,
+    row bytes, bit depth, start, IDAT bytes). Status 0: ready to inflate; 1: a kind of
+    PNG left to Pillow (or a malformed file: Pillow then says what is wrong); 2:
+    ``raw`` or ``img`` is too small (the sizes needed are ``_sizes`` of the returned
+    numbers)."""
     if n < 8 + 25 or _be32(buf, 0) != _SIG_HI or _be32(buf, 4) != _SIG_LO:
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     if _be32(buf, 8) != 13 or buf[12] != 73 or buf[13] != 72 or buf[14] != 68 \
             or buf[15] != 82:                           # IHDR first, 13 bytes
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     w = _be32(buf, 16)
     h = _be32(buf, 20)
     depth = np.int64(buf[24])
     ctype = np.int64(buf[25])
     if buf[26] != 0 or buf[27] != 0 or buf[28] != 0:   # compression, filter, interlace
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     if not ((ctype == 0 and (depth == 8 or depth == 16)) or (ctype == 3 and depth == 8)):
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     if w < 1 or h < 1 or w * h > max_pixels:
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     # the IDAT chunks, gathered into one stream
     pos = 33
     total = 0
@@ -683,12 +685,12 @@ def _parse(buf, n, max_pixels, stream, raw, img):
         ln = _be32(buf, pos)
         t0, t1, t2, t3 = buf[pos + 4], buf[pos + 5], buf[pos + 6], buf[pos + 7]
         if pos + 12 + ln > n:
-            return 1, 0, 0, 0, 0
+            return 1, 0, 0, 0, 0, 0
         if t0 == 73 and t1 == 68 and t2 == 65 and t3 == 84:       # IDAT
             if first < 0:
                 first = pos
             elif ended:
-                return 1, 0, 0, 0, 0                               # not consecutive
+                return 1, 0, 0, 0, 0, 0                               # not consecutive
             total += ln
         elif first >= 0:
             ended = True
@@ -698,60 +700,65 @@ def _parse(buf, n, max_pixels, stream, raw, img):
             break
         pos += 12 + ln
     if first < 0 or total < 6 or (ctype == 3 and not seen_plte):
-        return 1, 0, 0, 0, 0
+        return 1, 0, 0, 0, 0, 0
     bpp = depth // 8
     rb = w * bpp
     n_raw = h * (rb + 1)
-    if stream.size < total + _PAD or raw.size < n_raw + 8 or img.size < h * rb:
-        return 2, h, rb, depth, total
-    pos = first
-    k = 0
-    while k < total:
+    if buf.size < n + _PAD:
+        return 1, 0, 0, 0, 0, 0
+    if raw.size < n_raw + 8 or img.size < h * rb:
+        return 2, h, rb, depth, 0, total
+    # the first chunk's data stays where it is; each later one moves down over the
+    # chunk framing before it (no second buffer: one fewer to keep in cache)
+    start = first + 8
+    pos = first + 12 + _be32(buf, first)
+    k = start + _be32(buf, first)
+    while k < start + total:
         ln = _be32(buf, pos)
-        # a loop, not a slice assignment: numba copies overlapping-looking slices
-        # through a temporary
+        # a loop, not a slice assignment: numba copies overlapping slices through a
+        # temporary (and the bytes move down, so a forward copy is safe)
         src = np.uint64(pos + 8)
         dst = np.uint64(k)
         for i in range(_U0, np.uint64(ln)):
-            stream[dst + i] = buf[src + i]
+            buf[dst + i] = buf[src + i]
         k += ln
         pos += 12 + ln
-    stream[total:total + _PAD] = 0
-    cmf, flg = np.int64(stream[0]), np.int64(stream[1])
+    buf[k:k + _PAD] = 0
+    cmf, flg = np.int64(buf[start]), np.int64(buf[start + 1])
     if (cmf & 15) != 8 or (cmf >> 4) > 7 or ((cmf << 8) | flg) % 31 or flg & 32:
-        return 1, 0, 0, 0, 0
-    return 0, h, rb, depth, total
+        return 1, 0, 0, 0, 0, 0
+    return 0, h, rb, depth, start, total
 
 
 @njit(cache=True, nogil=True)
-def _decode(buf, n, max_pixels, stream, raw, img):
-    """Decode the PNG file ``buf[:n]`` into ``img``, using ``stream`` and ``raw`` as
+def _decode(buf, n, max_pixels, raw, img):
+    """Decode the PNG file ``buf[:n]`` (overwritten) into ``img``, using ``raw`` as
     scratch: ``_parse``'s numbers, and on status 0 the pixels are img[:height * row
     bytes]."""
-    status, h, rb, depth, total = _parse(buf, n, max_pixels, stream, raw, img)
+    r = _parse(buf, n, max_pixels, raw, img)
+    status, h, rb, depth, start, total = r
     if status:
-        return status, h, rb, depth, total
-    if not _inflate(stream[2:], total - 2, raw, h * (rb + 1)):
-        return 1, 0, 0, 0, 0
+        return r
+    if not _inflate(buf[start + 2:], total - 2, raw, h * (rb + 1)):
+        return 1, 0, 0, 0, 0, 0
     if not _unfilter(raw, h, rb, depth // 8, img):
-        return 1, 0, 0, 0, 0
-    return 0, h, rb, depth, total
+        return 1, 0, 0, 0, 0, 0
+    return r
 
 
 @njit(cache=True, nogil=True)
-def _decode_pair(buf_a, n_a, stream_a, raw_a, img_a, buf_b, n_b, stream_b, raw_b, img_b,
-                 max_pixels):
+def _decode_pair(buf_a, n_a, raw_a, img_a, buf_b, n_b, raw_b, img_b, max_pixels):
     """``_decode`` of two files with one ``_inflate_pair``. Returns the numbers of each
     (status 0 only when both decoded)."""
-    a = _parse(buf_a, n_a, max_pixels, stream_a, raw_a, img_a)
-    b = _parse(buf_b, n_b, max_pixels, stream_b, raw_b, img_b)
+    a = _parse(buf_a, n_a, max_pixels, raw_a, img_a)
+    b = _parse(buf_b, n_b, max_pixels, raw_b, img_b)
     if a[0] or b[0]:
         return a, b
-    ha, rba, da, ta = a[1], a[2], a[3], a[4]
-    hb, rbb, db, tb = b[1], b[2], b[3], b[4]
-    fail = (1, 0, 0, 0, 0)
-    if not _inflate_pair(stream_a[2:], ta - 2, raw_a, ha * (rba + 1),
-                         stream_b[2:], tb - 2, raw_b, hb * (rbb + 1)):
+    ha, rba, da, sa, ta = a[1], a[2], a[3], a[4], a[5]
+    hb, rbb, db, sb, tb = b[1], b[2], b[3], b[4], b[5]
+    fail = (1, 0, 0, 0, 0, 0)
+    if not _inflate_pair(buf_a[sa + 2:], ta - 2, raw_a, ha * (rba + 1),
+                         buf_b[sb + 2:], tb - 2, raw_b, hb * (rbb + 1)):
         return fail, fail
     if not _unfilter(raw_a, ha, rba, da // 8, img_a):
         return fail, b
@@ -760,9 +767,9 @@ def _decode_pair(buf_a, n_a, stream_a, raw_a, img_a, buf_b, n_b, stream_b, raw_b
     return a, b
 
 
-def _sizes(h, rb, total):
-    """Sizes of (stream, raw, img) that ``_decode`` needs for such an image."""
-    return total + _PAD, h * (rb + 1) + 8, h * rb
+def _sizes(h, rb):
+    """Sizes of (raw, img) that ``_decode`` needs for such an image."""
+    return h * (rb + 1) + 8, h * rb
 
 
 class _Scratch(threading.local):
@@ -785,18 +792,20 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def read_into_scratch(path, name: str = "file") -> np.ndarray:
-    """The bytes of the file at ``path`` in this thread's buffer ``name`` (a view, valid
-    until the next call with that name on this thread); OSError as ``open`` raises it."""
+def read_into_scratch(path, name: str = "file") -> tuple[np.ndarray, int]:
+    """(buffer, n): the n bytes of the file at ``path`` in this thread's buffer
+    ``name``, with at least ``_PAD`` bytes of room after them (valid until the next call
+    with that name on this thread); OSError as ``open`` raises it."""
     with open(path, "rb", buffering=0) as fh:
         size = os.fstat(fh.fileno()).st_size
-        buf = _SCRATCH.get(name, size + 1)
+        buf = _SCRATCH.get(name, size + 1 + _PAD)
         n = fh.readinto(memoryview(buf)[:size + 1])
         if n > size:            # grew since the stat: take the rest as it comes
             rest = fh.read()
-            buf = np.concatenate([buf[:n], np.frombuffer(rest, np.uint8)])
+            buf = np.concatenate([buf[:n], np.frombuffer(rest, np.uint8),
+                                  np.zeros(_PAD, np.uint8)])
             n += len(rest)
-    return buf[:n]
+    return buf, n
 
 
 @njit(cache=True, nogil=True)
@@ -819,23 +828,29 @@ def decode_label_png(data, max_pixels: int, out: str | None = None) -> np.ndarra
     Parameters
     ----------
     data : bytes or (N,) uint8 ndarray
-        The whole file.
+        The whole file (not modified: it is copied to a scratch buffer).
     max_pixels : int
     out : str, optional
         Name of a per-thread buffer to decode an 8-bit map into: the result is then a
         view of it, overwritten by the next decode into that name on this thread.
         ``None`` (default): a new array.
     """
-    buf = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+    src = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+    buf = _SCRATCH.get("file", src.size + _PAD)
+    buf[:src.size] = src
+    return decode_scratch(buf, src.size, max_pixels, out)
+
+
+def decode_scratch(buf, n: int, max_pixels: int, out: str | None = None):
+    """:func:`decode_label_png` of the file ``buf[:n]`` read by :func:`read_into_scratch`
+    (``buf`` is overwritten)."""
     img = _SCRATCH.get(out, 0) if out is not None else np.empty(0, np.uint8)
     while True:
-        status, h, rb, depth, total = _decode(buf, buf.size, int(max_pixels),
-                                              _SCRATCH.get("stream", 0),
-                                              _SCRATCH.get("raw", 0), img)
+        status, h, rb, depth, _start, _total = _decode(buf, n, int(max_pixels),
+                                                       _SCRATCH.get("raw", 0), img)
         if status != 2:
             break
-        n_stream, n_raw, n_img = _sizes(h, rb, total)
-        _SCRATCH.get("stream", n_stream)
+        n_raw, n_img = _sizes(h, rb)
         _SCRATCH.get("raw", n_raw)
         if img.size < n_img:
             img = _SCRATCH.get(out, n_img) if out is not None else np.empty(n_img, np.uint8)
@@ -845,7 +860,7 @@ def decode_label_png(data, max_pixels: int, out: str | None = None) -> np.ndarra
     return pixels if depth == 8 else _to_uint16(pixels)
 
 
-def decode_label_png_pair(data_a, data_b, max_pixels: int, out_a: str, out_b: str):
+def decode_label_png_pair(file_a, file_b, max_pixels: int, out_a: str, out_b: str):
     """:func:`decode_label_png` of two files at once (into the per-thread buffers
     ``out_a`` and ``out_b``), whose streams are inflated together: faster where both are
     mostly literals (see ``_inflate_pair``). ``None`` unless both are decoded here:
@@ -853,31 +868,30 @@ def decode_label_png_pair(data_a, data_b, max_pixels: int, out_a: str, out_b: st
 
     Parameters
     ----------
-    data_a, data_b : (N,) uint8 ndarray
-        The whole files.
+    file_a, file_b : tuple
+        ``(buffer, n)`` of each file as :func:`read_into_scratch` gives it (the
+        buffers are overwritten).
     max_pixels : int
     out_a, out_b : str
         Names of the per-thread buffers the results are views of.
     """
+    (buf_a, n_a), (buf_b, n_b) = file_a, file_b
     while True:
         img_a, img_b = _SCRATCH.get(out_a, 0), _SCRATCH.get(out_b, 0)
-        a, b = _decode_pair(data_a, data_a.size, _SCRATCH.get("stream", 0),
-                            _SCRATCH.get("raw", 0), img_a,
-                            data_b, data_b.size, _SCRATCH.get("stream_b", 0),
-                            _SCRATCH.get("raw_b", 0), img_b, int(max_pixels))
+        a, b = _decode_pair(buf_a, n_a, _SCRATCH.get("raw", 0), img_a,
+                            buf_b, n_b, _SCRATCH.get("raw_b", 0), img_b, int(max_pixels))
         if a[0] == 1 or b[0] == 1:
             return None
         if a[0] == 0 and b[0] == 0:
             break
-        for (status, h, rb, _depth, total), suffix, out in ((a, "", out_a),
-                                                              (b, "_b", out_b)):
+        for status, h, rb, raw, out in ((a[0], a[1], a[2], "raw", out_a),
+                                        (b[0], b[1], b[2], "raw_b", out_b)):
             if status == 2:
-                n_stream, n_raw, n_img = _sizes(h, rb, total)
-                _SCRATCH.get("stream" + suffix, n_stream)
-                _SCRATCH.get("raw" + suffix, n_raw)
+                n_raw, n_img = _sizes(h, rb)
+                _SCRATCH.get(raw, n_raw)
                 _SCRATCH.get(out, n_img)
     maps = []
-    for (_status, h, rb, depth, _total), img in ((a, img_a), (b, img_b)):
+    for (_status, h, rb, depth, _start, _total), img in ((a, img_a), (b, img_b)):
         pixels = img[:h * rb].reshape(h, rb)
         maps.append(pixels if depth == 8 else _to_uint16(pixels))
     return maps[0], maps[1]
