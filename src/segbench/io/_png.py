@@ -85,10 +85,10 @@ def _be32(buf, i):
 
 @njit(cache=True, nogil=True)
 def _build(lens, vals, table, lb):
-    """Fill ``table`` (zeroed here) for the canonical Huffman code of code lengths
-    ``lens``; symbol s decodes to ``vals[s] | length``. Returns False for an
-    over-subscribed code (an incomplete one leaves entries 0: no such code)."""
-    table[:] = 0
+    """Fill ``table`` for the canonical Huffman code of code lengths ``lens``; symbol s
+    decodes to ``vals[s] | length``. Returns False for an over-subscribed code (an
+    incomplete one leaves entries of kind _BAD and length 0: no such code)."""
+    table[:] = _BAD << 5
     count = np.zeros(16, np.int64)
     for s in range(lens.size):
         count[lens[s]] += 1
@@ -427,8 +427,15 @@ def _inflate(inp, n_in, out, n_out):
 
 @njit(cache=True, nogil=True, inline="always")
 def _is_primary_literal(e):
-    """A literal decoded by the first-level table alone (code of at most _LB bits)."""
-    return np.uint64((e & 0xFF) - 1) < np.uint64(_LB)
+    """A literal decoded by the first-level table alone (code of at most _LB bits):
+    kind 0, no pointer (an entry without a code has kind _BAD)."""
+    return (e & 0xF0) == 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _both_primary_literals(ea, eb):
+    """``_is_primary_literal`` of both, with one branch."""
+    return ((ea | eb) & 0xF0) == 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -523,9 +530,9 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
         if sa == _DONE and sb == _DONE:
             break
         if sa == _HUFF and sb == _HUFF:
-            # four literals of each per refill: at most _LB = 10 bits each, 40 <= 56.
+            # five literals of each per refill: at most _LB = 10 bits each, 50 <= 56.
             # Leaves at the first symbol of either that is not such a literal.
-            while pa <= na + 8 and pb <= nb + 8 and qa + 4 <= ma and qb + 4 <= mb:
+            while pa <= na + 8 and pb <= nb + 8 and qa + 5 <= ma and qb + 5 <= mb:
                 ba |= _load8(ia, pa) << np.uint64(ca)
                 pa += (63 - ca) >> 3
                 ca |= 56
@@ -534,7 +541,7 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                 cb |= 56
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
-                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                if not _both_primary_literals(ea, eb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
@@ -544,7 +551,7 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                 ob[qb] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
-                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                if not _both_primary_literals(ea, eb):
                     qa += 1
                     qb += 1
                     break
@@ -556,7 +563,7 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                 ob[qb + 1] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
-                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                if not _both_primary_literals(ea, eb):
                     qa += 2
                     qb += 2
                     break
@@ -568,7 +575,7 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                 ob[qb + 2] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
-                if not (_is_primary_literal(ea) and _is_primary_literal(eb)):
+                if not _both_primary_literals(ea, eb):
                     qa += 3
                     qb += 3
                     break
@@ -578,8 +585,20 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
                 ob[qb + 3] = np.uint8(eb >> 12)
-                qa += 4
-                qb += 4
+                ea = lit_a[ba & lmask]
+                eb = lit_b[bbb & lmask]
+                if not _both_primary_literals(ea, eb):
+                    qa += 4
+                    qb += 4
+                    break
+                ba >>= np.uint64(ea & 63)
+                ca -= ea & 63
+                oa[qa + 4] = np.uint8(ea >> 12)
+                bbb >>= np.uint64(eb & 63)
+                cb -= eb & 63
+                ob[qb + 4] = np.uint8(eb >> 12)
+                qa += 5
+                qb += 5
         if sa == _HUFF:
             sa, ba, ca, pa, qa = _step(ia, na, oa, ma, ba, ca, pa, qa, lit_a, dst_a,
                                        sb != _DONE)

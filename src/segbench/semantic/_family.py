@@ -154,16 +154,16 @@ def _row_means(values: np.ndarray) -> np.ndarray:
 
 def _areas(block, c: int):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records."""
+    from ._kernels import class_areas
     n = len(block)
-    item = np.repeat(np.arange(n), [len(r[0]) for r in block])
-    nz = np.concatenate([r[0] for r in block])
-    w = np.concatenate([r[1] for r in block]).astype(np.float64)
-    gt_cls, pred_cls = np.divmod(nz, c)
-    diag = gt_cls == pred_cls
-    tp = np.bincount(item[diag] * c + gt_cls[diag], w[diag], n * c).reshape(n, c)
-    gt_area = np.bincount(item * c + gt_cls, w, n * c).reshape(n, c)
-    pred_area = np.bincount(item * c + pred_cls, w, n * c).reshape(n, c)
-    return tp, gt_area, pred_area
+    starts = np.zeros(n + 1, np.int64)
+    np.cumsum([len(r[0]) for r in block], out=starts[1:])
+    nz = np.concatenate([np.asarray(r[0], np.int64) for r in block]) if n else starts[:0]
+    w = np.concatenate([np.asarray(r[1], np.int64) for r in block]) if n else starts[:0]
+    areas = [np.zeros((n, c), np.int64) for _ in range(3)]
+    class_areas(nz, w, starts, c, *areas)
+    # float64 as before: the sums are integers below 2**53, so exact either way
+    return tuple(a.astype(np.float64) for a in areas)
 
 
 def _resampler(ids, records, params, options):
