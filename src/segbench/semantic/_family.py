@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
-from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult, _sparse,
+from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult,
                          class_names, count_pair)
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
@@ -64,6 +64,7 @@ def _evaluate(sample, params: dict) -> tuple:
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
     from ..io import read_stored_label_pair, read_stored_labels   # uint8 stays uint8
+    from ._kernels import take_cells
     gt_path = _gt_file(sample)
     if sample.value is None and sample.prediction is not None:
         # both files at once, into this thread's buffers: the maps are dropped below
@@ -74,9 +75,9 @@ def _evaluate(sample, params: dict) -> tuple:
     settings = _settings(params)
     counts = _scratch(settings[0])
     count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
-    nz, vals, gb, pb, bi = _sparse(counts)
+    nz, vals = take_cells(counts.conf)      # and back to zeros
+    gb, pb, bi = counts.gt_band, counts.pred_band, counts.band_inter
     record = (nz, vals, gb.copy(), pb.copy(), bi.copy())
-    counts.conf[nz] = 0          # back to zeros, touching only the cells counted
     for arr in (gb, pb, bi):
         arr[:] = 0
     return record
@@ -154,16 +155,13 @@ def _row_means(values: np.ndarray) -> np.ndarray:
 
 def _areas(block, c: int):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records."""
-    from ._kernels import class_areas
-    n = len(block)
-    starts = np.zeros(n + 1, np.int64)
-    np.cumsum([len(r[0]) for r in block], out=starts[1:])
-    nz = np.concatenate([np.asarray(r[0], np.int64) for r in block]) if n else starts[:0]
-    w = np.concatenate([np.asarray(r[1], np.int64) for r in block]) if n else starts[:0]
-    areas = [np.zeros((n, c), np.int64) for _ in range(3)]
-    class_areas(nz, w, starts, c, *areas)
+    from ._kernels import record_areas
+    tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
+    for k, r in enumerate(block):
+        record_areas(np.asarray(r[0], np.int64), np.asarray(r[1], np.int64), c, k,
+                     tp, gt_area, pred_area)
     # float64 as before: the sums are integers below 2**53, so exact either way
-    return tuple(a.astype(np.float64) for a in areas)
+    return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 
 
 def _resampler(ids, records, params, options):
