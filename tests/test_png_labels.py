@@ -267,3 +267,31 @@ def test_random_bytes_never_crash_the_pair_decoder():
             files = [(np.frombuffer(bytearray(x) + bytes(16), np.uint8), len(x)) for x in (a, b)]
             out = decode_label_png_pair(files[0], files[1], 10**8, "x", "y")
             assert out is None or (out[0].shape == (30, 40) and out[1].shape == (30, 40))
+
+
+def test_pair_buffers_grow_while_the_other_file_waits_as_read(tmp_path):
+    """In a fresh thread (empty buffers), pairs whose sides need their buffers grown at
+    different calls, with many IDAT chunks (gathered in place only once both fit)."""
+    import threading
+
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(12)
+    shapes = [((20, 30), (20, 30)), ((20, 30), (90, 120)), ((150, 40), (90, 120)),
+              ((15, 15), (200, 210))]
+    cases = []
+    for k, shapes_k in enumerate(shapes):
+        paths = []
+        for side, shape in zip("ab", shapes_k):
+            paths.append(tmp_path / f"{k}{side}.png")
+            paths[-1].write_bytes(_png(rng.integers(0, 150, shape), filters=[1, 4],
+                                       idat=700))
+        cases.append(paths)
+    got = []
+    worker = threading.Thread(target=lambda: got.extend(
+        [tuple(x.copy() for x in read_stored_label_pair(a, b)) for a, b in cases]))
+    worker.start()
+    worker.join()
+    assert len(got) == len(cases)
+    for (a, b), (ga, gb) in zip(cases, got):
+        np.testing.assert_array_equal(ga, _pillow(a))
+        np.testing.assert_array_equal(gb, _pillow(b))

@@ -127,8 +127,8 @@ def read_stored_label_pair(gt_path: str | PathLike, pred_path: str | PathLike
         from ._png import decode_label_png_pair, read_into_scratch
         gt_path, pred_path = require_file(gt_path), require_file(pred_path)
         try:
-            a = read_into_scratch(gt_path, "file")
-            b = read_into_scratch(pred_path, "file_b")
+            a = read_into_scratch(gt_path, "gt")
+            b = read_into_scratch(pred_path, "pred")
         except OSError:
             a = b = None
         if a is not None:
@@ -146,7 +146,7 @@ def _decode_png(path: Path, out: str | None = None) -> np.ndarray | None:
     :func:`._png.decode_label_png`."""
     from ._png import decode_scratch, read_into_scratch   # here: these load numba
     try:
-        buf, n = read_into_scratch(path)
+        buf, n = read_into_scratch(path, out or "file")
     except OSError:
         return None
     return decode_scratch(buf, n, MAX_PIXELS, out)

@@ -545,10 +545,10 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
-                oa[qa] = np.uint8(ea >> 12)
+                oa[np.uint64(qa)] = np.uint8(ea >> 12)
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
-                ob[qb] = np.uint8(eb >> 12)
+                ob[np.uint64(qb)] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
                 if not _both_primary_literals(ea, eb):
@@ -557,10 +557,10 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
-                oa[qa + 1] = np.uint8(ea >> 12)
+                oa[np.uint64(qa + 1)] = np.uint8(ea >> 12)
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
-                ob[qb + 1] = np.uint8(eb >> 12)
+                ob[np.uint64(qb + 1)] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
                 if not _both_primary_literals(ea, eb):
@@ -569,10 +569,10 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
-                oa[qa + 2] = np.uint8(ea >> 12)
+                oa[np.uint64(qa + 2)] = np.uint8(ea >> 12)
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
-                ob[qb + 2] = np.uint8(eb >> 12)
+                ob[np.uint64(qb + 2)] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
                 if not _both_primary_literals(ea, eb):
@@ -581,10 +581,10 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
-                oa[qa + 3] = np.uint8(ea >> 12)
+                oa[np.uint64(qa + 3)] = np.uint8(ea >> 12)
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
-                ob[qb + 3] = np.uint8(eb >> 12)
+                ob[np.uint64(qb + 3)] = np.uint8(eb >> 12)
                 ea = lit_a[ba & lmask]
                 eb = lit_b[bbb & lmask]
                 if not _both_primary_literals(ea, eb):
@@ -593,10 +593,10 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
                     break
                 ba >>= np.uint64(ea & 63)
                 ca -= ea & 63
-                oa[qa + 4] = np.uint8(ea >> 12)
+                oa[np.uint64(qa + 4)] = np.uint8(ea >> 12)
                 bbb >>= np.uint64(eb & 63)
                 cb -= eb & 63
-                ob[qb + 4] = np.uint8(eb >> 12)
+                ob[np.uint64(qb + 4)] = np.uint8(eb >> 12)
                 qa += 5
                 qb += 5
         if sa == _HUFF:
@@ -701,14 +701,14 @@ def _unfilter(raw, h, rb, bpp, img):
 
 
 @njit(cache=True, nogil=True)
-def _parse(buf, n, max_pixels, raw, img):
+def _parse(buf, n, max_pixels, raw, img, gather=True):
     """Check the header of the PNG file ``buf[:n]`` and gather its IDAT chunks, in
     place, into one stream buf[start:start + IDAT bytes] followed by ``_PAD`` zero
     bytes (``buf`` has ``_PAD`` bytes of room after the file). Returns (status, height,
     row bytes, bit depth, start, IDAT bytes). Status 0: ready to inflate; 1: a kind of
     PNG left to Pillow (or a malformed file: Pillow then says what is wrong); 2:
     ``raw`` or ``img`` is too small (the sizes needed are ``_sizes`` of the returned
-    numbers)."""
+    numbers). With ``gather`` False, nothing is moved (status 0: it would be ready)."""
     if n < 8 + 25 or _be32(buf, 0) != _SIG_HI or _be32(buf, 4) != _SIG_LO:
         return 1, 0, 0, 0, 0, 0
     if _be32(buf, 8) != 13 or buf[12] != 73 or buf[13] != 72 or buf[14] != 68 \
@@ -757,6 +757,8 @@ def _parse(buf, n, max_pixels, raw, img):
         return 1, 0, 0, 0, 0, 0
     if raw.size < n_raw + 8 or img.size < h * rb:
         return 2, h, rb, depth, 0, total
+    if not gather:
+        return 0, h, rb, depth, 0, total
     # the first chunk's data stays where it is; each later one moves down over the
     # chunk framing before it (no second buffer: one fewer to keep in cache)
     start = first + 8
@@ -799,6 +801,12 @@ def _decode(buf, n, max_pixels, raw, img):
 def _decode_pair(buf_a, n_a, raw_a, img_a, buf_b, n_b, raw_b, img_b, max_pixels):
     """``_decode`` of two files with one ``_inflate_pair``. Returns the numbers of each
     (status 0 only when both decoded)."""
+    # both checked before either is gathered in place: a file must stay as read while
+    # the other's buffers are grown and the pair is tried again
+    a = _parse(buf_a, n_a, max_pixels, raw_a, img_a, False)
+    b = _parse(buf_b, n_b, max_pixels, raw_b, img_b, False)
+    if a[0] or b[0]:
+        return a, b
     a = _parse(buf_a, n_a, max_pixels, raw_a, img_a)
     b = _parse(buf_b, n_b, max_pixels, raw_b, img_b)
     if a[0] or b[0]:
@@ -829,11 +837,15 @@ class _Scratch(threading.local):
     def __init__(self):
         self.bufs = {}
 
-    def get(self, name, size):
-        """A uint8 buffer of at least ``size`` bytes (grown in steps, never shrunk)."""
+    def get(self, name, size, keep=0):
+        """A uint8 buffer of at least ``size`` bytes (grown in steps, never shrunk; a
+        grown one starts with the first ``keep`` bytes of the old one)."""
         b = self.bufs.get(name)
         if b is None or b.size < size:
-            b = np.empty(max(size, 2 * (0 if b is None else b.size)), np.uint8)
+            old = b
+            b = np.empty(max(size, 2 * (0 if old is None else old.size)), np.uint8)
+            if keep:
+                b[:keep] = old[:keep]
             self.bufs[name] = b
         return b
 
@@ -880,20 +892,21 @@ def decode_label_png(data, max_pixels: int, out: str | None = None) -> np.ndarra
         The whole file (not modified: it is copied to a scratch buffer).
     max_pixels : int
     out : str, optional
-        Name of a per-thread buffer to decode an 8-bit map into: the result is then a
-        view of it, overwritten by the next decode into that name on this thread.
-        ``None`` (default): a new array.
+        Name of a per-thread buffer to decode an 8-bit map into (the file is copied
+        there first): the result is then a view of it, overwritten by the next use of
+        that name on this thread. ``None`` (default): a new array.
     """
     src = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
-    buf = _SCRATCH.get("file", src.size + _PAD)
+    buf = _SCRATCH.get(out or "file", src.size + _PAD)
     buf[:src.size] = src
     return decode_scratch(buf, src.size, max_pixels, out)
 
 
 def decode_scratch(buf, n: int, max_pixels: int, out: str | None = None):
     """:func:`decode_label_png` of the file ``buf[:n]`` read by :func:`read_into_scratch`
-    (``buf`` is overwritten)."""
-    img = _SCRATCH.get(out, 0) if out is not None else np.empty(0, np.uint8)
+    (``buf`` is overwritten): into ``buf`` itself when ``out`` names it (the file is
+    not needed once inflated, and one buffer fewer stays in cache), else a new array."""
+    img = buf if out is not None else np.empty(0, np.uint8)
     while True:
         status, h, rb, depth, _start, _total = _decode(buf, n, int(max_pixels),
                                                        _SCRATCH.get("raw", 0), img)
@@ -902,7 +915,10 @@ def decode_scratch(buf, n: int, max_pixels: int, out: str | None = None):
         n_raw, n_img = _sizes(h, rb)
         _SCRATCH.get("raw", n_raw)
         if img.size < n_img:
-            img = _SCRATCH.get(out, n_img) if out is not None else np.empty(n_img, np.uint8)
+            if out is not None:     # the file is still unchanged: it moves with it
+                buf = img = _SCRATCH.get(out, n_img, keep=n)
+            else:
+                img = np.empty(n_img, np.uint8)
     if status:
         return None
     pixels = img[:h * rb].reshape(h, rb)
@@ -918,29 +934,31 @@ def decode_label_png_pair(file_a, file_b, max_pixels: int, out_a: str, out_b: st
     Parameters
     ----------
     file_a, file_b : tuple
-        ``(buffer, n)`` of each file as :func:`read_into_scratch` gives it (the
-        buffers are overwritten).
+        ``(buffer, n)`` of each file as :func:`read_into_scratch` read it into the
+        per-thread buffers named ``out_a`` and ``out_b``.
     max_pixels : int
     out_a, out_b : str
-        Names of the per-thread buffers the results are views of.
+        Names of those buffers: each file is decoded into its own buffer (it is not
+        needed once inflated), and the results are views of them.
     """
     (buf_a, n_a), (buf_b, n_b) = file_a, file_b
     while True:
-        img_a, img_b = _SCRATCH.get(out_a, 0), _SCRATCH.get(out_b, 0)
-        a, b = _decode_pair(buf_a, n_a, _SCRATCH.get("raw", 0), img_a,
-                            buf_b, n_b, _SCRATCH.get("raw_b", 0), img_b, int(max_pixels))
+        a, b = _decode_pair(buf_a, n_a, _SCRATCH.get("raw", 0), buf_a,
+                            buf_b, n_b, _SCRATCH.get("raw_b", 0), buf_b, int(max_pixels))
         if a[0] == 1 or b[0] == 1:
             return None
         if a[0] == 0 and b[0] == 0:
             break
-        for status, h, rb, raw, out in ((a[0], a[1], a[2], "raw", out_a),
-                                        (b[0], b[1], b[2], "raw_b", out_b)):
-            if status == 2:
-                n_raw, n_img = _sizes(h, rb)
-                _SCRATCH.get(raw, n_raw)
-                _SCRATCH.get(out, n_img)
+        if a[0] == 2:
+            n_raw, n_img = _sizes(a[1], a[2])
+            _SCRATCH.get("raw", n_raw)
+            buf_a = _SCRATCH.get(out_a, max(n_img, n_a + _PAD), keep=n_a)
+        if b[0] == 2:
+            n_raw, n_img = _sizes(b[1], b[2])
+            _SCRATCH.get("raw_b", n_raw)
+            buf_b = _SCRATCH.get(out_b, max(n_img, n_b + _PAD), keep=n_b)
     maps = []
-    for (_status, h, rb, depth, _start, _total), img in ((a, img_a), (b, img_b)):
+    for (_status, h, rb, depth, _start, _total), img in ((a, buf_a), (b, buf_b)):
         pixels = img[:h * rb].reshape(h, rb)
         maps.append(pixels if depth == 8 else _to_uint16(pixels))
     return maps[0], maps[1]
