@@ -192,8 +192,10 @@ def _dense_tables(nc, ign, rzl):
 @njit(cache=True, nogil=True, inline="always")
 def _count_dense(g, p, gmap, pmap, dense):
     """One table look-up and increment per pixel: no branch depends on the labels."""
-    if g.itemsize == 1:
-        for c in range(_U0, np.uint64(g.size)):   # bytes index the tables as they are
+    if g.itemsize == 1 and p.itemsize == 1:
+        # bytes index the tables as they are (both: a wider prediction beside uint8
+        # ground truth read past pmap)
+        for c in range(_U0, np.uint64(g.size)):
             dense[np.uint64(gmap[g[c]] + pmap[p[c]])] += 1
         return
     gtop = np.uint64(gmap.size - 1)
