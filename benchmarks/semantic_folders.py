@@ -15,7 +15,8 @@ are printed (CPU-seconds of the process, all threads; wall beside it):
   and ``evaluate_semantic`` (the engine path ``segbench semantic`` takes, no output
   folder, one worker);
 - memory: the decoded maps (uint8) fed one pair per ``update`` to each;
-- floor: segbench reading and decoding the files, no counting.
+- floor: segbench reading and decoding the files as ``update_folders`` does
+  (``read_stored_label_pair``), no counting.
 
 hotcoco runs on one thread (``RAYON_NUM_THREADS=1``, set before it is imported), so
 both sides are compared on one core. Every run's mIoU is checked against hotcoco's to
@@ -91,7 +92,7 @@ def main(argv=None):
     ap.add_argument("--cache", type=Path, default=default_cache())
     a = ap.parse_args(argv)
     from segbench.api_semantic import evaluate_semantic
-    from segbench.io import read_stored_labels
+    from segbench.io import read_stored_label_pair, read_stored_labels
 
     print(f"segbench {segbench.__version__} from {Path(segbench.__file__).parent}; "
           + (f"hotcoco {hotcoco.__version__}, RAYON_NUM_THREADS="
@@ -126,8 +127,7 @@ def main(argv=None):
 
         def floor():
             for f in files:
-                read_stored_labels(f)
-                read_stored_labels(pred_dir / f.name)
+                read_stored_label_pair(f, pred_dir / f.name)
 
         runs = {"files: segbench update_folders": ours_files,
                 "files: segbench evaluate_semantic": ours_engine,

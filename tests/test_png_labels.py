@@ -189,3 +189,112 @@ def test_decompression_bomb_header_goes_to_pillow_check(tmp_path):
                                                                                    b""))
     with pytest.raises(InputError, match="too large|megapixels"):
         read_label_map(path)
+
+
+def test_a_named_buffer_gives_the_same_labels_and_is_reused(tmp_path):
+    from segbench.io import read_stored_labels
+    rng = np.random.default_rng(5)
+    maps = [_blobs(rng, 40, 50, 30).astype(np.uint8), _blobs(rng, 30, 20, 30).astype(np.uint8)]
+    paths = []
+    for i, m in enumerate(maps):
+        paths.append(tmp_path / f"{i}.png")
+        Image.fromarray(m).save(paths[-1])
+    first = read_stored_labels(paths[0], buffer="test")
+    assert first.dtype == np.uint8
+    np.testing.assert_array_equal(first, maps[0])
+    second = read_stored_labels(paths[1], buffer="test")
+    np.testing.assert_array_equal(second, maps[1])
+    assert np.shares_memory(first, second)      # the documented reuse
+    np.save(tmp_path / "m.npy", maps[0])
+    np.testing.assert_array_equal(read_stored_labels(tmp_path / "m.npy", buffer="test"),
+                                  maps[0])
+
+
+_STRATEGIES = {"default": (6, zlib.Z_DEFAULT_STRATEGY), "huffman": (6, zlib.Z_HUFFMAN_ONLY),
+               "fixed": (6, zlib.Z_FIXED), "stored": (0, zlib.Z_DEFAULT_STRATEGY)}
+
+
+@pytest.mark.parametrize("first", ["default", "huffman", "fixed", "stored"])
+@pytest.mark.parametrize("second", ["default", "huffman", "stored"])
+def test_pairs_decoded_together_as_pillow_decodes_each(tmp_path, first, second):
+    """Two streams inflated at once (literal-heavy random maps beside blob maps, every
+    block kind, other sizes and depths on the two sides) give each file's labels."""
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(len(first) * 13 + len(second))
+    # random beside random: inflated together; beside blobs: one after the other
+    sides = [(rng.integers(0, 150, (70, 90)), first),
+             (rng.integers(0, 150, (53, 47)), second)]
+    if second == "default":
+        sides[1] = (_blobs(rng, 53, 47, 150), second)
+        if first == "default":
+            sides[1] = (_blobs(rng, 53, 47, 3000).astype(np.uint16), second)
+    paths = []
+    for i, (labels, strategy) in enumerate(sides):
+        level, zs = _STRATEGIES[strategy]
+        paths.append(tmp_path / f"{i}.png")
+        paths[-1].write_bytes(_png(labels, filters=[1, 2, 4, 0, 3], level=level,
+                                   strategy=zs, idat=999))
+    for a, b in (paths, paths[::-1], (paths[0], paths[0])):
+        got_a, got_b = read_stored_label_pair(a, b)
+        np.testing.assert_array_equal(got_a, _pillow(a))
+        np.testing.assert_array_equal(got_b, _pillow(b))
+        assert got_a.dtype == _pillow(a).dtype and got_b.dtype == _pillow(b).dtype
+
+
+def test_a_malformed_file_in_a_pair_is_named(tmp_path):
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(8)
+    good = _png(rng.integers(0, 150, (40, 60)), filters=[1], idat=500)
+    bad = good[:len(good) // 2]                   # truncated
+    (tmp_path / "good.png").write_bytes(good)
+    (tmp_path / "bad.png").write_bytes(bad)
+    for a, b in (("good", "bad"), ("bad", "good")):
+        with pytest.raises(InputError) as info:
+            read_stored_label_pair(tmp_path / f"{a}.png", tmp_path / f"{b}.png")
+        assert str(tmp_path / "bad.png") in str(info.value)
+        assert "\n" not in str(info.value)
+
+
+def test_random_bytes_never_crash_the_pair_decoder():
+    """Flipped bytes in either stream of a pair: both decoded right, or None."""
+    from segbench.io._png import decode_label_png_pair
+    rng = np.random.default_rng(9)
+    want = rng.integers(0, 150, (30, 40)).astype(np.uint8)
+    good = bytearray(_png(want, filters=[1, 2], idat=10**6))
+    start = good.index(b"IDAT") + 4
+    for _ in range(200):
+        bad = bytearray(good)
+        for i in rng.integers(start, len(good) - 12, 3):
+            bad[i] = rng.integers(0, 256)
+        for a, b in ((bad, good), (good, bad)):
+            files = [(np.frombuffer(bytearray(x) + bytes(16), np.uint8), len(x)) for x in (a, b)]
+            out = decode_label_png_pair(files[0], files[1], 10**8, "x", "y")
+            assert out is None or (out[0].shape == (30, 40) and out[1].shape == (30, 40))
+
+
+def test_pair_buffers_grow_while_the_other_file_waits_as_read(tmp_path):
+    """In a fresh thread (empty buffers), pairs whose sides need their buffers grown at
+    different calls, with many IDAT chunks (gathered in place only once both fit)."""
+    import threading
+
+    from segbench.io import read_stored_label_pair
+    rng = np.random.default_rng(12)
+    shapes = [((20, 30), (20, 30)), ((20, 30), (90, 120)), ((150, 40), (90, 120)),
+              ((15, 15), (200, 210))]
+    cases = []
+    for k, shapes_k in enumerate(shapes):
+        paths = []
+        for side, shape in zip("ab", shapes_k):
+            paths.append(tmp_path / f"{k}{side}.png")
+            paths[-1].write_bytes(_png(rng.integers(0, 150, shape), filters=[1, 4],
+                                       idat=700))
+        cases.append(paths)
+    got = []
+    worker = threading.Thread(target=lambda: got.extend(
+        [tuple(x.copy() for x in read_stored_label_pair(a, b)) for a, b in cases]))
+    worker.start()
+    worker.join()
+    assert len(got) == len(cases)
+    for (a, b), (ga, gb) in zip(cases, got):
+        np.testing.assert_array_equal(ga, _pillow(a))
+        np.testing.assert_array_equal(gb, _pillow(b))

@@ -6,7 +6,7 @@
   :func:`read_prediction`, :func:`as_prediction`, :class:`Prediction`,
   :func:`check_same_shape`, :func:`write_soft_map`, :func:`write_segs`
 - label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
-  :func:`write_label_map`
+  :func:`read_stored_labels`, :func:`read_stored_label_pair`, :func:`write_label_map`
 - photographs and pictures: :func:`read_image`, :func:`write_image`
 - folders: :func:`list_files`
 - the official benchmark's text files (``<iid>_ev1..4.txt``, ``eval_bdry*.txt``,
@@ -30,7 +30,8 @@ from ._atomic import (atomic_write_bytes, atomic_write_text, claim_folder, ensur
 from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
-from ._labels import read_label_map, read_stored_labels, write_label_map
+from ._labels import (read_label_map, read_stored_label_pair, read_stored_labels,
+                      write_label_map)
 from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
                         read_eval_cover, read_eval_ri_voi, read_ev1_table,
                         read_region_tables, write_eval_bdry, write_eval_region,
@@ -78,6 +79,7 @@ __all__ = [
     "read_image",
     "read_label_map",
     "read_stored_labels",
+    "read_stored_label_pair",
     "read_npz_annotators",
     "read_opencv_matrix",
     "read_prediction",

@@ -88,23 +88,68 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None,
                      ".bmp, .tif, .npy or .mat", path)
 
 
-def read_stored_labels(path: str | PathLike) -> np.ndarray:
+def read_stored_labels(path: str | PathLike, *, buffer: str | None = None) -> np.ndarray:
     """:func:`read_label_map` with ``dtype=None``: the labels in their stored integer
-    type (uint8 for an 8-bit PNG), as the semantic benchmark counts them."""
+    type (uint8 for an 8-bit PNG), as the semantic benchmark counts them.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    buffer : str, optional, keyword-only
+        For callers that count a map and drop it: an 8-bit PNG is decoded into this
+        thread's buffer of that name, and the result is a view of it that the next read
+        into the same name on the same thread overwrites (no fresh memory per file).
+        Default: a new array.
+    """
+    if buffer is not None and Path(path).suffix.lower() == ".png":
+        path = require_file(path)
+        pixels = _decode_png(path, buffer)
+        if pixels is not None:
+            return pixels
     return read_label_map(path, dtype=None)
 
 
-def _decode_png(path: Path) -> np.ndarray | None:
+def read_stored_label_pair(gt_path: str | PathLike, pred_path: str | PathLike
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """``(read_stored_labels(gt_path, buffer="gt"), read_stored_labels(pred_path,
+    buffer="pred"))``, with two PNG files decoded together (faster where both are
+    mostly literals: maps without runs of one label).
+
+    The results are views of this thread's buffers ``"gt"`` and ``"pred"`` (for callers
+    that count a pair and drop it): the next read into them overwrites them.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_label_map`, naming the file.
+    """
+    if Path(gt_path).suffix.lower() == ".png" and Path(pred_path).suffix.lower() == ".png":
+        from ._png import decode_label_png_pair, read_into_scratch
+        gt_path, pred_path = require_file(gt_path), require_file(pred_path)
+        try:
+            a = read_into_scratch(gt_path, "gt")
+            b = read_into_scratch(pred_path, "pred")
+        except OSError:
+            a = b = None
+        if a is not None:
+            pair = decode_label_png_pair(a, b, MAX_PIXELS, "gt", "pred")
+            if pair is not None:
+                return pair
+    return (read_stored_labels(gt_path, buffer="gt"),
+            read_stored_labels(pred_path, buffer="pred"))
+
+
+def _decode_png(path: Path, out: str | None = None) -> np.ndarray | None:
     """The samples of a PNG label map by segbench's own decoder (8-bit grey or palette,
     16-bit grey, not interlaced), or None: then Pillow decodes it (any other kind, an
-    unreadable or malformed file: Pillow's message names the problem)."""
-    from ._png import decode_label_png   # here: the decoder loads numba
+    unreadable or malformed file: Pillow's message names the problem). ``out``: see
+    :func:`._png.decode_label_png`."""
+    from ._png import decode_scratch, read_into_scratch   # here: these load numba
     try:
-        with open(path, "rb") as fh:    # half the cost of np.fromfile on small files
-            data = fh.read()
+        buf, n = read_into_scratch(path, out or "file")
     except OSError:
         return None
-    return decode_label_png(data, MAX_PIXELS)
+    return decode_scratch(buf, n, MAX_PIXELS, out)
 
 
 def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:

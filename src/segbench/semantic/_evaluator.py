@@ -481,23 +481,17 @@ def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings,
 def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
     """Read one pair of label-map files and count it (into ``into`` when given);
     InputError names the file."""
-    from ..io import read_stored_labels   # uint8 maps stay uint8
+    from ..io import read_stored_label_pair   # uint8 maps stay uint8
 
     gt_path, pred_path = paths
-    return count_pair(read_stored_labels(gt_path), read_stored_labels(pred_path),
-                      gt_path, pred_path, settings, into)
-
-
-def _sparse(counts: Counts) -> tuple:
-    """``(conf index, conf count, gt_band, pred_band, band_inter)``: the confusion cells
-    that are not zero (a few hundred, not C*C) and the per-class band counts."""
-    nz = np.flatnonzero(counts.conf)
-    return nz, counts.conf[nz], counts.gt_band, counts.pred_band, counts.band_inter
+    gt, pred = read_stored_label_pair(gt_path, pred_path)
+    return count_pair(gt, pred, gt_path, pred_path, settings, into)
 
 
 def _add_sparse(total: Counts, sparse) -> None:
+    from ._kernels import add_cells
     nz, vals, gb, pb, bi = sparse
-    total.conf[nz] += vals
+    add_cells(total.conf, np.asarray(nz, np.int64), np.asarray(vals, np.int64))
     total.gt_band += gb
     total.pred_band += pb
     total.band_inter += bi

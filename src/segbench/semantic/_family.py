@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
-from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult, _sparse,
+from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult,
                          class_names, count_pair)
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
@@ -63,16 +63,21 @@ def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
-    from ..io import read_stored_labels   # uint8 maps stay uint8
+    from ..io import read_stored_label_pair, read_stored_labels   # uint8 stays uint8
+    from ._kernels import take_cells
     gt_path = _gt_file(sample)
-    gt = read_stored_labels(gt_path)
-    pred = sample.read_prediction(read_stored_labels)
+    if sample.value is None and sample.prediction is not None:
+        # both files at once, into this thread's buffers: the maps are dropped below
+        gt, pred = read_stored_label_pair(gt_path, sample.prediction)
+    else:
+        gt = read_stored_labels(gt_path)
+        pred = sample.read_prediction(read_stored_labels)
     settings = _settings(params)
     counts = _scratch(settings[0])
     count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
-    nz, vals, gb, pb, bi = _sparse(counts)
+    nz, vals = take_cells(counts.conf)      # and back to zeros
+    gb, pb, bi = counts.gt_band, counts.pred_band, counts.band_inter
     record = (nz, vals, gb.copy(), pb.copy(), bi.copy())
-    counts.conf[nz] = 0          # back to zeros, touching only the cells counted
     for arr in (gb, pb, bi):
         arr[:] = 0
     return record
@@ -150,16 +155,13 @@ def _row_means(values: np.ndarray) -> np.ndarray:
 
 def _areas(block, c: int):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records."""
-    n = len(block)
-    item = np.repeat(np.arange(n), [len(r[0]) for r in block])
-    nz = np.concatenate([r[0] for r in block])
-    w = np.concatenate([r[1] for r in block]).astype(np.float64)
-    gt_cls, pred_cls = np.divmod(nz, c)
-    diag = gt_cls == pred_cls
-    tp = np.bincount(item[diag] * c + gt_cls[diag], w[diag], n * c).reshape(n, c)
-    gt_area = np.bincount(item * c + gt_cls, w, n * c).reshape(n, c)
-    pred_area = np.bincount(item * c + pred_cls, w, n * c).reshape(n, c)
-    return tp, gt_area, pred_area
+    from ._kernels import record_areas
+    tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
+    for k, r in enumerate(block):
+        record_areas(np.asarray(r[0], np.int64), np.asarray(r[1], np.int64), c, k,
+                     tp, gt_area, pred_area)
+    # float64 as before: the sums are integers below 2**53, so exact either way
+    return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 
 
 def _resampler(ids, records, params, options):

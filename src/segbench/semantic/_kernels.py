@@ -192,8 +192,10 @@ def _dense_tables(nc, ign, rzl):
 @njit(cache=True, nogil=True, inline="always")
 def _count_dense(g, p, gmap, pmap, dense):
     """One table look-up and increment per pixel: no branch depends on the labels."""
-    if g.itemsize == 1:
-        for c in range(_U0, np.uint64(g.size)):   # bytes index the tables as they are
+    if g.itemsize == 1 and p.itemsize == 1:
+        # bytes index the tables as they are (both: a wider prediction beside uint8
+        # ground truth read past pmap)
+        for c in range(_U0, np.uint64(g.size)):
             dense[np.uint64(gmap[g[c]] + pmap[p[c]])] += 1
         return
     gtop = np.uint64(gmap.size - 1)
@@ -749,3 +751,58 @@ def _add_runs(runs, n, nc, ign, mult, conf, gt_total, pred_total, diag_total):
             gt_total[gl] += m
             pred_total[pl] += m
             diag_total[gl] += m * np.int64(gl == pl)
+
+
+# --- per-image areas of sparse records ------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def record_areas(nz, w, c, k, tp, gt_area, pred_area):
+    """Add one image's class areas to row k of ``tp`` / ``gt_area`` / ``pred_area``
+    ((images, c) int64): its confusion cells are the flat indices ``nz`` (row = ground
+    truth) holding counts ``w``.
+
+    Compiled, one image at a time: a map without runs fills nearly all c*c cells, and
+    numpy's gathers over every image's cells at once took seconds for a few hundred
+    images. The cells of a record are increasing, so the row is followed, not divided
+    for."""
+    row0 = 0                       # first cell of row g
+    g = 0
+    for i in range(nz.size):
+        cell = nz[i]
+        if cell < row0 or cell >= row0 + c:
+            g = cell // c
+            row0 = g * c
+        p = cell - row0
+        v = w[i]
+        gt_area[k, g] += v
+        pred_area[k, p] += v
+        if g == p:
+            tp[k, g] += v
+
+
+@njit(cache=True, nogil=True)
+def take_cells(conf):
+    """(flat indices, counts) of the cells of ``conf`` that are not zero, in increasing
+    order, and those cells set back to zero: one pass where numpy takes three (a map
+    without runs fills nearly all cells)."""
+    n = 0
+    for i in range(conf.size):
+        n += conf[i] != 0
+    nz = np.empty(n, np.int64)
+    vals = np.empty(n, conf.dtype)
+    k = 0
+    for i in range(conf.size):
+        v = conf[i]
+        if v != 0:
+            nz[k] = i
+            vals[k] = v
+            conf[i] = 0
+            k += 1
+    return nz, vals
+
+
+@njit(cache=True, nogil=True)
+def add_cells(conf, nz, vals):
+    """conf[nz] += vals, one cell at a time (a repeated index adds each count)."""
+    for i in range(nz.size):
+        conf[nz[i]] += vals[i]
