@@ -88,3 +88,19 @@ def test_cli_names():
         a = p.parse_args(["granularity", "--gt", "g", "--segmenter", name])
         assert a.segmenter == name
     assert "ncut-2001" in p._subparsers._group_actions[0].choices["granularity"].format_help()
+
+
+def test_granularity_same_for_any_worker_count(tmp_path):
+    import pickle
+
+    from segbench.api_consistency import evaluate_granularity
+    from segbench.datasets.synthetic import write_synthetic_dataset
+    assert pickle.loads(pickle.dumps(ncut_2001)) is ncut_2001
+    items = make_synthetic_dataset(2, shape=(48, 64), n_annotators=3, seed=5)
+    write_synthetic_dataset(tmp_path, items, split="val")
+    gt, img = tmp_path / "groundTruth" / "val", tmp_path / "images" / "val"
+    a = evaluate_granularity(gt, ncut_2001, images=img, progress=False)
+    b = evaluate_granularity(gt, ncut_2001, images=img, workers=2, progress=False)
+    for ra, rb in zip(a.rows, b.rows):
+        np.testing.assert_array_equal(ra, rb)
+    assert a.metrics()["n_k_mismatch"] == 0

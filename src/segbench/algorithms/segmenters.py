@@ -8,17 +8,21 @@ for the two trivial segmentations. A *segmenter* is therefore any callable
 
 * :func:`kmeans_segmenter`: k-means on CIE L*a*b* colour and pixel position, fitted on a
   regular subsample of the pixels and applied to all of them; exactly ``k`` labels.
-* :func:`ncut_segmenter`: normalized cuts after Shi and Malik (2000), multiway by spectral
-  embedding: SLIC superpixels as the graph's nodes, affinities from colour, position and
-  intervening contours (Malik et al. 2001), the ``k`` leading eigenvectors of the
-  normalized affinity matrix, weighted k-means on them; exactly ``k`` labels.
+* :func:`ncut_segmenter` (``ncut-superpixel``, formerly ``ncut``): normalized cuts after
+  Shi and Malik (2000), multiway by spectral embedding: SLIC superpixels as the graph's
+  nodes, affinities from colour, position and intervening contours (Malik et al. 2001),
+  the ``k`` leading eigenvectors of the normalized affinity matrix, weighted k-means on
+  them; exactly ``k`` labels.
+* :func:`ncut_2001` (:mod:`._ncut2001`): the 2001 benchmark's Normalized Cuts, a pixel
+  graph with the contour and texture cues of Malik, Belongie, Leung and Shi (2001), solved
+  at half size; exactly ``k`` labels (about 2.5 CPU-s per 481 x 321 image).
 * :class:`FolderSegmenter`: precomputed ``<iid>_<k>.png`` label maps.
 
-Both computed baselines are deterministic (fixed seeds, no threads of their own) and take
-about 0.1-0.3 s on a 481 x 321 image. Their labels are numbered ``0..k-1`` in the order in
-which they first occur in raster order, so equal partitions give equal arrays. Labels are
-sets of pixels, not necessarily connected regions (GCE and LCE treat them as regions either
-way, as the official region code does).
+All three are deterministic (fixed seeds, no threads of their own); the k-means and
+superpixel baselines take about 0.1-0.3 s on a 481 x 321 image. Labels are numbered
+``0..k-1`` in the order in which they first occur in raster order, so equal partitions
+give equal arrays. Labels are sets of pixels, not necessarily connected regions (GCE and
+LCE treat them as regions either way, as the official region code does).
 """
 
 from __future__ import annotations
