@@ -56,6 +56,7 @@ GROUPS = {
     "segbench.algorithms._gpb_spectral_kernels": ("gPb's affinity and sPb", 5),
     "segbench.algorithms._ucm_kernels": ("the watershed and UCM", 5),
     "segbench.algorithms._owt_contours_kernels": ("the OWT contour fit", 8),
+    "segbench.algorithms._ncut2001_kernels": ("the 2001 normalized cuts graph", 1),
 }
 
 _registered = False

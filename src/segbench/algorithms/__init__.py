@@ -10,12 +10,12 @@ from ._pb import (DETECTORS, brightness_gradient, color_gradient, detect, detect
 from ._pb_textons import assign_textons, filter_bank, filter_responses
 from .edges import canny_soft, gradient_magnitude, hysteresis_levels
 from .segmenters import (SEGMENTERS, FolderSegmenter, get_segmenter, kmeans_segmenter,
-                         ncut_segmenter)
+                         ncut_2001, ncut_segmenter)
 from .superpixels import (SUPERPIXEL_ALGORITHMS, felzenszwalb, quickshift, slic,
                           superpixels, watershed)
 
 __all__ = ["SEGMENTERS", "FolderSegmenter", "get_segmenter", "kmeans_segmenter",
-           "ncut_segmenter", "SUPERPIXEL_ALGORITHMS", "NMS_FORMATS", "canny_soft",
+           "ncut_segmenter", "ncut_2001", "SUPERPIXEL_ALGORITHMS", "NMS_FORMATS", "canny_soft",
            "edge_nms", "edge_orientation", "felzenszwalb", "gradient_magnitude",
            "hysteresis_levels", "nms_file", "quickshift", "slic", "superpixels",
            "watershed", "DETECTORS", "assign_textons", "brightness_gradient",

@@ -118,11 +118,15 @@ def add_parsers(subparsers) -> None:
         description="Run a segmenter with the number of segments of each human "
                     "segmentation and score it against that person with GCE and LCE; "
                     "report the mean over images (Martin et al. 2001, §4).")
-    p.add_argument("--segmenter", required=True, choices=("kmeans", "ncut", "folder"),
-                   help="kmeans (colour and position), ncut (normalized cuts on "
-                        "superpixels) or folder (precomputed <iid>_<k>.png in --seg-dir)")
+    p.add_argument("--segmenter", required=True,
+                   choices=("kmeans", "ncut-2001", "ncut-superpixel", "ncut", "folder"),
+                   help="kmeans (colour and position), ncut-2001 (the 2001 paper's "
+                        "Normalized Cuts: pixel graph, contour and texture cues), "
+                        "ncut-superpixel (normalized cuts on SLIC superpixels; 'ncut' is "
+                        "its old name, still accepted) or folder (precomputed "
+                        "<iid>_<k>.png in --seg-dir)")
     p.add_argument("--images", nargs="+", metavar="IMG_DIR", default=None,
-                   help="folder(s) of the images <iid>.jpg (kmeans and ncut)")
+                   help="folder(s) of the images <iid>.jpg (computed segmenters)")
     p.add_argument("--seg-dir", default=None, metavar="SEG_DIR",
                    help="folder of <iid>_<k>.png label maps (--segmenter folder)")
     p.add_argument("--max-images", "--n-images", type=int, default=None, metavar="N",
