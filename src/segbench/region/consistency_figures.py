@@ -202,6 +202,7 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
     """
     from matplotlib import colormaps
     from matplotlib.colors import LogNorm
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     segs = report.segments
@@ -216,10 +217,7 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
     for name, mat, fname in (("GCE", report.gce, FIGURE_NAMES["fig5"][0]),
                              ("LCE", report.lce, FIGURE_NAMES["fig5"][1])):
         fig = _new_figure((7.2, 6.6))
-        gs = fig.add_gridspec(2, 3, width_ratios=[1, 28, 1.2], height_ratios=[1, 28],
-                              wspace=0.03, hspace=0.03, left=0.08, right=0.9,
-                              bottom=0.07, top=0.86)
-        ax = fig.add_subplot(gs[1, 1])
+        ax = fig.add_axes((0.09, 0.04, 0.77, 0.82))
         cmap = colormaps["magma"].with_extremes(bad="white")
         im = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, vmin=0.0, vmax=vmax,
                        interpolation="nearest", aspect="equal")
@@ -229,16 +227,18 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_xlabel("segmentation (sorted by image)", fontsize=8)
-        ax.set_ylabel("segmentation (sorted by image)", fontsize=8)
+        divider = make_axes_locatable(ax)
         norm = LogNorm(vmin=max(1, segs.min()) if size else 1,
                        vmax=max(2, segs.max()) if size else 2)
-        for spot, strip in ((gs[1, 0], segs[:, None]), (gs[0, 1], segs[None, :])):
-            sax = fig.add_subplot(spot)
+        for side, strip in (("left", segs[:, None]), ("top", segs[None, :])):
+            sax = divider.append_axes(side, size="3%", pad=0.04)
             sax.imshow(strip, cmap="Greens_r", norm=norm, interpolation="nearest",
                        aspect="auto")
             sax.set_xticks([])
             sax.set_yticks([])
-        cax = fig.add_subplot(gs[1, 2])
+            if side == "left":
+                sax.set_ylabel("segmentation (sorted by image)", fontsize=8)
+        cax = divider.append_axes("right", size="3.5%", pad=0.12)
         cb = fig.colorbar(im, cax=cax, extend="max")
         cb.set_label(name, fontsize=8)
         cb.ax.tick_params(labelsize=7)
@@ -246,9 +246,9 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
                      f"image\n{sub}, {m['n_segmentations']} segmentations; "
                      f"mean same image {m[f'{name}_same']:.3f}, different images "
                      f"{m[f'{name}_different']:.3f}", fontsize=9)
-        fig.text(0.08, 0.875, "strips: segments of each segmentation (dark green: few); "
-                 "white: images of different shape, not compared", fontsize=7,
-                 color="0.3")
+        fig.text(0.5, 0.9, "strips: segments of each segmentation (log scale, dark "
+                 "green: few); white: images of different shape, not compared",
+                 fontsize=7, color="0.3", ha="center")
         p = out / fname
         fig.savefig(p, dpi=dpi, format="png")
         paths.append(p)
@@ -336,11 +336,16 @@ def plot_examples(examples: list[dict], path, *, segmenter: str = "ncut",
     return path
 
 
+def _id_key(iid: str):
+    """Numeric ids in numeric order, then the others."""
+    return (0, int(iid), iid) if iid.isdigit() else (1, 0, iid)
+
+
 def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str = "ncut",
                       min_segmentations: int = 3, dpi: int = 110) -> Path:
     """Figure 9: per image with at least ``min_segmentations`` human segmentations, a
     box plot of the human-vs-human GCE (grey) and one of the segmenter-vs-human GCE
-    (white), in image-id order.
+    (white), in image-id order (numeric ids numerically).
 
     Parameters
     ----------
@@ -353,10 +358,11 @@ def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str =
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    keep = sorted((i, np.asarray(h, float), np.asarray(m, float))
-                  for i, h, m in zip(ids, human, machine) if len(m) >= min_segmentations)
+    keep = sorted(((i, np.asarray(h, float), np.asarray(m, float))
+                   for i, h, m in zip(ids, human, machine) if len(m) >= min_segmentations),
+                  key=lambda k: _id_key(k[0]))
     n = len(keep)
-    fig = _new_figure((max(6.0, 0.28 * n + 1.5), 3.8))
+    fig = _new_figure((max(6.0, 0.24 * n + 1.5), 4.6))
     ax = fig.add_subplot(1, 1, 1)
     if n:
         x = np.arange(n)
@@ -378,7 +384,8 @@ def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str =
                    f"{np.mean(np.concatenate([k[2] for k in keep])):.3f})"],
                   fontsize=7, loc="upper left", frameon=True, framealpha=0.9,
                   edgecolor="0.85")
-    ax.set_ylim(0, 1)
+    top = max([0.6, *(float(k[j].max()) for k in keep for j in (1, 2) if len(k[j]))])
+    ax.set_ylim(0, min(1.0, top + 0.05))
     ax.set_ylabel("GCE", fontsize=8)
     ax.set_xlabel("image", fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
