@@ -198,7 +198,8 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
     Each is the matrix of one measure (dark: low error) with, beside it, the number of
     segments of each segmentation (log scale), so the bands of coarse segmentations can
     be traced to them. Pairs of images of different shape are white; thin lines separate
-    the shape groups.
+    the shape groups. Above about 640 segmentations the resolution grows so that each
+    segmentation keeps at least one pixel.
     """
     from matplotlib import colormaps
     from matplotlib.colors import LogNorm
@@ -250,7 +251,8 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
                  "green: few); white: images of different shape, not compared",
                  fontsize=7, color="0.3", ha="center")
         p = out / fname
-        fig.savefig(p, dpi=dpi, format="png")
+        # at least one pixel per segmentation (the matrix is about 4.9 inches wide)
+        fig.savefig(p, dpi=max(dpi, int(np.ceil(size / 4.9))), format="png")
         paths.append(p)
     return paths
 
