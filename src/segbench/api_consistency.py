@@ -21,7 +21,8 @@ def _engine_options(workers, scheduler, executor, progress) -> dict:
 def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=None,
                     presentation=None, ids=None, name=None, workers: int = 1,
                     scheduler=None, executor=None, progress: bool = True,
-                    plot: bool = True):
+                    plot: bool = True, figures: bool = False, segmenter="ncut-2001",
+                    figure_images: int = 50, images=None):
     """GCE and LCE between human segmentations, as §3.2 of the 2001 paper.
 
     Parameters
@@ -43,6 +44,28 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
         Seed of the sample.
     split, presentation, ids, name, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
+    plot : bool, default True
+        Figures 4 and 6 (and 5, 7, 8, 9 with ``figures``) as PNG files in ``out``.
+    figures : bool, default False
+        Also Figures 5, 7 and 9 of the paper (needs ``out``;
+        :mod:`segbench.region.consistency_figures`): the family
+        :data:`~segbench.region.CONSISTENCY_MATRIX` scores every pair of segmentations
+        of ``figure_images`` images (``fig5_gce.png``, ``fig5_lce.png``,
+        ``fig5_errors.npz``, ``result_consistency_matrix.json``), then
+        :func:`run_granularity` runs ``segmenter`` on the same images into ``out``
+        (``result_granularity.json``, ``granularity.png``, its segmentations in
+        ``<segmenter>_segmentations/``), from whose records ``fig7_ncuts.png`` and
+        ``fig9_gce_boxplot.png`` are drawn.
+    segmenter : str or callable, default 'ncut'
+        With ``figures``: a name of :func:`segbench.algorithms.segmenters.get_segmenter`
+        or a segmenter ``(image, k) -> labels``.
+    figure_images : int, default 50
+        With ``figures``: images drawn (seeded by ``seed``,
+        :func:`~segbench.region.consistency_figures.matrix_images`) for Figures 5, 7 and
+        9; 0 takes them all. The paper's figures are on 50 images.
+    images : path or sequence of paths, optional
+        With ``figures``: folders of the photographs, unless ``gt`` is a dataset root
+        with its images.
 
     Returns
     -------
@@ -60,15 +83,90 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
     sampled pairs and the number of block pairs times 32.
     """
     from .engine import run
-    from .region import CONSISTENCY
+    from .region import CONSISTENCY, CONSISTENCY_MATRIX
     if int(pairs) != pairs or pairs < 0:
         raise InputError(f"pairs must be a non-negative integer, got {pairs!r}")
-    result, = run(CONSISTENCY, gt, None, out, split=split, presentation=presentation,
-                  ids=ids, all_splits=True, name=name or "human",
-                  params={"pairs": int(pairs), "seed": int(seed)},
-                  options={"plot": plot},
-                  **_engine_options(workers, scheduler, executor, progress))
+    families = [CONSISTENCY]
+    params = {"pairs": int(pairs), "seed": int(seed)}
+    if figures:
+        if out is None:
+            raise InputError("the figures are written to the run folder: give --out")
+        if int(figure_images) != figure_images or figure_images < 0:
+            raise InputError("figure_images must be a non-negative integer (0: all), "
+                             f"got {figure_images!r}")
+        segmenter, seg_name = _segmenter(segmenter)
+        families.append(CONSISTENCY_MATRIX)
+        params["figure_images"] = int(figure_images)
+    engine = _engine_options(workers, scheduler, executor, progress)
+    result, *rest = run(families, gt, None, out, split=split, presentation=presentation,
+                        ids=ids, all_splits=True, name=name or "human", params=params,
+                        options={"plot": plot}, **engine)
+    if figures:
+        matrix = rest[0].detail
+        _figures_7_9(gt, segmenter, seg_name, out, dict(zip(matrix.ids, matrix.shapes)),
+                     images=images,
+                     split=split, presentation=presentation, plot=plot, engine=engine)
     return result, result.detail
+
+
+def _segmenter(segmenter) -> tuple[Callable, str]:
+    """(the segmenter, its name) of a registry name or a callable."""
+    if isinstance(segmenter, str):
+        from .algorithms.segmenters import get_segmenter
+        return get_segmenter(segmenter), segmenter
+    from .region import segmenter_name
+    return segmenter, segmenter_name(segmenter)
+
+
+def _figures_7_9(gt, segmenter, seg_name: str, out, shapes: dict, *, images, split,
+                 presentation, plot: bool, engine: dict) -> list:
+    """Figures 7 and 9: the segmenter at each person's granularity on the images of
+    ``shapes`` (id -> (H, W))
+    (:func:`run_granularity` into ``out``, its segmentations kept), drawn from the
+    granularity records."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from .datasets import open_ground_truth, with_images
+    from .io import read_label_map
+    from .region.consistency_figures import (FIGURE_NAMES, pick_examples,
+                                             plot_examples, plot_gce_boxplots)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in seg_name)
+    seg_dir = Path(out) / f"{safe}_segmentations"
+    _, report = run_granularity(gt, segmenter, out, images=images, split=split,
+                                presentation=presentation, ids=list(shapes),
+                                save_dir=seg_dir,
+                                name=seg_name, plot=plot, **engine)
+    if not plot:
+        return []
+    rows = dict(zip(report.ids, report.rows))
+    human = dict(zip(report.ids, report.human))
+    paths = [plot_gce_boxplots(report.ids, [human[i][:, 2] for i in report.ids],
+                               [rows[i][:, 2] for i in report.ids],
+                               Path(out) / FIGURE_NAMES["fig9"], segmenter=seg_name)]
+    ds = open_ground_truth(gt, split=split, presentation=presentation, all_splits=True)
+    ds = ds.subset(report.ids)
+    if images is not None:
+        ds = with_images(ds, images)
+    chosen = pick_examples({i: float(rows[i][:, 2].mean()) for i in report.ids
+                            if len(rows[i])}, shapes)
+    examples = []
+    for iid in chosen:
+        item, gts, r = ds[iid], ds[iid].ground_truth(), rows[iid]
+        picks = sorted({int(np.argmin(r[:, 0])), int(np.argmax(r[:, 0]))},
+                       key=lambda n: r[n, 0])
+        pairs = []
+        for n in picks:
+            k, ann = int(r[n, 0]), int(r[n, 4])
+            f = seg_dir / f"{iid}_{k}.png"
+            machine = read_label_map(f) if f.is_file() else None
+            pairs.append((ann, k, np.asarray(gts[ann].segmentation), machine,
+                          float(r[n, 2]), float(r[n, 3])))
+        examples.append({"id": iid, "image": item.image, "pairs": pairs})
+    paths.append(plot_examples(examples, Path(out) / FIGURE_NAMES["fig7"],
+                               segmenter=seg_name))
+    return paths
 
 
 def human_consistency(gt, **kwargs):

@@ -22,7 +22,9 @@ def _cmd_consistency(a) -> int:
     from ..api_consistency import run_consistency
     from ..region.consistency import PAPER
     result, _ = run_consistency(a.gt, a.out, pairs=a.pairs, seed=a.seed, name=a.name,
-                                plot=not a.no_plot, **where(a))
+                                plot=not a.no_plot, figures=a.figures,
+                                segmenter=a.segmenter, figure_images=a.figure_images,
+                                images=a.images, **where(a))
     if a.json:
         print(result.to_json())
         return 0
@@ -54,6 +56,8 @@ def _cmd_consistency(a) -> int:
                                       f"{PAPER['wrong_side'][n][0]:.2f}"
                                       for n in ("GCE", "LCE")))]
     print_table(rows, ("human pairs (paper)", "GCE", "LCE"))
+    if a.out and a.figures and not a.no_plot:
+        print("figures: fig5_gce.png fig5_lce.png fig7_ncuts.png fig9_gce_boxplot.png")
     if a.out:
         print(f"output: {a.out}")
     return 0
@@ -108,9 +112,26 @@ def add_parsers(subparsers) -> None:
                    help="different-image image pairs to sample; every pair of their "
                         "annotators is scored (default: 1000; 0: none; at least the "
                         "population: all)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sample")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the sample (and of the images of --figures)")
+    g = p.add_argument_group("Figures 5, 7 and 9 of the paper (--figures, needs --out)")
+    g.add_argument("--figures", action="store_true",
+                   help="also write fig5_gce.png and fig5_lce.png (every pair of "
+                        "segmentations of the --figure-images images, sorted by image), "
+                        "fig7_ncuts.png and fig9_gce_boxplot.png (the --segmenter at each "
+                        "person's number of segments on the same images)")
+    g.add_argument("--segmenter", default="ncut-2001", metavar="NAME",
+                   help="segmenter of Figures 7 and 9, by its granularity name "
+                        "(default: ncut-2001, the paper's Normalized Cuts)")
+    g.add_argument("--figure-images", type=int, default=50, metavar="N",
+                   help="images of the figures, a seeded sample (default: 50, as the "
+                        "paper; 0: all)")
+    g.add_argument("--images", nargs="+", metavar="IMG_DIR", default=None,
+                   help="folder(s) of the images <iid>.jpg for the segmenter (unless "
+                        "--gt is a dataset root with images)")
     _common(p, "output folder: result.json, per_item.csv, consistency_pairs.csv, "
-               "Figures 4 and 6, and records so that a rerun resumes")
+               "Figures 4 and 6 (and 5, 7, 8, 9 with --figures), and records so that "
+               "a rerun resumes")
     p.set_defaults(func=_cmd_consistency)
 
     p = subparsers.add_parser(

@@ -16,7 +16,8 @@ The measures are also public functions of two label maps or of a precomputed tab
 from . import consistency
 from .consistency import *  # noqa: F403 - its __all__, re-exported below
 from ._family import HUMAN_REGION, LABEL_EXTS, REGION, read_region_prediction
-from ._gce_family import CONSISTENCY, granularity_family, needs_image, segmenter_name
+from ._gce_family import (CONSISTENCY, CONSISTENCY_MATRIX, granularity_family, needs_image,
+                          segmenter_name)
 from ._image import RegionRecord, default_thresholds, evaluate_image, human_region
 from ._levels import ucm_levels, ucm_segmentation
 from ._measures import (RegionScores, covering, gce, lce, local_refinement_error,
@@ -30,6 +31,7 @@ from ._table import (checked_counts, compact_labels, contingency_table, split_ta
 __all__ = [
     *consistency.__all__,
     "CONSISTENCY",
+    "CONSISTENCY_MATRIX",
     "granularity_family",
     "needs_image",
     "segmenter_name",

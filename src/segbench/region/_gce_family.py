@@ -23,6 +23,8 @@ from ._measures import prepare_ground_truth
 from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
                           _granularity_rows, _same_image_rows, plot_consistency,
                           plot_granularity, sample_image_pairs)
+from .consistency_figures import (PAPER_IMAGES, matrix_images, matrix_report,
+                                  plot_error_matrices)
 
 
 def _prepared(sample):
@@ -79,12 +81,19 @@ def _joint_tasks(ids, records, params) -> list[JointTask]:
     within each shape group, ``BLOCK`` images a block."""
     shapes = [tuple(r["shape"]) for r in records]
     sample, _ = sample_image_pairs(shapes, params["pairs"], params["seed"])
+    return _blocks(ids, shapes, sample.tolist())
+
+
+def _blocks(ids, shapes, pairs) -> list[JointTask]:
+    """Joint tasks of image pairs ``(a, b)`` (indices into ``ids``, equal shapes):
+    grouped by (block of a, block of b) within each shape group, ``BLOCK`` images a
+    block, so a task reads at most ``2 * BLOCK`` images."""
     pos, counter = {}, {}
     for n, s in enumerate(shapes):
         pos[n] = (s, counter.setdefault(s, 0) // BLOCK)
         counter[s] += 1
     groups: dict = {}
-    for a, b in sample.tolist():
+    for a, b in pairs:
         groups.setdefault((pos[a], pos[b]), []).append((a, b))
     tasks = []
     for n, key in enumerate(sorted(groups)):
@@ -165,6 +174,70 @@ CONSISTENCY = Family(
     name="consistency", version=1, defaults={"pairs": 1000, "seed": 0},
     evaluate=_evaluate, to_json=_to_json, from_json=_from_json, summarize=_summarize,
     write=_write, check=_check, label="GCE/LCE same image", joint_tasks=_joint_tasks,
+    evaluate_joint=_evaluate_joint, joint_to_json=_joint_to_json,
+    joint_from_json=_joint_from_json)
+
+
+# --- Figure 5: every pair of the segmentations of a subset of images ----------------
+
+
+def _matrix_subset(ids, records, params) -> list[int]:
+    """Indices (into ``ids``) of Figure 5's images (:func:`matrix_images`)."""
+    chosen = set(matrix_images(ids, params["figure_images"], params["seed"]))
+    return [n for n, iid in enumerate(ids) if iid in chosen]
+
+
+def _matrix_joint_tasks(ids, records, params) -> list[JointTask]:
+    """Every pair of distinct images of Figure 5's subset that have equal shapes."""
+    shapes = [tuple(r["shape"]) for r in records]
+    sub = _matrix_subset(ids, records, params)
+    pairs = [(a, b) for x, a in enumerate(sub) for b in sub[x + 1:]
+             if shapes[a] == shapes[b]]
+    return _blocks(ids, shapes, pairs)
+
+
+def _matrix_check(params: dict) -> None:
+    if params["figure_images"] < 0:
+        raise InputError("the images of Figure 5 must be a non-negative number (0: all), "
+                         f"got {params['figure_images']}")
+
+
+def _matrix_summarize(ids, records, params, options, joint=()) -> Result:
+    sub = _matrix_subset(ids, records, params)
+    index = {iid: n for n, iid in enumerate(ids)}
+    local = {n: x for x, n in enumerate(sub)}
+    cross = {}
+    for task, rows in zip(_matrix_joint_tasks(ids, records, params), joint):
+        for p, (a, b) in enumerate(task.payload):
+            cross[local[index[a]], local[index[b]]] = rows[rows[:, 0] == p][:, 1:]
+    report = matrix_report([ids[n] for n in sub], [records[n]["shape"] for n in sub],
+                           [records[n]["counts"] for n in sub],
+                           [records[n]["same"] for n in sub], cross,
+                           n_images_total=len(ids), seed=int(params["seed"]),
+                           params={"figure_images": int(params["figure_images"]),
+                                   "seed": int(params["seed"]), "pairing": "equal shape"})
+    result = report.to_result()
+    result.detail = report
+    return result
+
+
+def _matrix_write(out, result, ids, records, options) -> None:
+    """``fig5_errors.npz`` (the matrices) and, unless ``options['plot']`` is False,
+    Figure 5 (``fig5_gce.png``, ``fig5_lce.png``)."""
+    result.detail.write_npz(out / "fig5_errors.npz")
+    if (options or {}).get("plot", True):
+        plot_error_matrices(result.detail, out)
+
+
+#: Figure 5 of the 2001 paper: the same per-image records as :data:`CONSISTENCY` and,
+#: as joint tasks, every pair of distinct images of equal shape among a seeded subset
+#: of ``figure_images`` images (0: all; the paper's figure has 50).
+CONSISTENCY_MATRIX = Family(
+    name="consistency_matrix", version=1,
+    defaults={"figure_images": PAPER_IMAGES, "seed": 0},
+    evaluate=_evaluate, to_json=_to_json, from_json=_from_json,
+    summarize=_matrix_summarize, write=_matrix_write, check=_matrix_check,
+    label="GCE/LCE all pairs (Fig. 5)", joint_tasks=_matrix_joint_tasks,
     evaluate_joint=_evaluate_joint, joint_to_json=_joint_to_json,
     joint_from_json=_joint_from_json)
 
