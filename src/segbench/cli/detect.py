@@ -67,56 +67,11 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
                 old.unlink()
 
 
-#: Where ``nms``, ``ucm`` and ``detect`` keep one record per map written: what it was
-#: made from (settings, the input's SHA-256) and the SHA-256 of the map, so that a rerun
-#: with the same settings reuses the maps still as written, as the benchmarks do.
-RECORDS = ".segbench-records"
-
-
-class _Resume:
-    """The maps of ``jobs`` (``(src, dst)`` pairs) still to make in ``out``, and the
-    record of each one made (:meth:`keep`)."""
-
-    def __init__(self, out: Path, command: str, settings: dict, jobs):
-        from .._version import __version__
-        from ..engine import fingerprint
-        self.root = out / RECORDS / command.split()[-1]
-        self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))
-        self.todo, self.reused, self._keys = [], 0, {}
-        for src, dst in jobs:
-            key = {"settings": self.settings, "input": fingerprint(src)}
-            self._keys[dst] = key
-            if self._saved(dst) == key:
-                self.reused += 1
-            else:
-                self.todo.append((src, dst))
-
-    def _record(self, dst) -> Path:
-        return self.root / f"{Path(dst).stem}.json"
-
-    def _saved(self, dst):
-        """The key of ``dst``'s record if the map is still the one it records."""
-        from ..engine import fingerprint
-        try:
-            data = json.loads(self._record(dst).read_text(encoding="utf-8"))
-            if Path(dst).is_file() and fingerprint(dst) == data["output"]:
-                return data["key"]
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            pass
-        return None
-
-    def keep(self, dst) -> None:
-        """Record the map ``dst`` just written."""
-        from ..engine import fingerprint
-        from ..io import atomic_write_text, ensure_dir
-        ensure_dir(self.root)
-        atomic_write_text(self._record(dst), json.dumps(
-            {"key": self._keys[dst], "output": fingerprint(dst)}, separators=(",", ":")))
-
-    def note(self, what: str = "maps") -> str:
-        """' (N reused from the earlier run)' when some were, else ''."""
-        return (f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
-                "the earlier run)") if self.reused else ""
+def _Resume(out: Path, command: str, settings: dict, jobs):
+    """The maps still to make in ``out`` (:class:`segbench.engine.MapRecords`, imported
+    here so that ``segbench --help`` loads no numerical library)."""
+    from ..engine import MapRecords
+    return MapRecords(out, command, settings, jobs)
 
 
 def _cmd_nms(a) -> int:
