@@ -161,3 +161,10 @@ def test_bad_input_gives_one_line(data, tmp_path, capsys):
                                     "--algorithms", "hed-owt-ucm", "--hed", str(hed)])
     assert "no HED map" in line and str(hed) in line
     assert not (tmp_path / "e").exists()          # refused before anything is written
+
+
+def test_two_workers_give_the_same_table(data, finished, tmp_path):
+    out = tmp_path / "out"
+    assert main(["baselines", "--gt", str(data), "--out", str(out), "--algorithms",
+                 SUBSET, "--quiet", "--no-site", "--workers", "2"]) == 0
+    assert _rows(out) == _rows(finished)
