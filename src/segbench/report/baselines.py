@@ -215,7 +215,8 @@ def table_markdown(rows, *, n_images: int, split: str, command: str | None = Non
     head = ["algorithm", *(c for _, c in COLUMNS), "published figures from"]
     lines = [f"Baselines on {n_images} {split} images"
              + (f", made by `{command}`" if command else "") + ". Published figures "
-             "(in parentheses) are on the full test set.", "",
+             "(in parentheses) are on the full test set of the paper named in the last "
+             "column.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = []
