@@ -168,3 +168,14 @@ def test_two_workers_give_the_same_table(data, finished, tmp_path):
     assert main(["baselines", "--gt", str(data), "--out", str(out), "--algorithms",
                  SUBSET, "--quiet", "--no-site", "--workers", "2"]) == 0
     assert _rows(out) == _rows(finished)
+
+
+def test_a_dask_scheduler_gives_the_same_table(data, finished, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    out = tmp_path / "out"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        assert main(["baselines", "--gt", str(data), "--out", str(out), "--algorithms",
+                     SUBSET, "--quiet", "--no-site", "--scheduler",
+                     cluster.scheduler_address]) == 0
+    assert _rows(out) == _rows(finished)

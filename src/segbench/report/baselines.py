@@ -113,9 +113,19 @@ COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("covering_ODS", "cover
 
 
 def algorithm_names(text=None, *, hed: bool = False) -> list[str]:
-    """The algorithms to run: ``text`` (a comma-separated list or a sequence of
-    names), in the table's order; default every one (``hed-owt-ucm`` only with
-    ``hed``).
+    """The algorithms to run, in the table's order.
+
+    Parameters
+    ----------
+    text : str or sequence of str, optional
+        A comma-separated list or a sequence of names of :data:`BASELINES`; None: every
+        one (``hed-owt-ucm`` only with ``hed``).
+    hed : bool, default False
+        HED maps are given.
+
+    Returns
+    -------
+    list of str
 
     Raises
     ------
@@ -149,9 +159,26 @@ def _segs(image, algorithm: str) -> list:
 
 
 def make_map(job, *, algorithm: str) -> str:
-    """Make one map of ``algorithm``: ``job`` is ``(src, dst)``, the photograph (or
-    the soft map an OWT-UCM is made from) and the file to write. Module level, so
-    worker processes can run it; errors name ``src``."""
+    """Make one map of ``algorithm`` (module level, so worker processes can run it).
+
+    Parameters
+    ----------
+    job : (str, str)
+        ``(src, dst)``: the photograph (or the soft map an OWT-UCM is made from) and
+        the file to write (``.png`` soft map, ``.mat`` ucm2 or segs).
+    algorithm : str
+        A name of :data:`BASELINES`.
+
+    Returns
+    -------
+    str
+        ``dst``.
+
+    Raises
+    ------
+    InputError
+        Naming ``src`` when it cannot be read or processed.
+    """
     src, dst = job
     base = BASELINES[algorithm]
     if base.kind == "soft" and algorithm == "gpb":
@@ -211,7 +238,21 @@ def _number(v):
 
 def table_markdown(rows, *, n_images: int, split: str, command: str | None = None) -> str:
     """The ranked table as Markdown: our figures, and the published one beside each
-    where a paper gives it (``ours (published)``)."""
+    where a paper gives it (``ours (published)``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The ``rows`` of :func:`run_baselines`.
+    n_images : int
+    split : str
+    command : str, optional
+        The command line that made the table, for its caption.
+
+    Returns
+    -------
+    str
+    """
     head = ["algorithm", *(c for _, c in COLUMNS), "published figures from"]
     lines = [f"Baselines on {n_images} {split} images"
              + (f", made by `{command}`" if command else "") + ". Published figures "
@@ -275,6 +316,8 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
     from ..io import atomic_write_text, claim_folder, ensure_dir
     say = log or (lambda line: None)
     names = algorithm_names(algorithms, hed=hed is not None)
+    if scheduler is None and workers < 1:       # refused before the folder is claimed
+        raise InputError(f"--workers must be at least 1, got {workers}")
     gt = Path(gt)
     ds = open_ground_truth(gt, split=split)
     wanted = parse_ids(ids)
