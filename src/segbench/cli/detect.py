@@ -67,18 +67,11 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
                 old.unlink()
 
 
-def _Resume(out: Path, command: str, settings: dict, jobs):
-    """The maps still to make in ``out`` (:class:`segbench.engine.MapRecords`, imported
-    here so that ``segbench --help`` loads no numerical library)."""
-    from ..engine import MapRecords
-    return MapRecords(out, command, settings, jobs)
-
-
 def _cmd_nms(a) -> int:
     from functools import partial
 
     from ..algorithms import NMS_FORMATS
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     pred, out = Path(a.pred), Path(a.out)
@@ -95,7 +88,7 @@ def _cmd_nms(a) -> int:
                 "format": a.format, "source": str(pred)}
     _claim(out, pred, "--pred", MARKER, "segbench nms", settings, maps, suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
-    resume = _Resume(out, "nms", settings, jobs)
+    resume = MapRecords(out, "nms", settings, jobs)
     work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
                          desc="nms"):
@@ -143,7 +136,7 @@ def _warn_if_thinned(path: Path) -> None:
 def _cmd_ucm(a) -> int:
     from functools import partial
 
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     pred, out = Path(a.pred), Path(a.out)
@@ -164,7 +157,7 @@ def _cmd_ucm(a) -> int:
                 "levels": a.levels, "source": str(pred)}
     _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
-    resume = _Resume(out, "ucm", settings, jobs)
+    resume = MapRecords(out, "ucm", settings, jobs)
     work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
                    smooth=a.smooth, raw=a.levels == "mean")
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
@@ -214,7 +207,7 @@ def _one_detect(job, **options):
 def _cmd_detect(a) -> int:
     from functools import partial
 
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     images, out = Path(a.images), Path(a.out)
@@ -250,7 +243,7 @@ def _cmd_detect(a) -> int:
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
            suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    resume = _Resume(out, "detect", settings, jobs)
+    resume = MapRecords(out, "detect", settings, jobs)
     work = partial(_one_detect, detector=a.detector, weights=weights, half=half,
                    rsz=a.rsz)
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
