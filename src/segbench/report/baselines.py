@@ -327,7 +327,8 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
         if missing:
             raise InputError(f"--ids: {len(missing)} ids are not in the {split} split "
                              f"(e.g. {missing[0]})", gt)
-        run_ids = [i for i in all_ids if i in set(wanted)]
+        keep = set(wanted)
+        run_ids = [i for i in all_ids if i in keep]
     else:
         run_ids = all_ids
     if not run_ids:
