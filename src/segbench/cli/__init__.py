@@ -21,7 +21,7 @@ if not any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"
 
 #: Command-group modules, each with ``add_parsers(subparsers)``, in help order.
 _GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semantic",
-           "superpixel", "stats", "datasets", "site", "annotate")
+           "superpixel", "stats", "datasets", "site", "baselines", "annotate")
 
 
 #: Command -> its group, so that ``segbench CMD ...`` builds only that group's parser
@@ -32,11 +32,11 @@ _COMMAND_GROUPS = {
     "consistency": "consistency", "granularity": "consistency", "agreement": "agreement",
     "semantic": "semantic", "superpixel": "superpixel", "superpixel-sweep": "superpixel",
     "stats": "stats", "fetch": "datasets", "submit": "datasets", "serve": "site",
-    "site": "site", "annotate": "annotate", "annotate-export": "annotate"}
+    "site": "site", "baselines": "baselines", "annotate": "annotate", "annotate-export": "annotate"}
 
 #: Groups whose commands run compiled kernels (they import Numba the lean way first).
 _KERNEL_GROUPS = {"benchmark", "detect", "consistency", "agreement", "semantic",
-                  "superpixel", "stats"}
+                  "superpixel", "stats", "baselines"}
 
 
 def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:

@@ -67,63 +67,11 @@ def _claim(out: Path, source: Path, option: str, marker: str, command: str,
                 old.unlink()
 
 
-#: Where ``nms``, ``ucm`` and ``detect`` keep one record per map written: what it was
-#: made from (settings, the input's SHA-256) and the SHA-256 of the map, so that a rerun
-#: with the same settings reuses the maps still as written, as the benchmarks do.
-RECORDS = ".segbench-records"
-
-
-class _Resume:
-    """The maps of ``jobs`` (``(src, dst)`` pairs) still to make in ``out``, and the
-    record of each one made (:meth:`keep`)."""
-
-    def __init__(self, out: Path, command: str, settings: dict, jobs):
-        from .._version import __version__
-        from ..engine import fingerprint
-        self.root = out / RECORDS / command.split()[-1]
-        self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))
-        self.todo, self.reused, self._keys = [], 0, {}
-        for src, dst in jobs:
-            key = {"settings": self.settings, "input": fingerprint(src)}
-            self._keys[dst] = key
-            if self._saved(dst) == key:
-                self.reused += 1
-            else:
-                self.todo.append((src, dst))
-
-    def _record(self, dst) -> Path:
-        return self.root / f"{Path(dst).stem}.json"
-
-    def _saved(self, dst):
-        """The key of ``dst``'s record if the map is still the one it records."""
-        from ..engine import fingerprint
-        try:
-            data = json.loads(self._record(dst).read_text(encoding="utf-8"))
-            if Path(dst).is_file() and fingerprint(dst) == data["output"]:
-                return data["key"]
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            pass
-        return None
-
-    def keep(self, dst) -> None:
-        """Record the map ``dst`` just written."""
-        from ..engine import fingerprint
-        from ..io import atomic_write_text, ensure_dir
-        ensure_dir(self.root)
-        atomic_write_text(self._record(dst), json.dumps(
-            {"key": self._keys[dst], "output": fingerprint(dst)}, separators=(",", ":")))
-
-    def note(self, what: str = "maps") -> str:
-        """' (N reused from the earlier run)' when some were, else ''."""
-        return (f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
-                "the earlier run)") if self.reused else ""
-
-
 def _cmd_nms(a) -> int:
     from functools import partial
 
     from ..algorithms import NMS_FORMATS
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     pred, out = Path(a.pred), Path(a.out)
@@ -140,7 +88,7 @@ def _cmd_nms(a) -> int:
                 "format": a.format, "source": str(pred)}
     _claim(out, pred, "--pred", MARKER, "segbench nms", settings, maps, suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
-    resume = _Resume(out, "nms", settings, jobs)
+    resume = MapRecords(out, "nms", settings, jobs)
     work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
                          desc="nms"):
@@ -188,7 +136,7 @@ def _warn_if_thinned(path: Path) -> None:
 def _cmd_ucm(a) -> int:
     from functools import partial
 
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     pred, out = Path(a.pred), Path(a.out)
@@ -209,7 +157,7 @@ def _cmd_ucm(a) -> int:
                 "levels": a.levels, "source": str(pred)}
     _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
-    resume = _Resume(out, "ucm", settings, jobs)
+    resume = MapRecords(out, "ucm", settings, jobs)
     work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
                    smooth=a.smooth, raw=a.levels == "mean")
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
@@ -259,7 +207,7 @@ def _one_detect(job, **options):
 def _cmd_detect(a) -> int:
     from functools import partial
 
-    from ..engine import map_items
+    from ..engine import MapRecords, map_items
     from ..errors import InputError
     from ..io import list_files
     images, out = Path(a.images), Path(a.out)
@@ -295,7 +243,7 @@ def _cmd_detect(a) -> int:
     _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
            suffix)
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    resume = _Resume(out, "detect", settings, jobs)
+    resume = MapRecords(out, "detect", settings, jobs)
     work = partial(_one_detect, detector=a.detector, weights=weights, half=half,
                    rsz=a.rsz)
     for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,

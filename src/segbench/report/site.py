@@ -199,7 +199,7 @@ def _human_summary(infos: dict, groups: list) -> dict:
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                pred_dirs: dict | None = None, title: str | None = None,
                workers: int = 1, progress: bool = True,
-               max_images: int | None = None) -> Path:
+               max_images: int | None = None, ids=None) -> Path:
     """Write the benchmark site of a dataset split and the runs of algorithms on it.
 
     Parameters
@@ -241,7 +241,9 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     from ..engine import map_items
 
     ds = open_dataset(Path(dataset_root), split)
-    ids = list(ds.ids[:max_images] if max_images else ds.ids)
+    wanted = None if ids is None else set(ids)
+    shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
+    ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
     runs, taken = [], {"index", "pr", "pr-grey", "pr-all"}

@@ -1,0 +1,81 @@
+"""Records of maps written by the map-making commands (``nms``, ``ucm``, ``detect``,
+``baselines``): a rerun with the same settings reuses every map still as written.
+
+One JSON file per map, ``<out>/.segbench-records/<command>/<map stem>.json``, holding
+what the map was made from (the settings, the input's SHA-256, the segbench version)
+and the SHA-256 of the map itself: a map changed or deleted since is made again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ._store import RECORDS_DIR, fingerprint
+
+
+class MapRecords:
+    """The maps of ``jobs`` still to make in ``out``, and the record of each one made.
+
+    Parameters
+    ----------
+    out : path
+        The folder the maps are written to (its records are kept below it).
+    command : str
+        Names the records' folder (its last word: ``'segbench detect'`` -> ``detect``).
+    settings : dict
+        Everything the maps depend on besides their input (JSON-serializable).
+    jobs : iterable of (src, dst)
+        Input file and map file of every map; ``src`` may be a sequence of files when
+        a map is made from several.
+
+    Attributes
+    ----------
+    todo : list of (src, dst)
+        The jobs whose map is missing, changed or made with other settings.
+    reused : int
+        The number of maps kept from an earlier run.
+    """
+
+    def __init__(self, out, command: str, settings: dict, jobs):
+        from .._version import __version__
+        self.root = Path(out) / RECORDS_DIR / command.split()[-1]
+        self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))
+        self.todo, self.reused, self._keys = [], 0, {}
+        for src, dst in jobs:
+            srcs = [src] if isinstance(src, (str, Path)) else list(src)
+            key = {"settings": self.settings,
+                   "input": fingerprint(srcs[0]) if len(srcs) == 1
+                   else [fingerprint(s) for s in srcs]}
+            self._keys[str(dst)] = key
+            if self._saved(dst) == key:
+                self.reused += 1
+            else:
+                self.todo.append((src, dst))
+
+    def _record(self, dst) -> Path:
+        return self.root / f"{Path(dst).stem}.json"
+
+    def _saved(self, dst):
+        """The key of ``dst``'s record if the map is still the one it records."""
+        try:
+            data = json.loads(self._record(dst).read_text(encoding="utf-8"))
+            if Path(dst).is_file() and fingerprint(dst) == data["output"]:
+                return data["key"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def keep(self, dst) -> None:
+        """Record the map ``dst`` just written (atomically: a killed run leaves a whole
+        record or none)."""
+        from ..io import atomic_write_text, ensure_dir
+        ensure_dir(self.root)
+        atomic_write_text(self._record(dst), json.dumps(
+            {"key": self._keys[str(dst)], "output": fingerprint(dst)},
+            separators=(",", ":")))
+
+    def note(self, what: str = "maps") -> str:
+        """' (N of M maps reused from the earlier run)' when some were, else ''."""
+        return (f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
+                "the earlier run)") if self.reused else ""

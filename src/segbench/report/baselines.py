@@ -1,0 +1,420 @@
+"""``segbench baselines``: every detector and segmenter of the package on a dataset
+split, scored by the boundary and region benchmarks, ranked in one table and on the site.
+
+The output folder holds::
+
+    OUT/.segbench-baselines      marks the folder as this command's (the settings)
+    OUT/maps/<algorithm>/        the maps of each algorithm: <iid>.png soft maps, or
+                                 <iid>.mat (ucm2 hierarchies, segs lists)
+    OUT/runs/<algorithm>/        its run folder (segbench boundary or all)
+    OUT/runs/human/              the annotators scored against each other
+    OUT/baselines.json, .md      the table, with the published figures beside
+    OUT/site/                    the benchmark site with every algorithm ranked
+
+Resuming: every map has a record (:class:`segbench.engine.MapRecords`) and every
+scored image one (:class:`segbench.engine.RecordStore`), so a killed run, rerun with the
+same settings, makes and scores only what it had not finished; a finished algorithm is
+only re-summarized from its records. The folder is claimed with
+:func:`segbench.io.claim_folder`: nothing a user made is ever written over.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from ..errors import InputError
+
+#: The file that marks a folder written by ``segbench baselines``.
+MARKER = ".segbench-baselines"
+
+#: The superpixel counts of ``segbench superpixel-sweep`` (its ``--k`` default): SLIC
+#: and Felzenszwalb are scored as hierarchies-by-list of one segmentation per K.
+SWEEP_KS = (200, 400, 600, 800, 1000, 1200)
+
+#: Segment counts of ``ncut`` (one segmentation per count, scored as a segs list).
+NCUT_KS = (2, 3, 4, 6, 8, 12, 16, 24, 32)
+
+#: OWT-UCM of a detector's thinned soft map: blurred by sigma 1 first (a one-pixel line's
+#: watershed floods through its gaps otherwise) and merge levels the mean strengths (BSR's
+#: logistic is fitted to gPb and saturates on other detectors): ``segbench ucm --smooth 1
+#: --levels mean``, the settings of docs/detectors.md's HED-owt-ucm.
+UCM_OPTIONS = {"orientations": 8, "smooth": 1.0, "raw": True}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One algorithm of the table.
+
+    Attributes
+    ----------
+    kind : {'soft', 'ucm', 'segs'}
+        What it writes: soft boundary maps (.png, boundary benchmark), ucm2
+        hierarchies or segs lists (.mat, boundary and region benchmarks).
+    made_from : str or None
+        'image' (the photograph), 'hed' (the ``hed`` folder) or the name of the
+        algorithm whose soft maps it turns into hierarchies.
+    about : str
+        One line on what it is, for the table and the site.
+    published : dict
+        Figures a paper gives for it on the BSDS500 (``ODS``, ``OIS``, ``AP``,
+        ``covering``, ``PRI``, ``VI``) and ``source``.
+    scoring : dict
+        Benchmark parameters of its own (gPb's raw maps are thinned by edge NMS first,
+        as docs/detectors.md scores them).
+    """
+
+    kind: str
+    made_from: str | None
+    about: str
+    published: dict
+    scoring: dict = field(default_factory=dict)
+
+
+_ARBELAEZ = "Arbelaez et al. 2011, BSDS500 test, Tables 1-2"
+
+#: Every baseline, in the table's order before ranking.
+BASELINES = {
+    "gm": Baseline("soft", "image", "gradient magnitude of L*a*b*, thinned", {}),
+    "canny": Baseline("soft", "image", "Canny, soft (hysteresis levels)",
+                      {"ODS": 0.60, "OIS": 0.63, "AP": 0.58, "source": _ARBELAEZ}),
+    "pb-bg": Baseline("soft", "image", "Pb, brightness gradient", {}),
+    "pb-cg": Baseline("soft", "image", "Pb, colour gradient", {}),
+    "pb-tg": Baseline("soft", "image", "Pb, texture gradient", {}),
+    "pb-bgtg": Baseline("soft", "image", "greyscale Pb (Martin et al. 2004)", {}),
+    "pb-cgtg": Baseline("soft", "image", "colour Pb (Martin et al. 2004)",
+                        {"ODS": 0.65, "source": "Arbelaez et al. 2011, on the BSDS300"}),
+    "2mm": Baseline("soft", "image", "second moment matrix", {}),
+    "gpb": Baseline("soft", "image", "gPb (Arbelaez et al. 2011), edge NMS",
+                    {"ODS": 0.71, "source": _ARBELAEZ}, {"nms": True}),
+    "gpb-owt-ucm": Baseline("ucm", "image", "gPb-owt-ucm (Arbelaez et al. 2011)",
+                            {"ODS": 0.73, "OIS": 0.76, "AP": 0.73, "covering": 0.59,
+                             "PRI": 0.83, "VI": 1.69, "source": _ARBELAEZ}),
+    "canny-owt-ucm": Baseline("ucm", "canny", "OWT-UCM of the canny maps", {}),
+    "pb-owt-ucm": Baseline("ucm", "pb-cgtg", "OWT-UCM of the pb-cgtg maps", {}),
+    "hed-owt-ucm": Baseline("ucm", "hed", "OWT-UCM of the given HED maps", {}),
+    "ncut": Baseline("segs", "image", "multiway normalized cut on SLIC superpixels, "
+                     f"K = {','.join(map(str, NCUT_KS))}", {}),
+    "felzenszwalb": Baseline("segs", "image", "Felzenszwalb-Huttenlocher at the "
+                             "superpixel sweep's K", {}),
+    "slic": Baseline("segs", "image", "SLIC at the superpixel sweep's K", {}),
+}
+
+#: Published figures of the annotators scored against each other (BSDS500).
+HUMAN_PUBLISHED = {"ODS": 0.80, "OIS": 0.80, "covering": 0.72, "PRI": 0.88, "VI": 1.17,
+                   "source": _ARBELAEZ}
+
+#: The columns of the table: (metric key in the results, column name).
+COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("covering_ODS", "covering"),
+           ("PRI_ODS", "PRI"), ("VI_ODS", "VI"))
+
+
+def algorithm_names(text=None, *, hed: bool = False) -> list[str]:
+    """The algorithms to run, in the table's order.
+
+    Parameters
+    ----------
+    text : str or sequence of str, optional
+        A comma-separated list or a sequence of names of :data:`BASELINES`; None: every
+        one (``hed-owt-ucm`` only with ``hed``).
+    hed : bool, default False
+        HED maps are given.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    InputError
+        An unknown name (the error lists the known ones), or ``hed-owt-ucm`` without
+        ``hed``.
+    """
+    if text is None:
+        return [a for a in BASELINES if a != "hed-owt-ucm" or hed]
+    names = [s.strip() for s in (text.split(",") if isinstance(text, str) else text)
+             if s.strip()]
+    unknown = [a for a in names if a not in BASELINES]
+    if unknown or not names:
+        raise InputError(f"--algorithms: unknown {', '.join(map(repr, unknown)) or 'empty list'}"
+                         f"; choose from {', '.join(BASELINES)}")
+    if "hed-owt-ucm" in names and not hed:
+        raise InputError("--algorithms hed-owt-ucm needs the HED maps: give --hed DIR")
+    return [a for a in BASELINES if a in names]
+
+
+def _segs(image, algorithm: str) -> list:
+    """The segs list of a segmenter: one label map (labels from 1) per K."""
+    from ..algorithms import felzenszwalb, slic
+    from ..algorithms.segmenters import prepare_ncut
+    if algorithm == "ncut":
+        run, ks = prepare_ncut(image), NCUT_KS
+    else:
+        run, ks = partial({"slic": slic, "felzenszwalb": felzenszwalb}[algorithm],
+                          image), SWEEP_KS
+    return [run(k) + 1 for k in ks]
+
+
+def make_map(job, *, algorithm: str) -> str:
+    """Make one map of ``algorithm`` (module level, so worker processes can run it).
+
+    Parameters
+    ----------
+    job : (str, str)
+        ``(src, dst)``: the photograph (or the soft map an OWT-UCM is made from) and
+        the file to write (``.png`` soft map, ``.mat`` ucm2 or segs).
+    algorithm : str
+        A name of :data:`BASELINES`.
+
+    Returns
+    -------
+    str
+        ``dst``.
+
+    Raises
+    ------
+    InputError
+        Naming ``src`` when it cannot be read or processed.
+    """
+    src, dst = job
+    base = BASELINES[algorithm]
+    if base.kind == "soft" and algorithm == "gpb":
+        from ..algorithms import gpb_file
+        gpb_file(src, dst, output="soft")
+    elif base.kind == "soft":
+        from ..algorithms import detect_file
+        detect_file(src, dst, algorithm)
+    elif algorithm == "gpb-owt-ucm":
+        from ..algorithms import gpb_file
+        gpb_file(src, dst, output="ucm")
+    elif base.kind == "ucm":
+        from ..algorithms import ucm_file
+        ucm_file(src, dst, **UCM_OPTIONS)
+    else:
+        from ..io import read_image, write_segs
+        try:
+            segs = _segs(read_image(src), algorithm)
+        except InputError as e:
+            raise (InputError(e.problem, src) if e.path is None else e) from None
+        write_segs(dst, segs)
+    return dst
+
+
+def _photographs(ds, ids) -> dict:
+    """Image id -> photograph of every image to run on; InputError naming the first id
+    without one."""
+    found = {}
+    for iid in ids:
+        path = ds[iid].image_path
+        if path is None:
+            raise InputError(f"image {iid} has no photograph: --gt must be a dataset root "
+                             "with images/ (BSR/BSDS500/data)", ds.root)
+        found[iid] = Path(path)
+    return found
+
+
+def _hed_maps(hed, ids) -> dict:
+    from ..io import list_files
+    found = list_files(Path(hed), (".png", ".bmp", ".npy"))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise InputError(f"no HED map for {len(missing)} of {len(ids)} images (e.g. "
+                         f"{missing[0]}.png)", hed)
+    return {i: found[i] for i in ids}
+
+
+def _table_row(name: str, metrics: dict, published: dict, about: str) -> dict:
+    return {"algorithm": name, "about": about,
+            **{col: _number(metrics.get(key)) for key, col in COLUMNS},
+            "published": {k: v for k, v in published.items()}}
+
+
+def _number(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def table_markdown(rows, *, n_images: int, split: str, command: str | None = None) -> str:
+    """The ranked table as Markdown: our figures, and the published one beside each
+    where a paper gives it (``ours (published)``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The ``rows`` of :func:`run_baselines`.
+    n_images : int
+    split : str
+    command : str, optional
+        The command line that made the table, for its caption.
+
+    Returns
+    -------
+    str
+    """
+    head = ["algorithm", *(c for _, c in COLUMNS), "published figures from"]
+    lines = [f"Baselines on {n_images} {split} images"
+             + (f", made by `{command}`" if command else "") + ". Published figures "
+             "(in parentheses) are on the full test set of the paper named in the last "
+             "column.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = []
+        for _, col in COLUMNS:
+            v, p = r[col], r["published"].get(col)
+            text = "" if v is None else f"{v:.3f}"
+            if p is not None:
+                text += f" ({p:.2f})"
+            cells.append(text)
+        lines.append(f"| {r['algorithm']} | " + " | ".join(cells)
+                     + f" | {r['published'].get('source', '')} |")
+    return "\n".join(lines) + "\n"
+
+
+def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=None,
+                  hed=None, workers: int = 1, scheduler: str | None = None,
+                  progress: bool = True, site: bool = True, command: str | None = None,
+                  log=None) -> dict:
+    """Run the package's detectors and segmenters on a split, score them, rank them.
+
+    Parameters
+    ----------
+    gt : path
+        A dataset root with photographs (``BSR/BSDS500/data``, a BSDS300 root).
+    out : path
+        The output folder: new, empty, or one written by this function before
+        (marked by :data:`MARKER`); any other folder is refused, nothing written.
+    split : str, default 'test'
+    algorithms : str or sequence of str, optional
+        Names of :data:`BASELINES` (comma-separated in a str); default all, with
+        ``hed-owt-ucm`` only when ``hed`` is given.
+    ids : str or sequence, optional
+        Only these image ids (as ``--ids``: a list, ``'a,b'`` or a file of ids).
+    hed : path, optional
+        Folder of HED soft maps ``<iid>.png`` (raw or NMS-thinned), for hed-owt-ucm.
+    workers, scheduler, progress
+        As :func:`segbench.engine.map_items` and :func:`segbench.api.evaluate`: the
+        results are the same for any setting.
+    site : bool, default True
+        Build the site (``OUT/site``) with every algorithm ranked.
+    command : str, optional
+        The command line, recorded in the table's caption.
+    log : callable, optional
+        Called with one line per step (what the CLI prints as progress).
+
+    Returns
+    -------
+    dict
+        ``rows`` (the table, ranked by boundary ODS, humans first), ``algorithms``
+        (per algorithm: ``maps``, ``maps_reused``, ``run`` folder, ``metrics``),
+        ``n_images``, ``table`` (path of baselines.md), ``site`` (index.html or None).
+    """
+    from ..api import evaluate
+    from ..datasets import open_ground_truth, parse_ids
+    from ..engine import MapRecords, map_items, open_executor
+    from ..io import atomic_write_text, claim_folder, ensure_dir
+    say = log or (lambda line: None)
+    names = algorithm_names(algorithms, hed=hed is not None)
+    if scheduler is None and workers < 1:       # refused before the folder is claimed
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    gt = Path(gt)
+    ds = open_ground_truth(gt, split=split)
+    wanted = parse_ids(ids)
+    all_ids = list(ds.ids())
+    if wanted is not None:
+        missing = [i for i in wanted if i not in all_ids]
+        if missing:
+            raise InputError(f"--ids: {len(missing)} ids are not in the {split} split "
+                             f"(e.g. {missing[0]})", gt)
+        keep = set(wanted)
+        run_ids = [i for i in all_ids if i in keep]
+    else:
+        run_ids = all_ids
+    if not run_ids:
+        raise InputError(f"no images in the {split} split", gt)
+    photos = _photographs(ds, run_ids)
+    hed_maps = _hed_maps(hed, run_ids) if "hed-owt-ucm" in names else {}
+    settings = {"gt": str(gt), "split": split, "hed": None if hed is None else str(hed)}
+    out = claim_folder(out, MARKER, "segbench baselines",
+                       "written by segbench baselines; its maps, runs and site are "
+                       "replaced when it runs again\n" + json.dumps(settings, indent=1)
+                       + "\n", inputs={"--gt": gt, "--hed": hed}, apart=True)
+
+    # the algorithms whose soft maps another one's OWT-UCM is made from come first
+    needed = list(names)
+    for a in names:
+        src = BASELINES[a].made_from
+        if src in BASELINES and src not in needed:
+            needed.insert(0, src)
+    maps: dict[str, Path] = {}
+    done: dict[str, dict] = {}
+    with open_executor(workers, scheduler) as executor:
+        for a in needed:
+            base = BASELINES[a]
+            folder = ensure_dir(out / "maps" / a)
+            suffix = ".png" if base.kind == "soft" else ".mat"
+            source = (photos if base.made_from == "image" else hed_maps
+                      if base.made_from == "hed" else
+                      {i: maps[base.made_from] / f"{i}.png" for i in run_ids})
+            jobs = [(str(source[i]), str(folder / f"{i}{suffix}")) for i in run_ids]
+            extra = UCM_OPTIONS if base.kind == "ucm" and a != "gpb-owt-ucm" else {}
+            records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra},
+                                 jobs)
+            say(f"{a}: {len(jobs)} maps" + records.note())
+            for dst in map_items(partial(make_map, algorithm=a), records.todo,
+                                 workers=workers, executor=executor,
+                                 progress=progress and bool(records.todo), desc=a):
+                records.keep(dst)
+            maps[a] = folder
+            done[a] = {"maps": len(jobs), "maps_reused": records.reused,
+                       "maps_folder": str(folder)}
+        where = dict(split=split, ids=run_ids, workers=workers, progress=progress,
+                     executor=executor, scheduler=scheduler if executor is None else None)
+        say(f"human: the annotators against each other on {len(run_ids)} images")
+        hb, hr = evaluate("human", gt, None, out / "runs" / "human", name="human",
+                          **where)
+        human = {**hb.metrics, **hr.metrics}
+        human_row = _table_row("human", {"ODS": human["F"], "OIS": human["F"],
+                                         "covering_ODS": human["covering"],
+                                         "PRI_ODS": human["PRI"], "VI_ODS": human["VI"]},
+                               HUMAN_PUBLISHED, "each annotator against the others")
+        for a in names:
+            run_dir = out / "runs" / a
+            say(f"{a}: scoring")
+            if BASELINES[a].kind == "soft":
+                res = evaluate("boundary", gt, maps[a], run_dir, name=a, plot=False,
+                               **BASELINES[a].scoring, **where)
+                metrics = res.metrics
+            else:
+                b, r = evaluate("all", gt, maps[a], run_dir, name=a, plot=False, **where)
+                metrics = {**b.metrics, **r.metrics}
+            done[a].update(run=str(run_dir), metrics=metrics)
+    rows = sorted((_table_row(a, done[a]["metrics"], BASELINES[a].published,
+                              BASELINES[a].about) for a in names),
+                  key=lambda r: -(r["ODS"] if r["ODS"] is not None else -1.0))
+    rows.insert(0, human_row)
+    summary = {"n_images": len(run_ids), "split": split, "ids": run_ids,
+               "command": command, "rows": rows,
+               "algorithms": {a: {k: v for k, v in done[a].items() if k != "metrics"}
+                              for a in names}}
+    atomic_write_text(out / "baselines.json", json.dumps(summary, indent=1) + "\n")
+    table = out / "baselines.md"
+    atomic_write_text(table, table_markdown(rows, n_images=len(run_ids), split=split,
+                                            command=command))
+    index = None
+    if site:
+        from .site import build_site
+        say("site: building")
+        index = build_site(gt, [done[a]["run"] for a in names], out / "site",
+                           split=split, workers=workers, progress=progress, ids=run_ids,
+                           pred_dirs={done[a]["run"]: maps[a] for a in names},
+                           title=f"segbench baselines: {len(run_ids)} {split} images")
+    summary.update(algorithms={a: {**done[a]} for a in names}, table=str(table),
+                   site=None if index is None else str(index))
+    return summary
+
+
+__all__ = ["BASELINES", "COLUMNS", "HUMAN_PUBLISHED", "MARKER", "NCUT_KS", "SWEEP_KS",
+           "UCM_OPTIONS", "Baseline", "algorithm_names", "make_map", "run_baselines",
+           "table_markdown"]
