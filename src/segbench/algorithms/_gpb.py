@@ -209,7 +209,7 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
         BSR's ``rsz``: the eigenproblem is solved on the weighted cues resized by this
         factor (MATLAB's bicubic ``imresize``, then thinned), its eigenvectors resized
         back. 1.0 is BSR's default and the setting of its published results; 0.5
-        makes the eigen-solve about 6 times cheaper at some cost in sPb (see
+        makes the eigen-solve about 12 times cheaper at some cost in sPb (see
         docs/detectors.md). BSR's rsz < 1 cannot be checked under Octave, whose
         ``imresize`` differs from MATLAB's; we follow MATLAB's documented algorithm.
     timings : dict, optional
