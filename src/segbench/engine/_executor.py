@@ -99,10 +99,12 @@ def scheduler_address_text(text: str, what: str) -> str:
 
 @contextmanager
 def _quiet_dask():
-    """Dask's client logs each reconnection attempt, with tracebacks; the run reports
-    the outcome in one line instead."""
-    names = ["distributed", *(n for n in logging.Logger.manager.loggerDict
-                              if n.startswith("distributed."))]
+    """Dask's client logs each reconnection attempt, with tracebacks, and tornado's
+    event loop logs the futures a lost scheduler leaves failed (``tornado.application``);
+    the run reports the outcome in one line instead."""
+    names = ["distributed", "tornado.application",
+             *(n for n in logging.Logger.manager.loggerDict
+               if n.startswith("distributed."))]
     logs = [logging.getLogger(n) for n in names]   # Dask sets levels on some children
     levels = [log.level for log in logs]
     for log in logs:
