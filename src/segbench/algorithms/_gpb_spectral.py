@@ -47,7 +47,10 @@ _SEED = 0            # the start vector of the iterative solvers
 _TOL = 1e-6          # default eigensolver accuracy (see spectral_eigs)
 _NCV = 60            # Lanczos basis size (ARPACK ncv)
 _DENSE_MIN = 100     # below max(this, 4 nvec) pixels the eigenproblem is solved densely
-_CHEB_MIN = 2000     # 'auto' takes 'chebyshev' from this many pixels
+# 'auto' takes 'chebyshev' from this many pixels: on smaller grids the wanted eigenvalues
+# lie above the cuts (a 48 x 72 grid: the 12th at 0.04), so it would retry and fall back
+# (10 CPU-s against Lanczos's 0.05)
+_CHEB_MIN = 20000
 _CHEB_CUTS = (0.99, 0.96, 0.84)   # tried in turn: the wanted mu must lie above the cut
 _CHEB_DEGREE = 12    # of the polynomial: 8-16 cost the same within 2 % on BSDS images
 _CHEB_NCV = 40       # its Lanczos basis
@@ -155,7 +158,7 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
         lowered (0.96, 0.84), then ARPACK on A is used. ``'dense'``:
         ``scipy.linalg.eigh`` (small problems only; below ``max(100, 4 nvec)`` pixels
         always). ``'auto'``: ``'chebyshev'`` when ``shape`` is given and the grid
-        has at least 2,000 pixels, else ``'lanczos'``.
+        has at least 20,000 pixels, else ``'lanczos'``.
     tol : float, optional
         ARPACK's relative accuracy of the eigenvalues it iterates on (``mu``, or the
         polynomial's values); 0 is machine precision, as MATLAB's ``eigs`` in BSR.

@@ -61,10 +61,6 @@ __all__ = ["ncut_2001", "prepare_ncut_2001"]
 
 _N_ORIENT = 6          # filter bank orientations
 _MIN_SIDE = 16         # the reduced grid is used when both of its sides have this many px
-# below this many pixels the eigenvectors come from plain Lanczos: the Chebyshev solver
-# gains only when the wanted eigenvalues lie below 0.01, and on small grids the 12th does
-# not (a 48 x 72 grid: 0.04), so it retries lower cuts and falls back (10 s against 0.05)
-_CHEB_MIN_PIXELS = 20000
 
 
 def _grey01(image: np.ndarray) -> np.ndarray:
@@ -358,8 +354,7 @@ def prepare_ncut_2001(image, *, scale: float = 0.5, n_eig: int = 12, n_over: int
         _k.texture_affinity(W.indptr, W.indices, _histograms(tex, texture_radius),
                             1.0 / float(sigma_tx), W.data)
         nvec = max(2, min(int(n_eig), hh * ww - 1))
-        solver = "auto" if hh * ww >= _CHEB_MIN_PIXELS else "lanczos"
-        vals, vecs = spectral_eigs(W, nvec, shape=(hh, ww), solver=solver)
+        vals, vecs = spectral_eigs(W, nvec, shape=(hh, ww))   # 'auto' picks the solver
         emb = vecs[:, 1:] / np.sqrt(np.maximum(vals[1:], 1e-12))
         grids[(hh, ww)] = (W, emb)
         return grids[(hh, ww)]
