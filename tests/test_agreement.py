@@ -316,8 +316,8 @@ def test_cli_json_and_files(gt_dir, tmp_path, capsys):
     assert m["orphan_fraction"] == pytest.approx(16 / 104)
     assert m["unanimous_fraction"] == pytest.approx(48 / 104)
     assert [r["id"] for r in res["per_item"]] == ["a", "b"]
-    assert json.loads((out / "result.json").read_text())["metrics"] == m
-    assert (out / "per_item.csv").read_text().startswith("id,annotators,")
+    assert json.loads((out / "result_agreement.json").read_text())["metrics"] == m
+    assert (out / "per_item_agreement.csv").read_text().startswith("id,annotators,")
     assert (out / "agreement.png").stat().st_size > 0
     a = np.asarray(Image.open(out / "agreement" / "a.png"))
     assert a.dtype == np.uint8 and a.shape == SHAPE
@@ -342,7 +342,7 @@ def test_cli_no_outputs(gt_dir, tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["agreement", "--gt", str(gt_dir), "--out", str(out), "--no-plot",
                  "--no-maps", "--quiet", "--json"]) == 0
-    assert (out / "result.json").exists()
+    assert (out / "result_agreement.json").exists()
     assert not (out / "agreement.png").exists() and not (out / "agreement").exists()
 
 

@@ -37,8 +37,8 @@ def test_all_takes_the_boundary_protocol_options(tmp_path, capsys, options):
     assert official(tmp_path / "all", "eval_bdry")
     for prefix in ("eval_cover", "eval_RI_VOI"):
         assert official(tmp_path / "all", prefix) == official(tmp_path / "r", prefix)
-    params = json.loads((tmp_path / "all" / "result.json").read_text())["provenance"]
-    b = json.loads((tmp_path / "b" / "result.json").read_text())["provenance"]
+    params = json.loads((tmp_path / "all" / "result_boundary.json").read_text())["provenance"]
+    b = json.loads((tmp_path / "b" / "result_boundary.json").read_text())["provenance"]
     assert params["params"] == b["params"]
 
 

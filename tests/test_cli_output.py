@@ -45,7 +45,7 @@ def test_per_item_thresholds_are_printed_as_defined(data, tmp_path):
     official per-image file says the same numbers."""
     out = tmp_path / "run"
     assert boundary(data, "gm", out, "--nthresh", "9") == 0
-    rows = list(csv.DictReader((out / "per_item.csv").open()))
+    rows = list(csv.DictReader((out / "per_item_boundary.csv").open()))
     text = [r["threshold"] for r in rows]
     grid = {repr(k / 10) for k in range(1, 10)}
     on_grid = [t for t in text if t in grid]

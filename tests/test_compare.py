@@ -61,7 +61,7 @@ def test_image_tests_equal_scipy(runs):
     assert [r["name"] for r in res["runs"]] == ["sharp", "blurred", "noisy"]
     assert res["item_score"] == "f" and len(res["pairs"]) == 3
     f = {n: np.array([row["f"] for row in segbench.Result.from_json(
-        out[n] / "result.json").per_item]) for n in out}
+        out[n] / "result_boundary.json").per_item]) for n in out}
     raw = {}
     for pair in res["pairs"]:
         a, b = f[pair["a"]], f[pair["b"]]
@@ -114,13 +114,13 @@ def test_runs_in_memory_compare_as_their_folders(runs):
         r.pop("path")
     assert json.dumps(_plain(mem)) == json.dumps(_plain(disk))
     with pytest.raises(InputError, match="no per-image records"):
-        compare(segbench.Result.from_json(out["sharp"] / "result.json"), b)
+        compare(segbench.Result.from_json(out["sharp"] / "result_boundary.json"), b)
 
 
 def test_other_images_are_refused_with_their_ids(runs, tmp_path):
     root, preds, out = runs
     ids = [row["id"] for row in segbench.Result.from_json(
-        out["sharp"] / "result.json").per_item]
+        out["sharp"] / "result_boundary.json").per_item]
     part = tmp_path / "part"
     evaluate("boundary", root, preds["blurred"], part, split="test", ids=ids[:-2],
              progress=False, plot=False)
@@ -135,11 +135,11 @@ def test_stale_records_are_refused(runs, tmp_path):
     root, preds, out = runs
     run = tmp_path / "run"
     shutil.copytree(out["sharp"], run)
-    kept = (run / "result.json").read_bytes()
+    kept = (run / "result_boundary.json").read_bytes()
     evaluate("boundary", root, preds["sharp"], run, split="test", nthresh=20,
              progress=False, plot=False)
-    (run / "result.json").write_bytes(kept)        # as if the later run died at the end
-    with pytest.raises(InputError, match="not those its result.json"):
+    (run / "result_boundary.json").write_bytes(kept)        # as if the later run died at the end
+    with pytest.raises(InputError, match="not those its result was"):
         compare(run, out["noisy"])
 
 
@@ -159,13 +159,13 @@ def test_cli_compare_table_json_and_files(runs, tmp_path, capsys):
     assert main([*args[:-2], "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"][0]["a"] == "sharp"
     assert main(["compare", str(out["sharp"]), str(tmp_path)]) == 2
-    assert "no result.json" in capsys.readouterr().err
+    assert "no result file" in capsys.readouterr().err
 
 
 def test_calibrated_ods_is_the_test_curve_at_the_calibration_threshold(runs, tmp_path):
     root, preds, out = runs
     ids = [row["id"] for row in segbench.Result.from_json(
-        out["sharp"] / "result.json").per_item]
+        out["sharp"] / "result_boundary.json").per_item]
     cal = tmp_path / "cal"
     c = evaluate("boundary", root, preds["blurred"], cal, split="test", ids=ids[:5],
                  progress=False, plot=False)
@@ -265,19 +265,19 @@ def test_cli_compare_names_a_malformed_result_file(runs, tmp_path, capsys, field
     _, _, out = runs
     bad = tmp_path / "bad"
     shutil.copytree(out["sharp"], bad)
-    data = json.loads((bad / "result.json").read_text())
+    data = json.loads((bad / "result_boundary.json").read_text())
     data[field] = value
-    (bad / "result.json").write_text(json.dumps(data))
+    (bad / "result_boundary.json").write_text(json.dumps(data))
     assert main(["compare", str(out["blurred"]), str(bad)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert len(err.splitlines()) == 1 and str(bad / "result_boundary.json") in err, err
     assert err.startswith("segbench: error:") and "not a segbench result" in err
     with pytest.raises(InputError, match="not a segbench result"):
-        segbench.Result.from_json(bad / "result.json")
+        segbench.Result.from_json(bad / "result_boundary.json")
     from segbench.report._site_runs import load_run as site_load_run
     with pytest.raises(InputError, match="not a segbench result") as exc:
         site_load_run(bad)
-    assert str(bad / "result.json") in str(exc.value)
+    assert str(bad / "result_boundary.json") in str(exc.value)
 
 
 @pytest.mark.parametrize("edit", ["row", "curve"])
@@ -285,16 +285,16 @@ def test_cli_compare_names_a_result_file_of_wrong_values(runs, tmp_path, capsys,
     _, _, out = runs
     bad = tmp_path / "bad"
     shutil.copytree(out["sharp"], bad)
-    data = json.loads((bad / "result.json").read_text())
+    data = json.loads((bad / "result_boundary.json").read_text())
     if edit == "row":
         data["per_item"][0]["f"] = "high"
     else:
         data["curves"]["recall"] = 7
-    (bad / "result.json").write_text(json.dumps(data))
+    (bad / "result_boundary.json").write_text(json.dumps(data))
     assert main(["compare", str(out["blurred"]), str(bad), "--resamples", "20",
                  "--out", str(tmp_path / "cmp")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(bad / "result.json") in err, err
+    assert len(err.splitlines()) == 1 and str(bad / "result_boundary.json") in err, err
     assert "not a segbench result" in err
 
 
@@ -305,7 +305,7 @@ def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs,
     threshold's run (folder and name) is recorded in result.json."""
     root, preds, out = runs
     ids = [row["id"] for row in segbench.Result.from_json(
-        out["sharp"] / "result.json").per_item]
+        out["sharp"] / "result_boundary.json").per_item]
     base = ["boundary", "--gt", str(root), "--split", "test", "--ids", ",".join(ids[5:]),
             "--no-plot", "--quiet"]
     cal = tmp_path / "cal-sharp"
@@ -322,7 +322,7 @@ def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs,
     assert main([*base, "--pred", str(preds["blurred"]), "--out", str(dest),
                  "--calibrate-on", str(cal), "--calibrate-name", "sharp"]) == 0
     capsys.readouterr()
-    params = json.loads((dest / "result.json").read_text())["provenance"]["params"]
+    params = json.loads((dest / "result_boundary.json").read_text())["provenance"]["params"]
     assert params["calibrated_on"] == str(cal) and params["calibrated_name"] == "sharp"
     assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t2"),
                  "--calibrate-on", str(cal), "--max-dist", "0.01"]) == 2
@@ -331,3 +331,29 @@ def test_cli_calibrate_on_checks_the_name_and_settings_and_records_the_run(runs,
     assert main([*base, "--pred", str(preds["sharp"]), "--out", str(tmp_path / "t3"),
                  "--calibrate-on", str(cal), "--calibrate-name", "other"]) == 2
     assert "not 'other'" in capsys.readouterr().err
+
+
+def test_comparison_object_tables_and_json(runs, tmp_path):
+    """compare returns a Comparison: its pandas tables hold the same numbers as its
+    mapping, and its JSON is compare.json's."""
+    pd = pytest.importorskip("pandas")
+    _, _, out = runs
+    res = compare(out["sharp"], out["blurred"], out["noisy"], resamples=100)
+    assert isinstance(res, segbench.compare.Comparison) and res.family == "boundary"
+    assert res.names == ["sharp", "blurred", "noisy"]
+    pairs = res.to_pandas()
+    assert isinstance(pairs, pd.DataFrame) and len(pairs) == 3 * len(
+        res["pairs"][0]["bootstrap"])
+    for pair in res["pairs"]:
+        row = pairs.loc[(pair["a"], pair["b"], "ODS")]
+        want = pair["bootstrap"]["ODS"]
+        assert (row["diff"], row["p_holm"]) == (want["diff"], want["p_holm"])
+        assert row["wilcoxon_p_holm"] == pair["per_image"]["wilcoxon_p_holm"]
+    table = res.to_pandas("runs")
+    for r in res["runs"]:
+        assert table.loc[(r["name"], "ODS"), "value"] == r["metrics"]["ODS"]
+        assert table.loc[(r["name"], "ODS"), "lo"] == r["intervals"]["ODS"][0]
+    with pytest.raises(ValueError, match="pairs' or 'runs'"):
+        res.to_pandas("images")
+    written = res.write(tmp_path / "cmp", [out["sharp"], out["blurred"], out["noisy"]])
+    assert json.loads(written[0].read_text()) == json.loads(res.to_json())

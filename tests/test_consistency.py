@@ -228,7 +228,7 @@ def test_run_consistency_writes_files(gt_folder, tmp_path):
     root, _ = gt_folder
     res, rep = run_consistency(root, tmp_path / "out", pairs=4, progress=False)
     out = tmp_path / "out"
-    for name in ("result.json", "per_item.csv", "consistency_pairs.csv",
+    for name in ("result_consistency.json", "per_item_consistency.csv", "consistency_pairs.csv",
                  "consistency_hist.png", "consistency_gce_lce.png"):
         assert (out / name).stat().st_size > 0
     assert (out / "consistency_hist.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -340,7 +340,7 @@ def test_run_granularity_files(synth, tmp_path):
     gt, img = synth
     res, rep = run_granularity(gt, kmeans_segmenter, tmp_path, images=img,
                                max_images=1, progress=False)
-    assert (tmp_path / "result.json").exists()
+    assert (tmp_path / "result_granularity.json").exists()
     assert (tmp_path / "granularity.png").stat().st_size > 0
     assert res.family == "granularity" and res.per_item[0]["id"] == "synth000"
     assert res.name == "kmeans_segmenter"

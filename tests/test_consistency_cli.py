@@ -53,7 +53,7 @@ def test_consistency_json_and_files(data, tmp_path, capsys):
     assert m["n_images"] == 4 and m["n_same_pairs"] == 4 * 3 and m["n_image_pairs"] == 2
     assert m["n_different_pairs"] == 2 * 9 and m["n_image_pairs_total"] == 6
     assert (tmp_path / "consistency_hist.png").exists()
-    assert json.loads((tmp_path / "result.json").read_text())["metrics"] == m
+    assert json.loads((tmp_path / "result_consistency.json").read_text())["metrics"] == m
 
 
 def test_consistency_text(data, capsys):
@@ -75,7 +75,7 @@ def test_granularity_segmenters_and_folder(data, tmp_path, capsys):
                  "--json", "--no-plot", "--out", str(tmp_path / "o")]) == 0
     km = json.loads(capsys.readouterr().out)["metrics"]
     assert km["n_images"] == 2 and km["segmenter"] == "kmeans_segmenter"
-    assert (tmp_path / "o" / "result.json").exists()
+    assert (tmp_path / "o" / "result_granularity.json").exists()
     assert not (tmp_path / "o" / "granularity.png").exists()
     assert _run(["granularity", "--gt", str(gt), "--segmenter", "folder", "--seg-dir",
                  str(segs), "--max-images", "2", "--quiet", "--json"]) == 0

@@ -28,7 +28,7 @@ def test_the_examples_run(tmp_path):
     assert len(epochs) == 2 and all("ODS 0." in ln and "human F 0." in ln for ln in epochs)
     assert any(ln.startswith("merged ODS 0.") for ln in lines)
     assert (tmp_path / "pr.png").stat().st_size > 0
-    assert (tmp_path / "runs" / "in-memory" / "result.json").is_file()
+    assert (tmp_path / "runs" / "in-memory" / "result_boundary.json").is_file()
     assert "torch" not in proc.stderr
 
 

@@ -85,7 +85,7 @@ def test_ids_file_and_name_txt_with_a_bom(data, tmp_path, capsys):
                           tmp_path / "run", "--ids", listed, "--no-plot")
     assert code == 0, err
     assert "images: 2" in out and "My detector" in out
-    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    res = json.loads((tmp_path / "run" / "result_boundary.json").read_text())
     assert res["name"] == "My detector"
     assert [r["id"] for r in res["per_item"]] == ids[1:3]
 
@@ -118,7 +118,7 @@ def test_region_names_the_png_it_did_not_read(data, tmp_path, capsys):
                           tmp_path / "run")
     assert code == 2 and len(err) == 1, err
     assert f"{ids[-1]}.png is there but not read" in err[0] and "--labels" in err[0]
-    assert not (tmp_path / "run" / "result.json").exists()
+    assert not (tmp_path / "run" / "result_boundary.json").exists()
     # the option it names reads it
     code, out, err = _run(capsys, "region", "--gt", gt, "--pred", mixed, "--labels",
                           "--out", tmp_path / "run2")
@@ -141,15 +141,15 @@ def test_bsds300_ap_is_marked_in_the_table_and_result(b300, tmp_path, capsys):
     assert row[3].endswith("*") and not row[1].endswith("*")        # AP, not ODS
     note = [line for line in lines if line.startswith("* AP:")]
     assert len(note) == 1 and "30 thresholds" in note[0] and "narrower recall" in note[0]
-    saved = json.loads((tmp_path / "b3" / "result.json").read_text())
+    saved = json.loads((tmp_path / "b3" / "result_boundary.json").read_text())
     assert "narrower recall range" in saved["notes"]["AP"]
     from segbench import Result
-    assert Result.from_json(tmp_path / "b3" / "result.json").notes == saved["notes"]
+    assert Result.from_json(tmp_path / "b3" / "result_boundary.json").notes == saved["notes"]
     # the default protocol reports AP itself: no mark, no note
     code, out, err = _run(capsys, "boundary", "--gt", root / "human" / "color", "--pred",
                           pred, "--out", tmp_path / "bsr", "--no-plot")
     assert code == 0 and "*" not in out
-    assert "notes" not in json.loads((tmp_path / "bsr" / "result.json").read_text())
+    assert "notes" not in json.loads((tmp_path / "bsr" / "result_boundary.json").read_text())
 
 
 # --- 5. the PR plot of maps empty at the highest thresholds -------------------------------
@@ -179,7 +179,7 @@ def test_pr_plot_drops_the_points_bsr_drops(data, tmp_path, capsys):
     code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", faint, "--out",
                           tmp_path / "run")
     assert code == 0, err
-    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    res = json.loads((tmp_path / "run" / "result_boundary.json").read_text())
     r = np.array(res["curves"]["recall"])
     assert (r == 0).sum() > 10 and (r >= 0.01).sum() > 10     # the shape of the issue
     assert _blue_on_the_r0_axis(tmp_path / "run" / "pr_curve.png") == 0
@@ -225,7 +225,7 @@ def test_r50_of_gradient_magnitude_on_bsds300(tmp_path, capsys):
     code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
                           tmp_path / "run", "--no-plot", "--workers", 2)
     assert code == 0, err
-    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    res = json.loads((tmp_path / "run" / "result_boundary.json").read_text())
     r, p = np.array(res["curves"]["recall"]), np.array(res["curves"]["precision"])
     assert res["metrics"]["R50"] > 0.9
     assert r[p >= 0.5].max() <= res["metrics"]["R50"] <= r[p < 0.5].max()
@@ -244,7 +244,7 @@ def test_r50_never_reached_is_n_a(data, tmp_path, capsys):
     assert code == 0, err
     header, row = out.splitlines()[-2:]
     assert header.split()[-1] == "R50" and row.split()[-1] == "n/a"
-    assert json.loads((tmp_path / "run" / "result.json").read_text())["metrics"][
+    assert json.loads((tmp_path / "run" / "result_boundary.json").read_text())["metrics"][
         "R50"] is None
 
 
@@ -282,7 +282,7 @@ def test_min_agreement_leaves_out_images_with_fewer_annotators(mixed, tmp_path, 
                                                "out"), err
     assert "4 annotators" in err[0] and "b0, b1, c0" in err[0]
     assert "images: 2" in out
-    res = json.loads((tmp_path / "k4" / "result.json").read_text())
+    res = json.loads((tmp_path / "k4" / "result_boundary.json").read_text())
     assert [r["id"] for r in res["per_item"]] == ["a0", "a1"]
     assert res["provenance"]["params"]["n_images"] == 2
     (left,) = res["provenance"]["excluded"]
@@ -306,7 +306,7 @@ def test_min_agreement_that_leaves_no_image_is_an_error(mixed, b300, tmp_path, c
     assert err[0].startswith("segbench: error: no image left to score: 5 of 5")
     assert "20 annotators" in err[0]
     assert not list((tmp_path / "k20").glob("*.txt"))
-    assert not (tmp_path / "k20" / "result.json").exists()
+    assert not (tmp_path / "k20" / "result_boundary.json").exists()
     # grey subsets: 2 grey subjects per image, 3 asked for
     root, b300_pred = b300
     code, out, err = _run(capsys, "boundary", "--gt", root / "human", "--presentation",
@@ -326,7 +326,7 @@ def test_min_agreement_all_leaves_out_images_no_pixel_of_which_is_unanimous(
     code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", pred, "--out",
                           tmp_path / "all", "--min-agreement", "all", "--no-plot")
     assert code == 0, err
-    res = json.loads((tmp_path / "all" / "result.json").read_text())
+    res = json.loads((tmp_path / "all" / "result_boundary.json").read_text())
     (left,) = res["provenance"]["excluded"]
     kept = [r["id"] for r in res["per_item"]]
     assert "c0" in left["ids"] and kept and not set(kept) & set(left["ids"])

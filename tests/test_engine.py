@@ -64,10 +64,10 @@ def test_outputs_result_csv_and_name(dataset, tmp_path):
     assert (out / "pr_curve.png").stat().st_size > 0
     # the prediction folder is .../pred/test: the split name is skipped
     assert res.name == "pred" and "pred" in repr(res) and "ODS=" in repr(res)
-    back = Result.from_json(out / "result.json")
+    back = Result.from_json(out / "result_boundary.json")
     assert back.name == "pred" and back.metrics["ODS"] == res.metrics["ODS"]
     assert back.per_item[0]["id"] == "synth000"
-    lines = (out / "per_item.csv").read_text().splitlines()
+    lines = (out / "per_item_boundary.csv").read_text().splitlines()
     assert lines[0].split(",") == ["id", "threshold", "recall", "precision", "f"]
     assert len(lines) == 7 and lines[1].startswith("synth000,")
     assert float(lines[1].split(",")[4]) == pytest.approx(res.per_item[0]["f"])
@@ -248,11 +248,11 @@ def test_cli_boundary_json_and_human_out(dataset, tmp_path, capsys):
     assert 0 < result["metrics"]["ODS"] <= 1 and len(result["per_item"]) == 6
     assert main(["human", "--gt", str(gt), "--out", str(tmp_path / "h"), "--quiet"]) == 0
     assert "boundary  F =" in capsys.readouterr().out
-    h = Result.from_json(tmp_path / "h" / "result.json")
+    h = Result.from_json(tmp_path / "h" / "result_human_boundary.json")
     hr = Result.from_json(tmp_path / "h" / "result_human_region.json")
     assert h.family == "human_boundary" and 0.5 < h.metrics["F"] < 1
     assert hr.family == "human_region" and len(hr.per_item) == 6
-    assert (tmp_path / "h" / "per_item.csv").read_text().startswith("id,cnt_r,")
+    assert (tmp_path / "h" / "per_item_human_boundary.csv").read_text().startswith("id,cnt_r,")
 
 
 def test_human_identical_annotators_score_one(tmp_path):
@@ -290,8 +290,8 @@ def test_two_results_compared_in_pandas(dataset, tmp_path):
     evaluate("boundary", gt, pred, tmp_path / "runs" / "gradient", progress=False,
              plot=False)
     evaluate("boundary", gt, segs, tmp_path / "runs" / "segs", progress=False, plot=False)
-    a = Result.from_json(tmp_path / "runs" / "gradient" / "result.json")
-    b = Result.from_json(tmp_path / "runs" / "segs" / "result.json")
+    a = Result.from_json(tmp_path / "runs" / "gradient" / "result_boundary.json")
+    b = Result.from_json(tmp_path / "runs" / "segs" / "result_boundary.json")
     table = pd.concat({"gradient": a.to_pandas()["f"], "segs": b.to_pandas()["f"]},
                       axis=1)
     table["gain"] = table["segs"] - table["gradient"]

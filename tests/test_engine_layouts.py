@@ -71,7 +71,7 @@ def test_seg_tree_counts_equal_mat_counts(same_annotators, tmp_path):
     seg_files, mat_files = official_files(tmp_path / "seg"), official_files(tmp_path / "mat")
     assert len(seg_files) == 11 * 4 + 8
     assert seg_files == mat_files
-    for name in ("per_item.csv", "per_item_human_region.csv"):
+    for name in ("per_item_human_boundary.csv", "per_item_human_region.csv"):
         assert (tmp_path / "seg" / "human" / name).read_text() == \
             (tmp_path / "mat" / "human" / name).read_text()
 

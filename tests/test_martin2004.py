@@ -84,7 +84,7 @@ def test_martin2004_counts_of_the_4x4_case(tmp_path):
     want[k <= 27, 3] = 1                               # sumP: 0.9 >= k/31
     want[k <= 15, 3] = 2                               # and 0.5 >= k/31
     np.testing.assert_array_equal(table[:, 1:], want)
-    res = json.loads((tmp_path / "run" / "result.json").read_text())
+    res = json.loads((tmp_path / "run" / "result_boundary.json").read_text())
     params = res["provenance"]["params"]
     assert (params["protocol"], params["resolution"], params["max_dist"],
             params["nthresh"], params["thin_gt"]) == ("martin2004", "half", 0.01, 30, True)

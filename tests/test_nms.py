@@ -449,10 +449,10 @@ def test_boundary_nms_equals_thinning_first(raw_with_gt, tmp_path):
         a = (direct / f"im{k}_ev1.txt").read_text()
         assert a == (after / f"im{k}_ev1.txt").read_text()
         assert a != (plain / f"im{k}_ev1.txt").read_text()
-    res = json.loads((direct / "result.json").read_text())
+    res = json.loads((direct / "result_boundary.json").read_text())
     assert res["provenance"]["params"]["nms"] == {"r": 1, "s": 5, "m": 1.01,
                                                   "presmooth": True}
-    plain_res = json.loads((plain / "result.json").read_text())
+    plain_res = json.loads((plain / "result_boundary.json").read_text())
     assert plain_res["provenance"]["params"]["nms"] is None
     # thresholded low, the blurred ridges thin into spurs and double lines: NMS
     # keeps precision high across thresholds

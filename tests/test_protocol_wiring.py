@@ -113,7 +113,7 @@ def test_human_per_subject_and_lone_subjects(tree, tmp_path):
     assert main(["human", "--gt", str(root / "human"), "--presentation", "gray",
                  "--protocol", "bsds300", "--no-region", "--out", str(out),
                  "--quiet"]) == 0
-    res = json.loads((out / "result.json").read_text())
+    res = json.loads((out / "result_human_boundary.json").read_text())
     assert res["provenance"]["params"]["lone"] == "count"
     rows = list(csv.DictReader((out / "per_subject.csv").open()))
     assert [int(r["subject"]) for r in rows] == [2003, 2004]

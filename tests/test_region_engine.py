@@ -94,7 +94,7 @@ def test_runner_label_maps_resume_and_workers(tmp_path, monkeypatch):
     out1 = tmp_path / "o1"
     r1 = evaluate("region", gt_dir, pred_dir, out1, labels=True, progress=False)
     for name in ("eval_cover.txt", "eval_cover_img.txt", "eval_cover_th.txt",
-                 "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt", "result.json", "0_ev2.txt",
+                 "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt", "result_region.json", "0_ev2.txt",
                  "0_ev3.txt", "0_ev4.txt"):
         assert (out1 / name).exists()
     # a label map: one "threshold", label 0 is a region (relabelled), not void

@@ -94,7 +94,7 @@ def test_summary_of_official_per_image_files(tmp_path):
 def test_result_json_and_metrics(runs):
     import json
     out = runs("ucm2", 5)
-    res = json.loads(Path(out / "result.json").read_text())
+    res = json.loads(Path(out / "result_region.json").read_text())
     assert res["family"] == "region"
     m = res["metrics"]
     assert m["covering_ODS"] == pytest.approx(0.654023, abs=1e-6)

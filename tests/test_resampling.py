@@ -183,14 +183,14 @@ def test_cli_ci_prints_and_saves_intervals(data, tmp_path, capsys):
             "--quiet", "--no-plot"]
     assert main(args) == 0
     text = capsys.readouterr().out
-    data1 = json.loads((out / "result.json").read_text())
+    data1 = json.loads((out / "result_boundary.json").read_text())
     assert set(data1["intervals"]) == {"ODS", "OIS", "AP", "R50"}
     assert data1["provenance"]["ci"]["resamples"] == 200
     lo, hi = data1["intervals"]["ODS"]
     assert lo <= data1["metrics"]["ODS"] <= hi
     assert f"{data1['metrics']['ODS']:.4f} [{lo:.3f}, {hi:.3f}]" in text
-    back = Result.from_json(out / "result.json")
+    back = Result.from_json(out / "result_boundary.json")
     assert back.intervals["ODS"] == (lo, hi)
     # the same seed gives the same intervals; the records are reused
     assert main(args) == 0
-    assert json.loads((out / "result.json").read_text())["intervals"] == data1["intervals"]
+    assert json.loads((out / "result_boundary.json").read_text())["intervals"] == data1["intervals"]

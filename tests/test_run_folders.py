@@ -7,10 +7,13 @@ both."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pytest
 
+import segbench
+import segbench.api
 from segbench.cli import main
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.io import write_label_map, write_segs, write_soft_map
@@ -158,8 +161,9 @@ def _family(path):
 
 @pytest.mark.parametrize("first", ("boundary", "region"))
 def test_boundary_and_region_runs_share_a_run_folder(data, tmp_path, capsys, first):
-    """Either order: each family keeps its own result and per-item files (the first
-    keeps result.json), a rerun of one replaces only its own, and the site, compare and
+    """Either order: each family keeps its own result_<family>.json and
+    per_item_<family>.csv, a rerun of one replaces only its own, the manifest lists
+    both in the order run with each one's command line, and the site, compare and
     --calibrate-on find each family's result."""
     gt = str(data["root"] / "groundTruth" / "test")
     out = tmp_path / "ucm"
@@ -173,15 +177,23 @@ def test_boundary_and_region_runs_share_a_run_folder(data, tmp_path, capsys, fir
     assert main(argv[second]) == 0
     assert main(argv[second]) == 0                      # a rerun: its own files only
     capsys.readouterr()
-    assert _family(out / "result.json") == first
-    assert _family(out / f"result_{second}.json") == second
-    assert (out / f"per_item_{second}.csv").is_file()
+    assert not (out / "result.json").exists() and not (out / "per_item.csv").exists()
+    for family in (first, second):
+        assert _family(out / f"result_{family}.json") == family
+        assert (out / f"per_item_{family}.csv").is_file()
     both = _snapshot(out)
     for name, data_ in alone.items():       # nothing of the first run was replaced
-        if not name.startswith(".segbench") and name not in ("result.json",):
+        if not name.startswith(".segbench") and name != "manifest.json":
             assert both[name] == data_, name
-    assert json.loads(both["result.json"])["metrics"] == \
-        json.loads(alone["result.json"])["metrics"]
+    manifest = json.loads(both["manifest.json"])
+    assert manifest["families"] == [first, second]
+    assert manifest["runs"][second]["command"] == shlex.join(["segbench", *argv[second]])
+    assert manifest["runs"][first]["pred_dir"] == str(data["segs"])
+    from segbench.engine import RunFolder
+    folder = RunFolder(out)
+    assert folder.families() == [first, second]
+    assert folder.read().family == first and folder.read(second).family == second
+    assert folder.prediction_folder() == data["segs"]
     # the official files of both families are there
     assert (out / "eval_bdry.txt").is_file() and (out / "eval_cover.txt").is_file()
     # readers find each family
@@ -202,20 +214,57 @@ def test_all_into_a_region_run_folder_keeps_one_file_per_family(data, tmp_path, 
     assert main(["all", "--gt", gt, "--pred", str(data["segs"]), "--out", str(out),
                  "--no-plot", "--quiet"]) == 0
     capsys.readouterr()
-    assert _family(out / "result.json") == "region"
+    assert _family(out / "result_region.json") == "region"
     assert _family(out / "result_boundary.json") == "boundary"
-    assert not (out / "result_region.json").exists()
+    assert sorted(p.name for p in out.glob("result*.json")) == [
+        "result_boundary.json", "result_region.json"]
 
 
-def test_a_damaged_result_json_in_a_run_folder_is_refused_not_replaced(data, tmp_path,
-                                                                       capsys):
+def test_older_run_folders_are_read_and_their_files_replaced_by_family(data, tmp_path,
+                                                                      capsys):
+    """A folder made before result files were named by family: its result.json (the
+    first family's) and result_<family>.json are read; a rerun of the family that
+    result.json holds replaces it (and per_item.csv) by its own named files, a rerun
+    of another family leaves it."""
+    import shutil
+
+    from segbench.engine import RunFolder
+    from segbench.result import Result
+    gt = str(data["root"] / "groundTruth" / "test")
+    out = tmp_path / "old"
+    assert main(["all", "--gt", gt, "--pred", str(data["segs"]), "--out", str(out),
+                 "--no-plot", "--quiet"]) == 0
+    capsys.readouterr()
+    # the layout an older segbench wrote: boundary in result.json, no manifest
+    shutil.move(out / "result_boundary.json", out / "result.json")
+    shutil.move(out / "per_item_boundary.csv", out / "per_item.csv")
+    (out / "manifest.json").unlink()
+    folder = RunFolder(out)
+    assert folder.families() == ["region", "boundary"]
+    assert folder.result_file("boundary") == out / "result.json"
+    assert Result.from_json(out / "result.json").family == "boundary"
+    assert segbench.api.read_run(out, "boundary").family == "boundary"
+    kept = (out / "result.json").read_bytes()
+    assert main(["region", "--gt", gt, "--pred", str(data["segs"]), "--out", str(out),
+                 "--quiet"]) == 0
+    assert (out / "result.json").read_bytes() == kept
+    assert main(["boundary", "--gt", gt, "--pred", str(data["segs"]), "--out", str(out),
+                 "--no-plot", "--quiet"]) == 0
+    capsys.readouterr()
+    assert not (out / "result.json").exists() and not (out / "per_item.csv").exists()
+    assert _family(out / "result_boundary.json") == "boundary"
+
+
+def test_a_damaged_result_json_in_a_run_folder_is_left_as_it_is(data, tmp_path, capsys):
+    """A result.json that is no segbench result (damaged, or the user's) is never
+    read as a family's result nor replaced; the run writes its own named files."""
     gt = str(data["root"] / "groundTruth" / "test")
     out = tmp_path / "run"
     argv = ["region", "--gt", gt, "--pred", str(data["segs"]), "--out", str(out),
             "--quiet"]
     assert main(argv) == 0
     (out / "result.json").write_text("{not json")
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert str(out / "result.json") in err and len(err.strip().splitlines()) == 1
+    assert main(argv) == 0
+    capsys.readouterr()
     assert (out / "result.json").read_text() == "{not json"
+    assert _family(out / "result_region.json") == "region"

@@ -196,8 +196,8 @@ def test_evaluate_sets_threads_for_the_run_only(tmp_path, monkeypatch):
                  "--quiet", "--json"]) == 0
     for name in ("eval_bdry.txt", "eval_bdry_img.txt", "eval_bdry_thr.txt"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
-    assert json.loads((tmp_path / "c" / "result.json").read_text())["metrics"] == \
-        json.loads((tmp_path / "a" / "result.json").read_text())["metrics"]
+    assert json.loads((tmp_path / "c" / "result_boundary.json").read_text())["metrics"] == \
+        json.loads((tmp_path / "a" / "result_boundary.json").read_text())["metrics"]
 
 
 def test_radius_and_workspace_of_a_large_shape_stay_small():

@@ -43,7 +43,7 @@ def data(tmp_path_factory):
 
 def outputs(out: Path) -> dict:
     """The official files and the per-image table of a run folder."""
-    files = sorted(out.glob("*.txt")) + [out / "per_item.csv"]
+    files = sorted(out.glob("*.txt")) + [out / "per_item_boundary.csv"]
     return {p.name: p.read_bytes() for p in files}
 
 

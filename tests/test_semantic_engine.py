@@ -197,9 +197,9 @@ def _cli(gt_dir, pred_dir, out, *extra):
 
 def _files(out) -> tuple:
     """per_item.csv as bytes, result.json without its creation time."""
-    data = json.loads((out / "result.json").read_text())
+    data = json.loads((out / "result_semantic.json").read_text())
     data["provenance"].pop("created")
-    return (out / "per_item.csv").read_bytes(), data
+    return (out / "per_item_semantic.csv").read_bytes(), data
 
 
 def test_out_writes_result_and_csv_and_a_rerun_reuses_records(tmp_path, monkeypatch,
@@ -209,16 +209,16 @@ def test_out_writes_result_and_csv_and_a_rerun_reuses_records(tmp_path, monkeypa
     assert _cli(gt_dir, pred_dir, out) == 0
     text = capsys.readouterr().out
     assert text.startswith("5 pairs") and "mBIoU" in text and f"output: {out}" in text
-    res = Result.from_json(out / "result.json")
+    res = Result.from_json(out / "result_semantic.json")
     ev = _fed([pairs[k] for k in sorted(pairs)])
     assert res.family == "semantic" and res.name == "pred"
     assert _plain(res.metrics) == _plain(ev.report()["metrics"])
-    saved = json.loads((out / "result.json").read_text())
+    saved = json.loads((out / "result_semantic.json").read_text())
     assert saved["per_class"] == _plain(ev.report()["per_class"])
     prov = saved["provenance"]
     assert prov["status"] == "parity_verified" and "mmsegmentation" in str(prov)
     assert prov["params"]["n_pixels"] == ev.n_pixels and prov["params"]["n_images"] == 5
-    lines = (out / "per_item.csv").read_text().splitlines()
+    lines = (out / "per_item_semantic.csv").read_text().splitlines()
     assert lines[0] == "id,n_pixels,n_classes,aAcc,mIoU,mBIoU" and len(lines) == 6
     assert lines[1].startswith(sorted(pairs)[0] + ",")
     assert len(list((out / RECORDS_DIR / "semantic").glob("*.json"))) == 5

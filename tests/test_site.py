@@ -77,7 +77,7 @@ def test_ranking_order_and_human_row(site, inputs):
     assert ">Human</a>" in pinned
     # the region measures appear because one run has them; '—' where a run has none
     assert "Cov ODS" in html and "PRI ODS" in html and "VI OIS" in html
-    m = json.loads((inputs["runs"][0] / "result.json").read_text())["metrics"]
+    m = json.loads((inputs["runs"][0] / "result_boundary.json").read_text())["metrics"]
     row = html.split('<tr data-slug="gradient">', 1)[1].split("</tr>", 1)[0]
     assert f">{m['ODS']:.3f}<" in row and f">{m['AP']:.3f}<" in row and "\u2014" in row
 
@@ -85,7 +85,7 @@ def test_ranking_order_and_human_row(site, inputs):
 def test_images_ordered_by_best_f(site, inputs):
     best = {}
     for d in inputs["runs"]:
-        for row in json.loads((d / "result.json").read_text())["per_item"]:
+        for row in json.loads((d / "result_boundary.json").read_text())["per_item"]:
             best[row["id"]] = max(best.get(row["id"], -1), row["f"])
     hard = sorted(best, key=lambda i: (best[i], i))
     for name, order in (("index.html", hard), ("easy.html", hard[::-1])):
@@ -212,9 +212,9 @@ def test_human_figures_match_run_human(site, inputs):
 def test_missing_predictions_are_not_fatal(inputs, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    res = json.loads((inputs["runs"][1] / "result.json").read_text())
+    res = json.loads((inputs["runs"][1] / "result_boundary.json").read_text())
     res["provenance"]["params"]["pred_dir"] = str(tmp_path / "gone")
-    (run / "result.json").write_text(json.dumps(res))
+    (run / "result_boundary.json").write_text(json.dumps(res))
     site = build_site(inputs["dataset"], [run], tmp_path / "site", progress=False).parent
     page = (site / "images" / f"{inputs['items'][0].iid}.html").read_text()
     assert "output not available" in page
@@ -367,7 +367,7 @@ def test_overlay_counts_equal_the_benchmark_counts_at_ods(inputs, tmp_path):
     from segbench.report.official import read_ev1
     ds = open_dataset(inputs["dataset"])
     run = inputs["runs"][0]
-    t = json.loads((run / "result.json").read_text())["metrics"]["ODS_threshold"]
+    t = json.loads((run / "result_boundary.json").read_text())["metrics"]["ODS_threshold"]
     pred = inputs["pred_dirs"][run]
     for iid in ds.ids:
         spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False)
@@ -416,7 +416,7 @@ def test_colour_and_grey_rankings(site_grey, inputs):
         f = evaluate("human_boundary", gt, presentation=pres, progress=False).metrics["F"]
         assert f"<td>{f:.3f}</td>" in _pinned(html, table), table
     # the grey run's figures are its own (scored against the grey segmentations)
-    m = json.loads((inputs["grey_run"] / "result.json").read_text())["metrics"]
+    m = json.loads((inputs["grey_run"] / "result_boundary.json").read_text())["metrics"]
     assert _row_values(html, "ranking-grey", "gradient-grey")[2:4] == [
         repr(round(m["ODS"], 6)), repr(round(m["OIS"], 6))]
     human_page = (site_grey / "human.html").read_text()
@@ -434,7 +434,7 @@ def test_grey_overlay_counts_are_the_grey_run_counts(inputs, tmp_path):
     from segbench.report.official import read_ev1
     ds = open_dataset(inputs["bsds300"])
     run = inputs["grey_run"]
-    t = json.loads((run / "result.json").read_text())["metrics"]["ODS_threshold"]
+    t = json.loads((run / "result_boundary.json").read_text())["metrics"]["ODS_threshold"]
     pred = inputs["pred_dirs"][run]
     for iid in ds.ids:
         spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False, "grey")
@@ -534,7 +534,7 @@ def test_figures_that_cannot_be_recomputed_are_flagged(inputs, tmp_path):
     site = build_site(inputs["dataset"], [run], tmp_path / "s", max_images=2,
                       progress=False).parent
     html = (site / "index.html").read_text()
-    m = json.loads((run / "result.json").read_text())["metrics"]
+    m = json.loads((run / "result_boundary.json").read_text())["metrics"]
     row = html.split('<tr data-slug="canny">', 1)[1].split("</tr>", 1)[0]
     assert f">{m['ODS']:.3f}<span class=\"flag\"" in row and row.count("&dagger;") == 4
     assert 'href="#notes-colour"' in row
@@ -559,11 +559,11 @@ def test_run_covering_fewer_images_is_flagged(inputs, tmp_path):
 
 def _with_intervals(src: Path, dst: Path) -> Path:
     run = _copy_run(src, dst)
-    res = json.loads((run / "result.json").read_text())
+    res = json.loads((run / "result_boundary.json").read_text())
     res["intervals"] = {"ODS": [0.55, 0.6], "OIS": [0.58, 0.63], "AP": [0.4, 0.5],
                         "R50": [None, None]}
     res["provenance"]["ci"] = {"resamples": 1000, "level": 0.95, "seed": 0}
-    (run / "result.json").write_text(json.dumps(res))
+    (run / "result_boundary.json").write_text(json.dumps(res))
     return run
 
 
@@ -572,7 +572,7 @@ def test_intervals_in_the_ranking(inputs, tmp_path):
     site = build_site(inputs["dataset"], [run, inputs["runs"][0]], tmp_path / "s",
                       progress=False).parent
     html = (site / "index.html").read_text()
-    m = json.loads((run / "result.json").read_text())["metrics"]
+    m = json.loads((run / "result_boundary.json").read_text())["metrics"]
     row = html.split('<tr data-slug="canny">', 1)[1].split("</tr>", 1)[0]
     assert f'>{m["ODS"]:.3f}<span class="ci">[0.550, 0.600]</span></td>' in row
     assert '<span class="ci">[undefined]</span>' in row                  # R50
@@ -635,13 +635,13 @@ def test_algorithms_ordered_by_benchmark_date(inputs, tmp_path):
     runs = []
     for name, (meta, created) in dates.items():
         run = _copy_run(inputs["runs"][0], tmp_path / name)
-        res = json.loads((run / "result.json").read_text())
+        res = json.loads((run / "result_boundary.json").read_text())
         res["name"] = name
         if created is None:
             del res["provenance"]["created"]
         else:
             res["provenance"]["created"] = created
-        (run / "result.json").write_text(json.dumps(res))
+        (run / "result_boundary.json").write_text(json.dumps(res))
         if meta:
             (run / "meta.json").write_text(json.dumps({"date": meta}))
         runs.append(run)
@@ -674,7 +674,7 @@ def test_downloads_are_the_run_files(site, inputs):
         links = [lk for lk in internal_links(page) if lk.startswith("../downloads/")]
         names = [lk.rsplit("/", 1)[1] for lk in links]
         assert names == [n for n in DOWNLOADS if (run / n).is_file()]
-        assert {"result.json", "per_item.csv", "eval_bdry.txt", "eval_bdry_thr.txt",
+        assert {"result_boundary.json", "per_item_boundary.csv", "eval_bdry.txt", "eval_bdry_thr.txt",
                 "eval_bdry_img.txt"} <= set(names)
         for link in links:
             assert link == f"../downloads/{slug}/{link.rsplit('/', 1)[1]}"

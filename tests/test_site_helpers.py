@@ -138,7 +138,7 @@ def expected_order(runs) -> list[str]:
     rows, taken = [], set()
     for d in runs:
         d = Path(d)
-        m = json.loads((d / "result.json").read_text())["metrics"]
+        m = json.loads((d / "result_boundary.json").read_text())["metrics"]
         meta = d / "meta.json"
         name = json.loads(meta.read_text())["name"] if meta.is_file() else d.name
         rows.append((-m["ODS"], name, slugify(name, taken)))
@@ -154,5 +154,5 @@ def test_make_inputs(tmp_path):
     from segbench.io import read_seg
     seg = next((got["bsds300"] / "human" / "gray" / "2001").glob("*.seg"))
     assert read_seg(seg).gray and b"gray 1" in seg.read_bytes()
-    params = json.loads((got["grey_run"] / "result.json").read_text())["provenance"]
+    params = json.loads((got["grey_run"] / "result_boundary.json").read_text())["provenance"]
     assert params["params"]["presentation"] == "gray"

@@ -84,8 +84,8 @@ def test_workers_do_not_change_anything(bsds500, tmp_path):
         np.testing.assert_array_equal(ra.proximity, rb.proximity)
         for cue in ra.cues:
             np.testing.assert_array_equal(ra.cues[cue], rb.cues[cue])
-    da = json.loads((tmp_path / "a" / "result.json").read_text())
-    db = json.loads((tmp_path / "b" / "result.json").read_text())
+    da = json.loads((tmp_path / "a" / "result_stats.json").read_text())
+    db = json.loads((tmp_path / "b" / "result_stats.json").read_text())
     assert da["curves"] == db["curves"] and da["metrics"] == db["metrics"]
     assert a.params["n_segmentations"] == 15 and set(a.groups) == {"all"}
     for name in ("proximity", "similarity_gray", "similarity_color", "similarity_texture",
@@ -133,7 +133,7 @@ def test_cli(bsds500, tmp_path, capsys):
     assert a.func(a) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["all"]["n_segmentations"] == 15
-    assert (out / "result.json").exists() and not (out / "proximity.png").exists()
+    assert (out / "result_stats.json").exists() and not (out / "proximity.png").exists()
     a = parser.parse_args(["stats", "--gt", str(bsds500 / "groundTruth"), "--out", str(out),
                            "--samples", "100", "--n-boot", "20", "--quiet",
                            "--normalize", "image"])

@@ -67,7 +67,7 @@ def _counts_of_run(run: Path, iid: str) -> np.ndarray:
 def _assert_same_as_run(res, run: Path):
     """Every image's counts (the records, against the run's _ev1.txt), every metric and
     every per-item row of the run's result.json."""
-    folder = segbench.Result.from_json(run / "result.json")
+    folder = segbench.Result.from_json(run / "result_boundary.json")
     assert [r["id"] for r in res.per_item] == [r["id"] for r in folder.per_item]
     for row, rec in zip(res.per_item, res.records):
         table = _counts_of_run(run, row["id"])      # thresholds printed to 2 decimals
@@ -438,7 +438,7 @@ def regions(synthetic, tmp_path_factory):
 
 def _assert_region_same(res, run: Path):
     from segbench.io import format_ev2, format_ev3, format_ev4
-    folder = segbench.Result.from_json(run / "result.json")
+    folder = segbench.Result.from_json(run / "result_region.json")
     assert res.metrics == pytest.approx(folder.metrics, rel=0, abs=1e-12)
     assert [r["id"] for r in res.per_item] == [r["id"] for r in folder.per_item]
     for row, rec in zip(res.per_item, res.records):
@@ -487,7 +487,7 @@ def test_human_scores_equal_segbench_human(synthetic, tmp_path):
     proc = _cli("human", "--gt", synthetic["root"], "--split", "test", "--out", out,
                 "--quiet")
     assert proc.returncode == 0, proc.stderr
-    folder_b = segbench.Result.from_json(out / "result.json")
+    folder_b = segbench.Result.from_json(out / "result_human_boundary.json")
     folder_r = segbench.Result.from_json(out / "result_human_region.json")
     from_files = segbench.human_scores(synthetic["root"], split="test")
     in_memory = segbench.human_scores([it.segmentations for it in synthetic["items"]])

@@ -79,7 +79,7 @@ def test_good_folder_is_benchmarked(dataset, tmp_path):
         assert (out / f).exists()
     assert sorted(p.name for p in (out / "predictions").iterdir()) == \
         ["synth000.png", "synth001.png", "synth002.png"]
-    assert [r["id"] for r in json.loads((out / "result.json").read_text())["per_item"]] \
+    assert [r["id"] for r in json.loads((out / "result_boundary.json").read_text())["per_item"]] \
         == ["synth000", "synth001", "synth002"]
     # the same maps benchmarked directly give the same numbers
     from segbench import evaluate
@@ -178,7 +178,7 @@ def test_every_problem_is_listed(dataset, tmp_path):
     assert "missing" in bad["name.txt"]
     text = str(err)
     assert "missing (1)" in text and "synth002" in text and "extra (3)" in text
-    assert not (tmp_path / "run" / "result.json").exists()  # nothing was run
+    assert not (tmp_path / "run" / "result_boundary.json").exists()  # nothing was run
 
 
 def test_wrong_size_and_corrupt_maps(dataset, tmp_path):
@@ -244,7 +244,7 @@ def test_archive_with_traversal_is_refused(dataset, tmp_path):
         submit(arc, tmp_path / "run", dataset=root)
     assert len(e.value.members) == 4
     assert not (tmp_path.parent / "outside.png").exists()
-    assert not (tmp_path / "run" / "result.json").exists()
+    assert not (tmp_path / "run" / "result_boundary.json").exists()
 
 
 def test_symlinks_and_fifos_in_a_folder_are_refused(dataset, tmp_path):

@@ -42,10 +42,10 @@ VAL = DATA / "bsds500"
 def _files(out) -> dict:
     """The bytes of every output file of a run (result.json without its time stamp)."""
     got = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
-    if "result.json" in got:
-        d = json.loads(got["result.json"])
+    if "result_superpixel.json" in got:
+        d = json.loads(got["result_superpixel.json"])
         d["provenance"].pop("created")
-        got["result.json"] = json.dumps(d, sort_keys=True).encode()
+        got["result_superpixel.json"] = json.dumps(d, sort_keys=True).encode()
     return got
 
 
@@ -98,7 +98,7 @@ def test_fixture_numbers_equal_the_direct_path(tmp_path):
     np.testing.assert_array_equal(values, expect)
     lines = (tmp_path / "per_annotator.csv").read_bytes().split(b"\r\n")
     assert lines[0].startswith(b"image,annotator,ue,cue") and len(lines) == 2 + len(rows)
-    assert (tmp_path / "per_item.csv").read_text().startswith("id,n_annotators,ue,")
+    assert (tmp_path / "per_item_superpixel.csv").read_text().startswith("id,n_annotators,ue,")
 
 
 def test_layouts_mat_npz_csv_give_the_same_numbers(tmp_path):
@@ -161,7 +161,7 @@ def test_rerun_reuses_and_damaged_record_is_recomputed(synthetic, tmp_path, monk
     kw = dict(images=root / "images" / "val", out=tmp_path, stutz=True, progress=False)
     first = run_superpixel(root / "groundTruth" / "val", root / "pred", **kw)
     want = _files(tmp_path)
-    assert {"per_annotator.csv", "results.csv", "per_item.csv"} <= set(want)
+    assert {"per_annotator.csv", "results.csv", "per_item_superpixel.csv"} <= set(want)
     records = sorted((tmp_path / RECORDS_DIR / "superpixel").glob("*.json"))
     assert len(records) == len(items)
     kept = records[0].stat().st_mtime_ns
@@ -198,7 +198,7 @@ def test_workers_two_equal_one_byte_for_byte(tmp_path):
         run_superpixel(SP / "gt", SP / "sp" / "slic200", images=SP / "images",
                        out=tmp_path / f"w{w}", stutz=True, workers=w, progress=False)
     one, two = _files(tmp_path / "w1"), _files(tmp_path / "w2")
-    assert one == two and len(one) == 5          # 4 outputs and the run folder mark
+    assert one == two and len(one) == 6     # 4 outputs, the run folder mark, the manifest
 
 
 def test_record_json_is_exact_and_validated():
@@ -239,7 +239,7 @@ def test_dataset_root_with_split_uses_its_photographs(synthetic, tmp_path):
 
 
 def _ev(out) -> float:
-    return json.loads((out / "result.json").read_text())["metrics"]["ev"]
+    return json.loads((out / "result_superpixel.json").read_text())["metrics"]["ev"]
 
 
 @pytest.fixture(scope="module")
@@ -272,9 +272,9 @@ def test_bsds300_seg_tree_as_gt(seg_tree, tmp_path):
                      str(VAL / "images" / "val"), "--out", str(out), "--stutz",
                      "--quiet"]) == 0
         outs.append(out)
-    for name in ("per_annotator.csv", "results.csv", "per_item.csv"):
+    for name in ("per_annotator.csv", "results.csv", "per_item_superpixel.csv"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
-    assert len((outs[0] / "per_item.csv").read_text().splitlines()) == 1 + n
+    assert len((outs[0] / "per_item_superpixel.csv").read_text().splitlines()) == 1 + n
     assert _ev(outs[0]) > 0
 
 

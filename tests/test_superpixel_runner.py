@@ -56,7 +56,7 @@ def test_run_superpixel_matches_evaluate_image(dataset, tmp_path):
     for k, v in rec.mean().items():
         assert row[k] == pytest.approx(v, nan_ok=True)
     assert row["ev"] == pytest.approx(rec.ev)
-    d = json.loads((tmp_path / "result.json").read_text())
+    d = json.loads((tmp_path / "result_superpixel.json").read_text())
     assert d["provenance"]["params"]["window"] == "euclidean"
     lines = (tmp_path / "per_annotator.csv").read_text().splitlines()
     assert len(lines) == 1 + 3 * 3 and lines[0].startswith("image,annotator,ue,cue")

@@ -99,21 +99,12 @@ def protocol_params(benchmark: str, name: str) -> dict:
 def read_run(path, family: str | None = None):
     """The :class:`~segbench.result.Result` of a run folder or of a result file.
 
-    For a folder: its ``result.json``, or with ``family`` the result of that family
-    (``result.json`` or ``result_<family>.json``; :func:`segbench.engine.result_file`).
+    For a folder: the result of ``family`` (``result_<family>.json``, or an older
+    run's ``result.json`` holding it), by default of the first family run there
+    (:class:`segbench.engine.RunFolder`).
     """
-    from pathlib import Path
-
-    from .engine import result_file
-    from .result import Result
-    path = Path(path)
-    if path.is_dir():
-        found = result_file(path, family)
-        if found is None:
-            what = "result.json" if family is None else f"{family} result"
-            raise InputError(f"not a run folder (no {what})", path)
-        path = found
-    return Result.from_json(path)
+    from .engine import RunFolder
+    return RunFolder(path).read(family)
 
 
 #: Record and summary parameters that must agree between a run and the run it is
@@ -126,7 +117,7 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
                 params: dict | None = None, calibrate_name: str | None = None) -> dict:
     """The summary parameters that calibrate a boundary run on another run.
 
-    The calibration run's dataset PR curve (from its ``result.json``) gives the sampled
+    The calibration run's dataset PR curve (from its ``result_boundary.json``) gives the sampled
     threshold of its best F (weight ``alpha``; first maximum, not interpolated):
     ``{"calibrated_threshold": t, "calibrated_on": "<folder>", "calibrated_name":
     "<its name>"}``.
@@ -134,7 +125,7 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
     Parameters
     ----------
     run : path
-        The calibration run folder (or its ``result.json``).
+        The calibration run folder (or its boundary result file).
     alpha : float, default 0.5
     name : str, optional
         The name of the run being calibrated: the calibration run must bear it (the
@@ -155,7 +146,7 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
     res = read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
     curves = res.curves
     if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
-        raise InputError("a calibration run must be a boundary run (its result.json has "
+        raise InputError("a calibration run must be a boundary run (its result file has "
                          "no boundary PR curve)", run)
     expected = calibrate_name if calibrate_name is not None else name
     if expected is not None and res.name != expected:
@@ -263,7 +254,7 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         :class:`~segbench.io.Prediction` (:func:`segbench.datasets.memory_prediction`).
         The records and numbers are those of the same maps read from files.
     out : path, optional
-        Output folder (records for resuming, ``result.json``, ``per_item.csv``, the
+        Output folder (records for resuming, ``result_<family>.json``, ``per_item_<family>.csv``, the
         official files); None writes nothing.
     split, presentation, ids, name, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
@@ -286,7 +277,7 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         True for B = 1000 resamples, a 95% level and seed 0, or a mapping with any of
         ``resamples``, ``level``, ``seed``.
     calibrate_on : path, optional
-        A boundary run folder (or its ``result.json``) on other images, e.g. val:
+        A boundary run folder (or its ``result_boundary.json``) on other images, e.g. val:
         the threshold of its best F fixes this run's ``ODS_calibrated`` (boundary).
         It must be a run of the same name scored with the same protocol settings
         (:func:`calibration`); its folder and name are recorded in the parameters

@@ -32,8 +32,8 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
         ``human/color`` trees, a dataset root); several folders are taken together
         (e.g. train, val and test) and every split of a root is used unless ``split``.
     out : path, optional
-        Writes ``result.json`` (metrics, one row per image, histograms),
-        ``per_item.csv``, ``consistency_pairs.csv`` (every scored pair) and, with
+        Writes ``result_consistency.json`` (metrics, one row per image, histograms),
+        ``per_item_consistency.csv``, ``consistency_pairs.csv`` (every scored pair) and, with
         ``plot``, Figures 4 and 6; keeps the records so a rerun resumes.
     pairs : int, default 1000
         Different-image *image* pairs to sample (every pair of their annotators is
@@ -197,7 +197,7 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
         is bound to each image first. With ``workers > 1`` it must pickle (a module-level
         function, a ``functools.partial`` of one, or such an object).
     out : path, optional
-        Writes ``result.json``, ``per_item.csv``, ``granularity.png`` (``plot``) and the
+        Writes ``result_granularity.json``, ``per_item_granularity.csv``, ``granularity.png`` (``plot``) and the
         records, keyed by the segmenter's name (see
         :func:`~segbench.region.granularity_family`).
     images : path or sequence of paths, optional

@@ -34,7 +34,7 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
     pred : path
         Folder of predicted label maps.
     out : path, optional
-        Writes ``result.json`` and ``per_item.csv`` and keeps one record per pair, so a
+        Writes ``result_semantic.json`` and ``per_item_semantic.csv`` and keeps one record per pair, so a
         rerun reuses every pair whose files and settings are unchanged. None writes
         nothing.
     classes : int or sequence of str
@@ -68,7 +68,7 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
         ``metrics``: mIoU, fwIoU, mAcc, aAcc, mDice, mBIoU (fractions; ``nan`` = not
         computed), equal to :class:`~segbench.semantic.SemanticEval`'s on the same
         pairs; ``per_class`` (per-class IoU, Acc, Dice, BIoU by name, also in
-        ``result.json``); ``per_item``: one row per pair (see
+        ``result_semantic.json``); ``per_item``: one row per pair (see
         :data:`~segbench.semantic.SEMANTIC`'s summary); ``detail``: a
         :class:`~segbench.semantic.SemanticEval` holding the summed counts
         (``confusion()``, ``summary_lines()``).

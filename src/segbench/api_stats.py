@@ -39,8 +39,8 @@ def run_stats(gt, out=None, *, images=None, samples: int = 1000, seed: int = 0,
         one split folder, a dataset root, a BSDS300 ``human`` folder or one
         presentation's subject tree. Every split is used unless ``split``.
     out : path, optional
-        Receives ``result.json`` (metrics of the 'all' group, one row per
-        segmentation, every group's curves), ``per_item.csv``, one PNG per figure
+        Receives ``result_stats.json`` (metrics of the 'all' group, one row per
+        segmentation, every group's curves), ``per_item_stats.csv``, one PNG per figure
         (``plot``) and the records. None: nothing is written.
     images : path, optional
         Photographs ``<iid>.jpg`` (searched recursively). Default: those of the dataset

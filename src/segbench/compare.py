@@ -26,12 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import family_spec, read_run
+from .api import family_spec
 from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
 
-__all__ = ["compare", "distinct_names", "holm", "load_run", "write_comparison"]
+__all__ = ["Comparison", "compare", "distinct_names", "holm", "load_run",
+           "write_comparison"]
 
 #: Families a comparison can resample: result family -> its spec's name.
 _FAMILIES = {"boundary": "BOUNDARY", "region": "REGION", "superpixel": "SUPERPIXEL",
@@ -71,6 +72,87 @@ class ComparedRun:
                            self.file)
 
 
+
+class Comparison(dict):
+    """What :func:`compare` returns: the comparison as plain data, with readers.
+
+    A ``dict`` of the JSON shape ``compare.json`` holds (``family``, ``n_images``,
+    ``settings``, ``item_score``, ``runs``, ``pairs``), so
+    ``cmp["pairs"][0]["bootstrap"]["ODS"]["p_holm"]`` and ``json.dumps(cmp)`` work as
+    they always did; the methods give tables and files.
+    """
+
+    def __repr__(self) -> str:
+        names = ", ".join(r["name"] for r in self["runs"])
+        return f"<Comparison {self['family']}: {names} on {self['n_images']} images>"
+
+    @property
+    def family(self) -> str:
+        return self["family"]
+
+    @property
+    def names(self) -> list[str]:
+        """The runs' names, in the order given."""
+        return [r["name"] for r in self["runs"]]
+
+    def to_dict(self) -> dict:
+        """The comparison as JSON-ready plain data (NaN as None): ``compare.json``."""
+        from .result import json_ready
+        return json_ready(dict(self))
+
+    def to_json(self, path=None, *, indent: int = 1) -> str:
+        """JSON text of :meth:`to_dict`; written atomically to ``path`` when given."""
+        import json
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        if path is not None:
+            from .io import atomic_write_text
+            atomic_write_text(path, text + "\n")
+        return text
+
+    def to_pandas(self, table: str = "pairs"):
+        """A ``pandas.DataFrame`` (needs pandas) of one table of the comparison.
+
+        Parameters
+        ----------
+        table : {'pairs', 'runs'}, default 'pairs'
+            'pairs': one row per (pair, score), indexed by ``a``, ``b``, ``score``:
+            the paired bootstrap's ``diff`` (a - b), ``lo``, ``hi``, ``p`` and
+            ``p_holm``, then the pair's image-by-image tests (the same on every score
+            row of the pair). 'runs': one row per (run, score), indexed by ``name`` and
+            ``score``: ``value`` and its interval ``lo``, ``hi``.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Comparison.to_pandas needs pandas: pip install "
+                              "pandas") from None
+        data = self.to_dict()
+        nan = float("nan")
+
+        def num(v):
+            return nan if v is None else v
+        if table == "runs":
+            rows = [{"name": r["name"], "score": s, "value": num(v),
+                     "lo": num(r["intervals"].get(s, [None, None])[0]),
+                     "hi": num(r["intervals"].get(s, [None, None])[1])}
+                    for r in data["runs"] for s, v in r["metrics"].items()]
+            return pd.DataFrame(rows).set_index(["name", "score"])
+        if table != "pairs":
+            raise ValueError(f"table must be 'pairs' or 'runs', not {table!r}")
+        rows = []
+        for pair in data["pairs"]:
+            tests = {k: num(v) for k, v in (pair.get("per_image") or {}).items()}
+            for score, b in pair["bootstrap"].items():
+                rows.append({"a": pair["a"], "b": pair["b"], "score": score,
+                             **{k: num(b.get(k)) for k in ("diff", "lo", "hi", "p",
+                                                            "p_holm")}, **tests})
+        return pd.DataFrame(rows).set_index(["a", "b", "score"])
+
+    def write(self, out, runs) -> list[Path]:
+        """:func:`write_comparison` of this comparison and the ``runs`` compared."""
+        return write_comparison(out, self, runs)
+
+
 def _spec(result: Result, where):
     try:
         spec = _FAMILIES[result.family]
@@ -81,8 +163,8 @@ def _spec(result: Result, where):
 
 
 def load_run(run) -> ComparedRun:
-    """A run folder (or its ``result.json``, or a :class:`Result` computed in this
-    process) with the per-image records it was summarized from.
+    """A run folder (its first family's result), a result file, or a :class:`Result`
+    computed in this process, with the per-image records it was summarized from.
 
     The records are read from the folder's record store and checked against the
     digest the result recorded, so records changed by a later run are never mixed in.
@@ -94,34 +176,13 @@ def load_run(run) -> ComparedRun:
             raise InputError(f"the result {run.name!r} carries no per-image records "
                              "(read from JSON?): pass its run folder instead")
         return ComparedRun(run, list(run.records), _spec(run, None))
-    from .engine import RecordStore, records_digest
-    path = Path(run)
-    folder = path if path.is_dir() else path.parent
-    result = read_run(path)
-    family = _spec(result, path)
-    digest = result.provenance.get("records")
-    if digest is None:
-        raise InputError("this result records no digest of its per-image records (made "
-                         "by an older segbench or without --out): rerun the same command "
-                         "with --out, which reuses every record", path)
-    store = RecordStore(folder)
-    keyed, records = [], []
-    ids = [str(row["id"]) for row in result.per_item]
-    for iid in ids:
-        saved = store.saved(family, iid)
-        if saved is None:
-            raise InputError(f"the record of image {iid} is missing or damaged in "
-                             f"{store.root}: rerun the command that made this run",
-                             folder)
-        keyed.append((iid, saved[0]))
-        records.append(saved[1])
-    if records_digest(keyed) != digest:
-        raise InputError("the records in this folder are not those its result.json was "
-                         "made from (a later run with other inputs or parameters?): "
-                         "rerun the command that made this run", folder)
-    file = path / "result.json" if path.is_dir() else path
-    return ComparedRun(result, records, family, str(path), [k for _, k in keyed],
-                       str(file))
+    from .engine import RunFolder
+    folder = RunFolder(run)
+    result = folder.read()
+    family = _spec(result, run)
+    keys, records = folder.records(family, result)
+    return ComparedRun(result, records, family, str(run), keys,
+                       str(folder.result_file()))
 
 
 def holm(pvalues) -> list[float]:
@@ -256,13 +317,13 @@ def _names(runs: list[ComparedRun]) -> list[str]:
 
 
 def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-            seed: int = DEFAULT_SEED, ids=None, per_image: bool = True) -> dict:
+            seed: int = DEFAULT_SEED, ids=None, per_image: bool = True) -> Comparison:
     """Compare two or more runs of one family on the same images.
 
     Parameters
     ----------
     *runs : path or Result
-        Run folders (or their ``result.json``), or Results returned by a benchmark in
+        Run folders (their first family's result), result files, or Results returned by a benchmark in
         this process (they carry their records).
     resamples, level, seed
         Bootstrap settings: B draws of the images, the interval coverage, the seed.
@@ -275,8 +336,9 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
 
     Returns
     -------
-    dict
-        Plain data: ``family``, ``n_images``, ``settings``, ``item_score`` (the per-image
+    Comparison
+        A read-only mapping of plain data (:meth:`Comparison.to_pandas` gives the pairs
+        or the runs as a table, :meth:`Comparison.to_json` ``compare.json``): ``family``, ``n_images``, ``settings``, ``item_score`` (the per-image
         column the image-by-image tests compare), ``runs`` (per run: ``name``, ``path``,
         ``metrics`` and ``intervals`` of every resampled score) and ``pairs`` (per pair
         ``a``, ``b``: ``bootstrap`` {score: diff, lo, hi, p, p_holm} and ``per_image``
@@ -348,8 +410,9 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         adjusted = holm([p["per_image"][test] for p in pairs])
         for p, q in zip(pairs, adjusted):
             p["per_image"][f"{test}_holm"] = q
-    return {"family": base.result.family, "n_images": n, "settings": settings,
-            "item_score": base.family.item_score, "runs": out_runs, "pairs": pairs}
+    return Comparison({"family": base.result.family, "n_images": n, "settings": settings,
+                       "item_score": base.family.item_score, "runs": out_runs,
+                       "pairs": pairs})
 
 
 def per_image_table(runs, names) -> tuple[list[str], list[list]]:
@@ -388,7 +451,7 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
     loaded = [load_run(r) for r in runs]
     names = [r["name"] for r in comparison["runs"]]
     written = [out / "compare.json", out / "per_item.csv"]
-    atomic_write_text(written[0], json.dumps(json_ready(comparison), indent=1,
+    atomic_write_text(written[0], json.dumps(json_ready(dict(comparison)), indent=1,
                                              allow_nan=False) + "\n")
     header, rows = per_image_table(loaded, names)
     buf = io.StringIO()
@@ -426,7 +489,7 @@ class _CallableModule(types.ModuleType):
     first import), and ``segbench.compare(run, run)`` must keep working after it (in a
     notebook, after ``Result.compare``)."""
 
-    def __call__(self, *runs, **options) -> dict:
+    def __call__(self, *runs, **options) -> Comparison:
         return compare(*runs, **options)
 
 

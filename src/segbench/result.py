@@ -182,11 +182,12 @@ class Result:
         from .notebook import plot_pr_axes
         return plot_pr_axes([self], ax, human=human, label=label)
 
-    def compare(self, *others, **options) -> dict:
+    def compare(self, *others, **options):
         """:func:`segbench.compare` of this result and ``others`` (results computed in
         this process, which carry their records, or run folders): paired bootstrap
-        differences and image-by-image tests. ``options`` as :func:`segbench.compare`
-        (``resamples``, ``level``, ``seed``, ``ids``, ``per_image``)."""
+        differences and image-by-image tests, a :class:`segbench.compare.Comparison`.
+        ``options`` as :func:`segbench.compare` (``resamples``, ``level``, ``seed``,
+        ``ids``, ``per_image``)."""
         # an upward import, lazy and declared in tests/test_architecture.py: the
         # comparison layer sits above the result shape
         from .compare import compare
@@ -221,7 +222,9 @@ class Result:
 
     @classmethod
     def from_json(cls, path) -> "Result":
-        """Read a ``result.json`` written by :meth:`to_json` (null back to NaN).
+        """Read a result file written by :meth:`to_json` (null back to NaN); a run
+        folder's results are read by :func:`segbench.api.read_run`
+        (:class:`segbench.engine.RunFolder`).
 
         Raises
         ------
@@ -229,6 +232,9 @@ class Result:
             If the file cannot be read or is not a segbench result.
         """
         from .errors import InputError
+        if Path(path).is_dir():     # the run folder's layout is the engine's, above
+            raise InputError("a run folder, not a result file: read it with "
+                             "segbench.api.read_run(folder[, family])", path)
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -376,9 +376,10 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
 
         meta.json             name, name_html, about_html, kind, date, ... (below)
         predictions/<iid>.*   the submitted maps, copied
-        result.json           boundary Result (metrics ODS/OIS/AP/R50, per image, PR curve)
+        result_boundary.json  boundary Result (metrics ODS/OIS/AP/R50, per image, PR curve)
         eval_bdry*.txt, <iid>_ev1.txt, pr_curve.png    official boundary files
         result_region.json, eval_cover*.txt, eval_RI_VOI*.txt   region (.mat only)
+        manifest.json, .segbench-records/   the run folder's (segbench.engine.RunFolder)
 
     ``meta.json`` holds ``name`` (plain text, escape it), ``name_html`` (escaped),
     ``about_html`` (sanitized, insert as is), ``kind`` (``'boundary'`` or
@@ -390,6 +391,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     from ._version import __version__
     from .api import evaluate
     from .boundary import DEFAULT_MAX_DIST
+    from .engine import RunFolder
 
     src = Path(path)
     if not src.exists():
@@ -428,7 +430,8 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         boundary, region = evaluate("all", ds, pred_dir, out, **opts)
     else:
         boundary = evaluate("boundary", ds, pred_dir, out, **opts)
-    files = {"boundary_result": "result.json", "eval_bdry": "eval_bdry.txt",
+    run = RunFolder(out)
+    files = {"boundary_result": run.result_path("boundary").name, "eval_bdry": "eval_bdry.txt",
              "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
              "predictions": "predictions"}
     if plot:
@@ -440,7 +443,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
                 out / "pr_curve.png", title=clean)
         files["pr_curve"] = "pr_curve.png"
     if region is not None:
-        files.update({"region_result": "result_region.json",
+        files.update({"region_result": run.result_path("region").name,
                       "eval_cover": "eval_cover.txt", "eval_RI_VOI": "eval_RI_VOI.txt"})
     meta = {
         "name": clean,

@@ -226,7 +226,7 @@ def _summarize(ids, records, params, options) -> Result:
 
 def _notes(params: dict, n_thresholds: int) -> dict:
     """Caveats of the metrics a protocol's own code does not compute (AP under
-    ``bsds300``): shown beside the table and kept in result.json."""
+    ``bsds300``): shown beside the table and kept in the result file."""
     name = params.get("protocol") or "bsr"
     if name not in PROTOCOLS or "AP" in PROTOCOLS[name]["reported"]:
         return {}

@@ -113,6 +113,11 @@ def main(argv=None) -> int:
         from ..compilation import import_numba_lean, lean_cache_loading
         import_numba_lean()
         lean_cache_loading()
+    # the run folder's manifest records the command line (the engine reads it from
+    # the environment: it never imports the CLI); restored after, for in-process calls
+    import shlex
+    before = os.environ.get("SEGBENCH_COMMAND_LINE")
+    os.environ["SEGBENCH_COMMAND_LINE"] = shlex.join(["segbench", *argv])
     try:
         with _Warnings(), _Notes():
             return args.func(args)
@@ -127,6 +132,11 @@ def main(argv=None) -> int:
         print("segbench: interrupted; finished images are saved, rerun to resume",
               file=sys.stderr)
         return 130
+    finally:
+        if before is None:
+            os.environ.pop("SEGBENCH_COMMAND_LINE", None)
+        else:
+            os.environ["SEGBENCH_COMMAND_LINE"] = before
 
 
 __all__ = ["build_parser", "main"]

@@ -277,8 +277,8 @@ def add_parsers(sub) -> None:
         "human", help="human consistency: each annotator against the others",
         description="Each human segmentation scored against the others of its image: "
                     "boundary F (boundaryBenchHuman.m) and covering, PRI, VI.")
-    add_inputs(p, pred=False, out_help="output folder: result.json and per_item.csv "
-                                       "(boundary), result_human_region.json and "
+    add_inputs(p, pred=False, out_help="output folder: result_human_boundary.json and "
+                                       "per_item_human_boundary.csv, result_human_region.json and "
                                        "per_item_human_region.csv, records")
     _boundary_params(p, thresholds=False, protocol=True)
     p.add_argument("--no-region", action="store_true",

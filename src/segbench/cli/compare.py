@@ -31,8 +31,7 @@ def _cmd_compare(a) -> int:
     res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []
     if a.json:
-        from ..result import json_ready
-        print(json.dumps(json_ready(res), indent=1, allow_nan=False))
+        print(res.to_json())
         return 0
     shown = [s for s in _SHOWN.get(res["family"], ()) if s in res["runs"][0]["metrics"]]
     level = f"{100 * res['settings']['level']:g}%"
@@ -71,7 +70,7 @@ def add_parsers(sub) -> None:
                     "and the Wilcoxon signed-rank test on per-image scores, Holm's "
                     "correction across pairs. Runs on different images are refused.")
     p.add_argument("runs", nargs="+", metavar="RUN",
-                   help="run folders (made with --out) or their result.json files")
+                   help="run folders (made with --out; their first family's result) or result files (result_<family>.json)")
     p.add_argument("--out", default=None, metavar="OUT",
                    help="write compare.json, per_item.csv (every run side by side) and, "
                         "for boundary runs, pr_curve.png with every run; without --out "

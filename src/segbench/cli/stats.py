@@ -53,9 +53,9 @@ def add_parsers(subparsers) -> None:
         "stats", help="ecological statistics of the human segmentations (2001 paper)",
         description="Proximity, grey/colour/texture similarity, convexity and region-area "
                     "statistics of human segmentations, as section 5 of Martin et al. "
-                    "(ICCV 2001); one PNG per figure and result.json.")
+                    "(ICCV 2001); one PNG per figure and result_stats.json.")
     add_inputs(p, pred=False, several=True,
-               out_help="output folder: result.json, per_item.csv (one row per "
+               out_help="output folder: result_stats.json, per_item_stats.csv (one row per "
                         "segmentation), one PNG per figure, and records so that a "
                         "rerun resumes")
     p.add_argument("--images", default=None, metavar="IMG_DIR",

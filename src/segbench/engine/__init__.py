@@ -8,12 +8,13 @@ versioned, validated JSON record per (family, image).
 
 from ._executor import map_items, open_executor
 from ._maps import MapRecords
-from ._folder import RUN_MARKER, claim_run_folder, result_file, result_names
+from ._folder import (MANIFEST, RUN_MARKER, RunFolder, claim_run_folder, result_file,
+                      result_names)
 from ._run import run, scored_ids, summarize_records
 from ._store import (RECORDS_DIR, ExcludedWarning, RecordStore, RecordWarning, fingerprint,
                      record_key, records_digest)
 
-__all__ = ["RECORDS_DIR", "RUN_MARKER", "ExcludedWarning", "MapRecords", "RecordStore", "RecordWarning",
-           "claim_run_folder", "fingerprint", "map_items", "open_executor", "record_key",
-           "records_digest", "result_file", "result_names", "run", "scored_ids",
-           "summarize_records"]
+__all__ = ["MANIFEST", "RECORDS_DIR", "RUN_MARKER", "ExcludedWarning", "MapRecords",
+           "RecordStore", "RecordWarning", "RunFolder", "claim_run_folder", "fingerprint",
+           "map_items", "open_executor", "record_key", "records_digest", "result_file",
+           "result_names", "run", "scored_ids", "summarize_records"]

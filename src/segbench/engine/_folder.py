@@ -1,13 +1,21 @@
-"""The run folder: what a benchmark's ``--out`` holds, and which result file is whose.
+"""The run folder: what a benchmark's ``--out`` holds, and the one reader of it.
 
 A run folder is marked by :data:`RUN_MARKER` (or, made by an older segbench, by its
-record store). It holds one result of each family that was run into it: the first
-family written there owns ``result.json`` and ``per_item.csv`` (as every command has
-always written them), every other family ``result_<family>.json`` and
-``per_item_<family>.csv``. So ``segbench region --out runs/hed`` beside an earlier
-``segbench boundary --out runs/hed`` adds ``result_region.json`` (the layout
-``segbench all`` writes) instead of replacing the boundary result, and a rerun of
-either family replaces only its own files.
+record store). :class:`RunFolder` owns its layout:
+
+- ``result_<family>.json`` and ``per_item_<family>.csv`` for each family run into it,
+  named by family (so ``segbench region --out runs/hed`` beside an earlier ``segbench
+  boundary --out runs/hed`` adds its own files, and a rerun of either replaces only
+  its own); folders made before segbench 0.9 hold the first family's result in
+  ``result.json``/``per_item.csv``, which are still read;
+- ``.segbench-records/``: one record per (family, image), so a rerun resumes;
+- ``manifest.json``: the families run here (in the order first run), the inputs of
+  the latest run of each (ground truth, the prediction folder) and its command line;
+- each family's own files (official text files, plots).
+
+Every reader of a run folder (``segbench compare``, ``segbench site``, ``segbench
+submit``, :func:`segbench.api.read_run`, :meth:`segbench.Result.from_json` given a
+folder) goes through :class:`RunFolder`.
 """
 
 from __future__ import annotations
@@ -25,6 +33,11 @@ RUN_MARKER = ".segbench-run"
 #: Entries that also mark a run folder: the record store of a run made before the
 #: marker existed, and a ``segbench submit`` run folder (which the benchmark fills).
 RUN_ACCEPTS = (RECORDS_DIR, ".segbench-submission")
+#: The run folder's manifest: families, inputs and command line (:class:`RunFolder`).
+MANIFEST = "manifest.json"
+#: The environment variable through which the command line reaches the manifest
+#: (set by ``segbench``'s entry point; the engine never imports the CLI).
+COMMAND_ENV = "SEGBENCH_COMMAND_LINE"
 _NOTE = ("a run folder of segbench: the result, per-item and official files of each "
          "benchmark family run here, and the records in .segbench-records/ that let a "
          "rerun resume; a rerun of a family replaces only that family's files\n")
@@ -85,35 +98,193 @@ def family_of(path: Path) -> str | None:
 
 
 def result_names(out, families) -> dict[str, tuple[str, str]]:
-    """``{family: (result file, per-item file)}`` of each family written into ``out``.
-
-    The family that owns ``result.json`` keeps it (and ``per_item.csv``); with none
-    there, the first of ``families`` takes them; every other family writes
-    ``result_<family>.json`` and ``per_item_<family>.csv``.
-    """
+    """``{family: (result file, per-item file)}``: ``result_<family>.json`` and
+    ``per_item_<family>.csv`` for each of ``families`` (names or specs)."""
     names = [f if isinstance(f, str) else f.name for f in families]
-    owner = family_of(Path(out) / "result.json") if out is not None else None
-    owner = owner or names[0]
-    return {n: ("result.json", "per_item.csv") if n == owner else
-            (f"result_{n}.json", f"per_item_{n}.csv") for n in names}
+    return {n: (f"result_{n}.json", f"per_item_{n}.csv") for n in names}
 
 
 def result_file(folder, family: str | None = None) -> Path | None:
-    """The result file of ``family`` in a run folder (``result.json`` when it holds
-    that family, else ``result_<family>.json``), or ``result.json`` for no family;
-    None if there is none."""
-    folder = Path(folder)
-    main = folder / "result.json"
-    if family is None:
-        return main if main.is_file() else None
-    try:
-        if family_of(main) == family:
-            return main
-    except InputError:
-        pass
-    other = folder / f"result_{family}.json"
-    return other if other.is_file() else None
+    """:meth:`RunFolder.result_file` of ``folder``."""
+    return RunFolder(folder).result_file(family)
 
 
-__all__ = ["RUN_ACCEPTS", "RUN_MARKER", "claim_run_folder", "family_of", "result_file",
-           "result_names"]
+class RunFolder:
+    """The layout of a run folder, and the one reader of it.
+
+    Parameters
+    ----------
+    path : path
+        The run folder, or a result file in it (``result_<family>.json``, an older
+        run's ``result.json``): then :meth:`read` without a family reads that file.
+    """
+
+    def __init__(self, path):
+        path = Path(path)
+        self.file = path if path.suffix == ".json" and not path.is_dir() else None
+        self.path = path.parent if self.file is not None else path
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    # -- layout -----------------------------------------------------------------
+    def result_path(self, family: str) -> Path:
+        """Where ``family``'s result is written: ``result_<family>.json``."""
+        return self.path / result_names(self.path, [family])[family][0]
+
+    def per_item_path(self, family: str) -> Path:
+        """Where ``family``'s per-item table is written: ``per_item_<family>.csv``."""
+        return self.path / result_names(self.path, [family])[family][1]
+
+    def _legacy_family(self) -> str | None:
+        try:
+            return family_of(self.path / "result.json")
+        except InputError:
+            return None
+
+    def families(self) -> list[str]:
+        """The families with a result here: the manifest's order, then any other
+        ``result_<family>.json``, then an older run's ``result.json``."""
+        found = [f for f in self.manifest().get("families", [])
+                 if self.result_path(f).is_file()]
+        for p in sorted(self.path.glob("result_*.json")):
+            name = p.stem[len("result_"):]
+            if name and name not in found:
+                found.append(name)
+        legacy = self._legacy_family()
+        if legacy is not None and legacy not in found:
+            found.append(legacy)
+        return found
+
+    def result_file(self, family: str | None = None) -> Path | None:
+        """The result file of ``family`` (its ``result_<family>.json``, or an older
+        run's ``result.json`` that holds it); for no family, the file this folder was
+        opened on, else the first family's (:meth:`families`). None if there is none."""
+        if family is None:
+            if self.file is not None:
+                return self.file if self.file.is_file() else None
+            names = self.families()
+            return self.result_file(names[0]) if names else None
+        new = self.result_path(family)
+        if new.is_file():
+            return new
+        return self.path / "result.json" if self._legacy_family() == family else None
+
+    def read(self, family: str | None = None):
+        """The :class:`~segbench.result.Result` of ``family`` (see :meth:`result_file`).
+
+        Raises
+        ------
+        InputError
+            No such result here (naming the folder), or an unreadable one (naming the
+            file).
+        """
+        from ..result import Result
+        found = self.result_file(family)
+        if found is None:
+            if self.file is not None:
+                raise InputError("file not found", self.file)
+            what = "no result file" if family is None else f"no {family} result"
+            raise InputError(f"not a run folder ({what}: result_<family>.json)",
+                             self.path)
+        return Result.from_json(found)
+
+    def records(self, spec, result) -> tuple[list, list]:
+        """``(keys, records)``: the per-image records ``result`` was summarized from,
+        read from the record store in the result's item order and checked against the
+        digest the result recorded, so records changed by a later run are never mixed
+        in.
+
+        Raises
+        ------
+        InputError
+            No digest recorded (an older run), a record missing or damaged, or records
+            that are not those the result was made from.
+        """
+        from ._store import RecordStore, records_digest
+        where = self.file or self.path
+        digest = result.provenance.get("records")
+        if digest is None:
+            raise InputError("this result records no digest of its per-image records "
+                             "(made by an older segbench or without --out): rerun the "
+                             "same command with --out, which reuses every record", where)
+        store = RecordStore(self.path)
+        keyed, records = [], []
+        for row in result.per_item:
+            iid = str(row["id"])
+            saved = store.saved(spec, iid)
+            if saved is None:
+                raise InputError(f"the record of image {iid} is missing or damaged in "
+                                 f"{store.root}: rerun the command that made this run",
+                                 self.path)
+            keyed.append((iid, saved[0]))
+            records.append(saved[1])
+        if records_digest(keyed) != digest:
+            raise InputError("the records in this folder are not those its result was "
+                             "made from (a later run with other inputs or parameters?): "
+                             "rerun the command that made this run", self.path)
+        return [k for _, k in keyed], records
+
+    def retire_legacy(self, family: str) -> None:
+        """Remove an older run's ``result.json`` and ``per_item.csv`` when they hold
+        ``family``, whose ``result_<family>.json`` has just replaced them (as a rerun
+        always replaced its own files); those of another family stay."""
+        if self._legacy_family() == family:
+            for name in ("result.json", "per_item.csv"):
+                (self.path / name).unlink(missing_ok=True)
+
+    # -- manifest ---------------------------------------------------------------
+    def manifest(self) -> dict:
+        """The manifest (``{}`` for a folder made before it existed, or a damaged
+        one: it only orders and describes; results and records are checked on their
+        own)."""
+        try:
+            data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def prediction_folder(self, family: str | None = None) -> Path | None:
+        """The prediction folder the latest run of ``family`` (default: the first
+        family) read, from the manifest, else from its result's provenance; None for
+        predictions held in memory or a folder no longer there."""
+        runs = self.manifest().get("runs", {})
+        names = [family] if family else self.families()[:1]
+        for name in names:
+            pred = (runs.get(name) or {}).get("pred_dir")
+            if pred is None:
+                found = self.result_file(name)
+                if found is not None:
+                    try:
+                        pred = json.loads(found.read_text(encoding="utf-8")).get(
+                            "provenance", {}).get("params", {}).get("pred_dir")
+                    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+                        pred = None
+            if pred and Path(pred).is_dir():
+                return Path(pred)
+        return None
+
+    def note_run(self, families, where: Mapping) -> None:
+        """Record a run of ``families`` in the manifest: their names (kept in the
+        order first run), the inputs ``where`` (``gt_dir``, ``pred_dir``, ``split``,
+        ``presentation``) and the command line, when segbench's CLI ran it."""
+        import os
+
+        from .._version import __version__
+        from ..io import atomic_write_text
+        data = self.manifest()
+        names = [f if isinstance(f, str) else f.name for f in families]
+        order = [f for f in data.get("families", []) if isinstance(f, str)]
+        order += [n for n in names if n not in order]
+        runs = data.get("runs") if isinstance(data.get("runs"), dict) else {}
+        entry = {k: where.get(k) for k in ("gt_dir", "pred_dir", "split", "presentation")}
+        # no time stamp: the same run writes the same bytes (results carry 'created')
+        entry.update(command=os.environ.get(COMMAND_ENV), segbench=__version__)
+        for n in names:
+            runs[n] = entry
+        atomic_write_text(self.path / MANIFEST, json.dumps(
+            {"families": order, "runs": runs}, indent=1, sort_keys=True) + "\n")
+
+
+__all__ = ["MANIFEST", "RUN_ACCEPTS", "RUN_MARKER", "RunFolder", "claim_run_folder",
+           "family_of", "result_file", "result_names"]

@@ -14,7 +14,7 @@ from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
-from ._folder import claim_run_folder, result_names
+from ._folder import RunFolder, claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
 
@@ -99,11 +99,9 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         Folder of ``<iid>.<ext>`` predictions, or a mapping of id to prediction file;
         needed unless every family scores the ground truth alone.
     out : path, optional
-        Output folder: records (so a rerun resumes), ``result.json`` and
-        ``per_item.csv`` (``result_<family>.json``, ``per_item_<family>.csv`` for the
-        second family on, and for a family run into a folder whose ``result.json``
-        holds another family: :func:`~segbench.engine.result_names`), and each
-        family's own files. It must be new, empty or a segbench run folder
+        Output folder (:class:`~segbench.engine.RunFolder`): records (so a rerun
+        resumes), ``result_<family>.json`` and ``per_item_<family>.csv`` of each
+        family, the manifest, and each family's own files. It must be new, empty or a segbench run folder
         (:func:`~segbench.engine.claim_run_folder`), else InputError before anything
         is written. None keeps nothing on disk.
     split, presentation
@@ -130,7 +128,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         Any executor to run on instead (left open).
     progress : bool, default True
     save_results : bool, default True
-        Write ``result*.json``, ``per_item*.csv`` and the families' files to ``out``
+        Write ``result_*.json``, ``per_item_*.csv``, the manifest and the families'
+        files to ``out``
         (False: only records, for callers that compose several runs into one result).
 
     Returns
@@ -177,6 +176,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         claim_run_folder(out, {"--gt": gt, "--pred": None if isinstance(pred, Mapping)
                                else pred})
         files = result_names(out, families)
+        folder = RunFolder(out)
         store.prepare(families)
 
     records: dict[str, dict] = {f.name: {} for f in families}
@@ -253,7 +253,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             json_name, csv_name = files[f.name]
             result.to_json(outp / json_name)
             result.to_csv(outp / csv_name)
+            folder.retire_legacy(f.name)
         results.append(result)
+    if out is not None and save_results:
+        folder.note_run(families, where)
     return results
 
 

@@ -302,22 +302,24 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         raise InputError("meta.json must hold a JSON object", d / "meta.json")
     from ..result import check_result_data
     boundary = region = None
-    # result.json holds the family first run into the folder; a family run beside
-    # it is in result_<family>.json (segbench.engine.result_names)
-    for name in ("result.json", "result_boundary.json", "result_region.json"):
-        data = _read_json(d / name)
+    from ..engine import RunFolder
+    folder = RunFolder(d)
+    for family in ("boundary", "region"):
+        path = folder.result_file(family)
+        data = None if path is None else _read_json(path)
         if data is None:
             continue
-        check_result_data(data, d / name)    # the check Result.from_json makes
-        family = data.get("family")
-        if family == "boundary" and boundary is None:
+        check_result_data(data, path)    # the check Result.from_json makes
+        if data.get("family") != family:
+            continue
+        run_files[family] = path
+        if family == "boundary":
             boundary = data
-            run_files["boundary"] = d / name
-        elif family == "region" and region is None:
+        else:
             region = data
-            run_files["region"] = d / name
     if boundary is None and region is None:
-        raise InputError("no result.json or result_region.json (is this a run folder?)", d)
+        raise InputError("no boundary or region result (result_boundary.json, "
+                         "result_region.json): is this a run folder?", d)
 
     def text(key):
         v = meta.get(key)

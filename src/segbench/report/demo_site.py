@@ -27,7 +27,7 @@ def build_demo_site(demo_dir, run_dirs=None, *, dataset_root=None, out_dir=None,
         The demo's output folder.
     run_dirs : sequence of paths, optional
         Run folders; default: every folder of ``demo_dir/results`` holding a
-        ``result.json``, sorted by name.
+        a result file, sorted by name.
     dataset_root : path, optional
         Default ``demo_dir/dataset`` (the synthetic dataset in the BSDS500 layout).
     out_dir : path, optional
@@ -39,12 +39,13 @@ def build_demo_site(demo_dir, run_dirs=None, *, dataset_root=None, out_dir=None,
     when that folder exists, for the per-image pictures. About one second for the
     demo's 8 images and three algorithms.
     """
+    from ..engine import RunFolder
     from .site import build_site
 
     demo = Path(demo_dir)
     if run_dirs is None:
         res = demo / "results"
-        run_dirs = sorted(p for p in res.iterdir() if (p / "result.json").is_file()) \
+        run_dirs = sorted(p for p in res.iterdir() if RunFolder(p).families()) \
             if res.is_dir() else []
     run_dirs = [Path(d) for d in run_dirs]
     pred_dirs = {d: demo / "predictions" / d.name for d in run_dirs

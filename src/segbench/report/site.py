@@ -210,7 +210,7 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         :mod:`segbench.report._site_data`.
     run_dirs : sequence of paths
         Run folders written by ``segbench boundary``/``region``/``all``/``submit``
-        (``result.json``, ``result_region.json``, optional ``meta.json`` with name,
+        (``result_boundary.json``, ``result_region.json``, optional ``meta.json`` with name,
         about_html, kind, date, presentation). May be empty: the site then shows the
         dataset and the human figures.
     out_dir : path

@@ -265,7 +265,7 @@ class EcologicalStatistics:
         return self.groups["all"]
 
     def to_result(self, **extra_params) -> Result:
-        """The common segbench result shape (``result.json`` is its JSON); one row per
+        """The common segbench result shape (``result_stats.json`` is its JSON); one row per
         segmentation, ``id`` its key."""
         rows = [{"id": r.key, "image": r.image_id, "gray": r.gray,
                  "height": r.shape[0], "width": r.shape[1], "segments": r.n_segments,
