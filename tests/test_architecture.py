@@ -28,7 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "segbench"
 #: in SAME_LAYER (measure packages that build on each other) and from lower layers.
 LAYERS = [
     {"errors", "_version", "compilation", "memory"},
-    {"spec", "resampling", "notebook"},
+    {"spec", "resampling", "notebook", "families"},
     {"io"},
     {"result"},
     {"boundary"},
@@ -54,6 +54,8 @@ FAMILY_PACKAGES = ("boundary", "region", "superpixel", "semantic", "stats")
 #: imports, so each one is a place a reviewer reads by hand).
 DYNAMIC_IMPORTS = {
     "cli/__init__.py": "the command table: builds only the parser of the group asked for",
+    "families.py": "the registry: imports a benchmark's family package (or runner) by "
+                   "the name its entry gives, only when that benchmark runs",
 }
 
 #: Imports that go up the layers on purpose, as (importing file, imported module):

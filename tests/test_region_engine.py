@@ -150,7 +150,9 @@ def test_cli_parser_and_run(tmp_path, capsys):
     add_parsers(parser.add_subparsers(dest="command", required=True))
     a = parser.parse_args(["region", "--gt", str(gt_dir), "--pred", str(pred_dir), "--out",
                            str(tmp_path / "o"), "--quiet", "--json", "--human", "--labels"])
-    assert a.nthresh == 99 and a.workers == 1
+    # options left out stay None: the default is the registry's, recorded by the run
+    assert a.nthresh is None and a.workers == 1
     assert a.func(a) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["family"] == "region" and "human_PRI" in res["metrics"]
+    assert res["provenance"]["params"]["nthresh"] == 99

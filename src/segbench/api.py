@@ -13,63 +13,25 @@ from pathlib import Path
 
 from .errors import InputError
 
-#: Benchmark name -> the names of the family specs it runs.
-BENCHMARKS = {
-    "boundary": ("BOUNDARY",),
-    "region": ("REGION",),
-    "all": ("BOUNDARY", "REGION"),
-    "human": ("HUMAN_BOUNDARY", "HUMAN_REGION"),
-    "human_boundary": ("HUMAN_BOUNDARY",),
-    "human_region": ("HUMAN_REGION",),
-    "superpixel": ("SUPERPIXEL",),
-}
-
-
 def family_spec(name: str):
-    """The family spec of a name.
-
-    Parameters
-    ----------
-    name : str
-        ``"BOUNDARY"``, ``"HUMAN_BOUNDARY"``, ``"REGION"``, ``"HUMAN_REGION"``,
-        ``"SUPERPIXEL"`` or ``"SEMANTIC"``.
-
-    Returns
-    -------
-    segbench.spec.Family
+    """The family spec of a name (``"BOUNDARY"``, ``"HUMAN_BOUNDARY"``, ``"REGION"``,
+    ``"HUMAN_REGION"``, ``"SUPERPIXEL"``, ``"SEMANTIC"``, ...): that of the benchmark
+    registry (:func:`segbench.families.family_spec`), which imports only its package.
 
     Raises
     ------
     KeyError
-        Another name.
-
-    Notes
-    -----
-    Imports only the package that defines it, so a boundary run loads no region code;
-    the imports are written out (not computed) so that tests/test_architecture.py reads
-    them.
+        No benchmark runs a spec of that name.
     """
-    if name in ("BOUNDARY", "HUMAN_BOUNDARY"):
-        from . import boundary as package
-    elif name in ("REGION", "HUMAN_REGION"):
-        from . import region as package
-    elif name == "SUPERPIXEL":
-        from . import superpixel as package
-    elif name == "SEMANTIC":
-        from . import semantic as package
-    else:
-        raise KeyError(name)
-    return getattr(package, name)
+    from .families import family_spec as registered
+    return registered(name)
 
 
 def families(benchmark: str) -> list:
-    """The :class:`~segbench.spec.Family` specs of a benchmark name."""
-    try:
-        specs = BENCHMARKS[benchmark]
-    except KeyError:
-        raise InputError(f"unknown benchmark {benchmark!r}; one of "
-                         f"{', '.join(BENCHMARKS)}") from None
-    return [family_spec(name) for name in specs]
+    """The :class:`~segbench.spec.Family` specs a benchmark name runs (the registry's,
+    :data:`segbench.families.BENCHMARKS`)."""
+    from .families import specs
+    return specs(benchmark)
 
 
 def human_options(results) -> dict:
@@ -171,6 +133,32 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
             "calibrated_on": str(run), "calibrated_name": res.name}
 
 
+def _call_runner(func, entry, gt, pred, out, options: dict, params: dict):
+    """Call a benchmark's own runner with the options given and its keywords; an
+    option it does not take is one line naming it and those it takes."""
+    import inspect
+    accepted = inspect.signature(func).parameters
+    keywords = {**options, **params}
+    unknown = sorted(k for k in keywords if k not in accepted)
+    if unknown:
+        takes = [k for k, p in accepted.items() if p.kind is p.KEYWORD_ONLY]
+        raise InputError(f"the {entry.name} benchmark takes no "
+                         f"{', '.join(map(repr, unknown))}; its keywords: "
+                         f"{', '.join(takes)}")
+    if entry.needs_predictions:
+        out_value = func(gt, pred, out, **keywords)
+    else:
+        if pred is not None:
+            raise InputError(f"the {entry.name} benchmark scores the ground truth alone: "
+                             "give no predictions")
+        out_value = func(gt, out, **keywords)
+    # a (Result, report) pair: the Result, which carries the report as its detail
+    if isinstance(out_value, tuple) and len(out_value) == 2 and hasattr(out_value[0],
+                                                                        "metrics"):
+        return out_value[0]
+    return out_value
+
+
 def memory_predictions(benchmark: str, pred: Mapping) -> dict:
     """``pred`` with every value held in memory made a validated
     :class:`~segbench.io.Prediction` (named ``pred['<id>']`` in messages); file paths
@@ -236,12 +224,18 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     Parameters
     ----------
     benchmark : str
-        'boundary', 'region', 'all', 'human', 'human_boundary', 'human_region' or
-        'superpixel'.
+        A name of the registry, :data:`segbench.families.BENCHMARKS`: 'boundary',
+        'region', 'all', 'human', 'human_boundary', 'human_region', 'superpixel',
+        'semantic', 'consistency', 'agreement', 'stats', and any registered since.
         'all' runs boundary and region in one pass over the files; 'human' scores each
         annotator against the others (boundary F and region measures; no ``pred``).
-        Semantic segmentation pairs its files by suffix:
-        :func:`segbench.api_semantic.evaluate_semantic`.
+        Benchmarks with a runner of their own take its keywords and return what it
+        returns: 'semantic' is :func:`segbench.api_semantic.evaluate_semantic`
+        (``classes=`` required), 'consistency'
+        :func:`segbench.api_consistency.run_consistency` (its Result), 'agreement'
+        :func:`segbench.api_agreement.run_agreement`, 'stats'
+        :func:`segbench.api_stats.run_stats` (its EcologicalStatistics); an option
+        of this function the runner does not take is refused.
     gt : path or Dataset
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
         ``human/color`` tree of ``.seg`` files, or a dataset root with ``split``.
@@ -309,6 +303,12 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         One Result for 'boundary' and 'region'; (boundary, region) for 'all';
         (human_boundary, human_region) for 'human'.
 
+    Raises
+    ------
+    InputError
+        An unknown benchmark, or a parameter keyword the benchmark does not declare
+        (each one named, with those there are), besides the benchmark's own checks.
+
     Examples
     --------
     >>> import segbench                                           # doctest: +SKIP
@@ -317,6 +317,22 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     >>> res.metrics["ODS"], res.to_pandas().head()
     """
     from .engine import run
+    from .families import benchmark as entry_of
+    from .families import check_keywords, runner
+    entry = entry_of(benchmark)
+    benchmark = entry.name
+    own = runner(benchmark)
+    if own is not None:
+        given = dict(split=split, presentation=presentation, ids=ids, name=name,
+                     workers=workers, threads=threads, scheduler=scheduler,
+                     executor=executor, progress=progress, plot=plot, human=human,
+                     ci=ci, calibrate_on=calibrate_on, calibrate_name=calibrate_name,
+                     protocol=protocol)
+        # only the options given (not at this function's defaults) reach the runner
+        usual = dict(workers=1, progress=True, plot=True, human=False)
+        return _call_runner(own, entry, gt, pred, out,
+                            {k: v for k, v in given.items() if v != usual.get(k)}, params)
+    check_keywords(benchmark, params)
     if isinstance(pred, Mapping):
         pred = memory_predictions(benchmark, pred)
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,

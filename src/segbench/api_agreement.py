@@ -8,9 +8,7 @@ Imports are lazy: importing this module loads no numerical library.
 
 from __future__ import annotations
 
-#: The benchmark tolerance (``segbench.boundary.DEFAULT_MAX_DIST``), repeated here so
-#: that the signature needs no numerical import.
-DEFAULT_MAX_DIST = 0.0075
+from .families import DEFAULT_MAX_DIST
 
 
 def run_agreement(gt, out=None, *, split=None, ids=None,

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import family_spec
 from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
@@ -34,9 +33,6 @@ from .result import Result
 __all__ = ["Comparison", "compare", "distinct_names", "holm", "load_run",
            "write_comparison"]
 
-#: Families a comparison can resample: result family -> its spec's name.
-_FAMILIES = {"boundary": "BOUNDARY", "region": "REGION", "superpixel": "SUPERPIXEL",
-             "semantic": "SEMANTIC"}
 
 
 @dataclass
@@ -154,12 +150,14 @@ class Comparison(dict):
 
 
 def _spec(result: Result, where):
+    """The spec that resamples ``result`` (the registry's benchmarks marked
+    ``compare``)."""
+    from .families import comparable, comparable_spec
     try:
-        spec = _FAMILIES[result.family]
+        return comparable_spec(result.family)
     except KeyError:
         raise InputError(f"runs of the {result.family!r} family cannot be compared (one "
-                         f"of {', '.join(_FAMILIES)})", where) from None
-    return family_spec(spec)
+                         f"of {', '.join(comparable())})", where) from None
 
 
 def load_run(run) -> ComparedRun:

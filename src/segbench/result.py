@@ -202,6 +202,28 @@ class Result:
         out.update(per_item=self.per_item, curves=self.curves, provenance=self.provenance)
         return json_ready(out)
 
+    def headline(self, metrics=None) -> str:
+        """One line: the family, the run's name, its headline metrics (with their
+        intervals where computed) and how many items it scored.
+
+        Parameters
+        ----------
+        metrics : sequence of str, optional
+            The metrics to show; default the registry's headline of this family
+            (:data:`segbench.families.BENCHMARKS`), else its first four numbers.
+        """
+        from .families import BENCHMARKS
+        entry = BENCHMARKS.get(self.family)
+        if metrics is None:
+            metrics = entry.headline if entry is not None and entry.headline else [
+                k for k, v in self.metrics.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)][:4]
+        shown = "  ".join(f"{k} {self.interval_text(k)}" for k in metrics
+                          if k in self.metrics)
+        name = f" {self.name}" if self.name else ""
+        n = len(self.per_item)
+        return f"{self.family}{name}: {shown}  ({n} item{'s' if n != 1 else ''})"
+
     def interval_text(self, metric: str, digits: int = 4) -> str:
         """``'0.7889 [0.781, 0.797]'``: the metric with its interval when there is one
         (bounds one digit shorter), ``'nan'`` where not computed."""

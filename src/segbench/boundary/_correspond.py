@@ -23,14 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..families import DEFAULT_MAX_DIST
 from ..memory import release_large_arrays
 from ._solver import (_fit_lists, _frame_diffs, _layout, _match_sequence, _replay_flags,
                       _solver_state, _walk_frames)
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
 COST_MULTIPLIER = 100
-#: Default tolerance, as a fraction of the image diagonal (the BSR benchmark setting).
-DEFAULT_MAX_DIST = 0.0075
 #: Default outlier cost, as a multiple of the tolerance (correspondPixels' default).
 DEFAULT_OUTLIER_COST = 100.0
 

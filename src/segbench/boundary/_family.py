@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..families import BOUNDARY_PARAMS, defaults, summary_defaults
 from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
-from ._correspond import DEFAULT_MAX_DIST
 from ._half import RESOLUTIONS, half_human_maps, half_shape, halve_soft_map, \
     max_dist_from_px
 from ._counts import BoundaryCounts, check_thresholds, evaluate_image, tiny_pair
@@ -260,14 +260,14 @@ def _resampler(ids, records, params, options):
 #: Summary parameters of the boundary benchmark: the protocol named (its record
 #: parameters are in the record's), the F-measure's weight, and the threshold a
 #: calibration run fixed (with that run's folder and name, for the record).
-SUMMARY_DEFAULTS = {"protocol": "bsr", "alpha": 0.5, "calibrated_threshold": None,
-                    "calibrated_on": None, "calibrated_name": None}
+SUMMARY_DEFAULTS = summary_defaults(BOUNDARY_PARAMS, (
+    "protocol", "alpha", "calibrated_threshold", "calibrated_on", "calibrated_name"))
 
 BOUNDARY = Family(
     name="boundary", version=1,
-    defaults={"nthresh": 99, "max_dist": DEFAULT_MAX_DIST, "thin": True, "thin_gt": False,
-              "upsample": None, "min_agreement": None, "nms": None,
-              "resolution": "full", "max_dist_px": None},
+    defaults=defaults(BOUNDARY_PARAMS, (
+        "nthresh", "max_dist", "thin", "thin_gt", "upsample", "min_agreement", "nms",
+        "resolution", "max_dist_px")),
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
@@ -351,9 +351,10 @@ def _write_human(out, result: Result, ids, records, options) -> None:
 
 HUMAN_BOUNDARY = Family(
     name="human_boundary", version=2,
-    defaults={"max_dist": DEFAULT_MAX_DIST, "thin_gt": False, "lone": "skip",
-              "resolution": "full", "max_dist_px": None},
+    defaults=defaults(BOUNDARY_PARAMS, ("max_dist", "thin_gt", "lone", "resolution",
+                                        "max_dist_px")),
     evaluate=_evaluate_human, to_json=SubjectCounts.to_json,
     from_json=SubjectCounts.from_json, summarize=_summarize_human, write=_write_human,
     check=_check_human, label="human boundary",
-    summary_defaults={"protocol": "bsr", "alpha": 0.5}, item_score="F")
+    summary_defaults=summary_defaults(BOUNDARY_PARAMS, ("protocol", "alpha")),
+    item_score="F")

@@ -39,6 +39,16 @@ _KERNEL_GROUPS = {"benchmark", "detect", "consistency", "agreement", "semantic",
                   "superpixel", "stats", "baselines"}
 
 
+def _group_of(command: str) -> str | None:
+    """The group of a command: the table above, or for a benchmark registered with
+    no command of its own (segbench.families), the benchmark group's generic one."""
+    if command in _COMMAND_GROUPS:
+        return _COMMAND_GROUPS[command]
+    from ..families import BENCHMARKS
+    entry = BENCHMARKS.get(command.replace("-", "_"))
+    return "benchmark" if entry is not None and entry.group == "generic" else None
+
+
 def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     """The ``segbench`` parser with the commands of ``groups`` (default: all)."""
     from importlib import import_module
@@ -102,7 +112,7 @@ class _Notes:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    group = _COMMAND_GROUPS.get(argv[0]) if argv else None
+    group = _group_of(argv[0]) if argv else None
     parser = build_parser((group,) if group else _GROUPS)
     args = parser.parse_args(argv)
     if args.command is None:

@@ -57,7 +57,8 @@ def add_parsers(subparsers) -> None:
                     "(itself included): 1 is an orphan, K (the image's annotators) is "
                     "unanimous. Prints the pooled distribution; --out also writes "
                     "agreement.png and a gray agreement map per image.")
-    p.add_argument("--max-dist", type=float, default=0.0075, metavar="D",
+    from ..families import DEFAULT_MAX_DIST
+    p.add_argument("--max-dist", type=float, default=DEFAULT_MAX_DIST, metavar="D",
                    help="matching tolerance as a fraction of the image diagonal")
     add_inputs(p, pred=False, several=True,
                out_help="output folder: result_agreement.json, per_item_agreement.csv, agreement.png, "

@@ -8,34 +8,16 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..families import (BENCHMARKS, BOUNDARY_PARAMS, REGION_PARAMS, add_options,
+                        options_from_args)
 from ._common import add_ci, add_common, add_inputs, ci_option, print_table, where
 
 
 def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True,
                      protocol: bool = False) -> None:
-    if protocol:
-        p.add_argument("--protocol", choices=("bsr", "bsds300", "martin2004"),
-                       default=None,
-                       help="preset of the boundary protocol: bsr (BSDS500, the "
-                            "default), bsds300 (its site's ranking: 30 thresholds, "
-                            "human maps thinned, smaller soft maps upsampled) or "
-                            "martin2004 (the 2004 Pb paper: bsds300 at half "
-                            "resolution, max-dist 0.01); the options below override "
-                            "it (docs/protocol.md)")
-    if thresholds:
-        p.add_argument("--nthresh", type=int, default=None, metavar="N",
-                       help="number of thresholds for soft maps and ucm2 (default: 99; "
-                            "30 with --protocol bsds300)")
-    p.add_argument("--max-dist", type=float, default=None, metavar="F",
-                   help="matching tolerance as a fraction of the image diagonal "
-                        "(default: 0.0075; 0.01 with --protocol martin2004)")
-    p.add_argument("--max-dist-px", type=float, default=None, metavar="PX",
-                   help="matching tolerance in pixels instead, converted per image to "
-                        "the fraction of its diagonal (at half resolution under "
-                        "martin2004); docs/protocol.md")
-    if thresholds:
-        p.add_argument("--no-thin", dest="thin", action="store_false", default=None,
-                       help="do not thin thresholded maps before matching")
+    names = (["protocol"] if protocol else []) + (["nthresh"] if thresholds else []) + \
+        ["max_dist", "max_dist_px"] + (["thin"] if thresholds else [])
+    add_options(p, BOUNDARY_PARAMS, names)
 
 
 def _finish(p, func, *, plot: bool = True, human: bool = True,
@@ -44,20 +26,8 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
     if plot:
         p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
         _boundary_params(p, protocol=protocol)
-        if protocol:
-            p.add_argument("--min-agreement", default=None, metavar="K",
-                           help="score against strong boundaries only: human pixels "
-                                "drawn by at least K annotators (an integer), a "
-                                "fraction of them (e.g. 0.5), or 'all' "
-                                "(docs/agreement.md)")
-            p.add_argument("--nms", action="store_true", default=None,
-                           help="thin raw soft maps (a CNN's output) with Dollar's edge "
-                                "NMS first, as HED, RCF and PiDiNet are evaluated "
-                                "(r=1, s=5, m=1.01, convTri(E, 1) first; "
-                                "docs/detectors.md)")
-        p.add_argument("--alpha", type=float, default=0.5, metavar="A",
-                       help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the "
-                            "harmonic mean of every BSDS paper")
+        add_options(p, BOUNDARY_PARAMS,
+                    ["min_agreement", "nms", "alpha"] if protocol else ["alpha"])
         p.add_argument("--calibrate-on", metavar="RUN_DIR",
                        help="a boundary run on other images (train or val): report this "
                             "run's P, R, F at that run's best threshold as "
@@ -80,32 +50,9 @@ def _finish(p, func, *, plot: bool = True, human: bool = True,
     p.set_defaults(func=func)
 
 
-def min_agreement(text: str | None):
-    """``--min-agreement``: an int, a fraction or 'all', in one JSON-stable form."""
-    if text is None:
-        return None
-    t = text.strip().lower()
-    if t == "all":
-        return "all"
-    try:
-        return int(t) if t.isdigit() else float(t)
-    except ValueError:
-        from ..errors import InputError
-        raise InputError(f"--min-agreement is an integer, a fraction or 'all', not "
-                         f"{text!r}") from None
-
-
 def _params(a) -> dict:
-    if getattr(a, "max_dist", None) is not None and \
-            getattr(a, "max_dist_px", None) is not None:
-        from ..errors import InputError
-        raise InputError("--max-dist and --max-dist-px both set the tolerance; give one")
-    keys = ("nthresh", "max_dist", "max_dist_px", "thin", "labels", "alpha", "protocol",
-            "nms")
-    out = {k: getattr(a, k) for k in keys if getattr(a, k, None) is not None}
-    if getattr(a, "min_agreement", None) is not None:
-        out["min_agreement"] = min_agreement(a.min_agreement)
-    return out
+    """The benchmark parameters given on the command line (the registry's)."""
+    return options_from_args(a, BOUNDARY_PARAMS + REGION_PARAMS)
 
 
 def _evaluate(benchmark: str, a, **extra):
@@ -234,6 +181,41 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
+def _cmd_generic(a) -> int:
+    """A benchmark of the registry without a command of its own (docs/engine.md, "How
+    to add a family"): its parameters are the registry's, its table the results'
+    headlines."""
+    from ..api import evaluate
+    entry = BENCHMARKS[a.benchmark]
+    out = evaluate(entry.name, a.gt, getattr(a, "pred", None), a.out, name=a.name,
+                   ci=ci_option(a), **where(a), **options_from_args(a, entry.params))
+    results = out if isinstance(out, tuple) else (out,)
+    if a.json:
+        print(json.dumps({r.family: r.to_dict() for r in results}, indent=1)
+              if len(results) > 1 else results[0].to_json())
+        return 0
+    for r in results:
+        print(r.headline())
+    _print_notes(*results)
+    if a.out:
+        print(f"output: {a.out}")
+    return 0
+
+
+def add_generic(sub, entry) -> None:
+    """Register ``segbench <entry.name>`` for a benchmark of the registry whose
+    ``group`` is 'generic': the common inputs, its declared parameters, the bootstrap
+    and execution options."""
+    p = sub.add_parser(entry.name.replace("_", "-"), help=entry.help or entry.name,
+                       description=(entry.help or entry.name) + " (a benchmark of the "
+                       "registry, segbench.families)")
+    add_inputs(p, pred=entry.needs_predictions)
+    add_options(p, entry.params)
+    add_ci(p)
+    add_common(p, scheduler=True)
+    p.set_defaults(func=_cmd_generic, benchmark=entry.name)
+
+
 def _cmd_demo(a) -> int:
     from ..demo import run_demo
     run_demo(a.out, n_images=a.n_images, workers=a.workers, progress=not a.quiet,
@@ -259,11 +241,7 @@ def add_parsers(sub) -> None:
                     "region benchmark (evaluation_reg_image.m, collect_eval_reg.m).")
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs), or with --labels "
                             "<iid>.png/.bmp/.tif/.npy label maps")
-    p.add_argument("--labels", action="store_true",
-                   help="read .png/.bmp/.tif/.npy predictions as label maps (one "
-                        "segmentation per image; every value is a region)")
-    p.add_argument("--nthresh", type=int, default=99, metavar="N",
-                   help="number of ucm2 thresholds")
+    add_options(p, REGION_PARAMS)
     _finish(p, _cmd_region, plot=False)
 
     p = sub.add_parser(
@@ -296,3 +274,7 @@ def add_parsers(sub) -> None:
                    help="number of synthetic images to render")
     add_common(p)
     p.set_defaults(func=_cmd_demo)
+
+    for entry in BENCHMARKS.values():
+        if entry.group == "generic":
+            add_generic(sub, entry)

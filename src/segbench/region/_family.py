@@ -14,6 +14,7 @@ import numpy as np
 
 from ..boundary import check_thresholds
 from ..errors import InputError
+from ..families import REGION_PARAMS, defaults
 from ..result import Result
 from ..spec import Family
 from ._image import RegionRecord, evaluate_image, human_region
@@ -102,7 +103,7 @@ def _resampler(ids, records, params, options):
 
 
 REGION = Family(
-    name="region", version=1, defaults={"nthresh": 99, "labels": False},
+    name="region", version=1, defaults=defaults(REGION_PARAMS, ("nthresh", "labels")),
     evaluate=_evaluate, to_json=_record_to_json, from_json=RegionRecord.from_json,
     validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     missing_hint=_hint, check=_check, label="region", resampler=_resampler,

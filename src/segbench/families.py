@@ -1,0 +1,438 @@
+"""The registry of benchmarks: every benchmark named once, with its parameters.
+
+A :class:`Benchmark` entry says which family specs (:class:`segbench.spec.Family`) it
+runs, or which runner it calls when it has its own (semantic, consistency, ...), the
+command-line group that shows it, and the results it makes that ``segbench compare``
+can resample. A :class:`Param` declares a parameter once (name, default, help, how it
+is given on the command line, whether it keys records or only the summary); the
+family specs take their defaults from it, the command line generates its options from
+it, and :func:`segbench.evaluate` refuses keywords that no parameter declares.
+
+Adding a family is one package (its spec) plus one :func:`register` call (or one entry
+in :data:`BENCHMARKS`); ``segbench.evaluate(name, ...)``, ``segbench NAME`` (a generic
+command, unless a hand-written one exists), ``segbench compare`` and the run folder
+follow (docs/engine.md, "How to add a family").
+
+This module is pure data: it imports no numerical library (``segbench --help`` reads
+it), and it is the one place that imports a family's package by its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "REGION_PARAMS", "Benchmark",
+           "Param", "add_options", "benchmark", "check_keywords", "comparable",
+           "comparable_spec", "defaults", "family_spec", "known_keywords",
+           "options_from_args", "register", "runner", "specs", "summary_defaults",
+           "unregister"]
+
+#: The boundary matching tolerance of the BSDS500 benchmark (BSR ``maxDist``), as a
+#: fraction of the image diagonal: the one place it is written.
+DEFAULT_MAX_DIST = 0.0075
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a family, declared once.
+
+    Attributes
+    ----------
+    name : str
+        The keyword of :func:`segbench.evaluate` and the key in records and results.
+    default : object
+        The value when not given (recorded as such; JSON types only).
+    help : str
+        The command line's help text ('' for a parameter the command line does not
+        offer, such as one a calibration fills in).
+    summary : bool
+        True for a parameter of the summary only (not in record keys: changing it
+        recomputes no record), such as the F-measure's ``alpha``.
+    flag : str or None
+        The command-line option; default ``--`` and the name with dashes. A boolean
+        whose default is True is offered as ``--no-<name>`` (``flag`` says so).
+    type : callable, optional
+        Parses the option's text (default: the default's type, or ``str``); ``bool``
+        makes a flag that sets True.
+    parse : callable, optional
+        Turns the parsed option into the value (after argparse, so its errors are
+        :class:`~segbench.errors.InputError` lines, not usage errors).
+    metavar : str, optional
+    choices : tuple, optional
+    default_text : str, optional
+        How the help states the default when the value alone would mislead (a preset
+        changes it).
+    cli : bool
+        Offered on the command line at all.
+    """
+
+    name: str
+    default: Any
+    help: str = ""
+    summary: bool = False
+    flag: str | None = None
+    type: Callable | None = None
+    parse: Callable | None = None
+    metavar: str | None = None
+    choices: tuple | None = None
+    default_text: str | None = None
+    cli: bool = True
+
+    @property
+    def option(self) -> str:
+        if self.flag:
+            return self.flag
+        dashed = self.name.replace("_", "-")
+        return f"--no-{dashed}" if self.default is True else f"--{dashed}"
+
+
+def _agreement(text):
+    """``--min-agreement``: an integer, a fraction or 'all', in one JSON-stable form."""
+    t = str(text).strip().lower()
+    if t == "all":
+        return "all"
+    try:
+        return int(t) if t.isdigit() else float(t)
+    except ValueError:
+        raise InputError(f"--min-agreement is an integer, a fraction or 'all', not "
+                         f"{text!r}") from None
+
+
+#: The boundary benchmark's parameters (boundary, all, human and agreement take their
+#: subsets): record parameters first, then those of the summary.
+BOUNDARY_PARAMS = (
+    Param("protocol", "bsr", summary=True, choices=("bsr", "bsds300", "martin2004"),
+          default_text="",
+          help="preset of the boundary protocol: bsr (BSDS500, the default), bsds300 "
+               "(its site's ranking: 30 thresholds, human maps thinned, smaller soft "
+               "maps upsampled) or martin2004 (the 2004 Pb paper: bsds300 at half "
+               "resolution, max-dist 0.01); the options below override it "
+               "(docs/protocol.md)"),
+    Param("nthresh", 99, metavar="N", default_text="99; 30 with --protocol bsds300",
+          help="number of thresholds for soft maps and ucm2"),
+    Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
+          default_text="0.0075; 0.01 with --protocol martin2004",
+          help="matching tolerance as a fraction of the image diagonal"),
+    Param("max_dist_px", None, type=float, metavar="PX",
+          help="matching tolerance in pixels instead, converted per image to the "
+               "fraction of its diagonal (at half resolution under martin2004); "
+               "docs/protocol.md"),
+    Param("thin", True, help="do not thin thresholded maps before matching"),
+    Param("thin_gt", False, cli=False),
+    Param("lone", "skip", cli=False),
+    Param("upsample", None, cli=False),
+    Param("min_agreement", None, type=str, parse=_agreement, metavar="K",
+          help="score against strong boundaries only: human pixels drawn by at least "
+               "K annotators (an integer), a fraction of them (e.g. 0.5), or 'all' "
+               "(docs/agreement.md)"),
+    Param("nms", None, type=bool,
+          help="thin raw soft maps (a CNN's output) with Dollar's edge NMS first, as "
+               "HED, RCF and PiDiNet are evaluated (r=1, s=5, m=1.01, convTri(E, 1) "
+               "first; docs/detectors.md)"),
+    Param("resolution", "full", cli=False),
+    Param("alpha", 0.5, summary=True, metavar="A",
+          help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the harmonic mean "
+               "of every BSDS paper"),
+    Param("calibrated_threshold", None, summary=True, cli=False),
+    Param("calibrated_on", None, summary=True, cli=False),
+    Param("calibrated_name", None, summary=True, cli=False),
+)
+
+#: The region benchmark's parameters (its own; ``all`` takes ``nthresh`` from the
+#: boundary's, as allBench.m has one).
+REGION_PARAMS = (
+    Param("labels", False, type=bool,
+          help="read .png/.bmp/.tif/.npy predictions as label maps (one segmentation "
+               "per image; every value is a region)"),
+    Param("nthresh", 99, metavar="N", help="number of ucm2 thresholds"),
+)
+
+
+def _named(params, names) -> tuple[Param, ...]:
+    index = {}
+    for p in params:                  # the first declaration of a name wins
+        index.setdefault(p.name, p)
+    return tuple(index[n] for n in names)
+
+
+def defaults(params, names=None) -> dict:
+    """``{name: default}`` of the record parameters among ``params`` (those of
+    ``names``, in that order, when given): a family spec's ``defaults``."""
+    chosen = params if names is None else _named(params, names)
+    return {p.name: p.default for p in chosen if not p.summary}
+
+
+def summary_defaults(params, names=None) -> dict:
+    """``{name: default}`` of the summary parameters: a spec's ``summary_defaults``."""
+    chosen = params if names is None else _named(params, names)
+    return {p.name: p.default for p in chosen if p.summary}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark as the user names it (``segbench.evaluate(name)``, ``segbench
+    name``).
+
+    Attributes
+    ----------
+    name : str
+    specs : tuple of (module, attribute)
+        The family specs :func:`segbench.engine.run` runs, in result order: the
+        module that defines each (``'segbench.boundary'``) and its name there.
+    runner : (module, function), optional
+        A function of its own to call instead (``runner(gt, pred, out, **keywords)``
+        for families with predictions, ``runner(gt, out, **keywords)`` otherwise),
+        for benchmarks whose inputs are not a dataset and a prediction folder.
+    params : tuple of Param
+        The parameters the command line offers (all of them are keywords of
+        :func:`segbench.evaluate`, with those the specs declare).
+    help : str
+        One line for ``segbench --help``.
+    group : str or None
+        The command-line module (``segbench.cli.<group>``) with a hand-written
+        command of this name; ``'generic'`` (the default): ``segbench NAME``, made
+        from the entry by ``segbench.cli.benchmark``; None: no command of its own
+        (a part of another, as ``human_region`` of ``human``).
+    needs_predictions : bool
+    compare : bool
+        Results of this benchmark resample, so ``segbench compare`` takes them.
+    headline : tuple of str
+        The metrics :meth:`segbench.Result.headline` shows first.
+    """
+
+    name: str
+    specs: tuple = ()
+    runner: tuple | None = None
+    params: tuple = ()
+    help: str = ""
+    group: str | None = "generic"
+    needs_predictions: bool = True
+    compare: bool = False
+    headline: tuple = ()
+
+
+_B, _R = "segbench.boundary", "segbench.region"
+
+#: Every benchmark, by name.
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
+    Benchmark("boundary", ((_B, "BOUNDARY"),), params=BOUNDARY_PARAMS, compare=True,
+              group="benchmark", help="boundary benchmark (ODS, OIS, AP, R50)",
+              headline=("ODS", "OIS", "AP", "R50")),
+    Benchmark("region", ((_R, "REGION"),), params=REGION_PARAMS, compare=True,
+              group="benchmark", help="region benchmark (covering, PRI, VI at ODS/OIS)",
+              headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS")),
+    Benchmark("all", ((_B, "BOUNDARY"), (_R, "REGION")), group="benchmark",
+              params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
+              help="boundary and region benchmarks in one pass (allBench)"),
+    Benchmark("human", ((_B, "HUMAN_BOUNDARY"), (_R, "HUMAN_REGION")),
+              params=BOUNDARY_PARAMS, needs_predictions=False, group="benchmark",
+              help="human consistency: each annotator against the others"),
+    Benchmark("human_boundary", ((_B, "HUMAN_BOUNDARY"),), params=BOUNDARY_PARAMS,
+              needs_predictions=False, group=None, headline=("F", "recall", "precision")),
+    Benchmark("human_region", ((_R, "HUMAN_REGION"),), needs_predictions=False,
+              group=None, headline=("covering", "PRI", "VI")),
+    Benchmark("superpixel", (("segbench.superpixel", "SUPERPIXEL"),), compare=True,
+              group="superpixel", headline=("asa", "ue", "br", "bp", "co"),
+              help="superpixel benchmark (UE, CUE, ASA, BR, BP, CO, EV)"),
+    Benchmark("semantic", (("segbench.semantic", "SEMANTIC"),), compare=True,
+              runner=("segbench.api_semantic", "evaluate_semantic"), group="semantic",
+              headline=("mIoU", "mAcc", "aAcc"),
+              help="semantic segmentation (mIoU, per-class IoU/Acc, boundary IoU)"),
+    Benchmark("consistency", ((_R, "CONSISTENCY"),), needs_predictions=False,
+              runner=("segbench.api_consistency", "run_consistency"),
+              group="consistency", headline=("GCE_same", "LCE_same"),
+              help="GCE/LCE between human segmentations (Martin et al. 2001)"),
+    Benchmark("agreement", ((_B, "AGREEMENT"),), needs_predictions=False,
+              runner=("segbench.api_agreement", "run_agreement"), group="agreement",
+              help="how many annotators drew each boundary pixel"),
+    Benchmark("stats", (("segbench.stats", "STATS"),), needs_predictions=False,
+              runner=("segbench.api_stats", "run_stats"), group="stats",
+              help="ecological statistics of the human segmentations"),
+)}
+
+
+#: The options of the generic command (segbench.cli.benchmark.add_generic) besides a
+#: benchmark's own, which its parameters must not shadow.
+_GENERIC_OPTIONS = frozenset({"gt", "split", "presentation", "pred", "out", "name", "ids",
+                              "ci", "resamples", "level", "seed", "workers", "scheduler",
+                              "json", "quiet"})
+
+
+def register(entry: Benchmark, *, replace: bool = False) -> Benchmark:
+    """Add a benchmark to :data:`BENCHMARKS` (a family defined outside segbench, or
+    in a test).
+
+    Raises
+    ------
+    ValueError
+        The name is taken (unless ``replace``), the entry has neither specs nor a
+        runner, or a parameter of a generic command shadows one of its options
+        (``--out``, ``--level``, ...).
+    """
+    if not entry.specs and entry.runner is None:
+        raise ValueError(f"benchmark {entry.name!r} has neither family specs nor a runner")
+    if entry.name in BENCHMARKS and not replace:
+        raise ValueError(f"a benchmark named {entry.name!r} is registered already")
+    if entry.group == "generic":
+        taken = sorted(p.name for p in entry.params if p.cli and p.name in _GENERIC_OPTIONS)
+        if taken:
+            raise ValueError(f"benchmark {entry.name!r}: parameter names taken by the "
+                             f"generic command's own options: {', '.join(taken)}")
+    BENCHMARKS[entry.name] = entry
+    return entry
+
+
+def benchmark(name: str) -> Benchmark:
+    """The entry of a benchmark name (``-`` and ``_`` alike).
+
+    Raises
+    ------
+    InputError
+        An unknown name, naming those there are.
+    """
+    found = BENCHMARKS.get(name) or BENCHMARKS.get(name.replace("-", "_"))
+    if found is None:
+        raise InputError(f"unknown benchmark {name!r}; one of {', '.join(BENCHMARKS)}")
+    return found
+
+
+def family_spec(name: str):
+    """The :class:`~segbench.spec.Family` spec of a spec name (``'BOUNDARY'``,
+    ``'HUMAN_REGION'``, ...) that some benchmark runs; imports only its package.
+
+    Raises
+    ------
+    KeyError
+        No benchmark runs a spec of that name.
+    """
+    from importlib import import_module
+    for entry in BENCHMARKS.values():
+        for module, attr in entry.specs:
+            if attr == name:
+                return getattr(import_module(module), attr)
+    raise KeyError(name)
+
+
+def specs(name: str) -> list:
+    """The family specs a benchmark runs, in result order."""
+    from importlib import import_module
+    return [getattr(import_module(m), a) for m, a in benchmark(name).specs]
+
+
+def runner(name: str) -> Callable | None:
+    """The benchmark's own runner function, or None when the engine runs its specs."""
+    entry = benchmark(name)
+    if entry.runner is None:
+        return None
+    from importlib import import_module
+    module, func = entry.runner
+    return getattr(import_module(module), func)
+
+
+def comparable_spec(result_family: str):
+    """The spec ``segbench compare`` resamples results of ``result_family`` with.
+
+    Raises
+    ------
+    KeyError
+        Results of that family cannot be compared.
+    """
+    for entry in BENCHMARKS.values():
+        if entry.compare and len(entry.specs) == 1:
+            spec = family_spec(entry.specs[0][1])
+            if spec.name == result_family:
+                return spec
+    raise KeyError(result_family)
+
+
+def comparable() -> list[str]:
+    """The benchmark names whose results ``segbench compare`` takes."""
+    return [b.name for b in BENCHMARKS.values() if b.compare]
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def add_options(parser, params, names=None) -> None:
+    """Add the command-line options of ``params`` (those of ``names``, in that
+    order) to an argparse parser. Every option defaults to None, so a value given is
+    told from one left out (a preset fills those); the help states the default."""
+    chosen = params if names is None else _named(params, names)
+    for p in chosen:
+        if not p.cli:
+            continue
+        text = p.help
+        if p.default_text:
+            text += f" (default: {p.default_text})"
+        elif p.default_text is None and p.default is not None and \
+                not isinstance(p.default, bool):
+            text += f" (default: {p.default})"
+        if p.default is True:
+            parser.add_argument(p.option, dest=p.name, action="store_false",
+                                default=None, help=text)
+        elif p.type is bool:
+            parser.add_argument(p.option, dest=p.name, action="store_true",
+                                default=None, help=text)
+        else:
+            kind = p.type or (type(p.default) if p.default is not None else str)
+            parser.add_argument(p.option, dest=p.name, type=kind, default=None,
+                                metavar=p.metavar, choices=p.choices, help=text)
+
+
+def options_from_args(args, params, names=None) -> dict:
+    """The parameters given on the command line (parsed ``args``), as keywords.
+
+    Raises
+    ------
+    InputError
+        ``--max-dist`` and ``--max-dist-px`` both given (each sets the tolerance).
+    """
+    chosen = params if names is None else _named(params, names)
+    out = {}
+    for p in chosen:
+        value = getattr(args, p.name, None) if p.cli else None
+        if value is not None and p.name not in out:
+            out[p.name] = p.parse(value) if p.parse is not None else value
+    if "max_dist" in out and "max_dist_px" in out:
+        raise InputError("--max-dist and --max-dist-px both set the tolerance; give one")
+    return out
+
+
+def known_keywords(name: str) -> set[str]:
+    """Every parameter keyword the benchmark takes: its declared :class:`Param`
+    names and the record and summary parameters of its specs."""
+    out = {p.name for p in benchmark(name).params if p.cli}
+    for spec in specs(name):
+        out |= set(spec.defaults) | set(spec.summary_defaults)
+    return out
+
+
+def check_keywords(name: str, params: Mapping) -> None:
+    """Refuse keywords no parameter of the benchmark declares (a misspelt one would
+    otherwise be silently ignored and the run made with the default).
+
+    Raises
+    ------
+    InputError
+        Naming each unknown keyword and the ones there are.
+    """
+    known = known_keywords(name)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise InputError(f"the {name} benchmark has no parameter "
+                         f"{', '.join(map(repr, unknown))}; its parameters: "
+                         f"{', '.join(sorted(known))}")
+
+
+def unregister(name: str) -> None:
+    """Remove a benchmark :func:`register` added (built-in ones stay)."""
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in benchmark")
+    BENCHMARKS.pop(name, None)
+
+
+_BUILT_IN = frozenset(BENCHMARKS)

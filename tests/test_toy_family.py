@@ -1,0 +1,158 @@
+"""Adding a family is one package and one registry entry (issue 30): the toy family of
+docs/engine.md, registered here and touching nothing of segbench, is run by
+segbench.evaluate, by a generated ``segbench boundary-count`` command (with its declared
+option), into a run folder that RunFolder reads, and compared by segbench.compare. Also
+evaluate() for every benchmark the CLI knows, and its refusal of unknown keywords."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import segbench
+from segbench.cli import main
+from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+from segbench.errors import InputError
+from segbench.io import write_label_map, write_soft_map
+
+import toy_family
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from segbench.algorithms.edges import gradient_magnitude
+    base = tmp_path_factory.mktemp("toy")
+    items = make_synthetic_dataset(4, shape=(40, 48), n_annotators=3, seed=3)
+    write_synthetic_dataset(base / "data", items, split="test")
+    d = {"gt": base / "data" / "groundTruth" / "test", "root": base / "data",
+         "soft": base / "soft", "blur": base / "blur", "items": items,
+         "sem_gt": base / "sem_gt", "sem_pred": base / "sem_pred"}
+    for name in ("soft", "blur", "sem_gt", "sem_pred"):
+        d[name].mkdir()
+    for it in items:
+        pb = gradient_magnitude(it.image)
+        write_soft_map(d["soft"] / f"{it.iid}.png", pb)
+        write_soft_map(d["blur"] / f"{it.iid}.png", np.sqrt(pb))
+        seg = np.asarray(it.segmentations[1], np.int64)
+        write_label_map(d["sem_gt"] / f"{it.iid}.png", (seg % 3).astype(np.uint8))
+        write_label_map(d["sem_pred"] / f"{it.iid}.png",
+                        (np.asarray(it.segmentations[0]) % 3).astype(np.uint8))
+    return d
+
+
+@pytest.fixture
+def toy():
+    entry = toy_family.install()
+    yield entry
+    segbench.families.unregister(entry.name)
+
+
+def _direct(data, folder, level):
+    """The toy's numbers computed here without segbench's engine."""
+    from segbench.io import read_ground_truth, read_prediction
+    out = {}
+    for it in data["items"]:
+        pb = read_prediction(folder / f"{it.iid}.png", kind="soft").pb
+        gts = read_ground_truth(data["gt"] / f"{it.iid}.mat")
+        out[it.iid] = np.count_nonzero(pb >= level) / np.mean(
+            [np.count_nonzero(g.boundaries) for g in gts])
+    return out
+
+
+def test_a_registered_family_runs_from_python_the_cli_and_compare(data, toy, tmp_path,
+                                                                  capsys):
+    res = segbench.evaluate("boundary_count", data["gt"], data["soft"],
+                            tmp_path / "py", threshold=0.3, progress=False)
+    want = _direct(data, data["soft"], 0.3)
+    assert [r["id"] for r in res.per_item] == sorted(want)
+    assert [r["ratio"] for r in res.per_item] == pytest.approx([want[i] for i in
+                                                                sorted(want)])
+    assert res.metrics["ratio"] == pytest.approx(np.mean(list(want.values())))
+    assert res.provenance["params"]["threshold"] == 0.3
+    # the generated command: its declared option, the run folder, the headline
+    assert main(["boundary-count", "--gt", str(data["gt"]), "--pred", str(data["blur"]),
+                 "--out", str(tmp_path / "cli"), "--threshold", "0.3", "--quiet"]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(r"boundary_count blur: ratio \d+\.\d{4}  \(4 items\)", line), line
+    folder = segbench.engine.RunFolder(tmp_path / "cli")
+    assert folder.families() == ["boundary_count"]
+    back = folder.read()
+    want = _direct(data, data["blur"], 0.3)
+    assert back.metrics["ratio"] == pytest.approx(np.mean(list(want.values())))
+    assert "--threshold 0.3" in folder.manifest()["runs"]["boundary_count"]["command"]
+    # a misspelt keyword is refused, not ignored
+    with pytest.raises(InputError, match="no parameter 'thresh'.*threshold"):
+        segbench.evaluate("boundary_count", data["gt"], data["soft"], thresh=0.3)
+    # compare takes it: the registry marks it comparable, its spec resamples
+    cmp = segbench.compare(tmp_path / "py", tmp_path / "cli", resamples=50)
+    assert cmp.family == "boundary_count" and cmp.names == ["soft", "blur"]
+    assert cmp["pairs"][0]["bootstrap"]["ratio"]["diff"] == pytest.approx(
+        res.metrics["ratio"] - back.metrics["ratio"])
+    with pytest.raises(SystemExit) as done:
+        main(["boundary-count", "--help"])
+    assert done.value.code == 0 and "--threshold T" in capsys.readouterr().out
+
+
+def test_a_parameter_shadowing_a_generic_option_is_refused():
+    from dataclasses import replace
+
+    from segbench.families import Param, register
+    bad = replace(toy_family.ENTRY, name="toy_bad", params=(Param("level", 0.5),))
+    with pytest.raises(ValueError, match="toy_bad.*level"):
+        register(bad)
+
+
+def test_an_unregistered_family_is_unknown(data):
+    with pytest.raises(InputError, match="unknown benchmark 'boundary_count'"):
+        segbench.evaluate("boundary_count", data["gt"], data["soft"])
+    with pytest.raises(SystemExit) as done:           # argparse: an invalid choice
+        main(["boundary-count", "--gt", str(data["gt"])])
+    assert done.value.code == 2
+
+
+def test_registry_parameters_are_the_specs_defaults():
+    """Every declared parameter's default is the one its specs record with (the spec
+    takes it from the declaration): one place to change a default."""
+    from segbench.families import BENCHMARKS, specs
+    for name, entry in BENCHMARKS.items():
+        for spec in specs(name):
+            merged = {**spec.defaults, **spec.summary_defaults}
+            for p in entry.params:
+                if p.name in merged:
+                    assert merged[p.name] == p.default, (name, spec.name, p.name)
+
+
+def test_evaluate_knows_every_family_the_cli_knows(data, tmp_path):
+    """semantic, consistency, agreement and stats are evaluate() names too, returning
+    what their commands print from."""
+    sem = segbench.evaluate("semantic", data["sem_gt"], data["sem_pred"], classes=3,
+                            progress=False)
+    assert sem.family == "semantic" and 0 <= sem.metrics["mIoU"] <= 1
+    cons = segbench.evaluate("consistency", data["gt"], pairs=3, progress=False)
+    assert cons.family == "consistency" and cons.metrics["n_images"] == 4
+    agree = segbench.evaluate("agreement", data["gt"], progress=False, plot=False)
+    assert agree.family == "agreement"
+    with pytest.raises(InputError, match="takes no 'protocol'"):
+        segbench.evaluate("semantic", data["sem_gt"], data["sem_pred"], classes=3,
+                          protocol="bsr")
+    with pytest.raises(InputError, match="ground truth alone"):
+        segbench.evaluate("consistency", data["gt"], data["soft"])
+    from segbench.cli import _COMMAND_GROUPS
+    from segbench.families import BENCHMARKS
+    for name, entry in BENCHMARKS.items():
+        if entry.group is not None:
+            assert name.replace("_", "-") in _COMMAND_GROUPS, name
+
+
+def test_the_docs_show_the_toy_as_it_is():
+    page = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
+    block = re.search(r"```python toy\n(.*?)^```", page, flags=re.S | re.M)
+    assert block is not None
+    assert block.group(1) == (ROOT / "tests" / "toy_family.py").read_text(
+        encoding="utf-8")
