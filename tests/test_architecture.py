@@ -31,10 +31,9 @@ LAYERS = [
     {"spec", "resampling", "notebook", "families"},
     {"io"},
     {"result"},
-    {"boundary"},
-    {"region"},
+    {"primitives"},
     {"datasets"},
-    {"algorithms", "superpixel", "semantic", "stats"},
+    {"boundary", "region", "algorithms", "superpixel", "semantic", "stats"},
     {"engine"},
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel"},
@@ -47,7 +46,9 @@ LAYERS = [
     {"cli", "__init__"},
 ]
 SAME_LAYER = {("superpixel", "algorithms"), ("stats", "algorithms"),
-              ("algorithms", "superpixel")}
+              ("algorithms", "superpixel"), ("region", "boundary"),
+              ("superpixel", "boundary"), ("superpixel", "region"),
+              ("algorithms", "boundary")}
 FAMILY_PACKAGES = ("boundary", "region", "superpixel", "semantic", "stats")
 
 #: Files that may import by a computed name, and why (the checks cannot see those

@@ -115,7 +115,7 @@ def test_default_boundaries_are_thinned_seg2bdry(tmp_path):
 
 def test_default_boundaries_call_thin_on_seg2bdry(tmp_path, monkeypatch):
     """The wiring, independent of the real thinning: Boundaries = thin(seg2bdry(seg))."""
-    import segbench.boundary
+    import segbench.primitives
     from segbench.boundary import seg2bdry
 
     calls = []
@@ -124,7 +124,7 @@ def test_default_boundaries_call_thin_on_seg2bdry(tmp_path, monkeypatch):
         calls.append(bmap.copy())
         return bmap
 
-    monkeypatch.setattr(segbench.boundary, "thin", fake_thin, raising=False)
+    monkeypatch.setattr(segbench.primitives, "thin", fake_thin, raising=False)
     segs, _ = _maps(k=2)
     write_ground_truth(tmp_path / "gt.mat", segs)
     result = read_ground_truth(tmp_path / "gt.mat")

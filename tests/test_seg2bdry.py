@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from segbench.boundary import seg2bdry
-from segbench.boundary._thin import thin
+from segbench.primitives._thin import thin
 from segbench.errors import InputError
 
 from conftest import DATA, require

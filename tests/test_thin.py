@@ -15,7 +15,7 @@ import pytest
 from scipy import ndimage as ndi
 from skimage.morphology import thin as sk_thin
 
-from segbench.boundary._thin import _LUT1, _LUT2, thin, thin_frames
+from segbench.primitives._thin import _LUT1, _LUT2, thin, thin_frames
 from segbench.errors import InputError
 
 from conftest import FIXTURES, require

@@ -37,8 +37,9 @@ __all__ = ["LEAN_NUMBA", "announce_compiles", "compile_ahead", "import_numba_lea
 GROUPS = {
     "segbench.boundary._solver": ("the boundary matcher", 10),
     "segbench.boundary._correspond": ("the boundary matcher", 10),
-    "segbench.boundary._thin": ("boundary thinning", 5),
-    "segbench.boundary._seg2bdry": ("boundary extraction", 1),
+    "segbench.primitives._thin": ("boundary thinning", 5),
+    "segbench.primitives._seg2bdry": ("boundary extraction", 1),
+    "segbench.primitives._labels": ("the region tables", 2),
     "segbench.region._table": ("the region tables", 2),
     "segbench.region._levels": ("the ucm2 levels", 2),
     "segbench.superpixel._image": ("the superpixel measures", 5),

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
-from ..region import compact_labels
+from ..primitives import compact_labels
 
 __all__ = ["SUPERPIXEL_ALGORITHMS", "check_available", "felzenszwalb", "quickshift",
            "seeds", "seeds_count", "slic", "superpixels", "watershed"]

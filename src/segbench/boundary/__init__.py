@@ -20,11 +20,11 @@ from ._plots import plot_pr
 from ._protocols import (PROTOCOLS, SubjectCounts, by_presentation, pool_subjects, protocol,
                          seg2bmap, shrink_bmap, shrink_cells, subject_counts,
                          upsample_nearest)
-from ._seg2bdry import seg2bdry
+from ..primitives import seg2bdry
 from ._summary import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
                        check_alpha, f_measure, max_f, recall_at_precision, resampler,
                        summarize, summarize_human)
-from ._thin import thin, thin_frames
+from ..primitives import thin, thin_frames
 
 __all__ = [
     "AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST, frame_events_of, shared_matcher
-from ._seg2bdry import seg2bdry
+from ..primitives import seg2bdry
 from ._solver import covered_counts
-from ._thin import thin as thin_map
-from ._thin import thin_frames
+from ..primitives import thin as thin_map
+from ..primitives import thin_frames
 
 
 @dataclass(frozen=True)

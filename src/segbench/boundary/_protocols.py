@@ -38,7 +38,7 @@ from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST
 from ._counts import human_counts
 from ._summary import bsr_ratio, f_measure
-from ._thin import thin
+from ..primitives import thin
 
 __all__ = ["PROTOCOLS", "SOURCES", "SubjectCounts", "by_presentation",
            "human_boundary_map", "pool_subjects", "protocol", "seg2bmap",

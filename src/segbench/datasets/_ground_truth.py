@@ -19,7 +19,7 @@ def write_ground_truth(path: str | PathLike, segmentations, *, boundaries=None) 
     """
     from ..io import write_ground_truth as write_mat
     if boundaries is None:
-        from ..boundary import seg2bdry, thin
+        from ..primitives import seg2bdry, thin
         boundaries = [np.asarray(thin(seg2bdry(np.asarray(seg))), bool)
                       for seg in segmentations]
     write_mat(path, segmentations, boundaries=boundaries)

@@ -204,7 +204,7 @@ def memory_prediction(obj, benchmark: str = "boundary", source: str | None = Non
     if benchmark == "boundary":
         return Prediction("soft", pb=arr, source=source)
     if arr.ndim == 2 and (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
-        from ..region import compact_labels
+        from ..primitives import compact_labels
         labels, _ = compact_labels(arr, void=None)
         return as_prediction([labels], kind="segs", source=source)
     return Prediction("ucm2", ucm2=arr, source=source)

@@ -100,7 +100,7 @@ class Annotation:
     @property
     def boundaries(self) -> np.ndarray:
         if self._boundaries is None:
-            from ..boundary import seg2bdry, thin
+            from ..primitives import seg2bdry, thin
             object.__setattr__(self, "_boundaries",
                                np.asarray(thin(seg2bdry(self.segmentation)), bool))
         return self._boundaries
@@ -287,7 +287,7 @@ def _load_label_map(path: Path) -> tuple[Annotation, ...]:
     if ext == ".seg":
         return (_load_seg(path, None, None),)
     from ..io import read_label_map
-    from ..region import compact_labels
+    from ..primitives import compact_labels
     labels, _ = compact_labels(read_label_map(path), void=None)
     return (Annotation(labels.astype(np.int32, copy=False), source=str(path)),)
 

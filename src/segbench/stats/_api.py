@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..region import compact_labels
+from ..primitives import compact_labels
 from ..result import Result, provenance
 from ._measure import (CUES, ImageCues, Item, SegmentationRecord, check_segmentation,
                        max_scaled_distance, measure)

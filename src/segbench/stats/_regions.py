@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from ..compilation import prepare_kernels
-from ..region import compact_labels
+from ..primitives import compact_labels
 
 prepare_kernels()
 
