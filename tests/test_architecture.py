@@ -64,6 +64,8 @@ DYNAMIC_IMPORTS = {
 DECLARED_UPWARD = {
     ("result.py", "compare"):
         "Result.compare, the notebook's shortcut to segbench.compare",
+    ("semantic/_evaluator.py", "api_semantic"):
+        "SemanticEval.update_folders, hotcoco's folder call, runs the engine's folder run",
 }
 
 

@@ -307,13 +307,15 @@ def test_settings_none_and_bad_values():
 def test_family_module_and_help_import_no_engine_or_numpy():
     code = ("import sys, numpy as np, tempfile, pathlib\n"
             "from segbench.semantic import SEMANTIC, SemanticEval\n"
+            "assert 'segbench.engine' not in sys.modules\n"
             "from segbench.io import write_label_map\n"
             "d = pathlib.Path(tempfile.mkdtemp())\n"
             "(d / 'g').mkdir(); (d / 'p').mkdir()\n"
             "write_label_map(d / 'g' / 'a.png', np.zeros((4, 4), int))\n"
             "write_label_map(d / 'p' / 'a.png', np.zeros((4, 4), int))\n"
+            # the folder call is the engine's folder run (issue 30)
             "assert SemanticEval(2).update_folders(d / 'g', d / 'p', workers=2) == 1\n"
-            "assert 'segbench.engine' not in sys.modules\n")
+            "assert 'segbench.engine' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
     code = ("import sys\nfrom segbench.cli import main\n"
             "try:\n    main(['semantic', '--help'])\nexcept SystemExit:\n    pass\n"

@@ -193,7 +193,9 @@ class SemanticEval:
                        recursive: bool = False, gt_suffix: str = ".png",
                        pred_suffix: str = ".png", workers: int | None = None,
                        progress: bool = False) -> int:
-        """Count every pair of two folders, one pair after the other in this process.
+        """Count every pair of two folders: the engine's folder run
+        (:func:`segbench.api_semantic.evaluate_semantic`, what ``segbench semantic``
+        runs), its summed counts added to this evaluator.
 
         Files are paired by key: the file name without ``gt_suffix`` / ``pred_suffix``
         (mmseg's ``seg_map_suffix`` / ``img_suffix`` rule, see
@@ -209,10 +211,9 @@ class SemanticEval:
             What ends every file name on each side (default ``.png``); other files are
             not considered.
         workers : int, keyword-only
-            Ignored, kept so that older calls still work: this loop is serial. Worker
-            processes, a Dask cluster, saved records and per-image rows are
-            :func:`segbench.api_semantic.evaluate_semantic` (``segbench semantic``),
-            which gives the same numbers.
+            Local worker processes (default 1); the counts are the same for any
+            number. Saved records, a Dask cluster and per-image rows are
+            :func:`~segbench.api_semantic.evaluate_semantic`'s.
         progress : bool, keyword-only
             Show a progress bar on stderr.
 
@@ -228,23 +229,18 @@ class SemanticEval:
             list the keys), no ground truth, or any per-file problem (naming the file).
             Nothing is counted unless every pair succeeds.
         """
-        from ..datasets import pair_folders
-
-        pairs = pair_folders(gt_dir, pred_dir, recursive=recursive, gt_suffix=gt_suffix,
-                             pred_suffix=pred_suffix)
-        settings = self._settings()
-        total = Counts.zeros(self.num_classes)   # added to the state only at the end
-        if progress:
-            from tqdm.auto import tqdm
-            pairs = tqdm(pairs, desc="semantic", unit="img", leave=False,
-                         dynamic_ncols=True)
-        n = 0
-        for _key, gt, pred in pairs:
-            read_and_count((gt, pred), settings, total)
-            n += 1
-        self._add(total)
-        self._n_images += n
-        return n
+        # an upward import, lazy and declared in tests/test_architecture.py: the folder
+        # loop is the engine's, so this method and segbench semantic cannot disagree
+        from ..api_semantic import evaluate_semantic
+        run = evaluate_semantic(gt_dir, pred_dir, None, classes=self._names,
+                                ignore_index=self._ignore, reduce_zero_label=self._rzl,
+                                boundary_dilation=self._dilation, recursive=recursive,
+                                gt_suffix=gt_suffix, pred_suffix=pred_suffix,
+                                workers=workers or 1, progress=progress)
+        counted = run.detail
+        self._add(counted._total())
+        self._n_images += counted._n_images
+        return counted._n_images
 
     def merge(self, other: "SemanticEval") -> None:
         """Add another evaluator's counts (a disjoint shard of the split) to this one.
