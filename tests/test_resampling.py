@@ -193,4 +193,5 @@ def test_cli_ci_prints_and_saves_intervals(data, tmp_path, capsys):
     assert back.intervals["ODS"] == (lo, hi)
     # the same seed gives the same intervals; the records are reused
     assert main(args) == 0
-    assert json.loads((out / "result_boundary.json").read_text())["intervals"] == data1["intervals"]
+    saved = json.loads((out / "result_boundary.json").read_text())
+    assert saved["intervals"] == data1["intervals"]

@@ -674,8 +674,8 @@ def test_downloads_are_the_run_files(site, inputs):
         links = [lk for lk in internal_links(page) if lk.startswith("../downloads/")]
         names = [lk.rsplit("/", 1)[1] for lk in links]
         assert names == [n for n in DOWNLOADS if (run / n).is_file()]
-        assert {"result_boundary.json", "per_item_boundary.csv", "eval_bdry.txt", "eval_bdry_thr.txt",
-                "eval_bdry_img.txt"} <= set(names)
+        assert {"result_boundary.json", "per_item_boundary.csv", "eval_bdry.txt",
+                "eval_bdry_thr.txt", "eval_bdry_img.txt"} <= set(names)
         for link in links:
             assert link == f"../downloads/{slug}/{link.rsplit('/', 1)[1]}"
             assert resolve(page, link).read_bytes() == (run / link.rsplit("/", 1)[1]

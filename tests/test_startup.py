@@ -231,7 +231,8 @@ def test_command_fallback_gives_the_same_result(one_image, tmp_path):
     full = _modules_after([*base, "--out", str(tmp_path / "full")],
                           env=dict(os.environ, SEGBENCH_LEAN_LOAD="0"))
     assert "numba.np.arraymath" not in lean and "numba.np.arraymath" in full
-    a, b = (json.loads((tmp_path / d / "result_boundary.json").read_text()) for d in ("lean", "full"))
+    a, b = (json.loads((tmp_path / d / "result_boundary.json").read_text())
+            for d in ("lean", "full"))
     assert (a["metrics"], a["curves"], a["per_item"]) == \
         (b["metrics"], b["curves"], b["per_item"])
 

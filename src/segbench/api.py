@@ -248,8 +248,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         :class:`~segbench.io.Prediction` (:func:`segbench.datasets.memory_prediction`).
         The records and numbers are those of the same maps read from files.
     out : path, optional
-        Output folder (records for resuming, ``result_<family>.json``, ``per_item_<family>.csv``, the
-        official files); None writes nothing.
+        Output folder (records for resuming, ``result_<family>.json``,
+        ``per_item_<family>.csv``, the official files); None writes nothing.
     split, presentation, ids, name, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
     threads : int, optional

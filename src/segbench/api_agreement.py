@@ -30,9 +30,10 @@ def run_agreement(gt, out=None, *, split=None, ids=None,
         ``human/color`` trees, a dataset root); several folders are taken together, and
         every split of a root is used unless ``split``.
     out : path, optional
-        Writes ``result_agreement.json``, ``per_item_agreement.csv``, ``agreement.png`` (the distribution;
-        ``plot``), ``agreement/<iid>.png`` (each pixel's highest agreement, gray
-        ``round(255 * level / K)``; ``maps``) and the records, so a rerun resumes.
+        Writes ``result_agreement.json``, ``per_item_agreement.csv``, ``agreement.png``
+        (the distribution; ``plot``), ``agreement/<iid>.png`` (each pixel's highest
+        agreement, gray ``round(255 * level / K)``; ``maps``) and the records, so a
+        rerun resumes.
     split, presentation, ids, name, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
     max_dist : float, default 0.0075

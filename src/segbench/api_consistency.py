@@ -197,9 +197,9 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
         is bound to each image first. With ``workers > 1`` it must pickle (a module-level
         function, a ``functools.partial`` of one, or such an object).
     out : path, optional
-        Writes ``result_granularity.json``, ``per_item_granularity.csv``, ``granularity.png`` (``plot``) and the
-        records, keyed by the segmenter's name (see
-        :func:`~segbench.region.granularity_family`).
+        Writes ``result_granularity.json``, ``per_item_granularity.csv``,
+        ``granularity.png`` (``plot``) and the records, keyed by the segmenter's name
+        (see :func:`~segbench.region.granularity_family`).
     images : path or sequence of paths, optional
         Folders of the photographs (``<iid>.jpg``/.png/...); needed unless the
         segmenter reads precomputed maps or the ground truth is a dataset root with

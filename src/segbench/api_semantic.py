@@ -34,9 +34,9 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
     pred : path
         Folder of predicted label maps.
     out : path, optional
-        Writes ``result_semantic.json`` and ``per_item_semantic.csv`` and keeps one record per pair, so a
-        rerun reuses every pair whose files and settings are unchanged. None writes
-        nothing.
+        Writes ``result_semantic.json`` and ``per_item_semantic.csv`` and keeps one
+        record per pair, so a rerun reuses every pair whose files and settings are
+        unchanged. None writes nothing.
     classes : int or sequence of str
         Number of classes, or their names (``per_class`` is then keyed by name).
     ignore_index : int or None, default 255

@@ -321,8 +321,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     Parameters
     ----------
     *runs : path or Result
-        Run folders (their first family's result), result files, or Results returned by a benchmark in
-        this process (they carry their records).
+        Run folders (their first family's result), result files, or Results returned by
+        a benchmark in this process (they carry their records).
     resamples, level, seed
         Bootstrap settings: B draws of the images, the interval coverage, the seed.
         Every run and pair uses the same draws.
@@ -335,9 +335,10 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     Returns
     -------
     Comparison
-        A read-only mapping of plain data (:meth:`Comparison.to_pandas` gives the pairs
-        or the runs as a table, :meth:`Comparison.to_json` ``compare.json``): ``family``, ``n_images``, ``settings``, ``item_score`` (the per-image
-        column the image-by-image tests compare), ``runs`` (per run: ``name``, ``path``,
+        A dict of plain data (:meth:`Comparison.to_pandas` gives the pairs
+        or the runs as a table, :meth:`Comparison.to_json` ``compare.json``):
+        ``family``, ``n_images``, ``settings``, ``item_score`` (the per-image column the
+        image-by-image tests compare), ``runs`` (per run: ``name``, ``path``,
         ``metrics`` and ``intervals`` of every resampled score) and ``pairs`` (per pair
         ``a``, ``b``: ``bootstrap`` {score: diff, lo, hi, p, p_holm} and ``per_image``
         {n_images, wins_a, wins_b, ties, sign_p, sign_p_holm, wilcoxon_statistic,

@@ -431,7 +431,8 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     else:
         boundary = evaluate("boundary", ds, pred_dir, out, **opts)
     run = RunFolder(out)
-    files = {"boundary_result": run.result_path("boundary").name, "eval_bdry": "eval_bdry.txt",
+    files = {"boundary_result": run.result_path("boundary").name,
+             "eval_bdry": "eval_bdry.txt",
              "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
              "predictions": "predictions"}
     if plot:

@@ -38,8 +38,9 @@ def add_common(p: argparse.ArgumentParser, *, workers: bool = True,
 
 def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                pred_help: str = "folder of predictions <iid>.<ext>",
-               out_help: str = "output folder: result_<family>.json, per_item_<family>.csv, the official "
-                               "files, and records so that a rerun resumes",
+               out_help: str = "output folder: result_<family>.json, "
+                               "per_item_<family>.csv, the official files, and records "
+                               "so that a rerun resumes",
                several: bool = False, gt_help: str | None = None,
                layouts: bool = True) -> None:
     """The input options of every command that scores a dataset (``several``: ``--gt``

@@ -61,7 +61,8 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--max-dist", type=float, default=DEFAULT_MAX_DIST, metavar="D",
                    help="matching tolerance as a fraction of the image diagonal")
     add_inputs(p, pred=False, several=True,
-               out_help="output folder: result_agreement.json, per_item_agreement.csv, agreement.png, "
+               out_help="output folder: result_agreement.json, per_item_agreement.csv, "
+                        "agreement.png, "
                         "agreement/<iid>.png (gray = round(255 * level / K)), and "
                         "records so that a rerun resumes")
     p.add_argument("--no-plot", action="store_true", help="skip agreement.png")

@@ -70,7 +70,8 @@ def add_parsers(sub) -> None:
                     "and the Wilcoxon signed-rank test on per-image scores, Holm's "
                     "correction across pairs. Runs on different images are refused.")
     p.add_argument("runs", nargs="+", metavar="RUN",
-                   help="run folders (made with --out; their first family's result) or result files (result_<family>.json)")
+                   help="run folders (made with --out; their first family's result) "
+                        "or result files (result_<family>.json)")
     p.add_argument("--out", default=None, metavar="OUT",
                    help="write compare.json, per_item.csv (every run side by side) and, "
                         "for boundary runs, pr_curve.png with every run; without --out "

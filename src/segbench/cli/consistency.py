@@ -129,7 +129,8 @@ def add_parsers(subparsers) -> None:
     g.add_argument("--images", nargs="+", metavar="IMG_DIR", default=None,
                    help="folder(s) of the images <iid>.jpg for the segmenter (unless "
                         "--gt is a dataset root with images)")
-    _common(p, "output folder: result_consistency.json, per_item_consistency.csv, consistency_pairs.csv, "
+    _common(p, "output folder: result_consistency.json, per_item_consistency.csv, "
+               "consistency_pairs.csv, "
                "Figures 4 and 6 (and 5, 7, 8, 9 with --figures), and records so that "
                "a rerun resumes")
     p.set_defaults(func=_cmd_consistency)
@@ -154,7 +155,8 @@ def add_parsers(subparsers) -> None:
                    help="only the first N image ids in sorted order")
     p.add_argument("--save-segs", default=None, metavar="DIR",
                    help="also write every segmentation as DIR/<iid>_<k>.png")
-    _common(p, "output folder: result_granularity.json, per_item_granularity.csv, granularity.png, and "
+    _common(p, "output folder: result_granularity.json, per_item_granularity.csv, "
+               "granularity.png, and "
                "records so that a rerun resumes")
     p.set_defaults(func=_cmd_granularity)
 

@@ -23,7 +23,8 @@ def add_parsers(subparsers) -> None:
                     "IoU follows the authors' mask_to_boundary.")
     add_inputs(p, layouts=False, gt_help="folder of ground-truth label maps",
                pred_help="folder of predicted label maps",
-               out_help="output folder: result_semantic.json, per_item_semantic.csv, and records so that "
+               out_help="output folder: result_semantic.json, per_item_semantic.csv, and "
+                        "records so that "
                         "a rerun resumes")
     p.add_argument("--classes", required=True, metavar="N|names.txt",
                    help="number of classes, or a text file with one class name per line")

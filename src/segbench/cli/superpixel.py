@@ -138,7 +138,8 @@ def add_parsers(subparsers) -> None:
                     "components. Per image: mean over annotators and best annotator.")
     add_inputs(p, pred_help="superpixels: <iid>.png (16-bit), .npy, .mat, .csv (C++ "
                             "layout) or .npz",
-               out_help="output folder: result_superpixel.json, per_item_superpixel.csv, per_annotator.csv "
+               out_help="output folder: result_superpixel.json, per_item_superpixel.csv, "
+                        "per_annotator.csv "
                         "(and results.csv with --stutz), and records so that a rerun "
                         "resumes")
     _gt_help(p, "; or a folder of <iid>.npz (gt0, gt1, ...) or of the C++ benchmark's "

@@ -100,10 +100,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         needed unless every family scores the ground truth alone.
     out : path, optional
         Output folder (:class:`~segbench.engine.RunFolder`): records (so a rerun
-        resumes), ``result_<family>.json`` and ``per_item_<family>.csv`` of each
-        family, the manifest, and each family's own files. It must be new, empty or a segbench run folder
-        (:func:`~segbench.engine.claim_run_folder`), else InputError before anything
-        is written. None keeps nothing on disk.
+        resumes), ``result_<family>.json`` and ``per_item_<family>.csv`` of each family,
+        the manifest, and each family's own files. It must be new, empty or a segbench
+        run folder (:func:`~segbench.engine.claim_run_folder`), else InputError before
+        anything is written. None keeps nothing on disk.
     split, presentation
         As :func:`~segbench.datasets.open_ground_truth`.
     ids : list of str, str or path, optional
