@@ -13,9 +13,9 @@ numerical library.
 
 from ._version import __version__
 
-__all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result", "compare",
-           "detect_folder", "evaluate", "human_scores", "nms_folder", "ucm_folder",
-           "__version__"]
+__all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result",
+           "compare", "detect_folder", "evaluate", "human_scores", "nms_folder",
+           "ucm_folder", "__version__"]
 
 _STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "human_scores")
 _FOLDERS = ("FolderResult", "detect_folder", "nms_folder", "ucm_folder")

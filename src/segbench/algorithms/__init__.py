@@ -10,9 +10,9 @@ from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._gpb import gpb, gpb_file, gpb_owt_ucm
 from ._owt_ucm import looks_thinned, owt_ucm, ucm_file, ucm_sigmoid, write_ucm2
 from ._pb import (DETECTORS, WEIGHTED, brightness_gradient, color_gradient, detect,
-                  detect_file, fit_parab, histogram_gradient, pb_2mm, pb_bg, pb_bgtg, pb_cg, pb_cgtg,
-                  pb_cues, pb_nonmax, pb_tg, pb_weights, read_weight_file, texton_map,
-                  texture_gradient)
+                  detect_file, fit_parab, histogram_gradient, pb_2mm, pb_bg, pb_bgtg,
+                  pb_cg, pb_cgtg, pb_cues, pb_nonmax, pb_tg, pb_weights, read_weight_file,
+                  texton_map, texture_gradient)
 from ._pb_textons import assign_textons, filter_bank, filter_responses
 from .edges import canny_soft, gradient_magnitude, hysteresis_levels
 from .segmenters import (SEGMENTERS, FolderSegmenter, get_segmenter, kmeans_segmenter,

@@ -42,21 +42,22 @@ def _cmd_nms(a) -> int:
     from ..engine import nms_folder
     return _print(nms_folder(a.pred, a.out, r=a.r, s=a.s, m=a.m,
                              presmooth=not a.no_presmooth, fmt=a.format,
-                             workers=a.workers, progress=not a.quiet), a.json)
+                             workers=a.workers, scheduler=a.scheduler,
+                             progress=not a.quiet), a.json)
 
 
 def _cmd_ucm(a) -> int:
     from ..engine import ucm_folder
     return _print(ucm_folder(a.pred, a.out, orientations=a.orientations, smooth=a.smooth,
                              levels=a.levels, radius=a.radius, workers=a.workers,
-                             progress=not a.quiet), a.json)
+                             scheduler=a.scheduler, progress=not a.quiet), a.json)
 
 
 def _cmd_detect(a) -> int:
     from ..engine import detect_folder
     return _print(detect_folder(a.images, a.out, a.detector, weights=a.weights,
                                 rsz=a.rsz, protocol=a.protocol, workers=a.workers,
-                                progress=not a.quiet), a.json)
+                                scheduler=a.scheduler, progress=not a.quiet), a.json)
 
 
 def add_parsers(sub) -> None:
@@ -87,7 +88,7 @@ def add_parsers(sub) -> None:
                    help="tolerance: a pixel survives while m * value >= its neighbours")
     p.add_argument("--no-presmooth", action="store_true",
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
-    add_common(p)
+    add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_nms)
 
     u: argparse.ArgumentParser = sub.add_parser(
@@ -121,7 +122,7 @@ def add_parsers(sub) -> None:
                         "strengths themselves")
     u.add_argument("--radius", type=float, default=5.0, metavar="PX",
                    help=argparse.SUPPRESS)   # the old line fit's size: accepted, unused
-    add_common(u)
+    add_common(u, scheduler=True)
     u.set_defaults(func=_cmd_ucm)
 
     d: argparse.ArgumentParser = sub.add_parser(
@@ -156,7 +157,7 @@ def add_parsers(sub) -> None:
                    help="martin2004: run on the images at half resolution (each 2x2 "
                         "cell's mean), as the 2004 Pb paper; score the maps with "
                         "'segbench boundary --protocol martin2004' (docs/protocol.md)")
-    add_common(d)
+    add_common(d, scheduler=True)
     d.set_defaults(func=_cmd_detect)
 
 

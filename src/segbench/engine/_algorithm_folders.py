@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ._executor import map_items, open_executor
+from ._executor import map_items, open_executor, scheduler_address
 from ._maps import MapRecords
 from ._store import fingerprint
 
@@ -161,8 +161,10 @@ def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
 
 
 def _check_workers(workers, scheduler) -> None:
-    """Refused before the folder is claimed (map_items would only see it later)."""
-    if scheduler is None and (not isinstance(workers, numbers.Integral) or workers < 1):
+    """Refused before the folder is claimed (the executor would only see it later)."""
+    if scheduler is not None:
+        scheduler_address(scheduler)        # its form; it is reached when the work starts
+    elif not isinstance(workers, numbers.Integral) or workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
 
 
@@ -278,7 +280,8 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     Notes
     -----
     The recipe of the edges toolbox as HED, RCF and PiDiNet are evaluated:
-    :func:`segbench.algorithms.edge_nms` on each map (:func:`segbench.algorithms.nms_file`).
+    :func:`segbench.algorithms.edge_nms` on each map
+    (:func:`segbench.algorithms.nms_file`).
     A rerun into ``out`` with the same settings reuses each map whose input is
     unchanged and which is still as written; maps of an earlier run that this one does
     not write (other ids, the other suffix) are removed.
