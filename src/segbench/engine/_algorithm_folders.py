@@ -175,7 +175,7 @@ def _claim(out: Path, source: Path, option: str, command: str, settings: dict, i
     folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) that
     this run will not write again are removed: an earlier run's maps of other images,
     or in another format, would otherwise be read with this run's. Only a folder that
-    holds the marker is cleaned, so no file of the user's is ever removed."""
+    held the marker before (one this command made) is cleaned, and only of map files."""
     from ..io import claim_folder
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
@@ -192,8 +192,8 @@ def _claim(out: Path, source: Path, option: str, command: str, settings: dict, i
 
 def _run(command: str, out: Path, settings: dict, jobs: list, work, *, kind: str,
          workers: int, scheduler, progress: bool, desc: str) -> FolderResult:
-    """Make the maps of ``jobs`` not reusable from an earlier run, recording each one
-    as it arrives (a killed run keeps every finished map)."""
+    """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
+    recording each one as it arrives (a killed run keeps every finished map)."""
     resume = MapRecords(out, command, settings, jobs)
     if scheduler is None:
         # no executor: map_items starts worker processes only when there is work
