@@ -4,17 +4,21 @@
 folder; ``segbench.Result.from_json(path)`` reads a saved result;
 ``segbench.compare(run_dir, run_dir, ...)`` tests the differences between runs;
 ``segbench.BoundaryEval`` and ``segbench.RegionEval`` score arrays in a training loop
-(``update``/``compute``/``merge``), ``segbench.human_scores`` the annotators. All are
+(``update``/``compute``/``merge``), ``segbench.human_scores`` the annotators;
+``segbench.detect_folder``, ``segbench.nms_folder`` and ``segbench.ucm_folder`` make
+folders of soft maps and hierarchies (``segbench detect``, ``nms``, ``ucm``). All are
 imported on first use, so ``import segbench`` (and ``segbench --help``) loads no
 numerical library.
 """
 
 from ._version import __version__
 
-__all__ = ["BoundaryEval", "HumanScores", "RegionEval", "Result", "compare", "evaluate",
-           "human_scores", "__version__"]
+__all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result",
+           "compare", "detect_folder", "evaluate", "human_scores", "nms_folder",
+           "ucm_folder", "__version__"]
 
 _STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "human_scores")
+_FOLDERS = ("FolderResult", "detect_folder", "nms_folder", "ucm_folder")
 
 
 def __getattr__(name):
@@ -27,6 +31,9 @@ def __getattr__(name):
     if name in _STREAM:
         from . import stream
         return getattr(stream, name)
+    if name in _FOLDERS:
+        from . import engine
+        return getattr(engine, name)
     if name == "Result":
         from .result import Result
         return Result

@@ -1,271 +1,63 @@
 """``segbench nms``: thin a folder of raw soft boundary maps with Dollar's edge NMS;
-``segbench detect``: run a boundary detector (the Pb family, 2mm, gm, canny) on a folder
-of images.
+``segbench ucm``: OWT-UCM hierarchies of a folder of soft maps; ``segbench detect``: run
+a boundary detector (the Pb family, 2mm, gm, canny, gPb) on a folder of images.
 
-Registered by :mod:`segbench.cli` (``add_parsers``). Each command parses, claims the
-output folder, maps :func:`segbench.algorithms.nms_file` or
-:func:`segbench.algorithms.detect_file` over the inputs through
-:func:`segbench.engine.map_items` (imported lazily, so ``segbench --help`` loads no
-numerical library), prints.
+Registered by :mod:`segbench.cli` (``add_parsers``). Argument parsing and printing
+only: each command calls :func:`segbench.engine.nms_folder`,
+:func:`~segbench.engine.ucm_folder` or :func:`~segbench.engine.detect_folder` (imported
+lazily, so ``segbench --help`` loads no numerical library), which check the options,
+claim the output folder and make the maps, and prints the result.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-from pathlib import Path
 
 from ._common import add_common
 
+# Literals here (not imported from the engine or the algorithms) so that --help imports
+# nothing numerical; tests/test_detect_folder.py checks they are the library's.
 #: The file that marks a folder as written by ``segbench nms``: only such a folder
 #: (or an empty or new one) is ever written into.
 MARKER = ".segbench-nms"
-
-_INPUT_EXTS = (".png", ".bmp", ".npy")
-_FORMATS = ("png16", "png8", "npy")
-
 #: The marker of a folder written by ``segbench ucm``.
 UCM_MARKER = ".segbench-ucm"
-
 #: The marker of a folder written by ``segbench detect``.
 DETECT_MARKER = ".segbench-detect"
-_IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
-# kept here (not imported from the algorithms) so that --help imports nothing numerical
+_FORMATS = ("png16", "png8", "npy")
 _DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny",
               "gpb", "gpb-owt-ucm")
-#: Detectors of the gPb family (their own runner; gpb-owt-ucm writes ucm2 .mat files).
-_GPB = {"gpb": ("soft", ".png"), "gpb-owt-ucm": ("ucm", ".mat")}
+#: Detectors of the gPb family (gpb-owt-ucm writes ucm2 .mat files).
+_GPB = ("gpb", "gpb-owt-ucm")
 _WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
 
 
-def _one(job, **options):
-    """Per-map work (module level, so worker processes can run it)."""
-    from ..algorithms import nms_file
-    src, dst = job
-    nms_file(src, dst, **options)
-    return dst
-
-
-def _claim(out: Path, source: Path, option: str, marker: str, command: str,
-           settings: dict, ids, suffix: str) -> None:
-    """Make ``out`` a folder of ``command``'s (marked by ``marker``, which records the
-    settings), or refuse before anything is written; never the input folder. In a
-    folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) that this run will not
-    write again are removed: an earlier run's maps of other images, or in another
-    format, would otherwise be read with this run's."""
-    from ..io import claim_folder
-    earlier = (out / marker).is_file()
-    claim_folder(out, marker, command, f"written by {command}; its maps are replaced "
-                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
-                 inputs={option: source})
-    if earlier:
-        keep = {f"{iid}{suffix}" for iid in ids}
-        for old in out.iterdir():
-            if (old.suffix in (".png", ".npy", ".mat") and old.is_file()
-                    and old.name not in keep):
-                old.unlink()
+def _print(res, as_json: bool) -> int:
+    print(json.dumps(res.to_dict(), indent=1) if as_json else res.headline())
+    return 0
 
 
 def _cmd_nms(a) -> int:
-    from functools import partial
-
-    from ..algorithms import NMS_FORMATS
-    from ..engine import MapRecords, map_items
-    from ..errors import InputError
-    from ..io import list_files
-    pred, out = Path(a.pred), Path(a.out)
-    for name, v in (("--r", a.r), ("--s", a.s)):
-        if v < 0:
-            raise InputError(f"{name} must be a non-negative integer, got {v}")
-    if not math.isfinite(a.m):
-        raise InputError(f"--m must be a finite number, got {a.m}")
-    maps = list_files(pred, _INPUT_EXTS)
-    if not maps:
-        raise InputError(f"no soft maps ({', '.join(_INPUT_EXTS)}) in this folder", pred)
-    suffix = NMS_FORMATS[a.format][0]
-    settings = {"r": a.r, "s": a.s, "m": a.m, "presmooth": not a.no_presmooth,
-                "format": a.format, "source": str(pred)}
-    _claim(out, pred, "--pred", MARKER, "segbench nms", settings, maps, suffix)
-    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
-    resume = MapRecords(out, "nms", settings, jobs)
-    work = partial(_one, fmt=a.format, r=a.r, s=a.s, m=a.m, presmooth=not a.no_presmooth)
-    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
-                         desc="nms"):
-        resume.keep(dst)
-    if a.json:
-        print(json.dumps({"n_maps": len(jobs), "n_reused": resume.reused, "out": str(out),
-                          **settings}, indent=1))
-    else:
-        smooth = "convTri(E, 1) first" if not a.no_presmooth else "no presmoothing"
-        print(f"thinned {len(jobs)} maps into {out} ({a.format}; r={a.r} s={a.s} "
-              f"m={a.m:g}, {smooth}){resume.note()}")
-    return 0
-
-
-def _one_ucm(job, **options):
-    """Per-map work of ``segbench ucm`` (module level, for worker processes)."""
-    from ..algorithms import ucm_file
-    src, dst = job
-    ucm_file(src, dst, **options)
-    return dst
-
-
-def _warn_if_thinned(path: Path) -> None:
-    """One warning when the first map looks NMS-thinned (its watershed would flood
-    through the gaps of its lines)."""
-    import sys
-
-    import numpy as np
-
-    from ..algorithms import looks_thinned
-    from ..errors import InputError
-    from ..io import read_prediction
-    try:
-        if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
-            return
-        pb = read_prediction(path, kind="soft").pb
-    except (InputError, OSError, ValueError):
-        return                  # the run names the file when it reaches it
-    if looks_thinned(pb):
-        print(f"segbench: warning: {path.name} looks thinned (NMS): the watershed of "
-              "one-pixel lines floods through their gaps; use --smooth 1 (or the raw, "
-              "unthinned maps)", file=sys.stderr)
+    from ..engine import nms_folder
+    return _print(nms_folder(a.pred, a.out, r=a.r, s=a.s, m=a.m,
+                             presmooth=not a.no_presmooth, fmt=a.format,
+                             workers=a.workers, scheduler=a.scheduler,
+                             progress=not a.quiet), a.json)
 
 
 def _cmd_ucm(a) -> int:
-    from functools import partial
-
-    from ..engine import MapRecords, map_items
-    from ..errors import InputError
-    from ..io import list_files
-    pred, out = Path(a.pred), Path(a.out)
-    if a.radius < 1 or not math.isfinite(a.radius):
-        raise InputError(f"--radius must be a number >= 1 (pixels), got {a.radius}")
-    if a.orientations < 0:
-        raise InputError(f"--orientations must be 0 (exact) or positive, got "
-                         f"{a.orientations}")
-    maps = list_files(pred, _INPUT_EXTS)   # soft maps, and .npy oriented stacks
-    if not maps:
-        raise InputError(f"no contour maps ({', '.join(_INPUT_EXTS)}) in this folder",
-                         pred)
-    if a.smooth < 0 or not math.isfinite(a.smooth):
-        raise InputError(f"--smooth must be a number >= 0 (pixels), got {a.smooth}")
-    if a.smooth == 0:
-        _warn_if_thinned(next(iter(maps.values())))
-    settings = {"orientations": a.orientations, "radius": a.radius, "smooth": a.smooth,
-                "levels": a.levels, "source": str(pred)}
-    _claim(out, pred, "--pred", UCM_MARKER, "segbench ucm", settings, maps, ".mat")
-    jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
-    resume = MapRecords(out, "ucm", settings, jobs)
-    work = partial(_one_ucm, orientations=a.orientations or None, radius=a.radius,
-                   smooth=a.smooth, raw=a.levels == "mean")
-    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
-                         desc="ucm"):
-        resume.keep(dst)
-    if a.json:
-        print(json.dumps({"n_maps": len(jobs), "n_reused": resume.reused, "out": str(out),
-                          **settings}, indent=1))
-    else:
-        print(f"wrote {len(jobs)} ultrametric contour maps into {out} (ucm2 .mat, "
-              f"doubleSize){resume.note()}: score them with 'segbench region --pred "
-              f"{out}'")
-    return 0
-
-
-def _detect_half(src, dst, detector: str, weights: str):
-    """``detect_file`` on the photograph at half resolution (the 2004 protocol's cells,
-    :func:`segbench.boundary.halve_image`); errors name ``src``."""
-    from ..algorithms import detect
-    from ..boundary import halve_image
-    from ..errors import InputError
-    from ..io import read_image, write_soft_map
-    try:
-        pb = detect(halve_image(read_image(src)), detector, weights=weights)
-    except InputError as e:
-        if e.path is None:
-            raise InputError(e.problem, src) from None
-        raise
-    return write_soft_map(dst, pb, bits=16)
-
-
-def _one_detect(job, **options):
-    """Per-image work of ``segbench detect`` (module level, for worker processes)."""
-    src, dst = job
-    rsz = options.pop("rsz", 1.0)
-    if options.pop("half", False):
-        _detect_half(src, dst, **options)
-    elif options["detector"] in _GPB:
-        from ..algorithms import gpb_file
-        gpb_file(src, dst, output=_GPB[options["detector"]][0], rsz=rsz)
-    else:
-        from ..algorithms import detect_file
-        detect_file(src, dst, **options)
-    return dst
+    from ..engine import ucm_folder
+    return _print(ucm_folder(a.pred, a.out, orientations=a.orientations, smooth=a.smooth,
+                             levels=a.levels, radius=a.radius, workers=a.workers,
+                             scheduler=a.scheduler, progress=not a.quiet), a.json)
 
 
 def _cmd_detect(a) -> int:
-    from functools import partial
-
-    from ..engine import MapRecords, map_items
-    from ..errors import InputError
-    from ..io import list_files
-    images, out = Path(a.images), Path(a.out)
-    if a.weights != "trained" and a.detector not in _WEIGHTED:
-        raise InputError(f"--weights applies to {', '.join(_WEIGHTED)}, not "
-                         f"{a.detector}")
-    if a.weights == "published" and a.detector == "2mm":
-        raise InputError("2mm has no published weights that fit its features; use "
-                         "--weights trained")
-    weights, recorded = a.weights, a.weights if a.detector in _WEIGHTED else None
-    if a.detector in _WEIGHTED and a.weights not in ("trained", "published"):
-        from ..algorithms import read_weight_file
-        from ..engine import fingerprint
-        path = Path(a.weights)
-        weights = [float(v) for v in read_weight_file(path, a.detector)]
-        recorded = {"file": str(path), "sha256": fingerprint(path)}
-    if a.rsz != 1.0 and a.detector not in _GPB:
-        raise InputError(f"--rsz applies to {', '.join(_GPB)}, not {a.detector}")
-    if not 0 < a.rsz <= 1:
-        raise InputError(f"--rsz must be in (0, 1], got {a.rsz}")
-    half = a.protocol == "martin2004"
-    if half and a.detector in _GPB:
-        raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
-                         f"2004 detectors, not to {a.detector}")
-    found = list_files(images, _IMAGE_EXTS)
-    if not found:
-        raise InputError(f"no images ({', '.join(_IMAGE_EXTS)}) in this folder", images)
-    settings = {"detector": a.detector, "source": str(images), "weights": recorded,
-                "resolution": "half" if half else "full"}
-    if a.detector in _GPB:
-        settings["rsz"] = a.rsz
-    suffix = _GPB[a.detector][1] if a.detector in _GPB else ".png"
-    _claim(out, images, "--images", DETECT_MARKER, "segbench detect", settings, found,
-           suffix)
-    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    resume = MapRecords(out, "detect", settings, jobs)
-    work = partial(_one_detect, detector=a.detector, weights=weights, half=half,
-                   rsz=a.rsz)
-    for dst in map_items(work, resume.todo, workers=a.workers, progress=not a.quiet,
-                         desc=a.detector):
-        resume.keep(dst)
-    if a.json:
-        print(json.dumps({"n_images": len(jobs), "n_reused": resume.reused,
-                          "out": str(out), **settings}, indent=1))
-    else:
-        how = ""
-        if a.detector in _WEIGHTED:
-            how = (f" ({a.weights} weights)" if isinstance(recorded, str)
-                   else f" (weights of {a.weights})")
-        if a.detector == "gpb-owt-ucm":
-            print(f"wrote {len(jobs)} ultrametric contour maps of gPb-owt-ucm into {out} "
-                  f"(ucm2 .mat){resume.note()}: score them with 'segbench all --pred "
-                  f"{out}'")
-        else:
-            size = ", half resolution" if half else ""
-            print(f"wrote {len(jobs)} soft maps of {a.detector}{how} into {out} (16-bit "
-                  f"PNG{size}){resume.note()}")
-    return 0
+    from ..engine import detect_folder
+    return _print(detect_folder(a.images, a.out, a.detector, weights=a.weights,
+                                rsz=a.rsz, protocol=a.protocol, workers=a.workers,
+                                scheduler=a.scheduler, progress=not a.quiet), a.json)
 
 
 def add_parsers(sub) -> None:
@@ -296,7 +88,7 @@ def add_parsers(sub) -> None:
                    help="tolerance: a pixel survives while m * value >= its neighbours")
     p.add_argument("--no-presmooth", action="store_true",
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
-    add_common(p)
+    add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_nms)
 
     u: argparse.ArgumentParser = sub.add_parser(
@@ -330,7 +122,7 @@ def add_parsers(sub) -> None:
                         "strengths themselves")
     u.add_argument("--radius", type=float, default=5.0, metavar="PX",
                    help=argparse.SUPPRESS)   # the old line fit's size: accepted, unused
-    add_common(u)
+    add_common(u, scheduler=True)
     u.set_defaults(func=_cmd_ucm)
 
     d: argparse.ArgumentParser = sub.add_parser(
@@ -365,7 +157,7 @@ def add_parsers(sub) -> None:
                    help="martin2004: run on the images at half resolution (each 2x2 "
                         "cell's mean), as the 2004 Pb paper; score the maps with "
                         "'segbench boundary --protocol martin2004' (docs/protocol.md)")
-    add_common(d)
+    add_common(d, scheduler=True)
     d.set_defaults(func=_cmd_detect)
 
 

@@ -1,0 +1,491 @@
+"""Folder runners of the algorithms: a boundary detector over a folder of photographs
+(:func:`detect_folder`), Dollar's edge NMS (:func:`nms_folder`) and OWT-UCM
+(:func:`ucm_folder`) over a folder of soft maps. ``segbench detect``, ``segbench nms``
+and ``segbench ucm`` are these functions with their options parsed.
+
+Each one checks its options, claims the output folder (refusing, before anything is
+written, a folder that another command or the user made, and the input folder itself),
+removes the maps of an earlier run of its own that this run will not write again, and
+maps the per-file function of :mod:`segbench.algorithms` over the inputs through
+:func:`map_items`, keeping a record of every map so that a rerun with the same settings
+reuses it (:class:`MapRecords`).
+
+They live in the engine, not in :mod:`segbench.algorithms`: the algorithms are a layer
+below the engine and never import its executor. The algorithms are imported on first
+call, so importing :mod:`segbench.engine` loads no detector.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from dataclasses import dataclass, field
+from functools import partial
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ._executor import map_items, open_executor, scheduler_address
+from ._maps import MapRecords
+from ._store import fingerprint
+
+#: The file that marks a folder as written by :func:`nms_folder` (``segbench nms``),
+#: :func:`ucm_folder` (``segbench ucm``) or :func:`detect_folder` (``segbench
+#: detect``): only such a folder (or an empty or new one) is ever written into.
+MARKERS = {"nms": ".segbench-nms", "ucm": ".segbench-ucm", "detect": ".segbench-detect"}
+
+#: Inputs of nms_folder and ucm_folder: soft maps (and, for ucm, .npy oriented stacks).
+SOFT_EXTS = (".png", ".bmp", ".npy")
+#: Inputs of detect_folder: photographs.
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
+#: The gPb detectors (their own runner, :func:`segbench.algorithms.gpb_file`): its
+#: output and the suffix of the maps.
+GPB_DETECTORS = {"gpb": ("soft", ".png"), "gpb-owt-ucm": ("ucm", ".mat")}
+_LEVELS = ("sigmoid", "mean")
+_PROTOCOLS = ("martin2004",)
+
+
+@dataclass(frozen=True)
+class FolderResult:
+    """What a folder runner wrote.
+
+    Attributes
+    ----------
+    command : {'nms', 'ucm', 'detect'}
+        The runner (and the ``segbench`` command) that wrote the folder.
+    out : Path
+        The output folder.
+    n_maps : int
+        Maps in the folder after the run, one per input file (for ``detect``: per
+        image; :meth:`to_dict` calls it ``n_images`` there).
+    n_reused : int
+        Of these, the maps kept from an earlier run with the same settings and input.
+    settings : dict
+        Everything the maps depend on besides their inputs, as recorded in the folder's
+        marker and records (``source`` is the input folder).
+    kind : {'soft', 'ucm2'}
+        ``'soft'``: soft boundary maps in [0, 1] (``<id>.png``, 16-bit unless ``nms``
+        wrote ``png8``, or ``<id>.npy``) for ``segbench boundary``; ``'ucm2'``:
+        doubleSize ultrametric contour maps ``<id>.mat`` for ``segbench region`` and
+        ``segbench all``.
+    """
+
+    command: str
+    out: Path
+    n_maps: int
+    n_reused: int
+    settings: dict[str, Any] = field(hash=False)
+    kind: str
+
+    def _reused_note(self) -> str:
+        # MapRecords.note's words, from the counts alone
+        return (f" ({self.n_reused} of {self.n_maps} maps reused from the earlier run)"
+                if self.n_reused else "")
+
+    def headline(self) -> str:
+        """The one line ``segbench nms|ucm|detect`` prints."""
+        s, out, n, note = self.settings, self.out, self.n_maps, self._reused_note()
+        if self.command == "nms":
+            smooth = "convTri(E, 1) first" if s["presmooth"] else "no presmoothing"
+            return (f"thinned {n} maps into {out} ({s['format']}; r={s['r']} s={s['s']} "
+                    f"m={s['m']:g}, {smooth}){note}")
+        if self.command == "ucm":
+            return (f"wrote {n} ultrametric contour maps into {out} (ucm2 .mat, "
+                    f"doubleSize){note}: score them with 'segbench region --pred {out}'")
+        detector, weights = s["detector"], s["weights"]
+        if detector == "gpb-owt-ucm":
+            return (f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
+                    f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}'")
+        how = ("" if weights is None else f" ({weights} weights)"
+               if isinstance(weights, str) else f" (weights of {weights['file']})")
+        size = ", half resolution" if s["resolution"] == "half" else ""
+        return (f"wrote {n} soft maps of {detector}{how} into {out} (16-bit "
+                f"PNG{size}){note}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``segbench nms|ucm|detect --json`` prints: the counts, the output folder
+        and the settings (JSON-serializable)."""
+        count = "n_images" if self.command == "detect" else "n_maps"
+        return {count: self.n_maps, "n_reused": self.n_reused, "out": str(self.out),
+                **self.settings}
+
+
+# -- per-file work (module level, so that worker processes can run it) --------------
+
+
+def _nms_one(job, **options):
+    from ..algorithms import nms_file
+    src, dst = job
+    nms_file(src, dst, **options)
+    return dst
+
+
+def _ucm_one(job, **options):
+    from ..algorithms import ucm_file
+    src, dst = job
+    ucm_file(src, dst, **options)
+    return dst
+
+
+def _detect_half(src, dst, detector: str, weights):
+    """``detect_file`` on the photograph at half resolution (the 2004 protocol's cells,
+    :func:`segbench.boundary.halve_image`); errors name ``src``."""
+    from ..algorithms import detect
+    from ..boundary import halve_image
+    from ..io import read_image, write_soft_map
+    try:
+        pb = detect(halve_image(read_image(src)), detector, weights=weights)
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
+    return write_soft_map(dst, pb, bits=16)
+
+
+def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
+    src, dst = job
+    if half:
+        _detect_half(src, dst, detector, weights)
+    elif detector in GPB_DETECTORS:
+        from ..algorithms import gpb_file
+        gpb_file(src, dst, output=GPB_DETECTORS[detector][0], rsz=rsz)
+    else:
+        from ..algorithms import detect_file
+        detect_file(src, dst, detector, weights=weights)
+    return dst
+
+
+# -- the shared steps -----------------------------------------------------------------
+
+
+def _check_workers(workers, scheduler) -> None:
+    """Refused before the folder is claimed (the executor would only see it later)."""
+    if scheduler is not None:
+        scheduler_address(scheduler)        # its form; it is reached when the work starts
+    elif not isinstance(workers, numbers.Integral) or workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+
+
+def _claim(out: Path, source: Path, option: str, command: str, settings: dict, ids,
+           suffix: str) -> None:
+    """Make ``out`` a folder of ``segbench <command>`` (marked by its marker, which
+    records the settings), or refuse before anything is written; never the input
+    folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) that
+    this run will not write again are removed: an earlier run's maps of other images,
+    or in another format, would otherwise be read with this run's. Only a folder that
+    held the marker before (one this command made) is cleaned, and only of map files."""
+    from ..io import claim_folder
+    marker, owner = MARKERS[command], f"segbench {command}"
+    earlier = (out / marker).is_file()
+    claim_folder(out, marker, owner, f"written by {owner}; its maps are replaced "
+                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
+                 inputs={option: source})
+    if earlier:
+        keep = {f"{iid}{suffix}" for iid in ids}
+        for old in out.iterdir():
+            if (old.suffix in (".png", ".npy", ".mat") and old.is_file()
+                    and old.name not in keep):
+                old.unlink()
+
+
+def _run(command: str, out: Path, settings: dict, jobs: list, work, *, kind: str,
+         workers: int, scheduler, progress: bool, desc: str) -> FolderResult:
+    """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
+    recording each one as it arrives (a killed run keeps every finished map)."""
+    resume = MapRecords(out, command, settings, jobs)
+    if scheduler is None:
+        # no executor: map_items starts worker processes only when there is work
+        done = map_items(work, resume.todo, workers=workers, progress=progress, desc=desc)
+        for dst in done:
+            resume.keep(dst)
+    else:
+        with open_executor(workers, scheduler) as executor:
+            for dst in map_items(work, resume.todo, executor=executor, progress=progress,
+                                 desc=desc):
+                resume.keep(dst)
+    return FolderResult(command, out, len(jobs), resume.reused, settings, kind)
+
+
+def _warn_if_thinned(path: Path) -> None:
+    """One warning when the first map looks NMS-thinned (its watershed would flood
+    through the gaps of its lines)."""
+    import warnings
+
+    import numpy as np
+
+    from ..algorithms import looks_thinned
+    from ..io import read_prediction
+    try:
+        if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
+            return
+        pb = read_prediction(path, kind="soft").pb
+    except (InputError, OSError, ValueError):
+        return                  # the run names the file when it reaches it
+    if looks_thinned(pb):
+        warnings.warn(f"{path.name} looks thinned (NMS): the watershed of one-pixel "
+                      "lines floods through their gaps; use --smooth 1 (or the raw, "
+                      "unthinned maps)", stacklevel=3)
+
+
+# -- the runners ----------------------------------------------------------------------
+
+
+def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int = 5,
+               m: float = 1.01, presmooth: bool = True, fmt: str = "png16",
+               workers: int = 1, scheduler: str | None = None,
+               progress: bool = True) -> FolderResult:
+    """Thin every soft map of a folder with Dollar's edge NMS (``segbench nms``).
+
+    Parameters
+    ----------
+    pred : path
+        Folder of raw soft maps ``<id>.png|.bmp|.npy`` (8/16-bit grey PNG, BMP, or
+        ``.npy`` with values in [0, 1]); ids are the file stems.
+    out : path
+        Output folder: new, empty, or one this function wrote (marked by
+        ``.segbench-nms``, which records the settings); any other folder, and ``pred``
+        itself, is refused before anything is written.
+    r : int, default 1
+        Suppression radius in pixels along the normal.
+    s : int, default 5
+        Border band in pixels, ramped linearly to 0.
+    m : float, default 1.01
+        Tolerance: a pixel survives while ``m * value`` >= its neighbours.
+    presmooth : bool, default True
+        ``convTri(E, 1)`` first (False for maps that are smooth already).
+    fmt : {'png16', 'png8', 'npy'}
+        ``OUT/<id>.png`` as 16-bit (``round(65535 v)``) or 8-bit (``round(255 v)``, as
+        the MATLAB scripts save) PNG, or ``OUT/<id>.npy`` with the exact values.
+    workers : int, default 1
+        Local worker processes; the maps are identical for any number.
+    scheduler : str, optional
+        A ``dask.distributed`` scheduler (``tcp://host:port`` or its ``.json`` file) to
+        run on instead; ``out`` must be a folder its workers can write.
+    progress : bool, default True
+        A progress bar on stderr.
+
+    Returns
+    -------
+    FolderResult
+        ``command='nms'``, ``kind='soft'``.
+
+    Raises
+    ------
+    InputError
+        A bad option, no soft map in ``pred``, an ``out`` that is not this function's,
+        or an unreadable map (the message names the file).
+
+    Notes
+    -----
+    The recipe of the edges toolbox as HED, RCF and PiDiNet are evaluated:
+    :func:`segbench.algorithms.edge_nms` on each map
+    (:func:`segbench.algorithms.nms_file`).
+    A rerun into ``out`` with the same settings reuses each map whose input is
+    unchanged and which is still as written; maps of an earlier run that this one does
+    not write (other ids, the other suffix) are removed.
+    """
+    from ..algorithms import NMS_FORMATS
+    from ..io import list_files
+    pred, out = Path(pred), Path(out)
+    for name, v in (("--r", r), ("--s", s)):
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
+            raise InputError(f"{name} must be a non-negative integer, got {v}")
+    if not isinstance(m, numbers.Real) or not math.isfinite(m):
+        raise InputError(f"--m must be a finite number, got {m}")
+    if fmt not in NMS_FORMATS:
+        raise InputError(f"--format must be one of {', '.join(NMS_FORMATS)}, got {fmt!r}")
+    _check_workers(workers, scheduler)
+    maps = list_files(pred, SOFT_EXTS)
+    if not maps:
+        raise InputError(f"no soft maps ({', '.join(SOFT_EXTS)}) in this folder", pred)
+    # the CLI's types, so that a folder made from Python resumes from the CLI and back
+    r, s, m, presmooth = int(r), int(s), float(m), bool(presmooth)
+    suffix = NMS_FORMATS[fmt][0]
+    settings = {"r": r, "s": s, "m": m, "presmooth": presmooth, "format": fmt,
+                "source": str(pred)}
+    _claim(out, pred, "--pred", "nms", settings, maps, suffix)
+    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
+    work = partial(_nms_one, fmt=fmt, r=r, s=s, m=m, presmooth=presmooth)
+    return _run("nms", out, settings, jobs, work, kind="soft", workers=workers,
+                scheduler=scheduler, progress=progress, desc="nms")
+
+
+def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int = 8,
+               smooth: float = 0.0, levels: str = "sigmoid", radius: float = 5.0,
+               workers: int = 1, scheduler: str | None = None,
+               progress: bool = True) -> FolderResult:
+    """Ultrametric contour maps (OWT-UCM) of every contour map of a folder
+    (``segbench ucm``).
+
+    Parameters
+    ----------
+    pred : path
+        Folder of soft maps ``<id>.png|.bmp|.npy`` (values in [0, 1]; raw, not
+        NMS-thinned, maps give the watershed its basins) or ``.npy`` oriented stacks
+        (H, W, K) in the convention of :func:`segbench.algorithms.owt_ucm`.
+    out : path
+        Output folder: new, empty, or one this function wrote (marked by
+        ``.segbench-ucm``); any other folder, and ``pred`` itself, is refused before
+        anything is written. Receives ``OUT/<id>.mat`` (variable ``ucm2``, doubleSize:
+        (2H+1, 2W+1)).
+    orientations : int, default 8
+        Directions at which a 2-D map is read along each arc (BSR reads a detector's 8
+        channels); 0 reads at the arc's exact direction (MCG's contours2OWT).
+    smooth : float, default 0.0
+        For 2-D maps: a Gaussian blur of this sigma in pixels first, a one-pixel line
+        keeping its height (1 for NMS-thinned maps); 0: none. With 0, a first map that
+        looks thinned gives one ``UserWarning``.
+    levels : {'sigmoid', 'mean'}
+        The levels of the hierarchy: the mean boundary strengths mapped by BSR's
+        logistic (fitted to gPb), or the mean strengths themselves.
+    radius : float, default 5.0
+        Accepted for the records of earlier runs, unused (the size of an older line
+        fit); pixels, at least 1.
+    workers, scheduler, progress
+        As :func:`nms_folder`.
+
+    Returns
+    -------
+    FolderResult
+        ``command='ucm'``, ``kind='ucm2'``.
+
+    Raises
+    ------
+    InputError
+        A bad option, no contour map in ``pred``, an ``out`` that is not this
+        function's, or an unreadable map (the message names the file).
+    """
+    from ..io import list_files
+    pred, out = Path(pred), Path(out)
+    if not isinstance(radius, numbers.Real) or radius < 1 or not math.isfinite(radius):
+        raise InputError(f"--radius must be a number >= 1 (pixels), got {radius}")
+    if not isinstance(orientations, numbers.Integral) or orientations < 0:
+        raise InputError(f"--orientations must be 0 (exact) or positive, got "
+                         f"{orientations}")
+    if levels not in _LEVELS:
+        raise InputError(f"--levels must be one of {', '.join(_LEVELS)}, got {levels!r}")
+    _check_workers(workers, scheduler)
+    maps = list_files(pred, SOFT_EXTS)   # soft maps, and .npy oriented stacks
+    if not maps:
+        raise InputError(f"no contour maps ({', '.join(SOFT_EXTS)}) in this folder",
+                         pred)
+    if not isinstance(smooth, numbers.Real) or smooth < 0 or not math.isfinite(smooth):
+        raise InputError(f"--smooth must be a number >= 0 (pixels), got {smooth}")
+    orientations, radius, smooth = int(orientations), float(radius), float(smooth)
+    if smooth == 0:
+        _warn_if_thinned(next(iter(maps.values())))
+    settings = {"orientations": orientations, "radius": radius, "smooth": smooth,
+                "levels": levels, "source": str(pred)}
+    _claim(out, pred, "--pred", "ucm", settings, maps, ".mat")
+    jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
+    work = partial(_ucm_one, orientations=orientations or None, radius=radius,
+                   smooth=smooth, raw=levels == "mean")
+    return _run("ucm", out, settings, jobs, work, kind="ucm2", workers=workers,
+                scheduler=scheduler, progress=progress, desc="ucm")
+
+
+def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
+                  weights: str | PathLike = "trained", rsz: float = 1.0,
+                  protocol: str | None = None, workers: int = 1,
+                  scheduler: str | None = None, progress: bool = True) -> FolderResult:
+    """Run a boundary detector on every image of a folder (``segbench detect``).
+
+    Parameters
+    ----------
+    images : path
+        Folder of photographs ``<id>.jpg|.jpeg|.png|.bmp|.tif|.tiff`` (8-bit colour or
+        grey); ids are the file stems.
+    out : path
+        Output folder: new, empty, or one this function wrote (marked by
+        ``.segbench-detect``, which records the settings); any other folder, and
+        ``images`` itself, is refused before anything is written.
+    detector : str
+        One of :data:`segbench.algorithms.DETECTORS` (the Pb family ``pb-cgtg``,
+        ``pb-bgtg``, ``pb-bg``, ``pb-cg``, ``pb-tg``; ``2mm``, ``gm``, ``canny``), which
+        write ``OUT/<id>.png``, 16-bit soft maps in [0, 1] (``round(65535 pb)``);
+        ``gpb`` (the same, of gPb's soft map) or ``gpb-owt-ucm`` (``OUT/<id>.mat``
+        holding ``ucm2``, doubleSize).
+    weights : {'trained', 'published'} or path, default 'trained'
+        Logistic weights of the Pb detectors and 2mm: fitted on BSDS500 train (shipped),
+        those of the 2003 MATLAB code (Pb family only), or a weights file that
+        ``tools/train_pb.py --out FILE`` writes (recorded with its SHA-256). Other
+        detectors take only 'trained'.
+    rsz : float in (0, 1], default 1.0
+        gPb detectors only: the eigenproblem is solved at ``rsz`` times the image size
+        (BSR's ``rsz``; 0.5 is about 3x faster at some loss of accuracy).
+    protocol : {None, 'martin2004'}
+        'martin2004': the detector runs on each image at half resolution (each 2x2
+        cell's mean), as the 2004 Pb paper; score with ``protocol='martin2004'``. Not
+        for the gPb detectors.
+    workers, scheduler, progress
+        As :func:`nms_folder`.
+
+    Returns
+    -------
+    FolderResult
+        ``command='detect'``; ``kind='soft'``, or ``'ucm2'`` for gpb-owt-ucm.
+
+    Raises
+    ------
+    InputError
+        An unknown detector or a bad option, a weights file that is missing or wrong
+        (naming it), no image in ``images``, an ``out`` that is not this function's,
+        or an unreadable image (naming the file).
+
+    Examples
+    --------
+    >>> res = detect_folder("images/", "maps/gm", "gm", progress=False)  # doctest: +SKIP
+    >>> print(res.headline())                                            # doctest: +SKIP
+    wrote 2 soft maps of gm into maps/gm (16-bit PNG)
+    """
+    from ..algorithms import DETECTORS, WEIGHTED
+    from ..io import list_files
+    images, out = Path(images), Path(out)
+    if detector not in DETECTORS and detector not in GPB_DETECTORS:
+        raise InputError(f"unknown detector {detector!r}; one of "
+                         f"{', '.join((*DETECTORS, *GPB_DETECTORS))}")
+    if weights != "trained" and detector not in WEIGHTED:
+        raise InputError(f"--weights applies to {', '.join(WEIGHTED)}, not {detector}")
+    if weights == "published" and detector == "2mm":
+        raise InputError("2mm has no published weights that fit its features; use "
+                         "--weights trained")
+    values, recorded = weights, weights if detector in WEIGHTED else None
+    if detector in WEIGHTED and weights not in ("trained", "published"):
+        from ..algorithms import read_weight_file
+        path = Path(weights)
+        values = [float(v) for v in read_weight_file(path, detector)]
+        recorded = {"file": str(path), "sha256": fingerprint(path)}
+    if not isinstance(rsz, numbers.Real):
+        raise InputError(f"--rsz must be in (0, 1], got {rsz}")
+    if rsz != 1.0 and detector not in GPB_DETECTORS:
+        raise InputError(f"--rsz applies to {', '.join(GPB_DETECTORS)}, not {detector}")
+    if not 0 < rsz <= 1:
+        raise InputError(f"--rsz must be in (0, 1], got {rsz}")
+    if protocol is not None and protocol not in _PROTOCOLS:
+        raise InputError(f"--protocol must be {' or '.join(_PROTOCOLS)} (or none), got "
+                         f"{protocol!r}")
+    rsz, half = float(rsz), protocol == "martin2004"
+    if half and detector in GPB_DETECTORS:
+        raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
+                         f"2004 detectors, not to {detector}")
+    _check_workers(workers, scheduler)
+    found = list_files(images, IMAGE_EXTS)
+    if not found:
+        raise InputError(f"no images ({', '.join(IMAGE_EXTS)}) in this folder", images)
+    settings = {"detector": detector, "source": str(images), "weights": recorded,
+                "resolution": "half" if half else "full"}
+    if detector in GPB_DETECTORS:
+        settings["rsz"] = rsz
+    kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
+    _claim(out, images, "--images", "detect", settings, found, suffix)
+    jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
+    work = partial(_detect_one, detector=detector, weights=values, half=half, rsz=rsz)
+    return _run("detect", out, settings, jobs, work,
+                kind="ucm2" if kind == "ucm" else "soft", workers=workers,
+                scheduler=scheduler, progress=progress, desc=detector)
+
+
+__all__ = ["FolderResult", "GPB_DETECTORS", "IMAGE_EXTS", "MARKERS", "SOFT_EXTS",
+           "detect_folder", "nms_folder", "ucm_folder"]
