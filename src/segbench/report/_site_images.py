@@ -1,8 +1,12 @@
-"""Per-image work of the site: pictures, thumbnails, human and algorithm scores.
+"""Per-image work of the site: pictures and thumbnails.
 
 One pure function per image (:func:`render_image`), module level so worker processes
 can run it; the pictures it writes depend only on its inputs, so the site is the same
-for any number of workers.
+for any number of workers. It scores nothing: every number on the pages comes from
+records (:mod:`segbench.report._site_records`). The one exception is opt-in: the
+true-positive/false-positive/miss overlay (``RunSpec.overlay``) is a picture of the
+matching at one threshold, so drawing it runs the benchmark's matcher
+(:func:`overlay_counts`); its counts are checked against the run's record there.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
-from ..boundary import DEFAULT_MAX_DIST, human_counts, seg2bdry, shared_matcher
+from ..boundary import seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..boundary import detected_map
 from ..datasets.bsds import DatasetItem
@@ -41,6 +45,7 @@ class RunSpec:
     max_dist: float
     region_only: bool
     presentation: str = "colour"    # the human segmentations it is scored against
+    overlay: bool = False           # draw the TP/FP/miss overlay (runs the matcher)
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,6 @@ class ImageTask:
     key: str            # file-safe id: pictures go to img/<key>/
     site: str
     runs: tuple
-    all_group: bool = False   # also score each human against all others ('all' ranking)
 
 
 def presentation_group(kind: str) -> str:
@@ -164,19 +168,13 @@ def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
     return np.rint(v * 255).astype(np.uint8), counts
 
 
-def human_rows(bmaps: list, max_dist: float = DEFAULT_MAX_DIST) -> np.ndarray:
-    """(K, 4) cntR, sumR, cntP, sumP of each annotator against the others."""
-    if len(bmaps) == 0:
-        return np.zeros((0, 4), np.int64)
-    return human_counts(bmaps, max_dist=max_dist, per_annotator=True)
-
-
 # ---------------------------------------------------------------------------------------
 # one image
 
 
 def _prediction(spec: RunSpec):
-    """(display picture, binary map before thinning) of a run's output, or None."""
+    """(display picture, binary map before thinning or None) of a run's output, or
+    None; the binary map (at the overlay threshold) only where the overlay is drawn."""
     if spec.pred_path is None:
         return None
     from ..region import read_region_prediction
@@ -188,7 +186,7 @@ def _prediction(spec: RunSpec):
     t = spec.threshold
     if math.isnan(t):
         t = 0.5 if soft else 1      # no ODS threshold: the middle / the first segmentation
-    detected = detected_map(pred, t)
+    detected = detected_map(pred, t) if spec.overlay else None
     if soft:
         return strength_picture(pred.pb), detected
     segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
@@ -197,17 +195,15 @@ def _prediction(spec: RunSpec):
 
 
 def render_image(task: ImageTask) -> dict:
-    """Write every picture of one image under ``img/<key>/`` and score it.
+    """Write every picture of one image under ``img/<key>/``.
 
-    Returns a plain dict: image size, which pictures exist, per-annotator human
-    rows (boundary and region), and per run the counts at its overlay threshold.
+    Returns a plain dict: image size, which pictures exist, who made each human
+    segmentation (subject, presentation) and per run whether its output (and overlay)
+    was drawn, with any error to show on the page.
 
-    Each human segmentation is scored against the other segmentations of the same
-    presentation (colour or grey) of the image, as the BSDS300 ``boundaryBenchHuman``
-    scores each presentation; ``human_all`` (with ``task.all_group``) against all
-    others. A run is matched against the segmentations of its presentation.
+    A run's overlay (``RunSpec.overlay``) matches its output at its threshold with the
+    segmentations of its presentation, as the benchmark does.
     """
-    from ..region import human_region
     item = replace(task.item)           # a fresh item: its pixels go with this call
     folder = Path(task.site) / "img" / task.key
     folder.mkdir(parents=True, exist_ok=True)
@@ -246,28 +242,10 @@ def render_image(task: ImageTask) -> dict:
         mean = np.mean([b.astype(np.float64) for b in bmaps], axis=0)
         _picture(strength_picture(mean), folder / "humans.png", lines=True)
     kinds = [x["kind"] for x in info["annotators"]]
-    human = np.zeros((len(anns), 4), np.int64)
-    region = np.full((len(anns), 6), np.nan)
-    others = [0] * len(anns)
-    for group in ("colour", "grey"):
-        idx = group_members(kinds, group)
-        for k in idx:
-            others[k] = len(idx) - 1
-        if len(idx) >= 2:
-            human[idx] = human_rows([bmaps[k] for k in idx])
-            region[idx] = human_region([anns[k].segmentation for k in idx])
-    info["human"] = human.tolist()
-    info["human_region"] = region.tolist()
-    info["n_others"] = others
-    if task.all_group:
-        info["human_all"] = human_rows(bmaps).tolist()
-        info["human_all_region"] = (human_region([a.segmentation for a in anns]).tolist()
-                                    if len(anns) >= 2 else
-                                    np.full((len(anns), 6), np.nan).tolist())
 
     runs = {}
     for spec in task.runs:
-        entry = {"output": False, "counts": None}
+        entry = {"output": False, "overlay": False, "counts": None}
         try:
             got = _prediction(spec)
         except Exception as exc:  # one bad file must not sink the site: say so on the page
@@ -279,17 +257,19 @@ def render_image(task: ImageTask) -> dict:
                                   "segmentation of this image to compare with")
         elif got is not None and bmaps:
             picture, detected = got
-            if detected.shape != bmaps[0].shape:
-                info["errors"].append(f"{spec.slug}: output is {detected.shape[1]}x"
-                                      f"{detected.shape[0]}, the image "
+            if picture.shape[:2] != bmaps[0].shape:
+                info["errors"].append(f"{spec.slug}: output is {picture.shape[1]}x"
+                                      f"{picture.shape[0]}, the image "
                                       f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}")
             else:
-                if spec.thin:
-                    detected = thin_map(detected)
                 _picture(picture, folder / f"a_{spec.slug}.png", lines=picture.ndim == 2)
-                ov, counts = overlay_counts(detected, hb, spec.max_dist)
-                _picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True)
-                entry = {"output": True, "counts": counts.tolist()}
+                entry["output"] = True
+                if detected is not None:
+                    if spec.thin:
+                        detected = thin_map(detected)
+                    ov, counts = overlay_counts(detected, hb, spec.max_dist)
+                    _picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True)
+                    entry.update(overlay=True, counts=counts.tolist())
         runs[spec.slug] = entry
     info["runs"] = runs
     return info

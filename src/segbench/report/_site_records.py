@@ -1,0 +1,182 @@
+"""What the site takes from records: the runs' per-image records, views of them, and
+the human families run through the engine.
+
+The site scores nothing itself. A view of a run (the images the site shows) is the
+family's own summary over that subset of the run's records
+(:func:`segbench.engine.summarize_records`); the counts at a run's ODS threshold are
+its records' row at that threshold; the human figures are the records of the
+``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` families, run by :func:`segbench.engine.run`
+into a cache folder of the site, so a rebuild reuses them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+#: Result family -> the name of its spec (:func:`segbench.api.family_spec`).
+SPECS = {"boundary": "BOUNDARY", "region": "REGION"}
+
+#: The site's cache, kept when the site is rebuilt (the human families' records).
+CACHE_DIR = ".segbench-cache"
+
+
+@dataclass
+class RunRecords:
+    """One family's records of a run, as its result was summarized from them.
+
+    Attributes
+    ----------
+    family : segbench.spec.Family
+    params : dict
+        The record and summary parameters the result records, resolved.
+    records : dict
+        Image id -> record, for every image of the result's per-item rows.
+    """
+
+    family: object
+    params: dict
+    records: dict
+
+    def view(self, ids, name: str):
+        """The family's :class:`~segbench.result.Result` on ``ids`` (a subset of the
+        run's images, in order): its own summary over those records."""
+        from ..engine import summarize_records
+        return summarize_records(self.family, list(ids), [self.records[i] for i in ids],
+                                 self.params, {}, name=name)
+
+
+def read_records(result_path, data: dict | None = None) -> RunRecords:
+    """The records a run's result was summarized from, checked against its digest.
+
+    Parameters
+    ----------
+    result_path : path
+        A result file (``result.json``, ``result_<family>.json``); the records are in
+        the record store of its folder.
+    data : dict, optional
+        The file's content, when already read.
+
+    Raises
+    ------
+    InputError
+        No digest recorded (an older segbench, a run without ``--out``), a record
+        missing or damaged, or records that are not those the result was made from
+        (a later run with other inputs): the site cannot take a view of that run.
+
+    Notes
+    -----
+    The check is that of :func:`segbench.compare.load_run`; it is restated here over
+    the engine's public store so that the site needs no ``Result`` object of the
+    file (a later run-folder reader may replace both).
+    """
+    from ..api import family_spec
+    from ..engine import RecordStore, records_digest
+    path = Path(result_path)
+    if data is None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        family = family_spec(SPECS[data.get("family")])
+    except KeyError:
+        raise InputError(f"no records of a {data.get('family')!r} result", path) from None
+    prov = data.get("provenance") or {}
+    digest = prov.get("records")
+    if digest is None:
+        raise InputError("the result records no digest of its per-image records", path)
+    given = prov.get("params") or {}
+    try:
+        params = {**family.resolve(given), **family.resolve_summary(given)}
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"its recorded parameters do not validate ({exc})",
+                         path) from None
+    store = RecordStore(path.parent)
+    keyed, records = [], {}
+    for row in data.get("per_item") or []:
+        iid = str(row.get("id"))
+        saved = store.saved(family, iid)
+        if saved is None:
+            raise InputError(f"the record of image {iid} is missing or damaged",
+                             store.root)
+        keyed.append((iid, saved[0]))
+        records[iid] = saved[1]
+    if records_digest(keyed) != digest:
+        raise InputError("the records are not those the result was made from",
+                         path.parent)
+    return RunRecords(family, params, records)
+
+
+def counts_at(record, threshold: float) -> list[int] | None:
+    """cntR, sumR, cntP, sumP of a boundary record at the threshold nearest
+    ``threshold`` (the dataset's ODS threshold lies between two of the record's), or
+    None for NaN."""
+    if threshold != threshold:
+        return None
+    k = int(np.argmin(np.abs(np.asarray(record.thresholds, np.float64) - threshold)))
+    return [int(record.cnt_r[k]), int(record.sum_r[k]), int(record.cnt_p[k]),
+            int(record.sum_p[k])]
+
+
+@dataclass
+class HumanGroup:
+    """The human families' results of one presentation group.
+
+    Attributes
+    ----------
+    boundary, region : Result
+        ``human_boundary`` and ``human_region`` over the images with two or more
+        segmentations of the group (their ``records`` in the order of ``ids``).
+    ids : list of str
+    """
+
+    boundary: object
+    region: object
+    ids: list
+
+    def __post_init__(self):
+        self._index = {i: n for n, i in enumerate(self.ids)}
+
+    def rows(self, iid: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(K, 4) boundary counts and (K, 6) region table of the group's segmentations
+        of ``iid``, each against the others; None where the image was not scored."""
+        k = self._index.get(iid)
+        if k is None:
+            return None
+        return (np.asarray(self.boundary.records[k].counts, np.int64),
+                np.asarray(self.region.records[k], np.float64).reshape(-1, 6))
+
+
+def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
+                 progress: bool = True) -> dict:
+    """Run ``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` per presentation group.
+
+    Parameters
+    ----------
+    dataset : SiteDataset
+    ids_of : dict
+        Group ('colour', 'grey', 'all') -> the image ids with two or more of its
+        segmentations.
+    cache : path
+        Folder of the runs' records (``<cache>/human-<group>``): a rebuild reuses them.
+
+    Returns
+    -------
+    dict
+        Group -> :class:`HumanGroup` (groups without images are left out).
+    """
+    from ..api import family_spec
+    from ..engine import run
+    specs = [family_spec("HUMAN_BOUNDARY"), family_spec("HUMAN_REGION")]
+    out = {}
+    for group, ids in ids_of.items():
+        if not ids:
+            continue
+        view = dataset.presentation(group).subset(ids)
+        b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
+                   workers=workers, progress=progress, save_results=False)
+        out[group] = HumanGroup(b, r, list(ids))
+    return out
