@@ -85,15 +85,21 @@ def _key(text: str, taken: set) -> str:
     return slugify(text, taken)
 
 
+#: What a rebuild keeps: the marker, the cache of records, and the pictures (each
+#: folder of img/ is redrawn where its stamp says its inputs changed, see
+#: :func:`segbench.report._site_images.render_image`).
+_KEPT = (MARKER, CACHE_DIR, "img")
+
+
 def _prepare_out(out: Path) -> None:
-    """Create ``out``, or empty it if it is a site we built (its cache of records
-    stays); refuse any other folder (:func:`segbench.io.claim_folder`)."""
+    """Create ``out``, or empty it if it is a site we built (but for :data:`_KEPT`);
+    refuse any other folder (:func:`segbench.io.claim_folder`)."""
     from ..io import claim_folder
-    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt from "
-                 "scratch each time but for the records in .segbench-cache/\n",
-                 what="segbench site")
+    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt each "
+                 "time (records in .segbench-cache/ and unchanged pictures in img/ are "
+                 "kept)\n", what="segbench site")
     for e in list(out.iterdir()):
-        if e.name in (MARKER, CACHE_DIR):
+        if e.name in _KEPT and e.is_dir() and not e.is_symlink() or e.name == MARKER:
             continue
         if e.is_dir() and not e.is_symlink():
             shutil.rmtree(e)
@@ -315,6 +321,10 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                           desc="site"):
         infos[info["iid"]] = info
     infos = {iid: infos[iid] for iid in ids}
+    shown_keys = set(keys.values())
+    for e in list((out / "img").iterdir()) if (out / "img").is_dir() else []:
+        if e.name not in shown_keys:        # an image no longer shown
+            shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
     for run in runs:
         _ods_counts(run, ids, infos)
 
