@@ -168,15 +168,23 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
     dict
         Group -> :class:`HumanGroup` (groups without images are left out).
     """
+    import logging
+
     from ..api import family_spec
     from ..engine import run
     specs = [family_spec("HUMAN_BOUNDARY"), family_spec("HUMAN_REGION")]
     out = {}
-    for group, ids in ids_of.items():
-        if not ids:
-            continue
-        view = dataset.presentation(group).subset(ids)
-        b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
-                   workers=workers, progress=progress, save_results=False)
-        out[group] = HumanGroup(b, r, list(ids))
+    log = logging.getLogger("segbench")
+    level = log.level
+    log.setLevel(max(level, logging.WARNING))   # the site's own cache reused: no news
+    try:
+        for group, ids in ids_of.items():
+            if not ids:
+                continue
+            view = dataset.presentation(group).subset(ids)
+            b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
+                       workers=workers, progress=progress, save_results=False)
+            out[group] = HumanGroup(b, r, list(ids))
+    finally:
+        log.setLevel(level)
     return out
