@@ -146,10 +146,6 @@ GROUP_LEDES = {
 }
 
 
-def _members(info, group) -> list[int]:
-    return group_members([a["kind"] for a in info["annotators"]], group)
-
-
 def _seg_scores(info, k) -> dict:
     """One human segmentation against the others of its presentation."""
     scored = info["n_others"][k] >= 1
