@@ -540,7 +540,7 @@ def test_max_images_recomputes_every_figure(inputs, tmp_path):
     human = evaluate("human_boundary", inputs["gt"], ids=ids, progress=False).metrics
     assert f"<td>{human['F']:.3f}</td>" in _pinned(html, "ranking")
     assert "\u2020" not in html and "notes-colour" not in html      # nothing flagged
-    assert "rescored on these from their per-image files" in html
+    assert "summarized on these from their per-image records" in html
 
 
 def _copy_run(src: Path, dst: Path) -> Path:

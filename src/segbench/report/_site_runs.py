@@ -391,8 +391,13 @@ def restrict_run(run: Run, ids) -> None:
         run.scope[family] = sc
         if len(have) == len(rows):          # every image the run has is shown
             continue
+        if not have:                        # none of the images shown: no figure
+            sc.recomputed = True
+            run.shown.update({k: math.nan for k in res.get("metrics", {})})
+            run.shown_curves[family] = {}
+            continue
         recs = run.records(family)
-        if recs is None or not have:
+        if recs is None:
             sc.stale = True
             continue
         view = recs.view(have, run.name)
