@@ -21,7 +21,7 @@ from PIL import Image
 
 from segbench.errors import InputError
 from segbench.report._site_html import sanitize_html
-from segbench.report._site_images import THUMB, human_rows, overlay_counts
+from segbench.report._site_images import THUMB, overlay_counts
 from segbench.report.site import build_site, make_server
 from test_site_helpers import (HOSTILE_ABOUT, expected_order, internal_links, make_inputs,
                                ranking_slugs, resolve)
@@ -38,6 +38,13 @@ def site(inputs, tmp_path_factory):
     index = build_site(inputs["dataset"], inputs["runs"], out,
                        pred_dirs=inputs["pred_dirs"], progress=False)
     return index.parent
+
+
+@pytest.fixture(scope="module")
+def site_overlays(inputs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("site-overlays") / "site"
+    return build_site(inputs["dataset"], inputs["runs"], out, pred_dirs=inputs["pred_dirs"],
+                      progress=False, overlays=True).parent
 
 
 @pytest.fixture(scope="module")
@@ -166,14 +173,16 @@ class _Thumbs(HTMLParser):
             self._href = None
 
 
-def test_thumbnails_link_to_full_size(site, inputs):
+@pytest.mark.parametrize("with_overlays", [False, True])
+def test_thumbnails_link_to_full_size(site, site_overlays, inputs, with_overlays):
     item = inputs["items"][0]
     h, w = item.image.shape[:2]
-    page = site / "images" / f"{item.iid}.html"
+    page = (site_overlays if with_overlays else site) / "images" / f"{item.iid}.html"
     p = _Thumbs()
     p.feed(page.read_text())
-    # photo, all humans, boundaries + regions per annotator, output + overlay per run
-    assert len(p.pairs) == 2 + 2 * len(item.segmentations) + 2 * len(inputs["runs"])
+    # photo, all humans, boundaries + regions per annotator, output (+ overlay) per run
+    per_run = 2 if with_overlays else 1
+    assert len(p.pairs) == 2 + 2 * len(item.segmentations) + per_run * len(inputs["runs"])
     for full, thumb in p.pairs:
         assert full != thumb
         with Image.open(resolve(page, full)) as im:
@@ -182,11 +191,14 @@ def test_thumbnails_link_to_full_size(site, inputs):
             assert max(im.size) <= THUMB
 
 
-def test_overlay_pictures_for_every_run_with_predictions(site, inputs):
+def test_overlay_pictures_for_every_run_with_predictions(site, site_overlays, inputs):
     iid = inputs["items"][0].iid
-    folder = site / "img" / iid
+    folder = site_overlays / "img" / iid
     names = sorted(p.name for p in folder.glob("a_*_ov.png"))
     assert len(names) == 4      # gradient, canny, hostile (own folder), kmeans (segs)
+    # opt-in: by default the site runs no matcher, so draws no overlay
+    assert not list((site / "img" / iid).glob("a_*_ov.png"))
+    assert len(list((site / "img" / iid).glob("a_*.png"))) == 2 * 4    # + thumbnails
 
 
 def test_subjects_pages(site300, inputs):
@@ -288,9 +300,17 @@ def test_overlay_counts_and_colours():
 
 
 def test_human_rows_by_hand():
-    """Each annotator against the others: cntR, sumR (the others' matched / all pixels),
-    cntP, sumP (its own pixels matched to anyone / all). The tolerance (0.0075 of a
-    28-pixel diagonal) is below one pixel, so only identical pixels match."""
+    """Each annotator against the others, as the site's human rows are made (the
+    HUMAN_BOUNDARY family's records, its defaults): cntR, sumR (the others' matched /
+    all pixels), cntP, sumP (its own pixels matched to anyone / all). The tolerance
+    (0.0075 of a 28-pixel diagonal) is below one pixel, so only identical pixels
+    match."""
+    from segbench.boundary import HUMAN_BOUNDARY, subject_counts
+
+    def human_rows(maps):
+        p = HUMAN_BOUNDARY.resolve({})
+        return subject_counts(maps, users=[None] * len(maps), max_dist=p["max_dist"],
+                              thin_gt=p["thin_gt"], lone=p["lone"]).counts
     a, b, c = (np.zeros((20, 20), bool) for _ in range(3))
     a[5, 2:12] = True                      # 10 pixels
     b[5, 2:7] = True                       # 5 shared with a
@@ -370,7 +390,7 @@ def test_overlay_counts_equal_the_benchmark_counts_at_ods(inputs, tmp_path):
     t = json.loads((run / "result_boundary.json").read_text())["metrics"]["ODS_threshold"]
     pred = inputs["pred_dirs"][run]
     for iid in ds.ids:
-        spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False)
+        spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False, overlay=True)
         info = render_image(ImageTask(ds.item(iid), iid, str(tmp_path), (spec,)))
         ev = read_ev1(run / f"{iid}_ev1.txt")
         k = int(np.argmin(np.abs(ev.thresholds - t)))
@@ -437,7 +457,8 @@ def test_grey_overlay_counts_are_the_grey_run_counts(inputs, tmp_path):
     t = json.loads((run / "result_boundary.json").read_text())["metrics"]["ODS_threshold"]
     pred = inputs["pred_dirs"][run]
     for iid in ds.ids:
-        spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False, "grey")
+        spec = RunSpec("g", str(pred / f"{iid}.png"), t, True, 0.0075, False, "grey",
+                       overlay=True)
         info = render_image(ImageTask(ds.item(iid), iid, str(tmp_path), (spec,)))
         ev = read_ev1(run / f"{iid}_ev1.txt")
         k = int(np.argmin(np.abs(ev.thresholds - t)))
@@ -519,7 +540,7 @@ def test_max_images_recomputes_every_figure(inputs, tmp_path):
     human = evaluate("human_boundary", inputs["gt"], ids=ids, progress=False).metrics
     assert f"<td>{human['F']:.3f}</td>" in _pinned(html, "ranking")
     assert "\u2020" not in html and "notes-colour" not in html      # nothing flagged
-    assert "rescored on these from their per-image files" in html
+    assert "summarized on these from their per-image records" in html
 
 
 def _copy_run(src: Path, dst: Path) -> Path:
@@ -558,7 +579,7 @@ def test_run_covering_fewer_images_is_flagged(inputs, tmp_path):
 
 
 def _with_intervals(src: Path, dst: Path) -> Path:
-    run = _copy_run(src, dst)
+    run = Path(shutil.copytree(src, dst))       # with its records: a view reads them
     res = json.loads((run / "result_boundary.json").read_text())
     res["intervals"] = {"ODS": [0.55, 0.6], "OIS": [0.58, 0.63], "AP": [0.4, 0.5],
                         "R50": [None, None]}

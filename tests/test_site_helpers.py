@@ -38,7 +38,7 @@ def make_inputs(root: Path, *, n_images: int = 3, shape=(120, 180), n_annotators
     from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
     from segbench import evaluate
     from segbench.io import SegFile, write_seg, write_soft_map
-    from segbench.report.demo_site import run_demo_segmenter
+    from segbench.demo import run_demo_segmenter
 
     root = Path(root)
     items = make_synthetic_dataset(n_images, shape=shape, n_annotators=n_annotators,

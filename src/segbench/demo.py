@@ -19,12 +19,15 @@ from .datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from .api import families, human_options
 from .engine import run
 from .io import write_soft_map
-from .report.demo_site import build_demo_site, run_demo_segmenter
+from .report.demo_site import build_demo_site
 from .boundary import plot_pr
 
 #: The file that marks a folder written by the demo (only such a folder, or a new or
 #: empty one, is written into).
 DEMO_MARKER = ".segbench-demo"
+
+#: Numbers of segments of the demo segmenter's hierarchy (one "threshold" each).
+DEMO_KS = (2, 3, 4, 6, 8, 12)
 
 DETECTORS = {
     "gradient-magnitude-lab": gradient_magnitude,
@@ -39,7 +42,6 @@ def compile_later_kernels() -> None:
     from .algorithms.segmenters import kmeans_segmenter
     from .boundary import thin_frames, warm_up_kernels
     from .region import evaluate_image, human_region
-    from .report.demo_site import DEMO_KS
     item = make_synthetic_dataset(1, shape=(48, 64), n_annotators=2, seed=1)[0]
     for detector in DETECTORS.values():
         thin_frames(detector(item.image), np.linspace(0.01, 0.99, 5))
@@ -50,6 +52,46 @@ def compile_later_kernels() -> None:
             for k in DEMO_KS]
     human_region(humans)
     evaluate_image(segs, humans)
+
+
+def run_demo_segmenter(items, gt_dir, demo_dir, *, name: str = "kmeans-segments",
+                       ks=DEMO_KS, human=None, workers: int = 1, progress: bool = True):
+    """Segment every item at several numbers of segments and run both benchmarks.
+
+    Writes ``predictions/<name>/<iid>.mat`` (variable ``segs``: one k-means
+    segmentation per k of ``ks``, coarse to fine) and evaluates them with
+    the boundary and region benchmarks into ``results/<name>`` (boundary: each
+    segmentation's boundaries are one "threshold"; region: covering, PRI, VI), so the
+    demo's site has region measures too.
+
+    Parameters
+    ----------
+    items : list of SyntheticItem
+    gt_dir : path
+        Their ground truth (``dataset/groundTruth/test``).
+    demo_dir : path
+        The demo's output folder.
+    human : dict, optional
+        Human figures for the results and plot (:func:`segbench.api.human_options`).
+
+    Returns
+    -------
+    (Result, Result, Path)
+        Boundary and region results, and the run folder.
+    """
+    from .algorithms.segmenters import kmeans_segmenter
+    from .io import write_segs
+
+    demo = Path(demo_dir)
+    pred_dir = demo / "predictions" / name
+    pred_dir.mkdir(parents=True, exist_ok=True)
+    for item in items:
+        write_segs(pred_dir / f"{item.iid}.mat",
+                   [np.asarray(kmeans_segmenter(item.image, int(k))) + 1 for k in ks])
+    run_dir = demo / "results" / name
+    b, r = run(families("all"), gt_dir, pred_dir, run_dir, name=name, workers=workers,
+               progress=progress, options=human or {})
+    return b, r, run_dir
 
 
 def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,

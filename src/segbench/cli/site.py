@@ -14,7 +14,8 @@ from ._common import add_common
 def _cmd_site(a) -> int:
     from ..report.site import build_site
     index = build_site(a.dataset, a.results, a.out, split=a.split, workers=a.workers,
-                       progress=not a.quiet, title=a.title, max_images=a.max_images)
+                       progress=not a.quiet, title=a.title, max_images=a.max_images,
+                       overlays=a.overlays)
     if a.json:
         import json
         print(json.dumps({"index": str(index)}))
@@ -47,8 +48,12 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--title", default=None, metavar="TEXT", help="site title")
     p.add_argument("--max-images", type=int, default=None, metavar="N",
                    help="only the first N images (a quick preview); every figure is "
-                        "recomputed on those N from the runs' per-image files, or "
+                        "summarized on those N from the runs' per-image records, or "
                         "flagged where a run folder has none")
+    p.add_argument("--overlays", action="store_true",
+                   help="also draw each algorithm's true-positive/false-positive/miss "
+                        "overlay per image (runs the boundary matcher on every image "
+                        "of every run again: several times slower)")
     add_common(p)
     p.set_defaults(func=_cmd_site)
 

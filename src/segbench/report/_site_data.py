@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datasets.bsds import Annotation, DatasetItem
+from ..datasets.bsds import BSDS300, Annotation, Dataset, DatasetItem
 from ..datasets.bsds import open_dataset as open_any
 from ..errors import InputError
 
@@ -44,11 +44,24 @@ class SiteDataset:
     has_subjects: bool
     label: str
     _items: dict                     # iid -> segbench.datasets item (loads lazily)
+    _source: Path | None = None      # the root given, to open one presentation of it
 
     @property
     def name(self) -> str:
         """How pages name the dataset: the folder given, and the split."""
         return f"{self.label or self.root.name} ({self.split})"
+
+    def presentation(self, group: str) -> Dataset:
+        """The dataset with the segmentations of one presentation group only
+        ('colour', 'grey' or 'all'), for the human families: the BSDS300 scored each
+        presentation's segmentations against each other. Layouts that record no
+        presentation (BSDS500, annotation folders of one kind) hold colour ones only,
+        so every group but 'grey' is the whole dataset there."""
+        ds = open_any(self._source or self.root, presentation="all")
+        if isinstance(ds, BSDS300) and group != "all":
+            ds = open_any(self._source or self.root,
+                          presentation="gray" if group == "grey" else "color")
+        return ds
 
     def item(self, iid: str) -> DatasetItem:
         """The dataset item of ``iid`` (nothing loaded yet; picklable)."""
@@ -71,4 +84,4 @@ def open_dataset(root, split: str = "test") -> SiteDataset:
     if not ids:
         raise InputError(f"split {split!r} has no images", root)
     return SiteDataset(Path(ds.root or root), split, ids, bool(ds.subjects()),
-                       root.resolve().name, {iid: ds[iid] for iid in ids})
+                       root.resolve().name, {iid: ds[iid] for iid in ids}, root)

@@ -1,8 +1,12 @@
-"""Per-image work of the site: pictures, thumbnails, human and algorithm scores.
+"""Per-image work of the site: pictures and thumbnails.
 
 One pure function per image (:func:`render_image`), module level so worker processes
 can run it; the pictures it writes depend only on its inputs, so the site is the same
-for any number of workers.
+for any number of workers. It scores nothing: every number on the pages comes from
+records (:mod:`segbench.report._site_records`). The one exception is opt-in: the
+true-positive/false-positive/miss overlay (``RunSpec.overlay``) is a picture of the
+matching at one threshold, so drawing it runs the benchmark's matcher
+(:func:`overlay_counts`); its counts are checked against the run's record there.
 """
 
 from __future__ import annotations
@@ -13,9 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
 
-from ..boundary import DEFAULT_MAX_DIST, human_counts, seg2bdry, shared_matcher
+from ..boundary import seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..boundary import detected_map
 from ..datasets.bsds import DatasetItem
@@ -41,6 +45,7 @@ class RunSpec:
     max_dist: float
     region_only: bool
     presentation: str = "colour"    # the human segmentations it is scored against
+    overlay: bool = False           # draw the TP/FP/miss overlay (runs the matcher)
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,6 @@ class ImageTask:
     key: str            # file-safe id: pictures go to img/<key>/
     site: str
     runs: tuple
-    all_group: bool = False   # also score each human against all others ('all' ranking)
 
 
 def presentation_group(kind: str) -> str:
@@ -70,28 +74,46 @@ def group_members(kinds: list, presentation: str) -> list[int]:
 # pictures
 
 
-def _picture(arr: np.ndarray, path: Path, *, lines: bool = False) -> None:
-    """Write a picture as ``<name>.png`` and its thumbnail ``<name>_t.png``."""
-    write_image(path, arr)
-    _thumb(arr, path.with_name(f"{path.stem}_t.png"), lines=lines)
+#: zlib level of the site's PNGs: level 1 encodes several times faster than the
+#: default 6 (the pictures were half of a site's time) for files about a third larger.
+PNG_LEVEL = 1
+
+
+def _picture(arr: np.ndarray, path: Path, *, lines: bool = False) -> tuple[str, str]:
+    """Write a picture as ``<name>.png`` and its thumbnail ``<name>_t.png``; their
+    file names."""
+    write_image(path, arr, compress_level=PNG_LEVEL)
+    thumb = path.with_name(f"{path.stem}_t.png")
+    _thumb(arr, thumb, lines=lines)
+    return path.name, thumb.name
+
+
+def _min3(arr: np.ndarray) -> np.ndarray:
+    """The minimum over each pixel's 3 x 3 neighbourhood (edges replicated), per
+    channel: Pillow's ``MinFilter(3)``, in separable passes (its rank filter sorts
+    every window, a third of a site's time)."""
+    a = np.pad(arr, ((1, 1), (1, 1)) + ((0, 0),) * (arr.ndim - 2), mode="edge")
+    rows = np.minimum(np.minimum(a[:-2], a[1:-1]), a[2:])
+    return np.minimum(np.minimum(rows[:, :-2], rows[:, 1:-1]), rows[:, 2:])
 
 
 def _thumb(im, dst: Path, *, lines: bool = False) -> tuple[int, int]:
     """Write a thumbnail of a picture (array or Pillow image); ``lines`` thickens dark
     lines first so they survive."""
-    if isinstance(im, np.ndarray):
-        im = Image.fromarray(im)
-    im = im.convert("RGB") if im.mode not in ("L", "RGB") else im
-    w, h = im.size
+    if not isinstance(im, np.ndarray):
+        im = np.asarray(im.convert("RGB") if im.mode not in ("L", "RGB") else im)
+    h, w = im.shape[:2]
     scale = min(1.0, THUMB / max(w, h))
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     if lines and scale < 0.75:
-        im = im.filter(ImageFilter.MinFilter(3))
-    t = im.resize(size, Image.Resampling.LANCZOS) if size != (w, h) else im.copy()
+        im = _min3(im)
+    pic = Image.fromarray(np.ascontiguousarray(im))
+    # BOX: an area average, a fifth of LANCZOS's time, alias-free at these scales
+    t = pic.resize(size, Image.Resampling.BOX) if size != (w, h) else pic
     if dst.suffix == ".jpg":
         t.convert("RGB").save(dst, format="JPEG", quality=85, optimize=False)
     else:
-        t.save(dst, format="PNG", optimize=False)
+        t.save(dst, format="PNG", optimize=False, compress_level=PNG_LEVEL)
     return size
 
 
@@ -103,13 +125,23 @@ def _palette(n: int) -> np.ndarray:
     return pal
 
 
+def _ranks(lab: np.ndarray) -> np.ndarray:
+    """Each pixel's label as its rank among the labels present (``np.unique``'s
+    inverse), by a table for small non-negative integer labels (no sort)."""
+    if lab.size and np.issubdtype(lab.dtype, np.integer) and lab.min() >= 0 \
+            and lab.max() <= 4 * lab.size:
+        present = np.bincount(lab.ravel()) > 0
+        return (np.cumsum(present) - 1)[lab]
+    return np.unique(lab, return_inverse=True)[1].reshape(lab.shape)
+
+
 def region_picture(labels: np.ndarray, *, zero_unlabelled: bool = True) -> np.ndarray:
     """(H, W, 3) uint8 colour map of a label map, region boundaries darkened.
 
     With ``zero_unlabelled`` (human segmentations) label 0 is unlabelled and white."""
     lab = np.asarray(labels)
-    uniq, inv = np.unique(lab, return_inverse=True)
-    rgb = _palette(len(uniq))[inv.reshape(lab.shape) + 1]
+    inv = _ranks(lab)
+    rgb = _palette(int(inv.max(initial=-1)) + 1)[inv + 1]
     if zero_unlabelled:
         rgb[lab <= 0] = 255
     edge = seg2bdry(lab, "imageSize")
@@ -164,19 +196,13 @@ def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
     return np.rint(v * 255).astype(np.uint8), counts
 
 
-def human_rows(bmaps: list, max_dist: float = DEFAULT_MAX_DIST) -> np.ndarray:
-    """(K, 4) cntR, sumR, cntP, sumP of each annotator against the others."""
-    if len(bmaps) == 0:
-        return np.zeros((0, 4), np.int64)
-    return human_counts(bmaps, max_dist=max_dist, per_annotator=True)
-
-
 # ---------------------------------------------------------------------------------------
 # one image
 
 
 def _prediction(spec: RunSpec):
-    """(display picture, binary map before thinning) of a run's output, or None."""
+    """(display picture, binary map before thinning or None) of a run's output, or
+    None; the binary map (at the overlay threshold) only where the overlay is drawn."""
     if spec.pred_path is None:
         return None
     from ..region import read_region_prediction
@@ -188,7 +214,7 @@ def _prediction(spec: RunSpec):
     t = spec.threshold
     if math.isnan(t):
         t = 0.5 if soft else 1      # no ODS threshold: the middle / the first segmentation
-    detected = detected_map(pred, t)
+    detected = detected_map(pred, t) if spec.overlay else None
     if soft:
         return strength_picture(pred.pb), detected
     segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
@@ -196,25 +222,112 @@ def _prediction(spec: RunSpec):
     return region_picture(seg, zero_unlabelled=False), detected
 
 
+#: Bump when a picture is drawn differently: a rebuild then redraws every picture.
+PICTURES_VERSION = 1
+#: The file in ``img/<key>/`` that says what its pictures were drawn from.
+STAMP = ".inputs.json"
+
+
+def _digest(path) -> str | None:
+    from ..engine import fingerprint
+    return None if path is None else fingerprint(path)
+
+
+def _stamps(task: ImageTask, item) -> tuple[dict | None, dict]:
+    """What the image's own pictures (photo, humans) and each run's are drawn from:
+    the SHA-256 of every input file and the settings of the drawing. None for the
+    image's part where its ground truth has no file (nothing to compare with)."""
+    from .._version import __version__
+    base = {"version": [__version__, PICTURES_VERSION, THUMB, PNG_LEVEL]}
+    own = None
+    if item.sources:
+        own = {**base, "photo": _digest(item.image_path),
+               "gt": [_digest(p) for p in item.sources]}
+    runs = {}
+    for spec in task.runs:
+        runs[spec.slug] = {**base, "pred": _digest(spec.pred_path), "gt": own and own["gt"],
+                           "spec": [spec.threshold if spec.threshold == spec.threshold
+                                    else None, spec.thin, spec.max_dist,
+                                    spec.region_only, spec.presentation, spec.overlay]}
+    return own, runs
+
+
+def _read_stamp(folder: Path) -> dict:
+    import json
+    try:
+        data = json.loads((folder / STAMP).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def render_image(task: ImageTask) -> dict:
-    """Write every picture of one image under ``img/<key>/`` and score it.
+    """Write every picture of one image under ``img/<key>/``.
 
-    Returns a plain dict: image size, which pictures exist, per-annotator human
-    rows (boundary and region), and per run the counts at its overlay threshold.
+    Returns a plain dict: image size, which pictures exist, who made each human
+    segmentation (subject, presentation) and per run whether its output (and overlay)
+    was drawn, with any error to show on the page.
 
-    Each human segmentation is scored against the other segmentations of the same
-    presentation (colour or grey) of the image, as the BSDS300 ``boundaryBenchHuman``
-    scores each presentation; ``human_all`` (with ``task.all_group``) against all
-    others. A run is matched against the segmentations of its presentation.
+    A rebuild keeps the pictures of a folder whose stamp (:data:`STAMP`: the digests
+    of the files they were drawn from and the drawing settings) is unchanged, and
+    removes the files this build does not make; the pictures are the same bytes
+    either way.
+
+    A run's overlay (``RunSpec.overlay``) matches its output at its threshold with the
+    segmentations of its presentation, as the benchmark does.
     """
-    from ..region import human_region
+    import json
     item = replace(task.item)           # a fresh item: its pixels go with this call
     folder = Path(task.site) / "img" / task.key
     folder.mkdir(parents=True, exist_ok=True)
-    anns = item.annotations
-    info: dict = {"iid": item.iid, "photo": None, "errors": [],
-                  "annotators": [annotator(a) for a in anns]}
+    own, run_stamps = _stamps(task, item)
+    old = _read_stamp(folder)
+    made: set = set()
+    if own is not None and old.get("own") == own and \
+            all((folder / f).is_file() for f in old.get("files", [])):
+        info = old["info"]
+        made.update(old["own_files"])
+        reused = old.get("runs", {})
+    else:
+        info = _draw_image(item, folder, made)
+        reused = {}
+    own_files = sorted(made)
+    bmaps = None
+    runs, errors, stamp_runs = {}, [], {}
+    for spec in task.runs:
+        prev = reused.get(spec.slug)
+        if prev is not None and prev["stamp"] == run_stamps[spec.slug]:
+            entry = prev["entry"]
+            made.update(prev["files"])
+            files = prev["files"]
+        else:
+            if bmaps is None:
+                bmaps = [a.boundaries for a in item.annotations]
+            before = set(made)
+            entry = _draw_run(spec, info, bmaps, folder, made)
+            files = sorted(made - before)
+        runs[spec.slug] = entry
+        errors += entry["errors"]
+        stamp_runs[spec.slug] = {"stamp": run_stamps[spec.slug], "entry": entry,
+                                 "files": files}
+    info = {**info, "runs": runs, "errors": errors}
+    for f in folder.iterdir():          # pictures of runs no longer shown
+        if f.name not in made and f.name != STAMP and f.is_file():
+            f.unlink()
+    if own is not None:
+        (folder / STAMP).write_text(json.dumps(
+            {"own": own, "info": {k: v for k, v in info.items()
+                                  if k not in ("runs", "errors")},
+             "own_files": own_files, "runs": stamp_runs, "files": sorted(made)},
+            sort_keys=True, separators=(",", ":")), encoding="utf-8")
+    return info
 
+
+def _draw_image(item, folder: Path, made: set) -> dict:
+    """The photo and the human segmentations' pictures of one image; its info."""
+    anns = item.annotations
+    info: dict = {"iid": item.iid, "photo": None,
+                  "annotators": [annotator(a) for a in anns]}
     src = item.image_path
     shape = anns[0].segmentation.shape if anns else None
     if src is not None:
@@ -232,64 +345,50 @@ def render_image(task: ImageTask) -> dict:
                 _thumb(im, folder / "photo_t.jpg")
         else:
             photo = item.image
-            full = write_image(folder / "photo.png", photo)
+            full = write_image(folder / "photo.png", photo, compress_level=PNG_LEVEL)
             shape = photo.shape[:2]
             _thumb(photo, folder / "photo_t.jpg")
         info["photo"] = full.name
+        made.update((full.name, "photo_t.jpg"))
     info["shape"] = list(shape) if shape else None
-
-    bmaps = [a.boundaries for a in anns]
     for k, a in enumerate(anns):
-        _picture(boundary_picture(a.boundaries), folder / f"h{k}_b.png", lines=True)
-        _picture(region_picture(a.segmentation), folder / f"h{k}_r.png")
+        made.update(_picture(boundary_picture(a.boundaries), folder / f"h{k}_b.png",
+                             lines=True))
+        made.update(_picture(region_picture(a.segmentation), folder / f"h{k}_r.png"))
     if anns:
-        mean = np.mean([b.astype(np.float64) for b in bmaps], axis=0)
-        _picture(strength_picture(mean), folder / "humans.png", lines=True)
-    kinds = [x["kind"] for x in info["annotators"]]
-    human = np.zeros((len(anns), 4), np.int64)
-    region = np.full((len(anns), 6), np.nan)
-    others = [0] * len(anns)
-    for group in ("colour", "grey"):
-        idx = group_members(kinds, group)
-        for k in idx:
-            others[k] = len(idx) - 1
-        if len(idx) >= 2:
-            human[idx] = human_rows([bmaps[k] for k in idx])
-            region[idx] = human_region([anns[k].segmentation for k in idx])
-    info["human"] = human.tolist()
-    info["human_region"] = region.tolist()
-    info["n_others"] = others
-    if task.all_group:
-        info["human_all"] = human_rows(bmaps).tolist()
-        info["human_all_region"] = (human_region([a.segmentation for a in anns]).tolist()
-                                    if len(anns) >= 2 else
-                                    np.full((len(anns), 6), np.nan).tolist())
+        mean = np.mean([a.boundaries.astype(np.float64) for a in anns], axis=0)
+        made.update(_picture(strength_picture(mean), folder / "humans.png", lines=True))
+    return info
 
-    runs = {}
-    for spec in task.runs:
-        entry = {"output": False, "counts": None}
-        try:
-            got = _prediction(spec)
-        except Exception as exc:  # one bad file must not sink the site: say so on the page
-            info["errors"].append(f"{spec.slug}: {exc}")
-            got = None
-        hb = [bmaps[k] for k in group_members(kinds, spec.presentation)]
-        if got is not None and bmaps and not hb:
-            info["errors"].append(f"{spec.slug}: no {spec.presentation} human "
-                                  "segmentation of this image to compare with")
-        elif got is not None and bmaps:
-            picture, detected = got
-            if detected.shape != bmaps[0].shape:
-                info["errors"].append(f"{spec.slug}: output is {detected.shape[1]}x"
-                                      f"{detected.shape[0]}, the image "
-                                      f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}")
-            else:
+
+def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -> dict:
+    """One run's output (and overlay) of one image: ``{"output", "overlay", "counts",
+    "errors"}``."""
+    entry = {"output": False, "overlay": False, "counts": None, "errors": []}
+    try:
+        got = _prediction(spec)
+    except Exception as exc:  # one bad file must not sink the site: say so on the page
+        entry["errors"].append(f"{spec.slug}: {exc}")
+        got = None
+    kinds = [x["kind"] for x in info["annotators"]]
+    hb = [bmaps[k] for k in group_members(kinds, spec.presentation)]
+    if got is not None and bmaps and not hb:
+        entry["errors"].append(f"{spec.slug}: no {spec.presentation} human "
+                               "segmentation of this image to compare with")
+    elif got is not None and bmaps:
+        picture, detected = got
+        if picture.shape[:2] != bmaps[0].shape:
+            entry["errors"].append(f"{spec.slug}: output is {picture.shape[1]}x"
+                                   f"{picture.shape[0]}, the image "
+                                   f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}")
+        else:
+            made.update(_picture(picture, folder / f"a_{spec.slug}.png",
+                                 lines=picture.ndim == 2))
+            entry["output"] = True
+            if detected is not None:
                 if spec.thin:
                     detected = thin_map(detected)
-                _picture(picture, folder / f"a_{spec.slug}.png", lines=picture.ndim == 2)
                 ov, counts = overlay_counts(detected, hb, spec.max_dist)
-                _picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True)
-                entry = {"output": True, "counts": counts.tolist()}
-        runs[spec.slug] = entry
-    info["runs"] = runs
-    return info
+                made.update(_picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True))
+                entry.update(overlay=True, counts=counts.tolist())
+    return entry

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import InputError
 
 PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
 
 #: Files of a run folder copied into the site for download (``downloads/<slug>/``), in
 #: the order the run page lists them; those absent are skipped.
-DOWNLOADS = ("result.json", "per_item.csv", "result_boundary.json", "per_item_boundary.csv",
+DOWNLOADS = ("result_boundary.json", "per_item_boundary.csv", "result.json", "per_item.csv",
              "result_region.json", "per_item_region.csv",
              "eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt",
              "eval_cover.txt", "eval_cover_th.txt", "eval_cover_img.txt",
@@ -56,11 +58,12 @@ class Scope:
     n_scored : int
         Of the images the site shows, those the run has: the figures shown are on these.
     recomputed : bool
-        The figures were recomputed from the run's per-image files on the images shown
+        The figures are the family's summary of the run's records of the images shown
         (the run covers more images than the site shows).
     stale : bool
-        They should have been recomputed but could not be (no per-image files): the
-        figures shown are the run's own, on all ``n_run`` images. Pages flag them.
+        They should have been summarized on the images shown but could not be (no
+        records, or not those the result was made from): the figures shown are the
+        run's own, on all ``n_run`` images. Pages flag them.
     """
 
     n_run: int = 0
@@ -83,6 +86,9 @@ class Run:
     boundary: dict | None = None          # result.json of family 'boundary'
     region: dict | None = None            # result_region.json, or result.json 'region'
     files: dict = field(default_factory=dict)   # family -> its result file
+    #: Other run folders of the same algorithm merged into this one
+    #: (:func:`merge_runs`: a boundary run and a region run are one row).
+    also: list = field(default_factory=list)
     pred_dir: Path | None = None
     preds: dict = field(default_factory=dict)   # iid -> prediction file
     #: Figures on the images the site shows, where they differ from the run's own
@@ -95,6 +101,23 @@ class Run:
     vs_next: str = ""
     vs_next_value: float = math.nan
     _rows: dict = field(default_factory=dict, repr=False)  # family -> {iid: row}
+    _records: dict = field(default_factory=dict, repr=False)  # family -> RunRecords
+
+    def records(self, family: str):
+        """The family's records the result was summarized from
+        (:class:`~segbench.report._site_records.RunRecords`), or None where the run
+        folder has none that match its result; read once."""
+        if family not in self._records:
+            from ._site_records import read_records
+            res = self.boundary if family == "boundary" else self.region
+            got = None
+            if res is not None and family in self.files:
+                try:
+                    got = read_records(self.files[family], res)
+                except (InputError, OSError, ValueError):
+                    got = None
+            self._records[family] = got
+        return self._records[family]
 
     def metric(self, key: str) -> float:
         """A headline figure as the site shows it: on the images shown (recomputed
@@ -165,18 +188,18 @@ class Run:
             if sc is None:
                 continue
             what = "Boundary" if family == "boundary" else "Region"
-            files = "<iid>_ev1.txt" if family == "boundary" else "<iid>_ev2/3/4.txt"
             if sc.stale:
                 text = (f"{what} figures are the run's own, on all {sc.n_run} images it "
                         f"evaluated, not on the {n_images} shown: the run folder has no "
-                        f"per-image files ({files}) to recompute them from.")
+                        f"per-image records (.segbench-records) that match its result "
+                        f"to summarize them from.")
                 notes.append((text, True))
             elif sc.recomputed:
                 ivs = (f"; intervals not shown: they were computed on all {sc.n_run}"
                        if self._had_intervals(family) else "")
                 text = (f"{what} figures recomputed on the {sc.n_scored} images shown "
-                        f"from the run's per-image files (the run evaluated {sc.n_run}; "
-                        f"its downloads are on all {sc.n_run}{ivs}).")
+                        f"from the run's per-image records (the run evaluated "
+                        f"{sc.n_run}; its downloads are on all {sc.n_run}{ivs}).")
                 notes.append((text, False))
             if not sc.stale and sc.n_scored < n_images:
                 text = (f"{what} figures are on {sc.n_scored} of the {n_images} images "
@@ -261,9 +284,15 @@ def _read_json(path: Path):
 
 
 def _find_pred_dir(run_dir: Path, meta: dict, params: dict, explicit) -> Path | None:
+    """The prediction folder: given, the run folder's manifest, a submission's, or
+    (folders older than the manifest) the one the result's parameters name."""
+    from ..engine import RunFolder
     cands = []
     if explicit is not None:
         cands.append(Path(explicit))
+    recorded = RunFolder(run_dir).prediction_folder()
+    if recorded is not None:
+        cands.append(recorded)
     if isinstance(meta.get("pred_dir"), str):
         p = Path(meta["pred_dir"])
         cands.append(p if p.is_absolute() else run_dir / p)
@@ -354,11 +383,11 @@ def restrict_run(run: Run, ids) -> None:
 
     Where the run evaluated exactly images that are shown, its own figures stand.
     Where it evaluated others too (``--max-images``, or a split that differs), each
-    family's figures and curves are recomputed from the run's official per-image files
-    (``<iid>_ev1.txt``; ``<iid>_ev2/3/4.txt``) on the shown images it has, with the
-    benchmark's own summaries (:func:`segbench.boundary.summarize`,
-    :func:`segbench.region.summarize`); if those files are missing the figures stay the
-    run's own and :class:`Scope` ``stale`` says so, for the pages to flag.
+    family's figures and curves are the family's own summary of the run's records of
+    the shown images it has (:meth:`RunRecords.view
+    <segbench.report._site_records.RunRecords.view>`): a view, not a second
+    evaluation. If the folder has no records that match its result, the figures stay
+    the run's own and :class:`Scope` ``stale`` says so, for the pages to flag.
     """
     shown = list(ids)
     for family, res in (("boundary", run.boundary), ("region", run.region)):
@@ -370,48 +399,72 @@ def restrict_run(run: Run, ids) -> None:
         run.scope[family] = sc
         if len(have) == len(rows):          # every image the run has is shown
             continue
-        keys = list(res.get("metrics", {}))
-        try:
-            metrics, curves = _recompute(family, run.dir, have, run.params)
-        except (InputError, OSError, ValueError):
+        if not have:                        # none of the images shown: no figure
+            sc.recomputed = True
+            run.shown.update({k: math.nan for k in res.get("metrics", {})})
+            run.shown_curves[family] = {}
+            continue
+        recs = run.records(family)
+        if recs is None:
             sc.stale = True
             continue
+        view = recs.view(have, run.name)
         sc.recomputed = True
-        run.shown.update({k: metrics.get(k, math.nan) for k in keys})
-        run.shown_curves[family] = curves
+        run.shown.update({k: view.metrics.get(k, math.nan) for k in res.get("metrics", {})})
+        run.shown_curves[family] = {k: np.asarray(v).tolist()
+                                    for k, v in (view.curves or {}).items()}
 
 
-def _recompute(family: str, folder: Path, ids: list, params: dict) -> tuple[dict, dict]:
-    """Headline figures and curves of a family on ``ids`` from the run's per-image files
-    (NaN throughout for no image), with the summary parameters the run recorded (the
-    F-measure's ``alpha``, a ``calibrated_threshold``)."""
-    if not ids:
-        return {}, {}
-    if family == "boundary":
-        from ..boundary import summarize
-        from .official import read_ev1
-        s = summarize([read_ev1(folder / f"{iid}_ev1.txt") for iid in ids], ids,
-                      alpha=params.get("alpha", 0.5),
-                      calibrated_threshold=params.get("calibrated_threshold"))
-        return s.metrics(), {"thresholds": s.thresholds.tolist(),
-                             "recall": s.recall.tolist(),
-                             "precision": s.precision.tolist(), "f": s.f.tolist()}
-    from ..region import summarize as summarize_region
-    from .official_region import read_region_image_files
-    s = summarize_region([read_region_image_files(folder, iid) for iid in ids], ids)
-    return s.metrics(), {"thresholds": s.thresholds.tolist(),
-                         "covering": s.covering.tolist(), "pri": s.pri.tolist(),
-                         "vi": s.vi.tolist()}
+def merge_runs(runs: list[Run]) -> list[Run]:
+    """One run per algorithm: a boundary-only run and a region-only run of the same
+    name and presentation (two folders, as ``segbench boundary`` and ``segbench
+    region`` write them) become one, as ``segbench all`` writes one folder.
+
+    Runs are taken in the order given; the first of a pair keeps its place, folder and
+    meta.json, and takes the other's family result (files, records, predictions where
+    it has none). Runs that both hold a family, or differ in name or presentation,
+    stay apart.
+    """
+    out: list[Run] = []
+    for run in runs:
+        mate = next((r for r in out if r.name == run.name
+                     and r.presentation == run.presentation
+                     and (r.boundary is None) != (run.boundary is None)
+                     and (r.region is None) != (run.region is None)
+                     and (r.boundary is None) == (run.region is None)), None)
+        if mate is None:
+            out.append(run)
+            continue
+        for family in ("boundary", "region"):
+            res = getattr(run, family)
+            if res is not None:
+                setattr(mate, family, res)
+                mate.files[family] = run.files[family]
+                mate._rows.pop(family, None)
+                mate._records.pop(family, None)
+        mate.about_html = mate.about_html or run.about_html
+        mate.kind = mate.kind or run.kind
+        if not mate.date or (run.date_key and mate.date_key and run.date_key < mate.date_key):
+            mate.date = run.date or mate.date      # benchmarked when first scored
+        if mate.pred_dir is None and run.pred_dir is not None:
+            mate.pred_dir, mate.preds = run.pred_dir, run.preds
+        mate.also.append(run.dir)
+    return out
 
 
-def downloads(run: Run) -> list[Path]:
-    """The run's files offered for download (:data:`DOWNLOADS` present in its folder, as
-    regular files; symbolic links are not followed out of the run folder)."""
-    out = []
-    for name in DOWNLOADS:
-        p = run.dir / name
-        if p.is_file() and not p.is_symlink():
-            out.append(p)
+def downloads(run: Run) -> list[tuple[Path, str]]:
+    """The run's files offered for download: ``(file, name)`` of :data:`DOWNLOADS`
+    present in its folder, as regular files (symbolic links are not followed out of the
+    run folder); of a merged run (:func:`merge_runs`) also those of its other folders,
+    named ``<folder>-<file>`` where a name is taken."""
+    out, taken = [], set()
+    for folder in (run.dir, *run.also):
+        for name in DOWNLOADS:
+            p = folder / name
+            if p.is_file() and not p.is_symlink():
+                dst = name if name not in taken else f"{Path(folder).name}-{name}"
+                taken.add(dst)
+                out.append((p, dst))
     return out
 
 

@@ -12,14 +12,23 @@ What the original BSDS pages offered, generated from a lab's own results:
 - ``images/``: every image ordered by the best F any algorithm reached on it (hard
   first in ``index.html``, easy first in ``easy.html``); per image the photo, every
   human segmentation (boundaries and a coloured region map) and each algorithm's
-  output with a true-positive/false-positive/miss overlay at its ODS threshold.
+  output (and, on request, a true-positive/false-positive/miss overlay) at its ODS
+  threshold.
 - ``subjects/``: every segmentation a person made, each with its score against the
   other segmentations of the same image and presentation, where subjects are known.
 - ``human.html``: each annotator scored against the others.
 
-Every figure is computed on the images the site shows: a run that evaluated more is
-rescored from its per-image files, or flagged where it has none
-(:func:`segbench.report._site_runs.restrict_run`). Links are relative, so the pages
+The site renders records; it scores nothing. Every figure is that of the images the
+site shows: a run that evaluated more is summarized by its family on the records of
+those images, or flagged where its folder has none
+(:func:`segbench.report._site_runs.restrict_run`); the per-image counts at a run's
+ODS threshold are its records' row there; the human figures are the records of the
+``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` families, run by the engine into
+``.segbench-cache/`` (kept when the site is rebuilt, so a rebuild reuses them). A
+boundary run and a region run of one algorithm are one row
+(:func:`segbench.report._site_runs.merge_runs`). The true-positive/false-positive/miss
+overlays are drawn on request only (``overlays=True``): drawing one runs the matcher
+on the image. Links are relative, so the pages
 work from the file system and from :func:`serve`, and at a phone's width. Every user
 string is escaped (Jinja2 autoescape); ``about_html`` is reduced to an allow-list. The
 output is deterministic: the same inputs give the same bytes.
@@ -44,10 +53,11 @@ from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (ImageTask, RunSpec, group_members, presentation_group,
                            render_image)
+from ._site_records import CACHE_DIR, counts_at, human_groups
 from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS,
                          SETTINGS_DEFAULTS, Run, by_date, date_key, downloads, load_run,
-                         num, rank_runs, restrict_run, settings_of, settings_text,
-                         slugify, tell_apart, vs_next)
+                         merge_runs, num, rank_runs, restrict_run, settings_of,
+                         settings_text, slugify, tell_apart, vs_next)
 
 __all__ = ["build_site", "make_server", "serve"]
 
@@ -75,14 +85,21 @@ def _key(text: str, taken: set) -> str:
     return slugify(text, taken)
 
 
+#: What a rebuild keeps: the marker, the cache of records, and the pictures (each
+#: folder of img/ is redrawn where its stamp says its inputs changed, see
+#: :func:`segbench.report._site_images.render_image`).
+_KEPT = (MARKER, CACHE_DIR, "img")
+
+
 def _prepare_out(out: Path) -> None:
-    """Create ``out``, or empty it if it is a site we built; refuse any other folder
-    (:func:`segbench.io.claim_folder`)."""
+    """Create ``out``, or empty it if it is a site we built (but for :data:`_KEPT`);
+    refuse any other folder (:func:`segbench.io.claim_folder`)."""
     from ..io import claim_folder
-    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt from "
-                 "scratch each time\n", what="segbench site")
+    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt each "
+                 "time (records in .segbench-cache/ and unchanged pictures in img/ are "
+                 "kept)\n", what="segbench site")
     for e in list(out.iterdir()):
-        if e.name == MARKER:
+        if e.name in _KEPT and e.is_dir() and not e.is_symlink() or e.name == MARKER:
             continue
         if e.is_dir() and not e.is_symlink():
             shutil.rmtree(e)
@@ -129,10 +146,6 @@ GROUP_LEDES = {
 }
 
 
-def _members(info, group) -> list[int]:
-    return group_members([a["kind"] for a in info["annotators"]], group)
-
-
 def _seg_scores(info, k) -> dict:
     """One human segmentation against the others of its presentation."""
     scored = info["n_others"][k] >= 1
@@ -142,35 +155,54 @@ def _seg_scores(info, k) -> dict:
             "pri": g[4], "vi": g[5], "n_others": info["n_others"][k]}
 
 
-def _human_group(infos: dict, group: str) -> dict:
-    """Pooled human figures of one presentation: each of its segmentations scored
-    against the others of the same presentation of the same image (for 'all': against
-    every other segmentation)."""
-    from ..region import summarize_human_region
-    total = np.zeros(4, np.int64)
-    tables, n_images, n_segs = [], 0, 0
-    for info in infos.values():
-        if group == "all":
-            idx = list(range(len(info["annotators"])))
-            rows, reg = info.get("human_all", []), info.get("human_all_region", [])
-        else:
-            idx = _members(info, group)
-            rows, reg = info["human"], info["human_region"]
-        if len(idx) < 2:
-            continue
-        n_images += 1
-        n_segs += len(idx)
-        total += np.asarray(rows, np.int64).reshape(-1, 4)[idx].sum(axis=0)
-        tables.append(np.asarray(reg, float).reshape(-1, 6)[idx])
-    r, p, f = _prf(total)
+def _human_group(group: str, got) -> dict:
+    """Pooled human figures of one presentation: the ``human_boundary`` and
+    ``human_region`` results of its segmentations, each against the others of the same
+    presentation of the same image (for 'all': against every other segmentation)."""
+    if got is None:
+        counts, (r, p, f), region, n_images, n_segs = [0] * 4, (math.nan,) * 3, None, 0, 0
+    else:
+        m = got.boundary.metrics
+        counts = [int(c) for c in m["counts"]]
+        r, p, f = _prf(counts)
+        region = dict(got.region.metrics)       # summarize_human_region of the tables
+        n_images = len(got.ids)
+        n_segs = sum(len(rec.users) for rec in got.boundary.records)
     return {"key": group, "title": GROUP_TITLES[group], "recall": r, "precision": p,
-            "F": f, "counts": total.tolist(),
-            "region": summarize_human_region(tables) if tables else None,
-            "n_images": n_images, "n_segs": n_segs}
+            "F": f, "counts": counts, "region": region, "n_images": n_images,
+            "n_segs": n_segs}
 
 
-def _human_summary(infos: dict, groups: list) -> dict:
-    """Pooled human figures per presentation, per subject, per (image, segmentation)."""
+def _human_rows(infos: dict, humans: dict) -> None:
+    """Per image, each segmentation's rows against the others of its presentation
+    (``human``, ``human_region``, ``n_others``; ``human_all``, ``human_all_region``
+    with the 'all' group) from the human families' records."""
+    for iid, info in infos.items():
+        kinds = [a["kind"] for a in info["annotators"]]
+        n = len(kinds)
+        human = np.zeros((n, 4), np.int64)
+        region = np.full((n, 6), np.nan)
+        others = [0] * n
+        for group in ("colour", "grey"):
+            idx = group_members(kinds, group)
+            for k in idx:
+                others[k] = len(idx) - 1
+            got = humans.get(group)
+            rows = got.rows(iid) if got is not None else None
+            if rows is not None:
+                human[idx], region[idx] = rows
+        info["human"], info["human_region"] = human.tolist(), region.tolist()
+        info["n_others"] = others
+        if "all" in humans:
+            rows = humans["all"].rows(iid)
+            info["human_all"] = (rows[0] if rows else np.zeros((n, 4), np.int64)).tolist()
+            info["human_all_region"] = (rows[1] if rows else np.full((n, 6), np.nan)
+                                        ).tolist()
+
+
+def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
+    """Pooled human figures per presentation, per subject, per (image, segmentation);
+    ``humans`` are the human families' results per group (:func:`human_groups`)."""
     pairs, subjects = [], {}
     for iid, info in infos.items():
         for k, ann in enumerate(info["annotators"]):
@@ -192,14 +224,14 @@ def _human_summary(infos: dict, groups: list) -> dict:
         per_subject[uid] = {"recall": sr, "precision": sp, "f": sf, "covering": cov,
                             "pri": float(np.nanmean(reg[:, 4])) if reg.shape[0] else math.nan,
                             "vi": float(np.nanmean(reg[:, 5])) if reg.shape[0] else math.nan}
-    return {"groups": {g: _human_group(infos, g) for g in groups}, "pairs": pairs,
-            "subjects": per_subject}
+    return {"groups": {g: _human_group(g, humans.get(g)) for g in groups},
+            "pairs": pairs, "subjects": per_subject}
 
 
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                pred_dirs: dict | None = None, title: str | None = None,
                workers: int = 1, progress: bool = True,
-               max_images: int | None = None, ids=None) -> Path:
+               max_images: int | None = None, ids=None, overlays: bool = False) -> Path:
     """Write the benchmark site of a dataset split and the runs of algorithms on it.
 
     Parameters
@@ -212,10 +244,12 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         Run folders written by ``segbench boundary``/``region``/``all``/``submit``
         (``result_boundary.json``, ``result_region.json``, optional ``meta.json`` with name,
         about_html, kind, date, presentation). May be empty: the site then shows the
-        dataset and the human figures.
+        dataset and the human figures. A boundary run and a region run of the same
+        name are one algorithm (one row).
     out_dir : path
-        Site folder: created, or rebuilt if it holds a site built before; any other
-        non-empty folder is refused.
+        Site folder: created, or rebuilt if it holds a site built before (its
+        ``.segbench-cache/`` of human records is kept); any other non-empty folder is
+        refused.
     split : str, default 'test'
     pred_dirs : dict, optional
         Run folder -> folder of its predictions, for the per-image pictures, where the
@@ -229,9 +263,17 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         Progress bar on stderr.
     max_images : int, optional
         Only the first N images of the split (sorted ids): a quick preview. Every
-        figure is then computed on those N images: the runs' scores are recomputed
-        from their per-image files (:func:`segbench.report._site_runs.restrict_run`);
-        where a run folder has none, its figures are flagged as the run's own.
+        figure is then that of those N images: each run's family summarizes its
+        records of them (:func:`segbench.report._site_runs.restrict_run`); where a
+        run folder has no records that match its result, its figures are flagged as
+        the run's own.
+    ids : sequence of str, optional
+        Only these images of the split.
+    overlays : bool, default False
+        Also draw each run's true-positive/false-positive/miss overlay per image at its
+        ODS threshold. Off by default: a picture of the matching needs the matcher run
+        again on every image of every run (the numbers beside it come from the records
+        either way).
 
     Returns
     -------
@@ -245,11 +287,11 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
     ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
-    # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
-    runs, taken = [], {"index", "pr", "pr-grey", "pr-all"}
-    for d in run_dirs:
-        runs.append(load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())))
+    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())) for d in run_dirs]
+    runs = merge_runs(runs)                # a boundary and a region run: one algorithm
     tell_apart(runs)                       # two runs of one name: two names
+    # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
+    taken = {"index", "pr", "pr-grey", "pr-all"}
     for run in runs:
         run.slug = slugify(run.name, taken)
         restrict_run(run, ids)
@@ -259,7 +301,6 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     keys, key_taken = {}, set()
     for iid in ids:
         keys[iid] = _key(iid, key_taken)
-    all_group = any(r.presentation == "all" for r in runs)
     tasks = []
     for iid in ids:
         rs = []
@@ -269,13 +310,19 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
             rs.append(RunSpec(run.slug, None if path is None else str(path),
                               run.overlay_threshold(), bool(params.get("thin", True)),
                               float(params.get("max_dist", DEFAULT_MAX_DIST)),
-                              run.boundary is None, run.presentation))
-        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs), all_group))
+                              run.boundary is None, run.presentation, overlays))
+        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
     infos = {}
     for info in map_items(render_image, tasks, workers=workers, progress=progress,
                           desc="site"):
         infos[info["iid"]] = info
     infos = {iid: infos[iid] for iid in ids}
+    shown_keys = set(keys.values())
+    for e in list((out / "img").iterdir()) if (out / "img").is_dir() else []:
+        if e.name not in shown_keys:        # an image no longer shown
+            shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
+    for run in runs:
+        _ods_counts(run, ids, infos)
 
     subj_taken: set = set()
     subject_keys: dict = {}
@@ -289,12 +336,30 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     present = {presentation_group(a["kind"]) for i in infos.values()
                for a in i["annotators"]} | {r.presentation for r in runs}
     groups = [g for g in PRESENTATIONS if g in present] or ["colour"]
-    human = _human_summary(infos, groups)
+    # the human families score the images with two or more segmentations of a group
+    ids_of = {g: [iid for iid in ids
+                  if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g))
+                  >= 2] for g in groups}
+    humans = human_groups(ds, ids_of, out / CACHE_DIR, workers=workers,
+                          progress=progress)
+    _human_rows(infos, humans)
+    human = _human_summary(infos, groups, humans)
     _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys,
                  title or f"segbench: {ds.name}")
     if progress:
         print(f"site: {out / 'index.html'}", file=sys.stderr)
     return out / "index.html"
+
+
+def _ods_counts(run: Run, ids, infos: dict) -> None:
+    """Each shown image's counts at the run's (shown) ODS threshold, from its boundary
+    records, into ``infos[iid]['runs'][slug]['counts']`` (None without records)."""
+    recs = run.records("boundary") if run.boundary is not None else None
+    t = run.metric("ODS_threshold")
+    for iid in ids:
+        entry = infos[iid]["runs"].setdefault(run.slug, {"output": False})
+        rec = None if recs is None else recs.records.get(iid)
+        entry["counts"] = None if rec is None else counts_at(rec, t)
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,10 +407,10 @@ def _copy_downloads(out: Path, run: Run) -> list[dict]:
     dst = out / "downloads" / run.slug
     dst.mkdir(parents=True, exist_ok=True)
     got = []
-    for src in files:
+    for src, name in files:
         data = src.read_bytes()
-        (dst / src.name).write_bytes(data)
-        got.append({"name": src.name, "href": f"../downloads/{run.slug}/{src.name}",
+        (dst / name).write_bytes(data)
+        got.append({"name": name, "href": f"../downloads/{run.slug}/{name}",
                     "size": _size(len(data))})
     return got
 
@@ -545,6 +610,7 @@ def _write_image(write, entry, info, ranked, prev, nxt):
         got = info["runs"].get(run.slug) or {}
         ods = _prf(got["counts"]) if got.get("counts") else (math.nan,) * 3
         algs.append({"name": run.name, "slug": run.slug, "output": got.get("output", False),
+                     "overlay": got.get("overlay", False),
                      "presentation": run.presentation,
                      "threshold": run.overlay_threshold(), "ods_r": ods[0],
                      "ods_p": ods[1], "ods_f": ods[2], "ois_f": num(b.get("f")),

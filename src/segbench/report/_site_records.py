@@ -1,0 +1,176 @@
+"""What the site takes from records: the runs' per-image records, views of them, and
+the human families run through the engine.
+
+The site scores nothing itself. A view of a run (the images the site shows) is the
+family's own summary over that subset of the run's records
+(:func:`segbench.engine.summarize_records`); the counts at a run's ODS threshold are
+its records' row at that threshold; the human figures are the records of the
+``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` families, run by :func:`segbench.engine.run`
+into a cache folder of the site, so a rebuild reuses them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+#: Result family -> the name of its spec (:func:`segbench.api.family_spec`).
+SPECS = {"boundary": "BOUNDARY", "region": "REGION"}
+
+#: The site's cache, kept when the site is rebuilt (the human families' records).
+CACHE_DIR = ".segbench-cache"
+
+
+@dataclass
+class RunRecords:
+    """One family's records of a run, as its result was summarized from them.
+
+    Attributes
+    ----------
+    family : segbench.spec.Family
+    params : dict
+        The record and summary parameters the result records, resolved.
+    records : dict
+        Image id -> record, for every image of the result's per-item rows.
+    """
+
+    family: object
+    params: dict
+    records: dict
+
+    def view(self, ids, name: str):
+        """The family's :class:`~segbench.result.Result` on ``ids`` (a subset of the
+        run's images, in order): its own summary over those records."""
+        from ..engine import summarize_records
+        return summarize_records(self.family, list(ids), [self.records[i] for i in ids],
+                                 self.params, {}, name=name)
+
+
+def read_records(result_path, data: dict | None = None) -> RunRecords:
+    """The records a run's result was summarized from, checked against its digest.
+
+    Parameters
+    ----------
+    result_path : path
+        A result file (``result.json``, ``result_<family>.json``); the records are in
+        the record store of its folder.
+    data : dict, optional
+        The file's content, when already read.
+
+    Raises
+    ------
+    InputError
+        No digest recorded (an older segbench, a run without ``--out``), a record
+        missing or damaged, or records that are not those the result was made from
+        (a later run with other inputs): the site cannot take a view of that run.
+
+    Notes
+    -----
+    The check is the run folder's (:meth:`segbench.engine.RunFolder.records`), the
+    one ``segbench compare`` makes.
+    """
+    from ..api import family_spec
+    from ..engine import RunFolder
+    from ..result import Result
+    path = Path(result_path)
+    if data is None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        family = family_spec(SPECS[data.get("family")])
+    except KeyError:
+        raise InputError(f"no records of a {data.get('family')!r} result", path) from None
+    given = (data.get("provenance") or {}).get("params") or {}
+    try:
+        params = {**family.resolve(given), **family.resolve_summary(given)}
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"its recorded parameters do not validate ({exc})",
+                         path) from None
+    result = Result.from_json(path)
+    _, found = RunFolder(path).records(family, result)
+    records = dict(zip((str(row["id"]) for row in result.per_item), found))
+    return RunRecords(family, params, records)
+
+
+def counts_at(record, threshold: float) -> list[int] | None:
+    """cntR, sumR, cntP, sumP of a boundary record at the threshold nearest
+    ``threshold`` (the dataset's ODS threshold lies between two of the record's), or
+    None for NaN."""
+    if threshold != threshold:
+        return None
+    k = int(np.argmin(np.abs(np.asarray(record.thresholds, np.float64) - threshold)))
+    return [int(record.cnt_r[k]), int(record.sum_r[k]), int(record.cnt_p[k]),
+            int(record.sum_p[k])]
+
+
+@dataclass
+class HumanGroup:
+    """The human families' results of one presentation group.
+
+    Attributes
+    ----------
+    boundary, region : Result
+        ``human_boundary`` and ``human_region`` over the images with two or more
+        segmentations of the group (their ``records`` in the order of ``ids``).
+    ids : list of str
+    """
+
+    boundary: object
+    region: object
+    ids: list
+
+    def __post_init__(self):
+        self._index = {i: n for n, i in enumerate(self.ids)}
+
+    def rows(self, iid: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(K, 4) boundary counts and (K, 6) region table of the group's segmentations
+        of ``iid``, each against the others; None where the image was not scored."""
+        k = self._index.get(iid)
+        if k is None:
+            return None
+        return (np.asarray(self.boundary.records[k].counts, np.int64),
+                np.asarray(self.region.records[k], np.float64).reshape(-1, 6))
+
+
+def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
+                 progress: bool = True) -> dict:
+    """Run ``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` per presentation group.
+
+    Parameters
+    ----------
+    dataset : SiteDataset
+    ids_of : dict
+        Group ('colour', 'grey', 'all') -> the image ids with two or more of its
+        segmentations.
+    cache : path
+        Folder of the runs' records (``<cache>/human-<group>``): a rebuild reuses them.
+
+    Returns
+    -------
+    dict
+        Group -> :class:`HumanGroup` (groups without images are left out).
+    """
+    import logging
+
+    from ..api import family_spec
+    from ..engine import run
+    specs = [family_spec("HUMAN_BOUNDARY"), family_spec("HUMAN_REGION")]
+    out = {}
+    log = logging.getLogger("segbench")
+    level = log.level
+    log.setLevel(max(level, logging.WARNING))   # the site's own cache reused: no news
+    try:
+        for group, ids in ids_of.items():
+            if not ids:
+                continue
+            view = dataset.presentation(group).subset(ids)
+            b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
+                       workers=workers, progress=progress, save_results=False)
+            out[group] = HumanGroup(b, r, list(ids))
+    finally:
+        log.setLevel(level)
+    return out
