@@ -85,6 +85,10 @@ def test_same_and_cross_rows_equal_brute_force():
         assert e <= g + 1e-12
     with pytest.raises(InputError):
         cross_image_errors(ga, [np.ones((15, 12), int)])
+    from segbench.region import prepare_ground_truth
+    once = cross_image_errors(prepare_ground_truth(ga, void=None),
+                              prepare_ground_truth(gb, void=None), prepared=True)
+    np.testing.assert_array_equal(once, cross)      # compacted once: the same rows
 
 
 def test_separation_constructed_case():

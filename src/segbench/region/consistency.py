@@ -147,16 +147,28 @@ def _same_image_rows(flat: np.ndarray, counts) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, 4)
 
 
-def cross_image_errors(gts_a, gts_b, *, void=None) -> np.ndarray:
+def cross_image_errors(gts_a, gts_b, *, void=None, prepared: bool = False) -> np.ndarray:
     """GCE and LCE of every segmentation of one image against every one of another.
 
     Both images must have the same shape (see the module notes).
+
+    Parameters
+    ----------
+    gts_a, gts_b : sequence of (H, W) label maps (or objects with ``.segmentation``)
+    void : int, optional
+        A label of unlabelled pixels (none by default).
+    prepared : bool, default False
+        ``gts_a`` and ``gts_b`` are already :func:`segbench.region.prepare_ground_truth`
+        ``(flat, counts)`` pairs (made with this ``void``): a caller pairing each image
+        with many others compacts each one once.
 
     Returns
     -------
     (Ka * Kb, 4) ndarray of float64
         Rows ``(i, j, gce, lce)``: annotator ``i`` of the first image, ``j`` of the second.
     """
+    if prepared:
+        return _cross(*gts_a, *gts_b)
     sa = np.shape(getattr(gts_a[0], "segmentation", gts_a[0]))
     sb = np.shape(getattr(gts_b[0], "segmentation", gts_b[0]))
     if sa != sb:
