@@ -240,7 +240,7 @@ def test_older_run_folders_are_read_and_their_files_replaced_by_family(data, tmp
     shutil.move(out / "per_item_boundary.csv", out / "per_item.csv")
     (out / "manifest.json").unlink()
     folder = RunFolder(out)
-    assert folder.families() == ["region", "boundary"]
+    assert folder.families() == ["boundary", "region"]     # result.json: the first run
     assert folder.result_file("boundary") == out / "result.json"
     assert Result.from_json(out / "result.json").family == "boundary"
     assert segbench.api.read_run(out, "boundary").family == "boundary"

@@ -143,17 +143,19 @@ class RunFolder:
             return None
 
     def families(self) -> list[str]:
-        """The families with a result here: the manifest's order, then any other
-        ``result_<family>.json``, then an older run's ``result.json``."""
+        """The families with a result here: the manifest's order, then an older run's
+        ``result.json`` (first in a folder without a manifest: the family first run
+        into it), then any other ``result_<family>.json``."""
         found = [f for f in self.manifest().get("families", [])
                  if self.result_path(f).is_file()]
+        legacy = self._legacy_family()
+        if legacy is not None and legacy not in found:
+            # an older folder's result.json holds the family first run into it
+            found.insert(0 if not found else len(found), legacy)
         for p in sorted(self.path.glob("result_*.json")):
             name = p.stem[len("result_"):]
             if name and name not in found:
                 found.append(name)
-        legacy = self._legacy_family()
-        if legacy is not None and legacy not in found:
-            found.append(legacy)
         return found
 
     def result_file(self, family: str | None = None) -> Path | None:
