@@ -23,6 +23,11 @@ only; it asserts nothing.
     python benchmarks/site_speed.py                           # prepare once, cold + 3 rebuilds
     python benchmarks/site_speed.py --work /tmp/site-speed --repeat 5
     python benchmarks/site_speed.py --site-args --workers 2   # extra options for site
+    python benchmarks/site_speed.py --human                   # also a segbench human run
+
+``--human`` also makes ``segbench human --out WORK/human`` once (its time printed) and
+gives it to the site among the results: the cold build then reuses its records of the
+annotators instead of scoring them (the pages are the same).
 """
 
 from __future__ import annotations
@@ -107,11 +112,22 @@ def main(argv=None) -> int:
                     help="rebuilds timed after the cold build")
     ap.add_argument("--workers", type=int, default=1,
                     help="workers of the runs made once (not of the site)")
+    ap.add_argument("--human", action="store_true",
+                    help="also make a segbench human run once and give it to the site")
     ap.add_argument("--site-args", nargs=argparse.REMAINDER, default=[],
                     help="further options for segbench site (last on the line)")
     a = ap.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
     runs = prepare(a.work, a.data, a.workers)
+    if a.human:
+        human = a.work / "human"
+        if not any(human.glob("result_*.json")):
+            print("running human ...", file=sys.stderr, flush=True)
+            cpu, wall = timed(segbench("human", "--gt", a.data / "bsds500", "--split",
+                                       "test", "--quiet", "--workers", a.workers,
+                                       "--out", human))
+            print(f"  human: {cpu:.1f} CPU-s, {wall:.1f} s wall", file=sys.stderr)
+        runs = [*runs, human]
     site = a.work / "site"
     if site.exists():                  # a cold build: nothing cached from before
         shutil.rmtree(site)
@@ -127,6 +143,7 @@ def main(argv=None) -> int:
         print(f"rebuild {k + 1}: {cpu:.1f} CPU-s, {wall:.1f} s wall", file=sys.stderr)
     n_rows = (site / "index.html").read_text(encoding="utf-8").count("<tr data-slug=")
     figures = {"runs": [r.name for r in runs], "images": 200, "repeat": a.repeat,
+               "human_run": a.human,
                "cold_cpu_s": round(cold[0], 2), "cold_wall_s": round(cold[1], 2),
                "rebuild_cpu_s_median": round(statistics.median(cpus), 2) if cpus else None,
                "rebuild_wall_s_median": round(statistics.median(walls), 2) if walls

@@ -222,3 +222,30 @@ def test_rebuild_equals_a_fresh_build(made, tmp_path):
     fresh = build_site(inputs["dataset"], runs, tmp_path / "f", progress=False,
                        pred_dirs=pred_dirs).parent
     assert _tree(out) == _tree(fresh)
+
+
+def test_a_human_run_lends_its_records(made, tmp_path):
+    """A segbench human run folder among the results is no algorithm: its records are
+    taken into the site's cache and reused (the engine checks their keys), leaving the
+    run folder untouched; the pages equal those of a site that scored the annotators
+    itself."""
+    from segbench import evaluate
+    inputs = made["inputs"]
+    human = tmp_path / "human"
+    evaluate("human", inputs["gt"], None, human, progress=False)
+    before = _tree(human)
+    site = build_site(inputs["dataset"], [*made["runs"], human], tmp_path / "s",
+                      progress=False, pred_dirs={**inputs["pred_dirs"],
+                                                 made["split"][0]: inputs["root"] /
+                                                 "predictions" / "kmeans",
+                                                 made["split"][1]: inputs["root"] /
+                                                 "predictions" / "kmeans"}).parent
+    assert _tree(human) == before
+    cache = site / ".segbench-cache" / "human-colour" / ".segbench-records"
+    for family in ("human_boundary", "human_region"):
+        for rec in (human / ".segbench-records" / family).glob("*.json"):
+            assert (cache / family / rec.name).read_bytes() == rec.read_bytes()
+    ranking = _tables(site / "index.html")["ranking"]
+    assert set(ranking) == set(_tables(made["site"] / "index.html")["ranking"])
+    for page in ("human.html", "index.html"):
+        assert (site / page).read_text() == (made["site"] / page).read_text()

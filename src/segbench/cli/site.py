@@ -40,8 +40,10 @@ def add_parsers(subparsers) -> None:
                    help="dataset root: BSDS500 (images/, groundTruth/) or BSDS300 "
                         "(images/, human/; colour and greyscale ranked apart)")
     p.add_argument("--results", nargs="*", default=[], metavar="RUN_DIR",
-                   help="run folders (segbench boundary/region/all/submit output); "
-                        "none: a site of the dataset and the human results only")
+                   help="run folders (segbench boundary/region/all/submit output); a "
+                        "segbench human run folder among them lends its records of "
+                        "the annotators (reused where they match); none: a site of the "
+                        "dataset and the human results only")
     p.add_argument("--out", required=True, metavar="SITE_DIR",
                    help="site folder (new, empty, or a site built before: rebuilt)")
     p.add_argument("--split", default="test", metavar="S", help="dataset split")

@@ -136,8 +136,28 @@ class HumanGroup:
                 np.asarray(self.region.records[k], np.float64).reshape(-1, 6))
 
 
+def _seed(cache: Path, seeds, specs) -> None:
+    """Copy the human families' records of ``seeds`` (``segbench human`` run folders)
+    into ``cache`` where it has none of that image: the engine then reuses each one
+    whose key matches and computes the rest (a record of other ground truth or other
+    parameters has another key). Nothing in a seed folder is written."""
+    import shutil
+
+    from ..engine import RECORDS_DIR
+    for seed in seeds or ():
+        for spec in specs:
+            src = Path(seed) / RECORDS_DIR / spec.name
+            if not src.is_dir():
+                continue
+            dst = cache / RECORDS_DIR / spec.name
+            dst.mkdir(parents=True, exist_ok=True)
+            for rec in sorted(src.glob("*.json")):
+                if rec.is_file() and not rec.is_symlink() and not (dst / rec.name).exists():
+                    shutil.copyfile(rec, dst / rec.name)
+
+
 def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
-                 progress: bool = True) -> dict:
+                 progress: bool = True, seeds=()) -> dict:
     """Run ``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` per presentation group.
 
     Parameters
@@ -148,6 +168,9 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
         segmentations.
     cache : path
         Folder of the runs' records (``<cache>/human-<group>``): a rebuild reuses them.
+    seeds : sequence of paths
+        ``segbench human`` run folders whose records are taken into the cache first
+        (:func:`_seed`): the engine reuses those whose keys match.
 
     Returns
     -------
@@ -168,6 +191,7 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
             if not ids:
                 continue
             view = dataset.presentation(group).subset(ids)
+            _seed(Path(cache) / f"human-{group}", seeds, specs)
             b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
                        workers=workers, progress=progress, save_results=False)
             out[group] = HumanGroup(b, r, list(ids))

@@ -228,6 +228,13 @@ def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
             "pairs": pairs, "subjects": per_subject}
 
 
+def _is_human_run(folder) -> bool:
+    """A run folder holding only the human families' results (``segbench human``)."""
+    from ..engine import RunFolder
+    found = set(RunFolder(folder).families()) if Path(folder).is_dir() else set()
+    return bool(found) and found <= {"human_boundary", "human_region"}
+
+
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                pred_dirs: dict | None = None, title: str | None = None,
                workers: int = 1, progress: bool = True,
@@ -242,10 +249,13 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         :mod:`segbench.report._site_data`.
     run_dirs : sequence of paths
         Run folders written by ``segbench boundary``/``region``/``all``/``submit``
-        (``result_boundary.json``, ``result_region.json``, optional ``meta.json`` with name,
-        about_html, kind, date, presentation). May be empty: the site then shows the
-        dataset and the human figures. A boundary run and a region run of the same
-        name are one algorithm (one row).
+        (``result_boundary.json``, ``result_region.json``, optional ``meta.json`` with
+        name, about_html, kind, date, presentation). May be empty: the site then shows
+        the dataset and the human figures. A boundary run and a region run of the same
+        name are one algorithm (one row). A ``segbench human`` run folder among them is
+        no algorithm: its records of the human families are taken into the site's
+        cache, where the engine reuses those whose keys match (the same ground-truth
+        files and parameters) instead of scoring the annotators again.
     out_dir : path
         Site folder: created, or rebuilt if it holds a site built before (its
         ``.segbench-cache/`` of human records is kept); any other non-empty folder is
@@ -287,7 +297,9 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
     ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
-    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())) for d in run_dirs]
+    human_dirs = [d for d in run_dirs if _is_human_run(d)]
+    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())) for d in run_dirs
+            if d not in human_dirs]
     runs = merge_runs(runs)                # a boundary and a region run: one algorithm
     tell_apart(runs)                       # two runs of one name: two names
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
@@ -341,7 +353,7 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                   if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g))
                   >= 2] for g in groups}
     humans = human_groups(ds, ids_of, out / CACHE_DIR, workers=workers,
-                          progress=progress)
+                          progress=progress, seeds=human_dirs)
     _human_rows(infos, humans)
     human = _human_summary(infos, groups, humans)
     _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys,
