@@ -13,11 +13,6 @@ from collections.abc import Callable
 from .errors import InputError
 
 
-def _engine_options(workers, scheduler, executor, progress) -> dict:
-    return {"workers": workers, "scheduler": scheduler, "executor": executor,
-            "progress": progress}
-
-
 def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=None,
                     presentation=None, ids=None, name=None, workers: int = 1,
                     scheduler=None, executor=None, progress: bool = True,
@@ -82,7 +77,7 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
     (each reading at most 32 images), so the files read stay below both twice the
     sampled pairs and the number of block pairs times 32.
     """
-    from .engine import run
+    from .engine import execution, run
     from .region import CONSISTENCY, CONSISTENCY_MATRIX
     if int(pairs) != pairs or pairs < 0:
         raise InputError(f"pairs must be a non-negative integer, got {pairs!r}")
@@ -97,7 +92,7 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
         segmenter, seg_name = _segmenter(segmenter)
         families.append(CONSISTENCY_MATRIX)
         params["figure_images"] = int(figure_images)
-    engine = _engine_options(workers, scheduler, executor, progress)
+    engine = execution(workers, scheduler, executor, progress)
     result, *rest = run(families, gt, None, out, split=split, presentation=presentation,
                         ids=ids, all_splits=True, name=name or "human", params=params,
                         options={"plot": plot}, **engine)
@@ -219,7 +214,7 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
     (Result, GranularityReport)
     """
     from .datasets import open_ground_truth, parse_ids, with_images
-    from .engine import run
+    from .engine import execution, run
     from .io import ensure_dir
     from .region import granularity_family, needs_image
     ds = open_ground_truth(gt, split=split, presentation=presentation, all_splits=True)
@@ -240,7 +235,7 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
     family = granularity_family(segmenter, name=name)
     result, = run(family, ds, None, out, name=family.defaults["segmenter"], all_splits=True,
                   params={"save_dir": save_dir or ""}, options={"plot": plot},
-                  **_engine_options(workers, scheduler, executor, progress))
+                  **execution(workers, scheduler, executor, progress))
     return result, result.detail
 
 

@@ -16,11 +16,6 @@ from .errors import InputError
 from .resampling import ci_settings
 
 
-def _engine_options(workers, scheduler, executor, progress) -> dict:
-    return {"workers": workers, "scheduler": scheduler, "executor": executor,
-            "progress": progress}
-
-
 def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None = None,
                    presentation: str | None = None, ids=None, name: str | None = None,
                    workers: int = 1, scheduler: str | None = None, executor=None,
@@ -65,7 +60,7 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
         family 'superpixel'; ``metrics`` as :meth:`SuperpixelSummary.metrics`;
         ``per_item`` one row per image (keyed ``id``) with the per-annotator values.
     """
-    from .engine import run
+    from .engine import execution, run
     from .superpixel import SUPERPIXEL, superpixel_dataset
     dataset = superpixel_dataset(gt_dir, images, split=split, presentation=presentation)
     params = {"tolerance": tolerance, "window": window, "boundary": boundary,
@@ -76,7 +71,7 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
     result, = run(SUPERPIXEL, dataset, pred_dir, out, split=split,
                   presentation=presentation, ids=ids, name=name, params=params,
                   options={"ci": ci_settings(ci)} if ci else None,
-                  **_engine_options(workers, scheduler, executor, progress))
+                  **execution(workers, scheduler, executor, progress))
     return result
 
 
@@ -127,7 +122,7 @@ def run_sweep(algorithms, ks, gt_dir, image_dir=None, out=None, *,
         per algorithm over K, ``metrics['<algorithm>/avg_<measure>']``.
     """
     from .datasets import parse_ids
-    from .engine import run
+    from .engine import execution, run
     from .superpixel import superpixel_dataset, sweep_family, sweep_ks, sweep_result, \
         write_sweep
     algos = [algorithms] if isinstance(algorithms, str) else list(algorithms)
@@ -158,7 +153,7 @@ def run_sweep(algorithms, ks, gt_dir, image_dir=None, out=None, *,
                "max_annotators": None if max_annotators is None else int(max_annotators)}
     results = run(families, dataset, None, out, split=split, presentation=presentation,
                   ids=item_ids, name=name, params=options, save_results=False,
-                  **_engine_options(workers, scheduler, executor, progress))
+                  **execution(workers, scheduler, executor, progress))
     points = {(f.defaults["algorithm"], f.defaults["k"]): r
               for f, r in zip(families, results)}
     res = sweep_result(points, (lo, hi), algorithm_params=aparams,

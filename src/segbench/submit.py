@@ -317,7 +317,7 @@ def _open_presentation(dataset, presentation: str | None):
 
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
            split: str = "test", name: str | None = None, strict: bool = True,
-           workers: int = 1, progress: bool = True, nthresh: int = 99,
+           workers: int = 1, progress: bool = True, nthresh: int | None = None,
            max_dist: float | None = None, max_bytes: int = 2 * 1024**3,
            plot: bool = True, presentation: str | None = None) -> SubmissionResult:
     """Validate a submission, run the benchmarks, write a run folder.
@@ -343,7 +343,8 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         Refuse files that do not belong (maps of other images, unknown files); with
         False they are ignored and listed in ``meta.json["warnings"]``.
     workers, progress, nthresh, max_dist, plot
-        Passed to the benchmark (``max_dist`` defaults to the BSDS 0.0075).
+        Passed to the benchmark; ``nthresh`` and ``max_dist`` left None take the
+        benchmark's defaults (99 and the BSDS 0.0075: :mod:`segbench.families`).
     presentation : {'color', 'gray', 'all'}, optional
         BSDS300 only: score against the segmentations made on colour images (the
         default), on grayscale ones (the ranking of greyscale algorithms), or both;
@@ -390,7 +391,6 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     """
     from ._version import __version__
     from .api import evaluate
-    from .boundary import DEFAULT_MAX_DIST
     from .engine import RunFolder
 
     src = Path(path)
@@ -400,7 +400,6 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     ds.ids(split)  # InputError naming the splits there are, if there is no such split
     out = Path(out_dir)
     _claim_run_folder(out, src)
-    max_dist = DEFAULT_MAX_DIST if max_dist is None else float(max_dist)
     with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
         if src.is_dir():
             if src.is_symlink():
@@ -422,8 +421,10 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
             shutil.copyfile(p, pred_dir / f"{iid}{p.suffix.lower()}")
     about_html = sanitize_html(about_raw)
     region = None
-    opts = dict(split=split, name=clean, nthresh=nthresh, max_dist=max_dist,
-                workers=workers, progress=progress, plot=False)
+    # the benchmark's own defaults where none is given (declared once, in the registry)
+    given = {"nthresh": nthresh, "max_dist": None if max_dist is None else float(max_dist)}
+    opts = dict(split=split, name=clean, workers=workers, progress=progress, plot=False,
+                **{k: v for k, v in given.items() if v is not None})
     if presentation is not None:
         opts["presentation"] = presentation        # recorded in the results' params
     if kind == "mat":

@@ -19,6 +19,15 @@ if TYPE_CHECKING:
 # 25 ms that a one-process run never needs
 
 
+def execution(workers: int = 1, scheduler: str | None = None, executor=None,
+              progress: bool = True) -> dict:
+    """The keywords of :func:`segbench.engine.run` that say where and how visibly the
+    work runs (they change no number), gathered once for the runners that pass them
+    through."""
+    return {"workers": workers, "scheduler": scheduler, "executor": executor,
+            "progress": progress}
+
+
 @contextmanager
 def open_executor(workers: int = 1, scheduler: str | None = None):
     """The executor for ``workers`` local processes or a Dask ``scheduler`` address.
