@@ -179,3 +179,40 @@ def test_a_dask_scheduler_gives_the_same_table(data, finished, tmp_path):
                      SUBSET, "--quiet", "--no-site", "--scheduler",
                      cluster.scheduler_address]) == 0
     assert _rows(out) == _rows(finished)
+
+
+def test_gpb_and_its_ucm_come_from_one_gpb_per_image(data, tmp_path, monkeypatch):
+    """Both gPb algorithms asked for: one gPb per image writes both maps, the same bytes
+    as each one's own run; a missing map is remade with the other one's record kept."""
+    import segbench.algorithms._gpb as gpb_module
+    from segbench.algorithms import gpb_file
+    from segbench.report.baselines import run_baselines
+
+    calls = []
+    real = gpb_module.gpb
+
+    def counted(image, **kw):
+        calls.append(image.shape)
+        return real(image, **kw)
+
+    monkeypatch.setattr(gpb_module, "gpb", counted)
+    iid = sorted(p.stem for p in (data / "images" / "test").iterdir())[0]
+    out = tmp_path / "out"
+    run_baselines(data, out, algorithms="gpb,gpb-owt-ucm", ids=[iid], progress=False,
+                  site=False)
+    assert len(calls) == 1
+    photo = next((data / "images" / "test").glob(f"{iid}.*"))
+    gpb_file(photo, tmp_path / "alone.png", output="soft")
+    gpb_file(photo, tmp_path / "alone.mat", output="ucm")
+    assert (out / "maps" / "gpb" / f"{iid}.png").read_bytes() == \
+        (tmp_path / "alone.png").read_bytes()
+    from scipy.io import loadmat
+    assert (loadmat(out / "maps" / "gpb-owt-ucm" / f"{iid}.mat")["ucm2"]
+            == loadmat(tmp_path / "alone.mat")["ucm2"]).all()
+    calls.clear()
+    (out / "maps" / "gpb-owt-ucm" / f"{iid}.mat").unlink()
+    summary = run_baselines(data, out, algorithms="gpb,gpb-owt-ucm", ids=[iid],
+                            progress=False, site=False)
+    assert len(calls) == 1
+    assert summary["algorithms"]["gpb"]["maps_reused"] == 1
+    assert (out / "maps" / "gpb-owt-ucm" / f"{iid}.mat").is_file()

@@ -77,6 +77,9 @@ class Baseline:
 _ARBELAEZ = "Arbelaez et al. 2011, BSDS500 test, Tables 1-2"
 
 #: Every baseline, in the table's order before ranking.
+#: The two algorithms made together, from one gPb per image, when both are run.
+GPB_PAIR = ("gpb", "gpb-owt-ucm")
+
 BASELINES = {
     "gm": Baseline("soft", "image", "gradient magnitude of L*a*b*, thinned", {}),
     "canny": Baseline("soft", "image", "Canny, soft (hysteresis levels)",
@@ -165,13 +168,15 @@ def make_map(job, *, algorithm: str) -> str:
     ----------
     job : (str, str)
         ``(src, dst)``: the photograph (or the soft map an OWT-UCM is made from) and
-        the file to write (``.png`` soft map, ``.mat`` ucm2 or segs).
+        the file to write (``.png`` soft map, ``.mat`` ucm2 or segs); for
+        :data:`GPB_PAIR`, ``dst`` is the pair ``(gpb .png, gpb-owt-ucm .mat)``.
     algorithm : str
-        A name of :data:`BASELINES`.
+        A name of :data:`BASELINES`, or :data:`GPB_PAIR`: gPb's soft map and its
+        gPb-owt-ucm from one gPb of the photograph.
 
     Returns
     -------
-    str
+    str or (str, str)
         ``dst``.
 
     Raises
@@ -180,6 +185,10 @@ def make_map(job, *, algorithm: str) -> str:
         Naming ``src`` when it cannot be read or processed.
     """
     src, dst = job
+    if algorithm == GPB_PAIR:
+        from ..algorithms import gpb_file
+        gpb_file(src, dst[0], output="soft", ucm_dst=dst[1])
+        return dst
     base = BASELINES[algorithm]
     if base.kind == "soft" and algorithm == "gpb":
         from ..algorithms import gpb_file
@@ -201,6 +210,24 @@ def make_map(job, *, algorithm: str) -> str:
             raise (InputError(e.problem, src) if e.path is None else e) from None
         write_segs(dst, segs)
     return dst
+
+
+def _make_gpb_pair(records: dict, photos: dict, ids, maps: dict, *, executor, workers,
+                   progress) -> None:
+    """Make the gpb and gpb-owt-ucm maps that either of their records lacks, both from
+    one gPb of each photograph (remaking a map that was there gives the same bytes)."""
+    from ..engine import map_items
+    soft, ucm = (records[a] for a in GPB_PAIR)
+    missing = {Path(dst).stem for r in (soft, ucm) for _, dst in r.todo}
+    jobs = [(str(photos[i]), (str(maps["gpb"] / f"{i}.png"),
+                              str(maps["gpb-owt-ucm"] / f"{i}.mat")))
+            for i in ids if i in missing]
+    for soft_dst, ucm_dst in map_items(partial(make_map, algorithm=GPB_PAIR), jobs,
+                                       workers=workers, executor=executor,
+                                       progress=progress and bool(jobs),
+                                       desc="gpb + gpb-owt-ucm"):
+        soft.keep(soft_dst)
+        ucm.keep(ucm_dst)
 
 
 def _photographs(ds, ids) -> dict:
@@ -349,6 +376,8 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
             needed.insert(0, src)
     maps: dict[str, Path] = {}
     done: dict[str, dict] = {}
+    # gPb and gPb-owt-ucm both asked for: one gPb per image makes both maps
+    paired = {} if set(GPB_PAIR) - set(needed) else dict.fromkeys(GPB_PAIR)
     with open_executor(workers, scheduler) as executor:
         for a in needed:
             base = BASELINES[a]
@@ -362,13 +391,19 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
             records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra},
                                  jobs)
             say(f"{a}: {len(jobs)} maps" + records.note())
+            maps[a] = folder
+            done[a] = {"maps": len(jobs), "maps_reused": records.reused,
+                       "maps_folder": str(folder)}
+            if a in paired:
+                paired[a] = records
+                if None not in paired.values():
+                    _make_gpb_pair(paired, photos, run_ids, maps, executor=executor,
+                                   workers=workers, progress=progress)
+                continue
             for dst in map_items(partial(make_map, algorithm=a), records.todo,
                                  workers=workers, executor=executor,
                                  progress=progress and bool(records.todo), desc=a):
                 records.keep(dst)
-            maps[a] = folder
-            done[a] = {"maps": len(jobs), "maps_reused": records.reused,
-                       "maps_folder": str(folder)}
         where = dict(split=split, ids=run_ids, workers=workers, progress=progress,
                      executor=executor, scheduler=scheduler if executor is None else None)
         say(f"human: the annotators against each other on {len(run_ids)} images")
@@ -415,6 +450,6 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
     return summary
 
 
-__all__ = ["BASELINES", "COLUMNS", "HUMAN_PUBLISHED", "MARKER", "NCUT_KS", "SWEEP_KS",
-           "UCM_OPTIONS", "Baseline", "algorithm_names", "make_map", "run_baselines",
-           "table_markdown"]
+__all__ = ["BASELINES", "COLUMNS", "GPB_PAIR", "HUMAN_PUBLISHED", "MARKER", "NCUT_KS",
+           "SWEEP_KS", "UCM_OPTIONS", "Baseline", "algorithm_names", "make_map",
+           "run_baselines", "table_markdown"]
