@@ -780,3 +780,31 @@ def test_site_of_a_fresh_annotation_tree_says_no_one_to_compare_with(tmp_path, c
     page = (tmp_path / "site" / "subjects" / "1.html").read_text()
     assert "no one to compare with" in page
     assert "pooled against" not in page
+
+
+def test_compact_pictures_hold_the_same_pixels(tmp_path):
+    """Human pictures are written bilevel / palette: decoded, the same pixels as the
+    RGB and grey arrays they replace (unlabelled pixels white, edges darkened), and the
+    RGB array where there are too many regions for a palette."""
+    from PIL import Image
+
+    from segbench.report._site_images import (MAX_PALETTE_REGIONS, _picture,
+                                              boundary_image, boundary_picture,
+                                              region_image, region_picture)
+    rng = np.random.default_rng(3)
+    seg = np.repeat(np.repeat(rng.integers(0, 9, (6, 8)), 5, 0), 7, 1)  # 0: unlabelled
+    assert (seg == 0).any()
+    names = _picture(region_image(seg), tmp_path / "r.png")
+    with Image.open(tmp_path / names[0]) as im:
+        assert im.mode == "P"
+        assert (np.asarray(im.convert("RGB")) == region_picture(seg)).all()
+    bmap = seg != np.roll(seg, 1, axis=1)
+    _picture(boundary_image(bmap), tmp_path / "b.png", lines=True)
+    with Image.open(tmp_path / "b.png") as im:
+        assert im.mode == "1"
+        assert (np.asarray(im.convert("L")) == boundary_picture(bmap)).all()
+    many = np.arange(40 * 40).reshape(40, 40) // 10 + 1        # 160 regions
+    assert many.max() > MAX_PALETTE_REGIONS
+    fallback = region_image(many)
+    assert isinstance(fallback, np.ndarray)
+    assert (fallback == region_picture(many)).all()

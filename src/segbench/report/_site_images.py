@@ -79,12 +79,16 @@ def group_members(kinds: list, presentation: str) -> list[int]:
 PNG_LEVEL = 1
 
 
-def _picture(arr: np.ndarray, path: Path, *, lines: bool = False) -> tuple[str, str]:
+def _picture(pic, path: Path, *, lines: bool = False) -> tuple[str, str]:
     """Write a picture as ``<name>.png`` and its thumbnail ``<name>_t.png``; their
-    file names."""
-    write_image(path, arr, compress_level=PNG_LEVEL)
+    file names. ``pic``: a uint8 array, or a Pillow image in a compact mode (bilevel
+    ``'1'``, palette ``'P'``), whose PNG is a fraction of the bytes to compress."""
+    if isinstance(pic, np.ndarray):
+        write_image(path, pic, compress_level=PNG_LEVEL)
+    else:
+        pic.save(path, format="PNG", optimize=False, compress_level=PNG_LEVEL)
     thumb = path.with_name(f"{path.stem}_t.png")
-    _thumb(arr, thumb, lines=lines)
+    _thumb(pic, thumb, lines=lines)
     return path.name, thumb.name
 
 
@@ -100,8 +104,9 @@ def _min3(arr: np.ndarray) -> np.ndarray:
 def _thumb(im, dst: Path, *, lines: bool = False) -> tuple[int, int]:
     """Write a thumbnail of a picture (array or Pillow image); ``lines`` thickens dark
     lines first so they survive."""
-    if not isinstance(im, np.ndarray):
-        im = np.asarray(im.convert("RGB") if im.mode not in ("L", "RGB") else im)
+    if not isinstance(im, np.ndarray):    # bilevel as grey, palette as RGB
+        im = np.asarray(im if im.mode in ("L", "RGB") else
+                        im.convert("L" if im.mode == "1" else "RGB"))
     h, w = im.shape[:2]
     scale = min(1.0, THUMB / max(w, h))
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
@@ -149,9 +154,40 @@ def region_picture(labels: np.ndarray, *, zero_unlabelled: bool = True) -> np.nd
     return rgb
 
 
+#: Most regions a palette picture holds: each region's colour and its darkened edge
+#: colour, plus white and darkened white, in PNG's 256 palette entries.
+MAX_PALETTE_REGIONS = 127
+
+
+def region_image(labels: np.ndarray, *, zero_unlabelled: bool = True):
+    """:func:`region_picture` as a palette image (the same pixels, a third of the bytes
+    to compress), or the RGB array where there are more than
+    :data:`MAX_PALETTE_REGIONS` regions."""
+    lab = np.asarray(labels)
+    inv = _ranks(lab)
+    m = int(inv.max(initial=-1)) + 1
+    if m > MAX_PALETTE_REGIONS:
+        return region_picture(lab, zero_unlabelled=zero_unlabelled)
+    index = (inv + 1).astype(np.uint8)
+    if zero_unlabelled:
+        index[lab <= 0] = 0                 # palette entry 0 is white
+    index[seg2bdry(lab, "imageSize")] += m + 1
+    pal = _palette(m)
+    pic = Image.fromarray(index, mode="P")
+    # the edge colours as region_picture darkens them (uint8 * 0.35, truncated)
+    pic.putpalette(np.concatenate([pal, (pal * 0.35).astype(np.uint8)]).tobytes())
+    return pic
+
+
 def boundary_picture(bmap: np.ndarray) -> np.ndarray:
     """Black lines on white: (H, W) uint8."""
     return np.where(np.asarray(bmap, bool), 0, 255).astype(np.uint8)
+
+
+def boundary_image(bmap: np.ndarray) -> Image.Image:
+    """:func:`boundary_picture` as a bilevel image (the same pixels, an eighth of the
+    bytes to compress)."""
+    return Image.fromarray(~np.asarray(bmap, bool))
 
 
 def strength_picture(pb: np.ndarray) -> np.ndarray:
@@ -223,7 +259,7 @@ def _prediction(spec: RunSpec):
 
 
 #: Bump when a picture is drawn differently: a rebuild then redraws every picture.
-PICTURES_VERSION = 1
+PICTURES_VERSION = 2
 #: The file in ``img/<key>/`` that says what its pictures were drawn from.
 STAMP = ".inputs.json"
 
@@ -352,9 +388,9 @@ def _draw_image(item, folder: Path, made: set) -> dict:
         made.update((full.name, "photo_t.jpg"))
     info["shape"] = list(shape) if shape else None
     for k, a in enumerate(anns):
-        made.update(_picture(boundary_picture(a.boundaries), folder / f"h{k}_b.png",
+        made.update(_picture(boundary_image(a.boundaries), folder / f"h{k}_b.png",
                              lines=True))
-        made.update(_picture(region_picture(a.segmentation), folder / f"h{k}_r.png"))
+        made.update(_picture(region_image(a.segmentation), folder / f"h{k}_r.png"))
     if anns:
         mean = np.mean([a.boundaries.astype(np.float64) for a in anns], axis=0)
         made.update(_picture(strength_picture(mean), folder / "humans.png", lines=True))
