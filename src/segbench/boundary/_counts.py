@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import combinations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -420,17 +421,24 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
     rows = np.zeros((len(humans), 4), np.int64)
     if len(humans) >= 2:
         matcher = shared_matcher(humans[0].shape, max_dist)
-        for j, hj in enumerate(humans):
-            acc = np.zeros(hj.shape, bool)
-            for k, hk in enumerate(humans):
-                if k == j:
-                    continue
-                m1, m2 = matcher.match(hj, hk)
-                acc |= m1
-                rows[j, 0] += int(m2.sum())
-                rows[j, 1] += int(hk.sum())
-            rows[j, 2] = int(acc.sum())
-            rows[j, 3] = int(hj.sum())
+        sizes = [int(np.count_nonzero(h)) for h in humans]
+        acc = [np.zeros(h.shape, bool) for h in humans]
+        for j, k in combinations(range(len(humans)), 2):
+            mj, mk = matcher.match(humans[j], humans[k])
+            # Matcher.match takes the smaller map as its rows whichever comes first,
+            # so match(hk, hj) is the same matching, swapped: one solve serves both
+            # directions (only maps of equal size are solved again, as bmap1 leads)
+            kj = matcher.match(humans[k], humans[j]) if sizes[j] == sizes[k] \
+                else (mk, mj)
+            acc[j] |= mj
+            rows[j, 0] += int(mk.sum())
+            rows[j, 1] += sizes[k]
+            acc[k] |= kj[0]
+            rows[k, 0] += int(kj[1].sum())
+            rows[k, 1] += sizes[j]
+        for j, h in enumerate(humans):
+            rows[j, 2] = int(acc[j].sum())
+            rows[j, 3] = sizes[j]
     elif lone == "count":
         rows[0, 3] = int(np.count_nonzero(humans[0]))
     return rows if per_annotator else rows.sum(axis=0)
