@@ -390,7 +390,9 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
     Every annotator's map is treated as a detection and matched against each of the
     other annotators of the image, with the benchmark's rules (a detected pixel counts
     if it matches any other annotator; recall pools the others' pixels), as
-    ``boundaryBenchHuman.m`` of the BSDS300 code.
+    ``boundaryBenchHuman.m`` of the BSDS300 code. Each unordered pair is solved once
+    and serves both directions (:meth:`Matcher.match` is the same matching either way
+    round unless the two maps have as many pixels): K(K-1)/2 solves, not K(K-1).
 
     Parameters
     ----------
