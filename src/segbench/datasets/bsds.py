@@ -61,8 +61,8 @@ _SPLIT_ORDER = {"train": 0, "val": 1, "test": 2}
 class Annotation:
     """One person's segmentation of one image.
 
-    ``Annotation(segmentation, boundaries=None, user=None, gray=None, source=None)``;
-    frozen and picklable.
+    ``Annotation(segmentation, boundaries=None, user=None, gray=None, source=None,
+    key=None)``; frozen and picklable.
 
     Attributes
     ----------
@@ -80,22 +80,29 @@ class Annotation:
         True if the image was shown in grayscale, False if in colour, None if unknown.
     source : str or None
         Where it came from (a file, and for .mat files ``{k}``, the 1-based cell index).
+    key : str or None
+        The segmentation's own name where the caller gives one (the in-memory items of
+        :mod:`segbench.stats`, whose names seed their pixel samples); None for files,
+        whose records are named by image and annotator.
     """
 
     segmentation: np.ndarray
     user: int | None = None
     gray: bool | None = None
     source: str | None = None
+    key: str | None = None
     # the boundaries as given, or as computed on first access
     _boundaries: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __init__(self, segmentation, boundaries=None, user: int | None = None,
-                 gray: bool | None = None, source: str | None = None):
+                 gray: bool | None = None, source: str | None = None,
+                 key: str | None = None):
         object.__setattr__(self, "segmentation", np.asarray(segmentation))
         object.__setattr__(self, "_boundaries", boundaries)
         object.__setattr__(self, "user", user)
         object.__setattr__(self, "gray", gray)
         object.__setattr__(self, "source", source)
+        object.__setattr__(self, "key", key)
 
     @property
     def boundaries(self) -> np.ndarray:

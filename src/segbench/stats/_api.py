@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from ..errors import InputError
-from ..primitives import compact_labels
-from ..result import Result, provenance
-from ._measure import (CUES, ImageCues, Item, SegmentationRecord, check_segmentation,
-                       max_scaled_distance, measure)
-from ._summary import (Curve, GroupStatistics, Histogram, PowerLaw, convexity_histogram,
-                       fit_power_law, proximity_curve, similarity_curve, split_groups,
-                       summarize_group)
-
-
-def count_segments(segmentation: np.ndarray) -> int:
-    """Number of distinct labels of a label map."""
-    return compact_labels(segmentation, void=None)[1]
+from ._measure import CUES, Item, SegmentationRecord, check_segmentation, max_scaled_distance
+from ._pooled import EcologicalStatistics, count_segments, summarize
+from ._summary import (Curve, Histogram, PowerLaw, convexity_histogram, fit_power_law,
+                       proximity_curve, similarity_curve)
 
 
 def _as_items(items: Iterable) -> list[Item]:
@@ -62,18 +54,31 @@ def _scale(items: list[Item], normalize: str, given: float | None) -> float | No
 
 def _records(items: list[Item], *, samples: int, seed: int, bins: int,
              scale: float | None, cues: bool) -> list[SegmentationRecord]:
-    cache: dict[int, ImageCues] = {}   # one image shared by several items: filter once
-    recs = []
+    """Each item measured by the STATS family's own evaluation (a folder run's code):
+    the items of one image (the same array and image id) are one in-memory dataset
+    item, so its cues are filtered once; each segmentation keeps its item's id as its
+    key (which seeds its pixel sample)."""
+    from ..datasets import Annotation, DatasetItem, memory_sample
+    from ._family import STATS
+    groups: dict = {}
     for it in items:
-        c = None
-        if cues and it.image is not None:
-            if id(it.image) not in cache:
-                cache[id(it.image)] = ImageCues.of(it.image)
-            c = cache[id(it.image)]
-        recs.append(measure(it.segmentation, key=it.id, image_id=it.image_id,
-                            gray=it.gray, cues=c, samples=samples, seed=seed,
-                            scale=scale, proximity_bins=bins))
+        image_id = it.image_id if it.image_id is not None else \
+            (it.id.rsplit("/", 1)[0] if "/" in it.id else it.id)
+        image = it.image if cues else None
+        groups.setdefault((image_id, id(image)), (image, []))[1].append(
+            Annotation(it.segmentation, gray=it.gray, key=it.id))
+    params = {"samples": samples, "seed": seed, "scale": scale, "proximity_bins": bins}
+    recs = []
+    for (image_id, _), (image, anns) in groups.items():
+        item = DatasetItem(str(image_id), "memory",
+                           image_loader=None if image is None else partial(_given, image),
+                           annotation_loader=partial(_given, tuple(anns)))
+        recs.extend(STATS.evaluate(memory_sample(item), params))
     return recs
+
+
+def _given(value):
+    return value
 
 
 def proximity(items: Iterable, *, samples: int = 1000, seed: int = 0, bins: int = 20,
@@ -241,62 +246,6 @@ def region_area(items: Iterable, *, bins_per_decade: int = 5, max_fraction: floa
     return fit_power_law(per_image, image_area, bins_per_decade=bins_per_decade,
                          max_fraction=max_fraction, min_area=min_area, n_boot=n_boot,
                          confidence=confidence, seed=seed)
-
-
-@dataclass(frozen=True, eq=False)
-class EcologicalStatistics:
-    """All statistics, for every group: 'all', and 'gray'/'color' when known.
-
-    Attributes
-    ----------
-    groups : dict of str -> GroupStatistics
-    params : dict
-        The parameters of the run (samples, seed, bins, normaliser, ...).
-    records : list of SegmentationRecord
-        The per-segmentation counts everything was computed from, sorted by key.
-    """
-
-    groups: dict
-    params: dict
-    records: list = field(default_factory=list, repr=False)
-
-    @property
-    def all(self) -> GroupStatistics:
-        return self.groups["all"]
-
-    def to_result(self, **extra_params) -> Result:
-        """The common segbench result shape (``result_stats.json`` is its JSON); one row per
-        segmentation, ``id`` its key."""
-        rows = [{"id": r.key, "image": r.image_id, "gray": r.gray,
-                 "height": r.shape[0], "width": r.shape[1], "segments": r.n_segments,
-                 "convexity_median": float(np.median(r.convexity))}
-                for r in self.records]
-        return Result(family="stats", metrics=self.all.metrics(), per_item=rows,
-                      curves={k: g.to_dict() for k, g in self.groups.items()},
-                      provenance=provenance(**self.params, **extra_params))
-
-
-def summarize(records: Iterable[SegmentationRecord], *, cue_bins: int = 32,
-              convexity_bins: int = 20, min_pairs: int = 20, bins_per_decade: int = 5,
-              max_fraction: float = 0.25, min_area: float = 1000.0, n_boot: int = 1000,
-              confidence: float = 0.95, seed: int = 0, params: dict | None = None
-              ) -> EcologicalStatistics:
-    """Pool per-segmentation records into every statistic, split by the gray flag.
-
-    The result depends only on the set of records, not on their order.
-    """
-    records = sorted(records, key=lambda r: r.key)
-    opts = dict(cue_bins=cue_bins, convexity_bins=convexity_bins, min_pairs=min_pairs,
-                bins_per_decade=bins_per_decade, max_fraction=max_fraction,
-                min_area=min_area, n_boot=n_boot, confidence=confidence, seed=seed)
-    p = dict(params or {})
-    # which proximity axis the records were binned on (names the axis only)
-    norm = ("image" if p.get("normalize") == "image" and p.get("max_scaled_distance") is None
-            else "dataset")
-    groups = {name: summarize_group(recs, name, normalize=norm, **opts)
-              for name, recs in split_groups(records).items()}
-    p.update(opts)
-    return EcologicalStatistics(groups, p, records)
 
 
 def ecological_statistics(items: Iterable, *, samples: int = 1000, seed: int = 0,

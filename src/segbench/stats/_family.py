@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family
-from ._api import count_segments, summarize
+from ._pooled import count_segments, summarize
 from ._measure import CUES, ImageCues, SegmentationRecord, max_scaled_distance, measure
 
 
@@ -23,14 +23,17 @@ def segmentations(sample) -> list[tuple[str, np.ndarray, bool | None]]:
     """(key, label map, gray flag) of every segmentation of one image.
 
     Keys are ``<iid>/<uid>`` where the layout records the subject (BSDS300), else
-    ``<iid>/<k>`` with ``k`` the 1-based annotator index (BSDS500 .mat); each key seeds
-    its segmentation's pixel sample.
+    ``<iid>/<k>`` with ``k`` the 1-based annotator index (BSDS500 .mat), or the
+    annotation's own ``key`` where it has one (in-memory items); each key seeds its
+    segmentation's pixel sample.
     """
     out = []
     for k, ann in enumerate(sample.ground_truth(), start=1):
         user = getattr(ann, "user", None)
-        out.append((f"{sample.id}/{k if user is None else user}", ann.segmentation,
-                    getattr(ann, "gray", None)))
+        key = getattr(ann, "key", None)
+        if key is None:
+            key = f"{sample.id}/{k if user is None else user}"
+        out.append((key, ann.segmentation, getattr(ann, "gray", None)))
     keys = [key for key, _, _ in out]
     if len(set(keys)) != len(keys):
         raise InputError(f"image {sample.id}: two segmentations by the same subject "
@@ -73,10 +76,11 @@ def _image_files(sample, params: dict) -> dict:
 def _evaluate(sample, params: dict) -> list[SegmentationRecord]:
     segs = segmentations(sample)
     cues = None
-    if sample.item.image_path is not None:
+    if sample.item.image_loader is not None:    # a photograph (file or in memory)
         image = sample.item.image
         if image.shape[:2] != segs[0][1].shape:
-            raise InputError(f"image is {image.shape[0]}x{image.shape[1]} but its "
+            raise InputError(f"image {sample.id}: the photograph is {image.shape[0]}x"
+                             f"{image.shape[1]} but its "
                              f"segmentations are {segs[0][1].shape[0]}x"
                              f"{segs[0][1].shape[1]}", sample.item.image_path)
         cues = ImageCues.of(image)
