@@ -249,3 +249,33 @@ def test_a_human_run_lends_its_records(made, tmp_path):
     assert set(ranking) == set(_tables(made["site"] / "index.html")["ranking"])
     for page in ("human.html", "index.html"):
         assert (site / page).read_text() == (made["site"] / page).read_text()
+
+
+def test_a_consistency_run_shows_on_the_human_page(made, tmp_path):
+    """A segbench consistency run folder among the results is no algorithm: the human
+    page shows its mean GCE/LCE (those of result_consistency.json) and the 2001 paper's
+    figures it holds, copied byte for byte; the ranking is unchanged."""
+    from segbench.api_consistency import run_consistency
+    from segbench.engine import RunFolder
+    from segbench.report.site import CONSISTENCY_FIGURES
+    inputs = made["inputs"]
+    folder = tmp_path / "consistency"
+    run_consistency(inputs["gt"], folder, pairs=20, progress=False, figures=True,
+                    figure_images=3, images=inputs["dataset"] / "images" / "test")
+    drawn = [name for name, _ in CONSISTENCY_FIGURES if (folder / name).is_file()]
+    assert drawn == [name for name, _ in CONSISTENCY_FIGURES]    # all seven
+    site = build_site(inputs["dataset"], [*made["runs"], folder], tmp_path / "s",
+                      progress=False, max_images=2).parent
+    assert set(_tables(site / "index.html")["ranking"]) == \
+        set(_tables(made["site"] / "index.html")["ranking"])
+    html = (site / "human.html").read_text()
+    m = RunFolder(folder).read("consistency").metrics
+    for key in ("GCE_same", "LCE_same", "GCE_different", "LCE_different"):
+        assert f"{m[key]:.3f}" in html
+    for name in drawn:
+        assert f'src="consistency/1/{name}"' in html
+        assert (site / "consistency" / "1" / name).read_bytes() == \
+            (folder / name).read_bytes()
+    plain = build_site(inputs["dataset"], made["runs"], tmp_path / "p", progress=False,
+                       max_images=2).parent
+    assert "Consistency of the segmentations" not in (plain / "human.html").read_text()

@@ -42,8 +42,10 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--results", nargs="*", default=[], metavar="RUN_DIR",
                    help="run folders (segbench boundary/region/all/submit output); a "
                         "segbench human run folder among them lends its records of "
-                        "the annotators (reused where they match); none: a site of the "
-                        "dataset and the human results only")
+                        "the annotators (reused where they match), a segbench "
+                        "consistency run folder puts its GCE/LCE and the 2001 paper's "
+                        "figures on the human page; none: a site of the dataset and the "
+                        "human results only")
     p.add_argument("--out", required=True, metavar="SITE_DIR",
                    help="site folder (new, empty, or a site built before: rebuilt)")
     p.add_argument("--split", default="test", metavar="S", help="dataset split")

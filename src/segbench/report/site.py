@@ -235,6 +235,57 @@ def _is_human_run(folder) -> bool:
     return bool(found) and found <= {"human_boundary", "human_region"}
 
 
+#: The figures of a ``segbench consistency`` run folder (Martin et al., ICCV 2001) that
+#: the human page shows, in the paper's order; each is shown where the folder has it.
+CONSISTENCY_FIGURES = (
+    ("consistency_hist.png", "Figure 4: LCE and GCE of pairs of segmentations of the same "
+     "image (top) and of different images (bottom), as percentages of pairs"),
+    ("fig5_gce.png", "Figure 5: GCE of every pair of segmentations of the sampled images, "
+     "sorted by image (dark: low error); the strips give each one's number of segments"),
+    ("fig5_lce.png", "Figure 5: LCE of the same pairs"),
+    ("consistency_gce_lce.png", "Figure 6: GCE against LCE for every pair (all on or above "
+     "the diagonal)"),
+    ("fig7_ncuts.png", "Figure 7: the segmenter's output beside the human segmentations "
+     "with the fewest and the most segments, at the same number of segments"),
+    ("granularity.png", "Figure 8: the segmenter against the humans at each person's "
+     "number of segments"),
+    ("fig9_gce_boxplot.png", "Figure 9: per image, the GCE of every pair of human "
+     "segmentations (grey) and of the segmenter against each person (white)"),
+)
+_CONSISTENCY_FAMILIES = {"consistency", "consistency_matrix", "granularity"}
+
+
+def _is_consistency_run(folder) -> bool:
+    """A ``segbench consistency`` run folder (GCE/LCE of the annotators, its figures)."""
+    from ..engine import RunFolder
+    found = set(RunFolder(folder).families()) if Path(folder).is_dir() else set()
+    return "consistency" in found and found <= _CONSISTENCY_FAMILIES
+
+
+def _consistency_views(out: Path, folders) -> list[dict]:
+    """Copy each consistency run's figures into ``consistency/<k>/`` (same bytes); per
+    run its headline (mean GCE/LCE, same and different images) and the figures found."""
+    from ..engine import RunFolder
+    views = []
+    for k, folder in enumerate(folders, start=1):
+        result = RunFolder(folder).read("consistency")
+        figures = []
+        for name, caption in CONSISTENCY_FIGURES:
+            src = Path(folder) / name
+            if src.is_file() and not src.is_symlink():
+                dst = out / "consistency" / str(k) / name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                figures.append({"href": f"consistency/{k}/{name}", "caption": caption})
+        m = result.metrics
+        views.append({"name": Path(folder).name, "figures": figures,
+                      "metrics": {key: num(m.get(key)) for key in
+                                  ("GCE_same", "LCE_same", "GCE_different",
+                                   "LCE_different")},
+                      "n_images": num(m.get("n_images"))})
+    return views
+
+
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                pred_dirs: dict | None = None, title: str | None = None,
                workers: int = 1, progress: bool = True,
@@ -255,7 +306,9 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         name are one algorithm (one row). A ``segbench human`` run folder among them is
         no algorithm: its records of the human families are taken into the site's
         cache, where the engine reuses those whose keys match (the same ground-truth
-        files and parameters) instead of scoring the annotators again.
+        files and parameters) instead of scoring the annotators again. A ``segbench
+        consistency`` run folder is no algorithm either: the human page shows its
+        GCE/LCE and the 2001 paper's figures it holds (:data:`CONSISTENCY_FIGURES`).
     out_dir : path
         Site folder: created, or rebuilt if it holds a site built before (its
         ``.segbench-cache/`` of human records is kept); any other non-empty folder is
@@ -298,8 +351,9 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
     human_dirs = [d for d in run_dirs if _is_human_run(d)]
+    consistency_dirs = [d for d in run_dirs if _is_consistency_run(d)]
     runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())) for d in run_dirs
-            if d not in human_dirs]
+            if d not in human_dirs and d not in consistency_dirs]
     runs = merge_runs(runs)                # a boundary and a region run: one algorithm
     tell_apart(runs)                       # two runs of one name: two names
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
@@ -356,6 +410,7 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                           progress=progress, seeds=human_dirs)
     _human_rows(infos, humans)
     human = _human_summary(infos, groups, humans)
+    human["consistency"] = _consistency_views(out, consistency_dirs)
     _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys,
                  title or f"segbench: {ds.name}")
     if progress:
