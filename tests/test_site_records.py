@@ -272,6 +272,7 @@ def test_a_consistency_run_shows_on_the_human_page(made, tmp_path):
     m = RunFolder(folder).read("consistency").metrics
     for key in ("GCE_same", "LCE_same", "GCE_different", "LCE_different"):
         assert f"{m[key]:.3f}" in html
+    assert f"on <code>{inputs['gt']}</code>" in html        # which ground truth
     for name in drawn:
         assert f'src="consistency/1/{name}"' in html
         assert (site / "consistency" / "1" / name).read_bytes() == \

@@ -268,7 +268,9 @@ def _consistency_views(out: Path, folders) -> list[dict]:
     from ..engine import RunFolder
     views = []
     for k, folder in enumerate(folders, start=1):
-        result = RunFolder(folder).read("consistency")
+        run_folder = RunFolder(folder)
+        result = run_folder.read("consistency")
+        made = (run_folder.manifest().get("runs") or {}).get("consistency") or {}
         figures = []
         for name, caption in CONSISTENCY_FIGURES:
             src = Path(folder) / name
@@ -279,6 +281,7 @@ def _consistency_views(out: Path, folders) -> list[dict]:
                 figures.append({"href": f"consistency/{k}/{name}", "caption": caption})
         m = result.metrics
         views.append({"name": Path(folder).name, "figures": figures,
+                      "gt": made.get("gt_dir"), "split": made.get("split"),
                       "metrics": {key: num(m.get(key)) for key in
                                   ("GCE_same", "LCE_same", "GCE_different",
                                    "LCE_different")},
