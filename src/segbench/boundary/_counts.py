@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from itertools import combinations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 

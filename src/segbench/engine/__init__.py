@@ -20,5 +20,5 @@ from ._store import (RECORDS_DIR, ExcludedWarning, RecordStore, RecordWarning, f
 __all__ = ["MANIFEST", "RECORDS_DIR", "RUN_MARKER", "ExcludedWarning", "FolderResult",
            "MapRecords", "RecordStore", "RecordWarning", "RunFolder", "claim_run_folder",
            "detect_folder", "execution", "fingerprint", "map_items", "nms_folder",
-           "open_executor", "record_key", "records_digest", "result_file", "result_names", "run",
-           "scored_ids", "summarize_records", "ucm_folder"]
+           "open_executor", "record_key", "records_digest", "result_file", "result_names",
+           "run", "scored_ids", "summarize_records", "ucm_folder"]

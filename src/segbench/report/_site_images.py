@@ -140,17 +140,28 @@ def _ranks(lab: np.ndarray) -> np.ndarray:
     return np.unique(lab, return_inverse=True)[1].reshape(lab.shape)
 
 
+def _region_parts(labels, zero_unlabelled: bool):
+    """(index, palette, edges) of a region picture: each pixel's colour index (0, white,
+    where unlabelled), the palette of the regions' colours and the region boundaries."""
+    lab = np.asarray(labels)
+    index = _ranks(lab) + 1
+    if zero_unlabelled:
+        index[lab <= 0] = 0
+    return index, _palette(int(index.max(initial=0))), seg2bdry(lab, "imageSize")
+
+
+def _darken(colours: np.ndarray) -> np.ndarray:
+    """The colour of a region boundary: 35 % of its region's, truncated to uint8."""
+    return (colours * 0.35).astype(np.uint8)
+
+
 def region_picture(labels: np.ndarray, *, zero_unlabelled: bool = True) -> np.ndarray:
     """(H, W, 3) uint8 colour map of a label map, region boundaries darkened.
 
     With ``zero_unlabelled`` (human segmentations) label 0 is unlabelled and white."""
-    lab = np.asarray(labels)
-    inv = _ranks(lab)
-    rgb = _palette(int(inv.max(initial=-1)) + 1)[inv + 1]
-    if zero_unlabelled:
-        rgb[lab <= 0] = 255
-    edge = seg2bdry(lab, "imageSize")
-    rgb[edge] = (rgb[edge] * 0.35).astype(np.uint8)
+    index, pal, edge = _region_parts(labels, zero_unlabelled)
+    rgb = pal[index]
+    rgb[edge] = _darken(rgb[edge])
     return rgb
 
 
@@ -163,19 +174,13 @@ def region_image(labels: np.ndarray, *, zero_unlabelled: bool = True):
     """:func:`region_picture` as a palette image (the same pixels, a third of the bytes
     to compress), or the RGB array where there are more than
     :data:`MAX_PALETTE_REGIONS` regions."""
-    lab = np.asarray(labels)
-    inv = _ranks(lab)
-    m = int(inv.max(initial=-1)) + 1
-    if m > MAX_PALETTE_REGIONS:
-        return region_picture(lab, zero_unlabelled=zero_unlabelled)
-    index = (inv + 1).astype(np.uint8)
-    if zero_unlabelled:
-        index[lab <= 0] = 0                 # palette entry 0 is white
-    index[seg2bdry(lab, "imageSize")] += m + 1
-    pal = _palette(m)
+    index, pal, edge = _region_parts(labels, zero_unlabelled)
+    if len(pal) > MAX_PALETTE_REGIONS + 1:
+        return region_picture(labels, zero_unlabelled=zero_unlabelled)
+    index = index.astype(np.uint8)
+    index[edge] += len(pal)               # the darkened copy of each colour
     pic = Image.fromarray(index, mode="P")
-    # the edge colours as region_picture darkens them (uint8 * 0.35, truncated)
-    pic.putpalette(np.concatenate([pal, (pal * 0.35).astype(np.uint8)]).tobytes())
+    pic.putpalette(np.concatenate([pal, _darken(pal)]).tobytes())
     return pic
 
 

@@ -76,10 +76,10 @@ class Baseline:
 
 _ARBELAEZ = "Arbelaez et al. 2011, BSDS500 test, Tables 1-2"
 
-#: Every baseline, in the table's order before ranking.
 #: The two algorithms made together, from one gPb per image, when both are run.
 GPB_PAIR = ("gpb", "gpb-owt-ucm")
 
+#: Every baseline, in the table's order before ranking.
 BASELINES = {
     "gm": Baseline("soft", "image", "gradient magnitude of L*a*b*, thinned", {}),
     "canny": Baseline("soft", "image", "Canny, soft (hysteresis levels)",

@@ -228,11 +228,16 @@ def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
             "pairs": pairs, "subjects": per_subject}
 
 
-def _is_human_run(folder) -> bool:
-    """A run folder holding only the human families' results (``segbench human``)."""
+def _run_kind(folder) -> str:
+    """``'human'`` (a ``segbench human`` run folder: the human families only),
+    ``'consistency'`` (a ``segbench consistency`` one) or ``'algorithm'``."""
     from ..engine import RunFolder
     found = set(RunFolder(folder).families()) if Path(folder).is_dir() else set()
-    return bool(found) and found <= {"human_boundary", "human_region"}
+    if found and found <= {"human_boundary", "human_region"}:
+        return "human"
+    if "consistency" in found and found <= _CONSISTENCY_FAMILIES:
+        return "consistency"
+    return "algorithm"
 
 
 #: The figures of a ``segbench consistency`` run folder (Martin et al., ICCV 2001) that
@@ -253,13 +258,6 @@ CONSISTENCY_FIGURES = (
      "segmentations (grey) and of the segmenter against each person (white)"),
 )
 _CONSISTENCY_FAMILIES = {"consistency", "consistency_matrix", "granularity"}
-
-
-def _is_consistency_run(folder) -> bool:
-    """A ``segbench consistency`` run folder (GCE/LCE of the annotators, its figures)."""
-    from ..engine import RunFolder
-    found = set(RunFolder(folder).families()) if Path(folder).is_dir() else set()
-    return "consistency" in found and found <= _CONSISTENCY_FAMILIES
 
 
 def _consistency_views(out: Path, folders) -> list[dict]:
@@ -353,10 +351,11 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
     ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
-    human_dirs = [d for d in run_dirs if _is_human_run(d)]
-    consistency_dirs = [d for d in run_dirs if _is_consistency_run(d)]
-    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve())) for d in run_dirs
-            if d not in human_dirs and d not in consistency_dirs]
+    kinds = [_run_kind(d) for d in run_dirs]
+    human_dirs = [d for d, k in zip(run_dirs, kinds) if k == "human"]
+    consistency_dirs = [d for d, k in zip(run_dirs, kinds) if k == "consistency"]
+    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
+            for d, k in zip(run_dirs, kinds) if k == "algorithm"]
     runs = merge_runs(runs)                # a boundary and a region run: one algorithm
     tell_apart(runs)                       # two runs of one name: two names
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names

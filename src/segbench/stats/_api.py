@@ -8,7 +8,8 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError
-from ._measure import CUES, Item, SegmentationRecord, check_segmentation, max_scaled_distance
+from ._measure import (CUES, Item, SegmentationRecord, check_segmentation,
+                       max_scaled_distance)
 from ._pooled import EcologicalStatistics, count_segments, summarize
 from ._summary import (Curve, Histogram, PowerLaw, convexity_histogram, fit_power_law,
                        proximity_curve, similarity_curve)
