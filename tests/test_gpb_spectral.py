@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from segbench.algorithms._gpb_spectral import (_chebyshev_eigs, affinity_matrix,
-                                               imresize_bicubic, oe_filter,
-                                               spectral_eigs, spectral_pb)
+from segbench.algorithms import _gpb_spectral_kernels as _k
+from segbench.algorithms._gpb_spectral import (_affinity_stencil, _chebyshev_eigs,
+                                               affinity_matrix, imresize_bicubic,
+                                               oe_filter, spectral_eigs, spectral_pb)
 from segbench.errors import InputError
 
 
@@ -157,6 +158,64 @@ def test_chebyshev_eigs_equal_dense(textured):
     _assert_equal_dense(W, *found)
     lam, V = spectral_eigs(W.copy(), 17, solver="chebyshev", shape=m.shape, tol=0)
     assert lam.tobytes() == found[0].tobytes() and V.tobytes() == found[1].tobytes()
+
+
+def test_stencil_affinity_is_the_csr_one(textured):
+    """W built straight in the solver's half-stencil form holds the bits of the CSR
+    matrix's symmetrised entries, borders (offsets leaving the image: 0) included."""
+    rng = np.random.default_rng(3)
+    m = np.clip(np.kron(textured, np.ones((2, 2)))[:, :45] + 0.2 * rng.random((40, 45)),
+                0, 1)
+    W = affinity_matrix(m)
+    ody, odx = _k.forward_offsets(5)
+    half, diag, outside = _k.half_stencil(W.indptr, W.indices, W.data, 40, 45, 5, ody,
+                                          odx)
+    assert outside == 0
+    half2, diag2 = _affinity_stencil(m)
+    assert half2.dtype == np.float32 and half2.shape == (40, ody.size, 45)
+    assert half2.tobytes() == half.tobytes() and diag2.tobytes() == diag.tobytes()
+    assert (half[-1, ody > 0, :] == 0).all() and (half[:, 0, -1] == 0).all()
+    # values 0 and 1 exactly, mixed with others, on a grid whose interior pixels (box
+    # inside the image) take the precomputed walk and whose border ones the walk
+    pick = rng.integers(0, 3, (31, 26))
+    m2 = np.where(pick == 0, 0.0, np.where(pick == 1, 1.0, rng.random((31, 26))))
+    W2 = affinity_matrix(m2)
+    half3, diag3, _ = _k.half_stencil(W2.indptr, W2.indices, W2.data, 31, 26, 5, ody,
+                                      odx)
+    half4, diag4 = _affinity_stencil(m2)
+    assert half4.tobytes() == half3.tobytes() and diag4.tobytes() == diag3.tobytes()
+    # and spectral_pb, which now solves on that form, gives the CSR route's pairs
+    _, lam, vecs = spectral_pb(m, solver="chebyshev", tol=0)
+    lam2, V2 = spectral_eigs(W, 17, solver="chebyshev", shape=m.shape, tol=0)
+    assert lam.tobytes() == lam2[1:].tobytes()
+    assert vecs.tobytes() == np.ascontiguousarray(V2[:, 1:].T).tobytes()
+
+
+def test_chebyshev_filter_is_its_steps(textured):
+    """The one-sweep recurrence (levels R rows apart) gives the bits of the same
+    recurrence run one whole product at a time."""
+    m = np.kron(textured, np.ones((2, 2)))
+    h, w = m.shape
+    W = affinity_matrix(m)
+    ody, odx = _k.forward_offsets(5)
+    half, diag, _ = _k.half_stencil(W.indptr, W.indices, W.data, h, w, 5, ody, odx)
+    scale = 1.0 / np.sqrt(np.asarray(W.sum(axis=1)).reshape(h, w))
+    x = np.random.default_rng(1).standard_normal((h, w))
+    a1, b1, a, b = 1.3, -0.2, 2.6, -0.4
+    for degree in (1, 2, 7):
+        levels = np.empty((degree + 1, h, w))
+        got = _k.chebyshev_filter(half, diag, ody, odx, scale, x, a1, b1, a, b, levels,
+                                  np.empty((degree, h, w)))
+        prev, cur, scratch = x, np.empty((h, w)), np.empty((h, w))
+        _k.chebyshev_step(half, diag, ody, odx, scale, prev, np.zeros((h, w)), cur,
+                          scratch, a1, b1, 0.0)
+        for _ in range(2, degree + 1):
+            nxt = np.empty((h, w))
+            _k.chebyshev_step(half, diag, ody, odx, scale, cur, prev, nxt, scratch, a, b,
+                              -1.0)
+            prev, cur = cur, nxt
+        assert got.tobytes() == cur.tobytes(), degree
+        assert not np.allclose(cur, x)
 
 
 def test_chebyshev_refuses_a_matrix_beyond_the_stencil(textured):

@@ -28,6 +28,7 @@ affinity.cc, smatrix.cc}``.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -111,11 +112,7 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     if radius < 1:
         raise InputError(f"radius must be at least 1, got {radius}")
     h, w = a.shape
-    m32 = a.astype(np.float32)
-    hl = np.zeros((h + 1, w), np.float32)     # hl[y, x]: edge above pixel (y, x)
-    hl[1:] = m32
-    vl = np.zeros((h, w + 1), np.float32)     # vl[y, x]: edge left of pixel (y, x)
-    vl[:, 1:] = m32
+    hl, vl = _dual_lattice(a)
     counts = _k.row_counts(h, w, radius, radius * radius)
     n = h * w
     nnz = int(counts.sum())
@@ -132,6 +129,39 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     mat = sparse.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
     mat.has_sorted_indices = True
     return mat
+
+
+def _dual_lattice(a):
+    """buildW's crossed-edge maps of the mPb, in float32: ``hl[y, x]`` the edge above
+    pixel (y, x), ``vl[y, x]`` the edge left of it (0 on the image border)."""
+    h, w = a.shape
+    m32 = a.astype(np.float32)
+    hl = np.zeros((h + 1, w), np.float32)
+    hl[1:] = m32
+    vl = np.zeros((h, w + 1), np.float32)
+    vl[:, 1:] = m32
+    return hl, vl
+
+
+@functools.lru_cache(maxsize=4)
+def _interior_program(radius: int, sigma: float):
+    return _k.interior_program(radius, radius * radius, np.float32(sigma),
+                               np.float32(_IC_THRESH))
+
+
+def _affinity_stencil(a, radius: int = _RADIUS, sigma: float = _SIGMA):
+    """:func:`affinity_matrix` of a checked mPb ``a`` in the eigensolver's half-stencil
+    form ``(half, diag)``, the same values, without building the CSR matrix."""
+    h, w = a.shape
+    hl, vl = _dual_lattice(a)
+    ody, odx = _k.forward_offsets(radius)
+    program = _interior_program(radius, float(sigma))
+    half, diag, overflow = _k.affinity_half(hl, vl, h, w, radius, radius * radius,
+                                            np.float32(sigma), np.float32(_IC_THRESH),
+                                            ody, odx, program)
+    if overflow:   # as in affinity_matrix
+        raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
+    return half, diag
 
 
 def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
@@ -238,23 +268,29 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
 def _chebyshev_eigs(W, nvec, shape, radius, tol):
     """``'chebyshev'`` of :func:`spectral_eigs`; None when it cannot be used (W not a
     radius stencil on ``shape``, or fewer than ``nvec`` eigenvalues above every cut)."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
     h, w = shape
-    n = h * w
     W = sparse.csr_matrix(W)
     ody, odx = _k.forward_offsets(radius)
     half, diag, outside = _k.half_stencil(W.indptr, W.indices, W.data, h, w, radius,
                                           ody, odx)
     if outside:
         return None
+    return _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol)
+
+
+def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
+    """:func:`_chebyshev_eigs` of W in half-stencil form (``_k.half_stencil``)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+    h, _, w = half.shape
+    n = h * w
     # the degrees of the float32 weights, so that the constant vector stays exact
     deg = np.empty((h, w))
     _k.stencil_product(half, diag, ody, odx, np.ones((h, w)), deg)
     if not (deg > 0).all():
         raise InputError("every pixel needs a positive degree")
     scale = 1.0 / np.sqrt(deg)
-    bufs = [np.empty((h, w)) for _ in range(3)]
-    scratch = np.empty((h, w))
+    levels = np.empty((_CHEB_DEGREE + 1, h, w))
+    scaled = np.empty((_CHEB_DEGREE, h, w))
     zero = np.zeros((h, w))
     v0 = np.random.default_rng(_SEED).standard_normal(n)
     ncv = min(n - 1, max(2 * nvec + 1, _CHEB_NCV))
@@ -263,16 +299,9 @@ def _chebyshev_eigs(W, nvec, shape, radius, tol):
         e, c = (cut + 1.0) / 2, (cut - 1.0) / 2
 
         def poly(x, e=e, c=c):
-            prev = x.reshape(h, w)
-            cur = bufs[0]
-            _k.chebyshev_step(half, diag, ody, odx, scale, prev, zero, cur, scratch,
-                              1.0 / e, -c / e, 0.0)
-            for i in range(2, _CHEB_DEGREE + 1):
-                nxt = bufs[i % 3]
-                _k.chebyshev_step(half, diag, ody, odx, scale, cur, prev, nxt, scratch,
-                                  2.0 / e, -2.0 * c / e, -1.0)
-                prev, cur = cur, nxt
-            return cur.ravel()
+            return _k.chebyshev_filter(half, diag, ody, odx, scale, x.reshape(h, w),
+                                       1.0 / e, -c / e, 2.0 / e, -2.0 * c / e, levels,
+                                       scaled).ravel()
 
         op = LinearOperator((n, n), matvec=poly, dtype=np.float64)
         with _one_blas_thread():
@@ -282,7 +311,8 @@ def _chebyshev_eigs(W, nvec, shape, radius, tol):
     else:
         return None
     mu = np.empty(nvec)
-    au = bufs[0]
+    au = np.empty((h, w))
+    scratch = np.empty((h, w))
     for i in range(nvec):          # Rayleigh quotients in A itself
         u = np.ascontiguousarray(U[:, i]).reshape(h, w)
         _k.chebyshev_step(half, diag, ody, odx, scale, u, zero, au, scratch, 1.0, 0.0,
@@ -527,12 +557,30 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
     if not 2 <= int(nvec) < h * w:
         raise InputError(f"nvec must be in [2, {h * w - 1}] for mpb of {h} x {w}, "
                          f"got {nvec}")
-    t0 = time.process_time()
-    W = affinity_matrix(a)
-    t1 = time.process_time()
-    lam, V = spectral_eigs(W, nvec, solver=solver, tol=tol, shape=(h, w))
-    del W
-    t2 = time.process_time()
+    clock = time.process_time
+    t_w = t_eig = 0.0
+    found = None
+    small = h * w < max(_DENSE_MIN, 4 * int(nvec))
+    if not small and (solver == "chebyshev" or (solver == "auto" and h * w >= _CHEB_MIN)):
+        # the solver's own form of W, straight from the mPb (no CSR matrix)
+        t = clock()
+        half, diag = _affinity_stencil(a)
+        t_w += clock() - t
+        t = clock()
+        ody, odx = _k.forward_offsets(_RADIUS)
+        found = _chebyshev_stencil_eigs(half, diag, ody, odx, int(nvec), tol)
+        del half, diag
+        t_eig += clock() - t
+    if found is None:   # a small grid, another solver, or every cut failed
+        t = clock()
+        W = affinity_matrix(a)
+        t_w += clock() - t
+        t = clock()
+        found = spectral_eigs(W, nvec, solver=solver, tol=tol, shape=(h, w))
+        del W
+        t_eig += clock() - t
+    lam, V = found
+    t2 = clock()
     lam, V = lam[1:], V[:, 1:]
     vecs = np.ascontiguousarray(V.T).reshape(-1, h, w)
     keep = np.flatnonzero(lam > 0)
@@ -544,6 +592,5 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
         work[i] = (img - lo) / ((hi - lo) if hi > lo else 1.0) / np.sqrt(lam[v])
     spb = oriented_response(work)
     if timings is not None:
-        timings.update({"W": t1 - t0, "eigenvectors": t2 - t1,
-                        "sPb": time.process_time() - t2})
+        timings.update({"W": t_w, "eigenvectors": t_eig, "sPb": clock() - t2})
     return spb, lam, vecs
