@@ -214,8 +214,9 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
     spectrum of width about 1, so Krylov methods need about a thousand products
     with W (12.4 M entries). ``'lanczos'`` makes 1,040 of them but spends twice as
     long re-orthogonalising its 60-vector basis (29 CPU-s single-threaded; BSR's
-    ``eigs`` under Octave: 57); ``'chebyshev'`` makes about 1,850 products of 4 ms
-    each (the stencil form) and few re-orthogonalisations: about 10 CPU-s, with
+    ``eigs`` under Octave: 57); ``'chebyshev'`` makes about 2,000 products of about
+    2 ms each (the stencil form, each polynomial in one sweep down the rows:
+    ``_k.chebyshev_filter``) and few re-orthogonalisations: 5-7 CPU-s, with
     eigenvalues within a relative 1e-7 of ``'lanczos'`` (the float32 weights: W is
     computed in float32 as BSR does; its symmetrising average can need one more
     bit). LOBPCG with a pyamg smoothed-aggregation preconditioner on an
