@@ -12,7 +12,7 @@ import scipy.linalg
 
 from segbench.algorithms import _gpb_spectral_kernels as _k
 from segbench.algorithms._gpb_spectral import (_affinity_stencil, _chebyshev_eigs,
-                                               affinity_matrix, imresize_bicubic,
+                                               _dual_lattice, affinity_matrix, imresize_bicubic,
                                                oe_filter, spectral_eigs, spectral_pb)
 from segbench.errors import InputError
 
@@ -184,6 +184,19 @@ def test_stencil_affinity_is_the_csr_one(textured):
                                       odx)
     half4, diag4 = _affinity_stencil(m2)
     assert half4.tobytes() == half3.tobytes() and diag4.tobytes() == diag3.tobytes()
+    # the precomputed walk of interior pixels against the walk itself, everywhere
+    for mm in (m, m2):
+        hh, ww = mm.shape
+        hl, vl = _dual_lattice(mm)
+        args = (hl, vl, hh, ww, 5, 25, np.float32(0.1), np.float32(1.0))
+        program = _k.interior_program(5, 25, np.float32(0.1), np.float32(1.0))
+        mats = []
+        for prog in (program, _k.WALK_ONLY):
+            Wm = affinity_matrix(mm)           # the structure; data refilled below
+            assert _k.affinity_rows(*args, prog, Wm.indptr, Wm.indices, Wm.data) == 0
+            mats.append(Wm.data.copy())
+        assert mats[0].tobytes() == mats[1].tobytes()
+        assert not np.all(mats[0] == mats[0][0])
     # and spectral_pb, which now solves on that form, gives the CSR route's pairs
     _, lam, vecs = spectral_pb(m, solver="chebyshev", tol=0)
     lam2, V2 = spectral_eigs(W, 17, solver="chebyshev", shape=m.shape, tol=0)

@@ -122,7 +122,9 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     indices = np.empty(nnz, itype)
     data = np.empty(nnz, np.float64)
     overflow = _k.affinity_rows(hl, vl, h, w, radius, radius * radius, np.float32(sigma),
-                                np.float32(_IC_THRESH), indptr, indices, data)
+                                np.float32(_IC_THRESH),
+                                _interior_program(radius, float(sigma)), indptr, indices,
+                                data)
     if overflow:   # cannot happen for ic.cc's walk; a guard for a changed kernel
         raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
     _k.symmetrize(indptr, indices, data)

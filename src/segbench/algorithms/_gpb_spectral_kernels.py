@@ -394,6 +394,11 @@ def _probe_values(hl, vl, wr, r2, sigma, thresh, x, y, vals):
                      _affinity_work(wr), vals)
 
 
+#: A ``program`` argument that makes every pixel take the walk (tests compare with it).
+WALK_ONLY = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+             np.zeros(0, np.int64), np.zeros(0, np.float32))
+
+
 def interior_program(wr, r2, sigma, thresh):
     """What the walk computes for a pixel whose (2 wr + 1)^2 box lies inside the image:
     the same for every such pixel, up to translation, since which lines record which
@@ -436,37 +441,76 @@ def interior_program(wr, r2, sigma, thresh):
     return eptr, ekind, edy, edx, base
 
 
+@numba.njit(cache=True, inline="always")
+def _disc_in_image(height, width, wr, r2, x, y, du, dv):
+    """The offsets (du[j], dv[j]) (rows, columns) of pixel (y, x)'s disc that stay in
+    the image, in :func:`_affinity_values`' order; returns their count."""
+    n = 0
+    for u in range(-wr, wr + 1):
+        yy = y + u
+        for v in range(-wr, wr + 1):
+            xx = x + v
+            if xx < 0 or xx >= width or yy < 0 or yy >= height or u * u + v * v > r2:
+                continue
+            du[n] = u
+            dv[n] = v
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, inline="always")
+def _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program,
+                vals):
+    """:func:`_affinity_values` of pixel (y, x), from :func:`interior_program`'s
+    ``program`` where its box lies inside the image (the same values, a sixth of the
+    time), else by the walk; :data:`WALK_ONLY` as ``program``: by the walk always."""
+    eptr, ekind, edy, edx, const = program
+    if eptr.shape[0] == 1 or not (wr <= y < height - wr and wr <= x < width - wr):
+        return _affinity_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y,
+                                work, vals)
+    clear = _clear_weight(sigma)
+    one = np.float32(1.0)
+    for j in range(eptr.shape[0] - 1):
+        if eptr[j] == eptr[j + 1]:
+            vals[j] = const[j]
+            continue
+        m = np.float32(0.0)
+        for e in range(eptr[j], eptr[j + 1]):
+            if ekind[e] == 0:
+                m = max(m, hl[y + edy[e], x + edx[e]])
+            else:
+                m = max(m, vl[y + edy[e], x + edx[e]])
+        vals[j] = _weight(one - m, sigma, clear)
+    return True
+
+
 @numba.njit(cache=True)
-def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, indptr, indices, data):
+def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr, indices,
+                  data):
     """Fill the rows of the (unsymmetrised) affinity W in CSR, pixel ``y * width + x``.
 
     Row p holds, in increasing column order, every q with ``|q - p|^2 <= r2`` in the
     image: ``W_pp = 1`` and ``W_pq = exp(-(1 - C_IC_SS(1 - icsim)) / sigma)`` in
     float32, ``icsim`` looked up in p's support map with affinity.cc's two-pointer scan
-    (0 where q is not found: an intervening contour of 1). Returns the number of
-    support maps whose scan line overflowed (0 always, in practice).
+    (0 where q is not found: an intervening contour of 1). ``program`` is
+    :func:`interior_program`'s. Returns the number of support maps whose scan line
+    overflowed (0 always, in practice).
     """
     work = _affinity_work(wr)
-    vals = np.empty((2 * wr + 1) * (2 * wr + 1), np.float32)
+    nbox = (2 * wr + 1) * (2 * wr + 1)
+    vals = np.empty(nbox, np.float32)
+    du = np.empty(nbox, np.int64)
+    dv = np.empty(nbox, np.int64)
     overflow = 0
     for y in range(height):
         for x in range(width):
-            if not _affinity_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y,
-                                    work, vals):
+            if not _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
+                               program, vals):
                 overflow += 1
             k = indptr[y * width + x]
-            j = 0
-            for u in range(-wr, wr + 1):
-                yy = y + u
-                for v in range(-wr, wr + 1):
-                    xx = x + v
-                    if (xx < 0 or xx >= width or yy < 0 or yy >= height
-                            or u * u + v * v > r2):
-                        continue
-                    data[k] = np.float64(vals[j])
-                    indices[k] = yy * width + xx
-                    k += 1
-                    j += 1
+            for j in range(_disc_in_image(height, width, wr, r2, x, y, du, dv)):
+                data[k + j] = np.float64(vals[j])
+                indices[k + j] = (y + du[j]) * width + x + dv[j]
     return overflow
 
 
@@ -476,13 +520,8 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
 
     Returns ``(half, diag, overflow)`` as :func:`half_stencil` would return for the
     CSR matrix after :func:`symmetrize` (``W_pq = (W_p->q + W_q->p) / 2`` in float64,
-    then stored in float32), bit for bit, without the 150 MB CSR matrix. Pixels whose
-    box lies inside the image run :func:`interior_program`'s ``program`` instead of
-    the walk (the same values, a sixth of the time).
+    then stored in float32), bit for bit, without the 150 MB CSR matrix.
     """
-    eptr, ekind, edy, edx, const = program
-    clear = _clear_weight(sigma)
-    one = np.float32(1.0)
     nk = ody.shape[0]
     lut = np.zeros((2 * wr + 1, 2 * wr + 1), np.int64)    # (dy, dx) -> +-(k + 1), 0: self
     for k in range(nk):
@@ -491,39 +530,22 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     fwd = np.zeros((height, nk, width), np.float32)      # W_p->q, q = p + offset k
     back = np.zeros((height, nk, width), np.float32)     # W_q->p, q = p + offset k
     work = _affinity_work(wr)
-    vals = np.empty((2 * wr + 1) * (2 * wr + 1), np.float32)
+    nbox = (2 * wr + 1) * (2 * wr + 1)
+    vals = np.empty(nbox, np.float32)
+    du = np.empty(nbox, np.int64)
+    dv = np.empty(nbox, np.int64)
     overflow = 0
     for y in range(height):
         for x in range(width):
-            if wr <= y < height - wr and wr <= x < width - wr:
-                for j in range(eptr.shape[0] - 1):
-                    if eptr[j] == eptr[j + 1]:
-                        vals[j] = const[j]
-                        continue
-                    m = np.float32(0.0)
-                    for e in range(eptr[j], eptr[j + 1]):
-                        if ekind[e] == 0:
-                            m = max(m, hl[y + edy[e], x + edx[e]])
-                        else:
-                            m = max(m, vl[y + edy[e], x + edx[e]])
-                    vals[j] = _weight(one - m, sigma, clear)
-            elif not _affinity_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y,
-                                      work, vals):
+            if not _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
+                               program, vals):
                 overflow += 1
-            j = 0
-            for u in range(-wr, wr + 1):
-                yy = y + u
-                for v in range(-wr, wr + 1):
-                    xx = x + v
-                    if (xx < 0 or xx >= width or yy < 0 or yy >= height
-                            or u * u + v * v > r2):
-                        continue
-                    k = lut[wr + u, wr + v]
-                    if k > 0:
-                        fwd[y, k - 1, x] = vals[j]
-                    elif k < 0:
-                        back[yy, -k - 1, xx] = vals[j]
-                    j += 1
+            for j in range(_disc_in_image(height, width, wr, r2, x, y, du, dv)):
+                k = lut[wr + du[j], wr + dv[j]]
+                if k > 0:
+                    fwd[y, k - 1, x] = vals[j]
+                elif k < 0:
+                    back[y + du[j], -k - 1, x + dv[j]] = vals[j]
     for y in range(height):
         for k in range(nk):
             for x in range(width):
