@@ -442,6 +442,13 @@ def interior_program(wr, r2, sigma, thresh):
 
 
 @numba.njit(cache=True, inline="always")
+def _row_buffers(wr):
+    """A row's values and its in-image offsets (rows, columns), room for the box."""
+    nbox = (2 * wr + 1) * (2 * wr + 1)
+    return np.empty(nbox, np.float32), np.empty(nbox, np.int64), np.empty(nbox, np.int64)
+
+
+@numba.njit(cache=True, inline="always")
 def _disc_in_image(height, width, wr, r2, x, y, du, dv):
     """The offsets (du[j], dv[j]) (rows, columns) of pixel (y, x)'s disc that stay in
     the image, in :func:`_affinity_values`' order; returns their count."""
@@ -497,10 +504,7 @@ def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr,
     overflowed (0 always, in practice).
     """
     work = _affinity_work(wr)
-    nbox = (2 * wr + 1) * (2 * wr + 1)
-    vals = np.empty(nbox, np.float32)
-    du = np.empty(nbox, np.int64)
-    dv = np.empty(nbox, np.int64)
+    vals, du, dv = _row_buffers(wr)
     overflow = 0
     for y in range(height):
         for x in range(width):
@@ -530,10 +534,7 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     fwd = np.zeros((height, nk, width), np.float32)      # W_p->q, q = p + offset k
     back = np.zeros((height, nk, width), np.float32)     # W_q->p, q = p + offset k
     work = _affinity_work(wr)
-    nbox = (2 * wr + 1) * (2 * wr + 1)
-    vals = np.empty(nbox, np.float32)
-    du = np.empty(nbox, np.int64)
-    dv = np.empty(nbox, np.int64)
+    vals, du, dv = _row_buffers(wr)
     overflow = 0
     for y in range(height):
         for x in range(width):
