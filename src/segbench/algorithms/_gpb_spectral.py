@@ -292,8 +292,7 @@ def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
     if not (deg > 0).all():
         raise InputError("every pixel needs a positive degree")
     scale = 1.0 / np.sqrt(deg)
-    levels = np.empty((_CHEB_DEGREE + 1, h, w))
-    scaled = np.empty((_CHEB_DEGREE, h, w))
+    filtered = np.empty((h, w))
     zero = np.zeros((h, w))
     v0 = np.random.default_rng(_SEED).standard_normal(n)
     ncv = min(n - 1, max(2 * nvec + 1, _CHEB_NCV))
@@ -303,8 +302,8 @@ def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
 
         def poly(x, e=e, c=c):
             return _k.chebyshev_filter(half, diag, ody, odx, scale, x.reshape(h, w),
-                                       1.0 / e, -c / e, 2.0 / e, -2.0 * c / e, levels,
-                                       scaled).ravel()
+                                       1.0 / e, -c / e, 2.0 / e, -2.0 * c / e,
+                                       _CHEB_DEGREE, filtered).ravel()
 
         op = LinearOperator((n, n), matvec=poly, dtype=np.float64)
         with _one_blas_thread():

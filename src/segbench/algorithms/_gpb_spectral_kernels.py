@@ -721,51 +721,78 @@ def chebyshev_step(half, diag, ody, odx, scale, cur, prev, out, scratch, alpha, 
                          + gamma * prev[y, x])
 
 
+@numba.njit(cache=True, inline="always")
+def _stencil_row_ring(half, diag, ody, odx, z, ring, y, acc):
+    """:func:`_stencil_row` with row r of the vector held in ``z[r % ring]``."""
+    height, nk, width = half.shape
+    zy = z[y % ring]
+    base = y * width
+    for x in range(width):
+        acc[x] = diag[base + x] * zy[x]
+    for k in range(nk):
+        dy = ody[k]
+        dx = odx[k]
+        x0 = max(0, -dx)
+        x1 = min(width, width - dx)
+        if y + dy < height:
+            _axpy(acc[x0:x1], half[y, k, x0:x1], z[(y + dy) % ring, x0 + dx:x1 + dx],
+                  x1 - x0)
+        if y - dy >= 0:
+            _axpy(acc[x0 + dx:x1 + dx], half[y - dy, k, x0:x1], z[(y - dy) % ring, x0:x1],
+                  x1 - x0)
+
+
 @numba.njit(cache=True)
-def chebyshev_filter(half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta,
-                     levels, scaled):
+def chebyshev_filter(half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta, degree,
+                     out):
     """A whole Chebyshev recurrence in one sweep over the rows (temporal blocking).
 
-    ``levels[0] = x0``; ``levels[1] = alpha1 S W S x0 + beta1 x0``; then
-    ``levels[i] = alpha S W S levels[i-1] + beta levels[i-1] - levels[i-2]`` up to
-    ``i = d = levels.shape[0] - 1``, with ``S = diag(scale)``: the same arithmetic,
-    row by row, as ``d`` calls of :func:`chebyshev_step`, so the same bits.
+    ``L_0 = x0``; ``L_1 = alpha1 S W S x0 + beta1 x0``; then ``L_i = alpha S W S L_(i-1)
+    + beta L_(i-1) - L_(i-2)`` up to ``i = degree``, written to ``out`` (height, width)
+    and returned, with ``S = diag(scale)``: the same arithmetic, row by row, as
+    ``degree`` calls of :func:`chebyshev_step`, so the same bits.
 
     Row y of level i needs rows ``y - R .. y + R`` of level i - 1 (R the stencil's
     reach in rows), so level i runs R rows behind level i - 1 in one pass down the
     image: each weight row is then read from memory once per polynomial instead of
-    once per level (the weights are 25 MB on a 481 x 321 image; the rows in flight,
-    ``d R + R``, fit in cache). ``scaled`` (d, height, width) is scratch for
-    ``S levels[i]``. Returns ``levels[d]``.
+    once per level (the weights are 25 MB on a 481 x 321 image; the ``degree R + R``
+    weight rows in flight fit in cache). A level's row is last read 2R rows after it is
+    written, so the inner levels live in rings of 2R + 2 rows (0.7 MB in all, not 30).
     """
-    d = levels.shape[0] - 1
     height, nk, width = half.shape
     reach = 0
     for k in range(nk):
         reach = max(reach, ody[k])
+    ring = 2 * reach + 2
+    levels = np.empty((degree + 1, ring, width))   # L_1 .. L_(degree-1), and S L_i
+    scaled = np.empty((degree + 1, ring, width))
+    scaled0 = np.empty((height, width))
     for y in range(height):
         for x in range(width):
-            levels[0, y, x] = x0[y, x]
-            scaled[0, y, x] = scale[y, x] * x0[y, x]
+            scaled0[y, x] = scale[y, x] * x0[y, x]
     acc = np.empty(width)
-    for t in range(height + reach * (d - 1)):
-        for i in range(1, d + 1):
+    for t in range(height + reach * (degree - 1)):
+        for i in range(1, degree + 1):
             y = t - reach * (i - 1)
             if y < 0:
                 break
             if y >= height:
                 continue
-            _stencil_row(half, diag, ody, odx, scaled[i - 1], y, acc)
-            cur = levels[i - 1, y]
-            out = levels[i, y]
+            if i == 1:   # a ring as tall as the image: the whole of S x0
+                _stencil_row_ring(half, diag, ody, odx, scaled0, height, y, acc)
+            else:
+                _stencil_row_ring(half, diag, ody, odx, scaled[i - 1], ring, y, acc)
+            cur = x0[y] if i == 1 else levels[i - 1, y % ring]
+            row = out[y] if i == degree else levels[i, y % ring]
             if i == 1:
                 for x in range(width):
-                    out[x] = alpha1 * scale[y, x] * acc[x] + beta1 * cur[x] + 0.0 * 0.0
+                    row[x] = alpha1 * scale[y, x] * acc[x] + beta1 * cur[x] + 0.0 * 0.0
             else:
-                prev = levels[i - 2, y]
+                prev = x0[y] if i == 2 else levels[i - 2, y % ring]
                 for x in range(width):
-                    out[x] = alpha * scale[y, x] * acc[x] + beta * cur[x] + -1.0 * prev[x]
-            if i < d:
+                    row[x] = alpha * scale[y, x] * acc[x] + beta * cur[x] + -1.0 * prev[x]
+            if i < degree:
+                srow = scaled[i, y % ring]
                 for x in range(width):
-                    scaled[i, y, x] = scale[y, x] * out[x]
-    return levels[d]
+                    srow[x] = scale[y, x] * row[x]
+    return out
