@@ -204,6 +204,15 @@ def test_stencil_affinity_is_the_csr_one(textured):
     assert vecs.tobytes() == np.ascontiguousarray(V2[:, 1:].T).tobytes()
 
 
+def test_spectral_pb_falls_back_to_lanczos_when_the_cuts_fail(textured):
+    """480 pixels: no cut has 17 eigenvalues above it, so sPb's Chebyshev attempt on
+    the stencil gives way to Lanczos on the CSR matrix: Lanczos's own result."""
+    via = spectral_pb(textured, solver="chebyshev", tol=0)
+    direct = spectral_pb(textured, solver="lanczos", tol=0)
+    for x, y in zip(via, direct):
+        assert x.tobytes() == y.tobytes()
+
+
 def test_chebyshev_filter_is_its_steps(textured):
     """The one-sweep recurrence (levels R rows apart) gives the bits of the same
     recurrence run one whole product at a time."""

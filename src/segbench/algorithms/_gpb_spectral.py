@@ -562,6 +562,7 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
     clock = time.process_time
     t_w = t_eig = 0.0
     found = None
+    tried_stencil = False
     small = h * w < max(_DENSE_MIN, 4 * int(nvec))
     if not small and (solver == "chebyshev" or (solver == "auto" and h * w >= _CHEB_MIN)):
         # the solver's own form of W, straight from the mPb (no CSR matrix)
@@ -571,6 +572,7 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
         t = clock()
         ody, odx = _k.forward_offsets(_RADIUS)
         found = _chebyshev_stencil_eigs(half, diag, ody, odx, int(nvec), tol)
+        tried_stencil = True
         del half, diag
         t_eig += clock() - t
     if found is None:   # a small grid, another solver, or every cut failed
@@ -578,7 +580,9 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
         W = affinity_matrix(a)
         t_w += clock() - t
         t = clock()
-        found = spectral_eigs(W, nvec, solver=solver, tol=tol, shape=(h, w))
+        # the cuts failed: Lanczos, as spectral_eigs would do next (not Chebyshev again)
+        again = "lanczos" if tried_stencil else solver
+        found = spectral_eigs(W, nvec, solver=again, tol=tol, shape=(h, w))
         del W
         t_eig += clock() - t
     lam, V = found
