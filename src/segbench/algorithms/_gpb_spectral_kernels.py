@@ -672,10 +672,11 @@ def _axpy(acc, a, b, n):
 
 
 @numba.njit(cache=True, inline="always")
-def _stencil_row(half, diag, ody, odx, z, y, acc):
-    """acc = row y of W z (z is (height, width) float64)."""
+def _stencil_row_ring(half, diag, ody, odx, z, ring, y, acc):
+    """acc = row y of W z, row r of the vector z held in ``z[r % ring]`` (``ring`` =
+    height: a whole (height, width) vector)."""
     height, nk, width = half.shape
-    zy = z[y]
+    zy = z[y % ring]
     base = y * width
     for x in range(width):
         acc[x] = diag[base + x] * zy[x]
@@ -685,10 +686,17 @@ def _stencil_row(half, diag, ody, odx, z, y, acc):
         x0 = max(0, -dx)
         x1 = min(width, width - dx)
         if y + dy < height:
-            _axpy(acc[x0:x1], half[y, k, x0:x1], z[y + dy, x0 + dx:x1 + dx], x1 - x0)
-        if y - dy >= 0:
-            _axpy(acc[x0 + dx:x1 + dx], half[y - dy, k, x0:x1], z[y - dy, x0:x1],
+            _axpy(acc[x0:x1], half[y, k, x0:x1], z[(y + dy) % ring, x0 + dx:x1 + dx],
                   x1 - x0)
+        if y - dy >= 0:
+            _axpy(acc[x0 + dx:x1 + dx], half[y - dy, k, x0:x1], z[(y - dy) % ring, x0:x1],
+                  x1 - x0)
+
+
+@numba.njit(cache=True, inline="always")
+def _stencil_row(half, diag, ody, odx, z, y, acc):
+    """acc = row y of W z (z is (height, width) float64)."""
+    _stencil_row_ring(half, diag, ody, odx, z, half.shape[0], y, acc)
 
 
 @numba.njit(cache=True)
@@ -719,27 +727,6 @@ def chebyshev_step(half, diag, ody, odx, scale, cur, prev, out, scratch, alpha, 
         for x in range(width):
             out[y, x] = (alpha * scale[y, x] * acc[x] + beta * cur[y, x]
                          + gamma * prev[y, x])
-
-
-@numba.njit(cache=True, inline="always")
-def _stencil_row_ring(half, diag, ody, odx, z, ring, y, acc):
-    """:func:`_stencil_row` with row r of the vector held in ``z[r % ring]``."""
-    height, nk, width = half.shape
-    zy = z[y % ring]
-    base = y * width
-    for x in range(width):
-        acc[x] = diag[base + x] * zy[x]
-    for k in range(nk):
-        dy = ody[k]
-        dx = odx[k]
-        x0 = max(0, -dx)
-        x1 = min(width, width - dx)
-        if y + dy < height:
-            _axpy(acc[x0:x1], half[y, k, x0:x1], z[(y + dy) % ring, x0 + dx:x1 + dx],
-                  x1 - x0)
-        if y - dy >= 0:
-            _axpy(acc[x0 + dx:x1 + dx], half[y - dy, k, x0:x1], z[(y - dy) % ring, x0:x1],
-                  x1 - x0)
 
 
 @numba.njit(cache=True)
