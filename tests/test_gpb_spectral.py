@@ -197,6 +197,8 @@ def test_stencil_affinity_is_the_csr_one(textured):
             mats.append(Wm.data.copy())
         assert mats[0].tobytes() == mats[1].tobytes()
         assert not np.all(mats[0] == mats[0][0])
+    with pytest.raises(ValueError, match="stop early"):   # the program's assumption
+        _k.interior_program(5, 25, np.float32(0.1), np.float32(0.5))
     # and spectral_pb, which now solves on that form, gives the CSR route's pairs
     _, lam, vecs = spectral_pb(m, solver="chebyshev", tol=0)
     lam2, V2 = spectral_eigs(W, 17, solver="chebyshev", shape=m.shape, tol=0)

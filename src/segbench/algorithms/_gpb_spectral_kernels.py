@@ -409,8 +409,11 @@ def interior_program(wr, r2, sigma, thresh):
     that edge. Returns ``(eptr, ekind, edy, edx, const)``: offset j's maxpb is the max
     of the edges ``eptr[j]:eptr[j + 1]`` (kind 0: ``hl``, 1: ``vl``, at the pixel's
     row + edy, column + edx); an offset with no edge (the pixel itself, or a pixel no
-    line records) has the fixed weight ``const[j]``.
+    line records) has the fixed weight ``const[j]``. Valid while the walk never stops
+    early (``thresh`` >= 1 with crossed values in [0, 1], as for every mPb).
     """
+    if thresh < 1:
+        raise ValueError("interior_program: the walk may stop early below thresh 1")
     side = 2 * wr + 5
     c = wr + 2
     hl = np.zeros((side + 1, side), np.float32)
