@@ -107,7 +107,8 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     Each block of pixels is counted by runs or, where runs are short (at least one
     change in ``_DENSE`` pixels: noisy or random maps, where a run walk mispredicts a
     branch at nearly every pixel), by one table look-up and increment per pixel
-    (``_count_dense``).
+    (``_count_dense``), or for two byte maps by one increment per pixel into a table of
+    byte pairs (``_count_raw``, mapped to classes once per call by ``_fold_raw``).
     """
     n = gt.size
     nc = np.int64(num_classes)
@@ -119,6 +120,12 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     dense = np.zeros(0, np.int32)
     in_dense = 0
     bad_dense = False
+    # two byte maps: counts by the raw byte pair (256 x 256), folded into ``dense`` at
+    # flush over the byte values seen (one increment a pixel, no look-up)
+    byte_pair = gt.itemsize == 1 and pred.itemsize == 1
+    raw = np.zeros(0, np.int32)
+    gmax = np.uint64(0)
+    pmax = np.uint64(0)
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
         g = gt[b0:b0 + m]
@@ -131,10 +138,19 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
             if dense.size == 0:
                 gmap, pmap = _dense_tables(nc, ign, rzl)
                 dense = np.zeros((nc + 2) * (nc + 1), np.int32)
+                if byte_pair:
+                    raw = np.zeros(65536, np.int32)
             if in_dense + m >= _INT32_MAX:   # int32 cells: flush before they could wrap
+                if byte_pair:
+                    _fold_raw(raw, gmax, pmax, gmap, pmap, dense)
                 bad_dense |= _flush_dense(dense, nc, conf)
                 in_dense = 0
-            _count_dense(g, p, gmap, pmap, dense)
+            if byte_pair:
+                gmax = max(gmax, _byte_max(g))
+                pmax = max(pmax, _byte_max(p))
+                _count_raw(g, p, raw)
+            else:
+                _count_dense(g, p, gmap, pmap, dense)
             in_dense += m
             continue
         if k < m:
@@ -145,6 +161,8 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
             bad_dense = True
             break
     if dense.size:
+        if byte_pair:
+            _fold_raw(raw, gmax, pmax, gmap, pmap, dense)
         bad_dense |= _flush_dense(dense, nc, conf)
     if bad_dense:   # the first bad pixel may lie in a block counted per pixel
         return first_bad_pixel(gt, pred, nc, ign, rzl)[0]
@@ -204,6 +222,38 @@ def _count_dense(g, p, gmap, pmap, dense):
         gi = min(np.uint64(np.int64(g[c])), gtop)
         pi = min(np.uint64(np.int64(p[c])), ptop)
         dense[np.uint64(gmap[gi] + pmap[pi])] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _byte_max(x):
+    """The largest byte of x (a vectorized max)."""
+    m = np.uint8(0)
+    for c in range(_U0, np.uint64(x.size)):
+        m = max(m, x[c])
+    return np.uint64(m)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count_raw(g, p, raw):
+    """``raw[256 g + p] += 1`` a pixel: two bytes make the cell, no table look-up."""
+    s8 = np.uint64(8)
+    for c in range(_U0, np.uint64(g.size)):
+        raw[(np.uint64(g[c]) << s8) | np.uint64(p[c])] += 1
+
+
+@njit(cache=True, nogil=True)
+def _fold_raw(raw, gmax, pmax, gmap, pmap, dense):
+    """Add the byte-pair counts ``raw`` (values up to gmax, pmax) to ``dense`` through
+    ``_dense_tables``' maps (ignored and out-of-range values land where
+    ``_count_dense`` puts them) and zero them."""
+    for v in range(np.uint64(gmax) + _U1):
+        row = gmap[v]
+        base = v << np.uint64(8)
+        for u in range(np.uint64(pmax) + _U1):
+            n = raw[base + u]
+            if n:
+                dense[row + pmap[u]] += n
+                raw[base + u] = 0
 
 
 @njit(cache=True, nogil=True)
