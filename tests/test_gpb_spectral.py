@@ -171,7 +171,7 @@ def test_stencil_affinity_is_the_csr_one(textured):
     half, diag, outside = _k.half_stencil(W.indptr, W.indices, W.data, 40, 45, 5, ody,
                                           odx)
     assert outside == 0
-    half2, diag2 = _affinity_stencil(m)
+    half2, diag2, _, _ = _affinity_stencil(m)
     assert half2.dtype == np.float32 and half2.shape == (40, ody.size, 45)
     assert half2.tobytes() == half.tobytes() and diag2.tobytes() == diag.tobytes()
     assert (half[-1, ody > 0, :] == 0).all() and (half[:, 0, -1] == 0).all()
@@ -182,7 +182,7 @@ def test_stencil_affinity_is_the_csr_one(textured):
     W2 = affinity_matrix(m2)
     half3, diag3, _ = _k.half_stencil(W2.indptr, W2.indices, W2.data, 31, 26, 5, ody,
                                       odx)
-    half4, diag4 = _affinity_stencil(m2)
+    half4, diag4, _, _ = _affinity_stencil(m2)
     assert half4.tobytes() == half3.tobytes() and diag4.tobytes() == diag3.tobytes()
     # the precomputed walk of interior pixels against the walk itself, everywhere
     for mm in (m, m2):

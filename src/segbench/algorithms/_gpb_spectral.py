@@ -153,7 +153,8 @@ def _interior_program(radius: int, sigma: float):
 
 def _affinity_stencil(a, radius: int = _RADIUS, sigma: float = _SIGMA):
     """:func:`affinity_matrix` of a checked mPb ``a`` in the eigensolver's half-stencil
-    form ``(half, diag)``, the same values, without building the CSR matrix."""
+    form ``(half, diag, ody, odx)`` (the offsets of ``_k.forward_offsets``), the same
+    values, without building the CSR matrix."""
     h, w = a.shape
     hl, vl = _dual_lattice(a)
     ody, odx = _k.forward_offsets(radius)
@@ -163,7 +164,7 @@ def _affinity_stencil(a, radius: int = _RADIUS, sigma: float = _SIGMA):
                                             ody, odx, program)
     if overflow:   # as in affinity_matrix
         raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
-    return half, diag
+    return half, diag, ody, odx
 
 
 def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
@@ -567,10 +568,9 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
     if not small and (solver == "chebyshev" or (solver == "auto" and h * w >= _CHEB_MIN)):
         # the solver's own form of W, straight from the mPb (no CSR matrix)
         t = clock()
-        half, diag = _affinity_stencil(a)
+        half, diag, ody, odx = _affinity_stencil(a)
         t_w += clock() - t
         t = clock()
-        ody, odx = _k.forward_offsets(_RADIUS)
         found = _chebyshev_stencil_eigs(half, diag, ody, odx, int(nvec), tol)
         tried_stencil = True
         del half, diag

@@ -534,8 +534,9 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     for k in range(nk):
         lut[wr + ody[k], wr + odx[k]] = k + 1
         lut[wr - ody[k], wr - odx[k]] = -(k + 1)
-    fwd = np.zeros((height, nk, width), np.float32)      # W_p->q, q = p + offset k
-    back = np.zeros((height, nk, width), np.float32)     # W_q->p, q = p + offset k
+    # half[y, k, x]: W_p->q for p = (y, x), q = p + offset k, until q's row comes,
+    # which averages in W_q->p (q follows p in raster order: a backward offset of q)
+    half = np.zeros((height, nk, width), np.float32)
     work = _affinity_work(wr)
     vals, du, dv = _row_buffers(wr)
     overflow = 0
@@ -547,15 +548,13 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
             for j in range(_disc_in_image(height, width, wr, r2, x, y, du, dv)):
                 k = lut[wr + du[j], wr + dv[j]]
                 if k > 0:
-                    fwd[y, k - 1, x] = vals[j]
+                    half[y, k - 1, x] = vals[j]
                 elif k < 0:
-                    back[y + du[j], -k - 1, x + dv[j]] = vals[j]
-    for y in range(height):
-        for k in range(nk):
-            for x in range(width):
-                fwd[y, k, x] = np.float32(0.5 * (np.float64(fwd[y, k, x])
-                                                 + np.float64(back[y, k, x])))
-    return fwd, np.ones(height * width), overflow
+                    yy = y + du[j]
+                    xx = x + dv[j]
+                    half[yy, -k - 1, xx] = np.float32(
+                        0.5 * (np.float64(half[yy, -k - 1, xx]) + np.float64(vals[j])))
+    return half, np.ones(height * width), overflow
 
 
 @numba.njit(cache=True)

@@ -122,7 +122,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     bad_dense = False
     # two byte maps: counts by the raw byte pair (256 x 256), folded into ``dense`` at
     # flush over the byte values seen (one increment a pixel, no look-up)
-    byte_pair = gt.itemsize == 1 and pred.itemsize == 1
+    byte_pair = gt.itemsize == 1 and pred.itemsize == 1   # uint8: no signed byte type
     raw = np.zeros(0, np.int32)
     gmax = np.uint64(0)
     pmax = np.uint64(0)
