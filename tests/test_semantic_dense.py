@@ -71,3 +71,28 @@ def test_a_bad_pair_leaves_earlier_counts_as_they_were(tmp_path):
         ev.update_png(tmp_path / "g.png", tmp_path / "p.png")
     np.testing.assert_array_equal(ev.confusion(), before[0])
     assert ev.results()["per_class"] == before[1] and ev.n_images == 1
+
+
+@pytest.mark.parametrize("dilation", [None, 0.02])
+def test_a_bad_prediction_under_ignored_ground_truth_is_named_and_counts_stay_exact(
+        dilation):
+    # without boundary IoU two byte maps are counted by byte pair: a prediction beyond
+    # the classes is an error even where the ground truth is ignored, and the table is
+    # handed back cleared, so the next pair counts as bincount
+    rng = np.random.default_rng(10)
+    gt = rng.integers(0, 19, (128, 128), dtype=np.uint8)
+    pred = rng.integers(0, 19, (128, 128), dtype=np.uint8)
+    gt[5, 9] = 255
+    pred[5, 9] = 200
+    ev = SemanticEval(19, boundary_dilation=dilation)
+    with pytest.raises(InputError, match=r"prediction pixel \(row 5, col 9\) has label 200"):
+        ev.update(gt, pred)
+    gt2 = rng.integers(0, 19, (128, 128), dtype=np.uint8)
+    ev.update(gt2, pred * (pred < 19))
+    np.testing.assert_array_equal(ev.confusion(),
+                                  _reference(gt2, pred * (pred < 19), 19, 255, False))
+    rzl_gt = gt2.copy()
+    rzl_gt[100, 1] = 21          # class 20 after reduce_zero_label: beyond 19 classes
+    with pytest.raises(InputError, match=r"ground truth pixel \(row 100, col 1\) has label 21"):
+        SemanticEval(19, reduce_zero_label=True, boundary_dilation=dilation).update(
+            rzl_gt, gt2)

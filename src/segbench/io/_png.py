@@ -98,7 +98,6 @@ def _build(lens, vals, table, lb):
     """Fill ``table`` for the canonical Huffman code of code lengths ``lens``; symbol s
     decodes to ``vals[s] | length``. Returns False for an over-subscribed code (an
     incomplete one leaves entries of kind _BAD and length 0: no such code)."""
-    table[:] = _BAD << 5
     count = np.zeros(16, np.int64)
     for s in range(lens.size):
         count[lens[s]] += 1
@@ -115,6 +114,9 @@ def _build(lens, vals, table, lb):
         nxt[n] = code
     size = 1 << lb
     mask = size - 1
+    # only the entries this code uses are cleared: the table has room for the longest
+    # second levels, ten times what a block's code uses, and it is built per block
+    table[:size] = _BAD << 5
     rev = np.zeros(lens.size, np.int64)
     submax = np.zeros(size, np.int64)
     for s in range(lens.size):
@@ -134,6 +136,7 @@ def _build(lens, vals, table, lb):
     for pre in range(size):
         if submax[pre]:
             table[pre] = (off << 12) | 16 | submax[pre]
+            table[off:off + (1 << submax[pre])] = _BAD << 5
             off += 1 << submax[pre]
     for s in range(lens.size):
         n = lens[s]
@@ -191,9 +194,10 @@ _LITERAL_HEAVY = 4
 def _tables():
     """The decoding tables and their scratch for one stream (see ``_block_start``)."""
     lv, dv = _symbol_values()
-    lit = np.zeros((1 << _LB) + 288 * (1 << (15 - _LB)), np.int64)
-    dst = np.zeros((1 << _DB) + 32 * (1 << (15 - _DB)), np.int64)
-    cl = np.zeros(1 << 7, np.int64)
+    # not cleared: ``_build`` clears the entries a code uses, and only those are read
+    lit = np.empty((1 << _LB) + 288 * (1 << (15 - _LB)), np.int64)
+    dst = np.empty((1 << _DB) + 32 * (1 << (15 - _DB)), np.int64)
+    cl = np.empty(1 << 7, np.int64)
     cl_vals = np.arange(19) << 12
     lens = np.zeros(288 + 32, np.int64)
     return lit, dst, cl, cl_vals, lens, lv, dv
@@ -545,74 +549,44 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
             break
         if sa == _HUFF and sb == _HUFF:
             # five literals of each per refill: at most _LB = 10 bits each, 50 <= 56.
-            # Leaves at the first symbol of either that is not such a literal.
-            while pa <= na + 8 and pb <= nb + 8 and qa + 5 <= ma and qb + 5 <= mb:
-                ba |= _load8(ia, pa) << np.uint64(ca)
-                pa += (63 - ca) >> 3
+            # Leaves at the first symbol of either that is not such a literal. The
+            # bit counts take the whole entry off (libdeflate's trick): only their low
+            # six bits are read here, so each literal's shift takes its count straight
+            # from the entry (x86 shifts read six bits), one step less in the chain of
+            # dependent look-ups that bounds this loop. Refills and outputs are counted
+            # up front, so the loop tests one counter.
+            rounds = min((ma - qa) // 5, (mb - qb) // 5, (na + 8 - pa) // 7 + 1,
+                         (nb + 8 - pb) // 7 + 1)
+            uqa = np.uint64(qa)
+            uqb = np.uint64(qb)
+            done = _U0
+            for _ in range(rounds):
+                ba |= _load8(ia, pa) << np.uint64(ca & 63)
+                pa += ((63 - ca) & 63) >> 3
                 ca |= 56
-                bbb |= _load8(ib, pb) << np.uint64(cb)
-                pb += (63 - cb) >> 3
+                bbb |= _load8(ib, pb) << np.uint64(cb & 63)
+                pb += ((63 - cb) & 63) >> 3
                 cb |= 56
-                ea = lit_a[ba & lmask]
-                eb = lit_b[bbb & lmask]
-                if not _both_primary_literals(ea, eb):
+                k = 0
+                while k < 5:
+                    ea = lit_a[ba & lmask]
+                    eb = lit_b[bbb & lmask]
+                    if not _both_primary_literals(ea, eb):
+                        break
+                    ba >>= np.uint64(ea & 63)
+                    ca -= ea
+                    oa[uqa + done] = np.uint8(ea >> 12)
+                    bbb >>= np.uint64(eb & 63)
+                    cb -= eb
+                    ob[uqb + done] = np.uint8(eb >> 12)
+                    done += _U1
+                    k += 1
+                if k < 5:
                     break
-                ba >>= np.uint64(ea & 63)
-                ca -= ea & 63
-                oa[np.uint64(qa)] = np.uint8(ea >> 12)
-                bbb >>= np.uint64(eb & 63)
-                cb -= eb & 63
-                ob[np.uint64(qb)] = np.uint8(eb >> 12)
-                ea = lit_a[ba & lmask]
-                eb = lit_b[bbb & lmask]
-                if not _both_primary_literals(ea, eb):
-                    qa += 1
-                    qb += 1
-                    break
-                ba >>= np.uint64(ea & 63)
-                ca -= ea & 63
-                oa[np.uint64(qa + 1)] = np.uint8(ea >> 12)
-                bbb >>= np.uint64(eb & 63)
-                cb -= eb & 63
-                ob[np.uint64(qb + 1)] = np.uint8(eb >> 12)
-                ea = lit_a[ba & lmask]
-                eb = lit_b[bbb & lmask]
-                if not _both_primary_literals(ea, eb):
-                    qa += 2
-                    qb += 2
-                    break
-                ba >>= np.uint64(ea & 63)
-                ca -= ea & 63
-                oa[np.uint64(qa + 2)] = np.uint8(ea >> 12)
-                bbb >>= np.uint64(eb & 63)
-                cb -= eb & 63
-                ob[np.uint64(qb + 2)] = np.uint8(eb >> 12)
-                ea = lit_a[ba & lmask]
-                eb = lit_b[bbb & lmask]
-                if not _both_primary_literals(ea, eb):
-                    qa += 3
-                    qb += 3
-                    break
-                ba >>= np.uint64(ea & 63)
-                ca -= ea & 63
-                oa[np.uint64(qa + 3)] = np.uint8(ea >> 12)
-                bbb >>= np.uint64(eb & 63)
-                cb -= eb & 63
-                ob[np.uint64(qb + 3)] = np.uint8(eb >> 12)
-                ea = lit_a[ba & lmask]
-                eb = lit_b[bbb & lmask]
-                if not _both_primary_literals(ea, eb):
-                    qa += 4
-                    qb += 4
-                    break
-                ba >>= np.uint64(ea & 63)
-                ca -= ea & 63
-                oa[np.uint64(qa + 4)] = np.uint8(ea >> 12)
-                bbb >>= np.uint64(eb & 63)
-                cb -= eb & 63
-                ob[np.uint64(qb + 4)] = np.uint8(eb >> 12)
-                qa += 5
-                qb += 5
+            qa += np.int64(done)
+            qb += np.int64(done)
+            ca &= 63
+            cb &= 63
         if sa == _HUFF:
             sa, ba, ca, pa, qa = _step(ia, na, oa, ma, ba, ca, pa, qa, lit_a, dst_a,
                                        sb != _DONE)

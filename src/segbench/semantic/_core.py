@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,12 +149,24 @@ def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18
             for k in range(n_slots)]
 
 
+_WORK = threading.local()
+
+
+def _byte_pairs() -> np.ndarray:
+    """This thread's zeroed 256 x 256 int32 table for ``K.count_pairs`` (which hands it
+    back zeroed)."""
+    table = getattr(_WORK, "byte_pairs", None)
+    if table is None:
+        table = _WORK.byte_pairs = np.zeros(65536, np.int32)
+    return table
+
+
 def run_task(task: Task, gt, pred, num_classes, ign, rzl, dilation, counts: Counts) -> int:
     """Count one task into ``counts``; the flat in-image index of a bad label, or -1."""
     g, p = gt[task.image], pred[task.image]
     if dilation is None:
         bad = K.count_pairs(g.reshape(-1)[task.a:task.b], p.reshape(-1)[task.a:task.b],
-                            num_classes, ign, rzl, counts.conf)
+                            num_classes, ign, rzl, counts.conf, _byte_pairs())
         return -1 if bad < 0 else task.a + bad
     d = dilation_pixels(g.shape, dilation)
     return K.count_pairs_band(g, p, num_classes, ign, rzl, d, task.a, task.b,

@@ -97,18 +97,21 @@ def first_bad_pixel(gt, pred, num_classes, ign, rzl):
 # --- confusion matrix -----------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def count_pairs(gt, pred, num_classes, ign, rzl, conf):
+def count_pairs(gt, pred, num_classes, ign, rzl, conf, byte_pairs):
     """Add one pair's pixel counts to ``conf`` (flat C*C, row = gt class).
 
     ``gt`` and ``pred`` are flat, of one length. Returns the flat index of the first
     pixel with an out-of-range label, after which ``conf`` is partial and must be
-    discarded, or -1.
+    discarded, or -1. ``byte_pairs`` is a zeroed int32 table of 65536 cells that two
+    byte maps are counted in, handed back zeroed (the caller keeps one per thread:
+    clearing a fresh one cost a tenth of counting a random 512x512 pair), or an empty
+    array (one is made when needed).
 
     Each block of pixels is counted by runs or, where runs are short (at least one
     change in ``_DENSE`` pixels: noisy or random maps, where a run walk mispredicts a
     branch at nearly every pixel), by one table look-up and increment per pixel
-    (``_count_dense``), or for two byte maps by one increment per pixel into a table of
-    byte pairs (``_count_raw``, mapped to classes once per call by ``_fold_raw``).
+    (``_count_dense``), or for two byte maps by one increment per pixel into the table
+    of byte pairs (``_count_raw``, added to ``conf`` once per call by ``_fold_raw``).
     """
     n = gt.size
     nc = np.int64(num_classes)
@@ -120,10 +123,10 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
     dense = np.zeros(0, np.int32)
     in_dense = 0
     bad_dense = False
-    # two byte maps: counts by the raw byte pair (256 x 256), folded into ``dense`` at
-    # flush over the byte values seen (one increment a pixel, no look-up)
+    # two byte maps: counts by the raw byte pair (256 x 256), added to ``conf`` over
+    # the byte values seen (one increment a pixel, no look-up)
     byte_pair = gt.itemsize == 1 and pred.itemsize == 1   # uint8: no signed byte type
-    raw = np.zeros(0, np.int32)
+    raw = byte_pairs
     gmax = np.uint64(0)
     pmax = np.uint64(0)
     for b0 in range(0, n, _BLOCK):
@@ -135,21 +138,22 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         k = min(m, _SAMPLE)
         _changes(g[:k], p[:k], ch)
         if _DENSE * _n_marks(ch, k) >= k and ign >= -1:
-            if dense.size == 0:
-                gmap, pmap = _dense_tables(nc, ign, rzl)
-                dense = np.zeros((nc + 2) * (nc + 1), np.int32)
-                if byte_pair:
-                    raw = np.zeros(65536, np.int32)
             if in_dense + m >= _INT32_MAX:   # int32 cells: flush before they could wrap
                 if byte_pair:
-                    _fold_raw(raw, gmax, pmax, gmap, pmap, dense)
-                bad_dense |= _flush_dense(dense, nc, conf)
+                    bad_dense |= _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf)
+                else:
+                    bad_dense |= _flush_dense(dense, nc, conf)
                 in_dense = 0
             if byte_pair:
+                if raw.size == 0:
+                    raw = np.zeros(65536, np.int32)
                 gmax = max(gmax, _byte_max(g))
                 pmax = max(pmax, _byte_max(p))
                 _count_raw(g, p, raw)
             else:
+                if dense.size == 0:
+                    gmap, pmap = _dense_tables(nc, ign, rzl)
+                    dense = np.zeros((nc + 2) * (nc + 1), np.int32)
                 _count_dense(g, p, gmap, pmap, dense)
             in_dense += m
             continue
@@ -160,10 +164,11 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf):
         if bad >= 0:
             bad_dense = True
             break
-    if dense.size:
+    if in_dense:
         if byte_pair:
-            _fold_raw(raw, gmax, pmax, gmap, pmap, dense)
-        bad_dense |= _flush_dense(dense, nc, conf)
+            bad_dense |= _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf)
+        else:
+            bad_dense |= _flush_dense(dense, nc, conf)
     if bad_dense:   # the first bad pixel may lie in a block counted per pixel
         return first_bad_pixel(gt, pred, nc, ign, rzl)[0]
     return -1
@@ -242,18 +247,30 @@ def _count_raw(g, p, raw):
 
 
 @njit(cache=True, nogil=True)
-def _fold_raw(raw, gmax, pmax, gmap, pmap, dense):
-    """Add the byte-pair counts ``raw`` (values up to gmax, pmax) to ``dense`` through
-    ``_dense_tables``' maps (ignored and out-of-range values land where
-    ``_count_dense`` puts them) and zero them."""
-    for v in range(np.uint64(gmax) + _U1):
-        row = gmap[v]
+def _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf):
+    """Add the byte-pair counts ``raw`` (values up to gmax, pmax) to ``conf`` and zero
+    them; returns whether any pixel was out of range: a prediction byte >= C anywhere
+    (ignored pixels included), a ground-truth byte that is neither a class nor ignored
+    (as ``_count_dense`` and ``first_bad_pixel`` judge them)."""
+    bad = 0
+    width = pmax + _U1
+    cols = min(width, np.uint64(nc))
+    for v in range(gmax + _U1):
         base = v << np.uint64(8)
-        for u in range(np.uint64(pmax) + _U1):
-            n = raw[base + u]
-            if n:
-                dense[row + pmap[u]] += n
-                raw[base + u] = 0
+        gl = _gt_label(v, ign, rzl)
+        if gl != ign:
+            if 0 <= gl < nc:
+                row = np.uint64(gl * nc)
+                for u in range(cols):       # zeros too: vectorized
+                    conf[row + u] += raw[base + u]
+            else:
+                for u in range(cols):
+                    bad += raw[base + u]
+        for u in range(cols, width):
+            bad += raw[base + u]
+        for u in range(width):
+            raw[base + u] = 0
+    return bad > 0
 
 
 @njit(cache=True, nogil=True)
