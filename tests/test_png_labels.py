@@ -149,6 +149,19 @@ def test_random_maps_of_every_size(tmp_path):
             np.testing.assert_array_equal(read_label_map(path, dtype=None), maps)
 
 
+def test_paeth_rows_under_rows_without_runs(tmp_path):
+    """Paeth rows whose row above has no runs take the predictor from bounds on b and
+    c (not the spec's three distances): 262k random triples of bytes, and rows where
+    the left, above and above-left values tie."""
+    rng = np.random.default_rng(12)
+    noise = rng.integers(0, 256, (512, 512))
+    ties = rng.integers(0, 3, (64, 512)) * 127        # 0, 127, 254: many equal values
+    for name, labels in (("noise", noise), ("ties", ties)):
+        path = tmp_path / f"{name}.png"
+        path.write_bytes(_png(labels.astype(np.uint8), filters=[4]))
+        np.testing.assert_array_equal(read_label_map(path, dtype=None), labels)
+
+
 def test_malformed_streams_are_left_to_pillow_and_fail_in_one_line(tmp_path):
     rng = np.random.default_rng(2)
     good = _png(_blobs(rng, 50, 60, 20), filters=[4, 2], idat=300)
