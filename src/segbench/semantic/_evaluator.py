@@ -482,12 +482,3 @@ def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
     gt_path, pred_path = paths
     gt, pred = read_stored_label_pair(gt_path, pred_path)
     return count_pair(gt, pred, gt_path, pred_path, settings, into)
-
-
-def _add_sparse(total: Counts, sparse) -> None:
-    from ._kernels import add_cells
-    nz, vals, gb, pb, bi = sparse
-    add_cells(total.conf, np.asarray(nz, np.int64), np.asarray(vals, np.int64))
-    total.gt_band += gb
-    total.pred_band += pb
-    total.band_inter += bi

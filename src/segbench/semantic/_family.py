@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
-from ._evaluator import (REFERENCES, SemanticEval, _add_sparse, _SemanticResult,
+from ._evaluator import (REFERENCES, SemanticEval, _SemanticResult,
                          class_names, count_pair)
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
@@ -153,13 +153,15 @@ def _row_means(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _areas(block, c: int):
-    """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records."""
+def _areas(block, c: int, conf: np.ndarray | None = None):
+    """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records;
+    their confusion cells are added to ``conf`` (flat int64) when given."""
     from ._kernels import record_areas
     tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
+    into = np.zeros(0, np.int64) if conf is None else conf
     for k, r in enumerate(block):
         record_areas(np.asarray(r[0], np.int64), np.asarray(r[1], np.int64), c, k,
-                     tp, gt_area, pred_area)
+                     tp, gt_area, pred_area, into)
     # float64 as before: the sums are integers below 2**53, so exact either way
     return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 
@@ -195,15 +197,17 @@ def _resampler(ids, records, params, options):
     return statistic
 
 
-def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096) -> list:
+def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096,
+               conf: np.ndarray | None = None) -> list:
     """One row per image: the split's rules applied to that image's counts alone,
-    computed for a block of images at a time ((images, classes) arrays)."""
+    computed for a block of images at a time ((images, classes) arrays). Every
+    record's confusion cells are added to ``conf`` when given."""
     c = num_classes
     rows = []
     for a in range(0, len(records), chunk):
         block = records[a:a + chunk]
         n = len(block)
-        tp, gt_area, pred_area = _areas(block, c)
+        tp, gt_area, pred_area = _areas(block, c, conf)
         iou = _iou(tp, gt_area, pred_area)
         counted = gt_area.sum(axis=1)        # exact: sums of integers below 2**53
         aacc = np.full(n, np.nan)
@@ -241,13 +245,17 @@ def _summarize(ids, records, params, options) -> Result:
                       reduce_zero_label=params["reduce_zero_label"],
                       boundary_dilation=params["boundary_dilation"])
     total = Counts.zeros(ev.num_classes)
-    for rec in records:
-        _add_sparse(total, rec)
+    boundary = params["boundary_dilation"] is not None
+    # the confusion cells are summed by the per-image pass (one read of the records)
+    per_item = _item_rows(list(ids), list(records), ev.num_classes, boundary,
+                          conf=total.conf)
+    for _nz, _vals, gb, pb, bi in records:
+        total.gt_band += gb
+        total.pred_band += pb
+        total.band_inter += bi
     ev._add(total)
     ev._n_images = len(records)
     whole = ev._result()
-    boundary = params["boundary_dilation"] is not None
-    per_item = _item_rows(list(ids), list(records), ev.num_classes, boundary)
     notes = {"status": "parity_verified", "references": dict(REFERENCES),
              "params": {**ev._config(), "n_pixels": ev.n_pixels}}
     return _SemanticResult("semantic", whole.metrics, per_item, {},

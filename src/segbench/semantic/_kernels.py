@@ -823,10 +823,12 @@ def _add_runs(runs, n, nc, ign, mult, conf, gt_total, pred_total, diag_total):
 # --- per-image areas of sparse records ------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def record_areas(nz, w, c, k, tp, gt_area, pred_area):
+def record_areas(nz, w, c, k, tp, gt_area, pred_area, conf):
     """Add one image's class areas to row k of ``tp`` / ``gt_area`` / ``pred_area``
     ((images, c) int64): its confusion cells are the flat indices ``nz`` (row = ground
-    truth) holding counts ``w``.
+    truth) holding counts ``w``. Its cells are added to ``conf`` (flat c*c) too unless
+    that is empty: a split's total in the same pass over the records (a map without
+    runs has a record of c*c cells, and reading them again cost as much).
 
     Compiled, one image at a time: a map without runs fills nearly all c*c cells, and
     numpy's gathers over every image's cells at once took seconds for a few hundred
@@ -841,6 +843,8 @@ def record_areas(nz, w, c, k, tp, gt_area, pred_area):
             row0 = g * c
         p = cell - row0
         v = w[i]
+        if conf.size:
+            conf[cell] += v
         gt_area[k, g] += v
         pred_area[k, p] += v
         if g == p:
@@ -866,10 +870,3 @@ def take_cells(conf):
             conf[i] = 0
             k += 1
     return nz, vals
-
-
-@njit(cache=True, nogil=True)
-def add_cells(conf, nz, vals):
-    """conf[nz] += vals, one cell at a time (a repeated index adds each count)."""
-    for i in range(nz.size):
-        conf[nz[i]] += vals[i]
