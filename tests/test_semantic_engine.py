@@ -340,3 +340,23 @@ def test_workers_and_dask_scheduler_are_byte_identical(tmp_path):
     one = _files(tmp_path / "w1")
     assert one == _files(tmp_path / "w2") == _files(tmp_path / "dask")
     assert one[0].count(b"\n") == 9
+
+
+def test_a_partly_resumed_run_gives_the_same_result(tmp_path, capsys):
+    # records counted now (int32 cells) and records read back from JSON (int64) sum to
+    # the same split and the same per-pair rows
+    gt_dir, pred_dir, _pairs = _city(tmp_path)
+    out = tmp_path / "run"
+    assert _cli(gt_dir, pred_dir, out) == 0
+    first = {name: (out / name).read_text()
+             for name in ("result_semantic.json", "per_item_semantic.csv")}
+    saved = sorted((out / RECORDS_DIR / "semantic").glob("*.json"))
+    for path in saved[:2]:
+        path.unlink()
+    assert _cli(gt_dir, pred_dir, out) == 0
+    assert len(list((out / RECORDS_DIR / "semantic").glob("*.json"))) == len(saved)
+    again = json.loads((out / "result_semantic.json").read_text())
+    before = json.loads(first["result_semantic.json"])
+    assert again["metrics"] == before["metrics"]
+    assert again["per_class"] == before["per_class"]
+    assert (out / "per_item_semantic.csv").read_text() == first["per_item_semantic.csv"]

@@ -153,6 +153,12 @@ def _row_means(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _integers(values) -> np.ndarray:
+    """``values`` as an integer array, not copied when it is one."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "iu" else arr.astype(np.int64)
+
+
 def _areas(block, c: int, conf: np.ndarray | None = None):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records;
     their confusion cells are added to ``conf`` (flat int64) when given."""
@@ -160,8 +166,9 @@ def _areas(block, c: int, conf: np.ndarray | None = None):
     tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
     into = np.zeros(0, np.int64) if conf is None else conf
     for k, r in enumerate(block):
-        record_areas(np.asarray(r[0], np.int64), np.asarray(r[1], np.int64), c, k,
-                     tp, gt_area, pred_area, into)
+        # as they are: int32 from counting, int64 read back from JSON (no copies)
+        record_areas(_integers(r[0]), _integers(r[1]), c, k, tp, gt_area, pred_area,
+                     into)
     # float64 as before: the sums are integers below 2**53, so exact either way
     return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 

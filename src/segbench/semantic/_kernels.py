@@ -851,16 +851,33 @@ def record_areas(nz, w, c, k, tp, gt_area, pred_area, conf):
             tp[k, g] += v
 
 
-@njit(cache=True, nogil=True)
 def take_cells(conf):
     """(flat indices, counts) of the cells of ``conf`` that are not zero, in increasing
-    order, and those cells set back to zero: one pass where numpy takes three (a map
-    without runs fills nearly all cells)."""
+    order, and those cells set back to zero. Both int32 where they fit (every cell
+    index of fewer than 46341 classes, every count of fewer than 2**31 pixels): a map
+    without runs fills nearly all c*c cells, and its record is half the memory."""
+    n, top = _cells_in_use(conf)
+    nz = np.empty(n, np.int32 if conf.size <= _INT32_MAX else np.int64)
+    vals = np.empty(n, np.int32 if top <= _INT32_MAX else np.int64)
+    _take_cells(conf, nz, vals)
+    return nz, vals
+
+
+@njit(cache=True, nogil=True)
+def _cells_in_use(conf):
+    """(number of cells that are not zero, largest cell)."""
     n = 0
+    top = 0
     for i in range(conf.size):
         n += conf[i] != 0
-    nz = np.empty(n, np.int64)
-    vals = np.empty(n, conf.dtype)
+        top = max(top, conf[i])
+    return n, top
+
+
+@njit(cache=True, nogil=True)
+def _take_cells(conf, nz, vals):
+    """Copy the cells of ``conf`` that are not zero (index, count) into ``nz``, ``vals``
+    (of that length) and set them back to zero: one pass where numpy takes three."""
     k = 0
     for i in range(conf.size):
         v = conf[i]
@@ -869,4 +886,3 @@ def take_cells(conf):
             vals[k] = v
             conf[i] = 0
             k += 1
-    return nz, vals
