@@ -12,7 +12,7 @@ then the rows are unfiltered. Anything else, and any file it finds malformed, re
 Where a map has no runs (every pixel its own literal), inflating is a chain of
 dependent table look-ups, each code's length giving the position of the next:
 :func:`decode_label_png_pair` inflates a ground truth and its prediction together, one
-literal of each per step, so that two independent chains share the wait (1.6 -> 0.8 ms
+literal of each per step, so that two independent chains share the wait (1.6 -> 0.7 ms
 for a pair of random 512x512 maps). Python's ``zlib.decompress`` was measured too: 0.95
 ms for the inflate alone of such a map, against 0.8 ms here for one stream. Files are
 read into per-thread buffers that are reused, and a map read for counting is decoded into
