@@ -149,6 +149,26 @@ def test_random_maps_of_every_size(tmp_path):
             np.testing.assert_array_equal(read_label_map(path, dtype=None), maps)
 
 
+def test_paeth_by_bounds_is_the_spec_predictor_for_every_byte_triple():
+    from numba import njit
+
+    from segbench.io._png import _paeth_by_bounds
+
+    @njit
+    def mismatches():
+        bad = 0
+        for a in range(256):
+            for b in range(256):
+                for c in range(256):
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    spec = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                    bad += _paeth_by_bounds(np.int64(a), np.int64(b), np.int64(c)) != spec
+        return bad
+
+    assert mismatches() == 0
+
+
 def test_paeth_rows_under_rows_without_runs(tmp_path):
     """Paeth rows whose row above has no runs take the predictor from bounds on b and
     c (not the spec's three distances): 262k random triples of bytes, and rows where
