@@ -169,14 +169,22 @@ def test_paeth_by_bounds_is_the_spec_predictor_for_every_byte_triple():
     assert mismatches() == 0
 
 
-def test_paeth_rows_under_rows_without_runs(tmp_path):
+def test_paeth_rows_under_rows_without_runs_and_over_regions(tmp_path):
     """Paeth rows whose row above has no runs take the predictor from bounds on b and
     c (not the spec's three distances): 262k random triples of bytes, and rows where
-    the left, above and above-left values tie."""
+    the left, above and above-left values tie; under a flat row, eight pixels at a time
+    where nothing changes."""
     rng = np.random.default_rng(12)
     noise = rng.integers(0, 256, (512, 512))
     ties = rng.integers(0, 3, (64, 512)) * 127        # 0, 127, 254: many equal values
-    for name, labels in (("noise", noise), ("ties", ties)):
+    # large regions (rows above mostly flat: eight pixels at a time where nothing
+    # changes), edges at every offset within a word, a width that is not whole words
+    flat = np.zeros((90, 203), np.int64)
+    flat[10:60, 5:120] = 7
+    flat[30:80, 90:203] = 200
+    for r in range(90):
+        flat[r, (r * 3) % 203] = 33                   # a diagonal edge
+    for name, labels in (("noise", noise), ("ties", ties), ("flat", flat)):
         path = tmp_path / f"{name}.png"
         path.write_bytes(_png(labels.astype(np.uint8), filters=[4]))
         np.testing.assert_array_equal(read_label_map(path, dtype=None), labels)
