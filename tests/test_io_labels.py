@@ -136,3 +136,21 @@ def test_check_all_present_names_the_missing_ids(tmp_path):
     ids = [f"{k:03d}" for k in range(25)]
     with pytest.raises(InputError, match=r"23 of 25 images have no map: 002, 003, .* 021 \.\.\.$"):
         check_all_present(ids, ids[:2], "images have no map", tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes")
+def test_a_pair_of_label_files_names_a_folder_a_pipe_or_a_missing_file(tmp_path):
+    # the pair reader opens files without checking them first: anything that is not
+    # a regular file (a pipe is opened without blocking) gets the one-file message
+    import os
+
+    from segbench.io import read_stored_label_pair
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(tmp_path / "g.png")
+    os.mkfifo(tmp_path / "pipe.png")
+    (tmp_path / "dir.png").mkdir()
+    for name, message in (("pipe.png", "folder or special file"),
+                          ("dir.png", "folder or special file"),
+                          ("missing.png", "file not found")):
+        with pytest.raises(InputError, match=message) as err:
+            read_stored_label_pair(tmp_path / "g.png", tmp_path / name)
+        assert name in str(err.value)

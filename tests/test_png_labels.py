@@ -261,6 +261,7 @@ def test_pairs_decoded_together_as_pillow_decodes_each(tmp_path, first, second):
     """Two streams inflated at once (literal-heavy random maps beside blob maps, every
     block kind, other sizes and depths on the two sides) give each file's labels."""
     from segbench.io import read_stored_label_pair
+    from segbench.io._png import decode_label_png_pair, read_into_scratch
     rng = np.random.default_rng(len(first) * 13 + len(second))
     # random beside random: inflated together; beside blobs: one after the other
     sides = [(rng.integers(0, 150, (70, 90)), first),
@@ -280,6 +281,13 @@ def test_pairs_decoded_together_as_pillow_decodes_each(tmp_path, first, second):
         np.testing.assert_array_equal(got_a, _pillow(a))
         np.testing.assert_array_equal(got_b, _pillow(b))
         assert got_a.dtype == _pillow(a).dtype and got_b.dtype == _pillow(b).dtype
+        # by the pair decoder itself: read_stored_label_pair falls back to decoding
+        # each file alone, which would hide a pair decoder that gives up
+        pair = decode_label_png_pair(read_into_scratch(a, "gt"), read_into_scratch(b, "pred"),
+                                     10**8, "gt", "pred")
+        assert pair is not None
+        np.testing.assert_array_equal(pair[0], _pillow(a))
+        np.testing.assert_array_equal(pair[1], _pillow(b))
 
 
 def test_a_malformed_file_in_a_pair_is_named(tmp_path):
