@@ -494,6 +494,17 @@ def _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, progra
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program, vals,
+               du, dv):
+    """Pixel (y, x)'s row of W before symmetrising: (n, ok), its n values in ``vals``
+    at the offsets (``du``, ``dv``) of its disc that lie in the image (what both layouts
+    of W store), ok False where a support map's scan line overflowed."""
+    ok = _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program,
+                     vals)
+    return _disc_in_image(height, width, wr, r2, x, y, du, dv), ok
+
+
 @numba.njit(cache=True)
 def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr, indices,
                   data):
@@ -511,11 +522,11 @@ def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr,
     overflow = 0
     for y in range(height):
         for x in range(width):
-            if not _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
-                               program, vals):
-                overflow += 1
+            n, ok = _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
+                               program, vals, du, dv)
+            overflow += not ok
             k = indptr[y * width + x]
-            for j in range(_disc_in_image(height, width, wr, r2, x, y, du, dv)):
+            for j in range(n):
                 data[k + j] = np.float64(vals[j])
                 indices[k + j] = (y + du[j]) * width + x + dv[j]
     return overflow
@@ -542,10 +553,10 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     overflow = 0
     for y in range(height):
         for x in range(width):
-            if not _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
-                               program, vals):
-                overflow += 1
-            for j in range(_disc_in_image(height, width, wr, r2, x, y, du, dv)):
+            n, ok = _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
+                               program, vals, du, dv)
+            overflow += not ok
+            for j in range(n):
                 k = lut[wr + du[j], wr + dv[j]]
                 if k > 0:
                     half[y, k - 1, x] = vals[j]
