@@ -218,7 +218,7 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
              scheduler: str | None = None, executor=None,
              progress: bool = True, plot: bool = True, human: bool = False,
              ci=None, calibrate_on=None, calibrate_name: str | None = None,
-             protocol: str | None = None, **params):
+             protocol: str | None = None, gt_format=None, **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -238,7 +238,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         of this function the runner does not take is refused.
     gt : path or Dataset
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
-        ``human/color`` tree of ``.seg`` files, or a dataset root with ``split``.
+        ``human/color`` tree of ``.seg`` files, a folder of edge-map or label-map
+        images, or a dataset root with ``split``.
     pred : path or mapping, optional
         Folder of ``<iid>.png|bmp|npy|mat`` predictions, or a mapping of image id to
         a prediction file or to a prediction in memory (boundary, region and 'all'):
@@ -250,8 +251,10 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     out : path, optional
         Output folder (records for resuming, ``result_<family>.json``,
         ``per_item_<family>.csv``, the official files); None writes nothing.
-    split, presentation, ids, name, workers, scheduler, executor, progress
-        As :func:`segbench.engine.run`.
+    split, presentation, ids, name, workers, scheduler, executor, progress, gt_format
+        As :func:`segbench.engine.run` (``gt_format``: 'edges', 'labels', or a
+        :class:`~segbench.datasets.GroundTruthFormat` with the reading's settings;
+        :func:`~segbench.datasets.open_ground_truth`).
     threads : int, optional
         Threads each boundary evaluation uses for one image (thresholds thinned and
         annotators matched in parallel; :func:`segbench.boundary.evaluate_image`).
@@ -327,7 +330,7 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
                      workers=workers, threads=threads, scheduler=scheduler,
                      executor=executor, progress=progress, plot=plot, human=human,
                      ci=ci, calibrate_on=calibrate_on, calibrate_name=calibrate_name,
-                     protocol=protocol)
+                     protocol=protocol, gt_format=gt_format)
         # only the options given (not at this function's defaults) reach the runner
         usual = dict(workers=1, progress=True, plot=True, human=False)
         return _call_runner(own, entry, gt, pred, out,
@@ -336,7 +339,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     if isinstance(pred, Mapping):
         pred = memory_predictions(benchmark, pred)
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
-                 scheduler=scheduler, executor=executor, progress=progress)
+                 scheduler=scheduler, executor=executor, progress=progress,
+                 gt_format=gt_format)
     options = {"plot": plot}
     if protocol is not None:
         params = {**protocol_params(benchmark, protocol), **params}

@@ -68,6 +68,11 @@ class Param:
         changes it).
     cli : bool
         Offered on the command line at all.
+    const : object, optional
+        The value of the option given without a value (``--nms`` alone); the option
+        then takes an optional value.
+    aliases : tuple of str
+        Other command-line spellings of the option (an older name kept working).
     """
 
     name: str
@@ -81,6 +86,8 @@ class Param:
     choices: tuple | None = None
     default_text: str | None = None
     cli: bool = True
+    const: Any = None
+    aliases: tuple = ()
 
     @property
     def option(self) -> str:
@@ -88,6 +95,45 @@ class Param:
             return self.flag
         dashed = self.name.replace("_", "-")
         return f"--no-{dashed}" if self.default is True else f"--{dashed}"
+
+
+def _thresholds(text):
+    """``--thresholds``: a count (as ``--nthresh``) or an explicit comma-separated list
+    of thresholds in (0, 1), in one JSON-stable form (an int, or a sorted list)."""
+    t = str(text).strip()
+    if t.isdigit():
+        return int(t)
+    try:
+        values = sorted({float(v) for v in t.split(",") if v.strip()})
+    except ValueError:
+        raise InputError(f"--thresholds is a count or a comma-separated list of numbers "
+                         f"in (0, 1), not {text!r}") from None
+    if not values:
+        raise InputError(f"--thresholds {text!r} names no threshold")
+    return values
+
+
+def _nms(text):
+    """``--nms`` alone (True: Dollar's settings) or ``--nms r=1,s=5,m=1.01,presmooth=1``
+    (a dict of the settings given; the others keep their defaults)."""
+    if text is True:
+        return True
+    out = {}
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in ("r", "s", "m", "presmooth"):
+            raise InputError(f"--nms takes settings r=, s=, m=, presmooth= separated by "
+                             f"commas (e.g. r=1,s=5,m=1.01), not {part.strip()!r}")
+        try:
+            out[key] = (value.strip().lower() in ("1", "true", "yes")) \
+                if key == "presmooth" else float(value) if key == "m" else int(value)
+        except ValueError:
+            raise InputError(f"--nms {key}= takes a number, not {value.strip()!r}") \
+                from None
+    return out
 
 
 def _agreement(text):
@@ -114,6 +160,10 @@ BOUNDARY_PARAMS = (
                "(docs/protocol.md)"),
     Param("nthresh", 99, metavar="N", default_text="99; 30 with --protocol bsds300",
           help="number of thresholds for soft maps and ucm2"),
+    Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
+          help="the boundary benchmark's thresholds for soft maps: a count (as "
+               "--nthresh) or an explicit comma-separated list of values in (0, 1) "
+               "(a map is cut at pb >= t)"),
     Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
           default_text="0.0075; 0.01 with --protocol martin2004",
           help="matching tolerance as a fraction of the image diagonal"),
@@ -129,10 +179,11 @@ BOUNDARY_PARAMS = (
           help="score against strong boundaries only: human pixels drawn by at least "
                "K annotators (an integer), a fraction of them (e.g. 0.5), or 'all' "
                "(docs/agreement.md)"),
-    Param("nms", None, type=bool,
+    Param("nms", None, type=str, parse=_nms, const=True, metavar="r=R,s=S,m=M",
           help="thin raw soft maps (a CNN's output) with Dollar's edge NMS first, as "
-               "HED, RCF and PiDiNet are evaluated (r=1, s=5, m=1.01, convTri(E, 1) "
-               "first; docs/detectors.md)"),
+               "HED, RCF and PiDiNet are evaluated: --nms alone for their settings (r=1, "
+               "s=5, m=1.01, presmooth=1: convTri(E, 1) first), or the settings to "
+               "change, e.g. --nms r=2,m=1.05 (docs/detectors.md)"),
     Param("resolution", "full", cli=False),
     Param("alpha", 0.5, summary=True, metavar="A",
           help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the harmonic mean "
@@ -371,15 +422,20 @@ def add_options(parser, params, names=None) -> None:
         elif p.default_text is None and p.default is not None and \
                 not isinstance(p.default, bool):
             text += f" (default: {p.default})"
-        if p.default is True:
-            parser.add_argument(p.option, dest=p.name, action="store_false",
+        flags = (p.option, *p.aliases)
+        if p.const is not None:
+            parser.add_argument(*flags, dest=p.name, type=p.type or str, nargs="?",
+                                const=p.const, default=None, metavar=p.metavar,
+                                help=text)
+        elif p.default is True:
+            parser.add_argument(*flags, dest=p.name, action="store_false",
                                 default=None, help=text)
         elif p.type is bool:
-            parser.add_argument(p.option, dest=p.name, action="store_true",
+            parser.add_argument(*flags, dest=p.name, action="store_true",
                                 default=None, help=text)
         else:
             kind = p.type or (type(p.default) if p.default is not None else str)
-            parser.add_argument(p.option, dest=p.name, type=kind, default=None,
+            parser.add_argument(*flags, dest=p.name, type=kind, default=None,
                                 metavar=p.metavar, choices=p.choices, help=text)
 
 

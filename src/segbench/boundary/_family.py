@@ -76,6 +76,11 @@ def _halved(pred, full_shape, path):
 
 
 def _check(params: dict) -> None:
+    given = params.get("thresholds")
+    if isinstance(given, int) and not isinstance(given, bool):
+        params["nthresh"], params["thresholds"] = given, None    # a count: as nthresh
+    elif given is not None:
+        params["thresholds"] = threshold_list(given)
     if params["nthresh"] < 1:
         raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
     _check_dist(params)
@@ -84,6 +89,22 @@ def _check(params: dict) -> None:
     if params["min_agreement"] is not None:
         agreement_threshold(params["min_agreement"], 1 << 16)   # its form only
     params["nms"] = nms_settings(params["nms"])   # one JSON form in every record key
+
+
+def threshold_list(values) -> list[float]:
+    """An explicit list of thresholds in its one stored form: sorted, distinct floats,
+    each in (0, 1) (InputError otherwise)."""
+    try:
+        out = sorted({float(v) for v in np.atleast_1d(np.asarray(values, dtype=object))})
+    except (TypeError, ValueError):
+        raise InputError(f"thresholds must be numbers in (0, 1), got {values!r}") from None
+    if not out:
+        raise InputError("the list of thresholds is empty")
+    bad = [t for t in out if not 0 < t < 1]
+    if bad:
+        raise InputError(f"thresholds must lie in (0, 1) (a map is cut at pb >= t), got "
+                         f"{', '.join(repr(t) for t in bad)}")
+    return out
 
 
 #: Dollar's settings, as the HED/RCF/PiDiNet evaluation scripts call edgesNmsMex.
@@ -162,7 +183,8 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
         gt = strong_boundaries(gt, agreement_levels(gt, max_dist=max_dist),
                                params["min_agreement"])
     return evaluate_image(pred, gt, nthresh=params["nthresh"], max_dist=max_dist,
-                          thin=params["thin"], thin_gt=params["thin_gt"])
+                          thin=params["thin"], thin_gt=params["thin_gt"],
+                          thresholds=params["thresholds"])
 
 
 def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
@@ -186,8 +208,16 @@ def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
 
 
 def _validate(counts: BoundaryCounts, params: dict) -> None:
-    """A record read back has one entry per threshold of its ``nthresh`` (ValueError)."""
-    check_thresholds(counts.thresholds, params["nthresh"])
+    """A record read back has one entry per threshold of its ``nthresh``, or its
+    explicit ``thresholds`` (ValueError)."""
+    explicit = params.get("thresholds")
+    if explicit is None:
+        check_thresholds(counts.thresholds, params["nthresh"])
+        return
+    t = np.asarray(counts.thresholds, dtype=np.float64).ravel()
+    if not (np.array_equal(t, np.asarray(explicit, dtype=np.float64))
+            or np.array_equal(t, np.arange(1, t.size + 1, dtype=np.float64))):
+        raise ValueError(f"{t.size} thresholds, not the {len(explicit)} given")
 
 
 def _warm_up(params: dict) -> None:
@@ -267,7 +297,7 @@ BOUNDARY = Family(
     name="boundary", version=1,
     defaults=defaults(BOUNDARY_PARAMS, (
         "nthresh", "max_dist", "thin", "thin_gt", "upsample", "min_agreement", "nms",
-        "resolution", "max_dist_px")),
+        "resolution", "max_dist_px", "thresholds")),
     evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
     validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
     check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,

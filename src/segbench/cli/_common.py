@@ -42,11 +42,12 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                                "per_item_<family>.csv, the official files, and records "
                                "so that a rerun resumes",
                several: bool = False, gt_help: str | None = None,
-               layouts: bool = True) -> None:
+               layouts: bool = True, formats: bool = False) -> None:
     """The input options of every command that scores a dataset (``several``: ``--gt``
     takes several folders, and a dataset root's splits are all used without
     ``--split``; ``layouts=False``: no ``--split``/``--presentation``, for a plain
-    folder of files)."""
+    folder of files; ``formats``: the ground-truth reading options, ``--gt-format``
+    and its settings)."""
     p.add_argument("--gt", required=True, metavar="GT", nargs="+" if several else None,
                    help=gt_help or "ground truth: a folder of BSDS500 <iid>.mat, a "
                         "BSDS300 human/color (or gray) tree of <uid>/<iid>.seg, or a "
@@ -59,6 +60,8 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
         p.add_argument("--presentation", choices=("color", "gray", "all"), default=None,
                        help="BSDS300: segmentations made on colour images (the "
                             "default), on grayscale ones, or both")
+    if formats:
+        add_gt_format(p)
     if pred:
         p.add_argument("--pred", required=True, metavar="PRED", help=pred_help)
     p.add_argument("--out", default=None, metavar="OUT",
@@ -70,6 +73,50 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
     p.add_argument("--ids", default=None, metavar="LIST|FILE",
                    help="evaluate only these image ids: comma-separated, or a file of "
                         "ids")
+
+
+#: ``--gt-format`` choices: segbench.datasets.GT_FORMATS (not imported here: it loads
+#: numpy; tests/test_edge_ground_truth.py checks the two agree).
+GT_FORMAT_CHOICES = ("auto", "bsds", "edges", "labels")
+
+
+def add_gt_format(p: argparse.ArgumentParser) -> None:
+    """``--gt-format`` and the settings of the edge-map and label-map readers."""
+    g = p.add_argument_group("ground-truth files (docs/datasets.md)")
+    g.add_argument("--gt-format", choices=GT_FORMAT_CHOICES, default=None,
+                   help="how --gt's files are read: bsds (.mat/.seg), edges (edge-map "
+                        "images: 0/255 or 0/1 maps are edges where nonzero), labels "
+                        "(label maps: boundaries where labels change, and regions) "
+                        "(default: auto, from the files; an ambiguous folder is named)")
+    g.add_argument("--gt-threshold", type=float, default=None, metavar="T",
+                   help="edges: a pixel of a graded (anti-aliased, JPEG) map is an edge "
+                        "at T of full scale or more (default: 0.5; binary maps: nonzero)")
+    g.add_argument("--gt-void", default=None, metavar="L[,L...]",
+                   help="labels: labels of unlabelled pixels (e.g. 255 for PASCAL VOC, "
+                        "0 for NYUD); no region, no boundary")
+    g.add_argument("--gt-variable", default=None, metavar="NAME",
+                   help="the .mat variable holding each map (edges, labels)")
+
+
+def gt_format_option(a):
+    """The ``gt_format`` keyword from parsed options: None when none was given."""
+    name = getattr(a, "gt_format", None)
+    threshold = getattr(a, "gt_threshold", None)
+    void = getattr(a, "gt_void", None)
+    variable = getattr(a, "gt_variable", None)
+    if name is None and threshold is None and void is None and variable is None:
+        return None
+    from ..datasets import GroundTruthFormat
+    from ..errors import InputError
+    labels = ()
+    if void is not None:
+        try:
+            labels = tuple(int(v) for v in str(void).split(",") if v.strip())
+        except ValueError:
+            raise InputError(f"--gt-void takes integer labels separated by commas, not "
+                             f"{void!r}") from None
+    return GroundTruthFormat(name or "auto", threshold=threshold, void=labels,
+                             variable=variable)
 
 
 def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
@@ -112,8 +159,12 @@ def print_intervals(res, names=None, *, percent: bool = False) -> None:
 
 def where(a) -> dict:
     """The engine's input and execution keywords from parsed options."""
-    return {"split": a.split, "presentation": a.presentation, "ids": a.ids,
-            "workers": a.workers, "scheduler": a.scheduler, "progress": not a.quiet}
+    out = {"split": a.split, "presentation": a.presentation, "ids": a.ids,
+           "workers": a.workers, "scheduler": a.scheduler, "progress": not a.quiet}
+    fmt = gt_format_option(a)
+    if fmt is not None:
+        out["gt_format"] = fmt
+    return out
 
 
 def print_table(rows: list[tuple], header: tuple) -> None:

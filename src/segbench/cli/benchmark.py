@@ -15,7 +15,8 @@ from ._common import add_ci, add_common, add_inputs, ci_option, print_table, whe
 
 def _boundary_params(p: argparse.ArgumentParser, *, thresholds: bool = True,
                      protocol: bool = False) -> None:
-    names = (["protocol"] if protocol else []) + (["nthresh"] if thresholds else []) + \
+    names = (["protocol"] if protocol else []) + \
+        (["nthresh", "thresholds"] if thresholds else []) + \
         ["max_dist", "max_dist_px"] + (["thin"] if thresholds else [])
     add_options(p, BOUNDARY_PARAMS, names)
 
@@ -231,7 +232,8 @@ def add_parsers(sub) -> None:
                     "at every threshold, as the BSDS500 boundary benchmark "
                     "(boundaryBench.m): ODS, OIS, AP, R50 and the PR curve.")
     add_inputs(p, pred_help="folder of predictions <iid>.png/.bmp (8-bit /255, 16-bit "
-                            "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)")
+                            "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)",
+               formats=True)
     _finish(p, _cmd_boundary, protocol=True)
 
     p = sub.add_parser(
@@ -240,7 +242,7 @@ def add_parsers(sub) -> None:
                     "information of ucm2 hierarchies, segs or label maps, as the BSDS500 "
                     "region benchmark (evaluation_reg_image.m, collect_eval_reg.m).")
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs), or with --labels "
-                            "<iid>.png/.bmp/.tif/.npy label maps")
+                            "<iid>.png/.bmp/.tif/.npy label maps", formats=True)
     add_options(p, REGION_PARAMS)
     _finish(p, _cmd_region, plot=False)
 
@@ -248,7 +250,7 @@ def add_parsers(sub) -> None:
         "all", help="boundary and region benchmarks in one pass (allBench)",
         description="The boundary and region benchmarks of ucm2 or segs .mat files, "
                     "each image read once (allBench.m); writes the files of both.")
-    add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)")
+    add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)", formats=True)
     _finish(p, _cmd_all, protocol=True)
 
     p = sub.add_parser(
@@ -257,7 +259,7 @@ def add_parsers(sub) -> None:
                     "boundary F (boundaryBenchHuman.m) and covering, PRI, VI.")
     add_inputs(p, pred=False, out_help="output folder: result_human_boundary.json and "
                                        "per_item_human_boundary.csv, result_human_region.json and "
-                                       "per_item_human_region.csv, records")
+                                       "per_item_human_region.csv, records", formats=True)
     _boundary_params(p, thresholds=False, protocol=True)
     p.add_argument("--no-region", action="store_true",
                    help="boundary F only (skip covering, PRI, VI)")

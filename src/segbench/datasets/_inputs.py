@@ -37,7 +37,7 @@ def _is_subject_folder(folder: Path) -> bool:
 
 
 def open_ground_truth(gt, *, split: str | None = None, presentation: str | None = None,
-                      all_splits: bool = False) -> Dataset:
+                      all_splits: bool = False, gt_format=None) -> Dataset:
     """The ground truth of a benchmark run, whatever its layout.
 
     Parameters
@@ -56,20 +56,31 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
     all_splits : bool, default False
         Keep every split when ``split`` is None (otherwise a dataset with several
         splits needs ``split``).
+    gt_format : str or GroundTruthFormat, optional
+        How the files are read (:data:`~segbench.datasets.GT_FORMATS`): by default
+        ``'auto'``, BSDS ``.mat``/``.seg`` where there are any, else edge maps or label
+        maps as the first image says (:func:`~segbench.datasets.sniff_folder`);
+        ``'edges'`` or ``'labels'`` to say it, with the reading's settings in a
+        :class:`~segbench.datasets.GroundTruthFormat`. A folder of split folders
+        (``gt/test/...``) takes ``split`` as for a dataset root.
 
     Returns
     -------
     Dataset
         Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
+    from ._edges import GroundTruthFormat
+    fmt = GroundTruthFormat.of(gt_format)
     if isinstance(gt, (list, tuple)):
         if not gt:
             raise InputError("no ground-truth folder given")
         parts = [open_ground_truth(g, split=split, presentation=presentation,
-                                   all_splits=True) for g in gt]
+                                   all_splits=True, gt_format=fmt) for g in gt]
         return parts[0] if len(parts) == 1 else _merge(parts)
     if isinstance(gt, Dataset):
         ds = gt
+    elif fmt.name != "auto" or _image_folder(Path(gt)):
+        ds = _open_formatted(Path(gt), fmt)
     else:
         folder = Path(gt)
         if not folder.exists():
@@ -97,7 +108,8 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
             except InputError:
                 raise InputError(
                     "no ground truth here: expected BSDS500 <iid>.mat files, a BSDS300 "
-                    "human/color tree of <uid>/<iid>.seg, or a dataset root "
+                    "human/color tree of <uid>/<iid>.seg, edge-map or label-map images "
+                    "(--gt-format edges|labels), or a dataset root "
                     f"(BSR/BSDS500/data, BSDS300) with --split; found {_describe(folder)}",
                     folder) from None
     if split is not None:
@@ -106,6 +118,73 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         raise InputError(f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
                          "one with --split", ds.root)
     return ds
+
+
+def _image_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds ground-truth images or arrays but no BSDS ``.mat`` or
+    ``.seg`` (directly, or in split folders): a folder the edge-map and label-map
+    readers take."""
+    if not folder.is_dir():
+        return False
+    for d in [folder] + [s for s in _subdirs(folder) if s.name in SPLIT_NAMES]:
+        names = [p.suffix.lower() for p in d.iterdir()
+                 if p.is_file() and not p.name.startswith(".")]
+        if ".mat" in names or ".seg" in names:
+            return False
+    # images directly in it or in split folders: a folder of <iid>/ folders of images
+    # may also be a dataset root, so that one needs --gt-format
+    return any(_has_image(d) for d in
+               [folder] + [s for s in _subdirs(folder) if s.name in SPLIT_NAMES])
+
+
+def _has_image(folder: Path) -> bool:
+    from .bsds import IMAGE_EXTS
+    return any(p.suffix.lower() in IMAGE_EXTS and p.is_file() and not p.name.startswith(".")
+               for p in folder.iterdir())
+
+
+def _open_formatted(folder: Path, fmt) -> Dataset:
+    """A folder read by ``fmt`` (edge maps, label maps, or BSDS files with a setting
+    that only those take, which is refused), split folders merged."""
+    from ._edges import EdgeMapFolder, LabelMapGroundTruth, sniff_folder
+    if not folder.exists():
+        raise InputError("ground-truth folder not found", folder)
+    if not folder.is_dir():
+        raise InputError("expected a ground-truth folder but this is a file", folder)
+    name = fmt.name
+    if name == "bsds":
+        if fmt.reading():
+            raise InputError("--gt-threshold, --gt-void and --gt-variable read edge-map "
+                             "and label-map ground truth (--gt-format edges|labels), not "
+                             "BSDS .mat/.seg files", folder)
+        return open_ground_truth(folder)
+    splits = [d for d in _subdirs(folder) if d.name in SPLIT_NAMES]
+    has_files = any(p.is_file() and not p.name.startswith(".") for p in folder.iterdir())
+    parts = [(folder, folder.name if folder.name in SPLIT_NAMES else "test")] \
+        if has_files or not splits else [(d, d.name) for d in splits]
+    if name == "auto":
+        name = sniff_folder(parts[0][0])
+        if name is None:
+            raise InputError("no ground-truth image here to read as edge maps or label "
+                             f"maps; found {_describe(folder)}", folder)
+    if name not in ("edges", "labels"):
+        from ._edges import GT_FORMATS
+        raise InputError(f"unknown ground-truth format {name!r}; one of "
+                         f"{', '.join(GT_FORMATS)}", folder)
+    if name == "edges":
+        if fmt.void:
+            raise InputError("--gt-void names labels of label maps; edge maps have none "
+                             "(--gt-format labels reads label maps)", folder)
+        made = [EdgeMapFolder(d, threshold=fmt.threshold, variable=fmt.variable, split=s)
+                for d, s in parts]
+    else:
+        if fmt.threshold is not None:
+            raise InputError("--gt-threshold binarizes edge maps; label maps draw their "
+                             "boundaries where labels change (--gt-format edges reads "
+                             "edge maps)", folder)
+        made = [LabelMapGroundTruth(d, void=fmt.void, variable=fmt.variable, split=s)
+                for d, s in parts]
+    return made[0] if len(made) == 1 else _merge(made)
 
 
 def _merge(parts: list[Dataset]) -> Dataset:
@@ -277,7 +356,9 @@ class Sample:
         import numpy as np
         h = hashlib.sha256()
         for ann in self.ground_truth():
-            for arr in (ann.segmentation, ann.boundaries):
+            maps = (ann.segmentation, ann.boundaries) \
+                if getattr(ann, "has_segmentation", True) else (ann.boundaries,)
+            for arr in maps:
                 arr = np.ascontiguousarray(arr)
                 h.update(f"{arr.dtype.str}{arr.shape}".encode())
                 h.update(arr.tobytes())

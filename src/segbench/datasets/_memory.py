@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._inputs import Sample
-from .bsds import Annotation, DatasetItem, _const, _load_many
+from .bsds import Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
 __all__ = ["BoundaryMap", "memory_item", "memory_prediction", "memory_sample", "to_numpy"]
 
@@ -55,38 +55,6 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
         raise InputError(f"{what}: not a numeric array (its items differ in shape or "
                          f"are not numbers)")
     return arr
-
-
-class BoundaryMap:
-    """An annotator's boundary map given without the segmentation it came from.
-
-    The boundary benchmark matches it as given (as BSDS500's stored ``Boundaries``);
-    the region measures, which need regions, refuse it.
-
-    Parameters
-    ----------
-    boundaries : (H, W) bool ndarray
-    source : str, optional
-        How messages name it.
-    """
-
-    __slots__ = ("boundaries", "source", "user", "gray")
-
-    def __init__(self, boundaries: np.ndarray, source: str | None = None):
-        self.boundaries = np.ascontiguousarray(boundaries, dtype=bool)
-        self.source = source
-        self.user = None
-        self.gray = None
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return tuple(self.boundaries.shape)
-
-    @property
-    def segmentation(self):
-        raise InputError(f"{self.source or 'ground truth'} is a boundary map (0/1 or "
-                         "bool), not a segmentation: the region measures need label maps "
-                         "(integer arrays of region labels)")
 
 
 def _annotation(obj, what: str):

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import InputError
 from ._ground_truth import write_ground_truth
 
-__all__ = ["BSDS300", "BSDS500", "Annotation", "Dataset", "DatasetItem", "FolderPairs",
+__all__ = ["BSDS300", "BSDS500", "Annotation", "BoundaryMap", "Dataset", "DatasetItem", "FolderPairs",
            "SubjectEntry", "SyntheticDataset", "open_dataset", "write_ground_truth"]
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
@@ -123,6 +123,43 @@ class Annotation:
         return int(np.unique(self.segmentation).size)
 
 
+class BoundaryMap:
+    """An annotator's boundary map given without the segmentation it came from.
+
+    The boundary benchmark matches it as given (as BSDS500's stored ``Boundaries``);
+    the region measures, which need regions, refuse it.
+
+    Parameters
+    ----------
+    boundaries : (H, W) bool ndarray
+    source : str, optional
+        How messages name it.
+    """
+
+    __slots__ = ("boundaries", "source", "user", "gray")
+
+    #: No label map behind it (callers that read both maps of an annotation check this).
+    has_segmentation = False
+
+    def __init__(self, boundaries: np.ndarray, source: str | None = None):
+        self.boundaries = np.ascontiguousarray(boundaries, dtype=bool)
+        self.source = source
+        self.user = None
+        self.gray = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.boundaries.shape)
+
+    @property
+    def segmentation(self):
+        raise InputError(f"{self.source or 'ground truth'} is a boundary map (0/1 or "
+                         "bool, or an edge-map file), not a segmentation: the region "
+                         "measures need label maps (integer arrays of region labels; "
+                         "--gt-format labels reads label-map files), as does the "
+                         "half-resolution protocol")
+
+
 @dataclass(frozen=True, eq=False)
 class DatasetItem:
     """One image of a dataset with its human segmentations, loaded lazily.
@@ -145,6 +182,10 @@ class DatasetItem:
     sources : tuple of Path
         The files the annotations are read from (a record of a benchmark is keyed by
         their content); empty for in-memory data.
+    reading : str
+        How the files are read where that is not the BSDS default (edge maps at a
+        threshold, label maps with void labels): part of a record's key, since the same
+        files read otherwise are other ground truth. '' for the default.
 
     Notes
     -----
@@ -160,6 +201,7 @@ class DatasetItem:
     image_loader: Callable[[], np.ndarray] | None = field(default=None, repr=False)
     annotation_loader: Callable[[], tuple] | None = field(default=None, repr=False)
     sources: tuple[Path, ...] = ()
+    reading: str = ""
 
     @cached_property
     def image(self) -> np.ndarray:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..datasets import (Dataset, Sample, memory_sample, open_ground_truth, pair_predictions,
+from ..datasets import (Dataset, format_record, Sample, memory_sample, open_ground_truth, pair_predictions,
                         parse_ids, run_name)
 from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
@@ -48,7 +48,8 @@ def _found_exts(pred_dir) -> list[str]:
 def _digests(sample: Sample, family: Family, params: dict, base: dict) -> dict:
     """The input digests of one record of ``family``: ground truth (and prediction)
     plus the family's own extra files."""
-    out = base if family.needs_predictions else {"gt": base["gt"]}
+    out = base if family.needs_predictions else \
+        {k: v for k, v in base.items() if k in ("gt", "gt_reading")}
     if family.input_files is not None:
         out = dict(out)
         for role, paths in family.input_files(sample, params).items():
@@ -63,6 +64,8 @@ def _sample_digests(sample: Sample) -> dict:
         digests["gt"] = [sample.content_digest()]
     if sample.value is not None:       # in-memory prediction: key by its content
         digests["pred"] = [sample.prediction_digest()]
+    if sample.item.reading:            # the same files read otherwise: other ground truth
+        digests["gt_reading"] = [sample.item.reading]
     return digests
 
 
@@ -80,7 +83,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         split: str | None = None, presentation: str | None = None, ids=None,
         all_splits: bool = False, name: str | None = None, params: Mapping | None = None,
         options: Mapping | None = None, workers: int = 1, scheduler: str | None = None,
-        executor=None, progress: bool = True, save_results: bool = True) -> list[Result]:
+        executor=None, progress: bool = True, save_results: bool = True,
+        gt_format=None) -> list[Result]:
     """Run one or more benchmark families over a dataset and its predictions.
 
     Pairs the inputs (:func:`segbench.datasets.open_ground_truth`,
@@ -104,8 +108,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         the manifest, and each family's own files. It must be new, empty or a segbench
         run folder (:func:`~segbench.engine.claim_run_folder`), else InputError before
         anything is written. None keeps nothing on disk.
-    split, presentation
-        As :func:`~segbench.datasets.open_ground_truth`.
+    split, presentation, gt_format
+        As :func:`~segbench.datasets.open_ground_truth` (``gt_format``: how the
+        ground-truth files are read, recorded in the result's provenance when not the
+        default).
     ids : list of str, str or path, optional
         Evaluate only these images (see :func:`~segbench.datasets.parse_ids`).
     all_splits : bool, default False
@@ -143,7 +149,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     if scheduler and executor is None:
         scheduler_address(scheduler)        # a malformed address fails before any work
     dataset = open_ground_truth(gt, split=split, presentation=presentation,
-                                all_splits=all_splits)
+                                all_splits=all_splits, gt_format=gt_format)
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -233,6 +239,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     where = {"gt_dir": None if gt_dir is None else str(gt_dir),
              "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
              "split": split, "presentation": presentation, "ids": wanted}
+    if gt_format is not None:           # recorded only when given: older runs unchanged
+        where["gt_format"] = format_record(gt_format)
     # every family's items settled before any file is written: a run that leaves no
     # item to score fails whole
     scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}

@@ -1,6 +1,8 @@
 """Every on-disk format of segbench, both directions; nothing else in the package reads files.
 
 - BSDS500 ground truth ``.mat``: :func:`read_ground_truth`, :func:`write_ground_truth`
+- edge-map ground truth (binary or graded images, arrays, ``.mat`` variables):
+  :func:`read_edge_map`
 - BSDS300 ``.seg``: :func:`read_seg`, :func:`write_seg`, :class:`SegFile`
 - predictions (soft maps as PNG/BMP/.npy, ``ucm2`` and ``segs`` .mat):
   :func:`read_prediction`, :func:`as_prediction`, :class:`Prediction`,
@@ -28,6 +30,7 @@ Every problem with a file raises :class:`segbench.errors.InputError` naming the 
 from ._atomic import (atomic_write_bytes, atomic_write_text, claim_folder, ensure_dir,
                       write_if_changed)
 from ._files import check_all_present, list_files
+from ._edge_maps import EDGE_MAP_EXTS, read_edge_map
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
 from ._labels import (read_label_map, read_stored_label_pair, read_stored_labels,
@@ -45,7 +48,9 @@ from ._superpixel import (SUPERPIXEL_EXTS, group_annotator_files, list_annotator
                           write_csv_labels, write_stutz_results)
 
 __all__ = [
+    "EDGE_MAP_EXTS",
     "MAX_PIXELS",
+    "read_edge_map",
     "claim_folder",
     "image_size",
     "format_ev1",

@@ -1,0 +1,378 @@
+"""Ground truth beyond the BSDS ``.mat``: folders of edge-map images (one or several
+annotators an image) and of label maps read as boundaries and as regions.
+
+:class:`GroundTruthFormat` is how a user names the reading (``--gt-format``,
+``--gt-threshold``, ``--gt-void``, ``--gt-variable``); :class:`EdgeMapFolder` and
+:class:`LabelMapGroundTruth` are the :class:`~segbench.datasets.Dataset` layouts;
+:func:`sniff_folder` decides, from the files of a folder, which of them it holds, or
+names the choices when that is ambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .bsds import (IMAGE_EXTS, Annotation, BoundaryMap, Dataset, DatasetItem, _load_image,
+                   _subdirs)
+
+__all__ = ["EdgeMapFolder", "format_record", "GT_FORMATS", "GroundTruthFormat",
+           "LabelMapGroundTruth", "sniff_folder"]
+
+#: The names ``--gt-format`` takes, with what each reads.
+GT_FORMATS = {
+    "auto": "decide from the files (BSDS .mat/.seg; else edge-map or label-map images "
+            "where the first file says which; else an error naming the choices)",
+    "bsds": "BSDS500 <iid>.mat (groundTruth cells) or BSDS300 .seg",
+    "edges": "edge-map images (or .npy/.mat arrays), one annotator a file: binary "
+             "0/255 or 0/1 maps are edges where nonzero, graded ones at --gt-threshold "
+             "(default 0.5 of full scale)",
+    "labels": "label maps (8/16-bit or palette PNG, .npy, .mat --gt-variable): "
+              "boundaries as BSDS draws them (thin(seg2bdry)), regions for covering, "
+              "PRI and VI; --gt-void labels excluded",
+}
+
+_EDGE_FILE_EXTS = IMAGE_EXTS + (".pgm", ".npy", ".mat")
+_LABEL_FILE_EXTS = (".png", ".bmp", ".tif", ".tiff", ".npy", ".mat")
+
+
+@dataclass(frozen=True)
+class GroundTruthFormat:
+    """How ground-truth files are read (``--gt-format`` and its options).
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`GT_FORMATS` (or a dataset layout of
+        :data:`segbench.datasets.LAYOUTS`).
+    threshold : float or None
+        ``edges``: the binarization threshold of graded maps, a fraction of full scale
+        (:func:`segbench.io.read_edge_map`).
+    void : tuple of int
+        ``labels``: labels that mark unlabelled pixels (255 in PASCAL VOC, 0 in NYUD
+        and MSRC); they are no region and draw no boundary.
+    variable : str or None
+        The ``.mat`` variable holding the map, where a file has several.
+    """
+
+    name: str = "auto"
+    threshold: float | None = None
+    void: tuple = ()
+    variable: str | None = None
+
+    @classmethod
+    def of(cls, value) -> "GroundTruthFormat":
+        """A GroundTruthFormat from itself, a name, or None (auto)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        raise InputError(f"gt_format is a format name or a GroundTruthFormat, not "
+                         f"{value!r}")
+
+    def reading(self) -> str:
+        """The settings that change what the files say, for record keys ('' for the
+        default reading, so the records of BSDS runs keep their keys)."""
+        parts = []
+        if self.threshold is not None:
+            parts.append(f"threshold={float(self.threshold)!r}")
+        if self.void:
+            parts.append("void=" + ",".join(str(int(v)) for v in sorted(self.void)))
+        if self.variable:
+            parts.append(f"variable={self.variable}")
+        return ";".join(parts)
+
+    def to_dict(self) -> dict:
+        """The format as a result's provenance records it."""
+        return {"name": self.name, "threshold": self.threshold, "void": list(self.void),
+                "variable": self.variable}
+
+
+def format_record(value) -> dict:
+    """:meth:`GroundTruthFormat.to_dict` of a ``gt_format`` argument."""
+    return GroundTruthFormat.of(value).to_dict()
+
+
+# ---------------------------------------------------------------------------------------
+# annotations
+
+
+def _load_edge_files(paths: tuple, threshold, variable) -> tuple[BoundaryMap, ...]:
+    from ..io import read_edge_map
+    return tuple(BoundaryMap(read_edge_map(p, threshold=threshold, variable=variable),
+                             str(p)) for p in paths)
+
+
+def _load_label_files(paths: tuple, void: tuple, variable) -> tuple[Annotation, ...]:
+    from ..io import read_label_map
+    out = []
+    for p in paths:
+        labels = read_label_map(p, variable=variable)
+        out.append(label_annotation(labels, void, source=str(p)))
+    return tuple(out)
+
+
+def label_annotation(labels: np.ndarray, void=(), *, source: str | None = None
+                     ) -> Annotation:
+    """An annotation of a label map whose ``void`` labels are unlabelled.
+
+    Parameters
+    ----------
+    labels : (H, W) array of int
+        As stored; every value not in ``void`` is a region.
+    void : sequence of int
+        Labels of unlabelled pixels.
+
+    Returns
+    -------
+    Annotation
+        ``segmentation`` 1..K with void pixels 0 (the region measures' convention for
+        unlabelled pixels, as BSDS500 .mat files never have them); ``boundaries`` drawn
+        as BSDS draws them (``thin(seg2bdry)``), minus every boundary pixel on a void
+        pixel: a void band (VOC's 255 outline) or unlabelled area draws no boundary of
+        its own.
+    """
+    from ..primitives import compact_labels, seg2bdry, thin
+    labels = np.asarray(labels)
+    void = tuple(int(v) for v in void)
+    if not void:
+        compact, _ = compact_labels(labels, void=None)
+        return Annotation(compact, source=source)
+    is_void = np.isin(labels, void)
+    filled = np.where(is_void, np.iinfo(np.int32).max, labels.astype(np.int64))
+    compact, _ = compact_labels(filled, void=None)
+    compact = np.where(is_void, 0, compact).astype(np.int32)
+    bdry = np.asarray(thin(seg2bdry(compact)), bool) & ~is_void
+    return Annotation(compact, bdry, source=source)
+
+
+# ---------------------------------------------------------------------------------------
+# listing files of one image
+
+
+def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
+                 ) -> dict[str, tuple[Path, ...]]:
+    """iid -> its files (one per annotator) in ``folder``: ``<iid>.<ext>`` files,
+    ``<iid>/`` subfolders of such files (one annotator each, in name order), or, with
+    ``pattern``, the files whose names match it, grouped by its ``iid`` group and
+    ordered by its ``annotator`` group."""
+    found: dict[str, dict] = {}
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith(".") or not p.is_file() or p.suffix.lower() not in exts:
+            continue
+        if pattern is not None:
+            m = pattern.fullmatch(p.name)
+            if m is None:
+                continue
+            iid = m.group("iid")
+            who = m.groupdict().get("annotator") or ""
+            key = (int(who) if who.isdigit() else 0, who)
+        else:
+            iid, key = p.stem, (0, "")
+        files = found.setdefault(iid, {})
+        if key in files:
+            raise InputError(f"two ground-truth files for image {iid!r}: "
+                             f"{files[key].name} and {p.name}; remove or rename one",
+                             folder)
+        files[key] = p
+    out = {iid: tuple(files[k] for k in sorted(files)) for iid, files in found.items()}
+    if pattern is None:
+        for sub in _subdirs(folder):
+            files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
+                          and not p.name.startswith(".") and p.suffix.lower() in exts)
+            if not files:
+                continue
+            if sub.name in out:
+                raise InputError(f"image {sub.name!r} has both a ground-truth file and a "
+                                 "ground-truth folder; keep one", folder)
+            out[sub.name] = files
+    return dict(sorted(out.items()))
+
+
+class _FileGroundTruth(Dataset):
+    """Ground-truth files of one folder, one or several annotators an image."""
+
+    _exts: tuple = ()
+    _what = ""
+
+    def __init__(self, gt_dir, *, images_dir=None, split: str = "test",
+                 annotators: str | None = None):
+        super().__init__()
+        from ..io import check_all_present, list_files
+        gt_dir = Path(gt_dir)
+        if not gt_dir.is_dir():
+            raise InputError("ground-truth folder not found", gt_dir)
+        self.root = gt_dir
+        pattern = None
+        if annotators is not None:
+            try:
+                pattern = re.compile(annotators)
+            except re.error as exc:
+                raise InputError(f"the annotator pattern {annotators!r} is not a regular "
+                                 f"expression: {exc}") from None
+            if "iid" not in pattern.groupindex:
+                raise InputError(f"the annotator pattern {annotators!r} needs a group "
+                                 "(?P<iid>...) naming the image")
+        sources = _image_files(gt_dir, self._exts, pattern)
+        if not sources:
+            raise InputError(f"no {self._what} found: expected "
+                             f"<iid>{'|'.join(self._exts)} files or <iid>/ folders of "
+                             "them" + (f" matching {annotators!r}" if pattern else ""),
+                             gt_dir)
+        photos: dict[str, Path] = {}
+        if images_dir is not None:
+            photos = list_files(images_dir, IMAGE_EXTS)
+            check_all_present(sources, photos, "ground-truth images have no photograph",
+                              images_dir)
+        for iid, files in sources.items():
+            img = photos.get(iid)
+            self._protos[iid] = DatasetItem(
+                iid, split, img, None, None if img is None else partial(_load_image, img),
+                self._loader(files), files, reading=self._reading())
+
+    def _loader(self, files):
+        raise NotImplementedError
+
+    def _reading(self) -> str:
+        raise NotImplementedError
+
+
+class EdgeMapFolder(_FileGroundTruth):
+    """Ground truth given as edge maps: ``<iid>.png`` (one annotator), ``<iid>/``
+    folders of maps (several), or files named by ``annotators``.
+
+    Parameters
+    ----------
+    gt_dir : str or PathLike
+    images_dir : str or PathLike, optional
+        The photographs, ``<iid>.<ext>`` (each ground-truth id needs one).
+    threshold : float in (0, 1], optional
+        Binarization of graded maps (:func:`segbench.io.read_edge_map`).
+    variable : str, optional
+        The variable of ``.mat`` maps.
+    split : str, default 'test'
+    annotators : str, optional
+        A regular expression over file names with groups ``iid`` and ``annotator``:
+        files matching it are one annotator each, grouped by ``iid`` and ordered by
+        ``annotator`` (numerically where it is a number), e.g.
+        ``r"(?P<iid>.+)\\.(?P<annotator>\\d+)\\.png"``.
+    """
+
+    name = "edge maps"
+    _exts = _EDGE_FILE_EXTS
+    _what = "ground-truth edge maps"
+
+    def __init__(self, gt_dir, *, images_dir=None, threshold: float | None = None,
+                 variable: str | None = None, split: str = "test",
+                 annotators: str | None = None):
+        self.format = GroundTruthFormat("edges", threshold=threshold, variable=variable)
+        super().__init__(gt_dir, images_dir=images_dir, split=split,
+                         annotators=annotators)
+
+    def _loader(self, files):
+        return partial(_load_edge_files, files, self.format.threshold,
+                       self.format.variable)
+
+    def _reading(self) -> str:
+        return "edges" + (";" + self.format.reading() if self.format.reading() else "")
+
+
+class LabelMapGroundTruth(_FileGroundTruth):
+    """Ground truth given as label maps, read both as regions (covering, PRI, VI) and
+    as boundaries (:func:`label_annotation`).
+
+    Parameters
+    ----------
+    gt_dir : str or PathLike
+        ``<iid>.png|bmp|tif|npy|mat`` (one annotator), ``<iid>/`` folders (several),
+        or files named by ``annotators`` (as :class:`EdgeMapFolder`).
+    void : sequence of int, optional
+        Labels of unlabelled pixels (255 in PASCAL VOC, 0 in NYUD and MSRC).
+    variable : str, optional
+        The ``.mat`` variable holding the map.
+    images_dir, split, annotators
+        As :class:`EdgeMapFolder`.
+    """
+
+    name = "label maps"
+    _exts = _LABEL_FILE_EXTS
+    _what = "ground-truth label maps"
+
+    def __init__(self, gt_dir, *, images_dir=None, void=(), variable: str | None = None,
+                 split: str = "test", annotators: str | None = None):
+        self.format = GroundTruthFormat("labels", void=tuple(sorted(int(v) for v in void)),
+                                        variable=variable)
+        super().__init__(gt_dir, images_dir=images_dir, split=split,
+                         annotators=annotators)
+
+    def _loader(self, files):
+        return partial(_load_label_files, files, self.format.void, self.format.variable)
+
+    def _reading(self) -> str:
+        return "labels" + (";" + self.format.reading() if self.format.reading() else "")
+
+
+# ---------------------------------------------------------------------------------------
+# which is it
+
+
+def _first_image(folder: Path) -> Path | None:
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in IMAGE_EXTS:
+            return p
+    for sub in _subdirs(folder):
+        for p in sorted(sub.iterdir()):
+            if p.is_file() and not p.name.startswith(".") and \
+                    p.suffix.lower() in IMAGE_EXTS:
+                return p
+    return None
+
+
+def sniff_folder(folder: str | PathLike) -> str | None:
+    """``'edges'`` or ``'labels'`` for a folder of ground-truth images, from its first
+    image; None when the folder holds no image.
+
+    The rule: a palette or 16-bit image is a label map (palette indices and 16-bit
+    values are labels: VOC, NYUD, Cityscapes ids); 1-bit, 8-bit grayscale, a gray image
+    saved as RGB and JPEG are edge maps (BIPED, Multicue and every binary edge dataset
+    ship these).
+
+    Raises
+    ------
+    InputError
+        The image is in colour (a colour-coded label map, as MSRC's, or something
+        else): naming the file and the two ``--gt-format`` choices.
+    """
+    from PIL import Image
+    first = _first_image(Path(folder))
+    if first is None:
+        return None
+    try:
+        with Image.open(first) as im:
+            mode = im.mode
+            if mode in ("RGB", "RGBA", "RGBX", "LA"):
+                im.draft("RGB", (64, 64))
+                small = np.asarray(im.convert("RGB"))
+                gray = bool((small == small[..., :1]).all())
+            else:
+                gray = True
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise InputError(f"cannot read this ground-truth image to tell edge maps from "
+                         f"label maps ({exc}); name the format with --gt-format "
+                         "edges|labels", first) from None
+    if mode == "P" or mode.startswith("I"):
+        return "labels"
+    if mode in ("1", "L") or gray:
+        return "edges"
+    raise InputError(f"a {mode} colour image: edge maps are grayscale and label maps "
+                     "single-channel, so this is ambiguous (a colour-coded label map?). "
+                     "Name it with --gt-format edges (gray values) or labels (after "
+                     "mapping each colour to an integer)", first)
