@@ -361,3 +361,129 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         results = run(families(benchmark), gt, pred, out, name=name, params=params,
                       options=options, **where)
     return results[0] if len(results) == 1 else tuple(results)
+
+
+# -- a finished MATLAB run as a run folder ----------------------------------------------
+
+
+def _ev1_record(sample, params):
+    """The boundary counts of one image, read from its ``<iid>_ev1.txt``."""
+    import numpy as np
+
+    from .boundary import BoundaryCounts
+    from .io import read_ev1
+    table = read_ev1(sample.prediction)
+    return BoundaryCounts(_grid(table[:, 0]), *(table[:, k].astype(np.int64)
+                                                 for k in range(1, 5)))
+
+
+def _grid(thresholds):
+    """Thresholds as printed (``%g``) back to the benchmark's grid when they are it
+    (``linspace(1/(n+1), 1-1/(n+1), n)``, BSR and edgesEvalDir alike), else as read."""
+    import numpy as np
+
+    from .boundary import default_thresholds
+    t = np.asarray(thresholds, dtype=np.float64)
+    grid = default_thresholds(t.size)
+    return grid if np.allclose(t, grid, rtol=0, atol=5e-6) else t
+
+
+def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
+               name: str | None = None, max_dist: float | None = None,
+               plot: bool = True, progress: bool = False):
+    """A finished boundary run of the MATLAB code as a segbench run folder.
+
+    Parameters
+    ----------
+    ev1_dir : path
+        A folder of ``<iid>_ev1.txt`` per-image counts (threshold, cntR, sumR, cntP,
+        sumP a row), as BSR's ``boundaryBench.m`` and Dollar's ``edgesEvalDir.m``
+        write them; an ``eval_bdry.txt`` beside them is read for comparison.
+    out : path
+        The run folder to write (new, empty, or a segbench run folder): records,
+        ``result_boundary.json``, the official files and the PR curve, as
+        ``segbench boundary`` writes them, so ``segbench compare``, ``--ci`` and
+        ``segbench site`` take it.
+    gt, split : optional
+        The ground truth the MATLAB run scored (any layout
+        :func:`segbench.evaluate` takes): its records are then keyed by those files,
+        so ``compare`` pairs the run with segbench runs on the same ground truth, and
+        every image of it needs a counts file. Without it the run compares only with
+        other runs imported without ground truth.
+    name : str, optional
+        The run's name (default: the folder's, skipping split names).
+    max_dist : float, optional
+        The tolerance the MATLAB run used, recorded in the result's parameters
+        (default 0.0075, BSR's; it changes no number here, since the counts are
+        already matched).
+    plot, progress : bool
+
+    Returns
+    -------
+    Result
+        The boundary result of the counts as read: ODS, OIS, AP, R50 summarized by
+        segbench's rules (those of ``collect_eval_bdry.m``). ``result.detail`` holds
+        the summary; ``result.provenance['imported']`` the MATLAB run's own
+        ``eval_bdry.txt`` figures when the folder has one.
+
+    Raises
+    ------
+    InputError
+        No ``_ev1.txt`` file, a malformed one (named), or files of different thresholds.
+    """
+    from dataclasses import replace
+
+    import numpy as np
+
+    from .boundary import BOUNDARY, default_thresholds
+    from .datasets import Dataset, DatasetItem, run_name
+    from .engine import run
+    from .io import read_eval_bdry, read_ev1
+    folder = Path(ev1_dir)
+    if not folder.is_dir():
+        raise InputError("folder of <iid>_ev1.txt files not found", folder)
+    files = {p.name[:-len("_ev1.txt")]: p for p in sorted(folder.glob("*_ev1.txt"))
+             if p.is_file() and not p.name.startswith(".")}
+    if not files:
+        raise InputError("no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
+                         "and edgesEvalDir.m write)", folder)
+    first_iid = next(iter(files))
+    first = _grid(read_ev1(files[first_iid])[:, 0])
+    for iid, path in files.items():
+        t = _grid(read_ev1(path)[:, 0])
+        if t.shape != first.shape or not np.array_equal(t, first):
+            raise InputError(f"its thresholds differ from those of {first_iid}_ev1.txt "
+                             f"({t.size} against {first.size}); one run has one grid",
+                             path)
+    if gt is not None:
+        from .datasets import open_ground_truth
+        ds = open_ground_truth(gt, split=split)
+        extra = sorted(set(files) - set(ds.ids()))
+        if extra:
+            raise InputError(f"{len(extra)} counts files name images that are not in the "
+                             f"ground truth: {', '.join(extra[:20])}", folder)
+        missing = sorted(set(ds.ids()) - set(files))
+        if missing:
+            raise InputError(f"{len(missing)} images of the ground truth have no "
+                             f"<iid>_ev1.txt: {', '.join(missing[:20])}", folder)
+    else:
+        ds = Dataset()
+        ds.root = folder
+        ds._protos = {iid: DatasetItem(iid, "test") for iid in files}
+    params = {"nthresh": int(first.size), "max_dist": max_dist or BOUNDARY.defaults[
+        "max_dist"]}
+    if not np.array_equal(first, default_thresholds(first.size)):
+        params["thresholds"] = first.tolist()
+    family = replace(BOUNDARY, evaluate=_ev1_record, warm_up=None)
+    result, = run([family], ds, dict(files), out, name=name or run_name(folder),
+                  params=params, options={"plot": plot}, progress=progress)
+    official = folder / "eval_bdry.txt"
+    if official.is_file():
+        try:
+            result.provenance["imported"] = read_eval_bdry(official)
+        except (OSError, ValueError):
+            pass
+        else:
+            if out is not None:
+                result.to_json(Path(out) / "result_boundary.json")
+    return result

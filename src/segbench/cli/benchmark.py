@@ -217,6 +217,23 @@ def add_generic(sub, entry) -> None:
     p.set_defaults(func=_cmd_generic, benchmark=entry.name)
 
 
+def _cmd_import_run(a) -> int:
+    from ..api import import_run
+    res = import_run(a.ev1_dir, a.out, gt=a.gt, split=a.split, name=a.name,
+                     max_dist=a.max_dist, plot=not a.no_plot, progress=not a.quiet)
+    if a.json:
+        print(res.to_json())
+        return 0
+    print(f"images: {len(res.per_item)}   output: {a.out}")
+    print_table([(res.name, *_boundary_rows(res)[0])], ("algorithm", "ODS", "OIS", "AP",
+                                                       "R50"))
+    theirs = res.provenance.get("imported")
+    if theirs:
+        print(f"the MATLAB run's eval_bdry.txt: ODS {theirs['ods_f']:.4f}  OIS "
+              f"{theirs['ois_f']:.4f}  AP {theirs['ap']:.4f}")
+    return 0
+
+
 def _cmd_demo(a) -> int:
     from ..demo import run_demo
     run_demo(a.out, n_images=a.n_images, workers=a.workers, progress=not a.quiet,
@@ -265,6 +282,29 @@ def add_parsers(sub) -> None:
                    help="boundary F only (skip covering, PRI, VI)")
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_human)
+
+    p = sub.add_parser(
+        "import-run", help="a finished MATLAB boundary run (<iid>_ev1.txt) as a run folder",
+        description="Read the per-image counts a MATLAB boundary run wrote (BSR's "
+                    "boundaryBench.m or Dollar's edgesEvalDir.m: <iid>_ev1.txt) into a "
+                    "segbench run folder that compare, --ci and site take; ODS, OIS, AP "
+                    "and R50 are summarized from the counts as read.")
+    p.add_argument("ev1_dir", metavar="EV1_DIR", help="folder of <iid>_ev1.txt files")
+    p.add_argument("--gt", default=None, metavar="GT",
+                   help="the ground truth the MATLAB run scored (any layout): then "
+                        "compare pairs the run with segbench runs on it")
+    p.add_argument("--split", default=None, metavar="S", help="split of a dataset root")
+    p.add_argument("--out", required=True, metavar="OUT",
+                   help="run folder to write (new, empty, or a segbench run folder)")
+    p.add_argument("--name", default=None, metavar="NAME",
+                   help="name of the run (default: the folder's name, skipping split "
+                        "names)")
+    p.add_argument("--max-dist", type=float, default=None, metavar="F",
+                   help="the tolerance the MATLAB run used, recorded with the result "
+                        "(default: 0.0075)")
+    p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
+    add_common(p, workers=False)
+    p.set_defaults(func=_cmd_import_run)
 
     p = sub.add_parser(
         "demo", help="synthetic dataset, baseline detectors, every benchmark, the site",

@@ -36,7 +36,7 @@ from ._images import MAX_PIXELS, image_size, read_image, write_image
 from ._labels import (read_label_map, read_stored_label_pair, read_stored_labels,
                       write_label_map)
 from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
-                        read_eval_cover, read_eval_ri_voi, read_ev1_table,
+                        read_eval_cover, read_eval_ri_voi, read_ev1, read_ev1_table,
                         read_region_tables, write_eval_bdry, write_eval_region,
                         write_texts)
 from ._prediction import (Prediction, as_prediction, check_same_shape, read_prediction,
@@ -60,6 +60,7 @@ __all__ = [
     "read_eval_bdry",
     "read_eval_cover",
     "read_eval_ri_voi",
+    "read_ev1",
     "read_ev1_table",
     "read_region_tables",
     "write_eval_bdry",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
 from ._atomic import atomic_write_text
 
 
@@ -51,6 +52,48 @@ def format_ev1(counts) -> str:
 def read_ev1_table(path) -> np.ndarray:
     """A per-image counts file (ours or the official code's) as a (T, 5) table."""
     return np.loadtxt(path, ndmin=2)
+
+
+def read_ev1(path) -> np.ndarray:
+    """A per-image boundary counts file, checked: ``<iid>_ev1.txt`` as BSR's
+    ``evaluation_bdry_image.m`` and Dollar's ``edgesEvalImg.m`` write it.
+
+    Parameters
+    ----------
+    path : str or PathLike
+
+    Returns
+    -------
+    (T, 5) ndarray of float64
+        One row per threshold: threshold, cntR, sumR, cntP, sumP (the counts whole
+        numbers), thresholds increasing.
+
+    Raises
+    ------
+    InputError
+        Naming the file: unreadable, not five numbers a row, counts negative or not
+        whole, matched counts above their totals, thresholds not increasing.
+    """
+    from ._files import require_file
+    path = require_file(path)
+    try:
+        table = np.loadtxt(path, ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a per-image counts file (threshold cntR sumR cntP sumP a "
+                         f"row): {exc}", path) from None
+    if table.ndim != 2 or table.shape[1] != 5 or table.shape[0] == 0:
+        raise InputError(f"expected rows of 5 numbers (threshold cntR sumR cntP sumP), "
+                         f"got a table of shape {table.shape}", path)
+    counts = table[:, 1:]
+    if not np.isfinite(table).all() or (counts < 0).any() or \
+            (counts != np.round(counts)).any():
+        raise InputError("the counts (columns 2-5) must be whole numbers >= 0", path)
+    if (table[:, 1] > table[:, 2]).any() or (table[:, 3] > table[:, 4]).any():
+        raise InputError("a matched count exceeds its total (cntR > sumR or cntP > sumP)",
+                         path)
+    if table.shape[0] > 1 and not (np.diff(table[:, 0]) > 0).all():
+        raise InputError("the thresholds (column 1) must increase", path)
+    return table
 
 
 def write_eval_bdry(out_dir, summary) -> list[Path]:

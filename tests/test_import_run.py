@@ -1,0 +1,102 @@
+"""A finished MATLAB boundary run (``<iid>_ev1.txt``) read into a run folder.
+
+The official code's own run (BSR under Octave, nthresh 99, the 5-image self-test) is
+imported and its summary must equal that run's ``eval_bdry.txt`` (printed to 6 digits);
+the folder then serves ``compare`` against a segbench run of the same images; malformed
+count files are named in one line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import segbench
+from conftest import FIXTURES, require
+from segbench.api import import_run
+from segbench.errors import InputError
+from segbench.io import read_eval_bdry
+
+OFFICIAL = FIXTURES / "bsr-official" / "octave" / "png_bdry_n99"
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "segbench.cli", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_the_official_run_imports_to_its_own_figures(tmp_path):
+    require(OFFICIAL)
+    res = import_run(OFFICIAL, tmp_path / "run", name="bsr", plot=False)
+    theirs = read_eval_bdry(OFFICIAL / "eval_bdry.txt")
+    assert res.provenance["imported"] == theirs
+    for ours, key in (("ODS", "ods_f"), ("OIS", "ois_f"), ("AP", "ap"),
+                      ("ODS_recall", "ods_recall"), ("ODS_precision", "ods_precision"),
+                      ("OIS_recall", "ois_recall")):
+        assert res.metrics[ours] == pytest.approx(theirs[key], abs=6e-7), ours
+    assert res.provenance["params"]["nthresh"] == 99
+    assert res.provenance["params"].get("thresholds") is None   # the grid, recognised
+    again = segbench.Result.from_json(tmp_path / "run" / "result_boundary.json")
+    assert again.provenance["imported"] == theirs
+
+
+def test_an_imported_run_compares_with_a_segbench_run(tmp_path):
+    require(OFFICIAL)
+    inputs = FIXTURES / "bsr-official" / "inputs"
+    ours = segbench.evaluate("boundary", gt=inputs / "groundTruth", pred=inputs / "png",
+                             out=tmp_path / "ours", plot=False, progress=False)
+    alone = _cli("import-run", OFFICIAL, "--out", tmp_path / "alone", "--no-plot",
+                 "--quiet")
+    assert alone.returncode == 0, alone.stderr
+    refused = _cli("compare", tmp_path / "ours", tmp_path / "alone")
+    assert refused.returncode == 2 and "other ground truth" in refused.stderr
+    proc = _cli("import-run", OFFICIAL, "--gt", inputs / "groundTruth", "--out",
+                tmp_path / "bsr", "--name", "bsr", "--no-plot", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "the MATLAB run's eval_bdry.txt: ODS 0.7617" in proc.stdout
+    cmp = _cli("compare", tmp_path / "ours", tmp_path / "bsr", "--json")
+    assert cmp.returncode == 0, cmp.stderr
+    # exact matching finds at least the official matcher's pixels: ODS as high or higher
+    bsr = segbench.Result.from_json(tmp_path / "bsr" / "result_boundary.json")
+    assert ours.metrics["ODS"] >= bsr.metrics["ODS"] - 1e-3
+
+
+def _write(folder, name, text):
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0.5 1 2 3\n", "rows of 5 numbers"),
+    ("0.5 3 2 1 4\n", "exceeds its total"),
+    ("0.5 1.5 2 1 4\n", "whole numbers"),
+    ("0.6 1 2 1 4\n0.5 1 2 1 4\n", "must increase"),
+    ("zero one two\n", "not a per-image counts file"),
+])
+def test_malformed_count_files_are_named(tmp_path, text, message):
+    _write(tmp_path / "ev", "7_ev1.txt", text)
+    with pytest.raises(InputError, match=message) as err:
+        import_run(tmp_path / "ev", tmp_path / "run", plot=False)
+    assert "7_ev1.txt" in str(err.value)
+    proc = _cli("import-run", tmp_path / "ev", "--out", tmp_path / "run2", "--quiet")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_other_grids_are_kept_and_mixed_grids_refused(tmp_path):
+    rows = np.array([[0.2, 5, 10, 4, 8], [0.5, 4, 10, 4, 5], [0.7, 2, 10, 2, 2]])
+    for iid in ("1", "2"):
+        np.savetxt(tmp_path / f"{iid}_ev1.txt", rows, fmt="%g")
+    res = import_run(tmp_path, tmp_path / "run", plot=False)
+    assert res.provenance["params"]["thresholds"] == [0.2, 0.5, 0.7]
+    assert list(res.curves["thresholds"]) == [0.2, 0.5, 0.7]
+    # recall 0.4, precision 0.8 at 0.5 on both images: F 0.533 there
+    assert res.curves["f"][1] == pytest.approx(2 * 0.4 * 0.8 / 1.2)
+    np.savetxt(tmp_path / "3_ev1.txt", rows[:2], fmt="%g")
+    with pytest.raises(InputError, match="thresholds differ"):
+        import_run(tmp_path, tmp_path / "run3", plot=False)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no <iid>_ev1.txt"):
+        import_run(tmp_path / "empty", tmp_path / "run4", plot=False)
