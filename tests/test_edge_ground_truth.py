@@ -349,3 +349,99 @@ def test_nms_settings_on_the_command_line():
     assert _nms("r=2,m=1.05,presmooth=0") == {"r": 2, "m": 1.05, "presmooth": False}
     with pytest.raises(InputError, match="r=, s=, m=, presmooth="):
         _nms("radius=2")
+
+
+# ---------------------------------------------------------------------------------------
+# datasets as distributed
+
+
+def test_a_biped_tree_is_found_with_its_photographs(tmp_path):
+    root = tmp_path / "BIPED"
+    for iid in ("RGB_008", "RGB_010"):
+        _png(root / "edges" / "edge_maps" / "test" / "rgbr" / f"{iid}.png",
+             (EDGES * 255).astype(np.uint8))
+        _png(root / "edges" / "imgs" / "test" / "rgbr" / f"{iid}.jpg",
+             np.zeros((6, 7, 3), np.uint8))
+    # train keeps its maps in augmentation folders: left out
+    _png(root / "edges" / "edge_maps" / "train" / "rgbr" / "aug" / "x.png",
+         (EDGES * 255).astype(np.uint8))
+    for where in (root, root / "edges"):
+        ds = open_ground_truth(where)
+        assert ds.ids() == ["RGB_008", "RGB_010"] and ds.splits == ("test",)
+        item = ds["RGB_008"]
+        assert item.image_path.name == "RGB_008.jpg"
+        assert np.array_equal(item.ground_truth()[0].boundaries, EDGES)
+
+
+def test_a_multicue_tree_needs_its_annotations_named(tmp_path):
+    root = tmp_path / "multicue"
+    for kind, k_max in (("edges", 6), ("boundaries", 5)):
+        for k in range(1, k_max + 1):
+            e = EDGES.copy()
+            e[0, k] = True                     # each annotator a little different
+            _png(root / "ground-truth" / "images" / kind / f"4100_left_2268.{k}.png",
+                 (e * 255).astype(np.uint8))
+    _png(root / "images" / "4100_left_2268.png", np.zeros((6, 7, 3), np.uint8))
+    with pytest.raises(InputError, match="multicue-edges or multicue-boundaries"):
+        open_ground_truth(root)
+    for fmt, k_max in (("multicue-edges", 6), ("multicue-boundaries", 5)):
+        ds = open_ground_truth(root, gt_format=fmt)
+        assert ds.ids() == ["4100_left_2268"]
+        anns = ds["4100_left_2268"].ground_truth()
+        assert len(anns) == k_max
+        assert [int(np.flatnonzero(a.boundaries[0])[0]) for a in anns] == \
+            list(range(1, k_max + 1))           # in annotator order
+        assert ds["4100_left_2268"].image_path.name == "4100_left_2268.png"
+    # the annotation folder itself: the .<k> naming is grouped without being named
+    ds = open_ground_truth(root / "ground-truth" / "images" / "edges")
+    assert ds.ids() == ["4100_left_2268"] and len(ds["4100_left_2268"].ground_truth()) == 6
+    with pytest.raises(InputError, match="reads a Multicue tree"):
+        open_ground_truth(tmp_path / "multicue" / "images", gt_format="multicue-edges")
+
+
+def test_bsds_rind_types_are_splits_of_its_testgt(bsds_like, tmp_path):
+    import shutil
+    for kind in ("depth", "normal", "reflectance", "illumination"):
+        shutil.copytree(bsds_like["gt"], tmp_path / "testgt" / kind)
+    with pytest.raises(InputError, match="depth, illumination, normal, reflectance"):
+        open_ground_truth(tmp_path / "testgt")
+    assert open_ground_truth(tmp_path / "testgt", split="normal").ids() == \
+        bsds_like["ids"]
+
+
+# ---------------------------------------------------------------------------------------
+# presets
+
+
+def test_presets_set_their_values_record_them_and_yield_to_options(bsds_like, tmp_path):
+    from segbench.boundary import PROTOCOLS
+    from segbench.boundary._protocols import SOURCES
+    from segbench.families import PRESETS
+    assert set(PRESETS) == set(PROTOCOLS)
+    for name in ("bsds500", "nyud", "biped", "multicue", "bsds-rind"):
+        assert set(SOURCES[name]) >= set(PROTOCOLS[name]) - {"reported"} | {"reported"}
+    assert PROTOCOLS["nyud"]["max_dist"] == 0.011
+    proc = _cli("boundary", "--gt", bsds_like["gt"], "--pred", bsds_like["pred"],
+                "--preset", "nyud", "--out", tmp_path / "nyud", "--no-plot", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    res = segbench.Result.from_json(tmp_path / "nyud" / "result_boundary.json")
+    p = res.provenance["params"]
+    assert (p["protocol"], p["max_dist"], p["nms"]) == \
+        ("nyud", 0.011, {"r": 4, "s": 5, "m": 1.01, "presmooth": False})
+    # the same run through the parameters themselves gives the same numbers
+    same = segbench.evaluate("boundary", gt=bsds_like["gt"], pred=bsds_like["pred"],
+                             max_dist=0.011, nms={"r": 4, "presmooth": False},
+                             plot=False, progress=False)
+    assert same.metrics["ODS"] == res.metrics["ODS"]
+    # every value yields to an option: NMS off and another tolerance
+    proc = _cli("boundary", "--gt", bsds_like["gt"], "--pred", bsds_like["pred"],
+                "--preset", "nyud", "--nms", "off", "--max-dist", "0.0075", "--quiet",
+                "--json", "--no-plot")
+    assert proc.returncode == 0, proc.stderr
+    import json
+    data = json.loads(proc.stdout)
+    assert data["metrics"]["ODS"] == bsds_like["ref"].metrics["ODS"]
+    assert data["provenance"]["params"]["nms"] is None
+    with pytest.raises(InputError, match="name two protocols"):
+        segbench.evaluate("boundary", gt=bsds_like["gt"], pred=bsds_like["pred"],
+                          preset="nyud", protocol="biped")

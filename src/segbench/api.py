@@ -54,7 +54,7 @@ def protocol_params(benchmark: str, name: str) -> dict:
                          f"benchmarks (and 'all'), not to {benchmark!r}")
     preset = protocol(name)
     keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "resolution",
-            "alpha")
+            "alpha") + (("nms",) if benchmark in ("boundary", "all") else ())
     return {"protocol": name, **{k: preset[k] for k in keys}}
 
 
@@ -218,7 +218,8 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
              scheduler: str | None = None, executor=None,
              progress: bool = True, plot: bool = True, human: bool = False,
              ci=None, calibrate_on=None, calibrate_name: str | None = None,
-             protocol: str | None = None, gt_format=None, **params):
+             protocol: str | None = None, gt_format=None, preset: str | None = None,
+             **params):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -282,10 +283,14 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     calibrate_name : str, optional
         The name the calibration run bears when it is not this run's: to calibrate
         on another algorithm's run on purpose.
-    protocol : {'bsr', 'bsds300', 'martin2004'}, optional
+    protocol, preset : str, optional
         A preset of the boundary protocol (boundary, all and human benchmarks;
-        :data:`segbench.boundary.PROTOCOLS`): its values fill the parameters not
-        given in ``params``; every value is recorded in the result's parameters.
+        :data:`segbench.boundary.PROTOCOLS`; ``preset`` is the same keyword under the
+        command line's name): 'bsr' (the official code), 'bsds500', 'nyud', 'biped',
+        'multicue', 'bsds-rind' (edge detection as papers evaluate it: Dollar's NMS
+        first, each dataset's tolerance; docs/datasets.md), 'bsds300', 'martin2004'.
+        Its values fill the parameters not given in ``params``; every value is
+        recorded in the result's parameters.
         With 'all' the region benchmark takes its ``nthresh`` too, as it takes
         ``nthresh`` (allBench.m has one). 'martin2004' is the 2004 Pb paper's: half
         resolution, ``max_dist`` 0.01.
@@ -322,6 +327,11 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     from .engine import run
     from .families import benchmark as entry_of
     from .families import check_keywords, runner
+    if preset is not None:
+        if protocol is not None and protocol != preset:
+            raise InputError(f"preset={preset!r} and protocol={protocol!r} name two "
+                             "protocols; give one")
+        protocol = preset
     entry = entry_of(benchmark)
     benchmark = entry.name
     own = runner(benchmark)

@@ -25,11 +25,16 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "REGION_PARAMS", "Benchmark",
+__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "PRESETS", "REGION_PARAMS", "Benchmark",
            "Param", "add_options", "benchmark", "check_keywords", "comparable",
            "comparable_spec", "defaults", "family_spec", "known_keywords",
            "options_from_args", "register", "runner", "specs", "summary_defaults",
            "unregister"]
+
+#: The boundary protocols' names (``--preset``): segbench.boundary.PROTOCOLS, listed
+#: here so that the command line needs no numerical library (a test checks the two).
+PRESETS = ("bsr", "bsds500", "bsds300", "martin2004", "nyud", "biped", "multicue",
+           "bsds-rind")
 
 #: The boundary matching tolerance of the BSDS500 benchmark (BSR ``maxDist``), as a
 #: fraction of the image diagonal: the one place it is written.
@@ -118,6 +123,8 @@ def _nms(text):
     (a dict of the settings given; the others keep their defaults)."""
     if text is True:
         return True
+    if str(text).strip().lower() in ("off", "none", "no", "false", "0"):
+        return False
     out = {}
     for part in str(text).split(","):
         if not part.strip():
@@ -151,13 +158,15 @@ def _agreement(text):
 #: The boundary benchmark's parameters (boundary, all, human and agreement take their
 #: subsets): record parameters first, then those of the summary.
 BOUNDARY_PARAMS = (
-    Param("protocol", "bsr", summary=True, choices=("bsr", "bsds300", "martin2004"),
-          default_text="",
-          help="preset of the boundary protocol: bsr (BSDS500, the default), bsds300 "
-               "(its site's ranking: 30 thresholds, human maps thinned, smaller soft "
-               "maps upsampled) or martin2004 (the 2004 Pb paper: bsds300 at half "
-               "resolution, max-dist 0.01); the options below override it "
-               "(docs/protocol.md)"),
+    Param("protocol", "bsr", summary=True, flag="--preset", aliases=("--protocol",),
+          choices=PRESETS, default_text="", metavar="NAME",
+          help="the protocol of a dataset as papers evaluate it (docs/datasets.md): "
+               "bsr (the official BSDS500 code, the default), bsds500 / nyud / biped / "
+               "multicue / bsds-rind (edge detection: Dollar's NMS first, each "
+               "dataset's tolerance), bsds300 (its site's ranking: 30 thresholds, human "
+               "maps thinned, smaller soft maps upsampled) or martin2004 (the 2004 Pb "
+               "paper: bsds300 at half resolution, max-dist 0.01); the options below "
+               "override its values; recorded in the result as 'protocol'"),
     Param("nthresh", 99, metavar="N", default_text="99; 30 with --protocol bsds300",
           help="number of thresholds for soft maps and ucm2"),
     Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
@@ -182,8 +191,9 @@ BOUNDARY_PARAMS = (
     Param("nms", None, type=str, parse=_nms, const=True, metavar="r=R,s=S,m=M",
           help="thin raw soft maps (a CNN's output) with Dollar's edge NMS first, as "
                "HED, RCF and PiDiNet are evaluated: --nms alone for their settings (r=1, "
-               "s=5, m=1.01, presmooth=1: convTri(E, 1) first), or the settings to "
-               "change, e.g. --nms r=2,m=1.05 (docs/detectors.md)"),
+               "s=5, m=1.01, presmooth=1: convTri(E, 1) first), the settings to change, "
+               "e.g. --nms r=2,m=1.05, or --nms off (where a preset sets it) "
+               "(docs/detectors.md)"),
     Param("resolution", "full", cli=False),
     Param("alpha", 0.5, summary=True, metavar="A",
           help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the harmonic mean "

@@ -142,7 +142,8 @@ def _thinned(pred, settings: dict, path):
     from ..io import as_prediction
     if pred.kind != "soft":
         raise InputError(f"--nms thins soft boundary maps; this prediction is a "
-                         f"{pred.kind} map", path)
+                         f"{pred.kind} map (score ucm2 and segmentations without NMS: "
+                         f"--nms off, or --preset bsr)", path)
     return as_prediction(edge_nms(pred.pb, **settings).astype(np.float64), kind="soft",
                          source=path)
 

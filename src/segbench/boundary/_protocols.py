@@ -69,6 +69,7 @@ PROTOCOLS: dict[str, dict] = {
         "upsample": None,
         "lone": "skip",
         "resolution": "full",
+        "nms": None,
         "alpha": 0.5,
         "reported": ("ODS", "OIS", "AP"),
         "ranking": "ODS",
@@ -82,6 +83,7 @@ PROTOCOLS: dict[str, dict] = {
         "upsample": "nearest",
         "lone": "count",
         "resolution": "full",
+        "nms": None,
         "alpha": 0.5,
         "reported": ("ODS",),
         "ranking": "ODS",
@@ -95,12 +97,38 @@ PROTOCOLS: dict[str, dict] = {
         "upsample": "nearest",
         "lone": "count",
         "resolution": "half",
+        "nms": None,
         "alpha": 0.5,
         "reported": ("ODS",),
         "ranking": "ODS",
         "presentations": ("gray", "color"),
     },
 }
+
+
+
+def _edge_preset(max_dist: float, nms: dict) -> dict:
+    """An edge-detection dataset's protocol: BSR's benchmark (99 thresholds, maps
+    thinned, human maps as stored) at its tolerance, after the NMS its papers apply."""
+    return {**copy.deepcopy(PROTOCOLS["bsr"]), "max_dist": max_dist, "nms": nms,
+            "reported": ("ODS", "OIS", "AP")}
+
+
+#: Dollar's NMS as HED's ``nms_process.m`` and RINDNet's ``eval.m`` call it.
+_NMS_HED = {"r": 1, "s": 5, "m": 1.01, "presmooth": True}
+
+#: The protocols of the edge-detection datasets (the presets papers use). Each runs
+#: BSR's benchmark after Dollar's NMS; they differ in the tolerance and the NMS
+#: settings. Values and their sources: :data:`SOURCES`, docs/datasets.md.
+PROTOCOLS.update({
+    "bsds500": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
+    "nyud": _edge_preset(0.011, {"r": 4, "s": 5, "m": 1.01, "presmooth": False}),
+    "biped": _edge_preset(DEFAULT_MAX_DIST, {"r": 1, "s": 5, "m": 1.01,
+                                             "presmooth": False}),
+    "multicue": _edge_preset(DEFAULT_MAX_DIST, {"r": 2, "s": 5, "m": 1.01,
+                                                "presmooth": False}),
+    "bsds-rind": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
+})
 
 #: Where each value of :data:`PROTOCOLS` comes from (file:line in the archives above).
 SOURCES: dict[str, dict[str, str]] = {
@@ -126,6 +154,8 @@ SOURCES: dict[str, dict[str, str]] = {
         "presentations": _BSR + "evaluation_bdry_image.m:42 `load(gtFile)`: one "
                                 "groundTruth cell per image, no presentation",
         "resolution": _BSR + "evaluation_bdry_image.m: maps matched at the size stored",
+        "nms": _BSR + "boundaryBench.m reads the maps as given (no NMS: gPb and ucm2 "
+                      "are thin already)",
     },
     "bsds300": {
         "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `if nargin<3, nthresh=30; "
@@ -164,6 +194,7 @@ SOURCES: dict[str, dict[str, str]] = {
                                  "`presentations = {'gray','color'}`",
         "resolution": _S300 + "Benchmark/boundaryBench.m:37-43: smaller soft maps "
                               "upsampled to the segmentations' size",
+        "nms": _S300 + "boundaryBench.m reads the maps as given (no NMS)",
     },
     "martin2004": {
         "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `nthresh=30` (the code of the "
@@ -183,8 +214,59 @@ SOURCES: dict[str, dict[str, str]] = {
         "reported": "PAMI 2004, Fig. 3: F at the best threshold of the pooled curve",
         "ranking": "PAMI 2004, Fig. 3 (ODS F)",
         "presentations": _S300 + "as bsds300",
+        "nms": _S300 + "as bsds300 (no NMS)",
     },
 }
+
+_EDGES = "pdollar/edges @94260b5 "
+_HED = "s9xie/hed_release-deprecated @7b9ba63 "
+_RCF = "yun-liu/RCF @fc9e0f9 "
+_COMMON = {
+    "nthresh": _EDGES + "edgesEvalImg.m:48 `'thrs',99`; :50-51 "
+                        "`thrs=linspace(1/(K+1),1-1/(K+1),K)` (as BSR)",
+    "thin": _EDGES + "edgesEvalImg.m:63-64 `E1 = double(E>=max(eps,thrs(k)))`, then "
+                     "`bwmorph(E1,'thin',inf)`",
+    "thin_gt": _EDGES + "edgesEvalImg.m:55-56 `G{g}.Boundaries` as stored, never thinned",
+    "upsample": "none: every script evaluates maps of the ground truth's size",
+    "lone": "as bsr",
+    "resolution": "full: " + _EDGES + "edgesEvalImg.m matches at the size stored",
+    "alpha": _EDGES + "edgesEvalDir.m (F = 2PR/(P+R)), as BSR",
+    "reported": _EDGES + "edgesEvalDir.m: ODS, OIS, AP (and R50, which segbench reports "
+                         "for every preset)",
+    "ranking": "ODS, as every table of the edge-detection papers",
+    "presentations": "one ground truth per image: no presentations",
+}
+SOURCES.update({
+    "bsds500": {**_COMMON,
+                "max_dist": _HED + "examples/eval/EvalEdge.m:8 `maxDist 0.0075` (BSR's)",
+                "nms": _HED + "examples/eval/nms_process.m:20-27 `E=convTri(single(x),1)`; "
+                              "`edgesNmsMex(E,O,1,5,1.01,4)` (also xwjabc/hed, PiDiNet)"},
+    "nyud": {**_COMMON,
+             "max_dist": "s-gupta/rgbd @e56ca4c segmentation/wrapperSegmentation.m:53 "
+                         "`'maxDist', 0.011`; " + _EDGES + "edgesDemoRgbd.m:24; "
+                         "hellozhuo/pidinet README:110 'following RCF, we increase the "
+                         "localization tolerance from 0.0075 to 0.011'",
+             "nms": _RCF + "examples/rcf/edge_nms.m:12-20 `edgesNms(edge,O,r,5,1.01,8)` "
+                           "without pre-smoothing, r '4 for NYUD dataset' (CATS "
+                           "eval/eval_edge.m:34 uses (4,4,1.01); EDTER eval_nyud.m "
+                           "(2,5,1.01): override with --nms)"},
+    "biped": {**_COMMON,
+              "max_dist": "xavysp/DexiNed (issue 8, its evaluation driver): "
+                          "`edgesEvalDir_x(..., 'thrs',99, 'maxDist', 0.0075, 'thin', 1)`",
+              "nms": "xavysp/DexiNed (issue 8, its evaluation driver): "
+                     "`edgesNmsMex(tmp_edge,O,1,5,1.01,4)` without pre-smoothing for "
+                     "other methods; DexiNed's own maps (1,5,1.03): --nms m=1.03"},
+    "multicue": {**_COMMON,
+                 "max_dist": _EDGES + "edgesEvalDir.m:50 default 0.0075; no Multicue "
+                                      "script overrides it",
+                 "nms": _RCF + "examples/rcf/edge_nms.m:12-20, r '2 for BSDS500 and "
+                               "Multi-cue datasets', without pre-smoothing"},
+    "bsds-rind": {**_COMMON,
+                  "max_dist": "MengyangPu/RINDNet @164b0c4 eval/eval.m:45-47 "
+                              "`'maxDist',0.0075`",
+                  "nms": "MengyangPu/RINDNet @164b0c4 eval/eval.m:35-39 "
+                         "`E=convTri(single(x),1)`; `edgesNmsMex(E,O,1,5,1.01,4)`"},
+})
 
 
 def protocol(name: str) -> dict:

@@ -77,7 +77,8 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
 
 #: ``--gt-format`` choices: segbench.datasets.GT_FORMATS (not imported here: it loads
 #: numpy; tests/test_edge_ground_truth.py checks the two agree).
-GT_FORMAT_CHOICES = ("auto", "bsds", "edges", "labels")
+GT_FORMAT_CHOICES = ("auto", "bsds", "edges", "labels", "multicue-edges",
+                     "multicue-boundaries")
 
 
 def add_gt_format(p: argparse.ArgumentParser) -> None:
@@ -86,8 +87,10 @@ def add_gt_format(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gt-format", choices=GT_FORMAT_CHOICES, default=None,
                    help="how --gt's files are read: bsds (.mat/.seg), edges (edge-map "
                         "images: 0/255 or 0/1 maps are edges where nonzero), labels "
-                        "(label maps: boundaries where labels change, and regions) "
-                        "(default: auto, from the files; an ambiguous folder is named)")
+                        "(label maps: boundaries where labels change, and regions), "
+                        "multicue-edges or multicue-boundaries (a Multicue tree's two "
+                        "annotations) (default: auto, from the files and the dataset's "
+                        "layout; an ambiguous folder is named)")
     g.add_argument("--gt-threshold", type=float, default=None, metavar="T",
                    help="edges: a pixel of a graded (anti-aliased, JPEG) map is an edge "
                         "at T of full scale or more (default: 0.5; binary maps: nonzero)")

@@ -36,7 +36,15 @@ GT_FORMATS = {
     "labels": "label maps (8/16-bit or palette PNG, .npy, .mat --gt-variable): "
               "boundaries as BSDS draws them (thin(seg2bdry)), regions for covering, "
               "PRI and VI; --gt-void labels excluded",
+    "multicue-edges": "a Multicue root (ground-truth/images/edges/<name>.<k>.png, six "
+                      "annotators an image): its edge annotations",
+    "multicue-boundaries": "a Multicue root (ground-truth/images/boundaries/"
+                           "<name>.<k>.png, five annotators an image): its boundary "
+                           "annotations",
 }
+
+#: ``<iid>.<k>.<ext>``: one annotator ``k`` of image ``iid`` (Multicue's naming).
+_NUMBERED = re.compile(r"(?P<iid>.+)\.(?P<annotator>\d+)\.[A-Za-z0-9]+")
 
 _EDGE_FILE_EXTS = IMAGE_EXTS + (".pgm", ".npy", ".mat")
 _LABEL_FILE_EXTS = (".png", ".bmp", ".tif", ".tiff", ".npy", ".mat")
@@ -163,8 +171,14 @@ def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
     """iid -> its files (one per annotator) in ``folder``: ``<iid>.<ext>`` files,
     ``<iid>/`` subfolders of such files (one annotator each, in name order), or, with
     ``pattern``, the files whose names match it, grouped by its ``iid`` group and
-    ordered by its ``annotator`` group."""
+    ordered by its ``annotator`` group. A folder whose every file is named
+    ``<iid>.<k>.<ext>`` (Multicue's annotators) is grouped so without a pattern."""
     found: dict[str, dict] = {}
+    if pattern is None:
+        names = [p.name for p in folder.iterdir() if p.is_file() and not
+                 p.name.startswith(".") and p.suffix.lower() in exts]
+        if names and all(_NUMBERED.fullmatch(n) for n in names):
+            pattern = _NUMBERED          # every file <iid>.<k>.<ext>: annotators k
     for p in sorted(folder.iterdir()):
         if p.name.startswith(".") or not p.is_file() or p.suffix.lower() not in exts:
             continue
@@ -184,7 +198,7 @@ def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
                              folder)
         files[key] = p
     out = {iid: tuple(files[k] for k in sorted(files)) for iid, files in found.items()}
-    if pattern is None:
+    if pattern is None or pattern is _NUMBERED:
         for sub in _subdirs(folder):
             files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
                           and not p.name.startswith(".") and p.suffix.lower() in exts)
@@ -376,3 +390,79 @@ def sniff_folder(folder: str | PathLike) -> str | None:
                      "single-channel, so this is ambiguous (a colour-coded label map?). "
                      "Name it with --gt-format edges (gray values) or labels (after "
                      "mapping each colour to an integer)", first)
+
+
+# ---------------------------------------------------------------------------------------
+# the datasets as distributed
+
+
+def _biped_root(folder: Path) -> Path | None:
+    """The ``edges`` folder of a BIPED tree (``edge_maps/`` and ``imgs/``), or None."""
+    for c in (folder, folder / "edges", folder / "BIPED" / "edges"):
+        if (c / "edge_maps").is_dir() and (c / "imgs").is_dir():
+            return c
+    return None
+
+
+def _multicue_root(folder: Path) -> Path | None:
+    for c in (folder, folder / "multicue"):
+        if (c / "ground-truth" / "images").is_dir():
+            return c
+    return None
+
+
+def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
+    """A dataset tree as distributed (BIPED, Multicue), or None when ``folder`` is not
+    one.
+
+    BIPED: ``edges/edge_maps/<split>/rgbr/RGB_NNN.png`` (0/255 edge maps, one annotator)
+    with the photographs in ``edges/imgs/<split>/rgbr/RGB_NNN.jpg``; the splits whose
+    folder holds the maps themselves (``test``; ``train`` keeps its maps in augmentation
+    folders and is left out). Multicue: ``ground-truth/images/{edges,boundaries}/
+    <name>.<k>.png`` (annotators k) with ``images/<name>.png``; which annotations is
+    named by ``fmt`` (multicue-edges or multicue-boundaries).
+
+    Raises
+    ------
+    InputError
+        A Multicue tree without the format that picks its annotations, or a BIPED tree
+        with no split of maps.
+    """
+    from ._inputs import _merge
+    biped = _biped_root(folder)
+    if biped is not None and fmt.name in ("auto", "edges"):
+        parts = []
+        for split in _subdirs(biped / "edge_maps"):
+            gt = split / "rgbr" if (split / "rgbr").is_dir() else split
+            if not any(p.is_file() and p.suffix.lower() in IMAGE_EXTS
+                       for p in gt.iterdir()):
+                continue
+            imgs = biped / "imgs" / split.name / gt.name if gt.name == "rgbr" else \
+                biped / "imgs" / split.name
+            parts.append(EdgeMapFolder(gt, images_dir=imgs if imgs.is_dir() else None,
+                                       threshold=fmt.threshold, split=split.name))
+        if not parts:
+            raise InputError("a BIPED tree without edge maps: expected "
+                             "edge_maps/test/rgbr/*.png", biped)
+        return parts[0] if len(parts) == 1 else _merge(parts)
+    multicue = _multicue_root(folder)
+    if multicue is not None:
+        kinds = {"multicue-edges": "edges", "multicue-boundaries": "boundaries"}
+        if fmt.name not in kinds:
+            raise InputError("a Multicue tree holds two annotations of each image; name "
+                             "one with --gt-format multicue-edges or multicue-boundaries",
+                             multicue)
+        gt = multicue / "ground-truth" / "images" / kinds[fmt.name]
+        if not gt.is_dir():
+            raise InputError(f"no {kinds[fmt.name]} annotations in this Multicue tree",
+                             gt)
+        imgs = multicue / "images"
+        ds = EdgeMapFolder(gt, threshold=fmt.threshold, split="test")
+        if imgs.is_dir():
+            from ._inputs import with_images
+            ds = with_images(ds, imgs, required=False)
+        return ds
+    if fmt.name.startswith("multicue"):
+        raise InputError(f"--gt-format {fmt.name} reads a Multicue tree "
+                         "(ground-truth/images/...), which this is not", folder)
+    return None

@@ -69,7 +69,7 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
     Dataset
         Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
-    from ._edges import GroundTruthFormat
+    from ._edges import GroundTruthFormat, open_layout
     fmt = GroundTruthFormat.of(gt_format)
     if isinstance(gt, (list, tuple)):
         if not gt:
@@ -77,10 +77,14 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         parts = [open_ground_truth(g, split=split, presentation=presentation,
                                    all_splits=True, gt_format=fmt) for g in gt]
         return parts[0] if len(parts) == 1 else _merge(parts)
+    layout = None if isinstance(gt, Dataset) or not Path(gt).is_dir() else \
+        open_layout(Path(gt), fmt)
     if isinstance(gt, Dataset):
         ds = gt
+    elif layout is not None:
+        ds = layout
     elif fmt.name != "auto" or _image_folder(Path(gt)):
-        ds = _open_formatted(Path(gt), fmt)
+        ds = _open_formatted(Path(gt), fmt, split)
     else:
         folder = Path(gt)
         if not folder.exists():
@@ -100,8 +104,8 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
             if folder.name == "groundTruth" and (folder.parent / "images").is_dir():
                 ds = BSDS500(folder.parent)     # with the photographs beside it
             if ds is None or Path(ds.root).resolve() != folder.parent.resolve():
-                ds = _merge([FolderPairs(None, d, split=d.name)
-                             for d in _split_folders(folder)])
+                ds = _split_merge(folder, _split_folders(folder), split,
+                                  lambda d: FolderPairs(None, d, split=d.name))
         else:
             try:
                 ds = open_dataset(folder, presentation=presentation or "color")
@@ -118,6 +122,26 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         raise InputError(f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
                          "one with --split", ds.root)
     return ds
+
+
+def _split_merge(folder: Path, dirs: list[Path], split: str | None, make) -> Dataset:
+    """One dataset of the split folders ``dirs`` (``make(dir)`` each); only the one
+    named ``split`` when given. Folders that share image ids are not splits but
+    annotation sets of the same images (BSDS-RIND's edge types): then ``split`` must
+    name one."""
+    if split is not None and any(d.name == split for d in dirs):
+        return make(next(d for d in dirs if d.name == split))
+    parts = [make(d) for d in dirs]
+    seen: dict[str, str] = {}
+    for part in parts:
+        for iid in part.ids():
+            if iid in seen:
+                raise InputError(f"the folders {', '.join(d.name for d in dirs)} hold the "
+                                 f"same images (e.g. {iid!r} in {seen[iid]} and "
+                                 f"{part.splits[0]}): annotation sets, not splits; choose "
+                                 "one with --split", folder)
+            seen[iid] = part.splits[0]
+    return parts[0] if len(parts) == 1 else _merge(parts)
 
 
 def _image_folder(folder: Path) -> bool:
@@ -143,7 +167,7 @@ def _has_image(folder: Path) -> bool:
                for p in folder.iterdir())
 
 
-def _open_formatted(folder: Path, fmt) -> Dataset:
+def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
     """A folder read by ``fmt`` (edge maps, label maps, or BSDS files with a setting
     that only those take, which is refused), split folders merged."""
     from ._edges import EdgeMapFolder, LabelMapGroundTruth, sniff_folder
@@ -175,16 +199,17 @@ def _open_formatted(folder: Path, fmt) -> Dataset:
         if fmt.void:
             raise InputError("--gt-void names labels of label maps; edge maps have none "
                              "(--gt-format labels reads label maps)", folder)
-        made = [EdgeMapFolder(d, threshold=fmt.threshold, variable=fmt.variable, split=s)
-                for d, s in parts]
+        make = lambda d: EdgeMapFolder(d, threshold=fmt.threshold,  # noqa: E731
+                                       variable=fmt.variable, split=splits_of[d])
     else:
         if fmt.threshold is not None:
             raise InputError("--gt-threshold binarizes edge maps; label maps draw their "
                              "boundaries where labels change (--gt-format edges reads "
                              "edge maps)", folder)
-        made = [LabelMapGroundTruth(d, void=fmt.void, variable=fmt.variable, split=s)
-                for d, s in parts]
-    return made[0] if len(made) == 1 else _merge(made)
+        make = lambda d: LabelMapGroundTruth(d, void=fmt.void,  # noqa: E731
+                                             variable=fmt.variable, split=splits_of[d])
+    splits_of = dict(parts)
+    return _split_merge(folder, [d for d, _ in parts], split, make)
 
 
 def _merge(parts: list[Dataset]) -> Dataset:
