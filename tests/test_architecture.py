@@ -33,7 +33,8 @@ LAYERS = [
     {"result"},
     {"primitives"},
     {"datasets"},
-    {"boundary", "region", "algorithms", "superpixel", "semantic", "stats"},
+    {"boundary", "region", "algorithms", "superpixel", "semantic", "stats",
+     "semantic_boundary"},
     {"engine"},
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel"},
@@ -49,7 +50,8 @@ SAME_LAYER = {("superpixel", "algorithms"), ("stats", "algorithms"),
               ("algorithms", "superpixel"), ("region", "boundary"),
               ("superpixel", "boundary"), ("superpixel", "region"),
               ("algorithms", "boundary")}
-FAMILY_PACKAGES = ("boundary", "region", "superpixel", "semantic", "stats")
+FAMILY_PACKAGES = ("boundary", "region", "superpixel", "semantic", "stats",
+                   "semantic_boundary")
 
 #: Files that may import by a computed name, and why (the checks cannot see those
 #: imports, so each one is a place a reviewer reads by hand).

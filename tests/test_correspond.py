@@ -214,7 +214,7 @@ def test_runs_hand_over_an_optimum_with_valid_potentials(seed):
     """A run of frames starts from the previous run's optimum with rows and columns
     swapped (``_transposed``); the optimum the last run ends with must carry
     potentials that prove it, and every frame must be exact."""
-    from segbench.boundary import _solver as solver
+    from segbench.primitives import _solver as solver
     rng = np.random.default_rng(500 + seed)
     h, w = rng.integers(12, 28, 2)
     fixed = rng.random((h, w)) < 0.2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from segbench.boundary import shared_matcher
-from segbench.boundary._counts import human_counts
+from segbench.primitives import human_counts
 
 
 def _ordered_pairs(humans, max_dist):

@@ -12,8 +12,9 @@ import pytest
 from conftest import DATA, require
 from segbench.boundary import (Matcher, default_thresholds, evaluate_image, seg2bdry, thin,
                                thin_frames)
-from segbench.boundary import _correspond, _counts
-from segbench.boundary._solver import _layout
+from segbench.primitives import _correspond
+from segbench.primitives import _boundary_counts as _counts
+from segbench.primitives._solver import _layout
 from segbench.errors import InputError
 
 HED = DATA / "bsds500-hed-nms" / "test"

@@ -157,7 +157,7 @@ def test_human_page_shows_the_human_families_numbers(made):
 def test_restricted_view_is_the_summary_of_the_records(made, tmp_path, monkeypatch):
     """--max-images: each run's family summarizes its records of the images shown; no
     per-image file is read and no evaluator runs."""
-    import segbench.boundary._counts as counts
+    import segbench.primitives._boundary_counts as counts
     import segbench.region._image as region_image
     from segbench import evaluate
     from segbench.report import official

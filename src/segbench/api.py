@@ -353,7 +353,11 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
                  gt_format=gt_format)
     options = {"plot": plot}
     if protocol is not None:
-        params = {**protocol_params(benchmark, protocol), **params}
+        # the boundary protocol's values, or a family's own protocol parameter
+        own = benchmark not in ("boundary", "all", "human", "human_boundary") and \
+            any(p.name == "protocol" for p in entry.params)
+        params = {**params, "protocol": protocol} if own else \
+            {**protocol_params(benchmark, protocol), **params}
     if ci:
         from .resampling import ci_settings
         options["ci"] = ci_settings(ci)

@@ -35,8 +35,8 @@ __all__ = ["LEAN_NUMBA", "announce_compiles", "compile_ahead", "import_numba_lea
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
 GROUPS = {
-    "segbench.boundary._solver": ("the boundary matcher", 10),
-    "segbench.boundary._correspond": ("the boundary matcher", 10),
+    "segbench.primitives._solver": ("the boundary matcher", 10),
+    "segbench.primitives._correspond": ("the boundary matcher", 10),
     "segbench.primitives._thin": ("boundary thinning", 5),
     "segbench.primitives._seg2bdry": ("boundary extraction", 1),
     "segbench.primitives._labels": ("the region tables", 2),
@@ -49,7 +49,7 @@ GROUPS = {
     "segbench.stats._measure": ("the dataset statistics", 3),
     "segbench.stats._regions": ("the dataset statistics", 3),
     "segbench.algorithms.edges": ("the baseline detectors", 2),
-    "segbench.boundary._nms": ("the edge NMS", 4),
+    "segbench.primitives._edge_nms": ("the edge NMS", 4),
     "segbench.algorithms._pb_kernels": ("the Pb detectors", 5),
     "segbench.algorithms._half_disc_kernels": ("the half-disc gradients (Pb, gPb)", 4),
     "segbench.algorithms._gpb_cue_kernels": ("gPb's local cues", 1),

@@ -110,7 +110,7 @@ def run_demo(out_dir="segbench-demo", *, n_images: int = 8, workers: int = 1,
     first_run = not matcher_cached()
     if first_run:   # the matcher compiles on another core while this one does the rest
         compile_ahead("segbench.boundary:warm_up_matcher",
-                      announce="segbench.boundary._solver")
+                      announce="segbench.primitives._solver")
     items = make_synthetic_dataset(n_images)
     root = write_synthetic_dataset(out / "dataset", items)
     gt_dir = root / "groundTruth" / "test"

@@ -25,7 +25,8 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "PRESETS", "REGION_PARAMS", "Benchmark",
+__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "PRESETS", "REGION_PARAMS",
+           "SEMANTIC_BOUNDARY_PARAMS", "SEMANTIC_BOUNDARY_PROTOCOLS", "Benchmark",
            "Param", "add_options", "benchmark", "check_keywords", "comparable",
            "comparable_spec", "defaults", "family_spec", "known_keywords",
            "options_from_args", "register", "runner", "specs", "summary_defaults",
@@ -212,6 +213,69 @@ REGION_PARAMS = (
     Param("nthresh", 99, metavar="N", help="number of ucm2 thresholds"),
 )
 
+#: The semantic-boundary protocols (``--protocol``): segbench.semantic_boundary.PROTOCOLS,
+#: listed here so that the command line needs no numerical library (a test checks the
+#: two).
+SEMANTIC_BOUNDARY_PROTOCOLS = ("sbd", "sbd-seal", "cityscapes")
+
+
+def _on_off(text):
+    """``on``/``off`` (also yes/no, true/false, 1/0) of an option a protocol presets."""
+    t = str(text).strip().lower()
+    if t in ("on", "yes", "true", "1"):
+        return True
+    if t in ("off", "no", "false", "0"):
+        return False
+    raise InputError(f"expected on or off, not {text!r}")
+
+
+#: The semantic-boundary benchmark's parameters. Those left None take the protocol's
+#: value (segbench.semantic_boundary.PROTOCOLS, with the source of each).
+SEMANTIC_BOUNDARY_PARAMS = (
+    Param("protocol", "sbd-seal", choices=SEMANTIC_BOUNDARY_PROTOCOLS, metavar="NAME",
+          flag="--preset", aliases=("--protocol",),
+          help="sbd (the original SBD benchmark: kill internal, skip absent classes), "
+               "sbd-seal (SEAL's evaluation: 5 px margin, thin ground truth) or "
+               "cityscapes (SEAL's: half size, instance-sensitive, max-dist 0.0035); "
+               "the options below override its values (docs/semantic-boundary.md); "
+               "recorded as 'protocol'"),
+    Param("nthresh", 99, metavar="N", help="number of thresholds"),
+    Param("max_dist", None, type=float, metavar="F",
+          default_text="0.02; 0.0035 with --preset cityscapes",
+          help="matching tolerance as a fraction of the image diagonal"),
+    Param("thin", None, type=str, parse=_on_off, metavar="on|off", default_text="on",
+          help="thin thresholded predictions before matching"),
+    Param("gt_edges", None, type=str, choices=("stored", "thin", "raw"), metavar="HOW",
+          default_text="stored; thin with --preset cityscapes",
+          help="ground-truth boundaries: SBD's stored Boundaries, or drawn from the "
+               "label maps, thin (1 px band thinned) or raw (2 px band)"),
+    Param("instance_sensitive", None, type=str, parse=_on_off, metavar="on|off",
+          default_text="off; on with --preset cityscapes",
+          help="add the boundaries between instances of a class (reads SBD inst/ or "
+               "Cityscapes _instanceIds.png)"),
+    Param("skip_if_nonexistent", None, type=str, parse=_on_off, metavar="on|off",
+          default_text="on with --preset sbd, else off",
+          help="an image without a class adds nothing to it (not even false positives)"),
+    Param("kill_internal", None, type=str, parse=_on_off, metavar="on|off",
+          default_text="on with --preset sbd, else off",
+          help="drop predictions inside the class's region farther than the tolerance "
+               "from its boundary"),
+    Param("margin", None, type=int, metavar="PX",
+          default_text="5 with --preset sbd-seal, else 0",
+          help="pixels cropped from each side of maps and ground truth"),
+    Param("scale", None, type=float, metavar="S",
+          default_text="1; 0.5 with --preset cityscapes",
+          help="evaluate at the ground truth's size times S (nearest; label maps are "
+               "resized before thin bands are drawn); predictions must have that size"),
+    Param("nms", False, type=bool,
+          help="thin each class's raw map with Dollar's edge NMS first"),
+    Param("n_classes", None, type=int, metavar="C",
+          help="classes of multi-label edge PNG ground truth (SBD has 20, Cityscapes "
+               "19)"),
+    Param("alpha", 0.5, summary=True, metavar="A",
+          help="F-measure weight: F = PR / (A R + (1 - A) P)"),
+)
+
 
 def _named(params, names) -> tuple[Param, ...]:
     index = {}
@@ -313,6 +377,11 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("stats", (("segbench.stats", "STATS"),), needs_predictions=False,
               runner=("segbench.api_stats", "run_stats"), group="stats",
               help="ecological statistics of the human segmentations"),
+    Benchmark("semantic_boundary", (("segbench.semantic_boundary", "SEMANTIC_BOUNDARY"),),
+              params=SEMANTIC_BOUNDARY_PARAMS, compare=True,
+              headline=("MF_ODS", "MF_OIS", "MAP"),
+              help="semantic (category) boundaries, SBD and Cityscapes (MF-ODS, per "
+                   "class ODS/OIS/AP)"),
 )}
 
 

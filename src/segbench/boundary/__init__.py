@@ -7,23 +7,24 @@ summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
 
 from ._agreement import (AGREEMENT, AgreementRecord, agreement_histogram, agreement_levels,
                          agreement_map, agreement_threshold, strong_boundaries)
-from ._correspond import (DEFAULT_MAX_DIST, Matcher, correspond_pixels, shared_matcher,
-                          tolerance_px)
-from ._counts import (BoundaryCounts, check_thresholds, default_thresholds, detected_map, evaluate_image,
-                      human_counts, matcher_cached, threads_in_this_thread,
-                      warm_up_kernels, warm_up_matcher)
+from ..primitives import (DEFAULT_MAX_DIST, BoundaryCounts, Matcher, check_thresholds,
+                          correspond_pixels, default_thresholds, detected_map,
+                          evaluate_image, human_counts, matcher_cached, shared_matcher,
+                          threads_in_this_thread, tolerance_px, warm_up_kernels,
+                          warm_up_matcher)
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._half import (RESOLUTIONS, half_human_maps, half_shape, halve_image, halve_soft_map,
                     max_dist_from_px)
-from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
+from ..primitives import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._plots import plot_pr
 from ._protocols import (PROTOCOLS, SubjectCounts, by_presentation, pool_subjects, protocol,
                          seg2bmap, shrink_bmap, shrink_cells, subject_counts,
                          upsample_nearest)
 from ..primitives import seg2bdry
-from ._summary import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
-                       check_alpha, f_measure, max_f, recall_at_precision, resampler,
-                       summarize, summarize_human)
+from ..primitives import (BoundarySummary, average_precision, bsr_ratio, calibration_index,
+                          check_alpha, f_measure, max_f, recall_at_precision, resampler,
+                          summarize_human)
+from ..primitives import summarize_boundary as summarize
 from ..primitives import thin, thin_frames
 
 __all__ = [

@@ -39,8 +39,7 @@ import numpy as np
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family
-from ._correspond import DEFAULT_MAX_DIST, shared_matcher
-from ._counts import _as_boundary_list
+from ..primitives import DEFAULT_MAX_DIST, as_boundary_list, shared_matcher
 
 __all__ = ["AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
            "agreement_map", "agreement_threshold", "gray_agreement_map",
@@ -108,7 +107,7 @@ def agreement_levels(boundaries, *, max_dist: float = DEFAULT_MAX_DIST) -> list:
     of ``k`` near one line of ``j``: only one of them is credited). K(K-1)/2 matchings
     per image (36 for 9 annotators; about 25 ms on a BSDS500 image of 5 annotators).
     """
-    humans = _as_boundary_list(boundaries)
+    humans = as_boundary_list(boundaries)
     max_dist = _check_max_dist(max_dist)
     k_ann = len(humans)
     dtype = _level_dtype(k_ann)
@@ -263,7 +262,7 @@ def strong_boundaries(boundaries, levels, min_agreement) -> list:
     The strong-boundary benchmark of Hou et al. (2013) scores detectors against these
     maps with the usual protocol.
     """
-    humans = _as_boundary_list(boundaries)
+    humans = as_boundary_list(boundaries)
     maps = _as_levels(levels)
     if len(maps) != len(humans):
         raise InputError(f"{len(maps)} agreement level maps for {len(humans)} annotators")

@@ -16,11 +16,11 @@ from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._half import RESOLUTIONS, half_human_maps, half_shape, halve_soft_map, \
     max_dist_from_px
-from ._counts import BoundaryCounts, check_thresholds, evaluate_image, tiny_pair
-from ._nms import edge_nms, nms_options
+from ..primitives import (BoundaryCounts, check_alpha, check_thresholds, edge_nms,
+                          evaluate_image, nms_options, resampler, summarize_human, tiny_pair)
+from ..primitives import summarize_boundary as summarize
 from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
                          upsample_nearest)
-from ._summary import check_alpha, resampler, summarize, summarize_human
 
 #: Prediction files the boundary benchmark reads.
 PRED_EXTS = ("png", "bmp", "npy", "mat")

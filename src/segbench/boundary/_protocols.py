@@ -35,9 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._correspond import DEFAULT_MAX_DIST
-from ._counts import human_counts
-from ._summary import bsr_ratio, f_measure
+from ..primitives import DEFAULT_MAX_DIST, bsr_ratio, f_measure, human_counts
 from ..primitives import thin
 
 __all__ = ["PROTOCOLS", "SOURCES", "SubjectCounts", "by_presentation",

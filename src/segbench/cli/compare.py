@@ -33,7 +33,10 @@ def _cmd_compare(a) -> int:
     if a.json:
         print(res.to_json())
         return 0
-    shown = [s for s in _SHOWN.get(res["family"], ()) if s in res["runs"][0]["metrics"]]
+    from ..families import BENCHMARKS
+    entry = BENCHMARKS.get(res["family"])
+    order = _SHOWN.get(res["family"]) or (entry.headline if entry is not None else ())
+    shown = [s for s in order if s in res["runs"][0]["metrics"]]
     level = f"{100 * res['settings']['level']:g}%"
     print(f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
           f"images; {level} intervals from {res['settings']['resamples']} bootstrap "

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from .bsds import (IMAGE_EXTS, Annotation, BoundaryMap, Dataset, DatasetItem, _load_image,
-                   _subdirs)
+                   _merge, _subdirs, with_images)
 
 __all__ = ["EdgeMapFolder", "format_record", "GT_FORMATS", "GroundTruthFormat",
            "LabelMapGroundTruth", "sniff_folder"]
@@ -428,7 +428,6 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
         A Multicue tree without the format that picks its annotations, or a BIPED tree
         with no split of maps.
     """
-    from ._inputs import _merge
     biped = _biped_root(folder)
     if biped is not None and fmt.name in ("auto", "edges"):
         parts = []
@@ -459,7 +458,6 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
         imgs = multicue / "images"
         ds = EdgeMapFolder(gt, threshold=fmt.threshold, split="test")
         if imgs.is_dir():
-            from ._inputs import with_images
             ds = with_images(ds, imgs, required=False)
         return ds
     if fmt.name.startswith("multicue"):

@@ -46,7 +46,8 @@ from ..errors import InputError
 from ._ground_truth import write_ground_truth
 
 __all__ = ["BSDS300", "BSDS500", "Annotation", "BoundaryMap", "Dataset", "DatasetItem", "FolderPairs",
-           "SubjectEntry", "SyntheticDataset", "open_dataset", "write_ground_truth"]
+           "SubjectEntry", "SyntheticDataset", "open_dataset", "with_images",
+           "write_ground_truth"]
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
 LABEL_EXTS = (".mat", ".seg", ".png", ".bmp", ".tif", ".tiff", ".npy", ".npz", ".csv")
@@ -851,6 +852,74 @@ class SyntheticDataset(Dataset):
         it back."""
         from .synthetic import write_synthetic_dataset
         return write_synthetic_dataset(root, self.synthetic_items, split=self.split)
+
+
+# ---------------------------------------------------------------------------------------
+# combining
+
+
+def _merge(parts: list[Dataset]) -> Dataset:
+    """One dataset holding the items of several (ids must be unique)."""
+    out = copy.copy(parts[0])
+    out._protos = dict(parts[0]._protos)
+    for ds in parts[1:]:
+        for iid, proto in ds._protos.items():
+            if iid in out._protos:
+                raise InputError(f"image id {iid!r} is in two ground-truth folders "
+                                 f"({out.root} and {ds.root})", ds.root)
+            out._protos[iid] = proto
+    out._protos = dict(sorted(out._protos.items()))
+    return out
+
+
+
+def with_images(dataset: Dataset, image_dirs, *, required: bool = True,
+                recursive: bool = False) -> Dataset:
+    """``dataset`` with its photographs taken from ``image_dirs`` (one folder or several;
+    ``<iid>.jpg|jpeg|png|bmp|tif|tiff``, the first folder holding an id wins).
+
+    Parameters
+    ----------
+    required : bool, default True
+        Every image needs a photograph (else the items without one keep theirs, or
+        none).
+    recursive : bool, default False
+        Also look in the subfolders (e.g. an ``images`` folder with split folders).
+
+    Raises
+    ------
+    InputError
+        Listing the ids that have no photograph in any of the folders (``required``),
+        or two photographs of one id in one folder tree.
+    """
+    from ..io import list_files
+    dirs = [image_dirs] if isinstance(image_dirs, (str, PathLike)) else list(image_dirs)
+    found: dict[str, Path] = {}
+    for d in dirs:
+        here: dict[str, Path] = {}
+        for folder in [Path(d), *(sorted(p for p in Path(d).rglob("*") if p.is_dir()
+                                         and not p.name.startswith("."))
+                                  if recursive and Path(d).is_dir() else [])]:
+            for iid, p in list_files(folder, IMAGE_EXTS).items():
+                if iid in here:
+                    raise InputError(f"two photographs for image {iid!r}: {here[iid]} "
+                                     f"and {p}", d)
+                here[iid] = p
+        for iid, p in here.items():
+            found.setdefault(iid, p)
+    missing = [i for i in dataset.ids() if i not in found]
+    if missing and required:
+        shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
+        raise InputError(f"{len(missing)} of {len(dataset)} images have no photograph "
+                         f"(.{'/.'.join(e.lstrip('.') for e in IMAGE_EXTS)}): {shown}",
+                         dirs[0])
+    out = copy.copy(dataset)
+    out._protos = {i: replace(p, image_path=found[i],
+                              image_loader=partial(_load_image, found[i]))
+                   if i in found else p for i, p in dataset._protos.items()}
+    return out
+
+
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ import numpy as np
 
 from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST, frame_events_of, shared_matcher
-from ..primitives import seg2bdry
+from ._seg2bdry import seg2bdry
 from ._solver import covered_counts
-from ..primitives import thin as thin_map
-from ..primitives import thin_frames
+from ._thin import thin as thin_map
+from ._thin import thin_frames
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def check_thresholds(thresholds, nthresh: int) -> None:
                          f"(nor 1..T of a list of segmentations)")
 
 
-def _as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
+def as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
     maps = [np.asarray(getattr(g, "boundaries", g)) for g in gt_boundaries]
     if not maps:
         raise InputError("no human boundary maps given")
@@ -328,7 +328,7 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
         ths = default_thresholds(nthresh)
     threads = _check_threads(threads)
     shape, frames = _frames(pred, ths, thin, threads)
-    humans = _as_boundary_list(gt_boundaries, shape)
+    humans = as_boundary_list(gt_boundaries, shape)
     if thin_gt:
         humans = _thinned(humans)
     n_t = len(frames)
@@ -417,7 +417,7 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
     """
     if lone not in ("skip", "count"):
         raise InputError(f"lone must be 'skip' or 'count', not {lone!r}")
-    humans = _as_boundary_list(gt_boundaries)
+    humans = as_boundary_list(gt_boundaries)
     if thin_gt:
         humans = _thinned(humans)
     rows = np.zeros((len(humans), 4), np.int64)
