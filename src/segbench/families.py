@@ -25,7 +25,8 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "DEFAULT_MAX_DIST", "PRESETS", "REGION_PARAMS",
+__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "CRISPNESS_PARAMS", "DEFAULT_MAX_DIST",
+           "PRESETS", "REGION_PARAMS",
            "SEMANTIC_BOUNDARY_PARAMS", "SEMANTIC_BOUNDARY_PROTOCOLS", "Benchmark",
            "Param", "add_options", "benchmark", "check_keywords", "comparable",
            "comparable_spec", "defaults", "family_spec", "known_keywords",
@@ -213,6 +214,22 @@ REGION_PARAMS = (
     Param("nthresh", 99, metavar="N", help="number of ucm2 thresholds"),
 )
 
+#: The crispness benchmark's parameters (Average Crispness, and SEval/CEval: the
+#: boundary benchmark after Dollar's NMS and without it).
+CRISPNESS_PARAMS = (
+    Param("nthresh", 99, metavar="N", help="number of thresholds"),
+    Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
+          help="matching tolerance as a fraction of the image diagonal"),
+    Param("thin", True, help="do not thin thresholded maps before matching (in both "
+                             "SEval and CEval)"),
+    Param("nms_r", 1, metavar="R", help="SEval's NMS radius"),
+    Param("nms_s", 5, metavar="S", help="SEval's NMS border band"),
+    Param("nms_m", 1.01, metavar="M", help="SEval's NMS tolerance"),
+    Param("nms_presmooth", True, help="SEval's NMS without convTri(E, 1) first"),
+    Param("alpha", 0.5, summary=True, metavar="A",
+          help="F-measure weight: F = PR / (A R + (1 - A) P)"),
+)
+
 #: The semantic-boundary protocols (``--protocol``): segbench.semantic_boundary.PROTOCOLS,
 #: listed here so that the command line needs no numerical library (a test checks the
 #: two).
@@ -382,6 +399,10 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
               headline=("MF_ODS", "MF_OIS", "MAP"),
               help="semantic (category) boundaries, SBD and Cityscapes (MF-ODS, per "
                    "class ODS/OIS/AP)"),
+    Benchmark("crispness", ((_B, "CRISPNESS"),), params=CRISPNESS_PARAMS,
+              headline=("AC", "SEval_ODS", "CEval_ODS", "SEval_OIS", "CEval_OIS"),
+              help="Average Crispness of raw soft maps, and ODS/OIS/AP with NMS (SEval) "
+                   "and without (CEval) in one run"),
 )}
 
 

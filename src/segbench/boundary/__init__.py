@@ -12,6 +12,7 @@ from ..primitives import (DEFAULT_MAX_DIST, BoundaryCounts, Matcher, check_thres
                           evaluate_image, human_counts, matcher_cached, shared_matcher,
                           threads_in_this_thread, tolerance_px, warm_up_kernels,
                           warm_up_matcher)
+from ._crispness import CRISPNESS, CrispRecord, crispness
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
 from ._half import (RESOLUTIONS, half_human_maps, half_shape, halve_image, halve_soft_map,
                     max_dist_from_px)
@@ -31,6 +32,7 @@ __all__ = [
     "AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
     "agreement_map", "agreement_threshold", "strong_boundaries",
     "BOUNDARY",
+    "CRISPNESS", "CrispRecord", "crispness",
     "HUMAN_BOUNDARY",
     "PROTOCOLS", "SubjectCounts", "by_presentation", "pool_subjects", "protocol",
     "seg2bmap", "shrink_bmap", "shrink_cells", "subject_counts", "upsample_nearest",

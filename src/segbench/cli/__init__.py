@@ -28,7 +28,7 @@ _GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semant
 #: (the whole parser costs 20 ms; tests check this map against the groups).
 _COMMAND_GROUPS = {
     **dict.fromkeys(("all", "boundary", "demo", "human", "region", "import-run",
-                     "semantic-boundary"), "benchmark"),
+                     "semantic-boundary", "crispness"), "benchmark"),
     "detect": "detect", "nms": "detect", "ucm": "detect", "compare": "compare",
     "consistency": "consistency", "granularity": "consistency", "agreement": "agreement",
     "semantic": "semantic", "superpixel": "superpixel", "superpixel-sweep": "superpixel",
