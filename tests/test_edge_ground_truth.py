@@ -336,7 +336,7 @@ def test_an_explicit_threshold_list_scores_those_thresholds(bsds_like, tmp_path)
     # a count is nthresh; a bad list is one line
     proc = _cli("boundary", "--gt", bsds_like["gt"], "--pred", bsds_like["pred"],
                 "--thresholds", "0.5,1.5", "--quiet")
-    assert proc.returncode == 2 and "must lie in (0, 1)" in proc.stderr
+    assert proc.returncode == 2 and "must lie in [0, 1]" in proc.stderr
     counted = segbench.evaluate("boundary", gt=bsds_like["gt"], pred=bsds_like["pred"],
                                 thresholds=9, plot=False, progress=False)
     assert counted.provenance["params"]["nthresh"] == 9
@@ -445,3 +445,51 @@ def test_presets_set_their_values_record_them_and_yield_to_options(bsds_like, tm
     with pytest.raises(InputError, match="name two protocols"):
         segbench.evaluate("boundary", gt=bsds_like["gt"], pred=bsds_like["pred"],
                           preset="nyud", protocol="biped")
+
+
+def test_gray_label_maps_are_told_from_edge_maps(tmp_path):
+    """8-bit gray label maps (Cityscapes trainIds, masks) are regions, not edges."""
+    labels = np.zeros((40, 50), np.uint8)
+    labels[:, 20:] = 7
+    labels[25:, :] = 13
+    path = _png(tmp_path / "labels" / "a.png", labels)
+    from segbench.datasets import sniff_file
+    assert sniff_file(path) == "labels"
+    assert sniff_folder(tmp_path / "labels") == "labels"
+    blurred = np.zeros((40, 50), np.uint8)
+    blurred[:, 19], blurred[:, 20], blurred[:, 21] = 90, 255, 90   # anti-aliased line
+    assert sniff_file(_png(tmp_path / "b.png", blurred)) == "edges"
+
+
+def test_streaming_takes_edge_png_ground_truth_paths(bsds_like, tmp_path):
+    """BoundaryEval given an edge-map PNG path scores it as the same map in memory."""
+    iid = bsds_like["ids"][0]
+    h = read_ground_truth(bsds_like["gt"] / f"{iid}.mat")[0]
+    path = _png(tmp_path / f"{iid}.png", (h.boundaries * 255).astype(np.uint8))
+    from segbench.io import read_prediction
+    pb = read_prediction(bsds_like["pred"] / f"{iid}.png").pb
+    by_path, by_array = segbench.BoundaryEval(), segbench.BoundaryEval()
+    by_path.update([pb], [path])
+    by_array.update([pb], [[h.boundaries]])
+    assert by_path.compute().metrics["ODS"] == by_array.compute().metrics["ODS"]
+
+
+def test_void_pixels_are_left_out_of_the_region_measures(tmp_path):
+    """A label map read with --gt-void scores as the region measures' own void rule
+    on the raw map (pixels of the void label left out of both maps)."""
+    from segbench.region import covering, rand_index, variation_of_information
+    raw = np.array([[1, 1, 255, 2, 2, 2],
+                    [1, 1, 255, 2, 2, 2],
+                    [3, 3, 255, 255, 4, 4],
+                    [3, 3, 3, 4, 4, 4]], np.uint8)
+    seg = np.array([[1, 1, 1, 2, 2, 2],
+                    [1, 1, 2, 2, 2, 2],
+                    [3, 3, 3, 3, 2, 2],
+                    [3, 3, 3, 3, 3, 3]], np.int32)
+    _png(tmp_path / "gt" / "a.png", raw)
+    ds = open_ground_truth(tmp_path / "gt", gt_format=GroundTruthFormat("labels",
+                                                                        void=(255,)))
+    gt = ds["a"].annotations[0].segmentation
+    for measure in (covering, rand_index, variation_of_information):
+        assert measure(seg, gt) == pytest.approx(
+            measure(seg, raw.astype(np.int32), void=255), abs=1e-12), measure.__name__

@@ -100,3 +100,12 @@ def test_other_grids_are_kept_and_mixed_grids_refused(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no <iid>_ev1.txt"):
         import_run(tmp_path / "empty", tmp_path / "run4", plot=False)
+
+
+def test_a_first_row_at_threshold_zero_is_kept(tmp_path):
+    """SAUGE's and EDTER's count files start at t = 0 (every pixel): kept as an
+    explicit grid."""
+    rows = np.array([[0.0, 9, 10, 9, 100], [0.5, 4, 10, 4, 5], [0.9, 2, 10, 2, 2]])
+    np.savetxt(tmp_path / "1_ev1.txt", rows, fmt="%g")
+    res = import_run(tmp_path, tmp_path / "run", plot=False)
+    assert res.provenance["params"]["thresholds"] == [0.0, 0.5, 0.9]

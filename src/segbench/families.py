@@ -106,7 +106,7 @@ class Param:
 
 def _thresholds(text):
     """``--thresholds``: a count (as ``--nthresh``) or an explicit comma-separated list
-    of thresholds in (0, 1), in one JSON-stable form (an int, or a sorted list)."""
+    of thresholds in [0, 1], in one JSON-stable form (an int, or a sorted list)."""
     t = str(text).strip()
     if t.isdigit():
         return int(t)
@@ -114,7 +114,7 @@ def _thresholds(text):
         values = sorted({float(v) for v in t.split(",") if v.strip()})
     except ValueError:
         raise InputError(f"--thresholds is a count or a comma-separated list of numbers "
-                         f"in (0, 1), not {text!r}") from None
+                         f"in [0, 1], not {text!r}") from None
     if not values:
         raise InputError(f"--thresholds {text!r} names no threshold")
     return values
@@ -173,7 +173,7 @@ BOUNDARY_PARAMS = (
           help="number of thresholds for soft maps and ucm2"),
     Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
           help="the boundary benchmark's thresholds for soft maps: a count (as "
-               "--nthresh) or an explicit comma-separated list of values in (0, 1) "
+               "--nthresh) or an explicit comma-separated list of values in [0, 1] "
                "(a map is cut at pb >= t)"),
     Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
           default_text="0.0075; 0.01 with --protocol martin2004",

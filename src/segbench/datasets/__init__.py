@@ -10,7 +10,7 @@ package does not load :mod:`urllib`); benchmarking a submission is
 from ._inputs import (SPLIT_NAMES, Sample, open_ground_truth, pair_predictions, parse_ids,
                       run_name, with_images)
 from ._edges import (GT_FORMATS, EdgeMapFolder, GroundTruthFormat, LabelMapGroundTruth,
-                     format_record, label_annotation, sniff_folder)
+                     format_record, label_annotation, sniff_file, sniff_folder)
 from ._memory import BoundaryMap, memory_item, memory_prediction, memory_sample, to_numpy
 from ._pairs import LabelMapFolder, pair_folders, predictions_by_suffix
 from .bsds import (BSDS300, BSDS500, Annotation, Dataset, DatasetItem, FolderPairs,
@@ -41,7 +41,7 @@ def __getattr__(name):
 
 __all__ = ["ABOUT_MAX", "Annotation", "BSDS300", "BSDS500", "BoundaryMap", "Dataset",
            "DatasetItem", "EdgeMapFolder", "GT_FORMATS", "GroundTruthFormat",
-           "LabelMapGroundTruth", "format_record", "label_annotation", "sniff_folder", "memory_item", "memory_prediction", "memory_sample", "to_numpy",
+           "LabelMapGroundTruth", "format_record", "label_annotation", "sniff_file", "sniff_folder", "memory_item", "memory_prediction", "memory_sample", "to_numpy",
            "FolderPairs", "LabelMapFolder", "SPLIT_NAMES", "Sample", "SubjectEntry",
            "SyntheticDataset", "SyntheticItem", "UnsafeArchiveError",
            "make_synthetic_dataset", "open_dataset", "open_ground_truth",

@@ -23,7 +23,7 @@ from .bsds import (IMAGE_EXTS, Annotation, BoundaryMap, Dataset, DatasetItem, _l
                    _merge, _subdirs, with_images)
 
 __all__ = ["EdgeMapFolder", "format_record", "GT_FORMATS", "GroundTruthFormat",
-           "LabelMapGroundTruth", "sniff_folder"]
+           "LabelMapGroundTruth", "sniff_file", "sniff_folder"]
 
 #: The names ``--gt-format`` takes, with what each reads.
 GT_FORMATS = {
@@ -352,44 +352,63 @@ def _first_image(folder: Path) -> Path | None:
 
 def sniff_folder(folder: str | PathLike) -> str | None:
     """``'edges'`` or ``'labels'`` for a folder of ground-truth images, from its first
-    image; None when the folder holds no image.
+    image (:func:`sniff_file`); None when the folder holds no image."""
+    first = _first_image(Path(folder))
+    return None if first is None else sniff_file(first)
+
+
+def _thin_structures(pixels: np.ndarray) -> bool:
+    """Whether the nonzero pixels of a map are lines rather than regions (see
+    :func:`sniff_file`)."""
+    from scipy import ndimage
+    on = pixels != 0
+    n = int(np.count_nonzero(on))
+    if n == 0:
+        return True                 # an image without any edge: an edge map
+    interior = ndimage.binary_erosion(on, np.ones((3, 3), bool), border_value=1)
+    return int(np.count_nonzero(interior)) < 0.5 * n
+
+
+def sniff_file(path: str | PathLike) -> str:
+    """``'edges'`` or ``'labels'``: what a ground-truth image holds.
 
     The rule: a palette or 16-bit image is a label map (palette indices and 16-bit
-    values are labels: VOC, NYUD, Cityscapes ids); 1-bit, 8-bit grayscale, a gray image
-    saved as RGB and JPEG are edge maps (BIPED, Multicue and every binary edge dataset
-    ship these).
+    values are labels: VOC, NYUD, Cityscapes ids). A 1-bit or 8-bit gray image (or gray
+    saved as RGB) is an edge map when its nonzero pixels form thin structures, lines a
+    few pixels wide, as in BIPED, Multicue and every edge dataset: fewer than half of
+    them keep a nonzero 3 x 3 neighbourhood (their interior); otherwise it is a label
+    map (regions: Cityscapes trainIds, a mask). The folder options settle any case
+    this gets wrong (``--gt-format``).
 
     Raises
     ------
     InputError
         The image is in colour (a colour-coded label map, as MSRC's, or something
-        else): naming the file and the two ``--gt-format`` choices.
+        else), or unreadable: naming the file and the two ``--gt-format`` choices.
     """
     from PIL import Image
-    first = _first_image(Path(folder))
-    if first is None:
-        return None
+    path = Path(path)
     try:
-        with Image.open(first) as im:
+        with Image.open(path) as im:
             mode = im.mode
-            if mode in ("RGB", "RGBA", "RGBX", "LA"):
-                im.draft("RGB", (64, 64))
-                small = np.asarray(im.convert("RGB"))
-                gray = bool((small == small[..., :1]).all())
-            else:
-                gray = True
+            if mode == "P" or mode.startswith("I"):
+                return "labels"
+            pixels = np.asarray(im.convert("RGB") if mode not in ("1", "L") else im)
     except (OSError, ValueError, SyntaxError) as exc:
         raise InputError(f"cannot read this ground-truth image to tell edge maps from "
                          f"label maps ({exc}); name the format with --gt-format "
-                         "edges|labels", first) from None
-    if mode == "P" or mode.startswith("I"):
-        return "labels"
-    if mode in ("1", "L") or gray:
-        return "edges"
+                         "edges|labels", path) from None
+    if pixels.ndim == 3:
+        if not (pixels == pixels[..., :1]).all():
+            pixels = None
+        else:
+            pixels = pixels[..., 0]
+    if pixels is not None:
+        return "edges" if _thin_structures(pixels) else "labels"
     raise InputError(f"a {mode} colour image: edge maps are grayscale and label maps "
                      "single-channel, so this is ambiguous (a colour-coded label map?). "
                      "Name it with --gt-format edges (gray values) or labels (after "
-                     "mapping each colour to an integer)", first)
+                     "mapping each colour to an integer)", path)
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..errors import InputError
 from ._inputs import Sample
-from .bsds import Annotation, BoundaryMap, DatasetItem, _const, _load_many
+from ._edges import _load_edge_files, sniff_file
+from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
 __all__ = ["BoundaryMap", "memory_item", "memory_prediction", "memory_sample", "to_numpy"]
 
@@ -115,6 +116,10 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
             raise InputError("ground-truth file not found", path)
         if path.suffix.lower() == ".mat":
             return DatasetItem(iid, "memory", gt_path=path, sources=(path,))
+        if path.suffix.lower() in IMAGE_EXTS and sniff_file(path) == "edges":
+            # an edge-map image (BIPED, your own 0/255 PNGs): matched as it is
+            return DatasetItem(iid, "memory", annotation_loader=partial(
+                _load_edge_files, (path,), None, None), sources=(path,), reading="edges")
         return DatasetItem(iid, "memory", annotation_loader=partial(_load_many, (path,)),
                            sources=(path,))
     if isinstance(gt, np.ndarray) or not isinstance(gt, (list, tuple)):
