@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from .bsds import (IMAGE_EXTS, Annotation, BoundaryMap, Dataset, DatasetItem, _load_image,
-                   _merge, _subdirs, with_images)
+                   _merge, _subdirs, annotator_folders, with_images)
 
 __all__ = ["EdgeMapFolder", "format_record", "GT_FORMATS", "GroundTruthFormat",
            "LabelMapGroundTruth", "sniff_file", "sniff_folder"]
@@ -199,15 +199,7 @@ def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
         files[key] = p
     out = {iid: tuple(files[k] for k in sorted(files)) for iid, files in found.items()}
     if pattern is None or pattern is _NUMBERED:
-        for sub in _subdirs(folder):
-            files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
-                          and not p.name.startswith(".") and p.suffix.lower() in exts)
-            if not files:
-                continue
-            if sub.name in out:
-                raise InputError(f"image {sub.name!r} has both a ground-truth file and a "
-                                 "ground-truth folder; keep one", folder)
-            out[sub.name] = files
+        out.update(annotator_folders(folder, exts, out))
     return dict(sorted(out.items()))
 
 

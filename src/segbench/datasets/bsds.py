@@ -485,6 +485,23 @@ def _subdirs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def annotator_folders(folder: Path, exts, taken) -> dict[str, tuple[Path, ...]]:
+    """``<iid>/`` subfolders of ``folder`` holding ground-truth files (``exts``), one
+    annotator a file in name order: iid -> files. InputError for an id already in
+    ``taken`` (a file of its own too)."""
+    out = {}
+    for sub in _subdirs(folder):
+        files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
+                      and not p.name.startswith(".") and p.suffix.lower() in exts)
+        if not files:
+            continue
+        if sub.name in taken:
+            raise InputError(f"image {sub.name!r} has both a ground-truth file and a "
+                             "ground-truth folder; keep one", folder)
+        out[sub.name] = files
+    return out
+
+
 def _describe(folder: Path) -> str:
     try:
         names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
@@ -770,16 +787,7 @@ class FolderPairs(Dataset):
         self.root = gt_dir
         sources: dict[str, tuple[Path, ...]] = {
             iid: tuple(ps) for iid, ps in group_annotator_files(gt_dir, LABEL_EXTS).items()}
-        for sub in _subdirs(gt_dir):
-            files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
-                          and not p.name.startswith(".")
-                          and p.suffix.lower() in LABEL_EXTS)
-            if not files:
-                continue
-            if sub.name in sources:
-                raise InputError(f"image {sub.name!r} has both a ground-truth file and a "
-                                 "ground-truth folder; keep one", gt_dir)
-            sources[sub.name] = files
+        sources.update(annotator_folders(gt_dir, LABEL_EXTS, sources))
         if not sources:
             raise InputError("no ground truth found: expected <iid>.mat|seg|png|bmp|tif|"
                              "npy|npz|csv files or <iid>/ folders of them", gt_dir)

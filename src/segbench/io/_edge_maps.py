@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import InputError
 from ._files import require_file
 from ._images import _GRAY_SCALE, open_image, single_channel
-from ._mat import describe_variables, load_mat
+from ._mat import describe_variables, load_mat, only_2d_variable
 
 #: File types :func:`read_edge_map` reads.
 EDGE_MAP_EXTS = (".png", ".bmp", ".jpg", ".jpeg", ".tif", ".tiff", ".pgm", ".npy", ".mat")
@@ -98,16 +98,8 @@ def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
     else:
         variables = load_mat(path)
         if variable is None:
-            candidates = [k for k, v in variables.items()
-                          if isinstance(v, np.ndarray) and v.ndim == 2 and v.size > 1
-                          and v.dtype != object and not v.dtype.names]
-            if len(candidates) != 1:
-                what = "no 2-D numeric variable" if not candidates else \
-                    f"several 2-D numeric variables ({', '.join(candidates)})"
-                raise InputError(f"{what}; name the edge map's variable with "
-                                 f"--gt-variable. Found {describe_variables(variables)}",
-                                 path)
-            variable = candidates[0]
+            variable = only_2d_variable(variables, path,
+                                        "name the edge map's variable with --gt-variable")
         if variable not in variables:
             raise InputError(f"no variable {variable!r}; found "
                              f"{describe_variables(variables)}", path)

@@ -12,7 +12,7 @@ from PIL import Image
 from ..errors import InputError
 from ._files import require_file
 from ._images import _GRAY_SCALE, MAX_PIXELS, open_image
-from ._mat import describe_variables, integer_array, load_mat
+from ._mat import describe_variables, integer_array, load_mat, only_2d_variable
 from ._prediction import _load_npy
 
 _PNG_MAX = 65535
@@ -71,15 +71,7 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None,
     if ext == ".mat":
         variables = load_mat(path)
         if variable is None:
-            candidates = [k for k, v in variables.items()
-                          if isinstance(v, np.ndarray) and v.ndim == 2 and v.size > 1
-                          and v.dtype != object and not v.dtype.names]
-            if len(candidates) != 1:
-                what = "no 2-D numeric variable" if not candidates else \
-                    f"several 2-D numeric variables ({', '.join(candidates)})"
-                raise InputError(f"{what}; pass variable=<name> to choose. Found "
-                                 f"{describe_variables(variables)}", path)
-            variable = candidates[0]
+            variable = only_2d_variable(variables, path, "pass variable=<name>")
         if variable not in variables:
             raise InputError(f"no variable {variable!r}; found "
                              f"{describe_variables(variables)}", path)

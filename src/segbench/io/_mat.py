@@ -169,3 +169,17 @@ def integer_array(value: object, what: str, path: str | Path, *,
         raise InputError(f"{what} has values in [{lo:g}, {hi:g}], outside the allowed "
                          f"range [{floor}, {info.max}]", path)
     return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def only_2d_variable(variables: dict, path, option: str) -> str:
+    """The name of the one 2-D numeric variable of a .mat file; InputError naming the
+    ``option`` that chooses one when there are none or several."""
+    candidates = [k for k, v in variables.items()
+                  if isinstance(v, np.ndarray) and v.ndim == 2 and v.size > 1
+                  and v.dtype != object and not v.dtype.names]
+    if len(candidates) != 1:
+        what = "no 2-D numeric variable" if not candidates else \
+            f"several 2-D numeric variables ({', '.join(candidates)})"
+        raise InputError(f"{what}; {option} to choose. Found "
+                         f"{describe_variables(variables)}", path)
+    return candidates[0]
