@@ -109,3 +109,30 @@ def test_a_first_row_at_threshold_zero_is_kept(tmp_path):
     np.savetxt(tmp_path / "1_ev1.txt", rows, fmt="%g")
     res = import_run(tmp_path, tmp_path / "run", plot=False)
     assert res.provenance["params"]["thresholds"] == [0.0, 0.5, 0.9]
+
+
+def test_several_folders_are_scored_as_the_best_of_the_granularities(tmp_path):
+    """Two granularities: per image and threshold the counts of the one with the
+    higher F (MuGE/SAUGE), written as the run's own <iid>_ev1.txt."""
+    g0 = {"1": [[0.3, 8, 10, 4, 10], [0.6, 5, 10, 5, 5]],
+          "2": [[0.3, 2, 10, 2, 4], [0.6, 1, 10, 1, 1]]}
+    g1 = {"1": [[0.3, 6, 10, 6, 8], [0.6, 2, 10, 2, 2]],
+          "2": [[0.3, 9, 10, 8, 9], [0.6, 3, 10, 3, 3]]}
+    for name, g in (("g0", g0), ("g1", g1)):
+        (tmp_path / name).mkdir()
+        for iid, rows in g.items():
+            np.savetxt(tmp_path / name / f"{iid}_ev1.txt", np.array(rows), fmt="%g")
+    res = import_run([tmp_path / "g0", tmp_path / "g1"], tmp_path / "best", plot=False)
+    # image 1: t=.3 F(g0)=.5, F(g1)=.675 -> g1; t=.6 F(g0)=.667, F(g1)=.333 -> g0
+    # image 2: t=.3 g1 (F .87 > .33); t=.6 g1 (F .46 > .18)
+    expect = {"1": [[0.3, 6, 10, 6, 8], [0.6, 5, 10, 5, 5]],
+              "2": [[0.3, 9, 10, 8, 9], [0.6, 3, 10, 3, 3]]}
+    from segbench.io import read_ev1
+    for iid, rows in expect.items():
+        assert np.array_equal(read_ev1(tmp_path / "best" / f"{iid}_ev1.txt"),
+                              np.array(rows, float)), iid
+    assert "imported" not in res.provenance
+    proc = _cli("import-run", tmp_path / "g0", tmp_path / "g1", "--out",
+                tmp_path / "best2", "--no-plot", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "(best of 2)" in proc.stdout and "g0" in proc.stdout

@@ -402,6 +402,38 @@ def _grid(thresholds):
     return grid if np.allclose(t, grid, rtol=0, atol=5e-6) else t
 
 
+def _ev1_files(folder: Path) -> dict:
+    if not folder.is_dir():
+        raise InputError("folder of <iid>_ev1.txt files not found", folder)
+    files = {p.name[:-len("_ev1.txt")]: p for p in sorted(folder.glob("*_ev1.txt"))
+             if p.is_file() and not p.name.startswith(".")}
+    if not files:
+        raise InputError("no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
+                         "and edgesEvalDir.m write)", folder)
+    return files
+
+
+def _best_of_record(by_image, sample, params):
+    """One image's counts, best of its granularities' ``_ev1.txt`` (MuGE/SAUGE)."""
+    from dataclasses import replace as swap
+
+    from .boundary import best_of_granularities
+    records = [[_ev1_record(swap(sample, prediction=p), params)]
+               for p in by_image[sample.id]]
+    combined, _ = best_of_granularities(records)
+    return combined[0]
+
+
+class _GranularityFiles:
+    """``input_files`` of a best-of run: every granularity's file keys the record."""
+
+    def __init__(self, by_image):
+        self.by_image = by_image
+
+    def __call__(self, sample, params):
+        return {"granularities": list(self.by_image[sample.id])}
+
+
 def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
                name: str | None = None, max_dist: float | None = None,
                plot: bool = True, progress: bool = False):
@@ -409,10 +441,14 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
 
     Parameters
     ----------
-    ev1_dir : path
+    ev1_dir : path, or sequence of paths
         A folder of ``<iid>_ev1.txt`` per-image counts (threshold, cntR, sumR, cntP,
         sumP a row), as BSR's ``boundaryBench.m`` and Dollar's ``edgesEvalDir.m``
-        write them; an ``eval_bdry.txt`` beside them is read for comparison.
+        write them (and every segbench boundary run folder holds); an ``eval_bdry.txt``
+        beside them is read for comparison. Several folders are the granularities of
+        one multi-granularity detector (MuGE, SAUGE): per image and threshold the
+        counts of the granularity whose F is highest are kept
+        (:func:`segbench.boundary.best_of_granularities`).
     out : path
         The run folder to write (new, empty, or a segbench run folder): records,
         ``result_boundary.json``, the official files and the PR curve, as
@@ -446,6 +482,7 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         No ``_ev1.txt`` file, a malformed one (named), or files of different thresholds.
     """
     from dataclasses import replace
+    from functools import partial
 
     import numpy as np
 
@@ -453,22 +490,26 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
     from .datasets import Dataset, DatasetItem, run_name
     from .engine import run
     from .io import read_eval_bdry, read_ev1
-    folder = Path(ev1_dir)
-    if not folder.is_dir():
-        raise InputError("folder of <iid>_ev1.txt files not found", folder)
-    files = {p.name[:-len("_ev1.txt")]: p for p in sorted(folder.glob("*_ev1.txt"))
-             if p.is_file() and not p.name.startswith(".")}
-    if not files:
-        raise InputError("no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
-                         "and edgesEvalDir.m write)", folder)
+    folders = [Path(d) for d in ev1_dir] if isinstance(ev1_dir, (list, tuple)) \
+        else [Path(ev1_dir)]
+    if not folders:
+        raise InputError("no folder of <iid>_ev1.txt files given")
+    found = [_ev1_files(d) for d in folders]
+    folder, files = folders[0], found[0]
+    for d, other in zip(folders[1:], found[1:]):
+        if set(other) != set(files):
+            odd = sorted(set(other) ^ set(files))
+            raise InputError(f"the granularities hold other images than {folder}: "
+                             f"{', '.join(odd[:20])}", d)
     first_iid = next(iter(files))
     first = _grid(read_ev1(files[first_iid])[:, 0])
-    for iid, path in files.items():
-        t = _grid(read_ev1(path)[:, 0])
-        if t.shape != first.shape or not np.array_equal(t, first):
-            raise InputError(f"its thresholds differ from those of {first_iid}_ev1.txt "
-                             f"({t.size} against {first.size}); one run has one grid",
-                             path)
+    for listing in found:
+        for iid, path in listing.items():
+            t = _grid(read_ev1(path)[:, 0])
+            if t.shape != first.shape or not np.array_equal(t, first):
+                raise InputError(f"its thresholds differ from those of "
+                                 f"{files[first_iid]} ({t.size} against {first.size}); "
+                                 "one run has one grid", path)
     if gt is not None:
         from .datasets import open_ground_truth
         ds = open_ground_truth(gt, split=split)
@@ -488,11 +529,16 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         "max_dist"]}
     if not np.array_equal(first, default_thresholds(first.size)):
         params["thresholds"] = first.tolist()
-    family = replace(BOUNDARY, evaluate=_ev1_record, warm_up=None)
+    if len(folders) == 1:
+        family = replace(BOUNDARY, evaluate=_ev1_record, warm_up=None)
+    else:
+        by_image = {iid: tuple(listing[iid] for listing in found) for iid in files}
+        family = replace(BOUNDARY, evaluate=partial(_best_of_record, by_image),
+                         warm_up=None, input_files=_GranularityFiles(by_image))
     result, = run([family], ds, dict(files), out, name=name or run_name(folder),
                   params=params, options={"plot": plot}, progress=progress)
     official = folder / "eval_bdry.txt"
-    if official.is_file():
+    if len(folders) == 1 and official.is_file():
         try:
             result.provenance["imported"] = read_eval_bdry(official)
         except (OSError, ValueError):

@@ -14,6 +14,7 @@ from ..primitives import (DEFAULT_MAX_DIST, BoundaryCounts, Matcher, check_thres
                           warm_up_matcher)
 from ._crispness import CRISPNESS, CrispRecord, crispness
 from ._family import BOUNDARY, HUMAN_BOUNDARY, PRED_EXTS
+from ._granularity import best_of_granularities
 from ._half import (RESOLUTIONS, half_human_maps, half_shape, halve_image, halve_soft_map,
                     max_dist_from_px)
 from ..primitives import NMS_FORMATS, edge_nms, edge_orientation, nms_file
@@ -32,7 +33,7 @@ __all__ = [
     "AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
     "agreement_map", "agreement_threshold", "strong_boundaries",
     "BOUNDARY",
-    "CRISPNESS", "CrispRecord", "crispness",
+    "CRISPNESS", "CrispRecord", "crispness", "best_of_granularities",
     "HUMAN_BOUNDARY",
     "PROTOCOLS", "SubjectCounts", "by_presentation", "pool_subjects", "protocol",
     "seg2bmap", "shrink_bmap", "shrink_cells", "subject_counts", "upsample_nearest",

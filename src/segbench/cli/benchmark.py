@@ -219,14 +219,20 @@ def add_generic(sub, entry) -> None:
 
 def _cmd_import_run(a) -> int:
     from ..api import import_run
-    res = import_run(a.ev1_dir, a.out, gt=a.gt, split=a.split, name=a.name,
+    dirs = a.ev1_dir if len(a.ev1_dir) > 1 else a.ev1_dir[0]
+    res = import_run(dirs, a.out, gt=a.gt, split=a.split, name=a.name,
                      max_dist=a.max_dist, plot=not a.no_plot, progress=not a.quiet)
     if a.json:
         print(res.to_json())
         return 0
     print(f"images: {len(res.per_item)}   output: {a.out}")
-    print_table([(res.name, *_boundary_rows(res)[0])], ("algorithm", "ODS", "OIS", "AP",
-                                                       "R50"))
+    rows = [(res.name + (f" (best of {len(a.ev1_dir)})" if len(a.ev1_dir) > 1 else ""),
+             *_boundary_rows(res)[0])]
+    if len(a.ev1_dir) > 1:          # each granularity alone, beside the best of them
+        for d in a.ev1_dir:
+            one = import_run(d, None, max_dist=a.max_dist, plot=False)
+            rows.append((f"  {d}", *_boundary_rows(one)[0]))
+    print_table(rows, ("algorithm", "ODS", "OIS", "AP", "R50"))
     theirs = res.provenance.get("imported")
     if theirs:
         print(f"the MATLAB run's eval_bdry.txt: ODS {theirs['ods_f']:.4f}  OIS "
@@ -289,7 +295,10 @@ def add_parsers(sub) -> None:
                     "boundaryBench.m or Dollar's edgesEvalDir.m: <iid>_ev1.txt) into a "
                     "segbench run folder that compare, --ci and site take; ODS, OIS, AP "
                     "and R50 are summarized from the counts as read.")
-    p.add_argument("ev1_dir", metavar="EV1_DIR", help="folder of <iid>_ev1.txt files")
+    p.add_argument("ev1_dir", metavar="EV1_DIR", nargs="+",
+                   help="folder of <iid>_ev1.txt files; several: the granularities of a "
+                        "multi-granularity detector (MuGE, SAUGE), scored as the best "
+                        "of them per image and threshold, each also shown alone")
     p.add_argument("--gt", default=None, metavar="GT",
                    help="the ground truth the MATLAB run scored (any layout): then "
                         "compare pairs the run with segbench runs on it")
