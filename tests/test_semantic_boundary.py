@@ -501,9 +501,22 @@ def test_command_line_errors_are_one_line(sbd, tmp_path, capsys):
     assert code == 2 and "Traceback" not in err and err.count("\n") == 1
     assert f"{bad / '2008_000000.mat'}: no variable 'GTcls'" in err
     code = main(["semantic-boundary", "--gt", str(root / "cls"), "--pred",
-                 str(root / "png"), "--quiet"])
+                 str(root / "npy" / "nothing-here"), "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "class_001" in err and err.count("\n") == 1
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_command_line_reads_the_layouts_as_distributed(sbd, tmp_path, capsys):
+    """The SBD dataset folder with --split, and the per-class prediction folders by
+    their parent (SEAL's and pyEdgeEval's layout), as the family's own readers."""
+    root, _ = sbd
+    code = main(["semantic-boundary", "--gt", str(root), "--split", "val", "--pred",
+                 str(root / "png"), "--quiet", "--json"])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)
+    same = segbench.evaluate("semantic_boundary", gt=open_sbd(root, "val"),
+                             pred=root / "npy", progress=False)
+    assert res["metrics"]["MF_ODS"] == pytest.approx(same.metrics["MF_ODS"], abs=1e-12)
 
 
 # -- protocols -------------------------------------------------------------------------

@@ -105,6 +105,14 @@ class Family:
         items out of the summary and the files, warns once per reason naming how many,
         records them in the result's provenance (``excluded``), and refuses a run that
         leaves no item.
+    open_ground_truth : callable, optional
+        ``(gt, split) -> Dataset or None``: the family's own layouts of ``--gt`` (a
+        dataset tree the common readers do not know, such as SBD's or Cityscapes'),
+        tried first when ``gt`` is a path; None hands it to the common readers.
+    pair_predictions : callable, optional
+        ``(ids, pred_dir) -> {id: file} or None``: the family's own layout of
+        ``--pred`` (e.g. one folder per class); None pairs ``<id>.<ext>`` files as
+        usual.
     """
 
     name: str
@@ -130,6 +138,8 @@ class Family:
     warm_up: Callable | None = None
     excluded: Callable | None = None
     validate: Callable | None = None
+    open_ground_truth: Callable | None = None
+    pair_predictions: Callable | None = None
 
     @property
     def needs_predictions(self) -> bool:

@@ -57,6 +57,29 @@ def _digests(sample: Sample, family: Family, params: dict, base: dict) -> dict:
     return out
 
 
+def _family_dataset(families, gt, split):
+    """The first dataset a family's own ``open_ground_truth`` makes of a ``gt`` path,
+    or None."""
+    if isinstance(gt, (Dataset, list, tuple)) or gt is None:
+        return None
+    for f in families:
+        if f.open_ground_truth is not None:
+            ds = f.open_ground_truth(gt, split)
+            if ds is not None:
+                return ds
+    return None
+
+
+def _family_predictions(families, ids, pred):
+    """A family's own pairing of ``pred`` with the ids, or None."""
+    for f in families:
+        if f.needs_predictions and f.pair_predictions is not None:
+            found = f.pair_predictions(ids, pred)
+            if found is not None:
+                return found
+    return None
+
+
 def _sample_digests(sample: Sample) -> dict:
     digests = {role: [fingerprint(path) for path in paths]
                for role, paths in sample.input_files().items()}
@@ -148,8 +171,9 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     params, options = dict(params or {}), dict(options or {})
     if scheduler and executor is None:
         scheduler_address(scheduler)        # a malformed address fails before any work
-    dataset = open_ground_truth(gt, split=split, presentation=presentation,
-                                all_splits=all_splits, gt_format=gt_format)
+    dataset = _family_dataset(families, gt, split) or open_ground_truth(
+        gt, split=split, presentation=presentation, all_splits=all_splits,
+        gt_format=gt_format)
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -172,8 +196,8 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             first = next(f for f in families if f.needs_predictions)
             hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
                 if first.missing_hint else None
-            preds = pair_predictions(item_ids, pred, common_exts(families, params),
-                                     hint=hint)
+            preds = _family_predictions(families, item_ids, pred) or pair_predictions(
+                item_ids, pred, common_exts(families, params), hint=hint)
     store = RecordStore(out)
     files = {}
     if out is not None:

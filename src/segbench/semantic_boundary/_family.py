@@ -170,6 +170,50 @@ def _missing_hint(params: dict, found) -> str:
             "PRED/class_001 (the others are read beside it)")
 
 
+def _open_ground_truth(gt, split):
+    """SBD's dataset folder (``cls/``, the split lists), a Cityscapes tree (``gtFine``)
+    or a folder of pyEdgeEval's multi-label edge PNGs; None for anything else."""
+    from pathlib import Path
+
+    from ._datasets import open_cityscapes, open_multilabel, open_sbd
+    root = Path(gt)
+    if not root.is_dir():
+        return None
+    if (root / "cls").is_dir():
+        return open_sbd(root, split)
+    if root.name == "gtFine" or (root / "gtFine").is_dir():
+        return open_cityscapes(root, split or "val")
+    if root.parent.name == "gtFine":                       # gtFine/<split>
+        return open_cityscapes(root.parent, root.name)
+    first = next((p for p in sorted(root.iterdir()) if p.suffix.lower() == ".png"), None)
+    if first is not None:
+        from PIL import Image
+        try:
+            with Image.open(first) as im:
+                rgb = im.mode == "RGB"
+        except OSError:
+            return None
+        if rgb:                                            # bits of classes in R, G, B
+            return open_multilabel(root)
+    return None
+
+
+def _pair_predictions(ids, pred_dir):
+    """One folder per class (``class_001`` ...): the first class's files stand for
+    each image, the others are read beside them; None for other layouts."""
+    from pathlib import Path
+
+    from ._datasets import class_folder_predictions
+    root = Path(pred_dir)
+    if not (root / "class_001").is_dir():
+        return None
+    first = root / "class_001"
+    nested = next((p for p in first.iterdir() if p.is_dir()), None) is not None
+    # Cityscapes: class_001/<city>/<id>_leftImg8bit.png, as pyEdgeEval writes them
+    pattern = "{city}/{id}_leftImg8bit.png" if nested else "{id}.png"
+    return class_folder_predictions(root, ids, pattern)
+
+
 SEMANTIC_BOUNDARY = Family(
     name="semantic_boundary", version=1,
     defaults=defaults(SEMANTIC_BOUNDARY_PARAMS),
@@ -178,4 +222,5 @@ SEMANTIC_BOUNDARY = Family(
     summarize=_summarize, write=_write, prediction_exts=_exts,
     missing_hint=_missing_hint, check=check_params, label="semantic boundary",
     input_files=_input_files, summary_defaults=summary_defaults(SEMANTIC_BOUNDARY_PARAMS),
-    resampler=_resampler, item_score="f", warm_up=_warm_up)
+    resampler=_resampler, item_score="f", warm_up=_warm_up,
+    open_ground_truth=_open_ground_truth, pair_predictions=_pair_predictions)
