@@ -584,3 +584,30 @@ def test_cityscapes_protocol_on_the_engine(tmp_path):
     with pytest.raises(InputError, match="20x24 at the scale evaluated"):
         run(specs("semantic_boundary"), open_cityscapes(tmp_path), tmp_path / "pred",
             params={"protocol": "cityscapes"}, progress=False)
+
+
+def test_streaming_equals_the_folder_run(sbd):
+    """SemanticBoundaryEval fed each image's maps in memory (two updates, a merged
+    half, a state dict through pickle) gives the folder run's numbers."""
+    import pickle
+
+    from segbench.semantic_boundary import GroundTruth, ground_truth_source
+    root, _ = sbd
+    ds = open_sbd(root, "val")
+    folder = segbench.evaluate("semantic_boundary", gt=ds, pred=root / "npy",
+                               progress=False)
+    halves = [segbench.SemanticBoundaryEval(), segbench.SemanticBoundaryEval()]
+    for k, iid in enumerate(ds.ids()):
+        gt = GroundTruth(ground_truth_source(ds[iid].sources[0]), gt_edges="stored",
+                         margin=0)
+        edges = np.stack([gt.edges(c) for c in range(gt.n_classes)])
+        pred = np.load(root / "npy" / f"{iid}.npy")
+        halves[k % 2].update(pred, edges, ids=iid)
+    whole = segbench.SemanticBoundaryEval()
+    whole.load_state_dict(pickle.loads(pickle.dumps(halves[0].state_dict())))
+    whole.merge(halves[1])
+    res = whole.compute()
+    assert res.metrics["MF_ODS"] == pytest.approx(folder.metrics["MF_ODS"], abs=1e-12)
+    assert res.metrics["MF_OIS"] == pytest.approx(folder.metrics["MF_OIS"], abs=1e-12)
+    with pytest.raises(InputError, match="must be \\(C, H, W\\) of one shape"):
+        whole.update(pred[:, :5], edges)

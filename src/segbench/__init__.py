@@ -14,10 +14,12 @@ numerical library.
 from ._version import __version__
 
 __all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result",
+           "SemanticBoundaryEval",
            "compare", "detect_folder", "evaluate", "human_scores", "nms_folder",
            "ucm_folder", "__version__"]
 
-_STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "human_scores")
+_STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "SemanticBoundaryEval",
+           "human_scores")
 _FOLDERS = ("FolderResult", "detect_folder", "nms_folder", "ucm_folder")
 
 

@@ -677,6 +677,162 @@ class RegionEval(_StreamEval):
         return out
 
 
+@dataclass(frozen=True)
+class _ClassMaps:
+    """One image of a :class:`SemanticBoundaryEval` update: (C, H, W) soft maps,
+    ground-truth boundaries and, for kill_internal, the classes' regions."""
+
+    pred: np.ndarray
+    gt: np.ndarray
+    regions: np.ndarray | None
+
+
+def _semantic_boundary_in_memory(sample, params):
+    """The semantic-boundary record of maps held in memory (the folder run's
+    per-image function on arrays; margin cropped as there)."""
+    from .semantic_boundary import evaluate_classes
+    maps = sample.value
+    m = params["margin"]
+    crop = (lambda a: a[:, m:a.shape[1] - m, m:a.shape[2] - m]) if m else (lambda a: a)
+    regions = None if maps.regions is None else crop(maps.regions)
+    return evaluate_classes(crop(maps.pred), crop(maps.gt), regions=regions,
+                            nthresh=params["nthresh"], max_dist=params["max_dist"],
+                            thin=params["thin"], kill_internal=params["kill_internal"],
+                            skip_if_nonexistent=params["skip_if_nonexistent"],
+                            nms=params["nms"])
+
+
+def _record_to_state(rec) -> dict:
+    import json
+    d = rec.to_json()
+    return {"thresholds": d["thresholds"], "record": json.dumps(d)}
+
+
+def _record_from_state(d):
+    import json
+
+    from .semantic_boundary import SemanticBoundaryCounts
+    return SemanticBoundaryCounts.from_json(json.loads(d["record"]) if "record" in d
+                                            else d)
+
+
+class SemanticBoundaryEval(_StreamEval):
+    """The semantic-boundary benchmark fed per-class soft maps in memory.
+
+    Each :meth:`update` counts every class of an image on the exact matcher with the
+    per-image function of ``segbench semantic-boundary``
+    (:func:`segbench.semantic_boundary.evaluate_classes`); :meth:`compute` summarizes
+    as a folder run does: each class's ODS, OIS, AP, R50 and their means (MF-ODS,
+    MF-OIS, MAP).
+
+    Parameters
+    ----------
+    protocol : {'sbd', 'sbd-seal', 'cityscapes'}, default 'sbd-seal'
+        The preset whose values fill the parameters not given
+        (:data:`segbench.semantic_boundary.PROTOCOLS`).
+    workers : int, default 0
+        0: each image is counted in :meth:`update`; N: by N background threads.
+    name : str, default 'model'
+    **params
+        The family's other parameters: ``nthresh``, ``max_dist``, ``thin``,
+        ``kill_internal``, ``skip_if_nonexistent``, ``margin``, ``nms``, ``alpha``.
+        Ground-truth settings (``gt_edges``, ``instance_sensitive``, ``scale``) do not
+        apply: the boundaries are given.
+
+    Notes
+    -----
+    ``update(pred, gt, regions=None)`` takes one image's (C, H, W) soft maps in [0, 1]
+    and its (C, H, W) ground-truth boundary maps (bool or 0/1), or batches (N, C, H, W)
+    of both, or lists of them; ``regions`` (the classes' pixels, same shapes) is
+    needed by ``kill_internal``. Memory: the state is C x T counts an image.
+
+    Examples
+    --------
+    >>> import numpy as np, segbench
+    >>> gt = np.zeros((2, 32, 32), bool); gt[0, 16, 4:28] = True; gt[1, 4:28, 8] = True
+    >>> ev = segbench.SemanticBoundaryEval(max_dist=0.0075)
+    >>> ev.update(gt * 0.9, gt)
+    >>> round(ev.compute().metrics["MF_ODS"], 3)
+    1.0
+    """
+
+    _benchmark = "semantic_boundary"
+    _fields = (("thresholds",), ("record",))
+
+    def __init__(self, *, protocol: str = "sbd-seal", workers: int = 0,
+                 name: str = "model", **params):
+        from dataclasses import replace
+
+        from .semantic_boundary import SEMANTIC_BOUNDARY
+        unknown = set(params) - set(SEMANTIC_BOUNDARY.defaults) - \
+            set(SEMANTIC_BOUNDARY.summary_defaults)
+        if unknown:
+            raise InputError(f"SemanticBoundaryEval: unknown parameter "
+                             f"{', '.join(sorted(unknown))}")
+        family = replace(SEMANTIC_BOUNDARY, evaluate=_semantic_boundary_in_memory,
+                         to_json=_record_to_state, from_json=_record_from_state,
+                         validate=None, input_files=None)
+        super().__init__(family, {"protocol": protocol, **params}, workers, name)
+
+    def update(self, pred, gt, ids=None, regions=None) -> None:
+        """Count one image's classes, or a batch (see the class).
+
+        Raises
+        ------
+        InputError
+            Maps of other shapes or ranks, values outside [0, 1], a batch of another
+            length, a repeated id: one line naming the batch index; nothing of the
+            call is counted.
+        """
+        from .datasets import DatasetItem, Sample, to_numpy
+        self._harvest()
+        preds, gts = self._batch(pred, "pred"), self._batch(gt, "gt")
+        regs = [None] * len(preds) if regions is None else self._batch(regions, "regions")
+        if not (len(preds) == len(gts) == len(regs)):
+            raise InputError(f"pred, gt and regions hold {len(preds)}, {len(gts)} and "
+                             f"{len(regs)} images; give one of each per image")
+        batch = len(preds) > 1 or (not isinstance(pred, (list, tuple))
+                                   and to_numpy(pred, "pred").ndim == 4)
+        wanted = self._ids_of(ids, [None] * len(preds), len(preds))
+        labels = _labels(len(preds), batch, wanted)
+        samples = []
+        for k, (p, g, r) in enumerate(zip(preds, gts, regs)):
+            if p.shape != g.shape or (r is not None and r.shape != g.shape):
+                raise InputError(f"{labels[k]}: pred {p.shape} and gt {g.shape}"
+                                 + ("" if r is None else f" and regions {r.shape}")
+                                 + " must be (C, H, W) of one shape")
+            if p.dtype.kind == "f" and (not np.isfinite(p).all() or p.min() < 0
+                                        or p.max() > 1):
+                raise InputError(f"{labels[k]}: pred must hold values in [0, 1]")
+            p = p / 255.0 if p.dtype == np.uint8 else p.astype(np.float64)
+            item = DatasetItem(wanted[k] or f"#{len(self._ids) + k + 1}", "memory")
+            samples.append(Sample(item, labels[k], _ClassMaps(
+                p.copy(), g.astype(bool), None if r is None else r.astype(bool))))
+        self._calls += 1
+        for k, sample in enumerate(samples):
+            self._add(sample, wanted[k], f"update {self._calls}, {labels[k]}")
+
+    @staticmethod
+    def _batch(maps, what: str) -> list:
+        """One (C, H, W) array per image of a map, a batch or a list."""
+        from .datasets import to_numpy
+        if isinstance(maps, (list, tuple)):
+            out = [to_numpy(m, what) for m in maps]
+        else:
+            arr = to_numpy(maps, what)
+            out = [arr] if arr.ndim == 3 else list(arr) if arr.ndim == 4 else None
+            if out is None:
+                raise InputError(f"{what} must be (C, H, W) or a batch (N, C, H, W), got "
+                                 f"shape {arr.shape}")
+        for m in out:
+            if m.ndim != 3:
+                raise InputError(f"{what}: each image is (C, H, W), got shape {m.shape}")
+        return out
+
+    def _options(self, human) -> dict:
+        return {"plot": False}
+
+
 def _human_point(human) -> tuple[float, float, float]:
     """(recall, precision, F) of the annotators, from :class:`HumanScores`, a
     ``human_boundary`` Result or a tuple."""
