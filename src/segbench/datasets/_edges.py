@@ -449,8 +449,10 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
                 continue
             imgs = biped / "imgs" / split.name / gt.name if gt.name == "rgbr" else \
                 biped / "imgs" / split.name
-            parts.append(EdgeMapFolder(gt, images_dir=imgs if imgs.is_dir() else None,
-                                       threshold=fmt.threshold, split=split.name))
+            part = EdgeMapFolder(gt, threshold=fmt.threshold, split=split.name)
+            if imgs.is_dir():            # photographs where there are (not needed)
+                part = with_images(part, imgs, required=False)
+            parts.append(part)
         if not parts:
             raise InputError("a BIPED tree without edge maps: expected "
                              "edge_maps/test/rgbr/*.png", biped)

@@ -71,7 +71,8 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None,
     if ext == ".mat":
         variables = load_mat(path)
         if variable is None:
-            variable = only_2d_variable(variables, path, "pass variable=<name>")
+            variable = only_2d_variable(variables, path,
+                                        "pass variable=<name> (--gt-variable)")
         if variable not in variables:
             raise InputError(f"no variable {variable!r}; found "
                              f"{describe_variables(variables)}", path)
