@@ -136,3 +136,33 @@ def test_several_folders_are_scored_as_the_best_of_the_granularities(tmp_path):
                 tmp_path / "best2", "--no-plot", "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert "(best of 2)" in proc.stdout and "g0" in proc.stdout
+
+
+def test_boundary_takes_several_prediction_folders_as_granularities(tmp_path):
+    """--pred g1 g2: each run alone into out/granularities/, the best of them into
+    out; its OIS is at least each granularity's (the best per image of every (g, t))."""
+    from scipy import ndimage
+
+    from segbench.datasets import make_synthetic_dataset, write_synthetic_dataset
+    from segbench.io import read_ground_truth, write_soft_map
+    items = make_synthetic_dataset(3, shape=(48, 64), n_annotators=2, seed=8)
+    write_synthetic_dataset(tmp_path / "ds", items)
+    gt = tmp_path / "ds" / "groundTruth" / "test"
+    rng = np.random.default_rng(2)
+    for it in items:
+        b = read_ground_truth(gt / f"{it.iid}.mat")[0].boundaries.astype(float)
+        for k, sigma in enumerate((0.7, 2.0)):
+            soft = np.clip(ndimage.gaussian_filter(b, sigma) * 3 + 0.1 * rng.random(b.shape),
+                           0, 1)
+            write_soft_map(tmp_path / f"g{k}" / f"{it.iid}.png", soft)
+    proc = _cli("boundary", "--gt", gt, "--pred", tmp_path / "g0", tmp_path / "g1",
+                "--out", tmp_path / "run", "--quiet", "--no-plot")
+    assert proc.returncode == 0, proc.stderr
+    assert "(best of 2)" in proc.stdout
+    best = segbench.Result.from_json(tmp_path / "run" / "result_boundary.json")
+    singles = sorted((tmp_path / "run" / "granularities").iterdir())
+    assert [p.name for p in singles] == ["1-g0", "2-g1"]
+    again = import_run(singles, None, plot=False)
+    assert again.metrics["ODS"] == best.metrics["ODS"]
+    for g in best.provenance["granularities"]:
+        assert best.metrics["OIS"] >= g["OIS"] - 1e-12

@@ -241,8 +241,11 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
         ``human/color`` tree of ``.seg`` files, a folder of edge-map or label-map
         images, or a dataset root with ``split``.
-    pred : path or mapping, optional
-        Folder of ``<iid>.png|bmp|npy|mat`` predictions, or a mapping of image id to
+    pred : path, list of paths, or mapping, optional
+        Folder of ``<iid>.png|bmp|npy|mat`` predictions (for 'boundary', a list of
+        folders: the granularities of one multi-granularity detector, scored as the
+        best of them per image and threshold, MuGE/SAUGE's rule, each also run alone
+        into ``out/granularities/``), or a mapping of image id to
         a prediction file or to a prediction in memory (boundary, region and 'all'):
         an array (a soft map for 'boundary'; a doubleSize ucm2 or an integer label
         map for 'region' and 'all'), a list of label maps (segmentations), a tensor
@@ -346,6 +349,12 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
         return _call_runner(own, entry, gt, pred, out,
                             {k: v for k, v in given.items() if v != usual.get(k)}, params)
     check_keywords(benchmark, params)
+    if isinstance(pred, (list, tuple)) and benchmark == "boundary":
+        return _granularities(list(pred), gt, out, name=name, split=split,
+                              presentation=presentation, ids=ids, workers=workers,
+                              threads=threads, scheduler=scheduler, progress=progress,
+                              plot=plot, protocol=protocol, gt_format=gt_format,
+                              params=params)
     if isinstance(pred, Mapping):
         pred = memory_predictions(benchmark, pred)
     where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
@@ -400,6 +409,42 @@ def _grid(thresholds):
     t = np.asarray(thresholds, dtype=np.float64)
     grid = default_thresholds(t.size)
     return grid if np.allclose(t, grid, rtol=0, atol=5e-6) else t
+
+
+def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
+    """``evaluate('boundary', pred=[g1, g2, ...])``: each granularity run alone (into
+    ``out/granularities/<k>-<folder name>``, or a temporary folder without ``out``),
+    then :func:`import_run` of their counts as the best of them into ``out``."""
+    import tempfile
+
+    from .datasets import run_name
+    from .engine import claim_run_folder
+    if len(preds) < 2:
+        raise InputError("several prediction folders are the granularities of one "
+                         "detector: give two or more (or one folder)")
+    with tempfile.TemporaryDirectory(prefix="segbench-granularities-") as scratch:
+        if out is not None:
+            base = claim_run_folder(out, {"--gt": gt, "--pred": preds[0]})
+            base = base / "granularities"
+        else:
+            base = Path(scratch)
+        singles, alone = [], []
+        for k, folder in enumerate(preds, start=1):
+            where = base / f"{k}-{Path(folder).resolve().name}"
+            one = evaluate("boundary", gt, folder, where, progress=progress, plot=False,
+                           **common, **params)
+            singles.append(where)
+            alone.append({"pred": str(folder), **{m: one.metrics[m] for m in
+                                                  ("ODS", "OIS", "AP", "R50")}})
+        max_dist = params.get("max_dist")
+        if max_dist is None and common.get("protocol") is not None:
+            max_dist = protocol_params("boundary", common["protocol"])["max_dist"]
+        best = import_run(singles, out, gt=gt, split=common.get("split"),
+                          name=name or run_name(preds[0]), max_dist=max_dist, plot=plot)
+    best.provenance["granularities"] = alone
+    if out is not None:
+        best.to_json(Path(out) / "result_boundary.json")
+    return best
 
 
 def _ev1_files(folder: Path) -> dict:

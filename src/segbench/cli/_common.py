@@ -42,7 +42,8 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
                                "per_item_<family>.csv, the official files, and records "
                                "so that a rerun resumes",
                several: bool = False, gt_help: str | None = None,
-               layouts: bool = True, formats: bool = False) -> None:
+               layouts: bool = True, formats: bool = False,
+               several_pred: bool = False) -> None:
     """The input options of every command that scores a dataset (``several``: ``--gt``
     takes several folders, and a dataset root's splits are all used without
     ``--split``; ``layouts=False``: no ``--split``/``--presentation``, for a plain
@@ -63,7 +64,8 @@ def add_inputs(p: argparse.ArgumentParser, *, pred: bool = True,
     if formats:
         add_gt_format(p)
     if pred:
-        p.add_argument("--pred", required=True, metavar="PRED", help=pred_help)
+        p.add_argument("--pred", required=True, metavar="PRED", help=pred_help,
+                       nargs="+" if several_pred else None)
     p.add_argument("--out", default=None, metavar="OUT",
                    help=out_help + "; without --out nothing is saved")
     p.add_argument("--name", default=None, metavar="NAME",

@@ -58,7 +58,10 @@ def _params(a) -> dict:
 
 def _evaluate(benchmark: str, a, **extra):
     from ..api import evaluate
-    return evaluate(benchmark, a.gt, getattr(a, "pred", None), a.out, name=a.name,
+    pred = getattr(a, "pred", None)
+    if isinstance(pred, list):
+        pred = pred[0] if len(pred) == 1 else pred
+    return evaluate(benchmark, a.gt, pred, a.out, name=a.name,
                     threads=getattr(a, "threads", None),
                     human=getattr(a, "human", False), plot=not getattr(a, "no_plot", False),
                     ci=ci_option(a), calibrate_on=getattr(a, "calibrate_on", None),
@@ -130,8 +133,13 @@ def _report(a, res, rows, header) -> int:
 
 def _cmd_boundary(a) -> int:
     res = _evaluate("boundary", a)
-    return _report(a, res, [(res.name, *_boundary_rows(res)[0])],
-                   ("algorithm", "ODS", "OIS", "AP", "R50"))
+    rows = [(res.name, *_boundary_rows(res)[0])]
+    alone = res.provenance.get("granularities")
+    if alone:                       # each granularity alone, beside the best of them
+        rows[0] = (f"{res.name} (best of {len(alone)})", *rows[0][1:])
+        rows += [(f"  {g['pred']}", *(f"{g[m]:.4f}" for m in ("ODS", "OIS", "AP", "R50")))
+                 for g in alone]
+    return _report(a, res, rows, ("algorithm", "ODS", "OIS", "AP", "R50"))
 
 
 def _cmd_region(a) -> int:
@@ -255,8 +263,10 @@ def add_parsers(sub) -> None:
                     "at every threshold, as the BSDS500 boundary benchmark "
                     "(boundaryBench.m): ODS, OIS, AP, R50 and the PR curve.")
     add_inputs(p, pred_help="folder of predictions <iid>.png/.bmp (8-bit /255, 16-bit "
-                            "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs)",
-               formats=True)
+                            "/65535), .npy (floats in [0, 1]) or .mat (ucm2 or segs); "
+                            "several folders: the granularities of one detector (MuGE, "
+                            "SAUGE), scored as the best of them per image and threshold",
+               formats=True, several_pred=True)
     _finish(p, _cmd_boundary, protocol=True)
 
     p = sub.add_parser(
