@@ -46,7 +46,8 @@ def _mat(iid: str) -> Path:
 
 
 def test_presets_name_the_family_parameters_and_their_sources():
-    assert set(PROTOCOLS) == {"bsr", "bsds300", "martin2004"}
+    assert set(PROTOCOLS) == {"bsr", "bsds300", "martin2004", "bsds500", "nyud", "biped",
+                              "multicue", "bsds-rind"}
     for name, preset in PROTOCOLS.items():
         assert set(SOURCES[name]) == set(preset), name
         assert all(SOURCES[name][k] for k in preset)
@@ -65,7 +66,7 @@ def test_protocol_returns_a_copy_and_refuses_unknown_names():
     p["nthresh"] = 1
     assert PROTOCOLS["bsds300"]["nthresh"] == 30
     with pytest.raises(InputError, match="unknown protocol"):
-        protocol("bsds500")
+        protocol("bsds5000")
 
 
 # --- thresholds --------------------------------------------------------------------------
