@@ -42,6 +42,15 @@ import sys
 import time
 
 
+def _dist_version(name):
+    """The installed distribution's version (edgeval 0.1.1's module still says 0.1.0)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
 def _thresholds(n):
     import numpy as np
     return np.linspace(1.0 / (n + 1), 1.0 - 1.0 / (n + 1), n)
@@ -118,7 +127,8 @@ def run_pyedgeeval(cfg):
             samples=[dict(name=iid) for iid in results], nproc=1)
     overall = {k: float(v) for k, v in overall.items()}
     return {
-        "version": pyEdgeEval.__version__,
+        "version": _dist_version("pyedgeeval"),
+        "module_version": pyEdgeEval.__version__,
         "numpy_version": np.__version__,
         "images": images,
         "thresholds": _thresholds(nthresh).tolist(),
@@ -195,7 +205,8 @@ def run_edgeval(cfg):
         sys.stdout = real_stdout
     ods_t, _, _, ods_f, _, _, ois_f, ap = np.loadtxt(os.path.join(eval_dir, "eval_bdry.txt"))
     return {
-        "version": getattr(edgeval_cu, "__version__", "?"),
+        "version": _dist_version("edgeval"),
+        "module_version": getattr(edgeval_cu, "__version__", "?"),
         "numpy_version": np.__version__,
         "images": images,
         "thresholds": _thresholds(nthresh).tolist(),
