@@ -389,15 +389,9 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
 # -- a finished MATLAB run as a run folder ----------------------------------------------
 
 
-def _ev1_record(sample, params):
-    """The boundary counts of one image, read from its ``<iid>_ev1.txt``."""
-    import numpy as np
-
-    from .boundary import BoundaryCounts
-    from .io import read_ev1
-    table = read_ev1(sample.prediction)
-    return BoundaryCounts(_grid(table[:, 0]), *(table[:, k].astype(np.int64)
-                                                 for k in range(1, 5)))
+def _imported_record(counts, sample, params):
+    """One image's counts as read (and combined) before the run."""
+    return counts[sample.id]
 
 
 def _grid(thresholds):
@@ -456,17 +450,6 @@ def _ev1_files(folder: Path) -> dict:
         raise InputError("no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
                          "and edgesEvalDir.m write)", folder)
     return files
-
-
-def _best_of_record(by_image, sample, params):
-    """One image's counts, best of its granularities' ``_ev1.txt`` (MuGE/SAUGE)."""
-    from dataclasses import replace as swap
-
-    from .boundary import best_of_granularities
-    records = [[_ev1_record(swap(sample, prediction=p), params)]
-               for p in by_image[sample.id]]
-    combined, _ = best_of_granularities(records)
-    return combined[0]
 
 
 class _GranularityFiles:
@@ -531,7 +514,8 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
 
     import numpy as np
 
-    from .boundary import BOUNDARY, default_thresholds
+    from .boundary import BOUNDARY, BoundaryCounts, best_of_granularities, \
+        default_thresholds
     from .datasets import Dataset, DatasetItem, run_name
     from .engine import run
     from .io import read_eval_bdry, read_ev1
@@ -546,15 +530,28 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
             odd = sorted(set(other) ^ set(files))
             raise InputError(f"the granularities hold other images than {folder}: "
                              f"{', '.join(odd[:20])}", d)
+    # each file read once: its counts, on the benchmark's grid where it is that
+    tables = [{iid: read_ev1(path) for iid, path in listing.items()} for listing in found]
     first_iid = next(iter(files))
-    first = _grid(read_ev1(files[first_iid])[:, 0])
-    for listing in found:
-        for iid, path in listing.items():
-            t = _grid(read_ev1(path)[:, 0])
+    first = _grid(tables[0][first_iid][:, 0])
+    per_folder = []
+    for listing, table in zip(found, tables):
+        counts = {}
+        for iid, rows in table.items():
+            t = _grid(rows[:, 0])
             if t.shape != first.shape or not np.array_equal(t, first):
                 raise InputError(f"its thresholds differ from those of "
                                  f"{files[first_iid]} ({t.size} against {first.size}); "
-                                 "one run has one grid", path)
+                                 "one run has one grid", listing[iid])
+            counts[iid] = BoundaryCounts(first, *(rows[:, k].astype(np.int64)
+                                                  for k in range(1, 5)))
+        per_folder.append(counts)
+    ids = list(files)
+    if len(folders) == 1:
+        records = per_folder[0]
+    else:
+        combined, _ = best_of_granularities([[c[i] for i in ids] for c in per_folder])
+        records = dict(zip(ids, combined))
     if gt is not None:
         from .datasets import open_ground_truth
         ds = open_ground_truth(gt, split=split)
@@ -574,12 +571,10 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         "max_dist"]}
     if not np.array_equal(first, default_thresholds(first.size)):
         params["thresholds"] = first.tolist()
-    if len(folders) == 1:
-        family = replace(BOUNDARY, evaluate=_ev1_record, warm_up=None)
-    else:
-        by_image = {iid: tuple(listing[iid] for listing in found) for iid in files}
-        family = replace(BOUNDARY, evaluate=partial(_best_of_record, by_image),
-                         warm_up=None, input_files=_GranularityFiles(by_image))
+    family = replace(BOUNDARY, evaluate=partial(_imported_record, records), warm_up=None)
+    if len(folders) > 1:         # every granularity's file keys the record
+        family = replace(family, input_files=_GranularityFiles(
+            {iid: tuple(listing[iid] for listing in found) for iid in files}))
     result, = run([family], ds, dict(files), out, name=name or run_name(folder),
                   params=params, options={"plot": plot}, progress=progress)
     official = folder / "eval_bdry.txt"
