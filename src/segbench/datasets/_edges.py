@@ -57,8 +57,8 @@ class GroundTruthFormat:
     Attributes
     ----------
     name : str
-        One of :data:`GT_FORMATS` (or a dataset layout of
-        :data:`segbench.datasets.LAYOUTS`).
+        One of :data:`GT_FORMATS` (file formats, and the Multicue tree's two
+        annotation sets).
     threshold : float or None
         ``edges``: the binarization threshold of graded maps, a fraction of full scale
         (:func:`segbench.io.read_edge_map`).
@@ -155,9 +155,8 @@ def label_annotation(labels: np.ndarray, void=(), *, source: str | None = None
         compact, _ = compact_labels(labels, void=None)
         return Annotation(compact, source=source)
     is_void = np.isin(labels, void)
-    filled = np.where(is_void, np.iinfo(np.int32).max, labels.astype(np.int64))
-    compact, _ = compact_labels(filled, void=None)
-    compact = np.where(is_void, 0, compact).astype(np.int32)
+    # every void label as the first one, which compact_labels makes 0
+    compact, _ = compact_labels(np.where(is_void, void[0], labels), void=void[0])
     bdry = np.asarray(thin(seg2bdry(compact)), bool) & ~is_void
     return Annotation(compact, bdry, source=source)
 
@@ -248,7 +247,9 @@ class _FileGroundTruth(Dataset):
         raise NotImplementedError
 
     def _reading(self) -> str:
-        raise NotImplementedError
+        """The record keys' ``reading``: the format's name and its settings."""
+        settings = self.format.reading()
+        return self.format.name + (";" + settings if settings else "")
 
 
 class EdgeMapFolder(_FileGroundTruth):
@@ -287,8 +288,6 @@ class EdgeMapFolder(_FileGroundTruth):
         return partial(_load_edge_files, files, self.format.threshold,
                        self.format.variable)
 
-    def _reading(self) -> str:
-        return "edges" + (";" + self.format.reading() if self.format.reading() else "")
 
 
 class LabelMapGroundTruth(_FileGroundTruth):
@@ -322,8 +321,6 @@ class LabelMapGroundTruth(_FileGroundTruth):
     def _loader(self, files):
         return partial(_load_label_files, files, self.format.void, self.format.variable)
 
-    def _reading(self) -> str:
-        return "labels" + (";" + self.format.reading() if self.format.reading() else "")
 
 
 # ---------------------------------------------------------------------------------------

@@ -68,24 +68,16 @@ class SemanticBoundaryCounts:
             ground-truth count that changes with the threshold, thresholds not finite
             and increasing.
         """
-        ths = np.asarray(d["thresholds"], dtype=np.float64)
-        if ths.ndim != 1 or ths.size == 0 or not np.isfinite(ths).all() or \
-                (np.diff(ths) <= 0).any():
-            raise ValueError("thresholds must be a non-empty increasing list")
-        cols = [np.asarray(d[k], dtype=np.float64) for k in _COUNTS]
-        if any(c.ndim != 2 or c.shape[0] < 1 or c.shape[1] != ths.size for c in cols) \
-                or len({c.shape for c in cols}) != 1:
+        # each class's row is a boundary record: its checks are BoundaryCounts'
+        rows = [d[k] for k in _COUNTS]
+        n = len(rows[0]) if isinstance(rows[0], list) else 0
+        if n < 1 or any(not isinstance(r, list) or len(r) != n for r in rows):
             raise ValueError("counts are not (classes, thresholds) tables of one shape")
-        if not all(np.isfinite(c).all() for c in cols):
-            raise ValueError("counts must be finite")
-        ints = [c.astype(np.int64) for c in cols]
-        if any((c != i).any() or (i < 0).any() for c, i in zip(cols, ints)):
-            raise ValueError("counts must be non-negative integers")
-        cnt_r, sum_r, cnt_p, sum_p = ints
-        if (cnt_r > sum_r).any() or (cnt_p > sum_p).any():
-            raise ValueError("more pixels matched than there are")
-        if (sum_r != sum_r[:, :1]).any():
-            raise ValueError("a ground-truth pixel count differs between thresholds")
+        classes = [BoundaryCounts.from_json({"thresholds": d["thresholds"],
+                                             **{k: d[k][c] for k in _COUNTS}})
+                   for c in range(n)]
+        ths = classes[0].thresholds
+        ints = [np.stack([getattr(rec, k) for rec in classes]) for k in _COUNTS]
         kind = d.get("kind", "")
         if not isinstance(kind, str):
             raise ValueError("kind must be a string")
