@@ -166,3 +166,12 @@ def test_boundary_takes_several_prediction_folders_as_granularities(tmp_path):
     assert again.metrics["ODS"] == best.metrics["ODS"]
     for g in best.provenance["granularities"]:
         assert best.metrics["OIS"] >= g["OIS"] - 1e-12
+
+
+def test_the_output_is_never_a_folder_being_read(tmp_path):
+    rows = np.array([[0.5, 4, 10, 4, 5]])
+    np.savetxt(tmp_path / "1_ev1.txt", rows, fmt="%g")
+    before = (tmp_path / "1_ev1.txt").read_bytes()
+    with pytest.raises(InputError, match="--out is one of the folders read"):
+        import_run(tmp_path, tmp_path, plot=False)
+    assert (tmp_path / "1_ev1.txt").read_bytes() == before

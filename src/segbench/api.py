@@ -523,6 +523,9 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         else [Path(ev1_dir)]
     if not folders:
         raise InputError("no folder of <iid>_ev1.txt files given")
+    if out is not None and any(Path(out).resolve() == d.resolve() for d in folders):
+        raise InputError("--out is one of the folders read; write the run elsewhere (its "
+                         "files would replace the counts being imported)", out)
     found = [_ev1_files(d) for d in folders]
     folder, files = folders[0], found[0]
     for d, other in zip(folders[1:], found[1:]):
