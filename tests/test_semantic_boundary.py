@@ -611,3 +611,32 @@ def test_streaming_equals_the_folder_run(sbd):
     assert res.metrics["MF_OIS"] == pytest.approx(folder.metrics["MF_OIS"], abs=1e-12)
     with pytest.raises(InputError, match="must be \\(C, H, W\\) of one shape"):
         whole.update(pred[:, :5], edges)
+
+
+def test_explicit_thresholds_from_the_command_line(sbd, tmp_path, capsys):
+    """``--thresholds 0.2,0.5,0.8`` scores those three cuts of every class (the same
+    counts as evaluate_classes at them), a count acts as --nthresh, and a value
+    outside [0, 1] is one line."""
+    root, truth = sbd
+    code = main(["semantic-boundary", "--gt", str(root / "cls"), "--ids",
+                 str(root / "val.txt"), "--pred", str(root / "npy"),
+                 "--thresholds", "0.8,0.2,0.5", "--out", str(tmp_path / "r"),
+                 "--quiet", "--json"])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["provenance"]["params"]["thresholds"] == [0.2, 0.5, 0.8]
+    same = segbench.evaluate("semantic_boundary", gt=open_sbd(root, "val"),
+                             pred=root / "npy", thresholds=[0.2, 0.5, 0.8], progress=False)
+    assert res["metrics"]["MF_ODS"] == pytest.approx(same.metrics["MF_ODS"], abs=1e-12)
+    recs = [evaluate_classes(pred, stored, thresholds=[0.2, 0.5, 0.8])
+            for _, _, stored, pred in truth.values()]
+    direct = summarize_classes(recs).metrics["MF_ODS"]
+    assert same.metrics["MF_ODS"] == pytest.approx(direct, abs=1e-12)
+    assert all(r.thresholds.tolist() == [0.2, 0.5, 0.8] for r in same.records)
+    as_count = segbench.evaluate("semantic_boundary", gt=open_sbd(root, "val"),
+                                 pred=root / "npy", thresholds=9, progress=False)
+    assert as_count.provenance["params"]["nthresh"] == 9
+    code = main(["semantic-boundary", "--gt", str(root / "cls"), "--pred",
+                 str(root / "npy"), "--thresholds", "0.5,1.5", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "[0, 1]" in err

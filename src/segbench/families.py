@@ -257,6 +257,10 @@ SEMANTIC_BOUNDARY_PARAMS = (
                "the options below override its values (docs/semantic-boundary.md); "
                "recorded as 'protocol'"),
     Param("nthresh", 99, metavar="N", help="number of thresholds"),
+    Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
+          help="thresholds of every class's soft map: a count (as --nthresh) or an "
+               "explicit comma-separated list of values in [0, 1] (a map is cut at "
+               "pb >= t)"),
     Param("max_dist", None, type=float, metavar="F",
           default_text="0.02; 0.0035 with --preset cityscapes",
           help="matching tolerance as a fraction of the image diagonal"),
@@ -344,6 +348,10 @@ class Benchmark:
         Results of this benchmark resample, so ``segbench compare`` takes them.
     headline : tuple of str
         The metrics :meth:`segbench.Result.headline` shows first.
+    gt_help, pred_help : str
+        The help of ``--gt`` and ``--pred`` of a generic command, where the family
+        reads other ground truth or predictions than the boundary benchmark's ('':
+        the common text).
     """
 
     name: str
@@ -355,6 +363,8 @@ class Benchmark:
     needs_predictions: bool = True
     compare: bool = False
     headline: tuple = ()
+    gt_help: str = ""
+    pred_help: str = ""
 
 
 _B, _R = "segbench.boundary", "segbench.region"
@@ -398,7 +408,14 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
               params=SEMANTIC_BOUNDARY_PARAMS, compare=True,
               headline=("MF_ODS", "MF_OIS", "MAP"),
               help="semantic (category) boundaries, SBD and Cityscapes (MF-ODS, per "
-                   "class ODS/OIS/AP)"),
+                   "class ODS/OIS/AP)",
+              gt_help="ground truth: SBD's dataset folder (cls/, inst/, train.txt, "
+                      "val.txt; --split) or its cls/ folder of <id>.mat, a Cityscapes "
+                      "gtFine tree (or gtFine/<split>), or a folder of multi-label edge "
+                      "PNGs (pyEdgeEval's encoding; give --n-classes)",
+              pred_help="predictions: <id>.npy or <id>.npz (C, H, W) soft maps in [0, 1], "
+                        "multi-label <id>.png, or one folder per class (give the first, "
+                        "PRED/class_001)"),
     Benchmark("crispness", ((_B, "CRISPNESS"),), params=CRISPNESS_PARAMS,
               headline=("AC", "SEval_ODS", "CEval_ODS", "SEval_OIS", "CEval_OIS"),
               help="Average Crispness of raw soft maps, and ODS/OIS/AP with NMS (SEval) "

@@ -17,7 +17,8 @@ from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
 from ._half import RESOLUTIONS, half_human_maps, half_shape, halve_soft_map, \
     max_dist_from_px
 from ..primitives import (BoundaryCounts, check_alpha, check_thresholds, edge_nms,
-                          evaluate_image, nms_options, resampler, summarize_human, tiny_pair)
+                          evaluate_image, nms_options, resampler, summarize_human,
+                          threshold_list, tiny_pair)
 from ..primitives import summarize_boundary as summarize
 from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
                          upsample_nearest)
@@ -89,23 +90,6 @@ def _check(params: dict) -> None:
     if params["min_agreement"] is not None:
         agreement_threshold(params["min_agreement"], 1 << 16)   # its form only
     params["nms"] = nms_settings(params["nms"])   # one JSON form in every record key
-
-
-def threshold_list(values) -> list[float]:
-    """An explicit list of thresholds in its one stored form: sorted, distinct floats,
-    each in [0, 1] (InputError otherwise). A map is cut at ``pb >= t``: 0 takes every
-    pixel (the extra first row of EDTER's and SAUGE's count files)."""
-    try:
-        out = sorted({float(v) for v in np.atleast_1d(np.asarray(values, dtype=object))})
-    except (TypeError, ValueError):
-        raise InputError(f"thresholds must be numbers in (0, 1), got {values!r}") from None
-    if not out:
-        raise InputError("the list of thresholds is empty")
-    bad = [t for t in out if not 0 <= t <= 1]
-    if bad:
-        raise InputError(f"thresholds must lie in [0, 1] (a map is cut at pb >= t), got "
-                         f"{', '.join(repr(t) for t in bad)}")
-    return out
 
 
 #: Dollar's settings, as the HED/RCF/PiDiNet evaluation scripts call edgesNmsMex.

@@ -218,7 +218,9 @@ def add_generic(sub, entry) -> None:
     p = sub.add_parser(entry.name.replace("_", "-"), help=entry.help or entry.name,
                        description=(entry.help or entry.name) + " (a benchmark of the "
                        "registry, segbench.families)")
-    add_inputs(p, pred=entry.needs_predictions)
+    texts = {k: v for k, v in (("gt_help", entry.gt_help),
+                               ("pred_help", entry.pred_help)) if v}
+    add_inputs(p, pred=entry.needs_predictions, **texts)
     add_options(p, entry.params)
     add_ci(p)
     add_common(p, scheduler=True)

@@ -20,6 +20,7 @@ from ._thin import thin, thin_frames
 #: Names of the matcher, counts, summary and NMS modules, loaded on first use.
 _LAZY = {
     **dict.fromkeys(("BoundaryCounts", "default_thresholds", "check_thresholds",
+                     "threshold_list",
                      "as_boundary_list", "detected_map", "threads_in_this_thread",
                      "default_threads", "evaluate_image", "matcher_cached", "tiny_pair",
                      "warm_up_kernels", "warm_up_matcher", "human_counts",

@@ -113,6 +113,23 @@ def default_thresholds(nthresh: int = 99) -> np.ndarray:
     return np.linspace(1.0 / (n + 1), 1.0 - 1.0 / (n + 1), n)
 
 
+def threshold_list(values) -> list[float]:
+    """An explicit list of thresholds in its one stored form: sorted, distinct floats,
+    each in [0, 1] (InputError otherwise). A map is cut at ``pb >= t``: 0 takes every
+    pixel (the extra first row of EDTER's and SAUGE's count files)."""
+    try:
+        out = sorted({float(v) for v in np.atleast_1d(np.asarray(values, dtype=object))})
+    except (TypeError, ValueError):
+        raise InputError(f"thresholds must be numbers in (0, 1), got {values!r}") from None
+    if not out:
+        raise InputError("the list of thresholds is empty")
+    bad = [t for t in out if not 0 <= t <= 1]
+    if bad:
+        raise InputError(f"thresholds must lie in [0, 1] (a map is cut at pb >= t), got "
+                         f"{', '.join(repr(t) for t in bad)}")
+    return out
+
+
 def check_thresholds(thresholds, nthresh: int) -> None:
     """ValueError unless a record's thresholds are those its parameters give.
 

@@ -49,6 +49,7 @@ def _evaluate(sample, params: dict) -> SemanticBoundaryCounts:
             lambda c: _crop(pred(c), m), gt.edges,
             regions=gt.region if params["kill_internal"] else None,
             n_classes=gt.n_classes, nthresh=params["nthresh"],
+            thresholds=params.get("thresholds"),
             max_dist=params["max_dist"], thin=params["thin"],
             kill_internal=params["kill_internal"],
             skip_if_nonexistent=params["skip_if_nonexistent"], nms=params["nms"],
@@ -97,9 +98,13 @@ def _n_classes(item) -> int:
 
 
 def _validate(rec: SemanticBoundaryCounts, params: dict) -> None:
-    if not np.array_equal(rec.thresholds, default_thresholds(params["nthresh"])):
-        raise ValueError(f"{rec.thresholds.size} thresholds, not those of nthresh = "
-                         f"{params['nthresh']}")
+    explicit = params.get("thresholds")
+    expected = (default_thresholds(params["nthresh"]) if explicit is None
+                else np.asarray(explicit, dtype=np.float64))
+    if not np.array_equal(rec.thresholds, expected):
+        given = (f"nthresh = {params['nthresh']}" if explicit is None
+                 else f"the {len(explicit)} given")
+        raise ValueError(f"{rec.thresholds.size} thresholds, not those of {given}")
     if params["n_classes"] is not None and rec.n_classes != params["n_classes"]:
         raise ValueError(f"{rec.n_classes} classes, not n_classes = "
                          f"{params['n_classes']}")
@@ -156,8 +161,8 @@ def _warm_up(params: dict) -> None:
     gt[0, 2:6, 3] = True
     pb = np.zeros((1, 8, 8))
     pb[0, 2:6, 3:5] = 0.7
-    evaluate_classes(pb, gt, nthresh=params["nthresh"], max_dist=params["max_dist"],
-                     thin=params["thin"])
+    evaluate_classes(pb, gt, nthresh=params["nthresh"], thresholds=params.get("thresholds"),
+                     max_dist=params["max_dist"], thin=params["thin"])
 
 
 def _exts(params: dict) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ the source of each of their values, the class names, and the check of the parame
 from __future__ import annotations
 
 from ..errors import InputError
+from ..primitives import threshold_list
 
 #: SBD's 20 categories (PASCAL VOC order; class k is label k + 1 in ``GTcls``).
 SBD_CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat",
@@ -150,6 +151,11 @@ def check_params(params: dict) -> None:
         raise InputError(f"margin is a number of pixels >= 0, got {params['margin']}")
     if params["nthresh"] < 1:
         raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
+    given = params.get("thresholds")
+    if isinstance(given, int) and not isinstance(given, bool):
+        params["nthresh"], params["thresholds"] = given, None    # a count: as nthresh
+    elif given is not None:
+        params["thresholds"] = threshold_list(given)
     if params["gt_edges"] not in GT_EDGES:
         raise InputError(f"gt_edges is one of {', '.join(GT_EDGES)}, not "
                          f"{params['gt_edges']!r}")
