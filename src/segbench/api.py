@@ -173,16 +173,32 @@ def memory_predictions(benchmark: str, pred: Mapping) -> dict:
     from .datasets import memory_prediction
     kind = {"boundary": "boundary", "region": "region", "all": "region"}.get(benchmark)
     out = {}
-    for iid, value in pred.items():
+    for key, value in pred.items():
+        iid = _image_id(key)
+        if iid in out:
+            raise InputError(f"pred names image {iid!r} twice (as {key!r} and as "
+                             f"{next(k for k in pred if _image_id(k) == iid)!r})")
         if isinstance(value, (str, os.PathLike)):
             out[iid] = value
             continue
         if kind is None:
-            raise InputError(f"pred[{iid!r}]: the {benchmark} benchmark reads prediction "
+            raise InputError(f"pred[{key!r}]: the {benchmark} benchmark reads prediction "
                              "files; in-memory predictions are read by boundary, region "
                              "and all")
-        out[iid] = memory_prediction(value, kind, f"pred[{iid!r}]")
+        out[iid] = memory_prediction(value, kind, f"pred[{key!r}]")
     return out
+
+
+def _image_id(key) -> str:
+    """An image id as the datasets name it: a string; an integer key (``100007``, as
+    :class:`~segbench.BoundaryEval` accepts) is its decimal text."""
+    import numpy as np
+    if isinstance(key, str):
+        return key
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return str(int(key))
+    raise InputError(f"pred's keys are image ids (strings such as '100007', or "
+                     f"integers), not {type(key).__name__} {key!r}")
 
 
 @contextmanager
