@@ -94,6 +94,12 @@ def test_a_registered_family_runs_from_python_the_cli_and_compare(data, toy, tmp
     assert cmp.family == "boundary_count" and cmp.names == ["soft", "blur"]
     assert cmp["pairs"][0]["bootstrap"]["ratio"]["diff"] == pytest.approx(
         res.metrics["ratio"] - back.metrics["ratio"])
+    # the command line's compare table takes its columns from the registry's entry
+    assert main(["compare", str(tmp_path / "py"), str(tmp_path / "cli"),
+                 "--resamples", "50"]) == 0
+    table = capsys.readouterr().out
+    assert re.search(r"^run +ratio$", table, re.M), table
+    assert re.search(r"^soft +\d\.\d{4} \[", table, re.M), table
     with pytest.raises(SystemExit) as done:
         main(["boundary-count", "--help"])
     assert done.value.code == 0 and "--threshold T" in capsys.readouterr().out
@@ -156,3 +162,33 @@ def test_the_docs_show_the_toy_as_it_is():
     assert block is not None
     assert block.group(1) == (ROOT / "tests" / "toy_family.py").read_text(
         encoding="utf-8")
+
+
+def test_compare_table_of_a_family_that_declares_no_headline(data, toy, tmp_path, capsys):
+    """An entry with neither headline nor metrics: the table shows the scores the
+    bootstrap resampled (before, an IndexError traceback)."""
+    import dataclasses
+    segbench.families.register(dataclasses.replace(toy, headline=(), metrics=()),
+                               replace=True)
+    for name, folder in (("a", data["soft"]), ("b", data["blur"])):
+        segbench.evaluate("boundary_count", data["gt"], folder, tmp_path / name,
+                          progress=False)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                 "--resamples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^run +ratio$", out, re.M) and "ratio diff" in out, out
+
+
+def test_declared_metrics_say_which_way_is_better():
+    from segbench.families import BENCHMARKS
+    region = BENCHMARKS["region"]
+    assert not region.metric("VI_ODS").higher_is_better
+    assert region.metric("covering_ODS").higher_is_better
+    assert [m.key for m in region.shown_metrics()][:2] == ["covering_ODS", "covering_OIS"]
+    assert not BENCHMARKS["superpixel"].metric("ue").higher_is_better
+    assert not BENCHMARKS["consistency"].metric("GCE_same").higher_is_better
+    # every headline score is declared where a family declares its metrics
+    for entry in BENCHMARKS.values():
+        if entry.metrics:
+            keys = {m.key for m in entry.metrics}
+            assert set(entry.headline) <= keys, entry.name

@@ -26,7 +26,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "CRISPNESS_PARAMS", "DEFAULT_MAX_DIST",
-           "PRESETS", "REGION_PARAMS",
+           "Metric", "PRESETS", "REGION_PARAMS",
            "SEMANTIC_BOUNDARY_PARAMS", "SEMANTIC_BOUNDARY_PROTOCOLS", "Benchmark",
            "Param", "add_options", "benchmark", "check_keywords", "comparable",
            "comparable_spec", "defaults", "family_spec", "known_keywords",
@@ -319,6 +319,39 @@ def summary_defaults(params, names=None) -> dict:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """One score of a family's result, declared once for every surface that shows it
+    (the command line's table and ``compare``'s columns, the site's ranking).
+
+    Attributes
+    ----------
+    key : str
+        The key in :attr:`segbench.Result.metrics`.
+    label : str
+        How tables title it ('' : the key).
+    higher_is_better : bool
+        False for a distance or an error (VI, GCE, UE): the site ranks such a score
+        ascending and marks its best run by the smallest value.
+    digits : int
+        Decimals shown.
+    """
+
+    key: str
+    label: str = ""
+    higher_is_better: bool = True
+    digits: int = 4
+
+    @property
+    def title(self) -> str:
+        return self.label or self.key
+
+
+def _m(*keys: str, lower: tuple = ()) -> tuple:
+    """Metrics of these keys, those in ``lower`` lower-is-better."""
+    return tuple(Metric(k, higher_is_better=k not in lower) for k in keys)
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """One benchmark as the user names it (``segbench.evaluate(name)``, ``segbench
     name``).
@@ -348,6 +381,9 @@ class Benchmark:
         Results of this benchmark resample, so ``segbench compare`` takes them.
     headline : tuple of str
         The metrics :meth:`segbench.Result.headline` shows first.
+    metrics : tuple of Metric
+        The scores its tables show, in their order (``segbench compare``'s columns);
+        the first is the one a ranking sorts by. Empty: the headline, each higher-is-better.
     gt_help, pred_help : str
         The help of ``--gt`` and ``--pred`` of a generic command, where the family
         reads other ground truth or predictions than the boundary benchmark's ('':
@@ -363,8 +399,19 @@ class Benchmark:
     needs_predictions: bool = True
     compare: bool = False
     headline: tuple = ()
+    metrics: tuple = ()
     gt_help: str = ""
     pred_help: str = ""
+
+    def shown_metrics(self) -> tuple:
+        """The :class:`Metric` s its tables show (:attr:`metrics`, else the headline's
+        keys as higher-is-better scores)."""
+        return self.metrics or _m(*self.headline)
+
+    def metric(self, key: str) -> Metric:
+        """The declared :class:`Metric` of a key; an undeclared key is a
+        higher-is-better score shown as it is named."""
+        return next((m for m in self.metrics if m.key == key), Metric(key))
 
 
 _B, _R = "segbench.boundary", "segbench.region"
@@ -373,10 +420,12 @@ _B, _R = "segbench.boundary", "segbench.region"
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("boundary", ((_B, "BOUNDARY"),), params=BOUNDARY_PARAMS, compare=True,
               group="benchmark", help="boundary benchmark (ODS, OIS, AP, R50)",
-              headline=("ODS", "OIS", "AP", "R50")),
+              headline=("ODS", "OIS", "AP", "R50"), metrics=_m("ODS", "OIS", "AP", "R50")),
     Benchmark("region", ((_R, "REGION"),), params=REGION_PARAMS, compare=True,
               group="benchmark", help="region benchmark (covering, PRI, VI at ODS/OIS)",
-              headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS")),
+              headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS"),
+              metrics=_m("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS",
+                         "VI_ODS", lower=("VI_ODS",))),
     Benchmark("all", ((_B, "BOUNDARY"), (_R, "REGION")), group="benchmark",
               params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
               help="boundary and region benchmarks in one pass (allBench)"),
@@ -386,9 +435,11 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("human_boundary", ((_B, "HUMAN_BOUNDARY"),), params=BOUNDARY_PARAMS,
               needs_predictions=False, group=None, headline=("F", "recall", "precision")),
     Benchmark("human_region", ((_R, "HUMAN_REGION"),), needs_predictions=False,
-              group=None, headline=("covering", "PRI", "VI")),
+              group=None, headline=("covering", "PRI", "VI"),
+              metrics=_m("covering", "PRI", "VI", lower=("VI",))),
     Benchmark("superpixel", (("segbench.superpixel", "SUPERPIXEL"),), compare=True,
               group="superpixel", headline=("asa", "ue", "br", "bp", "co"),
+              metrics=_m("asa", "ue", "br", "bp", "co", lower=("ue",)),
               help="superpixel benchmark (UE, CUE, ASA, BR, BP, CO, EV)"),
     Benchmark("semantic", (("segbench.semantic", "SEMANTIC"),), compare=True,
               runner=("segbench.api_semantic", "evaluate_semantic"), group="semantic",
@@ -397,6 +448,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("consistency", ((_R, "CONSISTENCY"),), needs_predictions=False,
               runner=("segbench.api_consistency", "run_consistency"),
               group="consistency", headline=("GCE_same", "LCE_same"),
+              metrics=_m("GCE_same", "LCE_same", lower=("GCE_same", "LCE_same")),
               help="GCE/LCE between human segmentations (Martin et al. 2001)"),
     Benchmark("agreement", ((_B, "AGREEMENT"),), needs_predictions=False,
               runner=("segbench.api_agreement", "run_agreement"), group="agreement",

@@ -6,14 +6,6 @@ import json
 
 from ._common import add_ci, print_table
 
-#: Scores shown in the table of runs, per family (the others are in --json).
-_SHOWN = {"boundary": ("ODS", "OIS", "AP", "R50"),
-          "region": ("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS",
-                     "VI_ODS"),
-          "superpixel": ("asa", "ue", "br", "bp", "co"),
-          "semantic": ("mIoU", "mAcc", "aAcc")}
-
-
 def _fmt(value: float, bounds=None, digits: int = 4) -> str:
     text = f"{value:.{digits}f}"
     if bounds is not None:
@@ -35,8 +27,9 @@ def _cmd_compare(a) -> int:
         return 0
     from ..families import BENCHMARKS
     entry = BENCHMARKS.get(res["family"])
-    order = _SHOWN.get(res["family"]) or (entry.headline if entry is not None else ())
-    shown = [s for s in order if s in res["runs"][0]["metrics"]]
+    order = [m.key for m in entry.shown_metrics()] if entry is not None else []
+    shown = [s for s in order if s in res["runs"][0]["metrics"]] or \
+        [s for s in res["runs"][0]["intervals"]][:4]
     level = f"{100 * res['settings']['level']:g}%"
     print(f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
           f"images; {level} intervals from {res['settings']['resamples']} bootstrap "
