@@ -113,8 +113,9 @@ class _Notes:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    group = _group_of(argv[0]) if argv else None
-    parser = build_parser((group,) if group else _GROUPS)
+    with _Warnings():          # (an installed family that fails to load: one line)
+        group = _group_of(argv[0]) if argv else None
+        parser = build_parser((group,) if group else _GROUPS)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
