@@ -33,8 +33,8 @@ LAYERS = [
     {"result"},
     {"primitives"},
     {"datasets"},
-    {"boundary", "region", "algorithms", "superpixel", "semantic", "stats",
-     "semantic_boundary"},
+    {"algorithms"},
+    {"boundary", "region", "superpixel", "semantic", "stats", "semantic_boundary"},
     {"engine"},
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel"},
@@ -46,10 +46,7 @@ LAYERS = [
     {"annotate"},
     {"cli", "__init__"},
 ]
-SAME_LAYER = {("superpixel", "algorithms"), ("stats", "algorithms"),
-              ("algorithms", "superpixel"), ("region", "boundary"),
-              ("superpixel", "boundary"), ("superpixel", "region"),
-              ("algorithms", "boundary")}
+SAME_LAYER: set = set()
 FAMILY_PACKAGES = ("boundary", "region", "superpixel", "semantic", "stats",
                    "semantic_boundary")
 

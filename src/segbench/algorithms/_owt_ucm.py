@@ -164,7 +164,7 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
     single = sig.ndim == 2
     if single:
         if theta is None:
-            from ..boundary import edge_orientation
+            from ..primitives import edge_orientation
             tang = np.mod(edge_orientation(sig).astype(np.float64) + np.pi / 2, np.pi)
         else:
             tang = _as_signal(theta, "theta")

@@ -6,7 +6,9 @@
   every threshold (``evaluate_image``, ``BoundaryCounts``, ``default_thresholds``) and
   the precision-recall summary over images (``summarize_boundary``: ODS, OIS, AP, R50),
   which the boundary benchmark and the semantic-boundary benchmark both run;
-- Dollar's edge NMS (``edge_nms``).
+- Dollar's edge NMS (``edge_nms``);
+- contingency tables of label maps (``contingency_table``, ``stacked_tables``), which the
+  region, consistency and superpixel measures share.
 
 Families build on these and never on each other; :mod:`segbench.boundary` re-exports
 them under their usual names. The matcher and NMS load their compiled kernels on first
@@ -33,6 +35,9 @@ _LAZY = {
                      "summarize_human"), "_pr_summary"),
     **dict.fromkeys(("NMS_FORMATS", "edge_nms", "edge_orientation", "nms_file",
                      "nms_options"), "_edge_nms"),
+    **dict.fromkeys(("block_offsets", "checked_counts", "coarser_tables",
+                     "contingency_table", "overlaps_and_indices", "prepare_ground_truth",
+                     "split_tables", "stacked_tables"), "_contingency"),
 }
 
 
@@ -49,6 +54,8 @@ def __getattr__(name):
             return module.summarize
     elif module == "_edge_nms":
         from . import _edge_nms as module
+    elif module == "_contingency":
+        from . import _contingency as module
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(module, name)

@@ -20,13 +20,14 @@ from ._gce_family import (CONSISTENCY, CONSISTENCY_MATRIX, granularity_family, n
                           segmenter_name)
 from ._image import RegionRecord, default_thresholds, evaluate_image, human_region
 from ._levels import ucm_levels, ucm_segmentation
+from ..primitives import prepare_ground_truth
 from ._measures import (RegionScores, covering, gce, lce, local_refinement_error,
-                        prepare_ground_truth, probabilistic_rand_index, rand_index,
+                        probabilistic_rand_index, rand_index,
                         refinement_error, region_overlaps, region_scores,
                         variation_of_information)
 from ._summary import RegionSummary, resampler, summarize, summarize_human_region
-from ._table import (checked_counts, compact_labels, contingency_table, split_tables,
-                     stacked_tables)
+from ..primitives import (checked_counts, compact_labels, contingency_table, split_tables,
+                          stacked_tables)
 
 __all__ = [
     *consistency.__all__,

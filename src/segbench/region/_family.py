@@ -12,14 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..boundary import check_thresholds
+from ..primitives import check_thresholds
 from ..errors import InputError
 from ..families import REGION_PARAMS, defaults
 from ..result import Result
 from ..spec import Family
 from ._image import RegionRecord, evaluate_image, human_region
 from ._summary import resampler, summarize, summarize_human_region
-from ._table import compact_labels
+from ..primitives import compact_labels
 
 #: Label-map files ``region --labels`` reads (one segmentation per image).
 LABEL_EXTS = ("png", "bmp", "tif", "tiff", "npy")

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family, JointTask
 from ._family import float_rows
-from ._measures import prepare_ground_truth
+from ..primitives import prepare_ground_truth
 from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
                           _granularity_rows, _same_image_rows, plot_consistency,
                           plot_granularity, sample_image_pairs)

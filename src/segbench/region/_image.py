@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..boundary import default_thresholds  # the same thresholds (re-exported)
+from ..primitives import default_thresholds  # the same thresholds (re-exported)
 from ..errors import InputError
 from ._levels import ucm_levels
-from ._measures import _scores_from_stacked, prepare_ground_truth
-from ._table import coarser_tables, compact_labels, stacked_tables
+from ..primitives import (coarser_tables, compact_labels, prepare_ground_truth,
+                          stacked_tables)
+from ._measures import _scores_from_stacked
 
 
 @dataclass(frozen=True)

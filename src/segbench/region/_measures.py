@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ._table import (_as_labels, _overlaps_and_indices, block_offsets, checked_counts,
-                     compact_labels, contingency_table, split_tables, stacked_tables)
+from ..primitives import as_labels as _as_labels
+from ..primitives import (block_offsets, checked_counts, compact_labels,
+                          contingency_table, overlaps_and_indices,
+                          prepare_ground_truth, split_tables, stacked_tables)
 
 
 def _table(a, b, table, void) -> np.ndarray:
@@ -380,12 +382,12 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     """RegionScores and the best overlap of every annotator region (for "Best").
 
     The overlaps, Rand indices and VIs come from one compiled pass over the tables
-    (:func:`._table._overlaps_and_indices`); the sums and means over them are numpy's,
-    as :func:`_best_overlaps`, :func:`rand_index` and :func:`variation_of_information`
-    take them.
+    (:func:`segbench.primitives.overlaps_and_indices`); the sums and means over them are
+    numpy's, as :func:`_best_overlaps`, :func:`rand_index` and
+    :func:`variation_of_information` take them.
     """
     offsets = block_offsets(n_gts)
-    seg_area, match_seg, col_area, match_col, ris, vis = _overlaps_and_indices(
+    seg_area, match_seg, col_area, match_col, ris, vis = overlaps_and_indices(
         np.ascontiguousarray(stacked, dtype=np.int64), offsets)
     keep = np.ones(stacked.shape[1], bool)
     keep[offsets[:-1]] = False
@@ -398,27 +400,6 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     ratio = (lambda a, b: a / b if b else 0.0)
     return RegionScores(ratio(cnt_r, sum_r), ratio(cnt_p, sum_p), float(np.mean(ris)),
                         float(np.mean(vis)), cnt_r, sum_r, cnt_p, sum_p), match_gt
-
-
-def prepare_ground_truth(gts, *, void=0) -> tuple[np.ndarray, list[int]]:
-    """Compact the annotators' label maps once: ``(K, H*W)`` int32 and region counts.
-
-    ``gts`` holds (H, W) label maps or objects with ``.segmentation`` (as
-    :func:`segbench.io.read_ground_truth` returns).
-    """
-    maps = [np.asarray(getattr(g, "segmentation", g)) for g in gts]
-    if not maps:
-        raise InputError("no ground-truth segmentations given")
-    shape = maps[0].shape
-    flat, counts = [], []
-    for k, m in enumerate(maps):
-        if m.shape != shape:
-            raise InputError(f"ground-truth segmentations differ in shape: {shape} and "
-                             f"{m.shape} (annotator {k + 1})")
-        c, n = compact_labels(m, void=void)
-        flat.append(c.ravel())
-        counts.append(n)
-    return np.stack(flat), counts
 
 
 def region_scores(seg, gts: Sequence, *, void=0) -> RegionScores:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..boundary import bsr_ratio
+from ..primitives import bsr_ratio
 from ..errors import InputError
 
 

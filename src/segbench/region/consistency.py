@@ -53,8 +53,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._measures import gce, lce, prepare_ground_truth
-from ._table import _as_labels, compact_labels, split_tables, stacked_tables
+from ..primitives import as_labels as _as_labels
+from ..primitives import (compact_labels, prepare_ground_truth, split_tables,
+                          stacked_tables)
+from ._measures import gce, lce
 
 __all__ = [
     "PAPER",
@@ -110,7 +112,7 @@ def pair_errors(seg1, seg2, *, void=None) -> tuple[float, float]:
     >>> pair_errors(a, a), pair_errors(a, b)
     ((0.0, 0.0), (0.25, 0.125))
     """
-    from ._table import contingency_table
+    from ..primitives import contingency_table
     return _errors(contingency_table(seg1, seg2, void=void))
 
 

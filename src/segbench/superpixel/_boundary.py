@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..boundary import Matcher, seg2bdry
+from ..primitives import Matcher, seg2bdry
 from ..compilation import prepare_kernels
 from ..errors import InputError
 

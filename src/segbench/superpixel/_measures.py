@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..region import checked_counts
+from ..primitives import checked_counts
 from ._table import superpixel_table
 
 #: Overlap below which the SLIC paper ignores a superpixel (fraction of its area).

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..region import compact_labels, prepare_ground_truth, split_tables, stacked_tables
+from ..primitives import (compact_labels, prepare_ground_truth, split_tables,
+                          stacked_tables)
 
 
 def compact_superpixels(sp) -> tuple[np.ndarray, int]:

@@ -1,4 +1,5 @@
-"""Contingency tables of two label maps: the one pass over the pixels every measure shares."""
+"""Contingency tables of two label maps: the one pass over the pixels every measure shares
+(the region benchmark, the 2001 consistency measures and the superpixel measures)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import numpy as np
 
 from ..compilation import prepare_kernels
 from ..errors import InputError
-from ..primitives import as_labels as _as_labels
-from ..primitives import compact_labels
+from ._labels import as_labels as _as_labels
+from ._labels import compact_labels
 
 prepare_kernels()
 
@@ -80,7 +81,7 @@ def _merged_tables(prev, prev_table, cur, n_cur, gts, col_offset):
 
 
 @nb.njit(cache=True)
-def _overlaps_and_indices(t, offsets):
+def overlaps_and_indices(t, offsets):
     """One pass over stacked tables (see :func:`stacked_tables`): the covering overlaps
     and, per annotator block, the Rand index and variation of information.
 
@@ -257,3 +258,24 @@ def split_tables(stacked: np.ndarray, n_gts) -> list[np.ndarray]:
         out.append(stacked[:, start:start + int(g) + 1])
         start += int(g) + 1
     return out
+
+
+def prepare_ground_truth(gts, *, void=0) -> tuple[np.ndarray, list[int]]:
+    """Compact the annotators' label maps once: ``(K, H*W)`` int32 and region counts.
+
+    ``gts`` holds (H, W) label maps or objects with ``.segmentation`` (as
+    :func:`segbench.io.read_ground_truth` returns).
+    """
+    maps = [np.asarray(getattr(g, "segmentation", g)) for g in gts]
+    if not maps:
+        raise InputError("no ground-truth segmentations given")
+    shape = maps[0].shape
+    flat, counts = [], []
+    for k, m in enumerate(maps):
+        if m.shape != shape:
+            raise InputError(f"ground-truth segmentations differ in shape: {shape} and "
+                             f"{m.shape} (annotator {k + 1})")
+        c, n = compact_labels(m, void=void)
+        flat.append(c.ravel())
+        counts.append(n)
+    return np.stack(flat), counts
