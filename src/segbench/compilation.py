@@ -41,6 +41,7 @@ GROUPS = {
     "segbench.primitives._seg2bdry": ("boundary extraction", 1),
     "segbench.primitives._labels": ("the region tables", 2),
     "segbench.primitives._contingency": ("the region tables", 2),
+    "segbench.primitives._union_find": ("the union-find", 1),
     "segbench.region._levels": ("the ucm2 levels", 2),
     "segbench.superpixel._image": ("the superpixel measures", 5),
     "segbench.superpixel._boundary": ("the superpixel boundary scores", 3),

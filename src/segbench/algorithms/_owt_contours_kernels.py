@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from ..compilation import prepare_kernels
-from ._ucm_kernels import _find   # the union-find of the OWT's watershed
+from ..primitives import find_root as _find   # the union-find of the OWT's watershed
 
 prepare_kernels()
 

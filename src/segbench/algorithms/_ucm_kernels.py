@@ -24,6 +24,7 @@ from numba import types
 from numba.typed import Dict, List
 
 from ..compilation import prepare_kernels
+from ..primitives import find_root as _find
 
 prepare_kernels()
 
@@ -31,18 +32,6 @@ __all__ = []
 
 _DY = np.array([-1, -1, -1, 0, 0, 1, 1, 1], dtype=np.int64)
 _DX = np.array([-1, 0, 1, -1, 1, -1, 0, 1], dtype=np.int64)
-
-
-@numba.njit(cache=True)
-def _find(parent, i):
-    root = i
-    while parent[root] != root:
-        root = parent[root]
-    while parent[i] != root:
-        nxt = parent[i]
-        parent[i] = root
-        i = nxt
-    return root
 
 
 @numba.njit(cache=True)

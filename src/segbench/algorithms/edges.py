@@ -20,6 +20,7 @@ from scipy import ndimage
 
 from ..compilation import prepare_kernels
 from ..errors import InputError
+from ..primitives import find_root as _find
 
 prepare_kernels()
 
@@ -303,16 +304,6 @@ def hysteresis_levels(strength: np.ndarray, low_ratio: float) -> np.ndarray:
     order = idx[np.argsort(-flat[idx], kind="stable")]
     out = _hysteresis_levels(flat, order, m.shape[0], m.shape[1], float(low_ratio))
     return out.reshape(m.shape)
-
-
-@numba.njit(cache=True)
-def _find(parent, i):
-    root = i
-    while parent[root] != root:
-        root = parent[root]
-    while parent[i] != root:  # path compression
-        parent[i], i = root, parent[i]
-    return root
 
 
 @numba.njit(cache=True)

@@ -8,7 +8,8 @@
   which the boundary benchmark and the semantic-boundary benchmark both run;
 - Dollar's edge NMS (``edge_nms``);
 - contingency tables of label maps (``contingency_table``, ``stacked_tables``), which the
-  region, consistency and superpixel measures share.
+  region, consistency and superpixel measures share;
+- union-find for compiled kernels (``find_root``, ``union_lower``).
 
 Families build on these and never on each other; :mod:`segbench.boundary` re-exports
 them under their usual names. The matcher and NMS load their compiled kernels on first
@@ -38,6 +39,7 @@ _LAZY = {
     **dict.fromkeys(("block_offsets", "checked_counts", "coarser_tables",
                      "contingency_table", "overlaps_and_indices", "prepare_ground_truth",
                      "split_tables", "stacked_tables"), "_contingency"),
+    **dict.fromkeys(("find_root", "union_lower"), "_union_find"),
 }
 
 
@@ -56,6 +58,8 @@ def __getattr__(name):
         from . import _edge_nms as module
     elif module == "_contingency":
         from . import _contingency as module
+    elif module == "_union_find":
+        from . import _union_find as module
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(module, name)

@@ -24,24 +24,13 @@ import numpy as np
 
 from ..compilation import prepare_kernels
 from ..errors import InputError
+from ..primitives import find_root as _find
 
 prepare_kernels()
 
 _NEIGHBOURS_8 = np.array([(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0),
                           (1, 1)], np.int64)
 _NEIGHBOURS_4 = np.array([(-1, 0), (0, -1), (0, 1), (1, 0)], np.int64)
-
-
-@nb.njit(cache=True)
-def _find(parent, x):
-    root = x
-    while parent[root] != root:
-        root = parent[root]
-    while parent[x] != root:
-        nxt = parent[x]
-        parent[x] = root
-        x = nxt
-    return root
 
 
 @nb.njit(cache=True)

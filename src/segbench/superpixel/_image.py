@@ -18,6 +18,8 @@ from ..compilation import prepare_kernels
 from ..errors import InputError
 from ._boundary import boundary_map
 from ._table import compact_superpixels
+from ..primitives import find_root as _find
+from ..primitives import union_lower as _union
 
 prepare_kernels()
 
@@ -150,25 +152,6 @@ def compactness(sp) -> float:
     0.785398
     """
     return _compactness(*perimeters(sp))
-
-
-@nb.njit(cache=True)
-def _find(parent, p):
-    while parent[p] != p:
-        parent[p] = parent[parent[p]]
-        p = parent[p]
-    return p
-
-
-@nb.njit(cache=True)
-def _union(parent, a, b):
-    a = _find(parent, a)
-    b = _find(parent, b)
-    if a != b:
-        if a < b:
-            parent[b] = a
-        else:
-            parent[a] = b
 
 
 @nb.njit(cache=True)
