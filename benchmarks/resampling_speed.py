@@ -40,7 +40,7 @@ def main() -> int:
     a = ap.parse_args()
 
     from segbench.boundary import summarize
-    from segbench.compare import load_run
+    from segbench.comparison import load_run
     from segbench.resampling import bootstrap_indices, draws
 
     run = load_run(a.run)

@@ -11,7 +11,31 @@ imported on first use, so ``import segbench`` (and ``segbench --help``) loads no
 numerical library.
 """
 
+import sys as _sys
+import types as _types
+
 from ._version import __version__
+
+
+class _MovedModule(_types.ModuleType):
+    """``segbench.compare`` as a module: its contents are ``segbench.comparison`` (the
+    name ``segbench.compare`` is the function). Each name taken from it warns once per
+    place; kept for one release."""
+
+    def __getattr__(self, name):
+        import warnings
+
+        from . import comparison
+        if name.startswith("__"):                 # import machinery's own look-ups
+            raise AttributeError(name)
+        warnings.warn("the module segbench.compare is now segbench.comparison "
+                      f"(segbench.compare is the function); import {name} from there",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(comparison, name)
+
+
+# registered, not a file: a file would make the attribute segbench.compare the module
+_sys.modules.setdefault(f"{__name__}.compare", _MovedModule(f"{__name__}.compare"))
 
 __all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result",
            "SemanticBoundaryEval",
@@ -28,7 +52,7 @@ def __getattr__(name):
         from .api import evaluate
         return evaluate
     if name == "compare":
-        from .compare import compare
+        from .comparison import compare
         return compare
     if name in _STREAM:
         from . import stream

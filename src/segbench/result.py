@@ -185,12 +185,12 @@ class Result:
     def compare(self, *others, **options):
         """:func:`segbench.compare` of this result and ``others`` (results computed in
         this process, which carry their records, or run folders): paired bootstrap
-        differences and image-by-image tests, a :class:`segbench.compare.Comparison`.
+        differences and image-by-image tests, a :class:`segbench.comparison.Comparison`.
         ``options`` as :func:`segbench.compare` (``resamples``, ``level``, ``seed``,
         ``ids``, ``per_image``)."""
         # an upward import, lazy and declared in tests/test_architecture.py: the
         # comparison layer sits above the result shape
-        from .compare import compare
+        from .comparison import compare
         return compare(self, *others, **options)
 
     def to_dict(self) -> dict:

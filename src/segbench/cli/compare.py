@@ -18,7 +18,7 @@ def _p(p: float) -> str:
 
 
 def _cmd_compare(a) -> int:
-    from ..compare import compare, load_run, write_comparison
+    from ..comparison import compare, load_run, write_comparison
     runs = [load_run(r) for r in a.runs]
     res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []

@@ -480,11 +480,11 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     ``sort_value``.
 
     Each cell is the two-sided p-value of the paired bootstrap of the boundary ODS
-    difference between the run and the next one (:func:`segbench.compare.compare`,
+    difference between the run and the next one (:func:`segbench.comparison.compare`,
     1000 draws, seed 0, on the images shown), Holm-corrected across the ranking's
     adjacent pairs; empty where either run has no boundary records in its folder.
     """
-    from ..compare import compare, holm
+    from ..comparison import compare, holm
     from ..errors import InputError
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
@@ -533,8 +533,8 @@ def settings_text(settings) -> str:
 
 def tell_apart(runs: list[Run]) -> None:
     """Give runs that share a name distinct names, by their folders: ``'hed (runs/a)'``
-    and ``'hed (runs/b)'`` (:func:`segbench.compare.distinct_names`)."""
-    from ..compare import distinct_names
+    and ``'hed (runs/b)'`` (:func:`segbench.comparison.distinct_names`)."""
+    from ..comparison import distinct_names
     for run, name in zip(runs, distinct_names([r.name for r in runs],
                                               [r.dir for r in runs])):
         run.name = name

@@ -1,4 +1,5 @@
-"""``segbench.compare``: are the differences between runs on the same images real?
+"""``segbench.compare`` (this module, segbench.comparison): are the differences between runs
+on the same images real?
 
 For two or more runs of one family on the same images, from their per-image records:
 
@@ -19,8 +20,6 @@ gives no script, so these are our tests, not a reproduction of theirs.
 from __future__ import annotations
 
 import math
-import sys
-import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -480,16 +479,3 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
         written.append(out / "pr_curve.png")
         plot_pr(curves, written[-1], human=human)
     return written
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`compare`: importing ``segbench.compare`` makes
-    the package attribute ``segbench.compare`` this module (Python sets it after the
-    first import), and ``segbench.compare(run, run)`` must keep working after it (in a
-    notebook, after ``Result.compare``)."""
-
-    def __call__(self, *runs, **options) -> Comparison:
-        return compare(*runs, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
