@@ -24,16 +24,26 @@ _GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semant
            "superpixel", "stats", "datasets", "site", "baselines", "annotate")
 
 
+#: Commands that are not benchmarks of the registry -> their group.
+_OTHER_COMMANDS = {
+    "demo": "benchmark", "import-run": "benchmark", "detect": "detect", "nms": "detect",
+    "ucm": "detect", "compare": "compare", "granularity": "consistency",
+    "superpixel-sweep": "superpixel", "fetch": "datasets", "submit": "datasets",
+    "serve": "site", "site": "site", "baselines": "baselines", "annotate": "annotate",
+    "annotate-export": "annotate"}
+
+
+def _registry_commands() -> dict:
+    """The built-in benchmarks' commands -> their group, from the registry (a generic
+    one is made by the benchmark group)."""
+    from ..families import BENCHMARKS
+    return {name.replace("_", "-"): "benchmark" if entry.group == "generic" else entry.group
+            for name, entry in dict.items(BENCHMARKS) if entry.group is not None}
+
+
 #: Command -> its group, so that ``segbench CMD ...`` builds only that group's parser
 #: (the whole parser costs 20 ms; tests check this map against the groups).
-_COMMAND_GROUPS = {
-    **dict.fromkeys(("all", "boundary", "demo", "human", "region", "import-run",
-                     "semantic-boundary", "crispness"), "benchmark"),
-    "detect": "detect", "nms": "detect", "ucm": "detect", "compare": "compare",
-    "consistency": "consistency", "granularity": "consistency", "agreement": "agreement",
-    "semantic": "semantic", "superpixel": "superpixel", "superpixel-sweep": "superpixel",
-    "stats": "stats", "fetch": "datasets", "submit": "datasets", "serve": "site",
-    "site": "site", "baselines": "baselines", "annotate": "annotate", "annotate-export": "annotate"}
+_COMMAND_GROUPS = {**_registry_commands(), **_OTHER_COMMANDS}
 
 #: Groups whose commands run compiled kernels (they import Numba the lean way first).
 _KERNEL_GROUPS = {"benchmark", "detect", "consistency", "agreement", "semantic",
