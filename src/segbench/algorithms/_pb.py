@@ -738,12 +738,74 @@ def pb_2mm(image, *, sigma: float = 2.0, weights="trained"):
     return pb_nonmax(pb, theta), theta
 
 
+#: pbGM.m's logistic fits on ``[1, m]`` (m: the gradient magnitude of the grey image in
+#: [0, 1]), by derivative scale sigma in px (trainGM.m; printed in pbGM.m).
+PB_GM_WEIGHTS = {1: (-2.6828268, 16.251270), 2: (-2.9906198, 22.454909),
+                 4: (-3.2040961, 25.838634), 8: (-2.9314518, 29.306847),
+                 16: (-2.4502722, 34.139686)}
+
+
+def gaussian_derivative_gradient(image, *, sigma: float = 2.0):
+    """Gradient magnitude and edge orientation of the grey image (``detGM.m``).
+
+    The x and y derivatives are the responses (``fbRun``: reflected borders, true
+    convolution) to an oriented Gaussian first-derivative filter (``oeFilter``, sigma
+    ``max(0.5, sigma)`` px on both axes, support 3 sigma, at theta = pi/2: a derivative
+    along the columns, x) and to its transpose (y). The filter is built as oeFilter.m
+    builds it (:func:`segbench.algorithms._gpb_spectral.oe_filter`, whose sampling grid
+    follows MATLAB's: meshgrid's x indexes the filter's rows).
+
+    Returns
+    -------
+    m, theta : (H, W) float64
+        ``sqrt(dx^2 + dy^2)`` and the edge tangent ``mod(atan2(dy, dx) + pi/2, pi)``.
+    """
+    from ._gpb_spectral import oe_filter
+    if not sigma > 0:
+        raise InputError(f"sigma must be positive, got {sigma}")
+    grey = _grey(_image01(image))
+    f = oe_filter(max(0.5, float(sigma)), 3.0, np.pi / 2, 1)
+    resp = filter_responses(grey, [f, np.ascontiguousarray(f.T)])
+    dx, dy = resp[..., 0], resp[..., 1]
+    return np.hypot(dx, dy), np.mod(np.arctan2(dy, dx) + np.pi / 2, np.pi)
+
+
+def pb_gm(image, *, sigma: float = 2.0):
+    """Probability of boundary from the grey image's Gaussian-derivative gradient
+    magnitude: ``pbGM.m`` of the BSDS300 code, with its published logistic fit.
+
+    This is the 2004 paper's Gaussian-derivative baseline ("GD": F 0.58 under its
+    protocol, ``--protocol martin2004``), not segbench's own colour gradient ``gm``.
+
+    Parameters
+    ----------
+    image : (H, W) or (H, W, 3) array
+        Converted to grey (MATLAB ``rgb2gray``).
+    sigma : {1, 2, 4, 8, 16}, default 2
+        Derivative scale in px; pbGM.m has fitted weights for these only.
+
+    Returns
+    -------
+    pb, theta : (H, W) ndarray of float64
+        The logistic of the magnitude, thinned by Martin's ``nonmax`` across the
+        tangent ``theta``.
+    """
+    if sigma not in PB_GM_WEIGHTS:
+        raise InputError(f"pbGM has fitted weights for sigma in "
+                         f"{', '.join(map(str, PB_GM_WEIGHTS))} px only, not {sigma}")
+    m, theta = gaussian_derivative_gradient(image, sigma=sigma)
+    b0, b1 = PB_GM_WEIGHTS[int(sigma)]
+    pb = 1.0 / (1.0 + np.exp(-(b0 + b1 * m)))
+    return pb_nonmax(pb, theta), theta
+
+
 # ---------------------------------------------------------------------------------------
 # one entry point for the command line
 
 #: Detectors of ``segbench detect``: the Pb family, the second moment matrix, and the
 #: two baselines of :mod:`.edges` (gradient magnitude, Canny).
-DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny")
+DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "pb-gm", "gm",
+             "canny")
 #: Detectors that take ``weights`` ('trained' or 'published'; 2mm 'trained' only).
 WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
 
@@ -760,6 +822,8 @@ def detect(image, detector: str, *, weights="trained") -> np.ndarray:
     if detector in ("gm", "canny"):
         from .edges import canny_soft, gradient_magnitude
         return (gradient_magnitude if detector == "gm" else canny_soft)(image)
+    if detector == "pb-gm":
+        return pb_gm(image)[0]             # pbGM.m's published fit, no other weights
     fn = {"pb-cgtg": pb_cgtg, "pb-bgtg": pb_bgtg, "pb-bg": pb_bg, "pb-cg": pb_cg,
           "pb-tg": pb_tg, "2mm": pb_2mm}[detector]
     return fn(image, weights=weights)[0]

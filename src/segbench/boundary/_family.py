@@ -344,6 +344,8 @@ def _summarize_human(ids, records, params, options) -> Result:
                "n_images": len(ids), "max_dist": params["max_dist"]}
     subjects = _subject_rows(records, alpha)
     metrics["n_subjects"] = len(subjects)
+    if subjects:      # the 2004 paper's human figure: the median of the subjects' F
+        metrics["F_median_subject"] = float(np.median([row["F"] for row in subjects]))
     return Result("human_boundary", metrics, per_item, detail={"subjects": subjects})
 
 

@@ -176,6 +176,13 @@ def _cmd_human(a) -> int:
     print(f"human, each annotator against the others ({m['n_images']} images):")
     print(f"  boundary  F = {m['F']:.4f}  (recall {m['recall']:.4f}, precision "
           f"{m['precision']:.4f})")
+    if "F_median_subject" in m:
+        print(f"            median over the {m['n_subjects']} subjects' own F = "
+              f"{m['F_median_subject']:.4f} (each subject's counts pooled over its "
+              "images: the 2004 paper's human figure)")
+    elif m.get("n_subjects") == 0:
+        print("            (no median over subjects: this ground truth records no "
+              "subject ids, as BSDS500 .mat files; a BSDS300 human/<uid>/ tree does)")
     if r is not None:
         mr = r.metrics
         print(f"  region    covering {mr['covering']:.4f}  PRI {mr['PRI']:.4f}  "
