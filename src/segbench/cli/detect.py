@@ -26,8 +26,8 @@ UCM_MARKER = ".segbench-ucm"
 #: The marker of a folder written by ``segbench detect``.
 DETECT_MARKER = ".segbench-detect"
 _FORMATS = ("png16", "png8", "npy")
-_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "gm", "canny",
-              "gpb", "gpb-owt-ucm")
+_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "pb-gm", "gm",
+              "canny", "gpb", "gpb-owt-ucm")
 #: Detectors of the gPb family (gpb-owt-ucm writes ucm2 .mat files).
 _GPB = ("gpb", "gpb-owt-ucm")
 _WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
@@ -126,8 +126,8 @@ def add_parsers(sub) -> None:
     u.set_defaults(func=_cmd_ucm)
 
     d: argparse.ArgumentParser = sub.add_parser(
-        "detect", help="run a boundary detector (Pb, 2mm, gm, canny) on a folder of "
-                       "images",
+        "detect", help="run a boundary detector (Pb, gPb, gPb-owt-ucm, pbGM, 2mm, gm, "
+                       "canny) on a folder of images",
         description="Run a boundary detector on every image of a folder and write "
                     "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
                     "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
