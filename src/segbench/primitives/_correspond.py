@@ -228,7 +228,7 @@ class Matcher:
             return np.ascontiguousarray(bmap)
         return np.ascontiguousarray(bmap != 0)
 
-    def frame_events(self, fixed, frames) -> FrameEvents:
+    def frame_events(self, fixed, frames, *, departing: bool = False) -> FrameEvents:
         """Match ``fixed`` against every map of ``frames``; report changes only.
 
         Parameters
@@ -241,6 +241,11 @@ class Matcher:
             several maps against one list (the annotators of an image) concatenates it
             and computes its frame-to-frame changes once; the arrays must therefore not
             be modified in place between calls (a list of other arrays is fine).
+        departing : bool, default False
+            Walk the frames from the larger end (pixels mostly depart): the matching
+            several maps get is then spread as the official solver's is (see
+            ``_walk_frames``); every frame's matching is an exact optimum either way.
+            The events of maps combined by :func:`covered_counts` must share a walk.
 
         Returns
         -------
@@ -253,7 +258,8 @@ class Matcher:
         largest = int(np.diff(pool[0]).max(initial=0))
         n_matched, walk, events, self._box[0], _ = _walk_frames(
             self.shape[0], self.shape[1], fixed_pix, pool, self._half, self._cost_tab,
-            self.outlier, self._workspace(), self._solver(max(fixed_pix.size, largest, 1)))
+            self.outlier, self._workspace(), self._solver(max(fixed_pix.size, largest, 1)),
+            departing)
         return FrameEvents(n_matched, walk, *events)
 
     def match_frames(self, fixed, frames):
@@ -368,7 +374,8 @@ def _give_back(key, matcher: Matcher) -> None:
 
 
 def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
-                    threads: int = 1) -> tuple[list[FrameEvents], tuple]:
+                    threads: int = 1, departing: bool = False
+                    ) -> tuple[list[FrameEvents], tuple]:
     """Each map of ``maps`` matched against every frame (:meth:`Matcher.frame_events`),
     ``threads`` maps at a time.
 
@@ -385,7 +392,7 @@ def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
     out: list = [None] * len(maps)
     n = max(1, min(int(threads), len(maps)))
     if n == 1:
-        return [own.frame_events(m, frames) for m in maps], pool
+        return [own.frame_events(m, frames, departing=departing) for m in maps], pool
     sizes = [int(np.count_nonzero(m)) for m in maps]
     todo = sorted(range(len(maps)), key=lambda k: -sizes[k])    # stable: ties in order
     lock = threading.Lock()
@@ -396,7 +403,7 @@ def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
                 if not todo:
                     return
                 k = todo.pop(0)
-            out[k] = matcher.frame_events(maps[k], frames)
+            out[k] = matcher.frame_events(maps[k], frames, departing=departing)
 
     def helper():
         matcher = _borrow(key)
