@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_common
+from ._common import add_common, add_gt_format, gt_format_option
 
 
 def _cmd_site(a) -> int:
     from ..report.site import build_site
     index = build_site(a.dataset, a.results, a.out, split=a.split, workers=a.workers,
                        progress=not a.quiet, title=a.title, max_images=a.max_images,
-                       overlays=a.overlays)
+                       overlays=a.overlays, gt_format=gt_format_option(a))
     if a.json:
         import json
         print(json.dumps({"index": str(index)}))
@@ -38,7 +38,9 @@ def add_parsers(subparsers) -> None:
                     "algorithms on it. Open SITE_DIR/index.html, or run segbench serve.")
     p.add_argument("--gt", "--dataset", dest="dataset", required=True, metavar="ROOT",
                    help="dataset root: BSDS500 (images/, groundTruth/) or BSDS300 "
-                        "(images/, human/; colour and greyscale ranked apart)")
+                        "(images/, human/; colour and greyscale ranked apart), or any "
+                        "ground truth 'segbench boundary --gt' reads (BIPED, Multicue, "
+                        "NYUD, folders of edge or label maps; docs/datasets.md)")
     p.add_argument("--results", nargs="*", default=[], metavar="RUN_DIR",
                    help="run folders (segbench boundary/region/all/submit output); a "
                         "segbench human run folder among them lends its records of "
@@ -58,6 +60,7 @@ def add_parsers(subparsers) -> None:
                    help="also draw each algorithm's true-positive/false-positive/miss "
                         "overlay per image (runs the boundary matcher on every image "
                         "of every run again: several times slower)")
+    add_gt_format(p)
     add_common(p)
     p.set_defaults(func=_cmd_site)
 

@@ -29,9 +29,11 @@ __all__ = ["Annotation", "SiteDataset", "annotator", "open_dataset"]
 
 def annotator(a: Annotation) -> dict:
     """How pages name an annotation's author: ``subject`` (user id as a string, or
-    None) and ``kind`` ('colour' or 'grey' as the image was shown, '' when unknown)."""
+    None) and ``kind`` ('colour' or 'grey' as the image was shown, '' when unknown);
+    ``regions``: False for an edge map (boundaries only, no regions to draw)."""
     return {"subject": None if a.user is None else str(a.user),
-            "kind": "" if a.gray is None else ("grey" if a.gray else "colour")}
+            "kind": "" if a.gray is None else ("grey" if a.gray else "colour"),
+            "regions": bool(getattr(a, "has_segmentation", True))}
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class SiteDataset:
     label: str
     _items: dict                     # iid -> segbench.datasets item (loads lazily)
     _source: Path | None = None      # the root given, to open one presentation of it
+    _other: Dataset | None = None    # a layout other than BSDS (edge or label maps)
 
     @property
     def name(self) -> str:
@@ -57,6 +60,8 @@ class SiteDataset:
         presentation's segmentations against each other. Layouts that record no
         presentation (BSDS500, annotation folders of one kind) hold colour ones only,
         so every group but 'grey' is the whole dataset there."""
+        if self._other is not None:
+            return self._other
         ds = open_any(self._source or self.root, presentation="all")
         if isinstance(ds, BSDS300) and group != "all":
             ds = open_any(self._source or self.root,
@@ -68,20 +73,38 @@ class SiteDataset:
         return self._items[iid]
 
 
-def open_dataset(root, split: str = "test") -> SiteDataset:
+def open_dataset(root, split: str = "test", gt_format=None) -> SiteDataset:
     """Find the layout under ``root`` and list the split.
+
+    A BSDS500 or BSDS300 root, or (with ``gt_format``, or when the root is neither)
+    any ground truth ``segbench boundary --gt`` reads: a folder or dataset tree of
+    edge maps or label maps (BIPED, Multicue, NYUD, ...;
+    :func:`segbench.datasets.open_ground_truth`), its photographs where the layout
+    has them.
 
     Raises
     ------
     InputError
-        If ``root`` holds neither layout, or the split has no images.
+        If ``root`` holds no layout segbench reads, or the split has no images.
     """
+    from ..datasets import open_ground_truth
     root = Path(root)
-    ds = open_any(root, presentation="all")
-    if tuple(ds.splits) == ("unknown",):
-        split = "unknown"
+    other = None
+    try:
+        if gt_format is not None:
+            raise InputError("not read as BSDS")
+        ds = open_any(root, presentation="all")
+    except InputError as bsds_error:
+        try:
+            ds = other = open_ground_truth(root, gt_format=gt_format)
+        except InputError:
+            if gt_format is not None:
+                raise
+            raise bsds_error from None
+    if tuple(ds.splits) == ("unknown",) or (other is not None and len(ds.splits) == 1):
+        split = ds.splits[0]
     ids = tuple(ds.ids(split))
     if not ids:
         raise InputError(f"split {split!r} has no images", root)
     return SiteDataset(Path(ds.root or root), split, ids, bool(ds.subjects()),
-                       root.resolve().name, {iid: ds[iid] for iid in ids}, root)
+                       root.resolve().name, {iid: ds[iid] for iid in ids}, root, other)

@@ -370,7 +370,7 @@ def _draw_image(item, folder: Path, made: set) -> dict:
     info: dict = {"iid": item.iid, "photo": None,
                   "annotators": [annotator(a) for a in anns]}
     src = item.image_path
-    shape = anns[0].segmentation.shape if anns else None
+    shape = anns[0].boundaries.shape if anns else None
     if src is not None:
         ext = src.suffix.lower()
         if ext in (".jpg", ".jpeg", ".png"):
@@ -395,7 +395,8 @@ def _draw_image(item, folder: Path, made: set) -> dict:
     for k, a in enumerate(anns):
         made.update(_picture(boundary_image(a.boundaries), folder / f"h{k}_b.png",
                              lines=True))
-        made.update(_picture(region_image(a.segmentation), folder / f"h{k}_r.png"))
+        if getattr(a, "has_segmentation", True):      # an edge map has no regions
+            made.update(_picture(region_image(a.segmentation), folder / f"h{k}_r.png"))
     if anns:
         mean = np.mean([a.boundaries.astype(np.float64) for a in anns], axis=0)
         made.update(_picture(strength_picture(mean), folder / "humans.png", lines=True))

@@ -115,7 +115,8 @@ class HumanGroup:
     ----------
     boundary, region : Result
         ``human_boundary`` and ``human_region`` over the images with two or more
-        segmentations of the group (their ``records`` in the order of ``ids``).
+        segmentations of the group (their ``records`` in the order of ``ids``);
+        ``region`` is None for ground truth of edge maps (no regions to compare).
     ids : list of str
     """
 
@@ -132,8 +133,10 @@ class HumanGroup:
         k = self._index.get(iid)
         if k is None:
             return None
-        return (np.asarray(self.boundary.records[k].counts, np.int64),
-                np.asarray(self.region.records[k], np.float64).reshape(-1, 6))
+        counts = np.asarray(self.boundary.records[k].counts, np.int64)
+        if self.region is None:
+            return counts, np.full((counts.shape[0], 6), np.nan)
+        return counts, np.asarray(self.region.records[k], np.float64).reshape(-1, 6)
 
 
 def _seed(cache: Path, seeds, specs) -> None:
@@ -182,6 +185,10 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
     from ..api import family_spec
     from ..engine import run
     specs = [family_spec("HUMAN_BOUNDARY"), family_spec("HUMAN_REGION")]
+    first = next((dataset.item(i) for ids in ids_of.values() for i in ids), None)
+    if first is not None and not all(getattr(a, "has_segmentation", True)
+                                     for a in first.annotations):
+        specs = specs[:1]               # edge maps: boundaries only, no regions
     out = {}
     log = logging.getLogger("segbench")
     level = log.level
@@ -192,9 +199,9 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
                 continue
             view = dataset.presentation(group).subset(ids)
             _seed(Path(cache) / f"human-{group}", seeds, specs)
-            b, r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
-                       workers=workers, progress=progress, save_results=False)
-            out[group] = HumanGroup(b, r, list(ids))
+            b, *r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
+                        workers=workers, progress=progress, save_results=False)
+            out[group] = HumanGroup(b, r[0] if r else None, list(ids))
     finally:
         log.setLevel(level)
     return out

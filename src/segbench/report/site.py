@@ -165,7 +165,8 @@ def _human_group(group: str, got) -> dict:
         m = got.boundary.metrics
         counts = [int(c) for c in m["counts"]]
         r, p, f = _prf(counts)
-        region = dict(got.region.metrics)       # summarize_human_region of the tables
+        # summarize_human_region of the tables; none for edge-map ground truth
+        region = dict(got.region.metrics) if got.region is not None else None
         n_images = len(got.ids)
         n_segs = sum(len(rec.users) for rec in got.boundary.records)
     return {"key": group, "title": GROUP_TITLES[group], "recall": r, "precision": p,
@@ -290,15 +291,16 @@ def _consistency_views(out: Path, folders) -> list[dict]:
 def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
                pred_dirs: dict | None = None, title: str | None = None,
                workers: int = 1, progress: bool = True,
-               max_images: int | None = None, ids=None, overlays: bool = False) -> Path:
+               max_images: int | None = None, ids=None, overlays: bool = False,
+               gt_format=None) -> Path:
     """Write the benchmark site of a dataset split and the runs of algorithms on it.
 
     Parameters
     ----------
     dataset_root : path
         A BSDS500 (``images/`` + ``groundTruth/``) or BSDS300 (``images/`` +
-        ``human/``, colour and greyscale segmentations) dataset; see
-        :mod:`segbench.report._site_data`.
+        ``human/``, colour and greyscale segmentations) dataset, or other ground truth
+        of edge or label maps (``gt_format``); see :mod:`segbench.report._site_data`.
     run_dirs : sequence of paths
         Run folders written by ``segbench boundary``/``region``/``all``/``submit``
         (``result_boundary.json``, ``result_region.json``, optional ``meta.json`` with
@@ -346,7 +348,7 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     """
     from ..engine import map_items
 
-    ds = open_dataset(Path(dataset_root), split)
+    ds = open_dataset(Path(dataset_root), split, gt_format)
     wanted = None if ids is None else set(ids)
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
     ids = list(shown[:max_images] if max_images else shown)
