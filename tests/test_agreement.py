@@ -260,7 +260,8 @@ def test_family_summary_pools_by_own_k():
     r4 = _record()                                         # K = 4: [16, 16, 24, 0]
     r3 = AgreementRecord.from_levels(agreement_levels([_line(5)] * 3))   # [0, 0, 48]
     r1 = AgreementRecord.from_levels(agreement_levels([_line(5)]))       # not scored
-    res = AGREEMENT.summarize(["a", "b", "c"], [r4, r3, r1], {"max_dist": MD15}, {})
+    res = AGREEMENT.summarize(["a", "b", "c"], [r4, r3, r1],
+                              {"max_dist": MD15, "unit": "pixel"}, {})
     m = res.metrics
     assert res.family == "agreement"
     assert m["n_boundary_pixels"] == 104 and m["n_images_scored"] == 2
@@ -308,7 +309,7 @@ def test_cli_defaults():
 def test_cli_json_and_files(gt_dir, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["agreement", "--gt", str(gt_dir), "--max-dist", str(MD15), "--out", str(out),
-            "--quiet", "--json"]
+            "--quiet", "--json", "--unit", "pixel"]
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
     m = res["metrics"]
@@ -332,7 +333,7 @@ def test_cli_json_and_files(gt_dir, tmp_path, capsys):
 
 def test_cli_text(gt_dir, capsys):
     assert main(["agreement", "--gt", str(gt_dir), "--max-dist", str(MD15),
-                 "--quiet"]) == 0
+                 "--quiet", "--unit", "pixel"]) == 0
     text = capsys.readouterr().out
     assert "agreement level" in text and "orphan (level 1): 15.38%" in text
     assert "unanimous (level K): 46.15%" in text and "30.58%" in text
@@ -402,7 +403,8 @@ def test_real_images(bsds_test):
 
 
 def test_real_run(bsds_test, tmp_path):
-    res = run_agreement(bsds_test, tmp_path, ids=REAL_IDS, progress=False, maps=False)
+    res = run_agreement(bsds_test, tmp_path, ids=REAL_IDS, progress=False, maps=False,
+                        unit="pixel")
     from segbench.io import read_ground_truth
     hists = [agreement_histogram(agreement_levels(read_ground_truth(bsds_test
                                                                    / f"{i}.mat")))

@@ -6,7 +6,7 @@ summarize (:func:`summarize`: ODS, OIS, AP, R50, the PR curve).
 """
 
 from ._agreement import (AGREEMENT, AgreementRecord, agreement_histogram, agreement_levels,
-                         agreement_map, agreement_threshold, strong_boundaries)
+                         agreement_map, agreement_threshold, check_unit, strong_boundaries)
 from ..primitives import (DEFAULT_MAX_DIST, BoundaryCounts, Matcher, check_thresholds,
                           correspond_pixels, default_thresholds, detected_map,
                           evaluate_image, human_counts, matcher_cached, shared_matcher,
@@ -31,7 +31,7 @@ from ..primitives import thin, thin_frames
 
 __all__ = [
     "AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
-    "agreement_map", "agreement_threshold", "strong_boundaries",
+    "agreement_map", "agreement_threshold", "check_unit", "strong_boundaries",
     "BOUNDARY",
     "CRISPNESS", "CrispRecord", "crispness", "best_of_granularities",
     "HUMAN_BOUNDARY",

@@ -13,6 +13,13 @@ gives both sides' matched pixels. A pixel of agreement 1 is an *orphan* (no othe
 annotator drew a boundary there); agreement ``K`` (the image's number of annotators)
 is *unanimous*.
 
+Fractions are counted in *labels* by default, as Hou et al. count them: a boundary drawn
+by ``l`` annotators is one label of level ``l`` (its ``l`` matched pixels, one per
+annotator, count ``1/l`` each), so labels at level ``l`` = pixels at level ``l`` / ``l``.
+This reproduces their figures (BSDS500 test: 30.61 % orphan, 30.25 % unanimous against
+their 30.58 % and 30.15 %). ``unit="pixel"`` counts every annotator's pixel once instead
+(9.87 % and 51.54 %), weighing a unanimous boundary K times.
+
 Pure functions (:func:`agreement_levels`, :func:`agreement_histogram`,
 :func:`agreement_threshold`, :func:`strong_boundaries`, :func:`agreement_map`) beside
 the engine family :data:`AGREEMENT` built on them (``segbench agreement``).
@@ -41,9 +48,9 @@ from ..result import Result
 from ..spec import Family
 from ..primitives import DEFAULT_MAX_DIST, as_boundary_list, shared_matcher
 
-__all__ = ["AGREEMENT", "AgreementRecord", "agreement_histogram", "agreement_levels",
-           "agreement_map", "agreement_threshold", "gray_agreement_map",
-           "strong_boundaries"]
+__all__ = ["AGREEMENT", "UNITS", "AgreementRecord", "agreement_histogram",
+           "agreement_levels", "agreement_map", "agreement_threshold", "check_unit",
+           "gray_agreement_map", "strong_boundaries", "unit_counts"]
 
 #: Record payload version (of :meth:`AgreementRecord.to_json`).
 RECORD_VERSION = 1
@@ -51,6 +58,10 @@ RECORD_VERSION = 1
 #: drawn by one annotator (orphan) and by all (unanimous).
 PAPER = {"BSDS300": {"orphan": 29.40, "unanimous": 28.99},
          "BSDS500 test": {"orphan": 30.58, "unanimous": 30.15}}
+#: Counting units of the summary: ``"label"`` (a boundary drawn by l annotators is one
+#: label: each of its pixels counts 1/l; Hou et al.'s unit, the default) or ``"pixel"``
+#: (every annotator's boundary pixel counts once).
+UNITS = ("label", "pixel")
 #: Largest image a record accepts (pixels), as io's ``MAX_PIXELS``.
 _MAX_PIXELS = 64_000_000
 
@@ -68,6 +79,43 @@ def _check_max_dist(max_dist) -> float:
         raise InputError(f"max_dist is a fraction of the image diagonal in (0, 1), got "
                          f"{max_dist}")
     return d
+
+
+def check_unit(unit) -> str:
+    """``unit`` if it is one of :data:`UNITS`, else InputError naming the value."""
+    if not isinstance(unit, str) or unit not in UNITS:
+        raise InputError(f"unit must be 'label' (Hou et al.'s count) or 'pixel', got "
+                         f"{unit!r}")
+    return unit
+
+
+def unit_counts(histogram, unit: str = "label") -> np.ndarray:
+    """Counts of one image at agreement levels 1..K in ``unit``.
+
+    Parameters
+    ----------
+    histogram : (K,) array
+        Boundary pixels at levels 1..K pooled over the image's annotators
+        (:func:`agreement_histogram`).
+    unit : {"label", "pixel"}, default "label"
+        ``"pixel"``: the histogram itself. ``"label"``: entry ``l - 1`` divided by
+        ``l``, the number of labels of level ``l``.
+
+    Returns
+    -------
+    (K,) float64
+
+    Notes
+    -----
+    A boundary that ``l`` annotators drew is matched pixel to pixel between each two of
+    them, so it appears as ``l`` pixels of level ``l`` (one per annotator) and is one
+    label. Where the pairwise matchings are not transitive (``a`` matched to ``b`` and
+    ``b`` to ``c`` but ``a`` not to ``c``) the pixels keep their own levels and each
+    counts its ``1/level`` share.
+    """
+    h = np.asarray(histogram, np.float64)
+    check_unit(unit)
+    return h / np.arange(1, h.size + 1) if unit == "label" else h
 
 
 def agreement_levels(boundaries, *, max_dist: float = DEFAULT_MAX_DIST) -> list:
@@ -431,58 +479,72 @@ def _fraction(num, den) -> float:
 
 
 def _summarize(ids, records, params, options) -> Result:
-    """Pooled and per-image agreement; see :data:`AGREEMENT`."""
+    """Pooled and per-image agreement in ``params['unit']``; see :data:`AGREEMENT`."""
+    unit = check_unit(params.get("unit", "label"))
     k_max = max((r.k for r in records), default=1)
     pixels = np.zeros(k_max, np.int64)          # scored images, pooled by level
+    counts = np.zeros(k_max, np.float64)        # the same in ``unit``
     by_k: dict[int, np.ndarray] = {}
-    orphan = unanimous = weighted = 0
+    # pooled [level 1, level K, all] in each unit; weighted: sum of level / K
+    pooled = {u: np.zeros(3) for u in UNITS}
+    weighted = 0.0
     per_item, img_orphan, img_unan = [], [], []
     for iid, r in zip(ids, records):
         h = r.histogram
-        n = int(h.sum())
+        c = unit_counts(h, unit)
+        n = float(c.sum())
         levels = np.arange(1, r.k + 1)
         scored = r.k >= 2
-        row = {"id": iid, "annotators": r.k, "boundary_pixels": n,
-               "orphan_fraction": _fraction(h[0], n) if scored else float("nan"),
-               "unanimous_fraction": _fraction(h[-1], n) if scored else float("nan"),
-               "mean_agreement": _fraction((h * levels).sum() / r.k, n) if scored
-               else float("nan")}
+        nan = float("nan")
+        row = {"id": iid, "annotators": r.k, "boundary_pixels": int(h.sum()),
+               "labels": float(unit_counts(h).sum()),
+               "orphan_fraction": _fraction(c[0], n) if scored else nan,
+               "unanimous_fraction": _fraction(c[-1], n) if scored else nan,
+               "mean_agreement": _fraction((c * levels).sum() / r.k, n) if scored
+               else nan}
         for lv in range(1, k_max + 1):
-            row[f"level_{lv}"] = _fraction(h[lv - 1], n) if scored and lv <= r.k \
-                else float("nan")
+            row[f"level_{lv}"] = _fraction(c[lv - 1], n) if scored and lv <= r.k \
+                else nan
         per_item.append(row)
         if not scored:
             continue
         pixels[:r.k] += h
+        counts[:r.k] += c
         by_k.setdefault(r.k, np.zeros(r.k, np.int64))
         by_k[r.k] += h
-        orphan += int(h[0])
-        unanimous += int(h[-1])
-        weighted += float((h * levels).sum()) / r.k
+        for u in UNITS:
+            cu = unit_counts(h, u)
+            pooled[u] += (cu[0], cu[-1], cu.sum())
+        weighted += float((c * levels).sum()) / r.k
         if n:
-            img_orphan.append(h[0] / n)
-            img_unan.append(h[-1] / n)
-    total = int(pixels.sum())
+            img_orphan.append(float(c[0] / n))
+            img_unan.append(float(c[-1] / n))
+    total = float(counts.sum())
     ks = [r.k for r in records]
-    metrics = {"orphan_fraction": _fraction(orphan, total),
-               "unanimous_fraction": _fraction(unanimous, total),
+    metrics = {"orphan_fraction": _fraction(pooled[unit][0], pooled[unit][2]),
+               "unanimous_fraction": _fraction(pooled[unit][1], pooled[unit][2]),
                "orphan_fraction_image_mean": float(np.mean(img_orphan)) if img_orphan
                else float("nan"),
                "unanimous_fraction_image_mean": float(np.mean(img_unan)) if img_unan
                else float("nan"),
                "mean_agreement": _fraction(weighted, total),
-               **{f"level_{lv}": _fraction(pixels[lv - 1], total)
+               **{f"level_{lv}": _fraction(counts[lv - 1], total)
                   for lv in range(1, k_max + 1)},
-               "n_boundary_pixels": total, "n_images": len(ids),
+               **{f"{what}_{u}_fraction": _fraction(pooled[u][i], pooled[u][2])
+                  for u in UNITS for i, what in enumerate(("orphan", "unanimous"))},
+               "n_boundary_pixels": int(pixels.sum()),
+               "n_labels": float(pooled["label"][2]), "n_images": len(ids),
                "n_images_scored": sum(k >= 2 for k in ks),
                "n_annotators_min": min(ks, default=0),
                "n_annotators_max": max(ks, default=0),
                "max_dist": params["max_dist"]}
+    labels = sum((np.pad(unit_counts(v), (0, k_max - k)) for k, v in by_k.items()),
+                 np.zeros(k_max))
     curves = {"level": list(range(1, k_max + 1)), "pixels": pixels.tolist(),
-              "fraction": [_fraction(p, total) for p in pixels],
+              "labels": labels.tolist(), "fraction": [_fraction(p, total) for p in counts],
               "pixels_by_annotators": {str(k): v.tolist() for k, v in sorted(by_k.items())}}
     return Result("agreement", metrics, per_item, curves,
-                  detail={"by_k": dict(sorted(by_k.items())),
+                  detail={"by_k": dict(sorted(by_k.items())), "unit": unit,
                           "image_orphan": img_orphan, "image_unanimous": img_unan})
 
 
@@ -497,8 +559,9 @@ def _png(gray: np.ndarray) -> bytes:
 def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     """PNG bytes of the agreement distribution of an ``agreement`` Result.
 
-    Left: fraction of all pooled boundary pixels at each agreement level, stacked by
-    the images' number of annotators K (so the unanimous bar of each K is visible).
+    Left: fraction of all pooled boundary labels (or pixels: the result's ``unit``) at
+    each agreement level, stacked by the images' number of annotators K (so the
+    unanimous bar of each K is visible).
     Right: per-image orphan and unanimous fractions over the images. Drawn on
     matplotlib's Agg canvas (no display, no pyplot state).
     """
@@ -509,7 +572,10 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     detail = result.detail or {}
     by_k = detail.get("by_k") or {int(k): np.asarray(v) for k, v in
                                   c.get("pixels_by_annotators", {}).items()}
-    total = max(int(m.get("n_boundary_pixels") or 0), 1)
+    unit = detail.get("unit") or (result.provenance or {}).get("params", {}).get(
+        "unit", "label")
+    by_k = {k: unit_counts(h, unit) for k, h in by_k.items()}
+    total = sum(float(h.sum()) for h in by_k.values()) or 1.0
     fig = Figure(figsize=(10.0, 4.2))
     FigureCanvasAgg(fig)
     ax, bx = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
@@ -520,13 +586,13 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     bottom = np.zeros(len(c.get("level", [])))
     for i, (k, h) in enumerate(sorted(by_k.items())):
         frac = np.zeros_like(bottom)
-        frac[:k] = np.asarray(h, float) / total
+        frac[:k] = h / total
         ax.bar(np.arange(1, len(frac) + 1), frac, bottom=bottom, color=f"C{i % 10}",
                width=0.8, zorder=2, label=f"K = {k}")
         bottom += frac
     ax.set_xticks(np.arange(1, len(bottom) + 1))
     ax.set_xlabel("agreement level (annotators who drew the pixel)")
-    ax.set_ylabel("fraction of boundary pixels")
+    ax.set_ylabel(f"fraction of boundary {unit}s")
 
     def pct(v):
         return "n/a" if v is None or not math.isfinite(v) else f"{100 * v:.2f}%"
@@ -543,7 +609,7 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
             bx.hist(vals, bins=bins, histtype="step", lw=1.6, color=colour, label=label,
                     zorder=2)
     bx.set_xlim(0, 1)
-    bx.set_xlabel("fraction of the image's boundary pixels")
+    bx.set_xlabel(f"fraction of the image's boundary {unit}s")
     bx.set_ylabel("images")
     bx.yaxis.set_major_locator(MaxNLocator(integer=True))
     bx.set_title(f"per image ({m.get('n_images_scored', 0)} images)", fontsize=10)
@@ -573,15 +639,18 @@ def _write(out, result: Result, ids, records, options) -> None:
 #: Annotator agreement as an engine family (``segbench agreement``).
 #:
 #: Record: :class:`AgreementRecord` (per-annotator level counts and the compressed
-#: agreement map). Summary (``Result('agreement')``): pixels are pooled over the
-#: annotators and images with at least two annotators; ``orphan_fraction`` = pixels at
-#: level 1 / all, ``unanimous_fraction`` = pixels at level K *of their image* / all, so
-#: images with different K pool by meaning (``level_<l>`` pools by absolute level);
-#: ``*_image_mean`` average the per-image fractions instead; ``mean_agreement`` is the
-#: mean of level / K. Per-item rows (``id``): K, boundary pixels, the same fractions
-#: (NaN for an image with one annotator, whose pixels are not pooled).
+#: agreement map). Summary (``Result('agreement')``), in the summary parameter ``unit``
+#: (``"label"``, the default, Hou et al.'s count: labels at level l = pixels at level l
+#: / l; or ``"pixel"``; changing it recomputes no record): counts are pooled over the
+#: images with at least two annotators; ``orphan_fraction`` = level 1 / all,
+#: ``unanimous_fraction`` = level K *of their image* / all, so images with different K
+#: pool by meaning (``level_<l>`` pools by absolute level); ``*_image_mean`` average the
+#: per-image fractions instead; ``mean_agreement`` is the mean of level / K;
+#: ``orphan_label_fraction``, ``orphan_pixel_fraction`` (and unanimous) give both units
+#: whatever ``unit``. Per-item rows (``id``): K, boundary pixels, labels, the same
+#: fractions (NaN for an image with one annotator, whose pixels are not pooled).
 AGREEMENT = Family(
     name="agreement", version=1, defaults={"max_dist": DEFAULT_MAX_DIST},
     evaluate=_evaluate, to_json=AgreementRecord.to_json,
     from_json=AgreementRecord.from_json, summarize=_summarize, write=_write,
-    check=_check, label="agreement")
+    check=_check, label="agreement", summary_defaults={"unit": "label"})

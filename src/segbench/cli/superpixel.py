@@ -24,6 +24,35 @@ _SHOWN = (("br", "BR"), ("bp", "BP"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA
           ("co", "CO"), ("ev", "EV"))
 
 
+#: Printed under every table that shows the SEEDS-recipe UE.
+_UE_NOTE = ("note: UE follows the SEEDS scoring recipe, which charges a superpixel once per "
+            "segment it touches:\n      the reference states a range of [0, 1] that "
+            "this recipe does not keep{worst};\n      --ue normalized shows UE/(1+UE) of "
+            "each annotator instead, which stays in [0, 1) (metric ue_norm)")
+
+
+def _ue_columns(a, shown):
+    """``shown`` with the UE column as ``--ue`` asks."""
+    if a.ue != "normalized":
+        return shown
+    return tuple(("ue_norm", "UE-norm") if k == "ue" else (k, h) for k, h in shown)
+
+
+def _ue_note(a, worst=None, what="against one annotator") -> None:
+    if a.ue == "normalized":
+        print("UE-norm = UE/(1+UE): the SEEDS recipe's numerator over its largest "
+              "possible value, in [0, 1)")
+        return
+    text = f" (here up to {worst:.3f} {what})" \
+        if worst is not None and worst > 1 else ""
+    print(_UE_NOTE.format(worst=text))
+
+
+def _worst_ue(records) -> float | None:
+    vals = [float(v) for r in records or () for v in r.per_annotator["ue"] if v == v]
+    return max(vals, default=None)
+
+
 def _f(v, spec=".4f") -> str:
     return "nan" if v is None or v != v else format(v, spec)
 
@@ -40,6 +69,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "or both sides of every contour, 2 px (the C++ benchmark)")
     p.add_argument("--max-annotators", type=int, default=None, metavar="N",
                    help="use only the first N annotators (the C++ benchmark reads 5)")
+    p.add_argument("--ue", choices=("seeds", "normalized"), default="seeds",
+                   help="UE column printed: the SEEDS recipe (the default; it can exceed "
+                        "1) or UE/(1+UE), which stays in [0, 1); the JSON holds both "
+                        "(ue, ue_norm)")
     add_common(p, scheduler=True)
 
 
@@ -63,13 +96,15 @@ def _cmd_superpixel(a) -> int:
           f"{_f(m['n_superpixels'], '.1f')}   connected components: "
           f"{_f(m['n_components'], '.1f')}   split superpixels: "
           f"{_f(m['n_split'], '.2f')}" + (f"   output: {a.out}" if a.out else ""))
-    rows = [("mean over annotators", *(_f(m[k]) for k, _ in _SHOWN)),
+    shown = _ue_columns(a, _SHOWN)
+    rows = [("mean over annotators", *(_f(m[k]) for k, _ in shown)),
             ("best annotator", *(_f(m.get(f"{k}_best")) if f"{k}_best" in m else ""
-                                 for k, _ in _SHOWN))]
-    print_table(rows, (res.name, *(h for _, h in _SHOWN)))
+                                 for k, _ in shown))]
+    print_table(rows, (res.name, *(h for _, h in shown)))
     print(f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
           f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}")
-    print_intervals(res, [k for k, _ in _SHOWN])
+    _ue_note(a, _worst_ue(getattr(res, "records", None)))
+    print_intervals(res, [k for k, _ in shown])
     return 0
 
 
@@ -98,8 +133,8 @@ def _cmd_sweep(a) -> int:
     print(f"images: {p['n_images']}   K range for averages: "
           f"{p['k_range'][0]:g}-{p['k_range'][1]:g}" + (f"   output: {a.out}"
                                                           if a.out else ""))
-    shown = (("br", "BR"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"), ("ev", "EV"),
-             ("co", "CO"))
+    shown = _ue_columns(a, (("br", "BR"), ("ue", "UE"), ("cue", "CUE"), ("asa", "ASA"),
+                            ("ev", "EV"), ("co", "CO")))
     for alg, c in res.curves.items():
         rows = [(str(c["k"][i]), _f(c["n_superpixels"][i], ".0f"),
                  _f(c["seconds"][i], ".3f"), *(_f(c[k][i]) for k, _ in shown))
@@ -107,6 +142,8 @@ def _cmd_sweep(a) -> int:
         rows.append(("average", "", "",
                      *(_f(res.metrics[f"{alg}/avg_{k}"]) for k, _ in shown)))
         print_table(rows, (alg + " K", "n", "sec", *(h for _, h in shown)))
+    _ue_note(a, max((v for c in res.curves.values() for v in c["ue"] if v == v),
+                    default=None), "as a mean over the images")
     return 0
 
 
@@ -173,6 +210,9 @@ def add_parsers(subparsers) -> None:
     _gt_help(p, " (a dataset root brings its photographs: --gt BSR/BSDS500/data --split "
                 "val); or a folder of <iid>.npz or <iid>-<t>.csv with --images")
     _alias(p, "--gt", "--bsds")            # its name before the CLI was unified
+    # add_inputs's default ('human') is that of the ground-truth-only benchmarks; a sweep
+    # scores algorithms and keeps the name as given
+    _option(p, "--name").help = "name of the run in sweep.json (default: none)"
     p.add_argument("--images", default=None, metavar="IMG_DIR",
                    help="folder of <iid>.jpg/.png photographs, if the ground-truth layout "
                         "has none")

@@ -7,8 +7,9 @@ recipe, boundary recall at a Euclidean tolerance of 2 px).
 Measures of one (superpixels, annotator) pair, from one overlap table
 (:func:`superpixel_table`; every function also takes the two label maps):
 
-- :func:`seeds_ue` (default "UE"), :func:`corrected_ue` (CUE),
-  :func:`levinshtein_ue` (TurboPixels), :func:`neubert_protzel_ue`,
+- :func:`seeds_ue` (default "UE"; ``normalized=True`` or :func:`normalized_seeds_ue`:
+  ``UE / (1 + UE)``, which stays in [0, 1) where the recipe does not),
+  :func:`corrected_ue` (CUE), :func:`levinshtein_ue` (TurboPixels), :func:`neubert_protzel_ue`,
   :func:`achanta_ue` (SLIC paper, 5 % rule), :func:`undersegmentation_error` (by name)
 - :func:`achievable_segmentation_accuracy` (:func:`asa`),
   :func:`oversegmentation_error`
@@ -42,7 +43,8 @@ from ..io import (list_annotator_files, read_annotators, read_csv_labels,
 from ._boundary import (BOUNDARIES, DEFAULT_TOLERANCE, WINDOWS, BoundaryCounts,
                         BoundaryScorer, boundary_counts, boundary_map, boundary_pixels,
                         boundary_precision, boundary_recall)
-from ._evaluate import (ANNOTATOR_MEASURES, IMAGE_MEASURES, LOWER_IS_BETTER,
+from ._evaluate import (ANNOTATOR_MEASURES, DERIVED_MEASURES, IMAGE_MEASURES,
+                        LOWER_IS_BETTER,
                         SuperpixelRecord, SuperpixelSummary, evaluate_image, summarize)
 from ._family import SUPERPIXEL, superpixel_dataset
 from ._image import (SuperpixelCount, compactness, contour_density, explained_variation,
@@ -50,8 +52,9 @@ from ._image import (SuperpixelCount, compactness, contour_density, explained_va
                      size_statistics, sum_squared_error, superpixel_count)
 from ._measures import (ACHANTA_MIN_OVERLAP, UE_VARIANTS, achanta_ue,
                         achievable_segmentation_accuracy, asa, corrected_ue,
-                        levinshtein_ue, neubert_protzel_ue, oversegmentation_error,
-                        seeds_ue, table_measures, undersegmentation_error)
+                        levinshtein_ue, neubert_protzel_ue, normalized_seeds_ue,
+                        oversegmentation_error, seeds_ue, table_measures,
+                        undersegmentation_error)
 from ._stutz import STUTZ_COLUMNS, stutz_columns, stutz_radius, stutz_rows
 from ._sweep import (AVERAGED, PLOTTED, SWEEP_OPTIONS, average_over_range, plot_sweep,
                      sweep_family, sweep_ks, sweep_result, write_sweep)
@@ -65,6 +68,7 @@ __all__ = [
     "BoundaryCounts",
     "BoundaryScorer",
     "DEFAULT_TOLERANCE",
+    "DERIVED_MEASURES",
     "IMAGE_MEASURES",
     "LOWER_IS_BETTER",
     "PLOTTED",
@@ -96,6 +100,7 @@ __all__ = [
     "list_annotator_files",
     "mean_distance_to_edge",
     "neubert_protzel_ue",
+    "normalized_seeds_ue",
     "oversegmentation_error",
     "perimeters",
     "plot_sweep",

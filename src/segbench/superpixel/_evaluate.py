@@ -11,15 +11,18 @@ from ..errors import InputError
 from ._boundary import DEFAULT_TOLERANCE, BoundaryScorer
 from ._image import (_colour_stats, _colours, _compactness, _count,
                      _explained_variation, _shape_pass)
-from ._measures import ACHANTA_MIN_OVERLAP, table_measures
+from ._measures import ACHANTA_MIN_OVERLAP, normalized_seeds_ue, table_measures
 from ._table import superpixel_tables
 
 #: Measures computed against each annotator, in record order.
 ANNOTATOR_MEASURES = ("ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta", "asa", "oe",
                       "br", "bp")
+#: Derived from those in the summaries (not stored in records): ``ue_norm``, the SEEDS
+#: recipe's UE normalized to stay in [0, 1) (``UE / (1 + UE)``, :func:`normalized_seeds_ue`).
+DERIVED_MEASURES = ("ue_norm",)
 #: Of those, the ones where lower is better (the others: higher is better).
-LOWER_IS_BETTER = frozenset({"ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta",
-                             "oe"})
+LOWER_IS_BETTER = frozenset({"ue", "ue_norm", "cue", "ue_levinshtein", "ue_np",
+                             "ue_achanta", "oe"})
 #: Measures of the superpixels alone (or with the image).
 IMAGE_MEASURES = ("n_superpixels", "n_components", "n_split", "co", "ev")
 #: Version of :meth:`SuperpixelRecord.to_json`'s layout.
@@ -66,6 +69,16 @@ class SuperpixelRecord:
     def n_annotators(self) -> int:
         return int(self.boundary_counts.shape[0])
 
+    def annotator_values(self) -> dict:
+        """:attr:`per_annotator` with the :data:`DERIVED_MEASURES` after ``ue``: each
+        annotator's ``ue_norm`` = ``ue / (1 + ue)``."""
+        out = {}
+        for m, v in self.per_annotator.items():
+            out[m] = v
+            if m == "ue":
+                out["ue_norm"] = normalized_seeds_ue(v)
+        return out
+
     def mean(self) -> dict:
         """Each annotator measure averaged over the annotators.
 
@@ -73,7 +86,7 @@ class SuperpixelRecord:
         annotator who drew a single region) are left out; NaN if it is undefined for
         all.
         """
-        return {m: _nanmean(v) for m, v in self.per_annotator.items()}
+        return {m: _nanmean(v) for m, v in self.annotator_values().items()}
 
     def best(self) -> dict:
         """Each annotator measure at the annotator that scores best on it.
@@ -83,7 +96,7 @@ class SuperpixelRecord:
         different annotators.
         """
         out = {}
-        for m, v in self.per_annotator.items():
+        for m, v in self.annotator_values().items():
             v = np.asarray(v, dtype=np.float64)
             ok = v[np.isfinite(v)]
             out[m] = float("nan") if not ok.size else float(

@@ -23,16 +23,18 @@ from ..errors import InputError
 from ..result import Result, provenance
 from ..spec import Family
 from ._boundary import DEFAULT_TOLERANCE
-from ._evaluate import ANNOTATOR_MEASURES, SuperpixelRecord, evaluate_image, summarize
+from ._evaluate import (ANNOTATOR_MEASURES, DERIVED_MEASURES, SuperpixelRecord,
+                        evaluate_image, summarize)
 from ._family import annotators, check_evaluation, image_files, item_rows, photograph
 
 #: Measures drawn in the curves figure, with their axis labels.
 PLOTTED = {"br": "boundary recall", "bp": "boundary precision",
-           "ue": "undersegmentation error (SEEDS)", "cue": "corrected UE (CUE)",
+           "ue": "undersegmentation error (SEEDS recipe; can exceed 1)",
+           "cue": "corrected UE (CUE)",
            "asa": "achievable segmentation accuracy", "ue_np": "UE (Neubert-Protzel)",
            "ev": "explained variation", "co": "compactness"}
 #: Measures averaged over the K range.
-AVERAGED = (*ANNOTATOR_MEASURES, "co", "ev")
+AVERAGED = (*ANNOTATOR_MEASURES, *DERIVED_MEASURES, "co", "ev")
 #: The evaluation options of a sweep (the others keep their defaults).
 SWEEP_OPTIONS = {"tolerance": DEFAULT_TOLERANCE, "window": "euclidean", "boundary": "bsds",
                  "max_annotators": None}
