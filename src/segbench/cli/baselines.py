@@ -61,7 +61,7 @@ def add_parsers(sub) -> None:
                     "boundary and region benchmarks, write OUT/baselines.md (ranked by "
                     "boundary ODS, published figures beside) and build the site in "
                     "OUT/site. A killed run resumes: finished maps and scored images "
-                    "are kept. gPb takes about 35 CPU-s per image. See docs/baselines.md.")
+                    "are kept. gPb takes about 9 CPU-s per image (docs/baselines.md).")
     p.add_argument("--gt", required=True, metavar="ROOT",
                    help="dataset root with photographs: BSR/BSDS500/data (images/, "
                         "groundTruth/) or a BSDS300 root")
