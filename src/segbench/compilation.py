@@ -59,6 +59,7 @@ GROUPS = {
     "segbench.algorithms._ucm_kernels": ("the watershed and UCM", 5),
     "segbench.algorithms._owt_contours_kernels": ("the OWT contour fit", 8),
     "segbench.algorithms._ncut2001_kernels": ("the 2001 normalized cuts graph", 1),
+    "segbench.algorithms._se_kernels": ("the structured edge channels", 2),
 }
 
 _registered = False
