@@ -66,5 +66,21 @@ class ClusterLostError(SegbenchError):
         self.done, self.total, self.saved = int(done), int(total), saved
         kept = ("finished images are saved, rerun to resume" if saved
                 else "nothing was saved (no --out)")
-        super().__init__(f"the Dask cluster went away after {self.done} of {self.total} "
-                         f"images; {kept}")
+        super().__init__(f"{self._what} after {self.done} of {self.total} images; {kept}")
+
+    _what = "the Dask cluster went away"
+
+
+class WorkerDiedError(ClusterLostError):
+    """A local worker process of ``--workers`` died (killed by the OOM killer or
+    ``kill -9``) before every item was done. What had finished is kept.
+
+    Parameters
+    ----------
+    done, total : int
+        Items finished (and kept) and items of the run.
+    saved : bool
+        Whether finished items were saved (a run with an output folder).
+    """
+
+    _what = "a worker process died"

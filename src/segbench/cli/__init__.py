@@ -121,7 +121,73 @@ class _Notes:
         return False
 
 
+#: What every command prints when Ctrl-C stops it (exit status 130).
+INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume"
+
+
+class _CtrlC:
+    """Ctrl-C raises KeyboardInterrupt as usual, and is remembered: an interrupt that
+    lands inside a compiled kernel or Numba's unpickling surfaces as another error
+    (``SystemError: CPUDispatcher(...) returned a result with an exception set``), or
+    is wrapped by a library ``except``; the command still ends as interrupted."""
+
+    seen = False
+
+    def __enter__(self):
+        import signal
+        _CtrlC.seen = False
+        self._saved = None
+        try:    # only Python's own handler is replaced (not a notebook's or a caller's)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self._saved = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:          # not the main thread: no handler can be set
+            pass
+        return self
+
+    @staticmethod
+    def _handler(signum, frame):
+        _CtrlC.seen = True
+        raise KeyboardInterrupt
+
+    def quiet(self) -> None:
+        """Ignore a second Ctrl-C while the interrupted run reports itself."""
+        import signal
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        import signal
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, self._saved)
+        return False
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised because of, a Ctrl-C."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return _CtrlC.seen
+
+
 def main(argv=None) -> int:
+    """Run ``segbench ARGV``. Returns the exit status: 0, 2 for bad input (one line on
+    stderr), 130 when interrupted (one line, whatever was running)."""
+    with _CtrlC() as ctrl_c:
+        try:
+            return _main(argv)
+        except BaseException as exc:
+            if isinstance(exc, SystemExit) or not _interrupted(exc):
+                raise
+            ctrl_c.quiet()
+            print(INTERRUPTED, file=sys.stderr)
+            return 130
+
+
+def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     with _Warnings():          # (an installed family that fails to load: one line)
         group = _group_of(argv[0]) if argv else None
@@ -144,16 +210,16 @@ def main(argv=None) -> int:
         with _Warnings(), _Notes():
             return args.func(args)
     except SegbenchError as exc:
+        if _interrupted(exc):   # a read cut short by Ctrl-C: main reports the interrupt
+            raise
         print(f"segbench: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:       # a file the library did not wrap: name it, no traceback
+        if _interrupted(exc):
+            raise
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         print(f"segbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("segbench: interrupted; finished images are saved, rerun to resume",
-              file=sys.stderr)
-        return 130
     finally:
         if before is None:
             os.environ.pop("SEGBENCH_COMMAND_LINE", None)

@@ -42,22 +42,30 @@ def _cmd_nms(a) -> int:
     from ..engine import nms_folder
     return _print(nms_folder(a.pred, a.out, r=a.r, s=a.s, m=a.m,
                              presmooth=not a.no_presmooth, fmt=a.format,
-                             workers=a.workers, scheduler=a.scheduler,
+                             ids=a.ids, workers=a.workers, scheduler=a.scheduler,
                              progress=not a.quiet), a.json)
 
 
 def _cmd_ucm(a) -> int:
     from ..engine import ucm_folder
     return _print(ucm_folder(a.pred, a.out, orientations=a.orientations, smooth=a.smooth,
-                             levels=a.levels, radius=a.radius, workers=a.workers,
+                             levels=a.levels, radius=a.radius, ids=a.ids,
+                             workers=a.workers,
                              scheduler=a.scheduler, progress=not a.quiet), a.json)
 
 
 def _cmd_detect(a) -> int:
     from ..engine import detect_folder
     return _print(detect_folder(a.images, a.out, a.detector, weights=a.weights,
-                                rsz=a.rsz, protocol=a.protocol, workers=a.workers,
+                                rsz=a.rsz, protocol=a.protocol, ids=a.ids,
+                                workers=a.workers,
                                 scheduler=a.scheduler, progress=not a.quiet), a.json)
+
+
+def _add_ids(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--ids", default=None, metavar="LIST|FILE",
+                   help=f"only these ids of the {what}: comma-separated, or a file of "
+                        "ids (score the maps with the same --ids)")
 
 
 def add_parsers(sub) -> None:
@@ -88,6 +96,7 @@ def add_parsers(sub) -> None:
                    help="tolerance: a pixel survives while m * value >= its neighbours")
     p.add_argument("--no-presmooth", action="store_true",
                    help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
+    _add_ids(p, "maps")
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_nms)
 
@@ -122,6 +131,7 @@ def add_parsers(sub) -> None:
                         "strengths themselves")
     u.add_argument("--radius", type=float, default=5.0, metavar="PX",
                    help=argparse.SUPPRESS)   # the old line fit's size: accepted, unused
+    _add_ids(u, "maps")
     add_common(u, scheduler=True)
     u.set_defaults(func=_cmd_ucm)
 
@@ -157,6 +167,7 @@ def add_parsers(sub) -> None:
                    help="martin2004: run on the images at half resolution (each 2x2 "
                         "cell's mean), as the 2004 Pb paper; score the maps with "
                         "'segbench boundary --protocol martin2004' (docs/protocol.md)")
+    _add_ids(d, "images")
     add_common(d, scheduler=True)
     d.set_defaults(func=_cmd_detect)
 

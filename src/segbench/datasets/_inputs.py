@@ -351,14 +351,19 @@ def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
         raise InputError(f"no prediction file (.{'/.'.join(exts)}) for the "
                          f"{len(ids)} images: {hint}", pred_dir)
     what = f"images have no prediction (.{'/.'.join(exts)})"
+    covered = sum(i in preds for i in ids)
+    # maps made for a subset (detect/ucm/nms --ids): say how to score that subset
+    subset = (f"the predictions cover only {covered} of the {len(ids)} images: to score "
+              "those, pass their ids with --ids (a list or a file)"
+              if 0 < covered < len(ids) else None)
     unread = _unread_files([i for i in ids if i not in preds], pred_dir)
     if unread:     # the user sees a file there: say why it was not read
         shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")
         why = hint or f"only .{'/.'.join(exts)} files are read"
         check_all_present(ids, preds, what, pred_dir,
                           note=f"{shown} {'is' if len(unread) == 1 else 'are'} there but "
-                               f"not read: {why}")
-    check_all_present(ids, preds, what, pred_dir)
+                               f"not read: {why}" + (f"; {subset}" if subset else ""))
+    check_all_present(ids, preds, what, pred_dir, note=subset)
     return {i: preds[i] for i in ids}
 
 

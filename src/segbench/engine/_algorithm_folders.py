@@ -5,7 +5,8 @@ and ``segbench ucm`` are these functions with their options parsed.
 
 Each one checks its options, claims the output folder (refusing, before anything is
 written, a folder that another command or the user made, and the input folder itself),
-removes the maps of an earlier run of its own that this run will not write again, and
+removes the maps that its records say an earlier run of its own wrote and that this run
+will not write again (never a file of the user's: those are named in a warning), and
 maps the per-file function of :mod:`segbench.algorithms` over the inputs through
 :func:`map_items`, keeping a record of every map so that a rerun with the same settings
 reuses it (:class:`MapRecords`).
@@ -26,7 +27,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import ClusterLostError, InputError
 from ._executor import map_items, open_executor, scheduler_address
 from ._maps import MapRecords
 from ._store import fingerprint
@@ -70,6 +71,8 @@ class FolderResult:
         wrote ``png8``, or ``<id>.npy``) for ``segbench boundary``; ``'ucm2'``:
         doubleSize ultrametric contour maps ``<id>.mat`` for ``segbench region`` and
         ``segbench all``.
+    ids : tuple of str or None
+        The images ``--ids`` chose (None: every input of the folder).
     """
 
     command: str
@@ -78,26 +81,36 @@ class FolderResult:
     n_reused: int
     settings: dict[str, Any] = field(hash=False)
     kind: str
+    ids: tuple[str, ...] | None = None
 
     def _reused_note(self) -> str:
         # MapRecords.note's words, from the counts alone
         return (f" ({self.n_reused} of {self.n_maps} maps reused from the earlier run)"
                 if self.n_reused else "")
 
+    def _ids_option(self) -> str:
+        """`` --ids ...`` for the scoring command a headline suggests: the maps cover
+        only these images."""
+        if self.ids is None:
+            return ""
+        return " --ids " + (",".join(self.ids) if len(self.ids) <= 5
+                            else "<the same ids>")
+
     def headline(self) -> str:
         """The one line ``segbench nms|ucm|detect`` prints."""
         s, out, n, note = self.settings, self.out, self.n_maps, self._reused_note()
+        ids = self._ids_option()
         if self.command == "nms":
             smooth = "convTri(E, 1) first" if s["presmooth"] else "no presmoothing"
             return (f"thinned {n} maps into {out} ({s['format']}; r={s['r']} s={s['s']} "
                     f"m={s['m']:g}, {smooth}){note}")
         if self.command == "ucm":
             return (f"wrote {n} ultrametric contour maps into {out} (ucm2 .mat, "
-                    f"doubleSize){note}: score them with 'segbench region --pred {out}'")
+                    f"doubleSize){note}: score them with 'segbench region --pred {out}{ids}'")
         detector, weights = s["detector"], s["weights"]
         if detector == "gpb-owt-ucm":
             return (f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
-                    f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}'")
+                    f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}{ids}'")
         how = ("" if weights is None else f" ({weights} weights)"
                if isinstance(weights, str) else f" (weights of {weights['file']})")
         size = ", half resolution" if s["resolution"] == "half" else ""
@@ -109,7 +122,7 @@ class FolderResult:
         and the settings (JSON-serializable)."""
         count = "n_images" if self.command == "detect" else "n_maps"
         return {count: self.n_maps, "n_reused": self.n_reused, "out": str(self.out),
-                **self.settings}
+                **self.settings, **({} if self.ids is None else {"ids": list(self.ids)})}
 
 
 # -- per-file work (module level, so that worker processes can run it) --------------
@@ -135,10 +148,16 @@ def _detect_half(src, dst, detector: str, weights):
     from ..algorithms import detect
     from ..boundary import halve_image
     from ..io import read_image, write_soft_map
+    image, half = read_image(src), None
     try:
-        pb = detect(halve_image(read_image(src)), detector, weights=weights)
+        half = halve_image(image)
+        pb = detect(half, detector, weights=weights)
     except InputError as e:
         if e.path is None:
+            if half is not None:     # the detector saw the halved image: say so
+                raise InputError(f"{e.problem} at half resolution (--protocol martin2004 "
+                                 f"halves this {image.shape[0]}x{image.shape[1]} (HxW) image to "
+                                 f"{half.shape[0]}x{half.shape[1]})", src) from None
             raise InputError(e.problem, src) from None
         raise
     return write_soft_map(dst, pb, bits=16)
@@ -168,44 +187,85 @@ def _check_workers(workers, scheduler) -> None:
         raise InputError(f"--workers must be at least 1, got {workers}")
 
 
+def _select(found: dict, ids, folder: Path, what: str) -> dict:
+    """The inputs of ``--ids`` (all of them without it), in the folder's order;
+    InputError naming the ids that have no input file in ``folder``."""
+    from ..datasets import parse_ids
+    from ..io import check_all_present
+    wanted = parse_ids(ids)
+    if wanted is None:
+        return found
+    check_all_present(wanted, found, "ids of --ids have no file in this folder",
+                      folder, note=f"it holds {len(found)} {what}")
+    wanted = set(wanted)
+    return {iid: path for iid, path in found.items() if iid in wanted}
+
+
 def _claim(out: Path, source: Path, option: str, command: str, settings: dict, ids,
-           suffix: str) -> None:
+           suffix: str, others=()) -> None:
     """Make ``out`` a folder of ``segbench <command>`` (marked by its marker, which
     records the settings), or refuse before anything is written; never the input
-    folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) that
-    this run will not write again are removed: an earlier run's maps of other images,
-    or in another format, would otherwise be read with this run's. Only a folder that
-    held the marker before (one this command made) is cleaned, and only of map files."""
+    folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) of
+    that run that this one will not write again are removed: an earlier run's maps of
+    other images, or in another format, would otherwise be read with this run's. The
+    maps of ``others`` (inputs left out by ``--ids``) made with these same settings
+    stay. Only files that the command's records say it wrote, as they still are, are
+    removed; any other map-like file is left and named in one warning."""
     from ..io import claim_folder
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
     claim_folder(out, marker, owner, f"written by {owner}; its maps are replaced "
                  "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
                  inputs={option: source})
-    if earlier:
-        keep = {f"{iid}{suffix}" for iid in ids}
-        for old in out.iterdir():
-            if (old.suffix in (".png", ".npy", ".mat") and old.is_file()
-                    and old.name not in keep):
-                old.unlink()
+    if not earlier:
+        return
+    keep = {f"{iid}{suffix}" for iid in ids}
+    spare = {f"{iid}{suffix}" for iid in others}
+    current = MapRecords.recorded_settings(settings)
+    foreign = []
+    for old in sorted(out.iterdir()):
+        if (old.suffix not in (".png", ".npy", ".mat") or not old.is_file()
+                or old.name in keep):
+            continue
+        key = MapRecords.written(out, command, old)
+        if key is None:
+            foreign.append(old.name)
+        elif not (old.name in spare and key.get("settings") == current):
+            old.unlink()
+            (MapRecords.folder(out, command) / f"{old.stem}.json").unlink(
+                missing_ok=True)
+    if foreign:
+        import warnings
+        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+        warnings.warn(f"{out}: {len(foreign)} file{'s' if len(foreign) > 1 else ''} "
+                      f"that {owner} did not write left in place: {shown}",
+                      stacklevel=3)
 
 
 def _run(command: str, out: Path, settings: dict, jobs: list, work, *, kind: str,
-         workers: int, scheduler, progress: bool, desc: str) -> FolderResult:
+         workers: int, scheduler, progress: bool, desc: str, ids=None) -> FolderResult:
     """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
     recording each one as it arrives (a killed run keeps every finished map)."""
     resume = MapRecords(out, command, settings, jobs)
-    if scheduler is None:
-        # no executor: map_items starts worker processes only when there is work
-        done = map_items(work, resume.todo, workers=workers, progress=progress, desc=desc)
-        for dst in done:
-            resume.keep(dst)
-    else:
-        with open_executor(workers, scheduler) as executor:
-            for dst in map_items(work, resume.todo, executor=executor, progress=progress,
-                                 desc=desc):
+    kept = 0
+    try:
+        if scheduler is None:
+            # no executor: map_items starts worker processes only when there is work
+            done = map_items(work, resume.todo, workers=workers, progress=progress,
+                             desc=desc)
+            for dst in done:
                 resume.keep(dst)
-    return FolderResult(command, out, len(jobs), resume.reused, settings, kind)
+                kept += 1
+        else:
+            with open_executor(workers, scheduler) as executor:
+                for dst in map_items(work, resume.todo, executor=executor,
+                                     progress=progress, desc=desc):
+                    resume.keep(dst)
+                    kept += 1
+    except ClusterLostError as exc:     # or WorkerDiedError: counted over the folder
+        raise type(exc)(resume.reused + kept, len(jobs)) from None
+    return FolderResult(command, out, len(jobs), resume.reused, settings, kind,
+                        ids)
 
 
 def _warn_if_thinned(path: Path) -> None:
@@ -234,7 +294,7 @@ def _warn_if_thinned(path: Path) -> None:
 
 def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int = 5,
                m: float = 1.01, presmooth: bool = True, fmt: str = "png16",
-               workers: int = 1, scheduler: str | None = None,
+               ids=None, workers: int = 1, scheduler: str | None = None,
                progress: bool = True) -> FolderResult:
     """Thin every soft map of a folder with Dollar's edge NMS (``segbench nms``).
 
@@ -258,6 +318,10 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     fmt : {'png16', 'png8', 'npy'}
         ``OUT/<id>.png`` as 16-bit (``round(65535 v)``) or 8-bit (``round(255 v)``, as
         the MATLAB scripts save) PNG, or ``OUT/<id>.npy`` with the exact values.
+    ids : list of str, str or path, optional
+        Only these ids of ``pred`` (as ``--ids``: a list, ``'a,b'`` or a file of ids);
+        an id without a file there is an InputError. Maps of the others made earlier
+        with the same settings stay in ``out``.
     workers : int, default 1
         Local worker processes; the maps are identical for any number.
     scheduler : str, optional
@@ -284,7 +348,8 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     (:func:`segbench.algorithms.nms_file`).
     A rerun into ``out`` with the same settings reuses each map whose input is
     unchanged and which is still as written; maps of an earlier run that this one does
-    not write (other ids, the other suffix) are removed.
+    not write (other ids, the other suffix) are removed, but only those its records say
+    it wrote (and as it wrote them): any other file is left and named in one warning.
     """
     from ..algorithms import NMS_FORMATS
     from ..io import list_files
@@ -297,24 +362,27 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     if fmt not in NMS_FORMATS:
         raise InputError(f"--format must be one of {', '.join(NMS_FORMATS)}, got {fmt!r}")
     _check_workers(workers, scheduler)
-    maps = list_files(pred, SOFT_EXTS)
-    if not maps:
+    every = list_files(pred, SOFT_EXTS)
+    if not every:
         raise InputError(f"no soft maps ({', '.join(SOFT_EXTS)}) in this folder", pred)
+    maps = _select(every, ids, pred, "soft maps")
     # the CLI's types, so that a folder made from Python resumes from the CLI and back
     r, s, m, presmooth = int(r), int(s), float(m), bool(presmooth)
     suffix = NMS_FORMATS[fmt][0]
     settings = {"r": r, "s": s, "m": m, "presmooth": presmooth, "format": fmt,
                 "source": str(pred)}
-    _claim(out, pred, "--pred", "nms", settings, maps, suffix)
+    _claim(out, pred, "--pred", "nms", settings, maps, suffix,
+           others=[i for i in every if i not in maps])
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
     work = partial(_nms_one, fmt=fmt, r=r, s=s, m=m, presmooth=presmooth)
     return _run("nms", out, settings, jobs, work, kind="soft", workers=workers,
-                scheduler=scheduler, progress=progress, desc="nms")
+                scheduler=scheduler, progress=progress, desc="nms",
+                ids=None if ids is None else tuple(maps))
 
 
 def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int = 8,
                smooth: float = 0.0, levels: str = "sigmoid", radius: float = 5.0,
-               workers: int = 1, scheduler: str | None = None,
+               ids=None, workers: int = 1, scheduler: str | None = None,
                progress: bool = True) -> FolderResult:
     """Ultrametric contour maps (OWT-UCM) of every contour map of a folder
     (``segbench ucm``).
@@ -343,7 +411,7 @@ def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int =
     radius : float, default 5.0
         Accepted for the records of earlier runs, unused (the size of an older line
         fit); pixels, at least 1.
-    workers, scheduler, progress
+    ids, workers, scheduler, progress
         As :func:`nms_folder`.
 
     Returns
@@ -367,10 +435,11 @@ def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int =
     if levels not in _LEVELS:
         raise InputError(f"--levels must be one of {', '.join(_LEVELS)}, got {levels!r}")
     _check_workers(workers, scheduler)
-    maps = list_files(pred, SOFT_EXTS)   # soft maps, and .npy oriented stacks
-    if not maps:
+    every = list_files(pred, SOFT_EXTS)   # soft maps, and .npy oriented stacks
+    if not every:
         raise InputError(f"no contour maps ({', '.join(SOFT_EXTS)}) in this folder",
                          pred)
+    maps = _select(every, ids, pred, "contour maps")
     if not isinstance(smooth, numbers.Real) or smooth < 0 or not math.isfinite(smooth):
         raise InputError(f"--smooth must be a number >= 0 (pixels), got {smooth}")
     orientations, radius, smooth = int(orientations), float(radius), float(smooth)
@@ -378,17 +447,19 @@ def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int =
         _warn_if_thinned(next(iter(maps.values())))
     settings = {"orientations": orientations, "radius": radius, "smooth": smooth,
                 "levels": levels, "source": str(pred)}
-    _claim(out, pred, "--pred", "ucm", settings, maps, ".mat")
+    _claim(out, pred, "--pred", "ucm", settings, maps, ".mat",
+           others=[i for i in every if i not in maps])
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
     work = partial(_ucm_one, orientations=orientations or None, radius=radius,
                    smooth=smooth, raw=levels == "mean")
     return _run("ucm", out, settings, jobs, work, kind="ucm2", workers=workers,
-                scheduler=scheduler, progress=progress, desc="ucm")
+                scheduler=scheduler, progress=progress, desc="ucm",
+                ids=None if ids is None else tuple(maps))
 
 
 def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
                   weights: str | PathLike = "trained", rsz: float = 1.0,
-                  protocol: str | None = None, workers: int = 1,
+                  protocol: str | None = None, ids=None, workers: int = 1,
                   scheduler: str | None = None, progress: bool = True) -> FolderResult:
     """Run a boundary detector on every image of a folder (``segbench detect``).
 
@@ -419,8 +490,8 @@ def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
         'martin2004': the detector runs on each image at half resolution (each 2x2
         cell's mean), as the 2004 Pb paper; score with ``protocol='martin2004'``. Not
         for the gPb detectors.
-    workers, scheduler, progress
-        As :func:`nms_folder`.
+    ids, workers, scheduler, progress
+        As :func:`nms_folder` (``ids``: of the images).
 
     Returns
     -------
@@ -471,20 +542,23 @@ def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
         raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
                          f"2004 detectors, not to {detector}")
     _check_workers(workers, scheduler)
-    found = list_files(images, IMAGE_EXTS)
-    if not found:
+    every = list_files(images, IMAGE_EXTS)
+    if not every:
         raise InputError(f"no images ({', '.join(IMAGE_EXTS)}) in this folder", images)
+    found = _select(every, ids, images, "images")
     settings = {"detector": detector, "source": str(images), "weights": recorded,
                 "resolution": "half" if half else "full"}
     if detector in GPB_DETECTORS:
         settings["rsz"] = rsz
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
-    _claim(out, images, "--images", "detect", settings, found, suffix)
+    _claim(out, images, "--images", "detect", settings, found, suffix,
+           others=[i for i in every if i not in found])
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
     work = partial(_detect_one, detector=detector, weights=values, half=half, rsz=rsz)
     return _run("detect", out, settings, jobs, work,
                 kind="ucm2" if kind == "ucm" else "soft", workers=workers,
-                scheduler=scheduler, progress=progress, desc=detector)
+                scheduler=scheduler, progress=progress, desc=detector,
+                ids=None if ids is None else tuple(found))
 
 
 __all__ = ["FolderResult", "GPB_DETECTORS", "IMAGE_EXTS", "MARKERS", "SOFT_EXTS",

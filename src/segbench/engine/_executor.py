@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import ClusterLostError, InputError
+from ..errors import ClusterLostError, InputError, WorkerDiedError
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -49,8 +49,52 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                               initializer=_ignore_ctrl_c)
+    try:
+        _start_workers(pool)
         yield pool
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _start_workers(pool) -> None:
+    """Start the workers with Ctrl-C held back: one arriving during a fork would be
+    raised in the at-fork hooks, which only print it (a traceback, and the parent runs
+    on). It is delivered here once the workers exist (they ignore it)."""
+    import signal
+    if not hasattr(signal, "pthread_sigmask"):
+        pool.submit(int)
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool.submit(int)        # a fork pool starts every worker on its first item
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _ignore_ctrl_c() -> None:
+    """Worker start-up: Ctrl-C reaches the terminal's whole process group, but only the
+    parent reports it (once) and stops the workers (:func:`_stop`)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):     # held back by _start_workers
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _stop(pool) -> None:
+    """End a pool at once (an interrupt, an error, a dead worker): the items in flight
+    are not waited for (their maps and records are written whole or not at all), and
+    no worker outlives the run."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 #: Seconds to wait for a scheduler to answer: an unreachable one is reported well
@@ -259,6 +303,9 @@ def _on_executor(fn, items, executor, bar):
                 if nxt is not None:
                     pending.add(executor.submit(fn, nxt))
     except Exception as exc:
+        from concurrent.futures.process import BrokenProcessPool
+        if isinstance(exc, BrokenProcessPool):    # killed (OOM killer, kill -9)
+            raise WorkerDiedError(done, total) from None
         if dask and _cluster_failure(exc):
             raise ClusterLostError(done, total) from None
         if dask and isinstance(exc, RuntimeError) and "closed" in str(exc).lower():

@@ -38,9 +38,8 @@ class MapRecords:
     """
 
     def __init__(self, out, command: str, settings: dict, jobs):
-        from .._version import __version__
-        self.root = Path(out) / RECORDS_DIR / command.split()[-1]
-        self.settings = json.loads(json.dumps({**settings, "segbench": __version__}))
+        self.root = self.folder(out, command)
+        self.settings = self.recorded_settings(settings)
         self.todo, self.reused, self._keys = [], 0, {}
         for src, dst in jobs:
             srcs = [src] if isinstance(src, (str, Path)) else list(src)
@@ -52,6 +51,32 @@ class MapRecords:
                 self.reused += 1
             else:
                 self.todo.append((src, dst))
+
+    @staticmethod
+    def folder(out, command: str) -> Path:
+        """Where the records of ``command``'s maps in ``out`` are kept."""
+        return Path(out) / RECORDS_DIR / command.split()[-1]
+
+    @staticmethod
+    def recorded_settings(settings: dict) -> dict:
+        """``settings`` as a record holds them (with the segbench version)."""
+        from .._version import __version__
+        return json.loads(json.dumps({**settings, "segbench": __version__}))
+
+    @classmethod
+    def written(cls, out, command: str, path) -> dict | None:
+        """The record key of the map ``path`` if ``command``'s records say it wrote
+        that file as it is now, else None (a file of the user's, or one changed since:
+        never removed by a rerun)."""
+        path = Path(path)
+        try:
+            data = json.loads((cls.folder(out, command) / f"{path.stem}.json")
+                              .read_text(encoding="utf-8"))
+            if path.is_file() and fingerprint(path) == data["output"]:
+                return data["key"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            pass
+        return None
 
     def _record(self, dst) -> Path:
         return self.root / f"{Path(dst).stem}.json"

@@ -190,8 +190,12 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             preds = dict(pred)
             missing = [i for i in item_ids if i not in preds]
             if missing:
+                covered = len(item_ids) - len(missing)
+                subset = (f"; the predictions cover only {covered} of the "
+                          f"{len(item_ids)} images: to score those, pass their ids with "
+                          "ids=" if covered else "")
                 raise InputError(f"{len(missing)} of {len(item_ids)} images have no "
-                                 f"prediction: {', '.join(missing[:20])}")
+                                 f"prediction: {', '.join(missing[:20])}{subset}")
         else:
             first = next(f for f in families if f.needs_predictions)
             hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
@@ -250,10 +254,10 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
                     joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
                                                [records[f.name][i] for i in item_ids],
                                                store, ex, progress)
-    except ClusterLostError:
+    except ClusterLostError as exc:     # or WorkerDiedError: a local worker killed
         # counted over the whole run: the images reused and those finished here
         done = sum(all(i in records[f.name] for f in families) for i in item_ids)
-        raise ClusterLostError(done, len(item_ids), saved=store.root is not None) from None
+        raise type(exc)(done, len(item_ids), saved=store.root is not None) from None
 
     if name or not any(f.needs_predictions for f in families):
         label = name or "human"
