@@ -92,10 +92,11 @@ def test_submit_takes_presentation(tmp_path, capsys):
         meta = json.loads((out / "meta.json").read_text())
         assert meta["presentation"] == pres
         results[pres] = official(out, "eval_bdry")
-        # the same files as the boundary benchmark against that presentation
+        # the same files as the boundary benchmark against that presentation, under
+        # the BSDS300 page's protocol (issue 40 item 16)
         assert main(["boundary", "--gt", str(root), "--split", "test", "--presentation",
                      pres, "--pred", str(sub), "--out", str(tmp_path / f"b-{pres}"),
-                     "--quiet", "--no-plot"]) == 0
+                     "--preset", "bsds300", "--quiet", "--no-plot"]) == 0
         assert results[pres] == official(tmp_path / f"b-{pres}", "eval_bdry")
     assert results["gray"] != results["color"]
     capsys.readouterr()

@@ -180,9 +180,11 @@ def test_thumbnails_link_to_full_size(site, site_overlays, inputs, with_overlays
     page = (site_overlays if with_overlays else site) / "images" / f"{item.iid}.html"
     p = _Thumbs()
     p.feed(page.read_text())
-    # photo, all humans, boundaries + regions per annotator, output (+ overlay) per run
+    # photo, all humans, boundaries + regions per annotator, output (+ overlay) per run,
+    # and a soft output's boundaries at its ODS threshold (3 soft runs; issue 40 item 17)
     per_run = 2 if with_overlays else 1
-    assert len(p.pairs) == 2 + 2 * len(item.segmentations) + per_run * len(inputs["runs"])
+    assert len(p.pairs) == 2 + 2 * len(item.segmentations) + per_run * len(
+        inputs["runs"]) + 3
     for full, thumb in p.pairs:
         assert full != thumb
         with Image.open(resolve(page, full)) as im:
@@ -198,7 +200,8 @@ def test_overlay_pictures_for_every_run_with_predictions(site, site_overlays, in
     assert len(names) == 4      # gradient, canny, hostile (own folder), kmeans (segs)
     # opt-in: by default the site runs no matcher, so draws no overlay
     assert not list((site / "img" / iid).glob("a_*_ov.png"))
-    assert len(list((site / "img" / iid).glob("a_*.png"))) == 2 * 4    # + thumbnails
+    # output per run + at the ODS threshold per soft run, + thumbnails
+    assert len(list((site / "img" / iid).glob("a_*.png"))) == 2 * (4 + 3)
 
 
 def test_subjects_pages(site300, inputs):

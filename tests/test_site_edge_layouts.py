@@ -65,3 +65,28 @@ def test_an_edge_layout_that_is_not_one_is_one_line(tmp_path, capsys):
                  "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_image_page_shows_the_soft_map_and_its_boundaries_at_ods(layouts, capsys):
+    """Issue 40 item 17: the page said each output was shown "at its ODS threshold" but
+    showed the soft map. Now it shows both, each named: the soft output, and the
+    boundaries the benchmark scores at the run's ODS threshold (fewer pixels drawn)."""
+    import numpy as np
+    from PIL import Image
+    root, sets = layouts
+    m = sets["biped"]
+    run = root / "run-soft"
+    assert main(["boundary", "--gt", str(m["gt"]), "--pred", str(m["pred"]), "--preset",
+                 m["preset"], "--out", str(run), "--quiet"]) == 0
+    site = root / "site-soft"
+    assert main(["site", "--gt", str(m["gt"]), "--results", str(run), "--out", str(site),
+                 "--quiet"]) == 0
+    at = sorted(site.rglob("a_*_at.png"))
+    assert at, "no picture at the ODS threshold"
+    soft = at[0].with_name(at[0].name.replace("_at.png", ".png"))
+    ink = [np.count_nonzero(np.asarray(Image.open(p).convert("L")) < 250) for p in (soft, at[0])]
+    assert ink[1] < ink[0]        # thinned and thresholded: fewer pixels than the soft map
+    page = next((site / "images").glob(f"{at[0].parent.name}.html"), None) or next(
+        p for p in (site / "images").glob("*.html") if at[0].stem in p.read_text())
+    text = page.read_text()
+    assert "soft output, then its boundaries" in text and at[0].stem in text

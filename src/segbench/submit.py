@@ -315,6 +315,36 @@ def _open_presentation(dataset, presentation: str | None):
     return ds
 
 
+def _check_presentation(ds, split: str, presentation: str | None) -> None:
+    """Refuse, before anything is written, a split with images that have no
+    segmentation of ``presentation`` (a BSDS300 tree with colour ones only, say)."""
+    if presentation is None:
+        return
+    bare = [iid for iid in ds.ids(split) if not ds[iid].sources]
+    if not bare:
+        return
+    kinds = ("color", "gray") if presentation == "all" else (presentation,)
+    others = [k for k in ("color", "gray") if k not in kinds
+              and (Path(ds.root) / "human" / k).is_dir()]
+    has = f"; it has {' and '.join(others)} ones" if others else ""
+    shown = ", ".join(bare[:10]) + (" ..." if len(bare) > 10 else "")
+    raise InputError(f"--presentation {presentation}: {len(bare)} of "
+                     f"{len(ds.ids(split))} images of split {split!r} have no "
+                     f"{' or '.join(kinds)} segmentation "
+                     f"(human/{'{' + ','.join(kinds) + '}' if len(kinds) > 1 else kinds[0]}"
+                     f"/<uid>/<iid>.seg){has}: {shown}", ds.root)
+
+
+def _protocol_of(ds) -> str | None:
+    """The boundary protocol a submission to ``ds`` is scored with: a BSDS300 one as
+    the BSDS300 page's benchmark scored it (30 thresholds: "we threshold the boundary
+    map at many levels, e.g. 30", the page's "benchmark" section, copy in
+    ../shared/reference/bsds-site-page-zh.md; segbench 1.2.0 Benchmark/boundaryBench.m
+    ``nthresh=30``: the ``bsds300`` preset, segbench.boundary.PROTOCOLS), not BSR's 99;
+    None (the benchmark's defaults) for any other dataset."""
+    return "bsds300" if isinstance(ds, BSDS300) else None
+
+
 def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
            split: str = "test", name: str | None = None, strict: bool = True,
            workers: int = 1, progress: bool = True, nthresh: int | None = None,
@@ -344,7 +374,9 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         False they are ignored and listed in ``meta.json["warnings"]``.
     workers, progress, nthresh, max_dist, plot
         Passed to the benchmark; ``nthresh`` and ``max_dist`` left None take the
-        benchmark's defaults (99 and the BSDS 0.0075: :mod:`segbench.families`).
+        benchmark's defaults (99 and the BSDS 0.0075: :mod:`segbench.families`), on a
+        BSDS300 those of its site's benchmark (the ``bsds300`` protocol: 30
+        thresholds, human maps thinned), recorded as ``meta.json["protocol"]``.
     presentation : {'color', 'gray', 'all'}, optional
         BSDS300 only: score against the segmentations made on colour images (the
         default), on grayscale ones (the ranking of greyscale algorithms), or both;
@@ -398,6 +430,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         raise InputError("submission not found", src)
     ds = _open_presentation(dataset, presentation)
     ds.ids(split)  # InputError naming the splits there are, if there is no such split
+    _check_presentation(ds, split, presentation)
     out = Path(out_dir)
     _claim_run_folder(out, src)
     with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
@@ -427,6 +460,9 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
                 **{k: v for k, v in given.items() if v is not None})
     if presentation is not None:
         opts["presentation"] = presentation        # recorded in the results' params
+    protocol = _protocol_of(ds)
+    if protocol is not None:
+        opts["protocol"] = protocol
     if kind == "mat":
         boundary, region = evaluate("all", ds, pred_dir, out, **opts)
     else:
@@ -458,6 +494,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
                     else str(Path(ds.root).resolve()),
                     "split": split},
         **({"presentation": presentation} if presentation is not None else {}),
+        **({"protocol": protocol} if protocol is not None else {}),
         "n_images": len(maps),
         "source": src.name,
         "files": files,

@@ -574,7 +574,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _check_origin(self) -> None:
         """Refuse other sites' pages (CSRF) and other host names (DNS rebinding)."""
-        host = self.headers.get("Host", "")
+        host = self.headers.get("Host", "").lower()   # host names are case-blind
         allowed = getattr(self.server, "allowed_hosts", None)
         if allowed is not None and host not in allowed:
             raise _Reply(421, f"unexpected Host {host!r}")
@@ -846,16 +846,56 @@ def tls_context(cert: str | PathLike, key: str | PathLike) -> ssl.SSLContext:
     return ctx
 
 
-def _public_origin(url: str) -> tuple[str, str]:
-    """(origin, host[:port]) of ``--public-url``."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in (
-            "", "/") or parts.query or parts.fragment or "@" in parts.netloc:
-        raise InputError(f"--public-url must be an address such as "
-                         f"https://annotate.example.org (scheme and host, no path), "
-                         f"got {url!r}")
-    netloc = parts.netloc.lower()
-    return f"{parts.scheme}://{netloc}", netloc
+_DNS_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_DEFAULT_PORT = {"http": 80, "https": 443}
+
+
+def _public_origin(url: str) -> tuple[str, frozenset[str]]:
+    """(origin, accepted ``Host`` values) of ``--public-url``.
+
+    The origin is the one a browser sends (its scheme's default port omitted); the host is
+    accepted with and without that default port, as clients differ in which they send.
+    """
+    def bad(why: str) -> InputError:
+        return InputError(f"--public-url {url!r}: {why}; expected an address such as "
+                          f"https://annotate.example.org[:port] (scheme and host, no path)")
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError as exc:   # e.g. a '[' without its ']'
+        raise bad("an IPv6 address needs its closing ']'" if "[" in url and "]" not in url
+                  else str(exc)) from None
+    if parts.scheme not in _DEFAULT_PORT:
+        raise bad("the scheme must be http or https")
+    if not parts.netloc or "@" in parts.netloc:
+        raise bad("no host" if not parts.netloc else "a user name or password is not served")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise bad("a path, query or fragment is not served")
+    try:
+        port = parts.port
+    except ValueError:
+        raise bad(f"the port {parts.netloc.rpartition(':')[2]!r} is not a number "
+                  f"from 1 to 65535") from None
+    if port == 0:
+        raise bad("the port 0 is not a number from 1 to 65535")
+    host = parts.hostname or ""
+    if parts.netloc.startswith("["):   # an IPv6 literal
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad(f"{host!r} is not an IPv6 address") from None
+        host = f"[{host}]"
+    else:
+        try:   # an internationalised name travels in its ASCII (punycode) form
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            raise bad(f"{host!r} is not a host name") from None
+        if not host or not all(_DNS_LABEL.fullmatch(lab)
+                                for lab in host.removesuffix(".").split(".")):
+            raise bad(f"{host!r} is not a host name (letters, digits, '-' and '.' only)")
+    default = _DEFAULT_PORT[parts.scheme]
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    return f"{parts.scheme}://{netloc}", frozenset({netloc, f"{host}:{port or default}"})
 
 
 class AnnotateServer(ThreadingHTTPServer):
@@ -889,7 +929,7 @@ class AnnotateServer(ThreadingHTTPServer):
         self.allowed_hosts = ({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
                               if self.loopback else None)
         if self.allowed_hosts is not None and self.public is not None:
-            self.allowed_hosts.add(self.public[1])
+            self.allowed_hosts |= self.public[1]
 
     def origins(self, host: str) -> set[str]:
         """The ``Origin`` values accepted on a write that came with ``Host: host``."""
@@ -898,7 +938,7 @@ class AnnotateServer(ThreadingHTTPServer):
         if self.public is None:
             return own
         # behind a proxy, the public origin; the proxy's own plain-http name is not one
-        return {self.public[0]} | (own if host != self.public[1] else set())
+        return {self.public[0]} | (own if host not in self.public[1] else set())
 
     def finish_request(self, request, client_address):
         if self.ssl_context is None:

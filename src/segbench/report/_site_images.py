@@ -243,7 +243,8 @@ def overlay_counts(detected: np.ndarray, humans: list, max_dist: float):
 
 def _prediction(spec: RunSpec):
     """(display picture, binary map before thinning or None) of a run's output, or
-    None; the binary map (at the overlay threshold) only where the overlay is drawn."""
+    None; the binary map (at the run's ODS threshold) where the overlay is drawn or the
+    output is a soft map (whose picture is then drawn at that threshold too)."""
     if spec.pred_path is None:
         return None
     from ..region import read_region_prediction
@@ -255,7 +256,8 @@ def _prediction(spec: RunSpec):
     t = spec.threshold
     if math.isnan(t):
         t = 0.5 if soft else 1      # no ODS threshold: the middle / the first segmentation
-    detected = detected_map(pred, t) if spec.overlay else None
+    detected = detected_map(pred, t) if spec.overlay or (soft and not math.isnan(
+        spec.threshold)) else None
     if soft:
         return strength_picture(pred.pb), detected
     segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
@@ -264,7 +266,7 @@ def _prediction(spec: RunSpec):
 
 
 #: Bump when a picture is drawn differently: a rebuild then redraws every picture.
-PICTURES_VERSION = 2
+PICTURES_VERSION = 3
 #: The file in ``img/<key>/`` that says what its pictures were drawn from.
 STAMP = ".inputs.json"
 
@@ -406,7 +408,8 @@ def _draw_image(item, folder: Path, made: set) -> dict:
 def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -> dict:
     """One run's output (and overlay) of one image: ``{"output", "overlay", "counts",
     "errors"}``."""
-    entry = {"output": False, "overlay": False, "counts": None, "errors": []}
+    entry = {"output": False, "overlay": False, "at_threshold": False, "counts": None,
+             "errors": []}
     try:
         got = _prediction(spec)
     except Exception as exc:  # one bad file must not sink the site: say so on the page
@@ -427,9 +430,15 @@ def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -
             made.update(_picture(picture, folder / f"a_{spec.slug}.png",
                                  lines=picture.ndim == 2))
             entry["output"] = True
-            if detected is not None:
-                if spec.thin:
-                    detected = thin_map(detected)
+            if detected is not None and spec.thin:
+                detected = thin_map(detected)
+            if detected is not None and picture.ndim == 2:
+                # a soft map's picture is not what is scored: also its boundaries at
+                # the ODS threshold, thinned as the benchmark thins them
+                made.update(_picture(boundary_image(detected),
+                                     folder / f"a_{spec.slug}_at.png", lines=True))
+                entry["at_threshold"] = True
+            if detected is not None and spec.overlay:
                 ov, counts = overlay_counts(detected, hb, spec.max_dist)
                 made.update(_picture(ov, folder / f"a_{spec.slug}_ov.png", lines=True))
                 entry.update(overlay=True, counts=counts.tolist())

@@ -12,8 +12,9 @@ What the original BSDS pages offered, generated from a lab's own results:
 - ``images/``: every image ordered by the best F any algorithm reached on it (hard
   first in ``index.html``, easy first in ``easy.html``); per image the photo, every
   human segmentation (boundaries and a coloured region map) and each algorithm's
-  output (and, on request, a true-positive/false-positive/miss overlay) at its ODS
-  threshold.
+  output as given (a soft map in grey levels) and, for a soft map, its thinned
+  boundaries at its ODS threshold (and, on request, a true-positive/false-positive/miss
+  overlay there).
 - ``subjects/``: every segmentation a person made, each with its score against the
   other segmentations of the same image and presentation, where subjects are known.
 - ``human.html``: each annotator scored against the others.
@@ -682,6 +683,7 @@ def _write_image(write, entry, info, ranked, prev, nxt):
         ods = _prf(got["counts"]) if got.get("counts") else (math.nan,) * 3
         algs.append({"name": run.name, "slug": run.slug, "output": got.get("output", False),
                      "overlay": got.get("overlay", False),
+                     "at_threshold": got.get("at_threshold", False),
                      "presentation": run.presentation,
                      "threshold": run.overlay_threshold(), "ods_r": ods[0],
                      "ods_p": ods[1], "ods_f": ods[2], "ois_f": num(b.get("f")),
