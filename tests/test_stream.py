@@ -200,7 +200,7 @@ def test_errors_found_in_the_pool_name_the_update_and_index(synthetic):
     with pytest.raises(InputError, match=r"^update 2, batch index 1 \(id 'synth000'\): "
                                          r"prediction is 10x12 \(HxW\) but the image"):
         ev.compute()
-    assert len(ev.compute().per_item) == 2          # the bad image is left out, once
+    assert len(ev.compute().per_item) == 1   # the bad batch (update 2) is left out whole
 
 
 def test_repeated_ids_and_missing_gt_files_are_refused(tmp_path):

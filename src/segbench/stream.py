@@ -54,6 +54,21 @@ def _check_workers(workers) -> int:
     return int(workers)
 
 
+def _thresholds_param(thresholds, owner: str, *, lists: bool) -> dict:
+    """``thresholds=``: a count (as ``nthresh``) or, where the family takes one, an
+    explicit list normalised as the CLI's ``--thresholds`` and ``segbench.evaluate``."""
+    from .primitives import threshold_list
+    if isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool):
+        return {"nthresh": int(thresholds)}
+    if not lists:
+        raise InputError(f"{owner}: thresholds is a count of ucm2 thresholds (the region "
+                         f"benchmark takes no explicit list), got {thresholds!r}")
+    if isinstance(thresholds, bool):
+        raise InputError(f"{owner}: thresholds is a count or a list of numbers in [0, 1], "
+                         f"not {thresholds!r}")
+    return {"thresholds": threshold_list(thresholds)}
+
+
 def _labels(n: int, batch: bool, ids) -> list[str]:
     if not batch:
         return ["pred" if ids[0] is None else f"pred (id {ids[0]!r})"]
@@ -87,11 +102,12 @@ class _StreamEval:
         self._records: list = []       # record, or None while its task runs
         self._pending: deque = deque()  # (index, future, label), oldest first
         self._named: set = set()
+        self._call_of: list = []       # the update each slot came from (0: merged)
         self._calls = 0
 
     def __len__(self) -> int:
         """Images counted (those still in the pool included)."""
-        return len(self._ids)
+        return sum(i is not False for i in self._ids)
 
     @property
     def params(self) -> dict:
@@ -220,9 +236,7 @@ class _StreamEval:
             if item.gt_path is None and not item.sources:     # in memory: check now
                 check_same_shape(p, item.annotations[0].shape, labels[k])
             samples.append(memory_sample(item, p))
-        self._calls += 1
-        for k, sample in enumerate(samples):
-            self._add(sample, wanted[k], f"update {self._calls}, {labels[k]}")
+        self._add_call(samples, wanted, labels)
 
     def _ids_of(self, ids, gts, n: int) -> list:
         from .datasets import DatasetItem
@@ -244,28 +258,49 @@ class _StreamEval:
                 raise InputError("ids: an id is empty")
         named = [i for i in out if i is not None]
         again = sorted({i for i in named if i in self._named or named.count(i) > 1})
+        if again and self._pending and any(i in self._named for i in again):
+            self._drain()     # a failed batch in the pool frees its ids once raised
+            again = sorted({i for i in named if i in self._named or named.count(i) > 1})
         if again:
             raise InputError(f"ids: image {', '.join(map(repr, again[:10]))} is counted "
                              "twice (ids must be unique; pass ids= to name the images)")
         return out
 
-    def _add(self, sample, iid, label) -> None:
+    def _add_call(self, samples, ids, labels) -> None:
+        """Count one update's images whole or not at all: whatever fails (a .mat read
+        late, an interrupt, an older batch's error raised here) leaves none of them."""
+        self._calls += 1
+        call, start = self._calls, len(self._ids)
+        if self._workers == 0:
+            try:
+                records = [self._family.evaluate(s, self._params) for s in samples]
+            finally:
+                for s in samples:
+                    s.release()
+            self._extend(ids, records, call)
+            return
+        try:
+            for sample, iid, label in zip(samples, ids, labels):
+                self._add(sample, iid, f"update {call}, {label}", call)
+        except BaseException:
+            self._rollback(start)
+            raise
+
+    def _rollback(self, start: int) -> None:
+        """Forget the slots from ``start`` on (the call being added)."""
+        while self._pending and self._pending[-1][0] >= start:
+            self._pending.pop()[1].cancel()
+        for iid in self._ids[start:]:
+            if iid:
+                self._named.discard(iid)
+        del self._ids[start:], self._records[start:], self._call_of[start:]
+
+    def _add(self, sample, iid, label, call) -> None:
         index = len(self._ids)
         if iid is not None:
             self._named.add(iid)
         self._ids.append(iid)
-        if self._workers == 0:
-            self._records.append(None)
-            try:
-                self._records[index] = self._family.evaluate(sample, self._params)
-            except BaseException:
-                self._ids.pop()
-                self._records.pop()
-                self._named.discard(iid)
-                raise
-            finally:
-                sample.release()
-            return
+        self._call_of.append(call)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._workers,
                                             thread_name_prefix="segbench-stream")
@@ -289,19 +324,31 @@ class _StreamEval:
         try:
             self._records[idx] = future.result()
         except InputError as exc:
-            self._forget(idx)
+            call = self._drop_call(idx)
             if raise_errors:      # the update and index; a file only if one is to blame
-                raise InputError(f"{label}: {exc.problem}",
+                raise InputError(f"{label}: {exc.problem} (nothing of update {call} is "
+                                 "counted; correct it and send it again)",
                                  None if exc.path == source else exc.path) from None
         except BaseException:
-            self._forget(idx)
+            self._drop_call(idx)
             if raise_errors:
                 raise
         return True
 
+    def _drop_call(self, idx: int) -> int:
+        """A failed image: its whole update left out (those of its images still in
+        the pool dropped, those counted forgotten), its ids free again; the update."""
+        call = self._call_of[idx]
+        while self._pending and self._call_of[self._pending[0][0]] == call:
+            self._pending.popleft()[1].cancel()
+        for k, c in enumerate(self._call_of):
+            if c == call:
+                self._forget(k)
+        return call
+
     def _forget(self, idx: int) -> None:
         """An image whose evaluation failed: left out (its slot stays, uncounted)."""
-        if self._ids[idx] is not None:
+        if self._ids[idx]:
             self._named.discard(self._ids[idx])
         self._ids[idx] = False          # marks a failed slot, dropped by _items
 
@@ -326,6 +373,7 @@ class _StreamEval:
         if len(keep) != len(self._ids):
             self._ids = [self._ids[k] for k in keep]
             self._records = [self._records[k] for k in keep]
+            self._call_of = [self._call_of[k] for k in keep]
         return list(self._ids), list(self._records)
 
     # --- merging and state --------------------------------------------------------------
@@ -445,10 +493,11 @@ class _StreamEval:
                              " (ids must be unique across shards)")
         self._extend(ids, records)
 
-    def _extend(self, ids, records) -> None:
+    def _extend(self, ids, records, call: int = 0) -> None:
         for iid, rec in zip(ids, records):
             self._ids.append(iid)
             self._records.append(rec)
+            self._call_of.append(call)
             if iid is not None:
                 self._named.add(iid)
 
@@ -516,8 +565,9 @@ class BoundaryEval(_StreamEval):
 
     Parameters
     ----------
-    thresholds : int, optional
-        Number of thresholds (default: the protocol's, 99 for ``bsr``).
+    thresholds : int or sequence of float, optional
+        Number of thresholds (default: the protocol's, 99 for ``bsr``), or an explicit
+        list in [0, 1] as ``segbench boundary --thresholds 0.1,0.5``.
     max_dist : float, optional
         Matching tolerance, a fraction of the image diagonal (default: the protocol's,
         0.0075).
@@ -563,14 +613,14 @@ class BoundaryEval(_StreamEval):
 
     _benchmark = "boundary"
 
-    def __init__(self, *, thresholds: int | None = None, max_dist: float | None = None,
+    def __init__(self, *, thresholds=None, max_dist: float | None = None,
                  nms=False, protocol: str = "bsr", workers: int = 0, bits=None,
                  name: str = "model", **params):
         from .api import protocol_params
         from .boundary import BOUNDARY
         given = dict(params)
         if thresholds is not None:
-            given["nthresh"] = thresholds
+            given.update(_thresholds_param(thresholds, "BoundaryEval", lists=True))
         if max_dist is not None:
             given["max_dist"] = max_dist
         given["nms"] = nms
@@ -647,7 +697,8 @@ class RegionEval(_StreamEval):
 
     def __init__(self, *, thresholds: int = 99, workers: int = 0, name: str = "model"):
         from .region import REGION
-        super().__init__(REGION, {"nthresh": thresholds}, workers, name)
+        super().__init__(REGION, _thresholds_param(thresholds, "RegionEval", lists=False),
+                         workers, name)
 
     _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi",
                 "n_regions"), ("cnt_r_best",))
@@ -808,9 +859,7 @@ class SemanticBoundaryEval(_StreamEval):
             item = DatasetItem(wanted[k] or f"#{len(self._ids) + k + 1}", "memory")
             samples.append(Sample(item, labels[k], _ClassMaps(
                 p.copy(), g.astype(bool), None if r is None else r.astype(bool))))
-        self._calls += 1
-        for k, sample in enumerate(samples):
-            self._add(sample, wanted[k], f"update {self._calls}, {labels[k]}")
+        self._add_call(samples, wanted, labels)
 
     @staticmethod
     def _batch(maps, what: str) -> list:

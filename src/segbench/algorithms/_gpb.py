@@ -81,6 +81,65 @@ def _check_size(img: np.ndarray) -> None:
                          "downsample it first")
 
 
+#: Eigenvectors spectral_pb computes (the trivial one included): the grid the
+#: eigenproblem is solved on needs more pixels than that, and 2 on a side.
+_NVEC = 17
+
+
+def _eig_grid(h: int, w: int, rsz: float) -> tuple[int, int]:
+    """The grid the eigenproblem is solved on: ``imresize(., rsz)``'s output size."""
+    if rsz == 1:
+        return h, w
+    return int(np.ceil(rsz * h)), int(np.ceil(rsz * w))
+
+
+def smallest_rsz(h: int, w: int) -> float:
+    """The smallest ``rsz`` (rounded up to 3 significant digits) whose eigenproblem grid
+    is usable for an h x w image: 2 pixels on a side and more than 17 in all."""
+    best = 1.0
+    for a in range(2, _NVEC // 2 + 2):     # rows of the grid; columns the fewest that fit
+        b = max(2, -(-(_NVEC + 1) // a))
+        best = min(best, max((a - 1) / h, (b - 1) / w))   # ceil(r h) >= a iff r h > a - 1
+    digits = 2 - int(np.floor(np.log10(best)))
+    r = float(np.ceil(best * 10 ** digits) / 10 ** digits)
+    while not _usable(*_eig_grid(h, w, r)):  # the bound itself (r h = a - 1) falls short
+        r = float(np.round(r + 10.0 ** -digits, digits))
+    return min(r, 1.0)
+
+
+def _usable(a: int, b: int) -> bool:
+    return min(a, b) >= 2 and a * b > _NVEC
+
+
+def check_rsz(rsz, shape=None) -> float:
+    """``rsz`` as a float, checked: in (0, 1] and, given the image ``shape`` (H, W),
+    large enough to leave the eigenproblem a usable grid (an rsz near 0 would
+    otherwise build resize kernels of 4 / rsz taps: 298 GiB at 1e-10).
+
+    Raises
+    ------
+    InputError
+        One line naming the value and, for an image, the smallest usable rsz.
+    """
+    if isinstance(rsz, bool):
+        raise InputError(f"rsz must be a number in (0, 1], got {rsz!r}")
+    try:
+        value = float(rsz)
+    except (TypeError, ValueError):
+        raise InputError(f"rsz must be a number in (0, 1], got {rsz!r}") from None
+    if not 0 < value <= 1:
+        raise InputError(f"rsz must be in (0, 1], got {rsz!r}")
+    if shape is not None:
+        h, w = int(shape[0]), int(shape[1])
+        a, b = _eig_grid(h, w, value)
+        if not _usable(a, b):
+            raise InputError(f"rsz={value:g} leaves gPb's eigenproblem {a} x {b} pixels of "
+                             f"this {h} x {w} image (it needs 2 on a side and "
+                             f"{_NVEC + 1} in all); the smallest usable rsz here is "
+                             f"{smallest_rsz(h, w):g}")
+    return value
+
+
 def _weighted(cues: np.ndarray, weights) -> np.ndarray:
     """sum_i w_i cues[i] over the first axis: (8, H, W)."""
     out = np.zeros(cues.shape[1:], np.float64)
@@ -235,20 +294,15 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     import time
 
     from ._gpb_spectral import imresize_bicubic, spectral_pb
-    try:
-        rsz = float(rsz)
-    except (TypeError, ValueError):
-        raise InputError(f"rsz must be a number in (0, 1], got {rsz!r}") from None
-    if not 0 < rsz <= 1:
-        raise InputError(f"rsz must be in (0, 1], got {rsz!r}")
+    rsz = check_rsz(rsz)
+    img, _ = _photograph(image)
+    _check_size(img)
+    rsz = check_rsz(rsz, img.shape[:2])    # before mPb, the costly part
     t0 = time.process_time()
     cues, mpb_all, thin, kind = mpb(image)
     h, w = thin.shape
     if rsz < 1:   # multiscalePb.m: the weighted cues resized, then thinned
         small = np.stack([imresize_bicubic(ch, scale=rsz) for ch in mpb_all])
-        if min(small.shape[1:]) < 2:
-            raise InputError(f"rsz={rsz} leaves {small.shape[1]} x {small.shape[2]} "
-                             "pixels for the eigenproblem; use a larger rsz")
         thin = np.clip(_MPB_GAIN * nonmax_channels(small), 0.0, 1.0)
     t1 = time.process_time()
     stage = {}

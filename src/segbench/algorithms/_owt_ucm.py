@@ -160,7 +160,9 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
     if h * w > MAX_PIXELS:
         raise InputError(f"the contour map has {h}x{w} pixels, over the limit of "
                          f"{MAX_PIXELS:,}; downsample it first")
-    np.maximum(sig, 0.0, out=sig)
+    # a new array: sig may be the caller's own (float64 given as is) or a read-only
+    # memory map of an .npy, neither to be written
+    sig = np.maximum(sig, 0.0)
     single = sig.ndim == 2
     if single:
         if theta is None:
