@@ -287,9 +287,10 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
 
     Notes
     -----
-    Where we differ from the released code: the textons (per-image k-means) use
-    numpy's random draw, not Maire's MT19937-64 stream, so the texture cue differs
-    slightly; the eigen-solver is scipy's (see :mod:`._gpb_spectral`).
+    The textons (per-image k-means) are BSR's, label for label: its MT19937-64 stream,
+    randperm, sample and coarse-to-fine k-means (:func:`._gpb_cues.textons`). Where we
+    differ from the released code: the eigen-solver is scipy's (see
+    :mod:`._gpb_spectral`).
     """
     import time
 
