@@ -147,19 +147,50 @@ class _CtrlC:
     @staticmethod
     def _handler(signum, frame):
         _CtrlC.seen = True
+        if _in_compiler(frame):
+            # raised inside llvmlite's ctypes callbacks (Numba loading a kernel) the
+            # interrupt is swallowed ("Exception ignored") or leaves its state broken:
+            # deliver it again in 20 ms, once the interpreter is back in our code
+            import signal
+            signal.signal(signal.SIGALRM, _CtrlC._again)
+            signal.setitimer(signal.ITIMER_REAL, 0.02)
+            return                          # (__exit__ cancels it if the run ends first)
         raise KeyboardInterrupt
+
+    @staticmethod
+    def _again(signum, frame):
+        import signal
+        os.kill(os.getpid(), signal.SIGINT)
 
     def quiet(self) -> None:
         """Ignore a second Ctrl-C while the interrupted run reports itself."""
         import signal
         if self._saved is not None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self._no_redelivery()
+
+    @staticmethod
+    def _no_redelivery() -> None:
+        import signal
+        signal.setitimer(signal.ITIMER_REAL, 0)          # a pending re-delivery: off
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
     def __exit__(self, *exc):
         import signal
         if self._saved is not None:
+            self._no_redelivery()
             signal.signal(signal.SIGINT, self._saved)
         return False
+
+
+def _in_compiler(frame) -> bool:
+    """Whether ``frame`` or a caller is running llvmlite or Numba's own code."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith(("llvmlite", "numba.")):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -185,6 +216,20 @@ def main(argv=None) -> int:
             ctrl_c.quiet()
             print(INTERRUPTED, file=sys.stderr)
             return 130
+
+
+def console_main() -> None:
+    """The ``segbench`` command: :func:`main`, then exit. After Ctrl-C the process ends
+    at once (``os._exit``) once its line is printed: the interrupt may have cut a
+    library's own state short (Numba's kernel loading), and the interpreter's clean-up
+    of such state is where an interrupted command could still crash. Finished work is
+    already on disk (every file is written whole, then renamed)."""
+    status = main()
+    if status == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(status)
 
 
 def _main(argv) -> int:
@@ -227,4 +272,4 @@ def _main(argv) -> int:
             os.environ["SEGBENCH_COMMAND_LINE"] = before
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console_main", "main"]

@@ -1,5 +1,3 @@
-import sys
+from . import console_main
 
-from . import main
-
-sys.exit(main())
+console_main()
