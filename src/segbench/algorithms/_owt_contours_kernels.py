@@ -22,6 +22,7 @@ import numpy as np
 
 from ..compilation import prepare_kernels
 from ..primitives import find_root as _find   # the union-find of the OWT's watershed
+from ..primitives import union_lower as _union
 
 prepare_kernels()
 
@@ -49,13 +50,7 @@ def _components(mask):
                 yy = y + dy
                 if xx < 0 or yy < 0 or yy >= w or not mask[xx, yy]:
                     continue
-                ri = _find(parent, i)
-                rj = _find(parent, xx * w + yy)
-                if ri != rj:
-                    if ri < rj:
-                        parent[rj] = ri
-                    else:
-                        parent[ri] = rj
+                _union(parent, i, xx * w + yy)
     lab = np.zeros((h, w), np.int64)
     ids = np.zeros(h * w, np.int64)
     n = 0

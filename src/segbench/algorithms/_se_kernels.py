@@ -104,6 +104,20 @@ def conv_sep(img, taps, out):
                 out[ch, y, x] = s
 
 
+@numba.njit(cache=True, fastmath=False, inline="always")
+def _grad_taps(i, n):
+    """The two samples and weight of the derivative at ``i`` of ``n``: central
+    ``(I[i+1] - I[i-1]) / 2`` inside, one-sided with weight 1 at either end, 0 on a
+    single sample (gradientMex.cpp ``grad1``)."""
+    if n == 1:
+        return 0, 0, np.float32(0.0)
+    if i == 0:
+        return 0, 1, np.float32(1.0)
+    if i == n - 1:
+        return n - 2, n - 1, np.float32(1.0)
+    return i - 1, i + 1, np.float32(0.5)
+
+
 @numba.njit(cache=True, fastmath=False)
 def grad_mag(img, acos_table, mag, ori):
     """``gradientMag(I, 0)`` of a (C, H, W) float32 image: ``mag`` and ``ori`` (H, W).
@@ -117,35 +131,13 @@ def grad_mag(img, acos_table, mag, ori):
     as the mex's lookup (cosine truncated to 1e-4; zero gradient -> pi/2).
     """
     c, h, w = img.shape
-    half = np.float32(0.5)
-    one = np.float32(1.0)
     tiny = np.float32(1e-10)
     mult = np.float32(10000.0)
     n = (acos_table.shape[0] - 1) // 2
     for y in range(h):
-        y0 = y - 1
-        y1 = y + 1
-        ry = half
-        if y == 0:
-            y0 = 0
-            ry = one
-        if y == h - 1:
-            y1 = h - 1
-            ry = one
-        if h == 1:
-            ry = np.float32(0.0)
+        y0, y1, ry = _grad_taps(y, h)
         for x in range(w):
-            x0 = x - 1
-            x1 = x + 1
-            rx = half
-            if x == 0:
-                x0 = 0
-                rx = one
-            if x == w - 1:
-                x1 = w - 1
-                rx = one
-            if w == 1:
-                rx = np.float32(0.0)
+            x0, x1, rx = _grad_taps(x, w)
             best = np.float32(-1.0)
             bgx = np.float32(0.0)
             bgy = np.float32(0.0)

@@ -25,6 +25,7 @@ from numba.typed import Dict, List
 
 from ..compilation import prepare_kernels
 from ..primitives import find_root as _find
+from ..primitives import union_lower as _union
 
 prepare_kernels()
 
@@ -390,13 +391,7 @@ def _watershed(img):
                 if flat[j] < v:
                     lower[i] = True
                 elif flat[j] == v and j < i:
-                    ri = _find(parent, i)
-                    rj = _find(parent, j)
-                    if ri != rj:
-                        if ri < rj:
-                            parent[rj] = ri
-                        else:
-                            parent[ri] = rj
+                    _union(parent, i, j)
     not_min = np.zeros(n, np.bool_)
     for i in range(n):
         if lower[i]:
