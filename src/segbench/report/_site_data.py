@@ -90,17 +90,16 @@ def open_dataset(root, split: str = "test", gt_format=None) -> SiteDataset:
     from ..datasets import open_ground_truth
     root = Path(root)
     other = None
-    try:
-        if gt_format is not None:
-            raise InputError("not read as BSDS")
-        ds = open_any(root, presentation="all")
-    except InputError as bsds_error:
+    if gt_format is not None:
+        ds = other = open_ground_truth(root, gt_format=gt_format)
+    else:
         try:
-            ds = other = open_ground_truth(root, gt_format=gt_format)
-        except InputError:
-            if gt_format is not None:
-                raise
-            raise bsds_error from None
+            ds = open_any(root, presentation="all")
+        except InputError as bsds_error:
+            try:
+                ds = other = open_ground_truth(root)
+            except InputError:
+                raise bsds_error from None      # neither: the BSDS layouts' message
     if tuple(ds.splits) == ("unknown",) or (other is not None and len(ds.splits) == 1):
         split = ds.splits[0]
     ids = tuple(ds.ids(split))
