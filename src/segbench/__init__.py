@@ -26,41 +26,66 @@ class _MovedModule(_types.ModuleType):
         import warnings
 
         from . import comparison
-        if name.startswith("__"):                 # import machinery's own look-ups
+
+        if name.startswith("__"):  # import machinery's own look-ups
             raise AttributeError(name)
-        warnings.warn("the module segbench.compare is now segbench.comparison "
-                      f"(segbench.compare is the function); import {name} from there",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "the module segbench.compare is now segbench.comparison "
+            f"(segbench.compare is the function); import {name} from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(comparison, name)
 
 
 # registered, not a file: a file would make the attribute segbench.compare the module
 _sys.modules.setdefault(f"{__name__}.compare", _MovedModule(f"{__name__}.compare"))
 
-__all__ = ["BoundaryEval", "FolderResult", "HumanScores", "RegionEval", "Result",
-           "SemanticBoundaryEval",
-           "compare", "detect_folder", "evaluate", "human_scores", "nms_folder",
-           "ucm_folder", "__version__"]
+__all__ = [
+    "BoundaryEval",
+    "FolderResult",
+    "HumanScores",
+    "RegionEval",
+    "Result",
+    "SemanticBoundaryEval",
+    "compare",
+    "detect_folder",
+    "evaluate",
+    "human_scores",
+    "nms_folder",
+    "ucm_folder",
+    "__version__",
+]
 
-_STREAM = ("BoundaryEval", "HumanScores", "RegionEval", "SemanticBoundaryEval",
-           "human_scores")
+_STREAM = (
+    "BoundaryEval",
+    "HumanScores",
+    "RegionEval",
+    "SemanticBoundaryEval",
+    "human_scores",
+)
 _FOLDERS = ("FolderResult", "detect_folder", "nms_folder", "ucm_folder")
 
 
 def __getattr__(name):
     if name == "evaluate":
         from .api import evaluate
+
         return evaluate
     if name == "compare":
         from .comparison import compare
+
         return compare
     if name in _STREAM:
         from . import stream
+
         return getattr(stream, name)
     if name in _FOLDERS:
         from . import engine
+
         return getattr(engine, name)
     if name == "Result":
         from .result import Result
+
         return Result
     raise AttributeError(f"module 'segbench' has no attribute {name!r}")

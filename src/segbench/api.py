@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import InputError
 
+
 def family_spec(name: str):
     """The family spec of a name (``"BOUNDARY"``, ``"HUMAN_BOUNDARY"``, ``"REGION"``,
     ``"HUMAN_REGION"``, ``"SUPERPIXEL"``, ``"SEMANTIC"``, ...): that of the benchmark
@@ -24,6 +25,7 @@ def family_spec(name: str):
         No benchmark runs a spec of that name.
     """
     from .families import family_spec as registered
+
     return registered(name)
 
 
@@ -31,6 +33,7 @@ def families(benchmark: str) -> list:
     """The :class:`~segbench.spec.Family` specs a benchmark name runs (the registry's,
     :data:`segbench.families.BENCHMARKS`)."""
     from .families import specs
+
     return specs(benchmark)
 
 
@@ -39,8 +42,11 @@ def human_options(results) -> dict:
     out = {}
     for r in results:
         if r.family == "human_boundary":
-            out["human_boundary"] = (r.metrics["recall"], r.metrics["precision"],
-                                     r.metrics["F"])
+            out["human_boundary"] = (
+                r.metrics["recall"],
+                r.metrics["precision"],
+                r.metrics["F"],
+            )
         elif r.family == "human_region":
             out["human_region"] = r.metrics
     return out
@@ -49,12 +55,23 @@ def human_options(results) -> dict:
 def protocol_params(benchmark: str, name: str) -> dict:
     """The record and summary parameters of a protocol preset, named by ``protocol``."""
     from .boundary import protocol
+
     if benchmark not in ("boundary", "all", "human", "human_boundary"):
-        raise InputError(f"a protocol preset applies to the boundary and human "
-                         f"benchmarks (and 'all'), not to {benchmark!r}")
+        raise InputError(
+            f"a protocol preset applies to the boundary and human "
+            f"benchmarks (and 'all'), not to {benchmark!r}"
+        )
     preset = protocol(name)
-    keys = ("nthresh", "max_dist", "thin", "thin_gt", "upsample", "lone", "resolution",
-            "alpha") + (("nms",) if benchmark in ("boundary", "all") else ())
+    keys = (
+        "nthresh",
+        "max_dist",
+        "thin",
+        "thin_gt",
+        "upsample",
+        "lone",
+        "resolution",
+        "alpha",
+    ) + (("nms",) if benchmark in ("boundary", "all") else ())
     return {"protocol": name, **{k: preset[k] for k in keys}}
 
 
@@ -66,17 +83,34 @@ def read_run(path, family: str | None = None):
     (:class:`segbench.engine.RunFolder`).
     """
     from .engine import RunFolder
+
     return RunFolder(path).read(family)
 
 
 #: Record and summary parameters that must agree between a run and the run it is
 #: calibrated on: a threshold chosen under other settings is not this run's best.
-CALIBRATION_KEYS = ("protocol", "nthresh", "max_dist", "thin", "thin_gt", "upsample",
-                    "nms", "min_agreement", "resolution", "max_dist_px")
+CALIBRATION_KEYS = (
+    "protocol",
+    "nthresh",
+    "max_dist",
+    "thin",
+    "thin_gt",
+    "upsample",
+    "nms",
+    "min_agreement",
+    "resolution",
+    "max_dist_px",
+)
 
 
-def calibration(run, alpha: float = 0.5, *, name: str | None = None,
-                params: dict | None = None, calibrate_name: str | None = None) -> dict:
+def calibration(
+    run,
+    alpha: float = 0.5,
+    *,
+    name: str | None = None,
+    params: dict | None = None,
+    calibrate_name: str | None = None,
+) -> dict:
     """The summary parameters that calibrate a boundary run on another run.
 
     The calibration run's dataset PR curve (from its ``result_boundary.json``) gives the sampled
@@ -105,56 +139,82 @@ def calibration(run, alpha: float = 0.5, *, name: str | None = None,
         Not a boundary run; another name; other settings (each one named).
     """
     from .boundary import BOUNDARY, calibration_index
+
     res = read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
     curves = res.curves
     if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
-        raise InputError("a calibration run must be a boundary run (its result file has "
-                         "no boundary PR curve)", run)
+        raise InputError(
+            "a calibration run must be a boundary run (its result file has "
+            "no boundary PR curve)",
+            run,
+        )
     expected = calibrate_name if calibrate_name is not None else name
     if expected is not None and res.name != expected:
-        how = (f"not {expected!r} (--calibrate-name)" if calibrate_name is not None else
-               f"this run is {name!r}: calibrate on a run of the same algorithm, or say "
-               f"--calibrate-name {res.name!r} to use it on purpose")
+        how = (
+            f"not {expected!r} (--calibrate-name)"
+            if calibrate_name is not None
+            else f"this run is {name!r}: calibrate on a run of the same algorithm, or say "
+            f"--calibrate-name {res.name!r} to use it on purpose"
+        )
         raise InputError(f"the calibration run is {res.name!r}, {how}", run)
     if params is not None:
         theirs = res.provenance.get("params", {})
         mine = {**BOUNDARY.resolve(params), **BOUNDARY.resolve_summary(params)}
         other = {**BOUNDARY.resolve(theirs), **BOUNDARY.resolve_summary(theirs)}
-        differ = [f"{k} {other.get(k)!r} there, {mine.get(k)!r} here"
-                  for k in CALIBRATION_KEYS if other.get(k) != mine.get(k)]
+        differ = [
+            f"{k} {other.get(k)!r} there, {mine.get(k)!r} here"
+            for k in CALIBRATION_KEYS
+            if other.get(k) != mine.get(k)
+        ]
         if differ:
-            raise InputError("the calibration run was scored with other settings ("
-                             + "; ".join(differ) + "): its best threshold is not one "
-                             "of this run's thresholds under the same protocol; rerun "
-                             "it with this run's options", run)
-    j = calibration_index(curves["thresholds"], curves["recall"], curves["precision"],
-                          alpha)
-    return {"calibrated_threshold": float(curves["thresholds"][j]),
-            "calibrated_on": str(run), "calibrated_name": res.name}
+            raise InputError(
+                "the calibration run was scored with other settings ("
+                + "; ".join(differ)
+                + "): its best threshold is not one "
+                "of this run's thresholds under the same protocol; rerun "
+                "it with this run's options",
+                run,
+            )
+    j = calibration_index(
+        curves["thresholds"], curves["recall"], curves["precision"], alpha
+    )
+    return {
+        "calibrated_threshold": float(curves["thresholds"][j]),
+        "calibrated_on": str(run),
+        "calibrated_name": res.name,
+    }
 
 
 def _call_runner(func, entry, gt, pred, out, options: dict, params: dict):
     """Call a benchmark's own runner with the options given and its keywords; an
     option it does not take is one line naming it and those it takes."""
     import inspect
+
     accepted = inspect.signature(func).parameters
     keywords = {**options, **params}
     unknown = sorted(k for k in keywords if k not in accepted)
     if unknown:
         takes = [k for k, p in accepted.items() if p.kind is p.KEYWORD_ONLY]
-        raise InputError(f"the {entry.name} benchmark takes no "
-                         f"{', '.join(map(repr, unknown))}; its keywords: "
-                         f"{', '.join(takes)}")
+        raise InputError(
+            f"the {entry.name} benchmark takes no "
+            f"{', '.join(map(repr, unknown))}; its keywords: "
+            f"{', '.join(takes)}"
+        )
     if entry.needs_predictions:
         out_value = func(gt, pred, out, **keywords)
     else:
         if pred is not None:
-            raise InputError(f"the {entry.name} benchmark scores the ground truth alone: "
-                             "give no predictions")
+            raise InputError(
+                f"the {entry.name} benchmark scores the ground truth alone: "
+                "give no predictions"
+            )
         out_value = func(gt, out, **keywords)
     # a (Result, report) pair: the Result, which carries the report as its detail
-    if isinstance(out_value, tuple) and len(out_value) == 2 and hasattr(out_value[0],
-                                                                        "metrics"):
+    if (
+        isinstance(out_value, tuple)
+        and len(out_value) == 2
+        and hasattr(out_value[0], "metrics")
+    ):
         return out_value[0]
     return out_value
 
@@ -171,20 +231,25 @@ def memory_predictions(benchmark: str, pred: Mapping) -> dict:
         is not a valid prediction (shape, type, NaN, range), naming its id.
     """
     from .datasets import memory_prediction
+
     kind = {"boundary": "boundary", "region": "region", "all": "region"}.get(benchmark)
     out = {}
     for key, value in pred.items():
         iid = _image_id(key)
         if iid in out:
-            raise InputError(f"pred names image {iid!r} twice (as {key!r} and as "
-                             f"{next(k for k in pred if _image_id(k) == iid)!r})")
+            raise InputError(
+                f"pred names image {iid!r} twice (as {key!r} and as "
+                f"{next(k for k in pred if _image_id(k) == iid)!r})"
+            )
         if isinstance(value, (str, os.PathLike)):
             out[iid] = value
             continue
         if kind is None:
-            raise InputError(f"pred[{key!r}]: the {benchmark} benchmark reads prediction "
-                             "files; in-memory predictions are read by boundary, region "
-                             "and all")
+            raise InputError(
+                f"pred[{key!r}]: the {benchmark} benchmark reads prediction "
+                "files; in-memory predictions are read by boundary, region "
+                "and all"
+            )
         out[iid] = memory_prediction(value, kind, f"pred[{key!r}]")
     return out
 
@@ -193,12 +258,15 @@ def _image_id(key) -> str:
     """An image id as the datasets name it: a string; an integer key (``100007``, as
     :class:`~segbench.BoundaryEval` accepts) is its decimal text."""
     import numpy as np
+
     if isinstance(key, str):
         return key
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return str(int(key))
-    raise InputError(f"pred's keys are image ids (strings such as '100007', or "
-                     f"integers), not {type(key).__name__} {key!r}")
+    raise InputError(
+        f"pred's keys are image ids (strings such as '100007', or "
+        f"integers), not {type(key).__name__} {key!r}"
+    )
 
 
 @contextmanager
@@ -228,14 +296,31 @@ def _threads(threads, workers: int, local: bool, executor: bool = False):
             os.environ["SEGBENCH_THREADS"] = before
 
 
-def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = None,
-             presentation: str | None = None, ids=None, name: str | None = None,
-             workers: int = 1, threads: int | None = None,
-             scheduler: str | None = None, executor=None,
-             progress: bool = True, plot: bool = True, human: bool = False,
-             ci=None, calibrate_on=None, calibrate_name: str | None = None,
-             protocol: str | None = None, gt_format=None, preset: str | None = None,
-             **params):
+def evaluate(
+    benchmark: str,
+    gt,
+    pred=None,
+    out=None,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    ids=None,
+    name: str | None = None,
+    workers: int = 1,
+    threads: int | None = None,
+    scheduler: str | None = None,
+    executor=None,
+    progress: bool = True,
+    plot: bool = True,
+    human: bool = False,
+    ci=None,
+    calibrate_on=None,
+    calibrate_name: str | None = None,
+    protocol: str | None = None,
+    gt_format=None,
+    preset: str | None = None,
+    **params,
+):
     """Run a benchmark over a folder of predictions (or the ground truth alone).
 
     Parameters
@@ -346,59 +431,126 @@ def evaluate(benchmark: str, gt, pred=None, out=None, *, split: str | None = Non
     from .engine import run
     from .families import benchmark as entry_of
     from .families import check_keywords, runner
+
     if preset is not None:
         if protocol is not None and protocol != preset:
-            raise InputError(f"preset={preset!r} and protocol={protocol!r} name two "
-                             "protocols; give one")
+            raise InputError(
+                f"preset={preset!r} and protocol={protocol!r} name two protocols; give one"
+            )
         protocol = preset
     entry = entry_of(benchmark)
     benchmark = entry.name
     own = runner(benchmark)
     if own is not None:
-        given = dict(split=split, presentation=presentation, ids=ids, name=name,
-                     workers=workers, threads=threads, scheduler=scheduler,
-                     executor=executor, progress=progress, plot=plot, human=human,
-                     ci=ci, calibrate_on=calibrate_on, calibrate_name=calibrate_name,
-                     protocol=protocol, gt_format=gt_format)
+        given = dict(
+            split=split,
+            presentation=presentation,
+            ids=ids,
+            name=name,
+            workers=workers,
+            threads=threads,
+            scheduler=scheduler,
+            executor=executor,
+            progress=progress,
+            plot=plot,
+            human=human,
+            ci=ci,
+            calibrate_on=calibrate_on,
+            calibrate_name=calibrate_name,
+            protocol=protocol,
+            gt_format=gt_format,
+        )
         # only the options given (not at this function's defaults) reach the runner
         usual = dict(workers=1, progress=True, plot=True, human=False)
-        return _call_runner(own, entry, gt, pred, out,
-                            {k: v for k, v in given.items() if v != usual.get(k)}, params)
+        return _call_runner(
+            own,
+            entry,
+            gt,
+            pred,
+            out,
+            {k: v for k, v in given.items() if v != usual.get(k)},
+            params,
+        )
     check_keywords(benchmark, params)
     if isinstance(pred, (list, tuple)) and benchmark == "boundary":
-        return _granularities(list(pred), gt, out, name=name, split=split,
-                              presentation=presentation, ids=ids, workers=workers,
-                              threads=threads, scheduler=scheduler, progress=progress,
-                              plot=plot, protocol=protocol, gt_format=gt_format,
-                              params=params)
+        return _granularities(
+            list(pred),
+            gt,
+            out,
+            name=name,
+            split=split,
+            presentation=presentation,
+            ids=ids,
+            workers=workers,
+            threads=threads,
+            scheduler=scheduler,
+            progress=progress,
+            plot=plot,
+            protocol=protocol,
+            gt_format=gt_format,
+            params=params,
+        )
     if isinstance(pred, Mapping):
         pred = memory_predictions(benchmark, pred)
-    where = dict(split=split, presentation=presentation, ids=ids, workers=workers,
-                 scheduler=scheduler, executor=executor, progress=progress,
-                 gt_format=gt_format)
+    where = dict(
+        split=split,
+        presentation=presentation,
+        ids=ids,
+        workers=workers,
+        scheduler=scheduler,
+        executor=executor,
+        progress=progress,
+        gt_format=gt_format,
+    )
     options = {"plot": plot}
     if protocol is not None:
         # the boundary protocol's values, or a family's own protocol parameter
-        own = benchmark not in ("boundary", "all", "human", "human_boundary") and \
-            any(p.name == "protocol" for p in entry.params)
-        params = {**params, "protocol": protocol} if own else \
-            {**protocol_params(benchmark, protocol), **params}
+        own = benchmark not in ("boundary", "all", "human", "human_boundary") and any(
+            p.name == "protocol" for p in entry.params
+        )
+        params = (
+            {**params, "protocol": protocol}
+            if own
+            else {**protocol_params(benchmark, protocol), **params}
+        )
     if ci:
         from .resampling import ci_settings
+
         options["ci"] = ci_settings(ci)
     if calibrate_on is not None:
         from .datasets import run_name
+
         # this run's name, as engine.run will give it
         this = name or ("predictions" if isinstance(pred, Mapping) else run_name(pred))
-        params.update(calibration(calibrate_on, params.get("alpha", 0.5), name=this,
-                                  params=params, calibrate_name=calibrate_name))
-    with _threads(threads, workers, scheduler is None and executor is None,
-                  executor is not None and scheduler is None):
+        params.update(
+            calibration(
+                calibrate_on,
+                params.get("alpha", 0.5),
+                name=this,
+                params=params,
+                calibrate_name=calibrate_name,
+            )
+        )
+    with _threads(
+        threads,
+        workers,
+        scheduler is None and executor is None,
+        executor is not None and scheduler is None,
+    ):
         if human and benchmark not in ("human", "human_boundary", "human_region"):
-            options.update(human_options(run(families("human"), gt, **where,
-                                             params=params)))
-        results = run(families(benchmark), gt, pred, out, name=name, params=params,
-                      options=options, **where)
+            options.update(
+                human_options(run(families("human"), gt, **where, params=params))
+            )
+        results = run(
+            families(benchmark),
+            gt,
+            pred,
+            out,
+            name=name,
+            params=params,
+            options=options,
+            **where,
+        )
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -416,6 +568,7 @@ def _grid(thresholds):
     import numpy as np
 
     from .boundary import default_thresholds
+
     t = np.asarray(thresholds, dtype=np.float64)
     grid = default_thresholds(t.size)
     return grid if np.allclose(t, grid, rtol=0, atol=5e-6) else t
@@ -429,9 +582,12 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
 
     from .datasets import run_name
     from .engine import claim_run_folder
+
     if len(preds) < 2:
-        raise InputError("several prediction folders are the granularities of one "
-                         "detector: give two or more (or one folder)")
+        raise InputError(
+            "several prediction folders are the granularities of one "
+            "detector: give two or more (or one folder)"
+        )
     with tempfile.TemporaryDirectory(prefix="segbench-granularities-") as scratch:
         if out is not None:
             base = claim_run_folder(out, {"--gt": gt, "--pred": preds[0]})
@@ -441,16 +597,35 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
         singles, alone = [], []
         for k, folder in enumerate(preds, start=1):
             where = base / f"{k}-{Path(folder).resolve().name}"
-            one = evaluate("boundary", gt, folder, where, progress=progress, plot=False,
-                           **common, **params)
+            one = evaluate(
+                "boundary",
+                gt,
+                folder,
+                where,
+                progress=progress,
+                plot=False,
+                **common,
+                **params,
+            )
             singles.append(where)
-            alone.append({"pred": str(folder), **{m: one.metrics[m] for m in
-                                                  ("ODS", "OIS", "AP", "R50")}})
+            alone.append(
+                {
+                    "pred": str(folder),
+                    **{m: one.metrics[m] for m in ("ODS", "OIS", "AP", "R50")},
+                }
+            )
         max_dist = params.get("max_dist")
         if max_dist is None and common.get("protocol") is not None:
             max_dist = protocol_params("boundary", common["protocol"])["max_dist"]
-        best = import_run(singles, out, gt=gt, split=common.get("split"),
-                          name=name or run_name(preds[0]), max_dist=max_dist, plot=plot)
+        best = import_run(
+            singles,
+            out,
+            gt=gt,
+            split=common.get("split"),
+            name=name or run_name(preds[0]),
+            max_dist=max_dist,
+            plot=plot,
+        )
     best.provenance["granularities"] = alone
     if out is not None:
         best.to_json(Path(out) / "result_boundary.json")
@@ -460,11 +635,17 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
 def _ev1_files(folder: Path) -> dict:
     if not folder.is_dir():
         raise InputError("folder of <iid>_ev1.txt files not found", folder)
-    files = {p.name[:-len("_ev1.txt")]: p for p in sorted(folder.glob("*_ev1.txt"))
-             if p.is_file() and not p.name.startswith(".")}
+    files = {
+        p.name[: -len("_ev1.txt")]: p
+        for p in sorted(folder.glob("*_ev1.txt"))
+        if p.is_file() and not p.name.startswith(".")
+    }
     if not files:
-        raise InputError("no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
-                         "and edgesEvalDir.m write)", folder)
+        raise InputError(
+            "no <iid>_ev1.txt file here (the per-image counts boundaryBench.m "
+            "and edgesEvalDir.m write)",
+            folder,
+        )
     return files
 
 
@@ -478,9 +659,17 @@ class _GranularityFiles:
         return {"granularities": list(self.by_image[sample.id])}
 
 
-def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
-               name: str | None = None, max_dist: float | None = None,
-               plot: bool = True, progress: bool = False):
+def import_run(
+    ev1_dir,
+    out,
+    *,
+    gt=None,
+    split: str | None = None,
+    name: str | None = None,
+    max_dist: float | None = None,
+    plot: bool = True,
+    progress: bool = False,
+):
     """A finished boundary run of the MATLAB code as a segbench run folder.
 
     Parameters
@@ -530,25 +719,38 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
 
     import numpy as np
 
-    from .boundary import BOUNDARY, BoundaryCounts, best_of_granularities, \
-        default_thresholds
+    from .boundary import (
+        BOUNDARY,
+        BoundaryCounts,
+        best_of_granularities,
+        default_thresholds,
+    )
     from .datasets import Dataset, DatasetItem, run_name
     from .engine import run
-    from .io import read_eval_bdry, read_ev1
-    folders = [Path(d) for d in ev1_dir] if isinstance(ev1_dir, (list, tuple)) \
+    from .io import read_ev1, read_eval_bdry
+
+    folders = (
+        [Path(d) for d in ev1_dir]
+        if isinstance(ev1_dir, (list, tuple))
         else [Path(ev1_dir)]
+    )
     if not folders:
         raise InputError("no folder of <iid>_ev1.txt files given")
     if out is not None and any(Path(out).resolve() == d.resolve() for d in folders):
-        raise InputError("--out is one of the folders read; write the run elsewhere (its "
-                         "files would replace the counts being imported)", out)
+        raise InputError(
+            "--out is one of the folders read; write the run elsewhere (its "
+            "files would replace the counts being imported)",
+            out,
+        )
     found = [_ev1_files(d) for d in folders]
     folder, files = folders[0], found[0]
     for d, other in zip(folders[1:], found[1:]):
         if set(other) != set(files):
             odd = sorted(set(other) ^ set(files))
-            raise InputError(f"the granularities hold other images than {folder}: "
-                             f"{', '.join(odd[:20])}", d)
+            raise InputError(
+                f"the granularities hold other images than {folder}: {', '.join(odd[:20])}",
+                d,
+            )
     # each file read once: its counts, on the benchmark's grid where it is that
     tables = [{iid: read_ev1(path) for iid, path in listing.items()} for listing in found]
     first_iid = next(iter(files))
@@ -559,11 +761,15 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         for iid, rows in table.items():
             t = _grid(rows[:, 0])
             if t.shape != first.shape or not np.array_equal(t, first):
-                raise InputError(f"its thresholds differ from those of "
-                                 f"{files[first_iid]} ({t.size} against {first.size}); "
-                                 "one run has one grid", listing[iid])
-            counts[iid] = BoundaryCounts(first, *(rows[:, k].astype(np.int64)
-                                                  for k in range(1, 5)))
+                raise InputError(
+                    f"its thresholds differ from those of "
+                    f"{files[first_iid]} ({t.size} against {first.size}); "
+                    "one run has one grid",
+                    listing[iid],
+                )
+            counts[iid] = BoundaryCounts(
+                first, *(rows[:, k].astype(np.int64) for k in range(1, 5))
+            )
         per_folder.append(counts)
     ids = list(files)
     if len(folders) == 1:
@@ -573,29 +779,50 @@ def import_run(ev1_dir, out, *, gt=None, split: str | None = None,
         records = dict(zip(ids, combined))
     if gt is not None:
         from .datasets import open_ground_truth
+
         ds = open_ground_truth(gt, split=split)
         extra = sorted(set(files) - set(ds.ids()))
         if extra:
-            raise InputError(f"{len(extra)} counts files name images that are not in the "
-                             f"ground truth: {', '.join(extra[:20])}", folder)
+            raise InputError(
+                f"{len(extra)} counts files name images that are not in the "
+                f"ground truth: {', '.join(extra[:20])}",
+                folder,
+            )
         missing = sorted(set(ds.ids()) - set(files))
         if missing:
-            raise InputError(f"{len(missing)} images of the ground truth have no "
-                             f"<iid>_ev1.txt: {', '.join(missing[:20])}", folder)
+            raise InputError(
+                f"{len(missing)} images of the ground truth have no "
+                f"<iid>_ev1.txt: {', '.join(missing[:20])}",
+                folder,
+            )
     else:
         ds = Dataset()
         ds.root = folder
         ds._protos = {iid: DatasetItem(iid, "test") for iid in files}
-    params = {"nthresh": int(first.size), "max_dist": max_dist or BOUNDARY.defaults[
-        "max_dist"]}
+    params = {
+        "nthresh": int(first.size),
+        "max_dist": max_dist or BOUNDARY.defaults["max_dist"],
+    }
     if not np.array_equal(first, default_thresholds(first.size)):
         params["thresholds"] = first.tolist()
     family = replace(BOUNDARY, evaluate=partial(_imported_record, records), warm_up=None)
-    if len(folders) > 1:         # every granularity's file keys the record
-        family = replace(family, input_files=_GranularityFiles(
-            {iid: tuple(listing[iid] for listing in found) for iid in files}))
-    result, = run([family], ds, dict(files), out, name=name or run_name(folder),
-                  params=params, options={"plot": plot}, progress=progress)
+    if len(folders) > 1:  # every granularity's file keys the record
+        family = replace(
+            family,
+            input_files=_GranularityFiles(
+                {iid: tuple(listing[iid] for listing in found) for iid in files}
+            ),
+        )
+    (result,) = run(
+        [family],
+        ds,
+        dict(files),
+        out,
+        name=name or run_name(folder),
+        params=params,
+        options={"plot": plot},
+        progress=progress,
+    )
     official = folder / "eval_bdry.txt"
     if len(folders) == 1 and official.is_file():
         try:

@@ -11,10 +11,23 @@ from __future__ import annotations
 from .families import DEFAULT_MAX_DIST
 
 
-def run_agreement(gt, out=None, *, split=None, ids=None,
-                  max_dist: float = DEFAULT_MAX_DIST, workers: int = 1, scheduler=None,
-                  progress: bool = True, name=None, presentation=None, executor=None,
-                  plot: bool = True, maps: bool = True, unit: str = "label"):
+def run_agreement(
+    gt,
+    out=None,
+    *,
+    split=None,
+    ids=None,
+    max_dist: float = DEFAULT_MAX_DIST,
+    workers: int = 1,
+    scheduler=None,
+    progress: bool = True,
+    name=None,
+    presentation=None,
+    executor=None,
+    plot: bool = True,
+    maps: bool = True,
+    unit: str = "label",
+):
     """How many annotators drew each human boundary pixel, pooled over a dataset.
 
     For annotator k's boundary pixel p, agreement(p) = 1 + the number of other
@@ -69,14 +82,27 @@ def run_agreement(gt, out=None, *, split=None, ids=None,
     (``docs/agreement.md``).
     """
     from .boundary import AGREEMENT, check_unit
-    check_unit(unit)      # before any image is read
+
+    check_unit(unit)  # before any image is read
     from .engine import run
-    result, = run(AGREEMENT, gt, None, out, split=split, presentation=presentation,
-                  ids=ids, all_splits=True, name=name or "human",
-                  params={"max_dist": max_dist, "unit": unit},
-                  options={"plot": plot, "maps": maps},
-                  workers=workers, scheduler=scheduler, executor=executor,
-                  progress=progress)
+
+    (result,) = run(
+        AGREEMENT,
+        gt,
+        None,
+        out,
+        split=split,
+        presentation=presentation,
+        ids=ids,
+        all_splits=True,
+        name=name or "human",
+        params={"max_dist": max_dist, "unit": unit},
+        options={"plot": plot, "maps": maps},
+        workers=workers,
+        scheduler=scheduler,
+        executor=executor,
+        progress=progress,
+    )
     return result
 
 

@@ -13,11 +13,26 @@ from collections.abc import Callable
 from .errors import InputError
 
 
-def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=None,
-                    presentation=None, ids=None, name=None, workers: int = 1,
-                    scheduler=None, executor=None, progress: bool = True,
-                    plot: bool = True, figures: bool = False, segmenter="ncut-2001",
-                    figure_images: int = 50, images=None):
+def run_consistency(
+    gt,
+    out=None,
+    *,
+    pairs: int = 1000,
+    seed: int = 0,
+    split=None,
+    presentation=None,
+    ids=None,
+    name=None,
+    workers: int = 1,
+    scheduler=None,
+    executor=None,
+    progress: bool = True,
+    plot: bool = True,
+    figures: bool = False,
+    segmenter="ncut-2001",
+    figure_images: int = 50,
+    images=None,
+):
     """GCE and LCE between human segmentations, as §3.2 of the 2001 paper.
 
     Parameters
@@ -79,6 +94,7 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
     """
     from .engine import execution, run
     from .region import CONSISTENCY, CONSISTENCY_MATRIX
+
     if int(pairs) != pairs or pairs < 0:
         raise InputError(f"pairs must be a non-negative integer, got {pairs!r}")
     families = [CONSISTENCY]
@@ -87,20 +103,42 @@ def run_consistency(gt, out=None, *, pairs: int = 1000, seed: int = 0, split=Non
         if out is None:
             raise InputError("the figures are written to the run folder: give --out")
         if int(figure_images) != figure_images or figure_images < 0:
-            raise InputError("figure_images must be a non-negative integer (0: all), "
-                             f"got {figure_images!r}")
+            raise InputError(
+                "figure_images must be a non-negative integer (0: all), "
+                f"got {figure_images!r}"
+            )
         segmenter, seg_name = _segmenter(segmenter)
         families.append(CONSISTENCY_MATRIX)
         params["figure_images"] = int(figure_images)
     engine = execution(workers, scheduler, executor, progress)
-    result, *rest = run(families, gt, None, out, split=split, presentation=presentation,
-                        ids=ids, all_splits=True, name=name or "human", params=params,
-                        options={"plot": plot}, **engine)
+    result, *rest = run(
+        families,
+        gt,
+        None,
+        out,
+        split=split,
+        presentation=presentation,
+        ids=ids,
+        all_splits=True,
+        name=name or "human",
+        params=params,
+        options={"plot": plot},
+        **engine,
+    )
     if figures:
         matrix = rest[0].detail
-        _figures_7_9(gt, segmenter, seg_name, out, dict(zip(matrix.ids, matrix.shapes)),
-                     images=images,
-                     split=split, presentation=presentation, plot=plot, engine=engine)
+        _figures_7_9(
+            gt,
+            segmenter,
+            seg_name,
+            out,
+            dict(zip(matrix.ids, matrix.shapes)),
+            images=images,
+            split=split,
+            presentation=presentation,
+            plot=plot,
+            engine=engine,
+        )
     return result, result.detail
 
 
@@ -108,13 +146,26 @@ def _segmenter(segmenter) -> tuple[Callable, str]:
     """(the segmenter, its name) of a registry name or a callable."""
     if isinstance(segmenter, str):
         from .algorithms.segmenters import get_segmenter
+
         return get_segmenter(segmenter), segmenter
     from .region import segmenter_name
+
     return segmenter, segmenter_name(segmenter)
 
 
-def _figures_7_9(gt, segmenter, seg_name: str, out, shapes: dict, *, images, split,
-                 presentation, plot: bool, engine: dict) -> list:
+def _figures_7_9(
+    gt,
+    segmenter,
+    seg_name: str,
+    out,
+    shapes: dict,
+    *,
+    images,
+    split,
+    presentation,
+    plot: bool,
+    engine: dict,
+) -> list:
     """Figures 7 and 9: the segmenter at each person's granularity on the images of
     ``shapes`` (id -> (H, W))
     (:func:`run_granularity` into ``out``, its segmentations kept), drawn from the
@@ -125,42 +176,73 @@ def _figures_7_9(gt, segmenter, seg_name: str, out, shapes: dict, *, images, spl
 
     from .datasets import open_ground_truth, with_images
     from .io import read_label_map
-    from .region.consistency_figures import (FIGURE_NAMES, pick_examples,
-                                             plot_examples, plot_gce_boxplots)
+    from .region.consistency_figures import (
+        FIGURE_NAMES,
+        pick_examples,
+        plot_examples,
+        plot_gce_boxplots,
+    )
+
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in seg_name)
     seg_dir = Path(out) / f"{safe}_segmentations"
-    _, report = run_granularity(gt, segmenter, out, images=images, split=split,
-                                presentation=presentation, ids=list(shapes),
-                                save_dir=seg_dir,
-                                name=seg_name, plot=plot, **engine)
+    _, report = run_granularity(
+        gt,
+        segmenter,
+        out,
+        images=images,
+        split=split,
+        presentation=presentation,
+        ids=list(shapes),
+        save_dir=seg_dir,
+        name=seg_name,
+        plot=plot,
+        **engine,
+    )
     if not plot:
         return []
     rows = dict(zip(report.ids, report.rows))
     human = dict(zip(report.ids, report.human))
-    paths = [plot_gce_boxplots(report.ids, [human[i][:, 2] for i in report.ids],
-                               [rows[i][:, 2] for i in report.ids],
-                               Path(out) / FIGURE_NAMES["fig9"], segmenter=seg_name)]
+    paths = [
+        plot_gce_boxplots(
+            report.ids,
+            [human[i][:, 2] for i in report.ids],
+            [rows[i][:, 2] for i in report.ids],
+            Path(out) / FIGURE_NAMES["fig9"],
+            segmenter=seg_name,
+        )
+    ]
     ds = open_ground_truth(gt, split=split, presentation=presentation, all_splits=True)
     ds = ds.subset(report.ids)
     if images is not None:
         ds = with_images(ds, images)
-    chosen = pick_examples({i: float(rows[i][:, 2].mean()) for i in report.ids
-                            if len(rows[i])}, shapes)
+    chosen = pick_examples(
+        {i: float(rows[i][:, 2].mean()) for i in report.ids if len(rows[i])}, shapes
+    )
     examples = []
     for iid in chosen:
         item, gts, r = ds[iid], ds[iid].ground_truth(), rows[iid]
-        picks = sorted({int(np.argmin(r[:, 0])), int(np.argmax(r[:, 0]))},
-                       key=lambda n: r[n, 0])
+        picks = sorted(
+            {int(np.argmin(r[:, 0])), int(np.argmax(r[:, 0]))}, key=lambda n: r[n, 0]
+        )
         pairs = []
         for n in picks:
             k, ann = int(r[n, 0]), int(r[n, 4])
             f = seg_dir / f"{iid}_{k}.png"
             machine = read_label_map(f) if f.is_file() else None
-            pairs.append((ann, k, np.asarray(gts[ann].segmentation), machine,
-                          float(r[n, 2]), float(r[n, 3])))
+            pairs.append(
+                (
+                    ann,
+                    k,
+                    np.asarray(gts[ann].segmentation),
+                    machine,
+                    float(r[n, 2]),
+                    float(r[n, 3]),
+                )
+            )
         examples.append({"id": iid, "image": item.image, "pairs": pairs})
-    paths.append(plot_examples(examples, Path(out) / FIGURE_NAMES["fig7"],
-                               segmenter=seg_name))
+    paths.append(
+        plot_examples(examples, Path(out) / FIGURE_NAMES["fig7"], segmenter=seg_name)
+    )
     return paths
 
 
@@ -170,11 +252,24 @@ def human_consistency(gt, **kwargs):
     return run_consistency(gt, None, **kwargs)[1]
 
 
-def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=None,
-                    presentation=None, ids=None, max_images: int | None = None,
-                    save_dir=None, name: str | None = None, workers: int = 1,
-                    scheduler=None, executor=None, progress: bool = True,
-                    plot: bool = True):
+def run_granularity(
+    gt,
+    segmenter: Callable,
+    out=None,
+    *,
+    images=None,
+    split=None,
+    presentation=None,
+    ids=None,
+    max_images: int | None = None,
+    save_dir=None,
+    name: str | None = None,
+    workers: int = 1,
+    scheduler=None,
+    executor=None,
+    progress: bool = True,
+    plot: bool = True,
+):
     """The 2001 benchmark of a segmenter at the granularity of each person (§4).
 
     For each human segmentation with ``k`` segments, ``segmenter(image, k)`` is run
@@ -217,6 +312,7 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
     from .engine import execution, run
     from .io import ensure_dir
     from .region import granularity_family, needs_image
+
     ds = open_ground_truth(gt, split=split, presentation=presentation, all_splits=True)
     wanted = parse_ids(ids)
     if wanted is not None:
@@ -224,18 +320,27 @@ def run_granularity(gt, segmenter: Callable, out=None, *, images=None, split=Non
     if max_images is not None:
         if int(max_images) != max_images or max_images < 1:
             raise InputError(f"max_images must be a positive integer, got {max_images!r}")
-        ds = ds.subset(ds.ids()[:int(max_images)])
+        ds = ds.subset(ds.ids()[: int(max_images)])
     if images is not None:
         ds = with_images(ds, images)
     elif needs_image(segmenter) and any(ds[i].image_path is None for i in ds.ids()):
-        raise InputError("the segmenter needs the images: give the image folder "
-                         "(--images)", ds.root)
+        raise InputError(
+            "the segmenter needs the images: give the image folder (--images)", ds.root
+        )
     if save_dir is not None:
         save_dir = str(ensure_dir(save_dir))
     family = granularity_family(segmenter, name=name)
-    result, = run(family, ds, None, out, name=family.defaults["segmenter"], all_splits=True,
-                  params={"save_dir": save_dir or ""}, options={"plot": plot},
-                  **execution(workers, scheduler, executor, progress))
+    (result,) = run(
+        family,
+        ds,
+        None,
+        out,
+        name=family.defaults["segmenter"],
+        all_splits=True,
+        params={"save_dir": save_dir or ""},
+        options={"plot": plot},
+        **execution(workers, scheduler, executor, progress),
+    )
     return result, result.detail
 
 
@@ -245,5 +350,9 @@ def evaluate_granularity(gt, segmenter: Callable, **kwargs):
     return run_granularity(gt, segmenter, None, **kwargs)[1]
 
 
-__all__ = ["evaluate_granularity", "human_consistency", "run_consistency",
-           "run_granularity"]
+__all__ = [
+    "evaluate_granularity",
+    "human_consistency",
+    "run_consistency",
+    "run_granularity",
+]

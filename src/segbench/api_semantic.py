@@ -15,13 +15,26 @@ from .errors import InputError
 from .resampling import ci_settings
 
 
-def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
-                      ignore_index: int | None = 255, reduce_zero_label: bool = False,
-                      boundary_dilation: float | None = 0.02, recursive: bool = False,
-                      gt_suffix: str = ".png", pred_suffix: str = ".png", ids=None,
-                      name: str | None = None, workers: int = 1,
-                      scheduler: str | None = None, executor=None, progress: bool = True,
-                      ci=None):
+def evaluate_semantic(
+    gt,
+    pred,
+    out=None,
+    *,
+    classes: int | Sequence[str],
+    ignore_index: int | None = 255,
+    reduce_zero_label: bool = False,
+    boundary_dilation: float | None = 0.02,
+    recursive: bool = False,
+    gt_suffix: str = ".png",
+    pred_suffix: str = ".png",
+    ids=None,
+    name: str | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    executor=None,
+    progress: bool = True,
+    ci=None,
+):
     """Score a folder of predicted label maps against a folder of ground-truth ones.
 
     Parameters
@@ -87,24 +100,42 @@ def evaluate_semantic(gt, pred, out=None, *, classes: int | Sequence[str],
     ...                         pred_suffix="_leftImg8bit.png", workers=2)
     >>> res.metrics["mIoU"], res.to_pandas().sort_values("mIoU").head()
     """
-    from .datasets import (Dataset, LabelMapFolder, parse_ids, predictions_by_suffix,
-                           run_name)
+    from .datasets import (
+        Dataset,
+        LabelMapFolder,
+        parse_ids,
+        predictions_by_suffix,
+        run_name,
+    )
     from .engine import run
     from .semantic import SEMANTIC
 
     if not gt_suffix or not pred_suffix:
         raise InputError("gt_suffix and pred_suffix must be non-empty (e.g. '.png')")
-    params = {"classes": classes, "ignore_index": ignore_index,
-              "reduce_zero_label": reduce_zero_label,
-              "boundary_dilation": boundary_dilation}
-    resolved = SEMANTIC.resolve(params)     # bad settings fail before any file is listed
+    params = {
+        "classes": classes,
+        "ignore_index": ignore_index,
+        "reduce_zero_label": reduce_zero_label,
+        "boundary_dilation": boundary_dilation,
+    }
+    resolved = SEMANTIC.resolve(params)  # bad settings fail before any file is listed
     if not isinstance(gt, Dataset):
         gt = LabelMapFolder(gt, suffix=gt_suffix, recursive=recursive)
     wanted = parse_ids(ids)
     dataset = gt if wanted is None else gt.subset(wanted)
     preds = predictions_by_suffix(dataset, pred, suffix=pred_suffix, recursive=recursive)
-    result, = run(SEMANTIC, dataset, preds, out, ids=wanted, name=run_name(pred, name),
-                  params=resolved, workers=workers, scheduler=scheduler,
-                  executor=executor, progress=progress,
-                  options={"ci": ci_settings(ci)} if ci else None)
+    (result,) = run(
+        SEMANTIC,
+        dataset,
+        preds,
+        out,
+        ids=wanted,
+        name=run_name(pred, name),
+        params=resolved,
+        workers=workers,
+        scheduler=scheduler,
+        executor=executor,
+        progress=progress,
+        options={"ci": ci_settings(ci)} if ci else None,
+    )
     return result

@@ -24,12 +24,26 @@ def _images_beside(root) -> Path | None:
     return None
 
 
-def run_stats(gt, out=None, *, images=None, samples: int = 1000, seed: int = 0,
-              proximity_bins: int = 20, normalize: str = "dataset",
-              max_scaled_distance: float | None = None, split=None,
-              presentation: str = "all", ids=None, workers: int = 1, scheduler=None,
-              executor=None, progress: bool = True, plot: bool = True,
-              **summary_options):
+def run_stats(
+    gt,
+    out=None,
+    *,
+    images=None,
+    samples: int = 1000,
+    seed: int = 0,
+    proximity_bins: int = 20,
+    normalize: str = "dataset",
+    max_scaled_distance: float | None = None,
+    split=None,
+    presentation: str = "all",
+    ids=None,
+    workers: int = 1,
+    scheduler=None,
+    executor=None,
+    progress: bool = True,
+    plot: bool = True,
+    **summary_options,
+):
     """Ecological statistics of a dataset's human segmentations; figures and JSON.
 
     Parameters
@@ -66,9 +80,11 @@ def run_stats(gt, out=None, *, images=None, samples: int = 1000, seed: int = 0,
     from .datasets import open_ground_truth, parse_ids, with_images
     from .engine import run
     from .stats import NORMALIZE, STATS, STATS_SCALE
+
     if normalize not in NORMALIZE:
-        raise InputError(f"normalize must be one of {', '.join(NORMALIZE)}, got "
-                         f"{normalize!r}")
+        raise InputError(
+            f"normalize must be one of {', '.join(NORMALIZE)}, got {normalize!r}"
+        )
     scale = max_scaled_distance
     if scale is not None and not scale > 0:
         raise InputError(f"max_scaled_distance must be positive, got {scale}")
@@ -76,31 +92,57 @@ def run_stats(gt, out=None, *, images=None, samples: int = 1000, seed: int = 0,
     wanted = parse_ids(ids)
     if wanted is not None:
         ds = ds.subset(wanted)
-    photos = images if images is not None else (
-        None if all(ds[i].image_path is not None for i in ds.ids())
-        else _images_beside(ds.root))
+    photos = (
+        images
+        if images is not None
+        else (
+            None
+            if all(ds[i].image_path is not None for i in ds.ids())
+            else _images_beside(ds.root)
+        )
+    )
     if photos is not None:
         if not Path(photos).is_dir():
             raise InputError("images folder not found", photos)
         ds = with_images(ds, photos, required=False, recursive=True)
     n_img = sum(ds[i].image_path is not None for i in ds.ids())
     if n_img == 0:
-        warnings.warn("no photographs found (use --images); similarity skipped",
-                      stacklevel=2)
-    engine = {"workers": workers, "scheduler": scheduler, "executor": executor,
-              "progress": progress, "all_splits": True}
+        warnings.warn(
+            "no photographs found (use --images); similarity skipped", stacklevel=2
+        )
+    engine = {
+        "workers": workers,
+        "scheduler": scheduler,
+        "executor": executor,
+        "progress": progress,
+        "all_splits": True,
+    }
     if scale is None and normalize == "dataset":
-        scale = run(STATS_SCALE, ds, None, out, name="human", save_results=False,
-                    **engine)[0].metrics["max_scaled_distance"]
-    result, = run(STATS, ds, None, out, name="human",
-                  params={"samples": int(samples), "seed": int(seed),
-                          "proximity_bins": int(proximity_bins), "scale": scale},
-                  options={"plot": plot, "normalize": normalize,
-                           "summary": summary_options}, **engine)
+        scale = run(STATS_SCALE, ds, None, out, name="human", save_results=False, **engine)[
+            0
+        ].metrics["max_scaled_distance"]
+    (result,) = run(
+        STATS,
+        ds,
+        None,
+        out,
+        name="human",
+        params={
+            "samples": int(samples),
+            "seed": int(seed),
+            "proximity_bins": int(proximity_bins),
+            "scale": scale,
+        },
+        options={"plot": plot, "normalize": normalize, "summary": summary_options},
+        **engine,
+    )
     stats = result.detail
-    stats.params.update(n_images=len(ds), n_images_with_photo=n_img,
-                        n_segmentations=len(stats.records),
-                        images=None if photos is None else str(photos))
+    stats.params.update(
+        n_images=len(ds),
+        n_images_with_photo=n_img,
+        n_segmentations=len(stats.records),
+        images=None if photos is None else str(photos),
+    )
     return stats
 
 

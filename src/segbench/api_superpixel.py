@@ -16,14 +16,30 @@ from .errors import InputError
 from .resampling import ci_settings
 
 
-def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None = None,
-                   presentation: str | None = None, ids=None, name: str | None = None,
-                   workers: int = 1, scheduler: str | None = None, executor=None,
-                   progress: bool = True, tolerance: float = 2.0,
-                   window: str = "euclidean", boundary: str = "bsds",
-                   min_overlap: float = 0.05, void: int | None = None,
-                   connectivity: int = 4, max_annotators: int | None = None,
-                   stutz: bool = False, ci=None):
+def run_superpixel(
+    gt_dir,
+    pred_dir,
+    *,
+    images=None,
+    out=None,
+    split: str | None = None,
+    presentation: str | None = None,
+    ids=None,
+    name: str | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    executor=None,
+    progress: bool = True,
+    tolerance: float = 2.0,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    min_overlap: float = 0.05,
+    void: int | None = None,
+    connectivity: int = 4,
+    max_annotators: int | None = None,
+    stutz: bool = False,
+    ci=None,
+):
     """Score a folder of superpixel maps against the ground truth of their images.
 
     Parameters
@@ -62,26 +78,58 @@ def run_superpixel(gt_dir, pred_dir, *, images=None, out=None, split: str | None
     """
     from .engine import execution, run
     from .superpixel import SUPERPIXEL, superpixel_dataset
+
     dataset = superpixel_dataset(gt_dir, images, split=split, presentation=presentation)
-    params = {"tolerance": tolerance, "window": window, "boundary": boundary,
-              "min_overlap": min_overlap, "void": None if void is None else int(void),
-              "connectivity": connectivity,
-              "max_annotators": None if max_annotators is None else int(max_annotators),
-              "stutz": bool(stutz)}
-    result, = run(SUPERPIXEL, dataset, pred_dir, out, split=split,
-                  presentation=presentation, ids=ids, name=name, params=params,
-                  options={"ci": ci_settings(ci)} if ci else None,
-                  **execution(workers, scheduler, executor, progress))
+    params = {
+        "tolerance": tolerance,
+        "window": window,
+        "boundary": boundary,
+        "min_overlap": min_overlap,
+        "void": None if void is None else int(void),
+        "connectivity": connectivity,
+        "max_annotators": None if max_annotators is None else int(max_annotators),
+        "stutz": bool(stutz),
+    }
+    (result,) = run(
+        SUPERPIXEL,
+        dataset,
+        pred_dir,
+        out,
+        split=split,
+        presentation=presentation,
+        ids=ids,
+        name=name,
+        params=params,
+        options={"ci": ci_settings(ci)} if ci else None,
+        **execution(workers, scheduler, executor, progress),
+    )
     return result
 
 
-def run_sweep(algorithms, ks, gt_dir, image_dir=None, out=None, *,
-              split: str | None = None, presentation: str | None = None, ids=None,
-              name: str | None = None, k_range=None, max_images: int | None = None,
-              workers: int = 1, scheduler: str | None = None, executor=None,
-              progress: bool = True, tolerance: float = 2.0, window: str = "euclidean",
-              boundary: str = "bsds", max_annotators: int | None = None,
-              algorithm_params: dict | None = None, plot: bool = True):
+def run_sweep(
+    algorithms,
+    ks,
+    gt_dir,
+    image_dir=None,
+    out=None,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    ids=None,
+    name: str | None = None,
+    k_range=None,
+    max_images: int | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    executor=None,
+    progress: bool = True,
+    tolerance: float = 2.0,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    max_annotators: int | None = None,
+    algorithm_params: dict | None = None,
+    plot: bool = True,
+):
     """Run baseline algorithms at every K on a dataset; curves and K-averages.
 
     Parameters
@@ -123,45 +171,77 @@ def run_sweep(algorithms, ks, gt_dir, image_dir=None, out=None, *,
     """
     from .datasets import parse_ids
     from .engine import execution, run
-    from .superpixel import superpixel_dataset, sweep_family, sweep_ks, sweep_result, \
-        write_sweep
+    from .superpixel import (
+        superpixel_dataset,
+        sweep_family,
+        sweep_ks,
+        sweep_result,
+        write_sweep,
+    )
+
     algos = [algorithms] if isinstance(algorithms, str) else list(algorithms)
     if not algos:
         raise InputError("no superpixel algorithm given")
     ks = sweep_ks(ks)
-    lo, hi = (ks[0], ks[-1]) if k_range is None else (float(k_range[0]),
-                                                       float(k_range[1]))
+    lo, hi = (ks[0], ks[-1]) if k_range is None else (float(k_range[0]), float(k_range[1]))
     if not hi > lo:
-        raise InputError(f"the K range must have k_max > k_min, got [{lo}, {hi}] (give "
-                         "two or more K values, or k_range)")
+        raise InputError(
+            f"the K range must have k_max > k_min, got [{lo}, {hi}] (give "
+            "two or more K values, or k_range)"
+        )
     aparams = {a: dict((algorithm_params or {}).get(a, {})) for a in algos}
     families = [sweep_family(a, k, aparams[a]) for a in algos for k in ks]
-    dataset = superpixel_dataset(gt_dir, image_dir, split=split,
-                                 presentation=presentation, required=False)
+    dataset = superpixel_dataset(
+        gt_dir, image_dir, split=split, presentation=presentation, required=False
+    )
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
-    item_ids = [i for i in dataset.ids() if dataset[i].image_path is not None
-                or dataset[i].image_loader is not None]
+    item_ids = [
+        i
+        for i in dataset.ids()
+        if dataset[i].image_path is not None or dataset[i].image_loader is not None
+    ]
     if not item_ids:
-        raise InputError("no image has both ground truth and a photograph (give "
-                         "image_dir, or a dataset root with its images)",
-                         image_dir if image_dir is not None else dataset.root)
+        raise InputError(
+            "no image has both ground truth and a photograph (give "
+            "image_dir, or a dataset root with its images)",
+            image_dir if image_dir is not None else dataset.root,
+        )
     if max_images is not None:
-        item_ids = item_ids[:int(max_images)]
-    options = {"tolerance": tolerance, "window": window, "boundary": boundary,
-               "max_annotators": None if max_annotators is None else int(max_annotators)}
-    results = run(families, dataset, None, out, split=split, presentation=presentation,
-                  ids=item_ids, name=name, params=options, save_results=False,
-                  **execution(workers, scheduler, executor, progress))
-    points = {(f.defaults["algorithm"], f.defaults["k"]): r
-              for f, r in zip(families, results)}
-    res = sweep_result(points, (lo, hi), algorithm_params=aparams,
-                       n_images=len(item_ids),
-                       gt=str(gt_dir) if isinstance(gt_dir, (str, PathLike))
-                       else str(dataset.root),
-                       images=None if image_dir is None else str(image_dir),
-                       split=split, **options)
+        item_ids = item_ids[: int(max_images)]
+    options = {
+        "tolerance": tolerance,
+        "window": window,
+        "boundary": boundary,
+        "max_annotators": None if max_annotators is None else int(max_annotators),
+    }
+    results = run(
+        families,
+        dataset,
+        None,
+        out,
+        split=split,
+        presentation=presentation,
+        ids=item_ids,
+        name=name,
+        params=options,
+        save_results=False,
+        **execution(workers, scheduler, executor, progress),
+    )
+    points = {
+        (f.defaults["algorithm"], f.defaults["k"]): r for f, r in zip(families, results)
+    }
+    res = sweep_result(
+        points,
+        (lo, hi),
+        algorithm_params=aparams,
+        n_images=len(item_ids),
+        gt=str(gt_dir) if isinstance(gt_dir, (str, PathLike)) else str(dataset.root),
+        images=None if image_dir is None else str(image_dir),
+        split=split,
+        **options,
+    )
     res.name = name or ""
     if out is not None:
         write_sweep(out, res, plot=plot)

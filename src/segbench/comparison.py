@@ -29,9 +29,14 @@ from .errors import InputError
 from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
 from .result import Result
 
-__all__ = ["Comparison", "compare", "distinct_names", "holm", "load_run",
-           "write_comparison"]
-
+__all__ = [
+    "Comparison",
+    "compare",
+    "distinct_names",
+    "holm",
+    "load_run",
+    "write_comparison",
+]
 
 
 @dataclass
@@ -54,18 +59,25 @@ class ComparedRun:
     def subset(self, ids) -> ComparedRun:
         """The run on these images only (InputError naming those it lacks)."""
         from dataclasses import replace
+
         index = {iid: k for k, iid in enumerate(self.ids)}
         missing = [i for i in ids if i not in index]
         if missing:
-            raise InputError(f"the run {self.result.name!r} has no record of "
-                             f"{len(missing)} of the images: {', '.join(missing[:20])}",
-                             self.path)
+            raise InputError(
+                f"the run {self.result.name!r} has no record of "
+                f"{len(missing)} of the images: {', '.join(missing[:20])}",
+                self.path,
+            )
         keep = [index[i] for i in ids]
         result = replace(self.result, per_item=[self.result.per_item[k] for k in keep])
-        return ComparedRun(result, [self.records[k] for k in keep], self.family, self.path,
-                           None if self.keys is None else [self.keys[k] for k in keep],
-                           self.file)
-
+        return ComparedRun(
+            result,
+            [self.records[k] for k in keep],
+            self.family,
+            self.path,
+            None if self.keys is None else [self.keys[k] for k in keep],
+            self.file,
+        )
 
 
 class Comparison(dict):
@@ -93,14 +105,17 @@ class Comparison(dict):
     def to_dict(self) -> dict:
         """The comparison as JSON-ready plain data (NaN as None): ``compare.json``."""
         from .result import json_ready
+
         return json_ready(dict(self))
 
     def to_json(self, path=None, *, indent: int = 1) -> str:
         """JSON text of :meth:`to_dict`; written atomically to ``path`` when given."""
         import json
+
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
             from .io import atomic_write_text
+
             atomic_write_text(path, text + "\n")
         return text
 
@@ -119,18 +134,27 @@ class Comparison(dict):
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("Comparison.to_pandas needs pandas: pip install "
-                              "pandas") from None
+            raise ImportError(
+                "Comparison.to_pandas needs pandas: pip install pandas"
+            ) from None
         data = self.to_dict()
         nan = float("nan")
 
         def num(v):
             return nan if v is None else v
+
         if table == "runs":
-            rows = [{"name": r["name"], "score": s, "value": num(v),
-                     "lo": num(r["intervals"].get(s, [None, None])[0]),
-                     "hi": num(r["intervals"].get(s, [None, None])[1])}
-                    for r in data["runs"] for s, v in r["metrics"].items()]
+            rows = [
+                {
+                    "name": r["name"],
+                    "score": s,
+                    "value": num(v),
+                    "lo": num(r["intervals"].get(s, [None, None])[0]),
+                    "hi": num(r["intervals"].get(s, [None, None])[1]),
+                }
+                for r in data["runs"]
+                for s, v in r["metrics"].items()
+            ]
             return pd.DataFrame(rows).set_index(["name", "score"])
         if table != "pairs":
             raise ValueError(f"table must be 'pairs' or 'runs', not {table!r}")
@@ -138,9 +162,15 @@ class Comparison(dict):
         for pair in data["pairs"]:
             tests = {k: num(v) for k, v in (pair.get("per_image") or {}).items()}
             for score, b in pair["bootstrap"].items():
-                rows.append({"a": pair["a"], "b": pair["b"], "score": score,
-                             **{k: num(b.get(k)) for k in ("diff", "lo", "hi", "p",
-                                                            "p_holm")}, **tests})
+                rows.append(
+                    {
+                        "a": pair["a"],
+                        "b": pair["b"],
+                        "score": score,
+                        **{k: num(b.get(k)) for k in ("diff", "lo", "hi", "p", "p_holm")},
+                        **tests,
+                    }
+                )
         return pd.DataFrame(rows).set_index(["a", "b", "score"])
 
     def write(self, out, runs) -> list[Path]:
@@ -152,11 +182,15 @@ def _spec(result: Result, where):
     """The spec that resamples ``result`` (the registry's benchmarks marked
     ``compare``)."""
     from .families import comparable, comparable_spec
+
     try:
         return comparable_spec(result.family)
     except KeyError:
-        raise InputError(f"runs of the {result.family!r} family cannot be compared (one "
-                         f"of {', '.join(comparable())})", where) from None
+        raise InputError(
+            f"runs of the {result.family!r} family cannot be compared (one "
+            f"of {', '.join(comparable())})",
+            where,
+        ) from None
 
 
 def load_run(run) -> ComparedRun:
@@ -170,16 +204,18 @@ def load_run(run) -> ComparedRun:
         return run
     if isinstance(run, Result):
         if run.records is None:
-            raise InputError(f"the result {run.name!r} carries no per-image records "
-                             "(read from JSON?): pass its run folder instead")
+            raise InputError(
+                f"the result {run.name!r} carries no per-image records "
+                "(read from JSON?): pass its run folder instead"
+            )
         return ComparedRun(run, list(run.records), _spec(run, None))
     from .engine import RunFolder
+
     folder = RunFolder(run)
     result = folder.read()
     family = _spec(result, run)
     keys, records = folder.records(family, result)
-    return ComparedRun(result, records, family, str(run), keys,
-                       str(folder.result_file()))
+    return ComparedRun(result, records, family, str(run), keys, str(folder.result_file()))
 
 
 def holm(pvalues) -> list[float]:
@@ -203,16 +239,23 @@ def _params(run: ComparedRun) -> dict:
     given = run.result.provenance.get("params", {})
     try:
         return {**run.family.resolve(given), **run.family.resolve_summary(given)}
-    except (TypeError, ValueError) as exc:     # a hand-edited result.json
-        raise InputError(f"its recorded parameters do not validate ({exc})",
-                         run.path) from None
+    except (TypeError, ValueError) as exc:  # a hand-edited result.json
+        raise InputError(
+            f"its recorded parameters do not validate ({exc})", run.path
+        ) from None
 
 
 #: Parameters in which two runs of one family may differ and still score the same task:
 #: how the predictions are read or thinned (``nms``, ``labels``), extra outputs
 #: (``stutz``), a calibration of the run's own.
-_NOT_SETTINGS = {"nms", "labels", "stutz", "calibrated_threshold", "calibrated_on",
-                 "calibrated_name"}
+_NOT_SETTINGS = {
+    "nms",
+    "labels",
+    "stutz",
+    "calibrated_threshold",
+    "calibrated_on",
+    "calibrated_name",
+}
 
 
 def _where(run: ComparedRun) -> str:
@@ -224,26 +267,41 @@ def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
     (protocol, nthresh, max_dist, min_agreement, ...): their differences are not the
     algorithms'."""
     if base.keys is not None and other.keys is not None:
-        gt = [iid for iid, a, b in zip(base.ids, base.keys, other.keys)
-              if a.get("inputs", {}).get("gt") != b.get("inputs", {}).get("gt")]
-    else:                 # Results in memory: the ground truth they name
+        gt = [
+            iid
+            for iid, a, b in zip(base.ids, base.keys, other.keys)
+            if a.get("inputs", {}).get("gt") != b.get("inputs", {}).get("gt")
+        ]
+    else:  # Results in memory: the ground truth they name
         pa, pb = (r.result.provenance.get("params", {}) for r in (base, other))
+
         def spot(p):
             gt_dir = p.get("gt_dir")
-            return (None if gt_dir is None else str(Path(gt_dir).resolve()),
-                    p.get("split"), p.get("presentation"))
+            return (
+                None if gt_dir is None else str(Path(gt_dir).resolve()),
+                p.get("split"),
+                p.get("presentation"),
+            )
+
         gt = base.ids[:1] if spot(pa) != spot(pb) else []
     if gt:
-        raise InputError(f"runs scored against other ground truth cannot be compared: "
-                         f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
-                         f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
-                         "split or presentation")
+        raise InputError(
+            f"runs scored against other ground truth cannot be compared: "
+            f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
+            f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
+            "split or presentation"
+        )
     a, b = _params(base), _params(other)
-    differ = [f"{k} {a.get(k)!r} vs {b.get(k)!r}" for k in sorted(set(a) | set(b))
-              if k not in _NOT_SETTINGS and a.get(k) != b.get(k)]
+    differ = [
+        f"{k} {a.get(k)!r} vs {b.get(k)!r}"
+        for k in sorted(set(a) | set(b))
+        if k not in _NOT_SETTINGS and a.get(k) != b.get(k)
+    ]
     if differ:
-        raise InputError(f"runs scored with other settings cannot be compared: "
-                         f"{_where(base)} vs {_where(other)}: {'; '.join(differ)}")
+        raise InputError(
+            f"runs scored with other settings cannot be compared: "
+            f"{_where(base)} vs {_where(other)}: {'; '.join(differ)}"
+        )
 
 
 def _statistic(run: ComparedRun):
@@ -254,26 +312,38 @@ def _item_scores(run: ComparedRun) -> np.ndarray:
     col = run.family.item_score
     try:
         return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
-    except (TypeError, ValueError):       # a hand-edited result.json
-        raise InputError(f"not a segbench result: a per_item {col} is not a number",
-                         run.file) from None
+    except (TypeError, ValueError):  # a hand-edited result.json
+        raise InputError(
+            f"not a segbench result: a per_item {col} is not a number", run.file
+        ) from None
 
 
 def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
     from scipy import stats
+
     ok = np.isfinite(a) & np.isfinite(b)
     d = a[ok] - b[ok]
     wins_a, wins_b = int((d > 0).sum()), int((d < 0).sum())
     ties = int(d.size - wins_a - wins_b)
-    sign_p = float(stats.binomtest(wins_a, wins_a + wins_b, 0.5).pvalue) \
-        if wins_a + wins_b else 1.0
+    sign_p = (
+        float(stats.binomtest(wins_a, wins_a + wins_b, 0.5).pvalue)
+        if wins_a + wins_b
+        else 1.0
+    )
     if wins_a + wins_b:
         w = stats.wilcoxon(a[ok], b[ok])
         wil_stat, wil_p = float(w.statistic), float(w.pvalue)
     else:
         wil_stat, wil_p = math.nan, 1.0
-    return {"n_images": int(ok.sum()), "wins_a": wins_a, "wins_b": wins_b, "ties": ties,
-            "sign_p": sign_p, "wilcoxon_statistic": wil_stat, "wilcoxon_p": wil_p}
+    return {
+        "n_images": int(ok.sum()),
+        "wins_a": wins_a,
+        "wins_b": wins_b,
+        "ties": ties,
+        "sign_p": sign_p,
+        "wilcoxon_statistic": wil_stat,
+        "wilcoxon_p": wil_p,
+    }
 
 
 def distinct_names(names, folders) -> list[str]:
@@ -286,11 +356,13 @@ def distinct_names(names, folders) -> list[str]:
         same = [k for k, n in enumerate(names) if n == name]
         if len(same) < 2:
             continue
-        parts = {k: Path(folders[k]).resolve().parts for k in same
-                 if folders[k] is not None}
+        parts = {
+            k: Path(folders[k]).resolve().parts for k in same if folders[k] is not None
+        }
         depth = 1
-        while depth < max((len(p) for p in parts.values()), default=1) and \
-                len({p[-depth:] for p in parts.values()}) < len(parts):
+        while depth < max((len(p) for p in parts.values()), default=1) and len(
+            {p[-depth:] for p in parts.values()}
+        ) < len(parts):
             depth += 1
         for k in same:
             if k in parts:
@@ -308,13 +380,22 @@ def _names(runs: list[ComparedRun]) -> list[str]:
     names, folders = [], []
     for k, r in enumerate(runs):
         names.append(r.result.name or (Path(r.path).name if r.path else f"run{k + 1}"))
-        folders.append(None if r.path is None else
-                       (r.path if Path(r.path).is_dir() else str(Path(r.path).parent)))
+        folders.append(
+            None
+            if r.path is None
+            else (r.path if Path(r.path).is_dir() else str(Path(r.path).parent))
+        )
     return distinct_names(names, folders)
 
 
-def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-            seed: int = DEFAULT_SEED, ids=None, per_image: bool = True) -> Comparison:
+def compare(
+    *runs,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    ids=None,
+    per_image: bool = True,
+) -> Comparison:
     """Compare two or more runs of one family on the same images.
 
     Parameters
@@ -353,8 +434,13 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         recorded parameter but how predictions are read, each one that differs
         named).
     """
-    from .resampling import (bootstrap_indices, differences_of_draws, draws,
-                             percentile_interval)
+    from .resampling import (
+        bootstrap_indices,
+        differences_of_draws,
+        draws,
+        percentile_interval,
+    )
+
     check_settings(resamples, level)
     loaded = [load_run(r) for r in runs]
     if ids is not None:
@@ -363,8 +449,9 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         raise InputError("a comparison needs at least two runs")
     families = {r.result.family for r in loaded}
     if len(families) > 1:
-        raise InputError(f"runs of different families cannot be compared: "
-                         f"{', '.join(sorted(families))}")
+        raise InputError(
+            f"runs of different families cannot be compared: {', '.join(sorted(families))}"
+        )
     base = loaded[0]
     for other in loaded[1:]:
         if other.ids != base.ids:
@@ -374,7 +461,8 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
                 f"runs on different images cannot be compared: "
                 f"{len(only_a)} only in {base.path or base.result.name} "
                 f"({', '.join(only_a[:20])}), {len(only_b)} only in "
-                f"{other.path or other.result.name} ({', '.join(only_b[:20])})")
+                f"{other.path or other.result.name} ({', '.join(only_b[:20])})"
+            )
     for other in loaded[1:]:
         _check_comparable(base, other)
     names = _names(loaded)
@@ -384,18 +472,18 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
     ones = np.ones((1, n))
     observed = [{k: float(v[0]) for k, v in s(ones).items()} for s in stats]
     idx = bootstrap_indices(n, resamples, seed)
-    drawn = [draws(s, idx, n) for s in stats]   # once per run: intervals and pairs
+    drawn = [draws(s, idx, n) for s in stats]  # once per run: intervals and pairs
     out_runs = []
     for name, run, obs, d in zip(names, loaded, observed, drawn):
         bounds = {k: list(percentile_interval(v, level)) for k, v in d.items()}
-        out_runs.append({"name": name, "path": run.path, "metrics": obs,
-                         "intervals": bounds})
+        out_runs.append(
+            {"name": name, "path": run.path, "metrics": obs, "intervals": bounds}
+        )
     item = [_item_scores(r) for r in loaded]
     pairs = []
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
-            boot = differences_of_draws(drawn[i], drawn[j], observed[i], observed[j],
-                                        level)
+            boot = differences_of_draws(drawn[i], drawn[j], observed[i], observed[j], level)
             pair = {"a": names[i], "b": names[j], "bootstrap": boot}
             if per_image:
                 pair["per_image"] = _image_tests(item[i], item[j])
@@ -408,9 +496,16 @@ def compare(*runs, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LE
         adjusted = holm([p["per_image"][test] for p in pairs])
         for p, q in zip(pairs, adjusted):
             p["per_image"][f"{test}_holm"] = q
-    return Comparison({"family": base.result.family, "n_images": n, "settings": settings,
-                       "item_score": base.family.item_score, "runs": out_runs,
-                       "pairs": pairs})
+    return Comparison(
+        {
+            "family": base.result.family,
+            "n_images": n,
+            "settings": settings,
+            "item_score": base.family.item_score,
+            "runs": out_runs,
+            "pairs": pairs,
+        }
+    )
 
 
 def per_image_table(runs, names) -> tuple[list[str], list[list]]:
@@ -419,8 +514,15 @@ def per_image_table(runs, names) -> tuple[list[str], list[list]]:
     loaded = [load_run(r) for r in runs]
     header, columns = ["id"], []
     for name, run in zip(names, loaded):
-        cols = [k for k, v in run.result.per_item[0].items()
-                if k != "id" and isinstance(v, (int, float))] if run.result.per_item else []
+        cols = (
+            [
+                k
+                for k, v in run.result.per_item[0].items()
+                if k != "id" and isinstance(v, (int, float))
+            ]
+            if run.result.per_item
+            else []
+        )
         header += [f"{name}:{c}" for c in cols]
         columns.append(cols)
     rows = []
@@ -444,23 +546,32 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
 
     from .io import atomic_write_text, claim_folder
     from .result import json_ready
-    out = claim_folder(out, ".segbench-compare", "segbench compare", "written by "
-                       "segbench compare; its files are replaced when it runs again\n")
+
+    out = claim_folder(
+        out,
+        ".segbench-compare",
+        "segbench compare",
+        "written by segbench compare; its files are replaced when it runs again\n",
+    )
     loaded = [load_run(r) for r in runs]
     names = [r["name"] for r in comparison["runs"]]
     written = [out / "compare.json", out / "per_item.csv"]
-    atomic_write_text(written[0], json.dumps(json_ready(dict(comparison)), indent=1,
-                                             allow_nan=False) + "\n")
+    atomic_write_text(
+        written[0],
+        json.dumps(json_ready(dict(comparison)), indent=1, allow_nan=False) + "\n",
+    )
     header, rows = per_image_table(loaded, names)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for row in json_ready(rows):
-        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v)
-                    for v in row])
+        w.writerow(
+            ["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row]
+        )
     atomic_write_text(written[1], buf.getvalue())
     if comparison["family"] == "boundary":
         from .boundary import plot_pr
+
         curves, human = [], None
         for name, run in zip(names, loaded):
             m, c = run.result.metrics, run.result.curves
@@ -470,9 +581,11 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
                 ods = tuple(float(m[k]) for k in ("ODS_recall", "ODS_precision", "ODS"))
                 if r.ndim != 1 or r.shape != p.shape:
                     raise ValueError
-            except (KeyError, TypeError, ValueError):   # a hand-edited result.json
-                raise InputError("not a segbench result: no boundary PR curve and ODS "
-                                 "point to plot", run.file) from None
+            except (KeyError, TypeError, ValueError):  # a hand-edited result.json
+                raise InputError(
+                    "not a segbench result: no boundary PR curve and ODS point to plot",
+                    run.file,
+                ) from None
             curves.append({"name": name, "recall": r, "precision": p, "ods": ods})
             if human is None and "human_F" in m:
                 human = (m["human_recall"], m["human_precision"], m["human_F"])

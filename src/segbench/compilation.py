@@ -28,9 +28,17 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["LEAN_NUMBA", "announce_compiles", "compile_ahead", "import_numba_lean",
-           "is_cached", "lean_cache_loading", "lean_loading_supported", "prepare_kernels",
-           "wait_ahead"]
+__all__ = [
+    "LEAN_NUMBA",
+    "announce_compiles",
+    "compile_ahead",
+    "import_numba_lean",
+    "is_cached",
+    "lean_cache_loading",
+    "lean_loading_supported",
+    "prepare_kernels",
+    "wait_ahead",
+]
 
 #: Kernel module -> (what the notice calls it, seconds to compile it once, measured on
 #: the 2-core development machine; a rough figure for the notice only).
@@ -73,8 +81,10 @@ def _notice(module: str) -> str | None:
     if name in _told:
         return None
     _told.add(name)
-    return (f"segbench: compiling {name} for this machine, once (about {seconds} s); "
-            f"later runs start at once")
+    return (
+        f"segbench: compiling {name} for this machine, once (about {seconds} s); "
+        f"later runs start at once"
+    )
 
 
 def _wanted() -> bool:
@@ -180,13 +190,16 @@ def lean_cache_loading() -> bool:
         import numba
         from numba.core import caching
         from numba.core.runtime import nrt
+
         if not lean_loading_supported(numba.__version__):
             return False
         full_load = caching.FunctionCache.load_overload
         runtime = nrt.rtsys
-        if not (hasattr(caching.FunctionCache, "_load_overload")
-                and hasattr(caching.FunctionCache, "_guard_against_spurious_io_errors")
-                and hasattr(runtime, "initialize")):
+        if not (
+            hasattr(caching.FunctionCache, "_load_overload")
+            and hasattr(caching.FunctionCache, "_guard_against_spurious_io_errors")
+            and hasattr(runtime, "initialize")
+        ):
             return False
     except (ImportError, AttributeError):
         return False
@@ -198,7 +211,7 @@ def lean_cache_loading() -> bool:
         runtime.initialize(target_context)
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
-        return None   # the guard swallowed a spurious I/O error: compile instead
+        return None  # the guard swallowed a spurious I/O error: compile instead
 
     caching.FunctionCache.load_overload = load_overload
     _lean_installed = True
@@ -222,7 +235,7 @@ def import_numba_lean() -> None:
     if "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml"):
         hidden.append("yaml")
     for name in hidden:
-        sys.modules[name] = None             # "import name" raises ImportError
+        sys.modules[name] = None  # "import name" raises ImportError
     try:
         import numba  # noqa: F401
     finally:
@@ -238,7 +251,7 @@ def is_cached(dispatcher) -> bool:
     then simply does not compile ahead)."""
     try:
         return bool(dispatcher._cache._cache_file._load_index())
-    except Exception:   # noqa: BLE001 - a guess for a speed-up, never an error
+    except Exception:  # noqa: BLE001 - a guess for a speed-up, never an error
         return True
 
 
@@ -259,6 +272,7 @@ def compile_ahead(entry: str, *, announce: str | None = None) -> None:
     """
     import atexit
     import subprocess
+
     module, func = entry.split(":")
     code = f"from {module} import {func}; {func}()"
     env = dict(os.environ, SEGBENCH_COMPILE_NOTICE="0")
@@ -266,9 +280,13 @@ def compile_ahead(entry: str, *, announce: str | None = None) -> None:
     if text is not None and _wanted():
         print(text, file=sys.stderr, flush=True)
     try:
-        proc = subprocess.Popen([sys.executable, "-c", code], env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError:
         return
     if not _ahead:
@@ -280,6 +298,7 @@ def wait_ahead(timeout: float = 600.0) -> None:
     """Wait until the processes of :func:`compile_ahead` have finished (or ``timeout``
     seconds); a child that failed only means this process compiles for itself."""
     import subprocess
+
     for proc in _ahead:
         try:
             proc.wait(timeout)

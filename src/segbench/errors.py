@@ -64,8 +64,11 @@ class ClusterLostError(SegbenchError):
 
     def __init__(self, done: int, total: int, *, saved: bool = True):
         self.done, self.total, self.saved = int(done), int(total), saved
-        kept = ("finished images are saved, rerun to resume" if saved
-                else "nothing was saved (no --out)")
+        kept = (
+            "finished images are saved, rerun to resume"
+            if saved
+            else "nothing was saved (no --out)"
+        )
         super().__init__(f"{self._what} after {self.done} of {self.total} images; {kept}")
 
     _what = "the Dask cluster went away"

@@ -25,19 +25,48 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["BENCHMARKS", "BOUNDARY_PARAMS", "CRISPNESS_PARAMS", "DEFAULT_MAX_DIST",
-           "ENTRY_POINT_GROUP", "Metric", "PRESETS", "REGION_PARAMS",
-           "SEMANTIC_BOUNDARY_PARAMS", "SEMANTIC_BOUNDARY_PROTOCOLS", "Benchmark",
-           "Param", "add_options", "benchmark", "check_keywords", "comparable",
-           "comparable_spec", "defaults", "family_spec", "known_keywords",
-           "load_entry_points",
-           "options_from_args", "register", "runner", "specs", "summary_defaults",
-           "unregister"]
+__all__ = [
+    "BENCHMARKS",
+    "BOUNDARY_PARAMS",
+    "CRISPNESS_PARAMS",
+    "DEFAULT_MAX_DIST",
+    "ENTRY_POINT_GROUP",
+    "Metric",
+    "PRESETS",
+    "REGION_PARAMS",
+    "SEMANTIC_BOUNDARY_PARAMS",
+    "SEMANTIC_BOUNDARY_PROTOCOLS",
+    "Benchmark",
+    "Param",
+    "add_options",
+    "benchmark",
+    "check_keywords",
+    "comparable",
+    "comparable_spec",
+    "defaults",
+    "family_spec",
+    "known_keywords",
+    "load_entry_points",
+    "options_from_args",
+    "register",
+    "runner",
+    "specs",
+    "summary_defaults",
+    "unregister",
+]
 
 #: The boundary protocols' names (``--preset``): segbench.boundary.PROTOCOLS, listed
 #: here so that the command line needs no numerical library (a test checks the two).
-PRESETS = ("bsr", "bsds500", "bsds300", "martin2004", "nyud", "biped", "multicue",
-           "bsds-rind")
+PRESETS = (
+    "bsr",
+    "bsds500",
+    "bsds300",
+    "martin2004",
+    "nyud",
+    "biped",
+    "multicue",
+    "bsds-rind",
+)
 
 #: The boundary matching tolerance of the BSDS500 benchmark (BSR ``maxDist``), as a
 #: fraction of the image diagonal: the one place it is written.
@@ -114,8 +143,10 @@ def _thresholds(text):
     try:
         values = sorted({float(v) for v in t.split(",") if v.strip()})
     except ValueError:
-        raise InputError(f"--thresholds is a count or a comma-separated list of numbers "
-                         f"in [0, 1], not {text!r}") from None
+        raise InputError(
+            f"--thresholds is a count or a comma-separated list of numbers "
+            f"in [0, 1], not {text!r}"
+        ) from None
     if not values:
         raise InputError(f"--thresholds {text!r} names no threshold")
     return values
@@ -135,14 +166,22 @@ def _nms(text):
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or key not in ("r", "s", "m", "presmooth"):
-            raise InputError(f"--nms takes settings r=, s=, m=, presmooth= separated by "
-                             f"commas (e.g. r=1,s=5,m=1.01), not {part.strip()!r}")
+            raise InputError(
+                f"--nms takes settings r=, s=, m=, presmooth= separated by "
+                f"commas (e.g. r=1,s=5,m=1.01), not {part.strip()!r}"
+            )
         try:
-            out[key] = (value.strip().lower() in ("1", "true", "yes")) \
-                if key == "presmooth" else float(value) if key == "m" else int(value)
+            out[key] = (
+                (value.strip().lower() in ("1", "true", "yes"))
+                if key == "presmooth"
+                else float(value)
+                if key == "m"
+                else int(value)
+            )
         except ValueError:
-            raise InputError(f"--nms {key}= takes a number, not {value.strip()!r}") \
-                from None
+            raise InputError(
+                f"--nms {key}= takes a number, not {value.strip()!r}"
+            ) from None
     return out
 
 
@@ -154,53 +193,100 @@ def _agreement(text):
     try:
         return int(t) if t.isdigit() else float(t)
     except ValueError:
-        raise InputError(f"--min-agreement is an integer, a fraction or 'all', not "
-                         f"{text!r}") from None
+        raise InputError(
+            f"--min-agreement is an integer, a fraction or 'all', not {text!r}"
+        ) from None
 
 
 #: The boundary benchmark's parameters (boundary, all, human and agreement take their
 #: subsets): record parameters first, then those of the summary.
 BOUNDARY_PARAMS = (
-    Param("protocol", "bsr", summary=True, flag="--preset", aliases=("--protocol",),
-          choices=PRESETS, default_text="", metavar="NAME",
-          help="the protocol of a dataset as papers evaluate it (docs/datasets.md): "
-               "bsr (the official BSDS500 code, the default), bsds500 / nyud / biped / "
-               "multicue / bsds-rind (edge detection: Dollar's NMS first, each "
-               "dataset's tolerance), bsds300 (its site's ranking: 30 thresholds, human "
-               "maps thinned, smaller soft maps upsampled) or martin2004 (the 2004 Pb "
-               "paper: bsds300 at half resolution, max-dist 0.01); the options below "
-               "override its values; recorded in the result as 'protocol'"),
-    Param("nthresh", 99, metavar="N", default_text="99; 30 with --protocol bsds300",
-          help="number of thresholds for soft maps and ucm2"),
-    Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
-          help="the boundary benchmark's thresholds for soft maps: a count (as "
-               "--nthresh) or an explicit comma-separated list of values in [0, 1] "
-               "(a map is cut at pb >= t)"),
-    Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
-          default_text="0.0075; 0.01 with --protocol martin2004",
-          help="matching tolerance as a fraction of the image diagonal"),
-    Param("max_dist_px", None, type=float, metavar="PX",
-          help="matching tolerance in pixels instead, converted per image to the "
-               "fraction of its diagonal (at half resolution under martin2004); "
-               "docs/protocol.md"),
+    Param(
+        "protocol",
+        "bsr",
+        summary=True,
+        flag="--preset",
+        aliases=("--protocol",),
+        choices=PRESETS,
+        default_text="",
+        metavar="NAME",
+        help="the protocol of a dataset as papers evaluate it (docs/datasets.md): "
+        "bsr (the official BSDS500 code, the default), bsds500 / nyud / biped / "
+        "multicue / bsds-rind (edge detection: Dollar's NMS first, each "
+        "dataset's tolerance), bsds300 (its site's ranking: 30 thresholds, human "
+        "maps thinned, smaller soft maps upsampled) or martin2004 (the 2004 Pb "
+        "paper: bsds300 at half resolution, max-dist 0.01); the options below "
+        "override its values; recorded in the result as 'protocol'",
+    ),
+    Param(
+        "nthresh",
+        99,
+        metavar="N",
+        default_text="99; 30 with --protocol bsds300",
+        help="number of thresholds for soft maps and ucm2",
+    ),
+    Param(
+        "thresholds",
+        None,
+        type=str,
+        parse=_thresholds,
+        metavar="N|T1,T2,...",
+        help="the boundary benchmark's thresholds for soft maps: a count (as "
+        "--nthresh) or an explicit comma-separated list of values in [0, 1] "
+        "(a map is cut at pb >= t)",
+    ),
+    Param(
+        "max_dist",
+        DEFAULT_MAX_DIST,
+        metavar="F",
+        default_text="0.0075; 0.01 with --protocol martin2004",
+        help="matching tolerance as a fraction of the image diagonal",
+    ),
+    Param(
+        "max_dist_px",
+        None,
+        type=float,
+        metavar="PX",
+        help="matching tolerance in pixels instead, converted per image to the "
+        "fraction of its diagonal (at half resolution under martin2004); "
+        "docs/protocol.md",
+    ),
     Param("thin", True, help="do not thin thresholded maps before matching"),
     Param("thin_gt", False, cli=False),
     Param("lone", "skip", cli=False),
     Param("upsample", None, cli=False),
-    Param("min_agreement", None, type=str, parse=_agreement, metavar="K",
-          help="score against strong boundaries only: human pixels drawn by at least "
-               "K annotators (an integer), a fraction of them (e.g. 0.5), or 'all' "
-               "(docs/agreement.md)"),
-    Param("nms", None, type=str, parse=_nms, const=True, metavar="r=R,s=S,m=M",
-          help="thin raw soft maps (a CNN's output) with Dollar's edge NMS first, as "
-               "HED, RCF and PiDiNet are evaluated: --nms alone for their settings (r=1, "
-               "s=5, m=1.01, presmooth=1: convTri(E, 1) first), the settings to change, "
-               "e.g. --nms r=2,m=1.05, or --nms off (where a preset sets it) "
-               "(docs/detectors.md)"),
+    Param(
+        "min_agreement",
+        None,
+        type=str,
+        parse=_agreement,
+        metavar="K",
+        help="score against strong boundaries only: human pixels drawn by at least "
+        "K annotators (an integer), a fraction of them (e.g. 0.5), or 'all' "
+        "(docs/agreement.md)",
+    ),
+    Param(
+        "nms",
+        None,
+        type=str,
+        parse=_nms,
+        const=True,
+        metavar="r=R,s=S,m=M",
+        help="thin raw soft maps (a CNN's output) with Dollar's edge NMS first, as "
+        "HED, RCF and PiDiNet are evaluated: --nms alone for their settings (r=1, "
+        "s=5, m=1.01, presmooth=1: convTri(E, 1) first), the settings to change, "
+        "e.g. --nms r=2,m=1.05, or --nms off (where a preset sets it) "
+        "(docs/detectors.md)",
+    ),
     Param("resolution", "full", cli=False),
-    Param("alpha", 0.5, summary=True, metavar="A",
-          help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the harmonic mean "
-               "of every BSDS paper"),
+    Param(
+        "alpha",
+        0.5,
+        summary=True,
+        metavar="A",
+        help="F-measure weight: F = PR / (A R + (1 - A) P); 0.5 is the harmonic mean "
+        "of every BSDS paper",
+    ),
     Param("calibrated_threshold", None, summary=True, cli=False),
     Param("calibrated_on", None, summary=True, cli=False),
     Param("calibrated_name", None, summary=True, cli=False),
@@ -209,9 +295,13 @@ BOUNDARY_PARAMS = (
 #: The region benchmark's parameters (its own; ``all`` takes ``nthresh`` from the
 #: boundary's, as allBench.m has one).
 REGION_PARAMS = (
-    Param("labels", False, type=bool,
-          help="read .png/.bmp/.tif/.npy predictions as label maps (one segmentation "
-               "per image; every value is a region)"),
+    Param(
+        "labels",
+        False,
+        type=bool,
+        help="read .png/.bmp/.tif/.npy predictions as label maps (one segmentation "
+        "per image; every value is a region)",
+    ),
     Param("nthresh", 99, metavar="N", help="number of ucm2 thresholds"),
 )
 
@@ -219,16 +309,28 @@ REGION_PARAMS = (
 #: boundary benchmark after Dollar's NMS and without it).
 CRISPNESS_PARAMS = (
     Param("nthresh", 99, metavar="N", help="number of thresholds"),
-    Param("max_dist", DEFAULT_MAX_DIST, metavar="F",
-          help="matching tolerance as a fraction of the image diagonal"),
-    Param("thin", True, help="do not thin thresholded maps before matching (in both "
-                             "SEval and CEval)"),
+    Param(
+        "max_dist",
+        DEFAULT_MAX_DIST,
+        metavar="F",
+        help="matching tolerance as a fraction of the image diagonal",
+    ),
+    Param(
+        "thin",
+        True,
+        help="do not thin thresholded maps before matching (in both SEval and CEval)",
+    ),
     Param("nms_r", 1, metavar="R", help="SEval's NMS radius"),
     Param("nms_s", 5, metavar="S", help="SEval's NMS border band"),
     Param("nms_m", 1.01, metavar="M", help="SEval's NMS tolerance"),
     Param("nms_presmooth", True, help="SEval's NMS without convTri(E, 1) first"),
-    Param("alpha", 0.5, summary=True, metavar="A",
-          help="F-measure weight: F = PR / (A R + (1 - A) P)"),
+    Param(
+        "alpha",
+        0.5,
+        summary=True,
+        metavar="A",
+        help="F-measure weight: F = PR / (A R + (1 - A) P)",
+    ),
 )
 
 #: The semantic-boundary protocols (``--protocol``): segbench.semantic_boundary.PROTOCOLS,
@@ -250,58 +352,129 @@ def _on_off(text):
 #: The semantic-boundary benchmark's parameters. Those left None take the protocol's
 #: value (segbench.semantic_boundary.PROTOCOLS, with the source of each).
 SEMANTIC_BOUNDARY_PARAMS = (
-    Param("protocol", "sbd-seal", choices=SEMANTIC_BOUNDARY_PROTOCOLS, metavar="NAME",
-          flag="--preset", aliases=("--protocol",),
-          help="sbd (the original SBD benchmark: kill internal, skip absent classes), "
-               "sbd-seal (SEAL's evaluation: 5 px margin, thin ground truth) or "
-               "cityscapes (SEAL's: half size, instance-sensitive, max-dist 0.0035); "
-               "the options below override its values (docs/semantic-boundary.md); "
-               "recorded as 'protocol'"),
+    Param(
+        "protocol",
+        "sbd-seal",
+        choices=SEMANTIC_BOUNDARY_PROTOCOLS,
+        metavar="NAME",
+        flag="--preset",
+        aliases=("--protocol",),
+        help="sbd (the original SBD benchmark: kill internal, skip absent classes), "
+        "sbd-seal (SEAL's evaluation: 5 px margin, thin ground truth) or "
+        "cityscapes (SEAL's: half size, instance-sensitive, max-dist 0.0035); "
+        "the options below override its values (docs/semantic-boundary.md); "
+        "recorded as 'protocol'",
+    ),
     Param("nthresh", 99, metavar="N", help="number of thresholds"),
-    Param("thresholds", None, type=str, parse=_thresholds, metavar="N|T1,T2,...",
-          help="thresholds of every class's soft map: a count (as --nthresh) or an "
-               "explicit comma-separated list of values in [0, 1] (a map is cut at "
-               "pb >= t)"),
-    Param("max_dist", None, type=float, metavar="F",
-          default_text="0.02; 0.0035 with --preset cityscapes",
-          help="matching tolerance as a fraction of the image diagonal"),
-    Param("thin", None, type=str, parse=_on_off, metavar="on|off", default_text="on",
-          help="thin thresholded predictions before matching"),
-    Param("gt_edges", None, type=str, choices=("stored", "thin", "raw"), metavar="HOW",
-          default_text="stored; thin with --preset cityscapes",
-          help="ground-truth boundaries: SBD's stored Boundaries, or drawn from the "
-               "label maps, thin (1 px band thinned) or raw (2 px band)"),
-    Param("instance_sensitive", None, type=str, parse=_on_off, metavar="on|off",
-          default_text="off; on with --preset cityscapes",
-          help="add the boundaries between instances of a class (reads SBD inst/ or "
-               "Cityscapes _instanceIds.png)"),
-    Param("skip_if_nonexistent", None, type=str, parse=_on_off, metavar="on|off",
-          default_text="on with --preset sbd, else off",
-          help="an image without a class adds nothing to it (not even false positives)"),
-    Param("kill_internal", None, type=str, parse=_on_off, metavar="on|off",
-          default_text="on with --preset sbd, else off",
-          help="drop predictions inside the class's region farther than the tolerance "
-               "from its boundary"),
-    Param("margin", None, type=int, metavar="PX",
-          default_text="5 with --preset sbd-seal, else 0",
-          help="pixels cropped from each side of maps and ground truth"),
-    Param("scale", None, type=float, metavar="S",
-          default_text="1; 0.5 with --preset cityscapes",
-          help="evaluate at the ground truth's size times S (nearest; label maps are "
-               "resized before thin bands are drawn); predictions must have that size"),
-    Param("nms", False, type=bool,
-          help="thin each class's raw map with Dollar's edge NMS first"),
-    Param("n_classes", None, type=int, metavar="C",
-          help="classes of multi-label edge PNG ground truth (SBD has 20, Cityscapes "
-               "19)"),
-    Param("alpha", 0.5, summary=True, metavar="A",
-          help="F-measure weight: F = PR / (A R + (1 - A) P)"),
+    Param(
+        "thresholds",
+        None,
+        type=str,
+        parse=_thresholds,
+        metavar="N|T1,T2,...",
+        help="thresholds of every class's soft map: a count (as --nthresh) or an "
+        "explicit comma-separated list of values in [0, 1] (a map is cut at "
+        "pb >= t)",
+    ),
+    Param(
+        "max_dist",
+        None,
+        type=float,
+        metavar="F",
+        default_text="0.02; 0.0035 with --preset cityscapes",
+        help="matching tolerance as a fraction of the image diagonal",
+    ),
+    Param(
+        "thin",
+        None,
+        type=str,
+        parse=_on_off,
+        metavar="on|off",
+        default_text="on",
+        help="thin thresholded predictions before matching",
+    ),
+    Param(
+        "gt_edges",
+        None,
+        type=str,
+        choices=("stored", "thin", "raw"),
+        metavar="HOW",
+        default_text="stored; thin with --preset cityscapes",
+        help="ground-truth boundaries: SBD's stored Boundaries, or drawn from the "
+        "label maps, thin (1 px band thinned) or raw (2 px band)",
+    ),
+    Param(
+        "instance_sensitive",
+        None,
+        type=str,
+        parse=_on_off,
+        metavar="on|off",
+        default_text="off; on with --preset cityscapes",
+        help="add the boundaries between instances of a class (reads SBD inst/ or "
+        "Cityscapes _instanceIds.png)",
+    ),
+    Param(
+        "skip_if_nonexistent",
+        None,
+        type=str,
+        parse=_on_off,
+        metavar="on|off",
+        default_text="on with --preset sbd, else off",
+        help="an image without a class adds nothing to it (not even false positives)",
+    ),
+    Param(
+        "kill_internal",
+        None,
+        type=str,
+        parse=_on_off,
+        metavar="on|off",
+        default_text="on with --preset sbd, else off",
+        help="drop predictions inside the class's region farther than the tolerance "
+        "from its boundary",
+    ),
+    Param(
+        "margin",
+        None,
+        type=int,
+        metavar="PX",
+        default_text="5 with --preset sbd-seal, else 0",
+        help="pixels cropped from each side of maps and ground truth",
+    ),
+    Param(
+        "scale",
+        None,
+        type=float,
+        metavar="S",
+        default_text="1; 0.5 with --preset cityscapes",
+        help="evaluate at the ground truth's size times S (nearest; label maps are "
+        "resized before thin bands are drawn); predictions must have that size",
+    ),
+    Param(
+        "nms",
+        False,
+        type=bool,
+        help="thin each class's raw map with Dollar's edge NMS first",
+    ),
+    Param(
+        "n_classes",
+        None,
+        type=int,
+        metavar="C",
+        help="classes of multi-label edge PNG ground truth (SBD has 20, Cityscapes 19)",
+    ),
+    Param(
+        "alpha",
+        0.5,
+        summary=True,
+        metavar="A",
+        help="F-measure weight: F = PR / (A R + (1 - A) P)",
+    ),
 )
 
 
 def _named(params, names) -> tuple[Param, ...]:
     index = {}
-    for p in params:                  # the first declaration of a name wins
+    for p in params:  # the first declaration of a name wins
         index.setdefault(p.name, p)
     return tuple(index[n] for n in names)
 
@@ -432,7 +605,7 @@ class _Registry(dict):
     def _read_plugins(self) -> None:
         if self._plugins_read:
             return
-        self._plugins_read = True         # first: a plugin's register() looks names up
+        self._plugins_read = True  # first: a plugin's register() looks names up
         load_entry_points(self)
 
     def __missing__(self, key):
@@ -480,6 +653,7 @@ def load_entry_points(registry=None) -> list[str]:
     """
     import warnings
     from importlib.metadata import entry_points
+
     registry = BENCHMARKS if registry is None else registry
     added = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -491,83 +665,177 @@ def load_entry_points(registry=None) -> list[str]:
             entries = [obj] if isinstance(obj, Benchmark) else list(obj)
             for entry in entries:
                 if not isinstance(entry, Benchmark):
-                    raise TypeError(f"gives a {type(entry).__name__}, not a "
-                                    "segbench.families.Benchmark")
+                    raise TypeError(
+                        f"gives a {type(entry).__name__}, not a segbench.families.Benchmark"
+                    )
                 if dict.__contains__(registry, entry.name):
                     if dict.__getitem__(registry, entry.name) is entry:
-                        continue          # the plugin registered itself on import
+                        continue  # the plugin registered itself on import
                     raise ValueError(f"a benchmark named {entry.name!r} exists already")
                 register(entry)
                 added.append(entry.name)
-        except Exception as exc:          # noqa: BLE001 - a broken plugin is skipped
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is skipped
             warnings.warn(f"{where} skipped: {type(exc).__name__}: {exc}", stacklevel=2)
     return added
 
 
 #: Every benchmark, by name (the installed packages' ones read when first needed).
-BENCHMARKS: dict[str, Benchmark] = _Registry({b.name: b for b in (
-    Benchmark("boundary", ((_B, "BOUNDARY"),), params=BOUNDARY_PARAMS, compare=True,
-              group="benchmark", help="boundary benchmark (ODS, OIS, AP, R50)",
-              headline=("ODS", "OIS", "AP", "R50"), metrics=_m("ODS", "OIS", "AP", "R50")),
-    Benchmark("region", ((_R, "REGION"),), params=REGION_PARAMS, compare=True,
-              group="benchmark", help="region benchmark (covering, PRI, VI at ODS/OIS)",
-              headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS"),
-              metrics=_m("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS",
-                         "VI_ODS", lower=("VI_ODS",))),
-    Benchmark("all", ((_B, "BOUNDARY"), (_R, "REGION")), group="benchmark",
-              params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
-              help="boundary and region benchmarks in one pass (allBench)"),
-    Benchmark("human", ((_B, "HUMAN_BOUNDARY"), (_R, "HUMAN_REGION")),
-              params=BOUNDARY_PARAMS, needs_predictions=False, group="benchmark",
-              help="human consistency: each annotator against the others"),
-    Benchmark("human_boundary", ((_B, "HUMAN_BOUNDARY"),), params=BOUNDARY_PARAMS,
-              needs_predictions=False, group=None, headline=("F", "recall", "precision")),
-    Benchmark("human_region", ((_R, "HUMAN_REGION"),), needs_predictions=False,
-              group=None, headline=("covering", "PRI", "VI"),
-              metrics=_m("covering", "PRI", "VI", lower=("VI",))),
-    Benchmark("superpixel", (("segbench.superpixel", "SUPERPIXEL"),), compare=True,
-              group="superpixel", headline=("asa", "ue", "br", "bp", "co"),
-              metrics=_m("asa", "ue", "br", "bp", "co", lower=("ue",)),
-              help="superpixel benchmark (UE, CUE, ASA, BR, BP, CO, EV)"),
-    Benchmark("semantic", (("segbench.semantic", "SEMANTIC"),), compare=True,
-              runner=("segbench.api_semantic", "evaluate_semantic"), group="semantic",
-              headline=("mIoU", "mAcc", "aAcc"),
-              help="semantic segmentation (mIoU, per-class IoU/Acc, boundary IoU)"),
-    Benchmark("consistency", ((_R, "CONSISTENCY"),), needs_predictions=False,
-              runner=("segbench.api_consistency", "run_consistency"),
-              group="consistency", headline=("GCE_same", "LCE_same"),
-              metrics=_m("GCE_same", "LCE_same", lower=("GCE_same", "LCE_same")),
-              help="GCE/LCE between human segmentations (Martin et al. 2001)"),
-    Benchmark("agreement", ((_B, "AGREEMENT"),), needs_predictions=False,
-              runner=("segbench.api_agreement", "run_agreement"), group="agreement",
-              help="how many annotators drew each boundary pixel"),
-    Benchmark("stats", (("segbench.stats", "STATS"),), needs_predictions=False,
-              runner=("segbench.api_stats", "run_stats"), group="stats",
-              help="ecological statistics of the human segmentations"),
-    Benchmark("semantic_boundary", (("segbench.semantic_boundary", "SEMANTIC_BOUNDARY"),),
-              params=SEMANTIC_BOUNDARY_PARAMS, compare=True,
-              headline=("MF_ODS", "MF_OIS", "MAP"),
-              help="semantic (category) boundaries, SBD and Cityscapes (MF-ODS, per "
-                   "class ODS/OIS/AP)",
-              gt_help="ground truth: SBD's dataset folder (cls/, inst/, train.txt, "
-                      "val.txt; --split) or its cls/ folder of <id>.mat, a Cityscapes "
-                      "gtFine tree (or gtFine/<split>), or a folder of multi-label edge "
-                      "PNGs (pyEdgeEval's encoding; give --n-classes)",
-              pred_help="predictions: <id>.npy or <id>.npz (C, H, W) soft maps in [0, 1], "
-                        "multi-label <id>.png, or one folder per class (give the first, "
-                        "PRED/class_001)"),
-    Benchmark("crispness", ((_B, "CRISPNESS"),), params=CRISPNESS_PARAMS,
-              headline=("AC", "SEval_ODS", "CEval_ODS", "SEval_OIS", "CEval_OIS"),
-              help="Average Crispness of raw soft maps, and ODS/OIS/AP with NMS (SEval) "
-                   "and without (CEval) in one run"),
-)})
+BENCHMARKS: dict[str, Benchmark] = _Registry(
+    {
+        b.name: b
+        for b in (
+            Benchmark(
+                "boundary",
+                ((_B, "BOUNDARY"),),
+                params=BOUNDARY_PARAMS,
+                compare=True,
+                group="benchmark",
+                help="boundary benchmark (ODS, OIS, AP, R50)",
+                headline=("ODS", "OIS", "AP", "R50"),
+                metrics=_m("ODS", "OIS", "AP", "R50"),
+            ),
+            Benchmark(
+                "region",
+                ((_R, "REGION"),),
+                params=REGION_PARAMS,
+                compare=True,
+                group="benchmark",
+                help="region benchmark (covering, PRI, VI at ODS/OIS)",
+                headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS"),
+                metrics=_m(
+                    "covering_ODS",
+                    "covering_OIS",
+                    "covering_best",
+                    "PRI_ODS",
+                    "VI_ODS",
+                    lower=("VI_ODS",),
+                ),
+            ),
+            Benchmark(
+                "all",
+                ((_B, "BOUNDARY"), (_R, "REGION")),
+                group="benchmark",
+                params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
+                help="boundary and region benchmarks in one pass (allBench)",
+            ),
+            Benchmark(
+                "human",
+                ((_B, "HUMAN_BOUNDARY"), (_R, "HUMAN_REGION")),
+                params=BOUNDARY_PARAMS,
+                needs_predictions=False,
+                group="benchmark",
+                help="human consistency: each annotator against the others",
+            ),
+            Benchmark(
+                "human_boundary",
+                ((_B, "HUMAN_BOUNDARY"),),
+                params=BOUNDARY_PARAMS,
+                needs_predictions=False,
+                group=None,
+                headline=("F", "recall", "precision"),
+            ),
+            Benchmark(
+                "human_region",
+                ((_R, "HUMAN_REGION"),),
+                needs_predictions=False,
+                group=None,
+                headline=("covering", "PRI", "VI"),
+                metrics=_m("covering", "PRI", "VI", lower=("VI",)),
+            ),
+            Benchmark(
+                "superpixel",
+                (("segbench.superpixel", "SUPERPIXEL"),),
+                compare=True,
+                group="superpixel",
+                headline=("asa", "ue", "br", "bp", "co"),
+                metrics=_m("asa", "ue", "br", "bp", "co", lower=("ue",)),
+                help="superpixel benchmark (UE, CUE, ASA, BR, BP, CO, EV)",
+            ),
+            Benchmark(
+                "semantic",
+                (("segbench.semantic", "SEMANTIC"),),
+                compare=True,
+                runner=("segbench.api_semantic", "evaluate_semantic"),
+                group="semantic",
+                headline=("mIoU", "mAcc", "aAcc"),
+                help="semantic segmentation (mIoU, per-class IoU/Acc, boundary IoU)",
+            ),
+            Benchmark(
+                "consistency",
+                ((_R, "CONSISTENCY"),),
+                needs_predictions=False,
+                runner=("segbench.api_consistency", "run_consistency"),
+                group="consistency",
+                headline=("GCE_same", "LCE_same"),
+                metrics=_m("GCE_same", "LCE_same", lower=("GCE_same", "LCE_same")),
+                help="GCE/LCE between human segmentations (Martin et al. 2001)",
+            ),
+            Benchmark(
+                "agreement",
+                ((_B, "AGREEMENT"),),
+                needs_predictions=False,
+                runner=("segbench.api_agreement", "run_agreement"),
+                group="agreement",
+                help="how many annotators drew each boundary pixel",
+            ),
+            Benchmark(
+                "stats",
+                (("segbench.stats", "STATS"),),
+                needs_predictions=False,
+                runner=("segbench.api_stats", "run_stats"),
+                group="stats",
+                help="ecological statistics of the human segmentations",
+            ),
+            Benchmark(
+                "semantic_boundary",
+                (("segbench.semantic_boundary", "SEMANTIC_BOUNDARY"),),
+                params=SEMANTIC_BOUNDARY_PARAMS,
+                compare=True,
+                headline=("MF_ODS", "MF_OIS", "MAP"),
+                help="semantic (category) boundaries, SBD and Cityscapes (MF-ODS, per "
+                "class ODS/OIS/AP)",
+                gt_help="ground truth: SBD's dataset folder (cls/, inst/, train.txt, "
+                "val.txt; --split) or its cls/ folder of <id>.mat, a Cityscapes "
+                "gtFine tree (or gtFine/<split>), or a folder of multi-label edge "
+                "PNGs (pyEdgeEval's encoding; give --n-classes)",
+                pred_help="predictions: <id>.npy or <id>.npz (C, H, W) soft maps in [0, 1], "
+                "multi-label <id>.png, or one folder per class (give the first, "
+                "PRED/class_001)",
+            ),
+            Benchmark(
+                "crispness",
+                ((_B, "CRISPNESS"),),
+                params=CRISPNESS_PARAMS,
+                headline=("AC", "SEval_ODS", "CEval_ODS", "SEval_OIS", "CEval_OIS"),
+                help="Average Crispness of raw soft maps, and ODS/OIS/AP with NMS (SEval) "
+                "and without (CEval) in one run",
+            ),
+        )
+    }
+)
 
 
 #: The options of the generic command (segbench.cli.benchmark.add_generic) besides a
 #: benchmark's own, which its parameters must not shadow.
-_GENERIC_OPTIONS = frozenset({"gt", "split", "presentation", "pred", "out", "name", "ids",
-                              "ci", "resamples", "level", "seed", "workers", "scheduler",
-                              "json", "quiet"})
+_GENERIC_OPTIONS = frozenset(
+    {
+        "gt",
+        "split",
+        "presentation",
+        "pred",
+        "out",
+        "name",
+        "ids",
+        "ci",
+        "resamples",
+        "level",
+        "seed",
+        "workers",
+        "scheduler",
+        "json",
+        "quiet",
+    }
+)
 
 
 def register(entry: Benchmark, *, replace: bool = False) -> Benchmark:
@@ -588,8 +856,10 @@ def register(entry: Benchmark, *, replace: bool = False) -> Benchmark:
     if entry.group == "generic":
         taken = sorted(p.name for p in entry.params if p.cli and p.name in _GENERIC_OPTIONS)
         if taken:
-            raise ValueError(f"benchmark {entry.name!r}: parameter names taken by the "
-                             f"generic command's own options: {', '.join(taken)}")
+            raise ValueError(
+                f"benchmark {entry.name!r}: parameter names taken by the "
+                f"generic command's own options: {', '.join(taken)}"
+            )
     BENCHMARKS[entry.name] = entry
     return entry
 
@@ -618,6 +888,7 @@ def family_spec(name: str):
         No benchmark runs a spec of that name.
     """
     from importlib import import_module
+
     for entry in BENCHMARKS.values():
         for module, attr in entry.specs:
             if attr == name:
@@ -628,6 +899,7 @@ def family_spec(name: str):
 def specs(name: str) -> list:
     """The family specs a benchmark runs, in result order."""
     from importlib import import_module
+
     return [getattr(import_module(m), a) for m, a in benchmark(name).specs]
 
 
@@ -637,6 +909,7 @@ def runner(name: str) -> Callable | None:
     if entry.runner is None:
         return None
     from importlib import import_module
+
     module, func = entry.runner
     return getattr(import_module(module), func)
 
@@ -676,24 +949,43 @@ def add_options(parser, params, names=None) -> None:
         text = p.help
         if p.default_text:
             text += f" (default: {p.default_text})"
-        elif p.default_text is None and p.default is not None and \
-                not isinstance(p.default, bool):
+        elif (
+            p.default_text is None
+            and p.default is not None
+            and not isinstance(p.default, bool)
+        ):
             text += f" (default: {p.default})"
         flags = (p.option, *p.aliases)
         if p.const is not None:
-            parser.add_argument(*flags, dest=p.name, type=p.type or str, nargs="?",
-                                const=p.const, default=None, metavar=p.metavar,
-                                help=text)
+            parser.add_argument(
+                *flags,
+                dest=p.name,
+                type=p.type or str,
+                nargs="?",
+                const=p.const,
+                default=None,
+                metavar=p.metavar,
+                help=text,
+            )
         elif p.default is True:
-            parser.add_argument(*flags, dest=p.name, action="store_false",
-                                default=None, help=text)
+            parser.add_argument(
+                *flags, dest=p.name, action="store_false", default=None, help=text
+            )
         elif p.type is bool:
-            parser.add_argument(*flags, dest=p.name, action="store_true",
-                                default=None, help=text)
+            parser.add_argument(
+                *flags, dest=p.name, action="store_true", default=None, help=text
+            )
         else:
             kind = p.type or (type(p.default) if p.default is not None else str)
-            parser.add_argument(*flags, dest=p.name, type=kind, default=None,
-                                metavar=p.metavar, choices=p.choices, help=text)
+            parser.add_argument(
+                *flags,
+                dest=p.name,
+                type=kind,
+                default=None,
+                metavar=p.metavar,
+                choices=p.choices,
+                help=text,
+            )
 
 
 def options_from_args(args, params, names=None) -> dict:
@@ -736,9 +1028,11 @@ def check_keywords(name: str, params: Mapping) -> None:
     known = known_keywords(name)
     unknown = sorted(set(params) - known)
     if unknown:
-        raise InputError(f"the {name} benchmark has no parameter "
-                         f"{', '.join(map(repr, unknown))}; its parameters: "
-                         f"{', '.join(sorted(known))}")
+        raise InputError(
+            f"the {name} benchmark has no parameter "
+            f"{', '.join(map(repr, unknown))}; its parameters: "
+            f"{', '.join(sorted(known))}"
+        )
 
 
 def unregister(name: str) -> None:

@@ -18,7 +18,7 @@ __all__ = ["release_large_arrays"]
 
 #: Allocations of at least this many bytes are mapped, never taken from the heap.
 MMAP_THRESHOLD = 4 << 20
-_M_MMAP_THRESHOLD = -3          # mallopt's parameter number (glibc malloc.h)
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc malloc.h)
 _result: bool | None = None
 
 
@@ -34,8 +34,8 @@ def release_large_arrays() -> bool:
         if sys.platform.startswith("linux"):
             try:
                 import ctypes
-                _result = bool(ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD,
-                                                          MMAP_THRESHOLD))
+
+                _result = bool(ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
             except (OSError, AttributeError):
                 pass
     return _result

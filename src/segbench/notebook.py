@@ -23,13 +23,20 @@ __all__ = ["HEADLINES", "plot_pr_axes", "result_html"]
 #: The metrics a result's table shows first, by family.
 HEADLINES = {
     "boundary": ("ODS", "OIS", "AP", "R50", "ODS_threshold", "ODS_calibrated"),
-    "region": ("covering_ODS", "covering_OIS", "covering_best", "PRI_ODS", "PRI_OIS",
-               "VI_ODS", "VI_OIS"),
+    "region": (
+        "covering_ODS",
+        "covering_OIS",
+        "covering_best",
+        "PRI_ODS",
+        "PRI_OIS",
+        "VI_ODS",
+        "VI_OIS",
+    ),
     "human_boundary": ("F", "recall", "precision"),
     "human_region": ("covering", "PRI", "VI"),
 }
 
-_MIN_RECALL = 0.01     # as segbench.boundary.MIN_DRAWN_RECALL (plot_eval.m)
+_MIN_RECALL = 0.01  # as segbench.boundary.MIN_DRAWN_RECALL (plot_eval.m)
 
 
 def _human_point(human, result) -> tuple[float, float, float] | None:
@@ -37,8 +44,10 @@ def _human_point(human, result) -> tuple[float, float, float] | None:
     the result's own ``human_*`` metrics, else None."""
     if human is None:
         m = result.metrics
-        if all(isinstance(m.get(k), (int, float)) and math.isfinite(m[k])
-               for k in ("human_recall", "human_precision", "human_F")):
+        if all(
+            isinstance(m.get(k), (int, float)) and math.isfinite(m[k])
+            for k in ("human_recall", "human_precision", "human_F")
+        ):
             return (m["human_recall"], m["human_precision"], m["human_F"])
         return None
     point = getattr(human, "point", None)
@@ -46,15 +55,15 @@ def _human_point(human, result) -> tuple[float, float, float] | None:
         return tuple(float(v) for v in point)
     metrics = getattr(human, "metrics", None)
     if metrics is not None:
-        return (float(metrics["recall"]), float(metrics["precision"]),
-                float(metrics["F"]))
+        return (float(metrics["recall"]), float(metrics["precision"]), float(metrics["F"]))
     vals = [float(v) for v in human]
     if len(vals) == 2:
         r, p = vals
         vals.append(2 * r * p / (r + p) if r + p else 0.0)
     if len(vals) != 3:
-        raise InputError("human: give HumanScores, a human_boundary Result or "
-                         "(recall, precision[, F])")
+        raise InputError(
+            "human: give HumanScores, a human_boundary Result or (recall, precision[, F])"
+        )
     return tuple(vals)
 
 
@@ -64,8 +73,14 @@ def _iso_f(ax) -> None:
         p = f * r / (2 * r - f)
         keep = p <= 1.0
         ax.plot(r[keep], p[keep], color="0.85", lw=0.8, zorder=0)
-        ax.annotate(f"{f:.1f}", (f, f), xytext=(2, 2), textcoords="offset points",
-                    fontsize=7, color="0.6")
+        ax.annotate(
+            f"{f:.1f}",
+            (f, f),
+            xytext=(2, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color="0.6",
+        )
 
 
 def plot_pr_axes(results, ax=None, *, human=None, label=None):
@@ -91,10 +106,13 @@ def plot_pr_axes(results, ax=None, *, human=None, label=None):
         results = [results]
     for res in results:
         if not {"recall", "precision"} <= set(res.curves):
-            raise InputError(f"Result.plot draws boundary PR curves; the {res.family} "
-                             f"result {res.name!r} has none")
+            raise InputError(
+                f"Result.plot draws boundary PR curves; the {res.family} "
+                f"result {res.name!r} has none"
+            )
     if ax is None:
         import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=(5, 5))
     if not getattr(ax, "_segbench_pr", False):
         _iso_f(ax)
@@ -116,17 +134,35 @@ def plot_pr_axes(results, ax=None, *, human=None, label=None):
         text = f"{name} [F = {m['ODS']:.3f}]" if "ODS" in m else name
         (line,) = ax.plot(r[keep], p[keep], lw=1.8, label=text)
         if "ODS_recall" in m and "ODS_precision" in m:
-            ax.plot([m["ODS_recall"]], [m["ODS_precision"]], "o", ms=6,
-                    color=line.get_color(), zorder=3)
+            ax.plot(
+                [m["ODS_recall"]],
+                [m["ODS_precision"]],
+                "o",
+                ms=6,
+                color=line.get_color(),
+                zorder=3,
+            )
         point = point or _human_point(human, res)
     if point is not None and not getattr(ax, "_segbench_human", False):
-        ax.plot([point[0]], [point[1]], "*", ms=13, color="black", zorder=4,
-                label=f"Human [F = {point[2]:.3f}]")
+        ax.plot(
+            [point[0]],
+            [point[1]],
+            "*",
+            ms=13,
+            color="black",
+            zorder=4,
+            label=f"Human [F = {point[2]:.3f}]",
+        )
         ax._segbench_human = True
     handles, names = ax.get_legend_handles_labels()
     order = sorted(range(len(names)), key=lambda k: names[k].startswith("Human ["))
-    ax.legend([handles[k] for k in order], [names[k] for k in order], loc="lower left",
-              fontsize=8, frameon=True)
+    ax.legend(
+        [handles[k] for k in order],
+        [names[k] for k in order],
+        loc="lower left",
+        fontsize=8,
+        frameon=True,
+    )
     return ax
 
 
@@ -146,6 +182,7 @@ def _fmt(result, key: str) -> str:
 def _png(result, human=None) -> str:
     """The PR plot as a base64 PNG (an off-screen figure: no pyplot state)."""
     from matplotlib.figure import Figure
+
     fig = Figure(figsize=(3.6, 3.6), dpi=100)
     ax = fig.add_subplot()
     plot_pr_axes([result], ax, human=human)
@@ -161,20 +198,33 @@ def result_html(result) -> str:
     the notes."""
     keys = [k for k in HEADLINES.get(result.family, ()) if k in result.metrics]
     if not keys:
-        keys = [k for k, v in result.metrics.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool)][:8]
+        keys = [
+            k
+            for k, v in result.metrics.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        ][:8]
     n = len(result.per_item) or result.provenance.get("n_images", "")
-    head = (f"<b>{html.escape(result.name or 'run')}</b> &middot; "
-            f"{html.escape(result.family)} &middot; {n} images")
-    rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                   f"<td style='text-align:right'>{_fmt(result, k)}</td></tr>"
-                   for k in keys)
+    head = (
+        f"<b>{html.escape(result.name or 'run')}</b> &middot; "
+        f"{html.escape(result.family)} &middot; {n} images"
+    )
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td style='text-align:right'>{_fmt(result, k)}</td></tr>"
+        for k in keys
+    )
     table = f"<table>{rows}</table>"
-    notes = "".join(f"<br><small>{html.escape(k)}: {html.escape(v)}</small>"
-                    for k, v in result.notes.items())
+    notes = "".join(
+        f"<br><small>{html.escape(k)}: {html.escape(v)}</small>"
+        for k, v in result.notes.items()
+    )
     plot = ""
     if {"recall", "precision"} <= set(result.curves) and len(result.curves["recall"]):
-        plot = (f"<img style='margin-left:1em' alt='PR curve' "
-                f"src='data:image/png;base64,{_png(result)}'>")
-    return (f"<div class='segbench-result'>{head}<div style='display:flex;"
-            f"align-items:flex-start'>{table}{plot}</div>{notes}</div>")
+        plot = (
+            f"<img style='margin-left:1em' alt='PR curve' "
+            f"src='data:image/png;base64,{_png(result)}'>"
+        )
+    return (
+        f"<div class='segbench-result'>{head}<div style='display:flex;"
+        f"align-items:flex-start'>{table}{plot}</div>{notes}</div>"
+    )

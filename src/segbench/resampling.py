@@ -24,9 +24,20 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "bootstrap_indices",
-           "check_settings", "ci_settings", "differences_of_draws", "draws",
-           "index_weights", "intervals", "paired_differences", "percentile_interval"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "bootstrap_indices",
+    "check_settings",
+    "ci_settings",
+    "differences_of_draws",
+    "draws",
+    "index_weights",
+    "intervals",
+    "paired_differences",
+    "percentile_interval",
+]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
@@ -40,8 +51,10 @@ Statistic = Callable[[np.ndarray], Mapping[str, np.ndarray]]
 def check_settings(resamples: int, level: float) -> None:
     """InputError unless ``resamples`` >= 1 and 0 < ``level`` < 1."""
     if isinstance(resamples, bool) or int(resamples) != resamples or resamples < 1:
-        raise InputError(f"the number of bootstrap resamples must be a positive integer, "
-                         f"got {resamples!r}")
+        raise InputError(
+            f"the number of bootstrap resamples must be a positive integer, "
+            f"got {resamples!r}"
+        )
     if not 0 < level < 1:
         raise InputError(f"the interval level is a fraction in (0, 1), got {level!r}")
 
@@ -53,15 +66,18 @@ def ci_settings(ci) -> dict:
     unknown = set(given) - {"resamples", "level", "seed"}
     if unknown:
         raise InputError(f"unknown interval settings: {', '.join(sorted(unknown))}")
-    out = {"resamples": given.get("resamples", DEFAULT_RESAMPLES),
-           "level": given.get("level", DEFAULT_LEVEL),
-           "seed": given.get("seed", DEFAULT_SEED)}
+    out = {
+        "resamples": given.get("resamples", DEFAULT_RESAMPLES),
+        "level": given.get("level", DEFAULT_LEVEL),
+        "seed": given.get("seed", DEFAULT_SEED),
+    }
     check_settings(out["resamples"], out["level"])
     return out
 
 
-def bootstrap_indices(n: int, resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED) -> np.ndarray:
+def bootstrap_indices(
+    n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> np.ndarray:
     """The drawn images: a (resamples, n) int64 array of indices into the sorted ids.
 
     The same ``(n, resamples, seed)`` give the same draws on every machine (numpy's
@@ -83,7 +99,7 @@ def draws(statistic: Statistic, indices: np.ndarray, n: int) -> dict[str, np.nda
     """Each score of ``statistic`` on each draw of ``indices``: name -> (B,) float64."""
     parts: dict[str, list] = {}
     for a in range(0, indices.shape[0], _BLOCK):
-        for name, values in statistic(index_weights(indices[a:a + _BLOCK], n)).items():
+        for name, values in statistic(index_weights(indices[a : a + _BLOCK], n)).items():
             parts.setdefault(name, []).append(np.asarray(values, dtype=np.float64))
     return {name: np.concatenate(v) for name, v in parts.items()}
 
@@ -92,14 +108,19 @@ def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]
     """The central ``level`` interval of drawn values; NaN bounds if any draw is NaN."""
     finite = values[np.isfinite(values)]
     if finite.size < values.size or finite.size == 0:
-        return float("nan"), float("nan")   # a draw where the score is undefined
+        return float("nan"), float("nan")  # a draw where the score is undefined
     lo, hi = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 
 
-def intervals(statistic: Statistic, n: int, *, resamples: int = DEFAULT_RESAMPLES,
-              level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED
-              ) -> dict[str, tuple[float, float]]:
+def intervals(
+    statistic: Statistic,
+    n: int,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals of every score of one run.
 
     Parameters
@@ -121,10 +142,17 @@ def intervals(statistic: Statistic, n: int, *, resamples: int = DEFAULT_RESAMPLE
     return {name: percentile_interval(v, level) for name, v in samples.items()}
 
 
-def paired_differences(stat_a: Statistic, stat_b: Statistic, n: int, *,
-                       resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-                       seed: int = DEFAULT_SEED, observed_a: Mapping | None = None,
-                       observed_b: Mapping | None = None) -> dict[str, dict]:
+def paired_differences(
+    stat_a: Statistic,
+    stat_b: Statistic,
+    n: int,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    observed_a: Mapping | None = None,
+    observed_b: Mapping | None = None,
+) -> dict[str, dict]:
     """Paired bootstrap of each score difference ``a - b`` on the same images.
 
     Each draw of images is applied to both runs, so what the images have in common
@@ -148,14 +176,22 @@ def paired_differences(stat_a: Statistic, stat_b: Statistic, n: int, *,
     check_settings(resamples, level)
     idx = bootstrap_indices(n, resamples, seed)
     ones = np.ones((1, n))
-    oa = observed_a if observed_a is not None else {k: v[0] for k, v in stat_a(ones).items()}
-    ob = observed_b if observed_b is not None else {k: v[0] for k, v in stat_b(ones).items()}
-    return differences_of_draws(draws(stat_a, idx, n), draws(stat_b, idx, n), oa, ob,
-                                level)
+    oa = (
+        observed_a if observed_a is not None else {k: v[0] for k, v in stat_a(ones).items()}
+    )
+    ob = (
+        observed_b if observed_b is not None else {k: v[0] for k, v in stat_b(ones).items()}
+    )
+    return differences_of_draws(draws(stat_a, idx, n), draws(stat_b, idx, n), oa, ob, level)
 
 
-def differences_of_draws(da: Mapping, db: Mapping, observed_a: Mapping,
-                         observed_b: Mapping, level: float = DEFAULT_LEVEL) -> dict:
+def differences_of_draws(
+    da: Mapping,
+    db: Mapping,
+    observed_a: Mapping,
+    observed_b: Mapping,
+    level: float = DEFAULT_LEVEL,
+) -> dict:
     """:func:`paired_differences` from the two runs' drawn scores (:func:`draws` with the
     same indices), for a caller that has them already.
 
@@ -180,6 +216,10 @@ def differences_of_draws(da: Mapping, db: Mapping, observed_a: Mapping,
             p = min(1.0, 2 * (min(below, above) + 1) / (b + 1))
         else:
             p = float("nan")
-        out[name] = {"diff": float(observed_a[name]) - float(observed_b[name]),
-                     "lo": lo, "hi": hi, "p": p}
+        out[name] = {
+            "diff": float(observed_a[name]) - float(observed_b[name]),
+            "lo": lo,
+            "hi": hi,
+            "p": p,
+        }
     return out

@@ -30,7 +30,7 @@ def json_ready(obj):
     return obj
 
 
-_plain = json_ready      # the former private name, kept for callers outside segbench
+_plain = json_ready  # the former private name, kept for callers outside segbench
 
 
 def provenance(**params) -> dict:
@@ -67,6 +67,7 @@ def check_result_data(data, path=None) -> None:
 
     def bad(what):
         raise InputError(f"not a segbench result: {what}", path)
+
     if not isinstance(data, dict) or not {"family", "metrics"} <= set(data):
         bad("no family and metrics")
     if not isinstance(data["family"], str) or not data["family"]:
@@ -77,8 +78,11 @@ def check_result_data(data, path=None) -> None:
         bad("its metrics are not a mapping of name to value")
     for key in ("curves", "provenance", "intervals"):
         if data.get(key) is not None and not isinstance(data[key], dict):
-            bad(f"its {key} are not a mapping" if key != "provenance"
-                else "its provenance is not a mapping")
+            bad(
+                f"its {key} are not a mapping"
+                if key != "provenance"
+                else "its provenance is not a mapping"
+            )
     params = (data.get("provenance") or {}).get("params")
     if params is not None and not isinstance(params, dict):
         bad("its provenance params are not a mapping")
@@ -86,8 +90,11 @@ def check_result_data(data, path=None) -> None:
     if rows is not None and not isinstance(rows, list):
         bad(f"its per_item is {type(rows).__name__} {rows!r:.40}, not a list of rows")
     for k, row in enumerate(rows or []):
-        if not isinstance(row, dict) or not isinstance(row.get("id"), (str, int)) \
-                or isinstance(row.get("id"), bool):
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("id"), (str, int))
+            or isinstance(row.get("id"), bool)
+        ):
             bad(f"per_item row {k} is not a mapping with an id")
     for k, v in (data.get("intervals") or {}).items():
         if not isinstance(v, list) or len(v) != 2 or not all(_number(b) for b in v):
@@ -140,17 +147,22 @@ class Result:
     notes: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        head = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in list(self.metrics.items())[:4])
-        return (f"<Result {self.family} {self.name!r}: {head}"
-                f"{', ...' if len(self.metrics) > 4 else ''}; "
-                f"{len(self.per_item)} items>")
+        head = ", ".join(
+            f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in list(self.metrics.items())[:4]
+        )
+        return (
+            f"<Result {self.family} {self.name!r}: {head}"
+            f"{', ...' if len(self.metrics) > 4 else ''}; "
+            f"{len(self.per_item)} items>"
+        )
 
     def _repr_html_(self) -> str:
         """What a notebook shows: the headline metrics in a compact table (with
         intervals when computed) and, for a boundary result, its PR plot inline as PNG
         (:func:`segbench.notebook.result_html`)."""
         from .notebook import result_html
+
         return result_html(self)
 
     def plot(self, ax=None, *, human=None, label: str | None = None):
@@ -180,6 +192,7 @@ class Result:
             A result without a PR curve (not a boundary result).
         """
         from .notebook import plot_pr_axes
+
         return plot_pr_axes([self], ax, human=human, label=label)
 
     def compare(self, *others, **options):
@@ -191,6 +204,7 @@ class Result:
         # an upward import, lazy and declared in tests/test_architecture.py: the
         # comparison layer sits above the result shape
         from .comparison import compare
+
         return compare(self, *others, **options)
 
     def to_dict(self) -> dict:
@@ -213,13 +227,21 @@ class Result:
             (:data:`segbench.families.BENCHMARKS`), else its first four numbers.
         """
         from .families import BENCHMARKS
+
         entry = BENCHMARKS.get(self.family)
         if metrics is None:
-            metrics = entry.headline if entry is not None and entry.headline else [
-                k for k, v in self.metrics.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool)][:4]
-        shown = "  ".join(f"{k} {self.interval_text(k)}" for k in metrics
-                          if k in self.metrics)
+            metrics = (
+                entry.headline
+                if entry is not None and entry.headline
+                else [
+                    k
+                    for k, v in self.metrics.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool)
+                ][:4]
+            )
+        shown = "  ".join(
+            f"{k} {self.interval_text(k)}" for k in metrics if k in self.metrics
+        )
         name = f" {self.name}" if self.name else ""
         n = len(self.per_item)
         return f"{self.family}{name}: {shown}  ({n} item{'s' if n != 1 else ''})"
@@ -239,11 +261,12 @@ class Result:
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
             from .io import atomic_write_text
+
             atomic_write_text(path, text + "\n")
         return text
 
     @classmethod
-    def from_json(cls, path) -> "Result":
+    def from_json(cls, path) -> Result:
         """Read a result file written by :meth:`to_json` (null back to NaN); a run
         folder's results are read by :func:`segbench.api.read_run`
         (:class:`segbench.engine.RunFolder`).
@@ -254,9 +277,13 @@ class Result:
             If the file cannot be read or is not a segbench result.
         """
         from .errors import InputError
-        if Path(path).is_dir():     # the run folder's layout is the engine's, above
-            raise InputError("a run folder, not a result file: read it with "
-                             "segbench.api.read_run(folder[, family])", path)
+
+        if Path(path).is_dir():  # the run folder's layout is the engine's, above
+            raise InputError(
+                "a run folder, not a result file: read it with "
+                "segbench.api.read_run(folder[, family])",
+                path,
+            )
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -271,16 +298,21 @@ class Result:
         notes = data.get("notes") or {}
         if not isinstance(notes, dict):
             raise InputError("its notes are not a mapping of metric to text", path)
-        return cls(family=data["family"],
-                   intervals={k: tuple(nan if b is None else b for b in v)
-                              for k, v in bounds.items()},
-                   metrics={k: nan if v is None else v for k, v in data["metrics"].items()},
-                   per_item=[{k: nan if v is None else v for k, v in row.items()}
-                             for row in data.get("per_item") or []],
-                   curves=data.get("curves") or {},
-                   provenance=data.get("provenance") or {},
-                   name=data.get("name") or "",
-                   notes={str(k): str(v) for k, v in notes.items()})
+        return cls(
+            family=data["family"],
+            intervals={
+                k: tuple(nan if b is None else b for b in v) for k, v in bounds.items()
+            },
+            metrics={k: nan if v is None else v for k, v in data["metrics"].items()},
+            per_item=[
+                {k: nan if v is None else v for k, v in row.items()}
+                for row in data.get("per_item") or []
+            ],
+            curves=data.get("curves") or {},
+            provenance=data.get("provenance") or {},
+            name=data.get("name") or "",
+            notes={str(k): str(v) for k, v in notes.items()},
+        )
 
     def _columns(self) -> list[str]:
         cols: list[str] = []
@@ -296,17 +328,24 @@ class Result:
         written atomically to ``path`` when given."""
         import csv
         import io
+
         buf = io.StringIO()
         cols = self._columns()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(cols)
         for row in json_ready(self.per_item):
-            writer.writerow(["" if row.get(c) is None else
-                             (repr(row[c]) if isinstance(row[c], float) else row[c])
-                             for c in cols])
+            writer.writerow(
+                [
+                    ""
+                    if row.get(c) is None
+                    else (repr(row[c]) if isinstance(row[c], float) else row[c])
+                    for c in cols
+                ]
+            )
         text = buf.getvalue()
         if path is not None:
             from .io import atomic_write_text
+
             atomic_write_text(path, text)
         return text
 

@@ -161,8 +161,8 @@ class Family:
 def _typed(defaults: Mapping[str, Any], params: Mapping[str, Any]) -> dict:
     """``defaults`` updated by ``params``, each value of its default's JSON type."""
     out = {k: params.get(k, v) for k, v in defaults.items()}
-    for k, v in defaults.items():   # keep JSON types stable in record keys
-        if out[k] is None:                 # None is a meaning (e.g. "no limit")
+    for k, v in defaults.items():  # keep JSON types stable in record keys
+        if out[k] is None:  # None is a meaning (e.g. "no limit")
             continue
         if isinstance(v, bool):
             out[k] = bool(out[k])

@@ -39,6 +39,7 @@ STATE_VERSION = 1
 def _evaluate_in_thread(family, sample, params, threads):
     """Pool task: one image's record, with ``threads`` threads for its kernels."""
     from .boundary import threads_in_this_thread
+
     try:
         with threads_in_this_thread(threads):
             return family.evaluate(sample, params)
@@ -47,10 +48,15 @@ def _evaluate_in_thread(family, sample, params, threads):
 
 
 def _check_workers(workers) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
-            or workers < 0:
-        raise InputError(f"workers must be a non-negative integer (0: evaluate in "
-                         f"update), not {workers!r}")
+    if (
+        isinstance(workers, bool)
+        or not isinstance(workers, (int, np.integer))
+        or workers < 0
+    ):
+        raise InputError(
+            f"workers must be a non-negative integer (0: evaluate in "
+            f"update), not {workers!r}"
+        )
     return int(workers)
 
 
@@ -58,22 +64,29 @@ def _thresholds_param(thresholds, owner: str, *, lists: bool) -> dict:
     """``thresholds=``: a count (as ``nthresh``) or, where the family takes one, an
     explicit list normalised as the CLI's ``--thresholds`` and ``segbench.evaluate``."""
     from .primitives import threshold_list
+
     if isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool):
         return {"nthresh": int(thresholds)}
     if not lists:
-        raise InputError(f"{owner}: thresholds is a count of ucm2 thresholds (the region "
-                         f"benchmark takes no explicit list), got {thresholds!r}")
+        raise InputError(
+            f"{owner}: thresholds is a count of ucm2 thresholds (the region "
+            f"benchmark takes no explicit list), got {thresholds!r}"
+        )
     if isinstance(thresholds, bool):
-        raise InputError(f"{owner}: thresholds is a count or a list of numbers in [0, 1], "
-                         f"not {thresholds!r}")
+        raise InputError(
+            f"{owner}: thresholds is a count or a list of numbers in [0, 1], "
+            f"not {thresholds!r}"
+        )
     return {"thresholds": threshold_list(thresholds)}
 
 
 def _labels(n: int, batch: bool, ids) -> list[str]:
     if not batch:
         return ["pred" if ids[0] is None else f"pred (id {ids[0]!r})"]
-    return [f"batch index {i}" + ("" if iid is None else f" (id {iid!r})")
-            for i, iid in enumerate(ids)]
+    return [
+        f"batch index {i}" + ("" if iid is None else f" (id {iid!r})")
+        for i, iid in enumerate(ids)
+    ]
 
 
 class _StreamEval:
@@ -98,11 +111,11 @@ class _StreamEval:
     # --- state --------------------------------------------------------------------------
 
     def _reset_state(self) -> None:
-        self._ids: list = []           # str, or None for an image given no id
-        self._records: list = []       # record, or None while its task runs
+        self._ids: list = []  # str, or None for an image given no id
+        self._records: list = []  # record, or None while its task runs
         self._pending: deque = deque()  # (index, future, label), oldest first
         self._named: set = set()
-        self._call_of: list = []       # the update each slot came from (0: merged)
+        self._call_of: list = []  # the update each slot came from (0: merged)
         self._calls = 0
 
     def __len__(self) -> int:
@@ -152,8 +165,10 @@ class _StreamEval:
         self._pending = deque()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.name!r}, {len(self)} images, "
-                f"workers={self._workers})")
+        return (
+            f"{type(self).__name__}({self.name!r}, {len(self)} images, "
+            f"workers={self._workers})"
+        )
 
     # --- feeding ------------------------------------------------------------------------
 
@@ -162,6 +177,7 @@ class _StreamEval:
         tuple, a Prediction, an (H, W) map, an (N, H, W) or (N, 1, H, W) batch."""
         from .datasets import to_numpy
         from .io import Prediction
+
         if isinstance(pred, (list, tuple)):
             return list(pred), True
         if isinstance(pred, Prediction):
@@ -213,33 +229,47 @@ class _StreamEval:
         """
         from .datasets import memory_item, memory_sample
         from .io import check_same_shape
+
         self._harvest()
         raws, batch = self._split_pred(pred)
         n = len(raws)
         if batch:
-            if isinstance(gt, (str, PathLike)) or not isinstance(gt, (Sequence, np.ndarray)) \
-                    or len(gt) != n:
-                got = f"{len(gt)} entries" if isinstance(gt, (Sequence, np.ndarray)) and \
-                    not isinstance(gt, (str, PathLike)) else f"a {type(gt).__name__}"
-                raise InputError(f"gt: a batch of {n} predictions needs a sequence of {n} "
-                                 f"ground truths, one per image; got {got}")
+            if (
+                isinstance(gt, (str, PathLike))
+                or not isinstance(gt, (Sequence, np.ndarray))
+                or len(gt) != n
+            ):
+                got = (
+                    f"{len(gt)} entries"
+                    if isinstance(gt, (Sequence, np.ndarray))
+                    and not isinstance(gt, (str, PathLike))
+                    else f"a {type(gt).__name__}"
+                )
+                raise InputError(
+                    f"gt: a batch of {n} predictions needs a sequence of {n} "
+                    f"ground truths, one per image; got {got}"
+                )
             gts = list(gt)
         else:
             gts = [gt]
         wanted = self._ids_of(ids, gts, n)
         labels = _labels(n, batch, wanted)
         samples = []
-        for k in range(n):          # every image checked before any is counted
+        for k in range(n):  # every image checked before any is counted
             p = self._prediction(raws[k], labels[k])
-            item = memory_item(gts[k], wanted[k] or f"#{len(self._ids) + k + 1}",
-                               f"gt of {labels[k]}" if batch else "gt")
-            if item.gt_path is None and not item.sources:     # in memory: check now
+            item = memory_item(
+                gts[k],
+                wanted[k] or f"#{len(self._ids) + k + 1}",
+                f"gt of {labels[k]}" if batch else "gt",
+            )
+            if item.gt_path is None and not item.sources:  # in memory: check now
                 check_same_shape(p, item.annotations[0].shape, labels[k])
             samples.append(memory_sample(item, p))
         self._add_call(samples, wanted, labels)
 
     def _ids_of(self, ids, gts, n: int) -> list:
         from .datasets import DatasetItem
+
         if ids is None:
             out = []
             for g in gts:
@@ -259,11 +289,13 @@ class _StreamEval:
         named = [i for i in out if i is not None]
         again = sorted({i for i in named if i in self._named or named.count(i) > 1})
         if again and self._pending and any(i in self._named for i in again):
-            self._drain()     # a failed batch in the pool frees its ids once raised
+            self._drain()  # a failed batch in the pool frees its ids once raised
             again = sorted({i for i in named if i in self._named or named.count(i) > 1})
         if again:
-            raise InputError(f"ids: image {', '.join(map(repr, again[:10]))} is counted "
-                             "twice (ids must be unique; pass ids= to name the images)")
+            raise InputError(
+                f"ids: image {', '.join(map(repr, again[:10]))} is counted "
+                "twice (ids must be unique; pass ids= to name the images)"
+            )
         return out
 
     def _add_call(self, samples, ids, labels) -> None:
@@ -302,12 +334,14 @@ class _StreamEval:
         self._ids.append(iid)
         self._call_of.append(call)
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._workers,
-                                            thread_name_prefix="segbench-stream")
+            self._pool = ThreadPoolExecutor(
+                max_workers=self._workers, thread_name_prefix="segbench-stream"
+            )
         threads = max(1, (os.cpu_count() or 1) // self._workers)
         self._records.append(None)
-        future = self._pool.submit(_evaluate_in_thread, self._family, sample,
-                                   self._params, threads)
+        future = self._pool.submit(
+            _evaluate_in_thread, self._family, sample, self._params, threads
+        )
         self._pending.append((index, future, label, sample.prediction))
         # a bounded queue: a loop faster than the pool waits here rather than holding
         # every map it produced
@@ -325,10 +359,12 @@ class _StreamEval:
             self._records[idx] = future.result()
         except InputError as exc:
             call = self._drop_call(idx)
-            if raise_errors:      # the update and index; a file only if one is to blame
-                raise InputError(f"{label}: {exc.problem} (nothing of update {call} is "
-                                 "counted; correct it and send it again)",
-                                 None if exc.path == source else exc.path) from None
+            if raise_errors:  # the update and index; a file only if one is to blame
+                raise InputError(
+                    f"{label}: {exc.problem} (nothing of update {call} is "
+                    "counted; correct it and send it again)",
+                    None if exc.path == source else exc.path,
+                ) from None
         except BaseException:
             self._drop_call(idx)
             if raise_errors:
@@ -350,7 +386,7 @@ class _StreamEval:
         """An image whose evaluation failed: left out (its slot stays, uncounted)."""
         if self._ids[idx]:
             self._named.discard(self._ids[idx])
-        self._ids[idx] = False          # marks a failed slot, dropped by _items
+        self._ids[idx] = False  # marks a failed slot, dropped by _items
 
     def _harvest(self) -> None:
         while self._pending and self._settle(self._pending[0][0], block=False):
@@ -361,7 +397,7 @@ class _StreamEval:
         while self._pending:
             try:
                 self._settle(self._pending[0][0], block=True, raise_errors=raise_errors)
-            except BaseException as exc:   # settle them all, then raise the first
+            except BaseException as exc:  # settle them all, then raise the first
                 first = first or exc
         if first is not None:
             raise first
@@ -379,8 +415,12 @@ class _StreamEval:
     # --- merging and state --------------------------------------------------------------
 
     def _config(self) -> dict:
-        return {"family": self._family.name, "version": self._family.version,
-                "params": self._params, "summary": self._summary}
+        return {
+            "family": self._family.name,
+            "version": self._family.version,
+            "params": self._params,
+            "summary": self._summary,
+        }
 
     def state_dict(self) -> dict:
         """The whole state as plain data: numpy arrays and JSON values, no object of
@@ -404,8 +444,11 @@ class _StreamEval:
         per_t, per_image = self._fields
         out["fields"] = {"per_threshold": list(per_t), "per_image": list(per_image)}
         for key in per_t:
-            out[key] = np.asarray(np.concatenate([d[key] for d in jsons])) if jsons \
+            out[key] = (
+                np.asarray(np.concatenate([d[key] for d in jsons]))
+                if jsons
                 else np.zeros(0)
+            )
         for key in per_image:
             out[key] = np.asarray([d[key] for d in jsons]) if jsons else np.zeros(0)
         return out
@@ -420,13 +463,20 @@ class _StreamEval:
             raise InputError(f"not a {type(self).__name__} state_dict (no ids and lengths)")
         mine = self._config()
         if state.get("layout") != STATE_VERSION:
-            raise InputError(f"state_dict layout {state.get('layout')!r}, not "
-                             f"{STATE_VERSION}: made by another segbench version")
-        differ = [f"{k} {state.get(k)!r} there, {v!r} here" for k, v in mine.items()
-                  if state.get(k) != v]
+            raise InputError(
+                f"state_dict layout {state.get('layout')!r}, not "
+                f"{STATE_VERSION}: made by another segbench version"
+            )
+        differ = [
+            f"{k} {state.get(k)!r} there, {v!r} here"
+            for k, v in mine.items()
+            if state.get(k) != v
+        ]
         if differ:
-            raise InputError(f"cannot merge {type(self).__name__} states of other "
-                             f"settings: {'; '.join(differ)}")
+            raise InputError(
+                f"cannot merge {type(self).__name__} states of other "
+                f"settings: {'; '.join(differ)}"
+            )
         ids = [str(i) for i in np.asarray(state["ids"]).tolist()]
         lengths = np.asarray(state["lengths"]).astype(np.int64)
         if lengths.shape != (len(ids),) or (lengths < 1).any():
@@ -438,8 +488,9 @@ class _StreamEval:
         for key, size in [(k, total) for k in per_t] + [(k, len(ids)) for k in per_image]:
             arr = np.asarray(state.get(key, np.zeros(0)))
             if arr.shape != (size,):
-                raise InputError(f"state_dict: field {key!r} has shape {arr.shape}, not "
-                                 f"({size},)")
+                raise InputError(
+                    f"state_dict: field {key!r} has shape {arr.shape}, not ({size},)"
+                )
             arrays[key] = arr
         records = []
         for n, iid in enumerate(ids):
@@ -451,8 +502,10 @@ class _StreamEval:
                 if self._family.validate is not None:
                     self._family.validate(rec, self._params)
             except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"state_dict: the record of image {n} "
-                                 f"({iid or 'no id'}) is not valid: {exc}") from None
+                raise InputError(
+                    f"state_dict: the record of image {n} "
+                    f"({iid or 'no id'}) is not valid: {exc}"
+                ) from None
             records.append(rec)
         return [i or None for i in ids], records
 
@@ -482,15 +535,18 @@ class _StreamEval:
         """
         if isinstance(other, _StreamEval):
             if type(other) is not type(self):
-                raise InputError(f"cannot merge a {type(other).__name__} into a "
-                                 f"{type(self).__name__}")
+                raise InputError(
+                    f"cannot merge a {type(other).__name__} into a {type(self).__name__}"
+                )
             other = other.state_dict()
         ids, records = self._unpack(other)
         self._drain()
         both = sorted({i for i in ids if i is not None} & self._named)
         if both:
-            raise InputError(f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
-                             " (ids must be unique across shards)")
+            raise InputError(
+                f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
+                " (ids must be unique across shards)"
+            )
         self._extend(ids, records)
 
     def _extend(self, ids, records, call: int = 0) -> None:
@@ -534,24 +590,33 @@ class _StreamEval:
             No image counted, or an error found in the pool.
         """
         from .engine import scored_ids, summarize_records
+
         ids, records = self._items()
         if not ids:
-            raise InputError(f"{type(self).__name__}: no image counted (call update "
-                             "first)")
+            raise InputError(f"{type(self).__name__}: no image counted (call update first)")
         named = sorted([(i, k) for k, i in enumerate(ids) if i is not None])
         order = [k for _, k in named] + [k for k, i in enumerate(ids) if i is None]
-        labels = [i for i, _ in named] + [f"#{n + 1}" for n in
-                                         range(len(order) - len(named))]
+        labels = [i for i, _ in named] + [
+            f"#{n + 1}" for n in range(len(order) - len(named))
+        ]
         by_id = {lab: records[k] for lab, k in zip(labels, order)}
         options = self._options(human)
         if ci:
             from .resampling import ci_settings
+
             options["ci"] = ci_settings(ci)
         params = {**self._params, **self._summary}
         kept, left_out = scored_ids(self._family, params, labels, by_id)
-        return summarize_records(self._family, kept, [by_id[i] for i in kept], params,
-                                 options, name=self.name, where={"source": "stream"},
-                                 excluded=left_out)
+        return summarize_records(
+            self._family,
+            kept,
+            [by_id[i] for i in kept],
+            params,
+            options,
+            name=self.name,
+            where={"source": "stream"},
+            excluded=left_out,
+        )
 
 
 class BoundaryEval(_StreamEval):
@@ -613,11 +678,21 @@ class BoundaryEval(_StreamEval):
 
     _benchmark = "boundary"
 
-    def __init__(self, *, thresholds=None, max_dist: float | None = None,
-                 nms=False, protocol: str = "bsr", workers: int = 0, bits=None,
-                 name: str = "model", **params):
+    def __init__(
+        self,
+        *,
+        thresholds=None,
+        max_dist: float | None = None,
+        nms=False,
+        protocol: str = "bsr",
+        workers: int = 0,
+        bits=None,
+        name: str = "model",
+        **params,
+    ):
         from .api import protocol_params
         from .boundary import BOUNDARY
+
         given = dict(params)
         if thresholds is not None:
             given.update(_thresholds_param(thresholds, "BoundaryEval", lists=True))
@@ -626,32 +701,44 @@ class BoundaryEval(_StreamEval):
         given["nms"] = nms
         unknown = set(given) - set(BOUNDARY.defaults) - set(BOUNDARY.summary_defaults)
         if unknown:
-            raise InputError(f"BoundaryEval: unknown parameter "
-                             f"{', '.join(sorted(unknown))}")
+            raise InputError(
+                f"BoundaryEval: unknown parameter {', '.join(sorted(unknown))}"
+            )
         for k in ("calibrated_threshold", "calibrated_on", "calibrated_name"):
             given.pop(k, None)
-        super().__init__(BOUNDARY, {**protocol_params("boundary", protocol), **given},
-                         workers, name, bits)
+        super().__init__(
+            BOUNDARY,
+            {**protocol_params("boundary", protocol), **given},
+            workers,
+            name,
+            bits,
+        )
 
     _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p"), ())
 
     def _bad_shape(self, shape) -> str:
         if len(shape) == 4:
-            return (f"pred is a batch of {shape[1]}-channel maps (shape {shape}); a "
-                    f"boundary map has one channel: (N, 1, H, W)")
-        return (f"pred must be an (H, W) map or an (N, H, W) or (N, 1, H, W) batch, got "
-                f"shape {shape}")
+            return (
+                f"pred is a batch of {shape[1]}-channel maps (shape {shape}); a "
+                f"boundary map has one channel: (N, 1, H, W)"
+            )
+        return (
+            f"pred must be an (H, W) map or an (N, H, W) or (N, 1, H, W) batch, got "
+            f"shape {shape}"
+        )
 
     def _prediction(self, raw, label):
         from .datasets import memory_prediction, to_numpy
         from .io import Prediction
+
         if isinstance(raw, Prediction):
             pred = raw
         else:
             arr = to_numpy(raw, label)
             if arr.ndim != 2:
-                raise InputError(f"a soft boundary map must be 2-D (H, W), got shape "
-                                 f"{arr.shape}", label)
+                raise InputError(
+                    f"a soft boundary map must be 2-D (H, W), got shape {arr.shape}", label
+                )
             pred = memory_prediction(arr, "boundary", label)
             if self._workers and np.shares_memory(pred.pb, arr):
                 # the pool reads it later: the caller may reuse its buffer meanwhile
@@ -697,22 +784,34 @@ class RegionEval(_StreamEval):
 
     def __init__(self, *, thresholds: int = 99, workers: int = 0, name: str = "model"):
         from .region import REGION
-        super().__init__(REGION, _thresholds_param(thresholds, "RegionEval", lists=False),
-                         workers, name)
 
-    _fields = (("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi",
-                "n_regions"), ("cnt_r_best",))
+        super().__init__(
+            REGION, _thresholds_param(thresholds, "RegionEval", lists=False), workers, name
+        )
+
+    _fields = (
+        ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi", "n_regions"),
+        ("cnt_r_best",),
+    )
 
     def _bad_shape(self, shape) -> str:
-        return (f"pred must be a ucm2 or label map, or an (N, ...) or (N, 1, ...) batch "
-                f"of them, got shape {shape}")
+        return (
+            f"pred must be a ucm2 or label map, or an (N, ...) or (N, 1, ...) batch "
+            f"of them, got shape {shape}"
+        )
 
     def _prediction(self, raw, label):
         from .datasets import memory_prediction
+
         pred = memory_prediction(raw, "region", label)
-        if self._workers and pred.ucm2 is not None and not isinstance(raw, type(pred)) \
-                and np.shares_memory(pred.ucm2, np.asarray(raw)):
+        if (
+            self._workers
+            and pred.ucm2 is not None
+            and not isinstance(raw, type(pred))
+            and np.shares_memory(pred.ucm2, np.asarray(raw))
+        ):
             from .io import Prediction
+
             pred = Prediction("ucm2", ucm2=pred.ucm2.copy(), source=label)
         return pred
 
@@ -722,8 +821,10 @@ class RegionEval(_StreamEval):
             region = human.region if isinstance(human, HumanScores) else human
             metrics = region.metrics if isinstance(region, Result) else region
             if metrics is None:
-                raise InputError("human: these human scores have no region figures "
-                                 "(human_scores(..., region=True))")
+                raise InputError(
+                    "human: these human scores have no region figures "
+                    "(human_scores(..., region=True))"
+                )
             out["human_region"] = dict(metrics)
         return out
 
@@ -742,19 +843,27 @@ def _semantic_boundary_in_memory(sample, params):
     """The semantic-boundary record of maps held in memory (the folder run's
     per-image function on arrays; margin cropped as there)."""
     from .semantic_boundary import evaluate_classes
+
     maps = sample.value
     m = params["margin"]
-    crop = (lambda a: a[:, m:a.shape[1] - m, m:a.shape[2] - m]) if m else (lambda a: a)
+    crop = (lambda a: a[:, m : a.shape[1] - m, m : a.shape[2] - m]) if m else (lambda a: a)
     regions = None if maps.regions is None else crop(maps.regions)
-    return evaluate_classes(crop(maps.pred), crop(maps.gt), regions=regions,
-                            nthresh=params["nthresh"], max_dist=params["max_dist"],
-                            thin=params["thin"], kill_internal=params["kill_internal"],
-                            skip_if_nonexistent=params["skip_if_nonexistent"],
-                            nms=params["nms"])
+    return evaluate_classes(
+        crop(maps.pred),
+        crop(maps.gt),
+        regions=regions,
+        nthresh=params["nthresh"],
+        max_dist=params["max_dist"],
+        thin=params["thin"],
+        kill_internal=params["kill_internal"],
+        skip_if_nonexistent=params["skip_if_nonexistent"],
+        nms=params["nms"],
+    )
 
 
 def _record_to_state(rec) -> dict:
     import json
+
     d = rec.to_json()
     return {"thresholds": d["thresholds"], "record": json.dumps(d)}
 
@@ -763,8 +872,8 @@ def _record_from_state(d):
     import json
 
     from .semantic_boundary import SemanticBoundaryCounts
-    return SemanticBoundaryCounts.from_json(json.loads(d["record"]) if "record" in d
-                                            else d)
+
+    return SemanticBoundaryCounts.from_json(json.loads(d["record"]) if "record" in d else d)
 
 
 class SemanticBoundaryEval(_StreamEval):
@@ -810,19 +919,30 @@ class SemanticBoundaryEval(_StreamEval):
     _benchmark = "semantic_boundary"
     _fields = (("thresholds",), ("record",))
 
-    def __init__(self, *, protocol: str = "sbd-seal", workers: int = 0,
-                 name: str = "model", **params):
+    def __init__(
+        self, *, protocol: str = "sbd-seal", workers: int = 0, name: str = "model", **params
+    ):
         from dataclasses import replace
 
         from .semantic_boundary import SEMANTIC_BOUNDARY
-        unknown = set(params) - set(SEMANTIC_BOUNDARY.defaults) - \
-            set(SEMANTIC_BOUNDARY.summary_defaults)
+
+        unknown = (
+            set(params)
+            - set(SEMANTIC_BOUNDARY.defaults)
+            - set(SEMANTIC_BOUNDARY.summary_defaults)
+        )
         if unknown:
-            raise InputError(f"SemanticBoundaryEval: unknown parameter "
-                             f"{', '.join(sorted(unknown))}")
-        family = replace(SEMANTIC_BOUNDARY, evaluate=_semantic_boundary_in_memory,
-                         to_json=_record_to_state, from_json=_record_from_state,
-                         validate=None, input_files=None)
+            raise InputError(
+                f"SemanticBoundaryEval: unknown parameter {', '.join(sorted(unknown))}"
+            )
+        family = replace(
+            SEMANTIC_BOUNDARY,
+            evaluate=_semantic_boundary_in_memory,
+            to_json=_record_to_state,
+            from_json=_record_from_state,
+            validate=None,
+            input_files=None,
+        )
         super().__init__(family, {"protocol": protocol, **params}, workers, name)
 
     def update(self, pred, gt, ids=None, regions=None) -> None:
@@ -836,43 +956,60 @@ class SemanticBoundaryEval(_StreamEval):
             call is counted.
         """
         from .datasets import DatasetItem, Sample, to_numpy
+
         self._harvest()
         preds, gts = self._batch(pred, "pred"), self._batch(gt, "gt")
         regs = [None] * len(preds) if regions is None else self._batch(regions, "regions")
         if not (len(preds) == len(gts) == len(regs)):
-            raise InputError(f"pred, gt and regions hold {len(preds)}, {len(gts)} and "
-                             f"{len(regs)} images; give one of each per image")
-        batch = len(preds) > 1 or (not isinstance(pred, (list, tuple))
-                                   and to_numpy(pred, "pred").ndim == 4)
+            raise InputError(
+                f"pred, gt and regions hold {len(preds)}, {len(gts)} and "
+                f"{len(regs)} images; give one of each per image"
+            )
+        batch = len(preds) > 1 or (
+            not isinstance(pred, (list, tuple)) and to_numpy(pred, "pred").ndim == 4
+        )
         wanted = self._ids_of(ids, [None] * len(preds), len(preds))
         labels = _labels(len(preds), batch, wanted)
         samples = []
         for k, (p, g, r) in enumerate(zip(preds, gts, regs)):
             if p.shape != g.shape or (r is not None and r.shape != g.shape):
-                raise InputError(f"{labels[k]}: pred {p.shape} and gt {g.shape}"
-                                 + ("" if r is None else f" and regions {r.shape}")
-                                 + " must be (C, H, W) of one shape")
-            if p.dtype.kind == "f" and (not np.isfinite(p).all() or p.min() < 0
-                                        or p.max() > 1):
+                raise InputError(
+                    f"{labels[k]}: pred {p.shape} and gt {g.shape}"
+                    + ("" if r is None else f" and regions {r.shape}")
+                    + " must be (C, H, W) of one shape"
+                )
+            if p.dtype.kind == "f" and (
+                not np.isfinite(p).all() or p.min() < 0 or p.max() > 1
+            ):
                 raise InputError(f"{labels[k]}: pred must hold values in [0, 1]")
             p = p / 255.0 if p.dtype == np.uint8 else p.astype(np.float64)
             item = DatasetItem(wanted[k] or f"#{len(self._ids) + k + 1}", "memory")
-            samples.append(Sample(item, labels[k], _ClassMaps(
-                p.copy(), g.astype(bool), None if r is None else r.astype(bool))))
+            samples.append(
+                Sample(
+                    item,
+                    labels[k],
+                    _ClassMaps(
+                        p.copy(), g.astype(bool), None if r is None else r.astype(bool)
+                    ),
+                )
+            )
         self._add_call(samples, wanted, labels)
 
     @staticmethod
     def _batch(maps, what: str) -> list:
         """One (C, H, W) array per image of a map, a batch or a list."""
         from .datasets import to_numpy
+
         if isinstance(maps, (list, tuple)):
             out = [to_numpy(m, what) for m in maps]
         else:
             arr = to_numpy(maps, what)
             out = [arr] if arr.ndim == 3 else list(arr) if arr.ndim == 4 else None
             if out is None:
-                raise InputError(f"{what} must be (C, H, W) or a batch (N, C, H, W), got "
-                                 f"shape {arr.shape}")
+                raise InputError(
+                    f"{what} must be (C, H, W) or a batch (N, C, H, W), got "
+                    f"shape {arr.shape}"
+                )
         for m in out:
             if m.ndim != 3:
                 raise InputError(f"{what}: each image is (C, H, W), got shape {m.shape}")
@@ -892,8 +1029,9 @@ def _human_point(human) -> tuple[float, float, float]:
         return (float(m["recall"]), float(m["precision"]), float(m["F"]))
     vals = tuple(float(v) for v in human)
     if len(vals) != 3:
-        raise InputError("human: give HumanScores, a human_boundary Result or "
-                         "(recall, precision, F)")
+        raise InputError(
+            "human: give HumanScores, a human_boundary Result or (recall, precision, F)"
+        )
     return vals
 
 
@@ -931,9 +1069,17 @@ class HumanScores:
         return text + f"; {self.boundary.metrics.get('n_images')} images>"
 
 
-def human_scores(gt, *, split: str | None = None, presentation: str | None = None,
-                 ids=None, region: bool = True, protocol: str | None = None,
-                 workers: int = 1, progress: bool = False) -> HumanScores:
+def human_scores(
+    gt,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    ids=None,
+    region: bool = True,
+    protocol: str | None = None,
+    workers: int = 1,
+    progress: bool = False,
+) -> HumanScores:
     """The human consistency of a set of images: each annotator scored against the
     others (``segbench human``), once per split, for the human point of a plot.
 
@@ -954,17 +1100,27 @@ def human_scores(gt, *, split: str | None = None, presentation: str | None = Non
     HumanScores
     """
     from .api import evaluate, protocol_params
+
     if isinstance(gt, (str, PathLike)) or not isinstance(gt, Sequence):
         bench = "human" if region else "human_boundary"
-        out = evaluate(bench, gt, split=split, presentation=presentation, ids=ids,
-                       workers=workers, progress=progress, plot=False,
-                       protocol=protocol)
+        out = evaluate(
+            bench,
+            gt,
+            split=split,
+            presentation=presentation,
+            ids=ids,
+            workers=workers,
+            progress=progress,
+            plot=False,
+            protocol=protocol,
+        )
         out = out if isinstance(out, tuple) else (out,)
         return HumanScores(out[0], out[1] if region else None)
     from .boundary import HUMAN_BOUNDARY
     from .datasets import memory_item, memory_sample
     from .engine import summarize_records
     from .region import HUMAN_REGION
+
     params = protocol_params("human", protocol) if protocol is not None else {}
     families = [HUMAN_BOUNDARY] + ([HUMAN_REGION] if region else [])
     items = [memory_item(g, f"#{k + 1}", f"gt of image {k}") for k, g in enumerate(gt)]
@@ -981,6 +1137,9 @@ def human_scores(gt, *, split: str | None = None, presentation: str | None = Non
                 recs.append(fam.evaluate(sample, p))
             finally:
                 sample.release()
-        results.append(summarize_records(fam, names, recs, p, {}, name="human",
-                                         where={"source": "stream"}))
+        results.append(
+            summarize_records(
+                fam, names, recs, p, {}, name="human", where={"source": "stream"}
+            )
+        )
     return HumanScores(results[0], results[1] if region else None)

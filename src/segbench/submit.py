@@ -59,12 +59,14 @@ def clean_name(text: str, *, max_length: int = NAME_MAX) -> str:
     goes into HTML; :func:`submit` stores both forms.
     """
     for line in str(text).splitlines():
-        line = "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
-                       else " " for ch in line)
+        line = "".join(
+            ch if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else " "
+            for ch in line
+        )
         line = " ".join(line.split())
         if line:
             if len(line) > max_length:
-                line = line[:max_length - 1].rstrip() + "\u2026"
+                line = line[: max_length - 1].rstrip() + "\u2026"
             return line
     return ""
 
@@ -90,6 +92,7 @@ class SubmissionError(InputError):
                 lines.extend(f"    {r}" for r in rows[:25])
                 if len(rows) > 25:
                     lines.append(f"    ... and {len(rows) - 25} more")
+
         block("missing", self.missing)
         block("extra", self.extra)
         block("malformed", [f"{f}: {why}" for f, why in self.malformed])
@@ -151,8 +154,9 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
 def _content_root(root: Path) -> Path:
     """Descend through one wrapping folder (``algo/100007.png`` ...)."""
-    entries = [p for p in root.iterdir() if not p.name.startswith(".")
-               and p.name not in _JUNK_DIRS]
+    entries = [
+        p for p in root.iterdir() if not p.name.startswith(".") and p.name not in _JUNK_DIRS
+    ]
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
         return entries[0]
     return root
@@ -161,11 +165,12 @@ def _content_root(root: Path) -> Path:
 def _read_text(path: Path, limit: int) -> str:
     with open(path, "rb") as f:
         raw = f.read(limit * 4 + 4)
-    return raw.decode("utf-8-sig", errors="replace")   # a BOM is not part of the text
+    return raw.decode("utf-8-sig", errors="replace")  # a BOM is not part of the text
 
 
-def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: str | None
-              ) -> tuple[dict, str, str, list, str, str | None]:
+def _validate(
+    root: Path, dataset: Dataset, split: str, *, strict: bool, name: str | None
+) -> tuple[dict, str, str, list, str, str | None]:
     """Check a submission folder; return (maps, kind, name, warnings, about_raw,
     prediction kind of the first map in file-name order)."""
     files, special = _walk(root)
@@ -183,8 +188,10 @@ def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: s
             continue
         ext = rel.suffix.lower()
         if ext not in MAP_EXTS + MAT_EXTS or len(rel.parts) != 1:
-            extra.append(f"{rel.as_posix()}: not a map (<iid>.png, .bmp or .mat), "
-                         "name.txt or about.html")
+            extra.append(
+                f"{rel.as_posix()}: not a map (<iid>.png, .bmp or .mat), "
+                "name.txt or about.html"
+            )
             continue
         iid = rel.stem
         if not valid_iid(iid):
@@ -193,21 +200,24 @@ def _validate(root: Path, dataset: Dataset, split: str, *, strict: bool, name: s
             where = " (an image of another split)" if iid in others else ""
             extra.append(f"{rel.as_posix()}: no image {iid!r} in split {split!r}{where}")
         elif iid in maps:
-            malformed.append((rel.as_posix(), f"a second map for image {iid!r} "
-                                              f"(also {maps[iid].name})"))
+            malformed.append(
+                (rel.as_posix(), f"a second map for image {iid!r} (also {maps[iid].name})")
+            )
         else:
             maps[iid] = root / rel
     kinds = {p.suffix.lower() in MAT_EXTS for p in maps.values()}
     if len(kinds) > 1:
-        malformed.append(("(all maps)", "mixes .png/.bmp images and .mat files; submit "
-                                        "one kind"))
+        malformed.append(
+            ("(all maps)", "mixes .png/.bmp images and .mat files; submit one kind")
+        )
     kind = "mat" if kinds == {True} else "image"
     missing = sorted(expected - set(maps))
     # the name
     if name is None:
         if "name.txt" not in aux:
-            malformed.append(("name.txt", "missing: a one-line name of the algorithm "
-                                          "is required"))
+            malformed.append(
+                ("name.txt", "missing: a one-line name of the algorithm is required")
+            )
             name = ""
         else:
             name = clean_name(_read_text(aux["name.txt"], NAME_MAX * 4))
@@ -238,8 +248,9 @@ def _check_map(path: Path, item) -> tuple[str | None, str | None]:
     """(prediction kind, None) of a good map, (None, problem) of a bad one. The item's
     shape reads its segmentations only (boundaries are computed lazily)."""
     from .io import check_same_shape, image_size, read_prediction
+
     try:
-        if path.suffix.lower() in MAP_EXTS:      # the size from the header, before decoding
+        if path.suffix.lower() in MAP_EXTS:  # the size from the header, before decoding
             check_same_shape(image_size(path), item.shape, path)
         pred = read_prediction(path)
         check_same_shape(pred, item.shape, path)
@@ -269,6 +280,7 @@ def _intake_bound(ds, split: str):
     that many maps of the largest image size can take in their format, plus the text
     files. An archive claiming more is refused before, and while, anything is written."""
     from .io import image_size
+
     ids = ds.ids(split)
     pixels = 0
     for iid in ids:
@@ -277,9 +289,13 @@ def _intake_bound(ds, split: str):
         pixels = max(pixels, h * w)
 
     def bound(names) -> int:
-        per, fixed = (_MAT_ALLOWANCE if any(n.lower().endswith(".mat") for n in names)
-                      else _MAP_ALLOWANCE)
+        per, fixed = (
+            _MAT_ALLOWANCE
+            if any(n.lower().endswith(".mat") for n in names)
+            else _MAP_ALLOWANCE
+        )
         return len(ids) * (per * pixels + fixed) + _TEXT_ALLOWANCE
+
     return bound, len(ids) + _SPARE_MEMBERS
 
 
@@ -295,9 +311,16 @@ def _claim_run_folder(out: Path, src: Path) -> None:
     that holds anything but is not marked as a run folder of :func:`submit`.
     """
     from .io import claim_folder
-    claim_folder(out, RUN_MARKER, "segbench submit", "a run folder of segbench submit: "
-                 "its predictions/ and results are replaced on resubmission\n",
-                 inputs={"submission": src}, apart=True)
+
+    claim_folder(
+        out,
+        RUN_MARKER,
+        "segbench submit",
+        "a run folder of segbench submit: "
+        "its predictions/ and results are replaced on resubmission\n",
+        inputs={"submission": src},
+        apart=True,
+    )
 
 
 def _open_presentation(dataset, presentation: str | None):
@@ -307,11 +330,17 @@ def _open_presentation(dataset, presentation: str | None):
     if not isinstance(dataset, BSDS300):
         ds = open_dataset(dataset, presentation=presentation)
     else:
-        ds = dataset if dataset.presentation == presentation else \
-            BSDS300(dataset.root, presentation=presentation)
+        ds = (
+            dataset
+            if dataset.presentation == presentation
+            else BSDS300(dataset.root, presentation=presentation)
+        )
     if not isinstance(ds, BSDS300):
-        raise InputError(f"--presentation applies to BSDS300 (segmentations made on "
-                         f"colour and on grayscale images); this is {ds.name}", ds.root)
+        raise InputError(
+            f"--presentation applies to BSDS300 (segmentations made on "
+            f"colour and on grayscale images); this is {ds.name}",
+            ds.root,
+        )
     return ds
 
 
@@ -324,15 +353,21 @@ def _check_presentation(ds, split: str, presentation: str | None) -> None:
     if not bare:
         return
     kinds = ("color", "gray") if presentation == "all" else (presentation,)
-    others = [k for k in ("color", "gray") if k not in kinds
-              and (Path(ds.root) / "human" / k).is_dir()]
+    others = [
+        k
+        for k in ("color", "gray")
+        if k not in kinds and (Path(ds.root) / "human" / k).is_dir()
+    ]
     has = f"; it has {' and '.join(others)} ones" if others else ""
     shown = ", ".join(bare[:10]) + (" ..." if len(bare) > 10 else "")
-    raise InputError(f"--presentation {presentation}: {len(bare)} of "
-                     f"{len(ds.ids(split))} images of split {split!r} have no "
-                     f"{' or '.join(kinds)} segmentation "
-                     f"(human/{'{' + ','.join(kinds) + '}' if len(kinds) > 1 else kinds[0]}"
-                     f"/<uid>/<iid>.seg){has}: {shown}", ds.root)
+    raise InputError(
+        f"--presentation {presentation}: {len(bare)} of "
+        f"{len(ds.ids(split))} images of split {split!r} have no "
+        f"{' or '.join(kinds)} segmentation "
+        f"(human/{'{' + ','.join(kinds) + '}' if len(kinds) > 1 else kinds[0]}"
+        f"/<uid>/<iid>.seg){has}: {shown}",
+        ds.root,
+    )
 
 
 def _protocol_of(ds) -> str | None:
@@ -345,11 +380,22 @@ def _protocol_of(ds) -> str | None:
     return "bsds300" if isinstance(ds, BSDS300) else None
 
 
-def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
-           split: str = "test", name: str | None = None, strict: bool = True,
-           workers: int = 1, progress: bool = True, nthresh: int | None = None,
-           max_dist: float | None = None, max_bytes: int = 2 * 1024**3,
-           plot: bool = True, presentation: str | None = None) -> SubmissionResult:
+def submit(
+    path: str | PathLike,
+    out_dir: str | PathLike,
+    *,
+    dataset,
+    split: str = "test",
+    name: str | None = None,
+    strict: bool = True,
+    workers: int = 1,
+    progress: bool = True,
+    nthresh: int | None = None,
+    max_dist: float | None = None,
+    max_bytes: int = 2 * 1024**3,
+    plot: bool = True,
+    presentation: str | None = None,
+) -> SubmissionResult:
     """Validate a submission, run the benchmarks, write a run folder.
 
     Parameters
@@ -436,16 +482,19 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
         if src.is_dir():
             if src.is_symlink():
-                raise InputError("the submission folder is a symbolic link; give the "
-                                 "real folder", src)
+                raise InputError(
+                    "the submission folder is a symbolic link; give the real folder", src
+                )
             root = src
         else:
             bound, members = _intake_bound(ds, split)
-            safe_extract(src, Path(tmp), max_bytes=max_bytes, max_members=members,
-                         bound=bound)                        # refuses a non-archive
+            safe_extract(
+                src, Path(tmp), max_bytes=max_bytes, max_members=members, bound=bound
+            )  # refuses a non-archive
             root = _content_root(Path(tmp))
         maps, kind, clean, warnings, about_raw, pred_kind = _validate(
-            root, ds, split, strict=strict, name=name)
+            root, ds, split, strict=strict, name=name
+        )
         pred_dir = out / "predictions"
         if pred_dir.exists():
             shutil.rmtree(pred_dir)
@@ -456,10 +505,16 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     region = None
     # the benchmark's own defaults where none is given (declared once, in the registry)
     given = {"nthresh": nthresh, "max_dist": None if max_dist is None else float(max_dist)}
-    opts = dict(split=split, name=clean, workers=workers, progress=progress, plot=False,
-                **{k: v for k, v in given.items() if v is not None})
+    opts = dict(
+        split=split,
+        name=clean,
+        workers=workers,
+        progress=progress,
+        plot=False,
+        **{k: v for k, v in given.items() if v is not None},
+    )
     if presentation is not None:
-        opts["presentation"] = presentation        # recorded in the results' params
+        opts["presentation"] = presentation  # recorded in the results' params
     protocol = _protocol_of(ds)
     if protocol is not None:
         opts["protocol"] = protocol
@@ -468,21 +523,38 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
     else:
         boundary = evaluate("boundary", ds, pred_dir, out, **opts)
     run = RunFolder(out)
-    files = {"boundary_result": run.result_path("boundary").name,
-             "eval_bdry": "eval_bdry.txt",
-             "eval_bdry_img": "eval_bdry_img.txt", "eval_bdry_thr": "eval_bdry_thr.txt",
-             "predictions": "predictions"}
+    files = {
+        "boundary_result": run.result_path("boundary").name,
+        "eval_bdry": "eval_bdry.txt",
+        "eval_bdry_img": "eval_bdry_img.txt",
+        "eval_bdry_thr": "eval_bdry_thr.txt",
+        "predictions": "predictions",
+    }
     if plot:
         from .boundary import plot_pr
+
         m = boundary.metrics
-        plot_pr([{"name": clean, "recall": boundary.curves["recall"],
-                  "precision": boundary.curves["precision"],
-                  "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"])}],
-                out / "pr_curve.png", title=clean)
+        plot_pr(
+            [
+                {
+                    "name": clean,
+                    "recall": boundary.curves["recall"],
+                    "precision": boundary.curves["precision"],
+                    "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"]),
+                }
+            ],
+            out / "pr_curve.png",
+            title=clean,
+        )
         files["pr_curve"] = "pr_curve.png"
     if region is not None:
-        files.update({"region_result": run.result_path("region").name,
-                      "eval_cover": "eval_cover.txt", "eval_RI_VOI": "eval_RI_VOI.txt"})
+        files.update(
+            {
+                "region_result": run.result_path("region").name,
+                "eval_cover": "eval_cover.txt",
+                "eval_RI_VOI": "eval_RI_VOI.txt",
+            }
+        )
     meta = {
         "name": clean,
         "name_html": html.escape(clean, quote=True),
@@ -490,9 +562,11 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         "kind": "boundary+region" if region is not None else "boundary",
         "prediction_kind": pred_kind,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "dataset": {"name": ds.name, "root": None if ds.root is None
-                    else str(Path(ds.root).resolve()),
-                    "split": split},
+        "dataset": {
+            "name": ds.name,
+            "root": None if ds.root is None else str(Path(ds.root).resolve()),
+            "split": split,
+        },
         **({"presentation": presentation} if presentation is not None else {}),
         **({"protocol": protocol} if protocol is not None else {}),
         "n_images": len(maps),
@@ -501,6 +575,7 @@ def submit(path: str | PathLike, out_dir: str | PathLike, *, dataset,
         "warnings": warnings,
         "segbench": __version__,
     }
-    atomic_write_bytes(out / "meta.json",
-                       (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode())
+    atomic_write_bytes(
+        out / "meta.json", (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode()
+    )
     return SubmissionResult(out, meta, boundary, region, warnings)

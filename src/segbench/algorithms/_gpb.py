@@ -23,23 +23,57 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["gpb", "gpb_owt_ucm", "mpb", "gpb_file", "GPB_WEIGHTS", "MPB_WEIGHTS",
-           "GPB_MAX_PIXELS"]
+__all__ = [
+    "gpb",
+    "gpb_owt_ucm",
+    "mpb",
+    "gpb_file",
+    "GPB_WEIGHTS",
+    "MPB_WEIGHTS",
+    "GPB_MAX_PIXELS",
+]
 
 NORIENT = 8
 
 #: ``multiscalePb.m``'s weights of the 12 smoothed cues (bg r3, r5, r10; cga r5, r10,
 #: r20; cgb r5, r10, r20; tg r5, r10, r20), colour and greyscale images.
 MPB_WEIGHTS = {
-    "color": (0.0146, 0.0145, 0.0163, 0.0210, 0.0243, 0.0287, 0.0166, 0.0185, 0.0204,
-              0.0101, 0.0111, 0.0141),
-    "gray": (0.0245, 0.0220, 0.0233, 0, 0, 0, 0, 0, 0, 0.0208, 0.0210, 0.0229)}
+    "color": (
+        0.0146,
+        0.0145,
+        0.0163,
+        0.0210,
+        0.0243,
+        0.0287,
+        0.0166,
+        0.0185,
+        0.0204,
+        0.0101,
+        0.0111,
+        0.0141,
+    ),
+    "gray": (0.0245, 0.0220, 0.0233, 0, 0, 0, 0, 0, 0, 0.0208, 0.0210, 0.0229),
+}
 
 #: ``globalPb.m``'s weights of the same 12 cues and of sPb (the 13th).
 GPB_WEIGHTS = {
-    "color": (0, 0, 0.0039, 0.0050, 0.0058, 0.0069, 0.0040, 0.0044, 0.0049, 0.0024,
-              0.0027, 0.0170, 0.0074),
-    "gray": (0, 0, 0.0054, 0, 0, 0, 0, 0, 0, 0.0048, 0.0049, 0.0264, 0.0090)}
+    "color": (
+        0,
+        0,
+        0.0039,
+        0.0050,
+        0.0058,
+        0.0069,
+        0.0040,
+        0.0044,
+        0.0049,
+        0.0024,
+        0.0027,
+        0.0170,
+        0.0074,
+    ),
+    "gray": (0, 0, 0.0054, 0, 0, 0, 0, 0, 0, 0.0048, 0.0049, 0.0264, 0.0090),
+}
 
 #: Largest photograph gPb takes (about 2 000 x 1 500 pixels): the affinity matrix holds
 #: 81 entries a pixel, about 2 kB a pixel at the eigen-solver's peak.
@@ -55,8 +89,10 @@ def _photograph(image) -> tuple[np.ndarray, str]:
     """(H, W, 3) uint8 and 'color' or 'gray' (a grey image is replicated, as BSR)."""
     img = np.asarray(image)
     if img.dtype != np.uint8:
-        raise InputError(f"gPb takes an 8-bit photograph (uint8), got {img.dtype}; BSR "
-                         "reads images as uint8 / 255")
+        raise InputError(
+            f"gPb takes an 8-bit photograph (uint8), got {img.dtype}; BSR "
+            "reads images as uint8 / 255"
+        )
     if img.ndim == 3 and img.shape[2] == 4:
         img = img[..., :3]
     if img.ndim == 3 and img.shape[2] == 1:
@@ -65,20 +101,26 @@ def _photograph(image) -> tuple[np.ndarray, str]:
         return np.repeat(img[..., None], 3, axis=2), "gray"
     if img.ndim != 3 or img.shape[2] != 3:
         raise InputError(f"a photograph is (H, W) or (H, W, 3), got shape {img.shape}")
-    grey = bool(np.array_equal(img[..., 0], img[..., 1])
-                and np.array_equal(img[..., 0], img[..., 2]))
+    grey = bool(
+        np.array_equal(img[..., 0], img[..., 1])
+        and np.array_equal(img[..., 0], img[..., 2])
+    )
     return np.ascontiguousarray(img), "gray" if grey else "color"
 
 
 def _check_size(img: np.ndarray) -> None:
     h, w = img.shape[:2]
     if h < 31 or w < 31:
-        raise InputError(f"gPb needs at least 31 x 31 pixels (its cues mirror a 30-pixel "
-                         f"border), got {h} x {w}")
+        raise InputError(
+            f"gPb needs at least 31 x 31 pixels (its cues mirror a 30-pixel "
+            f"border), got {h} x {w}"
+        )
     if h * w > GPB_MAX_PIXELS:
-        raise InputError(f"the image has {h} x {w} pixels, over gPb's limit of "
-                         f"{GPB_MAX_PIXELS:,} (its affinity matrix would not fit); "
-                         "downsample it first")
+        raise InputError(
+            f"the image has {h} x {w} pixels, over gPb's limit of "
+            f"{GPB_MAX_PIXELS:,} (its affinity matrix would not fit); "
+            "downsample it first"
+        )
 
 
 #: Eigenvectors spectral_pb computes (the trivial one included): the grid the
@@ -97,13 +139,13 @@ def smallest_rsz(h: int, w: int) -> float:
     """The smallest ``rsz`` (rounded up to 3 significant digits) whose eigenproblem grid
     is usable for an h x w image: 2 pixels on a side and more than 17 in all."""
     best = 1.0
-    for a in range(2, _NVEC // 2 + 2):     # rows of the grid; columns the fewest that fit
+    for a in range(2, _NVEC // 2 + 2):  # rows of the grid; columns the fewest that fit
         b = max(2, -(-(_NVEC + 1) // a))
-        best = min(best, max((a - 1) / h, (b - 1) / w))   # ceil(r h) >= a iff r h > a - 1
+        best = min(best, max((a - 1) / h, (b - 1) / w))  # ceil(r h) >= a iff r h > a - 1
     digits = 2 - int(np.floor(np.log10(best)))
-    r = float(np.ceil(best * 10 ** digits) / 10 ** digits)
+    r = float(np.ceil(best * 10**digits) / 10**digits)
     while not _usable(*_eig_grid(h, w, r)):  # the bound itself (r h = a - 1) falls short
-        r = float(np.round(r + 10.0 ** -digits, digits))
+        r = float(np.round(r + 10.0**-digits, digits))
     return min(r, 1.0)
 
 
@@ -133,10 +175,12 @@ def check_rsz(rsz, shape=None) -> float:
         h, w = int(shape[0]), int(shape[1])
         a, b = _eig_grid(h, w, value)
         if not _usable(a, b):
-            raise InputError(f"rsz={value:g} leaves gPb's eigenproblem {a} x {b} pixels of "
-                             f"this {h} x {w} image (it needs 2 on a side and "
-                             f"{_NVEC + 1} in all); the smallest usable rsz here is "
-                             f"{smallest_rsz(h, w):g}")
+            raise InputError(
+                f"rsz={value:g} leaves gPb's eigenproblem {a} x {b} pixels of "
+                f"this {h} x {w} image (it needs 2 on a side and "
+                f"{_NVEC + 1} in all); the smallest usable rsz here is "
+                f"{smallest_rsz(h, w):g}"
+            )
     return value
 
 
@@ -167,10 +211,10 @@ def nonmax_tables():
     pi_l = ld("3.141592653589793238462643383279502884")
     pi2_l, pi4_l = pi_l / 2, pi_l / 4
 
-    def op(x):   # one x87 operation at 53-bit precision: exact, then rounded
+    def op(x):  # one x87 operation at 53-bit precision: exact, then rounded
         return ld(np.float64(x))
 
-    ori = np.array([j / NORIENT * np.pi for j in range(NORIENT)])   # (0:7)/8*pi
+    ori = np.array([j / NORIENT * np.pi for j in range(NORIENT)])  # (0:7)/8*pi
     branch = np.zeros(NORIENT, np.int64)
     dist = np.zeros(NORIENT, np.float64)
     for j in range(NORIENT):
@@ -218,12 +262,14 @@ def nonmax_channels(stack: np.ndarray) -> np.ndarray:
     (H, W) ndarray of float64
     """
     from . import _gpb_kernels as _k
+
     bsr = np.stack([stack[(4 - j) % NORIENT] for j in range(NORIENT)])
-    j = np.argmax(bsr, axis=0)                      # first maximum, as MATLAB's max
+    j = np.argmax(bsr, axis=0)  # first maximum, as MATLAB's max
     y = np.maximum(np.take_along_axis(bsr, j[None], 0)[0], 0.0)
     branch, dist, cosf = nonmax_tables()
-    return _k._nonmax_oriented(np.ascontiguousarray(y), j.astype(np.int64), branch, dist,
-                               cosf)
+    return _k._nonmax_oriented(
+        np.ascontiguousarray(y), j.astype(np.int64), branch, dist, cosf
+    )
 
 
 def mpb(image):
@@ -247,6 +293,7 @@ def mpb(image):
         Which weights were used (a grey image, or colour with three equal channels).
     """
     from ._gpb_cues import local_cues
+
     img, kind = _photograph(image)
     _check_size(img)
     cues, _ = local_cues(img)
@@ -295,14 +342,15 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     import time
 
     from ._gpb_spectral import imresize_bicubic, spectral_pb
+
     rsz = check_rsz(rsz)
     img, _ = _photograph(image)
     _check_size(img)
-    rsz = check_rsz(rsz, img.shape[:2])    # before mPb, the costly part
+    rsz = check_rsz(rsz, img.shape[:2])  # before mPb, the costly part
     t0 = time.process_time()
     cues, mpb_all, thin, kind = mpb(image)
     h, w = thin.shape
-    if rsz < 1:   # multiscalePb.m: the weighted cues resized, then thinned
+    if rsz < 1:  # multiscalePb.m: the weighted cues resized, then thinned
         small = np.stack([imresize_bicubic(ch, scale=rsz) for ch in mpb_all])
         thin = np.clip(_MPB_GAIN * nonmax_channels(small), 0.0, 1.0)
     t1 = time.process_time()
@@ -320,8 +368,9 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     return np.moveaxis(orient, 0, -1).copy(), soft, k * (np.pi / NORIENT)
 
 
-def gpb_owt_ucm(image, *, rsz: float = 1.0, fmt: str = "doubleSize",
-                timings: dict | None = None):
+def gpb_owt_ucm(
+    image, *, rsz: float = 1.0, fmt: str = "doubleSize", timings: dict | None = None
+):
     """gPb-owt-ucm: the ultrametric contour map of a photograph's gPb.
 
     Parameters
@@ -344,6 +393,7 @@ def gpb_owt_ucm(image, *, rsz: float = 1.0, fmt: str = "doubleSize",
     import time
 
     from ._owt_ucm import owt_ucm
+
     orient, _, _ = gpb(image, rsz=rsz, timings=timings)
     t = time.process_time()
     ucm = owt_ucm(orient, fmt=fmt)
@@ -376,11 +426,12 @@ def gpb_file(src, dst, *, output: str = "soft", rsz: float = 1.0, ucm_dst=None) 
     """
     from ..io import read_image, write_soft_map
     from ._owt_ucm import owt_ucm, write_ucm2
+
     if output not in ("soft", "ucm"):
         raise InputError(f"output must be 'soft' or 'ucm', got {output!r}")
     if ucm_dst is not None and output != "soft":
         raise InputError("ucm_dst goes with output='soft' (the ucm2 is then dst itself)")
-    img = read_image(src)   # a grey photograph comes as three equal channels
+    img = read_image(src)  # a grey photograph comes as three equal channels
     try:
         orient, soft, _ = gpb(img, rsz=rsz)
         if output == "ucm":

@@ -97,7 +97,7 @@ def _parab_rect(z, du, dv, wts, y0, y1, x0, x1, out):
         acc[:] = 0.0
         for k in range(du.shape[0]):
             wk = wts[k]
-            src = z[y + dv[k], x0 + du[k]:x1 + du[k]]
+            src = z[y + dv[k], x0 + du[k] : x1 + du[k]]
             for i in range(n):
                 acc[i] += wk * src[i]
         out[y, x0:x1] = acc
@@ -130,15 +130,19 @@ def _mt64_stream(key, n):
     mt[0] = np.uint64(19650218)
     for i in range(1, nn):
         prev = mt[i - 1]
-        mt[i] = np.uint64(6364136223846793005) * (prev ^ (prev >> np.uint64(62))) \
-            + np.uint64(i)
+        mt[i] = np.uint64(6364136223846793005) * (
+            prev ^ (prev >> np.uint64(62))
+        ) + np.uint64(i)
     ks = key.shape[0]
     i = 1
     j = 0
     for _ in range(max(nn, ks)):
         prev = mt[i - 1]
-        mt[i] = (mt[i] ^ ((prev ^ (prev >> np.uint64(62)))
-                          * np.uint64(3935559000370003845))) + key[j] + np.uint64(j)
+        mt[i] = (
+            (mt[i] ^ ((prev ^ (prev >> np.uint64(62))) * np.uint64(3935559000370003845)))
+            + key[j]
+            + np.uint64(j)
+        )
         i += 1
         j += 1
         if i >= nn:
@@ -148,8 +152,9 @@ def _mt64_stream(key, n):
             j = 0
     for _ in range(nn - 1):
         prev = mt[i - 1]
-        mt[i] = (mt[i] ^ ((prev ^ (prev >> np.uint64(62)))
-                          * np.uint64(2862933555777941757))) - np.uint64(i)
+        mt[i] = (
+            mt[i] ^ ((prev ^ (prev >> np.uint64(62))) * np.uint64(2862933555777941757))
+        ) - np.uint64(i)
         i += 1
         if i >= nn:
             mt[0] = mt[nn - 1]
@@ -188,7 +193,7 @@ def _conv_same_direct(img, f, out):
     fh, fw = f.shape
     ch, cw = fh // 2, fw // 2
     pad = np.zeros((h + fh, w + fw), np.float64)
-    pad[ch:ch + h, cw:cw + w] = img
+    pad[ch : ch + h, cw : cw + w] = img
     acc = np.empty(w, np.float64)
     for x in range(h):
         acc[:] = 0.0
@@ -197,7 +202,7 @@ def _conv_same_direct(img, f, out):
             for oy in range(fw):
                 wt = f[ox, oy]
                 # a slice and a range index: no wraparound check, so LLVM vectorises
-                src = prow[2 * cw - oy:2 * cw - oy + w]
+                src = prow[2 * cw - oy : 2 * cw - oy + w]
                 for y in range(w):
                     acc[y] += src[y] * wt
         out[x, :] = acc

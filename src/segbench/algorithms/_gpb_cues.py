@@ -38,18 +38,32 @@ from . import _half_disc as _hd
 from . import _pb_kernels as _pbk
 from ._pb import _parab_table
 
-__all__ = ["CUE_NAMES", "CUE_RADII", "BSR_CHANNEL", "BORDER", "TEXTON_SEED", "BSR_MT64_KEY",
-           "bsr_uniform", "bsr_randperm", "lab_bins",
-           "texton_filters", "texton_responses", "textons", "slice_map",
-           "slice_gradient", "smooth_cue", "local_cues"]
+__all__ = [
+    "CUE_NAMES",
+    "CUE_RADII",
+    "BSR_CHANNEL",
+    "BORDER",
+    "TEXTON_SEED",
+    "BSR_MT64_KEY",
+    "bsr_uniform",
+    "bsr_randperm",
+    "lab_bins",
+    "texton_filters",
+    "texton_responses",
+    "textons",
+    "slice_map",
+    "slice_gradient",
+    "smooth_cue",
+    "local_cues",
+]
 
 NORIENT = 8
-BORDER = 30                 # mex_pb_parts_final_selected.cc: mirrored border, px
-_NBINS = 25                 # bins of L*, a*, b*
-_GAMMA = 2.5                # power law before RGB -> XYZ
-_AB_RANGE = (-73.0, 95.0)   # a*, b* mapped from this range into [0, 1]
-_SIGMA_BG = 0.1 * _NBINS    # histogram smoothing, in bins (2.5 -> 17 taps)
-_SIGMA_CG = 0.05 * _NBINS   # (1.25 -> 9 taps)
+BORDER = 30  # mex_pb_parts_final_selected.cc: mirrored border, px
+_NBINS = 25  # bins of L*, a*, b*
+_GAMMA = 2.5  # power law before RGB -> XYZ
+_AB_RANGE = (-73.0, 95.0)  # a*, b* mapped from this range into [0, 1]
+_SIGMA_BG = 0.1 * _NBINS  # histogram smoothing, in bins (2.5 -> 17 taps)
+_SIGMA_CG = 0.05 * _NBINS  # (1.25 -> 9 taps)
 _TEX_SIGMAS = (2.0, 2.0 * math.sqrt(2.0))
 _NTEX = 64
 _KMEANS_ITER = 10
@@ -59,8 +73,7 @@ _KMEANS_SAMPLE = 0.10
 TEXTON_SEED = None
 
 #: The 12 cues in BSR's (and the mPb weights') order: (cue, radius in px).
-CUE_NAMES = ("bg", "bg", "bg", "cga", "cga", "cga", "cgb", "cgb", "cgb",
-             "tg", "tg", "tg")
+CUE_NAMES = ("bg", "bg", "bg", "cga", "cga", "cga", "cgb", "cgb", "cgb", "tg", "tg", "tg")
 CUE_RADII = (3, 5, 10, 5, 10, 20, 5, 10, 20, 5, 10, 20)
 #: Our channel k -> BSR's 0-based MATLAB channel j - 1 = (4 - k) mod 8 (an involution).
 BSR_CHANNEL = tuple((4 - k) % NORIENT for k in range(NORIENT))
@@ -85,8 +98,10 @@ def _image01(image) -> np.ndarray:
     if img.ndim != 3 or img.shape[2] != 3:
         raise InputError(f"image must be (H, W, 3) or (H, W), got shape {img.shape}")
     if min(img.shape[:2]) <= BORDER:
-        raise InputError(f"image must be at least {BORDER + 1} px on each side (the "
-                         f"{BORDER} px mirrored border needs it), got {img.shape[:2]}")
+        raise InputError(
+            f"image must be at least {BORDER + 1} px on each side (the "
+            f"{BORDER} px mirrored border needs it), got {img.shape[:2]}"
+        )
     return img / 255.0
 
 
@@ -136,8 +151,11 @@ def lab_bins(image):
     fx, fy, fz = f(x), f(y), f(z)
     lum = np.where(y > thr, 116 * np.power(y, third) - 16, 903.3 * y)
     lo, hi = _AB_RANGE
-    chans = (lum / 100.0, (500 * (fx - fy) - lo) / (hi - lo),
-             (200 * (fy - fz) - lo) / (hi - lo))
+    chans = (
+        lum / 100.0,
+        (500 * (fx - fy) - lo) / (hi - lo),
+        (200 * (fy - fz) - lo) / (hi - lo),
+    )
     bins = []
     for v in chans:
         q = np.floor(np.clip(v, 0.0, 1.0) * float(_NBINS)).astype(np.int32)
@@ -166,7 +184,7 @@ def _gaussian_1d(sigma: float, deriv: int, hilbert: bool, support: int) -> np.nd
     elif deriv != 0:
         raise ValueError("only derivatives 0 and 2 are used")
     if hilbert:  # lib_signal::hilbert of the 2 big samples (the last one dropped)
-        g = _hilbert(g[:-1])[big - support:big + support + 1]
+        g = _hilbert(g[:-1])[big - support : big + support + 1]
     if deriv > 0:
         g = g - g.mean()
     return g / np.abs(g).sum()
@@ -179,7 +197,7 @@ def _hilbert(x: np.ndarray) -> np.ndarray:
     n = x.size
     gain = np.zeros(n)
     gain[0] = gain[n // 2] = 1.0
-    gain[1:n // 2] = 2.0
+    gain[1 : n // 2] = 2.0
     return np.imag(np.fft.ifft(np.fft.fft(x) * gain))
 
 
@@ -257,7 +275,7 @@ def texton_filters() -> tuple:
     return tuple(out)
 
 
-_FLAT_RESPONSE = 1e-10   # below: FFT rounding noise of a flat area (see texton_responses)
+_FLAT_RESPONSE = 1e-10  # below: FFT rounding noise of a flat area (see texton_responses)
 
 
 def texton_responses(grey: np.ndarray) -> np.ndarray:
@@ -271,18 +289,21 @@ def texton_responses(grey: np.ndarray) -> np.ndarray:
     which would otherwise split the area between near-duplicate texton centres. The
     direct sum BSR computes gives every pixel of a flat area the same responses."""
     from scipy import fft
+
     g = np.asarray(grey, dtype=np.float64)
     h, w = g.shape
     filters = texton_filters()
     smax = max(f.shape[0] for f in filters)
-    shape = (fft.next_fast_len(h + smax - 1, real=True),
-             fft.next_fast_len(w + smax - 1, real=True))
+    shape = (
+        fft.next_fast_len(h + smax - 1, real=True),
+        fft.next_fast_len(w + smax - 1, real=True),
+    )
     spec = fft.rfft2(g, shape)
     out = np.empty((h * w, len(filters)), np.float64)
     for i, f in enumerate(filters):
         c = f.shape[0] // 2
         full = fft.irfft2(spec * fft.rfft2(f, shape), shape)
-        out[:, i] = full[c:c + h, c:c + w].ravel()
+        out[:, i] = full[c : c + h, c : c + w].ravel()
     out[np.abs(out) < _FLAT_RESPONSE] = 0.0
     return out
 
@@ -350,7 +371,7 @@ def bsr_uniform(n: int) -> np.ndarray:
         :data:`BSR_MT64_KEY` (numpy has only the 32-bit MT19937, a different stream).
     """
     x = _k._mt64_stream(np.array(BSR_MT64_KEY, np.uint64), int(n))
-    return (x >> np.uint64(11)).astype(np.float64) * 1.0 / float(2 ** 53 - 1)
+    return (x >> np.uint64(11)).astype(np.float64) * 1.0 / float(2**53 - 1)
 
 
 def bsr_randperm(n: int) -> np.ndarray:
@@ -417,8 +438,7 @@ def _bsr_kmeans_labels(items: np.ndarray, k: int):
     inner = bsr_randperm(samp)
     data = np.ascontiguousarray(items[order[inner]])
     kk = min(k, samp)
-    assign, centres, alive = _k._kmeans_bsr(data, kk, _KMEANS_ITER,
-                                            _coarse_sizes(samp, kk))
+    assign, centres, alive = _k._kmeans_bsr(data, kk, _KMEANS_ITER, _coarse_sizes(samp, kk))
     remap = np.cumsum(alive) - 1
     centres = np.ascontiguousarray(centres[alive])
     labels = np.empty(n, np.int64)
@@ -534,13 +554,20 @@ def _smoothing(sigma, nbins: int):
     else:
         taps = _gaussian_1d(float(sigma), 0, False, int(math.ceil(3 * sigma)))
     t = (taps.size - 1) // 2
-    mass = np.array([taps[max(0, t - b):min(taps.size, nbins + t - b)].sum()
-                     for b in range(nbins)])
+    mass = np.array(
+        [taps[max(0, t - b) : min(taps.size, nbins + t - b)].sum() for b in range(nbins)]
+    )
     return taps, mass
 
 
-def slice_gradient(labels, radius: int, *, sigma_bins: float | None = None,
-                   nbins: int | None = None, border: int = BORDER) -> np.ndarray:
+def slice_gradient(
+    labels,
+    radius: int,
+    *,
+    sigma_bins: float | None = None,
+    nbins: int | None = None,
+    border: int = BORDER,
+) -> np.ndarray:
     """BSR's oriented histogram gradient (``hist_gradient_2D``) of a padded label map.
 
     Parameters
@@ -593,9 +620,16 @@ def slice_gradient(labels, radius: int, *, sigma_bins: float | None = None,
     tab = _slice_tables(r, lab.shape[1])
     # the smallest smoothed disc (bg r=3, 29 px): smoothing each pixel as counted is
     # cheaper than smoothing the 9 dense sums (measured; from r=5 on it is not)
-    return _hd.normalised_gradient(np.ascontiguousarray(lab, dtype=np.int32), tab, b,
-                                   nb, taps, mass, _BSR_OUT,
-                                   sparse=taps.size > 1 and r <= 3)
+    return _hd.normalised_gradient(
+        np.ascontiguousarray(lab, dtype=np.int32),
+        tab,
+        b,
+        nb,
+        taps,
+        mass,
+        _BSR_OUT,
+        sparse=taps.size > 1 and r <= 3,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -632,8 +666,9 @@ def smooth_cue(stack: np.ndarray, radius: float) -> np.ndarray:
     r = float(radius)
     out = np.zeros(z.shape, np.float64)
     for k in range(NORIENT):
-        _fit_parab_fast(np.ascontiguousarray(z[k]), r, r / 4.0, _GTHETA[BSR_CHANNEL[k]],
-                        out[k])
+        _fit_parab_fast(
+            np.ascontiguousarray(z[k]), r, r / 4.0, _GTHETA[BSR_CHANNEL[k]], out[k]
+        )
     return out
 
 
@@ -643,13 +678,14 @@ def _band_weights(dist: np.ndarray, keep: np.ndarray) -> np.ndarray:
     d_k + (d1 d3 - d2^2) d_k^2) / det``, zero where ``keep`` is False; all zero when
     ``det <= exp(-300)``, where BSR leaves the output 0."""
     d = dist[keep]
-    m = [float(np.sum(d ** p)) for p in range(5)]
+    m = [float(np.sum(d**p)) for p in range(5)]
     d0, d1, d2, d3, d4 = m
     det = -d2 * d2 * d2 + 2 * d1 * d2 * d3 - d0 * d3 * d3 - d1 * d1 * d4 + d0 * d2 * d4
     w = np.zeros(dist.shape, np.float64)
     if det > math.exp(-300):
-        w[keep] = ((d2 * d4 - d3 * d3) + (d2 * d3 - d1 * d4) * d
-                   + (d1 * d3 - d2 * d2) * d * d) / det
+        w[keep] = (
+            (d2 * d4 - d3 * d3) + (d2 * d3 - d1 * d4) * d + (d1 * d3 - d2 * d2) * d * d
+        ) / det
     return w
 
 
@@ -660,8 +696,12 @@ def _band_fits(ra: float, rb: float, theta: float):
     fit weights (:func:`_band_weights`), for images at least 2 wr on that side."""
     du, dv, dist, _, wr = _parab_table(ra, rb, theta)
     sides = []
-    for keep_of in (lambda e: dv >= -e, lambda e: dv <= e,
-                    lambda e: du >= -e, lambda e: du <= e):
+    for keep_of in (
+        lambda e: dv >= -e,
+        lambda e: dv <= e,
+        lambda e: du >= -e,
+        lambda e: du <= e,
+    ):
         fits = []
         for e in range(wr):
             keep = keep_of(e)
@@ -706,8 +746,9 @@ def _fit_parab_fast(z: np.ndarray, ra: float, rb: float, theta: float, out: np.n
             _pbk._fit_region(z, du, dv, dist, y0, y1, x0, x1, out)
 
 
-def local_cues(image, *, raw: bool = False, seed: int | None = TEXTON_SEED,
-               timings: dict | None = None):
+def local_cues(
+    image, *, raw: bool = False, seed: int | None = TEXTON_SEED, timings: dict | None = None
+):
     """gPb's 12 oriented local cues of an image (BSR's ``det_mPb`` and the smoothing
     of ``multiscalePb.m``).
 
@@ -746,8 +787,12 @@ def local_cues(image, *, raw: bool = False, seed: int | None = TEXTON_SEED,
     t1 = clock()
     tex, _ = textons(grey, seed=seed)
     t2 = clock()
-    maps = {"bg": (lq, _SIGMA_BG), "cga": (aq, _SIGMA_CG), "cgb": (bq, _SIGMA_CG),
-            "tg": (tex, None)}
+    maps = {
+        "bg": (lq, _SIGMA_BG),
+        "cga": (aq, _SIGMA_CG),
+        "cgb": (bq, _SIGMA_CG),
+        "tg": (tex, None),
+    }
     h, w = lq.shape[0] - 2 * BORDER, lq.shape[1] - 2 * BORDER
     cues = np.empty((len(CUE_NAMES), NORIENT, h, w), np.float64)
     for i, (name, r) in enumerate(zip(CUE_NAMES, CUE_RADII)):
@@ -759,7 +804,8 @@ def local_cues(image, *, raw: bool = False, seed: int | None = TEXTON_SEED,
             cues[i] = smooth_cue(cues[i], r)
     t4 = clock()
     if timings is not None:
-        timings.update(colour=t1 - t0, textons=t2 - t1, gradients=t3 - t2,
-                       smoothing=t4 - t3)
+        timings.update(
+            colour=t1 - t0, textons=t2 - t1, gradients=t3 - t2, smoothing=t4 - t3
+        )
     b = BORDER
     return cues, np.ascontiguousarray(tex[b:-b, b:-b])

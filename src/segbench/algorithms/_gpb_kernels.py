@@ -63,10 +63,12 @@ def _nonmax_oriented(pb, j, branch, dist, cosf):
                     a0x, a0y, b0x, b0y = x + 1, y, x + 1, y - 1
                     a1x, a1y, b1x, b1y = x - 1, y, x - 1, y + 1
             v = pb[x, y]
-            v0 = ((1.0 - d) * pb[a0x, a0y] * cosf[c, j[a0x, a0y]]
-                  + d * pb[b0x, b0y] * cosf[c, j[b0x, b0y]])
-            v1 = ((1.0 - d) * pb[a1x, a1y] * cosf[c, j[a1x, a1y]]
-                  + d * pb[b1x, b1y] * cosf[c, j[b1x, b1y]])
+            v0 = (1.0 - d) * pb[a0x, a0y] * cosf[c, j[a0x, a0y]] + d * pb[b0x, b0y] * cosf[
+                c, j[b0x, b0y]
+            ]
+            v1 = (1.0 - d) * pb[a1x, a1y] * cosf[c, j[a1x, a1y]] + d * pb[b1x, b1y] * cosf[
+                c, j[b1x, b1y]
+            ]
             if v > v0 and v > v1:
                 out[x, y] = v
     return out

@@ -37,24 +37,32 @@ import scipy.sparse as sparse
 from ..errors import InputError
 from . import _gpb_spectral_kernels as _k
 
-__all__ = ["spectral_pb", "affinity_matrix", "spectral_eigs", "oe_filter",
-           "oriented_response", "imresize_bicubic", "SOLVERS", "NORIENT"]
+__all__ = [
+    "spectral_pb",
+    "affinity_matrix",
+    "spectral_eigs",
+    "oe_filter",
+    "oriented_response",
+    "imresize_bicubic",
+    "SOLVERS",
+    "NORIENT",
+]
 
 NORIENT = 8
-_RADIUS = 5          # buildW.cpp: dthresh, the affinity's radius in px
-_SIGMA = 0.1         # buildW.cpp: the affinity's scale
-_IC_THRESH = 1.0     # buildW.cpp: the walk's stop threshold (never reached for mPb <= 1)
-_SEED = 0            # the start vector of the iterative solvers
-_TOL = 1e-6          # default eigensolver accuracy (see spectral_eigs)
-_NCV = 60            # Lanczos basis size (ARPACK ncv)
-_DENSE_MIN = 100     # below max(this, 4 nvec) pixels the eigenproblem is solved densely
+_RADIUS = 5  # buildW.cpp: dthresh, the affinity's radius in px
+_SIGMA = 0.1  # buildW.cpp: the affinity's scale
+_IC_THRESH = 1.0  # buildW.cpp: the walk's stop threshold (never reached for mPb <= 1)
+_SEED = 0  # the start vector of the iterative solvers
+_TOL = 1e-6  # default eigensolver accuracy (see spectral_eigs)
+_NCV = 60  # Lanczos basis size (ARPACK ncv)
+_DENSE_MIN = 100  # below max(this, 4 nvec) pixels the eigenproblem is solved densely
 # 'auto' takes 'chebyshev' from this many pixels: on smaller grids the wanted eigenvalues
 # lie above the cuts (a 48 x 72 grid: the 12th at 0.04), so it would retry and fall back
 # (10 CPU-s against Lanczos's 0.05)
 _CHEB_MIN = 20000
-_CHEB_CUTS = (0.99, 0.96, 0.84)   # tried in turn: the wanted mu must lie above the cut
-_CHEB_DEGREE = 12    # of the polynomial: 8-16 cost the same within 2 % on BSDS images
-_CHEB_NCV = 40       # its Lanczos basis
+_CHEB_CUTS = (0.99, 0.96, 0.84)  # tried in turn: the wanted mu must lie above the cut
+_CHEB_DEGREE = 12  # of the polynomial: 8-16 cost the same within 2 % on BSDS images
+_CHEB_NCV = 40  # its Lanczos basis
 
 #: Eigensolvers of :func:`spectral_eigs`.
 SOLVERS = ("auto", "chebyshev", "lanczos", "dense")
@@ -64,8 +72,9 @@ def _check_mpb(mpb) -> np.ndarray:
     a = np.asarray(mpb)
     if a.ndim != 2:
         raise InputError(f"mpb must be a 2-D (H, W) array, got shape {a.shape}")
-    if a.dtype == bool or not (np.issubdtype(a.dtype, np.floating)
-                               or np.issubdtype(a.dtype, np.integer)):
+    if a.dtype == bool or not (
+        np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
+    ):
         raise InputError(f"mpb has unsupported type {a.dtype}; give floats in [0, 1]")
     a = a.astype(np.float64)
     if a.shape[0] < 2 or a.shape[1] < 2:
@@ -116,16 +125,26 @@ def affinity_matrix(mpb, *, radius: int = _RADIUS, sigma: float = _SIGMA):
     counts = _k.row_counts(h, w, radius, radius * radius)
     n = h * w
     nnz = int(counts.sum())
-    itype = np.int32 if max(nnz, n) < 2 ** 31 else np.int64
+    itype = np.int32 if max(nnz, n) < 2**31 else np.int64
     indptr = np.zeros(n + 1, itype)
     np.cumsum(counts, out=indptr[1:])
     indices = np.empty(nnz, itype)
     data = np.empty(nnz, np.float64)
-    overflow = _k.affinity_rows(hl, vl, h, w, radius, radius * radius, np.float32(sigma),
-                                np.float32(_IC_THRESH),
-                                _interior_program(radius, float(sigma)), indptr, indices,
-                                data)
-    if overflow:   # cannot happen for ic.cc's walk; a guard for a changed kernel
+    overflow = _k.affinity_rows(
+        hl,
+        vl,
+        h,
+        w,
+        radius,
+        radius * radius,
+        np.float32(sigma),
+        np.float32(_IC_THRESH),
+        _interior_program(radius, float(sigma)),
+        indptr,
+        indices,
+        data,
+    )
+    if overflow:  # cannot happen for ic.cc's walk; a guard for a changed kernel
         raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
     _k.symmetrize(indptr, indices, data)
     mat = sparse.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
@@ -147,8 +166,9 @@ def _dual_lattice(a):
 
 @functools.lru_cache(maxsize=4)
 def _interior_program(radius: int, sigma: float):
-    return _k.interior_program(radius, radius * radius, np.float32(sigma),
-                               np.float32(_IC_THRESH))
+    return _k.interior_program(
+        radius, radius * radius, np.float32(sigma), np.float32(_IC_THRESH)
+    )
 
 
 def _affinity_stencil(a, radius: int = _RADIUS, sigma: float = _SIGMA):
@@ -159,16 +179,33 @@ def _affinity_stencil(a, radius: int = _RADIUS, sigma: float = _SIGMA):
     hl, vl = _dual_lattice(a)
     ody, odx = _k.forward_offsets(radius)
     program = _interior_program(radius, float(sigma))
-    half, diag, overflow = _k.affinity_half(hl, vl, h, w, radius, radius * radius,
-                                            np.float32(sigma), np.float32(_IC_THRESH),
-                                            ody, odx, program)
-    if overflow:   # as in affinity_matrix
+    half, diag, overflow = _k.affinity_half(
+        hl,
+        vl,
+        h,
+        w,
+        radius,
+        radius * radius,
+        np.float32(sigma),
+        np.float32(_IC_THRESH),
+        ody,
+        odx,
+        program,
+    )
+    if overflow:  # as in affinity_matrix
         raise RuntimeError(f"intervening contour: {overflow} support maps overflowed")
     return half, diag, ody, odx
 
 
-def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
-                  shape=None, radius: int = _RADIUS):
+def spectral_eigs(
+    W,
+    nvec: int = 17,
+    *,
+    solver: str = "auto",
+    tol: float = _TOL,
+    shape=None,
+    radius: int = _RADIUS,
+):
     """The ``nvec`` smallest generalized eigenpairs of ``(D - W) v = lambda D v``.
 
     Parameters
@@ -241,8 +278,7 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
     if solver == "auto":
         solver = "chebyshev" if shape is not None and n >= _CHEB_MIN else "lanczos"
     if solver == "chebyshev" and not small:
-        found = _chebyshev_eigs(W, nvec, (int(shape[0]), int(shape[1])), int(radius),
-                                tol)
+        found = _chebyshev_eigs(W, nvec, (int(shape[0]), int(shape[1])), int(radius), tol)
         if found is not None:
             return found
     deg = np.asarray(W.sum(axis=0)).ravel()
@@ -254,9 +290,11 @@ def spectral_eigs(W, nvec: int = 17, *, solver: str = "auto", tol: float = _TOL,
     A.data *= np.repeat(s, np.diff(A.indptr)) * s[A.indices]
     if solver == "dense" or small:
         import scipy.linalg
+
         mu, U = scipy.linalg.eigh(A.toarray(), subset_by_index=(n - nvec, n - 1))
     else:
         from scipy.sparse.linalg import eigsh
+
         v0 = np.random.default_rng(_SEED).standard_normal(n)
         # a longer Lanczos basis than ARPACK's default 2 nvec + 1 restarts less:
         # 60 vectors cost 15 % less CPU than 35 on BSDS images, 24 three times more
@@ -275,8 +313,9 @@ def _chebyshev_eigs(W, nvec, shape, radius, tol):
     h, w = shape
     W = sparse.csr_matrix(W)
     ody, odx = _k.forward_offsets(radius)
-    half, diag, outside = _k.half_stencil(W.indptr, W.indices, W.data, h, w, radius,
-                                          ody, odx)
+    half, diag, outside = _k.half_stencil(
+        W.indptr, W.indices, W.data, h, w, radius, ody, odx
+    )
     if outside:
         return None
     return _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol)
@@ -285,6 +324,7 @@ def _chebyshev_eigs(W, nvec, shape, radius, tol):
 def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
     """:func:`_chebyshev_eigs` of W in half-stencil form (``_k.half_stencil``)."""
     from scipy.sparse.linalg import LinearOperator, eigsh
+
     h, _, w = half.shape
     n = h * w
     # the degrees of the float32 weights, so that the constant vector stays exact
@@ -302,24 +342,34 @@ def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
         e, c = (cut + 1.0) / 2, (cut - 1.0) / 2
 
         def poly(x, e=e, c=c):
-            return _k.chebyshev_filter(half, diag, ody, odx, scale, x.reshape(h, w),
-                                       1.0 / e, -c / e, 2.0 / e, -2.0 * c / e,
-                                       _CHEB_DEGREE, filtered).ravel()
+            return _k.chebyshev_filter(
+                half,
+                diag,
+                ody,
+                odx,
+                scale,
+                x.reshape(h, w),
+                1.0 / e,
+                -c / e,
+                2.0 / e,
+                -2.0 * c / e,
+                _CHEB_DEGREE,
+                filtered,
+            ).ravel()
 
         op = LinearOperator((n, n), matvec=poly, dtype=np.float64)
         with _one_blas_thread():
             theta, U = eigsh(op, k=nvec, which="LA", tol=tol, v0=v0, ncv=ncv)
-        if theta.min() > 1.0:      # every one of them above the cut
+        if theta.min() > 1.0:  # every one of them above the cut
             break
     else:
         return None
     mu = np.empty(nvec)
     au = np.empty((h, w))
     scratch = np.empty((h, w))
-    for i in range(nvec):          # Rayleigh quotients in A itself
+    for i in range(nvec):  # Rayleigh quotients in A itself
         u = np.ascontiguousarray(U[:, i]).reshape(h, w)
-        _k.chebyshev_step(half, diag, ody, odx, scale, u, zero, au, scratch, 1.0, 0.0,
-                          0.0)
+        _k.chebyshev_step(half, diag, ody, odx, scale, u, zero, au, scratch, 1.0, 0.0, 0.0)
         mu[i] = float(np.dot(u.ravel(), au.ravel()))
     order = np.argsort(-mu, kind="stable")
     V = U[:, order] * scale.reshape(-1)[:, None]
@@ -339,6 +389,7 @@ def _one_blas_thread():
         from threadpoolctl import threadpool_limits
     except ImportError:
         import contextlib
+
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
 
@@ -355,8 +406,9 @@ def _matlab_round(x):
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def oe_filter(sigma: float = 1.0, support: float = 3.0, theta: float = 0.0,
-              deriv: int = 1) -> np.ndarray:
+def oe_filter(
+    sigma: float = 1.0, support: float = 3.0, theta: float = 0.0, deriv: int = 1
+) -> np.ndarray:
     """BSR's ``oeFilter`` (D. Martin): an oriented Gaussian derivative, supersampled.
 
     Parameters
@@ -389,8 +441,8 @@ def oe_filter(sigma: float = 1.0, support: float = 3.0, theta: float = 0.0,
     r = sz // 2 + 0.5 * (1 - 1 / rate)
     dom = np.linspace(-r, r, sz * rate)
     sx, sy = np.meshgrid(dom, dom)
-    rows = (_matlab_round(sx) + hsz).astype(np.int64)      # oeFilter's membership:
-    cols = (_matlab_round(sy) + hsz).astype(np.int64)      # sx is the row index
+    rows = (_matlab_round(sx) + hsz).astype(np.int64)  # oeFilter's membership:
+    cols = (_matlab_round(sy) + hsz).astype(np.int64)  # sx is the row index
     su = sx * np.sin(theta) + sy * np.cos(theta)
     sv = sx * np.cos(theta) - sy * np.sin(theta)
     big_r = r * np.sqrt(2) * 1.01
@@ -398,12 +450,12 @@ def oe_filter(sigma: float = 1.0, support: float = 3.0, theta: float = 0.0,
     nf += (nf + 1) % 2
     fdom = np.linspace(-big_r, big_r, nf)
     gap = 2 * big_r / (nf - 1)
-    fx = np.exp(-fdom ** 2 / (2 * sigma ** 2))
-    fy = np.exp(-fdom ** 2 / (2 * sigma ** 2))
+    fx = np.exp(-(fdom**2) / (2 * sigma**2))
+    fy = np.exp(-(fdom**2) / (2 * sigma**2))
     if deriv == 1:
-        fy = fy * (-fdom / sigma ** 2)
+        fy = fy * (-fdom / sigma**2)
     elif deriv == 2:
-        fy = fy * (fdom ** 2 / sigma ** 2 - 1)
+        fy = fy * (fdom**2 / sigma**2 - 1)
     xi = (_matlab_round(su / gap) + nf // 2).astype(np.int64)
     yi = (_matlab_round(sv / gap) + nf // 2).astype(np.int64)
     vals = fx[xi] * fy[yi]
@@ -422,8 +474,9 @@ def _cubic(x):
     """Keys' cubic convolution kernel with a = -0.5 (MATLAB imresize's 'bicubic')."""
     ax = np.abs(x)
     ax2, ax3 = ax * ax, ax * ax * ax
-    return ((1.5 * ax3 - 2.5 * ax2 + 1) * (ax <= 1)
-            + (-0.5 * ax3 + 2.5 * ax2 - 4 * ax + 2) * ((ax > 1) & (ax <= 2)))
+    return (1.5 * ax3 - 2.5 * ax2 + 1) * (ax <= 1) + (
+        -0.5 * ax3 + 2.5 * ax2 - 4 * ax + 2
+    ) * ((ax > 1) & (ax <= 2))
 
 
 def _resize_weights(n_in: int, n_out: int, scale: float | None = None) -> np.ndarray:
@@ -453,8 +506,9 @@ def _resize_weights(n_in: int, n_out: int, scale: float | None = None) -> np.nda
     return out
 
 
-def imresize_bicubic(img: np.ndarray, shape=None, *, scale: float | None = None
-                     ) -> np.ndarray:
+def imresize_bicubic(
+    img: np.ndarray, shape=None, *, scale: float | None = None
+) -> np.ndarray:
     """MATLAB's ``imresize(img, shape)`` or ``imresize(img, scale)`` (bicubic,
     antialiased when shrinking) of a 2-D float64 image, the axis with the smaller
     scale first as MATLAB does.
@@ -503,14 +557,21 @@ def oriented_response(vectors: np.ndarray) -> np.ndarray:
     (8, H, W) float64, our channel order.
     """
     nv, h, w = vectors.shape
-    pad = np.pad(vectors, ((0, 0), (3, 3), (3, 3)), mode="symmetric")   # padReflect
+    pad = np.pad(vectors, ((0, 0), (3, 3), (3, 3)), mode="symmetric")  # padReflect
     out = np.zeros((NORIENT, h, w))
     _k.oriented_energy(np.ascontiguousarray(pad), _channel_filters(), out)
     return out
 
 
-def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
-                tol: float = _TOL, timings: dict | None = None):
+def spectral_pb(
+    mpb,
+    *,
+    nvec: int = 17,
+    out_shape=None,
+    solver: str = "auto",
+    tol: float = _TOL,
+    timings: dict | None = None,
+):
     """gPb's spectral boundary cue sPb, as BSR's ``spectralPb.m``.
 
     Parameters
@@ -558,8 +619,9 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
     if H < 1 or W_ < 1:
         raise InputError(f"out_shape must be positive, got {out_shape}")
     if not 2 <= int(nvec) < h * w:
-        raise InputError(f"nvec must be in [2, {h * w - 1}] for mpb of {h} x {w}, "
-                         f"got {nvec}")
+        raise InputError(
+            f"nvec must be in [2, {h * w - 1}] for mpb of {h} x {w}, got {nvec}"
+        )
     clock = time.process_time
     t_w = t_eig = 0.0
     found = None
@@ -575,7 +637,7 @@ def spectral_pb(mpb, *, nvec: int = 17, out_shape=None, solver: str = "auto",
         tried_stencil = True
         del half, diag
         t_eig += clock() - t
-    if found is None:   # a small grid, another solver, or every cut failed
+    if found is None:  # a small grid, another solver, or every cut failed
         t = clock()
         W = affinity_matrix(a)
         t_w += clock() - t

@@ -24,12 +24,30 @@ prepare_kernels()
 
 __all__ = []
 
-_SCAN_CAP = 64   # room per scan line; BSR's own holds 2 wr + 1 (checked, never overflows)
+_SCAN_CAP = 64  # room per scan line; BSR's own holds 2 wr + 1 (checked, never overflows)
 
 
 @numba.njit(cache=True)
-def _ic_walk(hl, vl, thresh, x0, y0, x1, y1, x2, y2, x3, y3, wr,
-             px, py, psim, scan_x, scan_sim, scan_count):
+def _ic_walk(
+    hl,
+    vl,
+    thresh,
+    x0,
+    y0,
+    x1,
+    y1,
+    x2,
+    y2,
+    x3,
+    y3,
+    wr,
+    px,
+    py,
+    psim,
+    scan_x,
+    scan_sim,
+    scan_count,
+):
     """Walk the Bresenham line from (x0, y0) to the box-boundary pixel (x2, y2).
 
     (x1, y1) and (x3, y3) are its two neighbours on the box boundary. A pixel of the
@@ -131,7 +149,8 @@ def _ic_walk(hl, vl, thresh, x0, y0, x1, y1, x2, y2, x3, y3, wr,
         doti3 = dxi * dx3 + dyi * dy3
         good = (doti2 * doti2 == dotii * dot22) or (
             dot11 * doti2 * doti2 > dot22 * doti1 * doti1
-            and dot33 * doti2 * doti2 >= dot22 * doti3 * doti3)
+            and dot33 * doti2 * doti2 >= dot22 * doti3 * doti3
+        )
 
         # the lattice edges crossed by this step (hl/vl indexed [y, x])
         cross = np.float32(0.0)
@@ -192,13 +211,29 @@ def _scan_put(x, row, sim, scan_x, scan_sim, scan_count):
     if k < scan_x.shape[1]:
         scan_x[row, k] = x
         scan_sim[row, k] = sim
-    scan_count[row] = k + 1       # counted even past the room, so an overflow shows
+    scan_count[row] = k + 1  # counted even past the room, so an overflow shows
 
 
 @numba.njit(cache=True)
-def _intervening_contour(hl, vl, width, height, thresh, x0, y0, wr,
-                         px, py, psim, scan_x, scan_sim, scan_count,
-                         adj_x, adj_y, adj_sim):
+def _intervening_contour(
+    hl,
+    vl,
+    width,
+    height,
+    thresh,
+    x0,
+    y0,
+    wr,
+    px,
+    py,
+    psim,
+    scan_x,
+    scan_sim,
+    scan_count,
+    adj_x,
+    adj_y,
+    adj_sim,
+):
     """The support map of pixel (x0, y0): every pixel of the (2 wr + 1)^2 box (clipped
     to the image) reached by a best-approximant Bresenham line, with ``1 - maxpb``, in
     scan-line order (``adj_*``). Returns the count, or -1 if a scan line overflowed.
@@ -216,57 +251,273 @@ def _intervening_contour(hl, vl, width, height, thresh, x0, y0, wr,
     ryb = min(y0 + wr, height - 1)
     one = np.float32(1.0)
 
-    if x0 > rxa:                                                   # left, upward
+    if x0 > rxa:  # left, upward
         if y0 > 0 and y0 < ryb:
-            _ic_walk(hl, vl, thresh, x0, y0, rxa, y0 - 1, rxa, y0, rxa, y0 + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxa,
+                y0 - 1,
+                rxa,
+                y0,
+                rxa,
+                y0 + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
         for y in range(y0 - 1, rya, -1):
-            _ic_walk(hl, vl, thresh, x0, y0, rxa, y - 1, rxa, y, rxa, y + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
-    if x0 > rxa + 1 or y0 > rya + 1 or (x0 > rxa and y0 > rya):     # top-left
-        _ic_walk(hl, vl, thresh, x0, y0, rxa, rya + 1, rxa, rya, rxa + 1, rya, wr,
-                 px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxa,
+                y - 1,
+                rxa,
+                y,
+                rxa,
+                y + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
+    if x0 > rxa + 1 or y0 > rya + 1 or (x0 > rxa and y0 > rya):  # top-left
+        _ic_walk(
+            hl,
+            vl,
+            thresh,
+            x0,
+            y0,
+            rxa,
+            rya + 1,
+            rxa,
+            rya,
+            rxa + 1,
+            rya,
+            wr,
+            px,
+            py,
+            psim,
+            scan_x,
+            scan_sim,
+            scan_count,
+        )
     if (x0 == rxa and y0 == rya + 1) or (x0 == rxa + 1 and y0 == rya):
         _scan_put(rxa, rya - y0 + wr, one, scan_x, scan_sim, scan_count)
-    if y0 > rya:                                                   # top
+    if y0 > rya:  # top
         for x in range(rxa + 1, rxb):
-            _ic_walk(hl, vl, thresh, x0, y0, x - 1, rya, x, rya, x + 1, rya, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
-    if y0 > rya + 1 or x0 < rxb - 1 or (y0 > rya and x0 < rxb):     # top-right
-        _ic_walk(hl, vl, thresh, x0, y0, rxb - 1, rya, rxb, rya, rxb, rya + 1, wr,
-                 px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                x - 1,
+                rya,
+                x,
+                rya,
+                x + 1,
+                rya,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
+    if y0 > rya + 1 or x0 < rxb - 1 or (y0 > rya and x0 < rxb):  # top-right
+        _ic_walk(
+            hl,
+            vl,
+            thresh,
+            x0,
+            y0,
+            rxb - 1,
+            rya,
+            rxb,
+            rya,
+            rxb,
+            rya + 1,
+            wr,
+            px,
+            py,
+            psim,
+            scan_x,
+            scan_sim,
+            scan_count,
+        )
     if (x0 == rxb - 1 and y0 == rya) or (x0 == rxb and y0 == rya + 1):
         _scan_put(rxb, rya - y0 + wr, one, scan_x, scan_sim, scan_count)
-    if x0 < rxb:                                                   # right, above y0
+    if x0 < rxb:  # right, above y0
         for y in range(rya + 1, y0):
-            _ic_walk(hl, vl, thresh, x0, y0, rxb, y - 1, rxb, y, rxb, y + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxb,
+                y - 1,
+                rxb,
+                y,
+                rxb,
+                y + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
 
-    if x0 > rxa:                                                   # left, downward
+    if x0 > rxa:  # left, downward
         for y in range(y0 + 1, ryb):
-            _ic_walk(hl, vl, thresh, x0, y0, rxa, y - 1, rxa, y, rxa, y + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
-    if x0 > rxa + 1 or y0 < ryb - 1 or (x0 > rxa and y0 < ryb):     # bottom-left
-        _ic_walk(hl, vl, thresh, x0, y0, rxa, ryb - 1, rxa, ryb, rxa + 1, ryb, wr,
-                 px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxa,
+                y - 1,
+                rxa,
+                y,
+                rxa,
+                y + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
+    if x0 > rxa + 1 or y0 < ryb - 1 or (x0 > rxa and y0 < ryb):  # bottom-left
+        _ic_walk(
+            hl,
+            vl,
+            thresh,
+            x0,
+            y0,
+            rxa,
+            ryb - 1,
+            rxa,
+            ryb,
+            rxa + 1,
+            ryb,
+            wr,
+            px,
+            py,
+            psim,
+            scan_x,
+            scan_sim,
+            scan_count,
+        )
     if (x0 == rxa and y0 == ryb - 1) or (x0 == rxa + 1 and y0 == ryb):
         _scan_put(rxa, ryb - y0 + wr, one, scan_x, scan_sim, scan_count)
-    if y0 < ryb:                                                   # bottom
+    if y0 < ryb:  # bottom
         for x in range(rxa + 1, rxb):
-            _ic_walk(hl, vl, thresh, x0, y0, x - 1, ryb, x, ryb, x + 1, ryb, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
-    if y0 < ryb - 1 or x0 < rxb - 1 or (y0 < ryb and x0 < rxb):     # bottom-right
-        _ic_walk(hl, vl, thresh, x0, y0, rxb - 1, ryb, rxb, ryb, rxb, ryb - 1, wr,
-                 px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                x - 1,
+                ryb,
+                x,
+                ryb,
+                x + 1,
+                ryb,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
+    if y0 < ryb - 1 or x0 < rxb - 1 or (y0 < ryb and x0 < rxb):  # bottom-right
+        _ic_walk(
+            hl,
+            vl,
+            thresh,
+            x0,
+            y0,
+            rxb - 1,
+            ryb,
+            rxb,
+            ryb,
+            rxb,
+            ryb - 1,
+            wr,
+            px,
+            py,
+            psim,
+            scan_x,
+            scan_sim,
+            scan_count,
+        )
     if (x0 == rxb - 1 and y0 == ryb) or (x0 == rxb and y0 == ryb - 1):
         _scan_put(rxb, ryb - y0 + wr, one, scan_x, scan_sim, scan_count)
-    if x0 < rxb:                                                   # right, below y0
+    if x0 < rxb:  # right, below y0
         for y in range(ryb - 1, y0, -1):
-            _ic_walk(hl, vl, thresh, x0, y0, rxb, y - 1, rxb, y, rxb, y + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxb,
+                y - 1,
+                rxb,
+                y,
+                rxb,
+                y + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
         if y0 > 0 and y0 < ryb:
-            _ic_walk(hl, vl, thresh, x0, y0, rxb, y0 - 1, rxb, y0, rxb, y0 + 1, wr,
-                     px, py, psim, scan_x, scan_sim, scan_count)
+            _ic_walk(
+                hl,
+                vl,
+                thresh,
+                x0,
+                y0,
+                rxb,
+                y0 - 1,
+                rxb,
+                y0,
+                rxb,
+                y0 + 1,
+                wr,
+                px,
+                py,
+                psim,
+                scan_x,
+                scan_sim,
+                scan_count,
+            )
 
     count = 0
     for row in range(scan_count.shape[0]):
@@ -321,11 +572,17 @@ def row_counts(height, width, wr, r2):
 def _affinity_work(wr):
     """Scratch of :func:`_affinity_values` for radius ``wr``."""
     n_box = (2 * wr + 1) * (2 * wr + 1)
-    return (np.empty(4 * wr + 2, np.int64), np.empty(4 * wr + 2, np.int64),
-            np.empty(4 * wr + 2, np.float32), np.empty((2 * wr + 1, _SCAN_CAP), np.int64),
-            np.empty((2 * wr + 1, _SCAN_CAP), np.float32), np.zeros(2 * wr + 1, np.int64),
-            np.empty(4 * n_box, np.int64), np.empty(4 * n_box, np.int64),
-            np.empty(4 * n_box, np.float32))
+    return (
+        np.empty(4 * wr + 2, np.int64),
+        np.empty(4 * wr + 2, np.int64),
+        np.empty(4 * wr + 2, np.float32),
+        np.empty((2 * wr + 1, _SCAN_CAP), np.int64),
+        np.empty((2 * wr + 1, _SCAN_CAP), np.float32),
+        np.zeros(2 * wr + 1, np.int64),
+        np.empty(4 * n_box, np.int64),
+        np.empty(4 * n_box, np.int64),
+        np.empty(4 * n_box, np.float32),
+    )
 
 
 @numba.njit(cache=True, inline="always")
@@ -335,9 +592,25 @@ def _affinity_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, v
     increasing column index of W. Returns False if p's support map overflowed (then
     every q counts as behind a contour of 1)."""
     px, py, psim, scan_x, scan_sim, scan_count, adj_x, adj_y, adj_sim = work
-    n = _intervening_contour(hl, vl, width, height, thresh, x, y, wr,
-                             px, py, psim, scan_x, scan_sim, scan_count,
-                             adj_x, adj_y, adj_sim)
+    n = _intervening_contour(
+        hl,
+        vl,
+        width,
+        height,
+        thresh,
+        x,
+        y,
+        wr,
+        px,
+        py,
+        psim,
+        scan_x,
+        scan_sim,
+        scan_count,
+        adj_x,
+        adj_y,
+        adj_sim,
+    )
     ok = n >= 0
     if not ok:
         n = 0
@@ -390,13 +663,30 @@ def _weight(icsim, sigma, clear):
 @numba.njit(cache=True)
 def _probe_values(hl, vl, wr, r2, sigma, thresh, x, y, vals):
     """:func:`_affinity_values` of one pixel (building the interior program)."""
-    _affinity_values(hl, vl, hl.shape[0] - 1, hl.shape[1], wr, r2, sigma, thresh, x, y,
-                     _affinity_work(wr), vals)
+    _affinity_values(
+        hl,
+        vl,
+        hl.shape[0] - 1,
+        hl.shape[1],
+        wr,
+        r2,
+        sigma,
+        thresh,
+        x,
+        y,
+        _affinity_work(wr),
+        vals,
+    )
 
 
 #: A ``program`` argument that makes every pixel take the walk (tests compare with it).
-WALK_ONLY = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-             np.zeros(0, np.int64), np.zeros(0, np.float32))
+WALK_ONLY = (
+    np.zeros(1, np.int64),
+    np.zeros(0, np.int64),
+    np.zeros(0, np.int64),
+    np.zeros(0, np.int64),
+    np.zeros(0, np.float32),
+)
 
 
 def interior_program(wr, r2, sigma, thresh):
@@ -418,8 +708,9 @@ def interior_program(wr, r2, sigma, thresh):
     c = wr + 2
     hl = np.zeros((side + 1, side), np.float32)
     vl = np.zeros((side, side + 1), np.float32)
-    nj = sum(1 for u in range(-wr, wr + 1) for v in range(-wr, wr + 1)
-             if u * u + v * v <= r2)
+    nj = sum(
+        1 for u in range(-wr, wr + 1) for v in range(-wr, wr + 1) if u * u + v * v <= r2
+    )
     base = np.empty(nj, np.float32)
     _probe_values(hl, vl, wr, r2, sigma, thresh, c, c, base)
     deps = [[] for _ in range(nj)]
@@ -469,15 +760,15 @@ def _disc_in_image(height, width, wr, r2, x, y, du, dv):
 
 
 @numba.njit(cache=True, inline="always")
-def _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program,
-                vals):
+def _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program, vals):
     """:func:`_affinity_values` of pixel (y, x), from :func:`interior_program`'s
     ``program`` where its box lies inside the image (the same values, a sixth of the
     time), else by the walk; :data:`WALK_ONLY` as ``program``: by the walk always."""
     eptr, ekind, edy, edx, const = program
     if eptr.shape[0] == 1 or not (wr <= y < height - wr and wr <= x < width - wr):
-        return _affinity_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y,
-                                work, vals)
+        return _affinity_values(
+            hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, vals
+        )
     clear = _clear_weight(sigma)
     one = np.float32(1.0)
     for j in range(eptr.shape[0] - 1):
@@ -495,19 +786,22 @@ def _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, progra
 
 
 @numba.njit(cache=True, inline="always")
-def _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program, vals,
-               du, dv):
+def _pixel_row(
+    hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program, vals, du, dv
+):
     """Pixel (y, x)'s row of W before symmetrising: (n, ok), its n values in ``vals``
     at the offsets (``du``, ``dv``) of its disc that lie in the image (what both layouts
     of W store), ok False where a support map's scan line overflowed."""
-    ok = _row_values(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program,
-                     vals)
+    ok = _row_values(
+        hl, vl, height, width, wr, r2, sigma, thresh, x, y, work, program, vals
+    )
     return _disc_in_image(height, width, wr, r2, x, y, du, dv), ok
 
 
 @numba.njit(cache=True)
-def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr, indices,
-                  data):
+def affinity_rows(
+    hl, vl, height, width, wr, r2, sigma, thresh, program, indptr, indices, data
+):
     """Fill the rows of the (unsymmetrised) affinity W in CSR, pixel ``y * width + x``.
 
     Row p holds, in increasing column order, every q with ``|q - p|^2 <= r2`` in the
@@ -522,8 +816,23 @@ def affinity_rows(hl, vl, height, width, wr, r2, sigma, thresh, program, indptr,
     overflow = 0
     for y in range(height):
         for x in range(width):
-            n, ok = _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
-                               program, vals, du, dv)
+            n, ok = _pixel_row(
+                hl,
+                vl,
+                height,
+                width,
+                wr,
+                r2,
+                sigma,
+                thresh,
+                x,
+                y,
+                work,
+                program,
+                vals,
+                du,
+                dv,
+            )
             overflow += not ok
             k = indptr[y * width + x]
             for j in range(n):
@@ -541,7 +850,7 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     then stored in float32), bit for bit, without the 150 MB CSR matrix.
     """
     nk = ody.shape[0]
-    lut = np.zeros((2 * wr + 1, 2 * wr + 1), np.int64)    # (dy, dx) -> +-(k + 1), 0: self
+    lut = np.zeros((2 * wr + 1, 2 * wr + 1), np.int64)  # (dy, dx) -> +-(k + 1), 0: self
     for k in range(nk):
         lut[wr + ody[k], wr + odx[k]] = k + 1
         lut[wr - ody[k], wr - odx[k]] = -(k + 1)
@@ -553,8 +862,23 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
     overflow = 0
     for y in range(height):
         for x in range(width):
-            n, ok = _pixel_row(hl, vl, height, width, wr, r2, sigma, thresh, x, y, work,
-                               program, vals, du, dv)
+            n, ok = _pixel_row(
+                hl,
+                vl,
+                height,
+                width,
+                wr,
+                r2,
+                sigma,
+                thresh,
+                x,
+                y,
+                work,
+                program,
+                vals,
+                du,
+                dv,
+            )
             overflow += not ok
             for j in range(n):
                 k = lut[wr + du[j], wr + dv[j]]
@@ -564,7 +888,8 @@ def affinity_half(hl, vl, height, width, wr, r2, sigma, thresh, ody, odx, progra
                     yy = y + du[j]
                     xx = x + dv[j]
                     half[yy, -k - 1, xx] = np.float32(
-                        0.5 * (np.float64(half[yy, -k - 1, xx]) + np.float64(vals[j])))
+                        0.5 * (np.float64(half[yy, -k - 1, xx]) + np.float64(vals[j]))
+                    )
     return half, np.ones(height * width), overflow
 
 
@@ -636,10 +961,16 @@ def oriented_energy(padded, kernels, out):
 
 def forward_offsets(radius: int):
     """(dy, dx) arrays of the forward half of the disc ``dy^2 + dx^2 <= radius^2``."""
-    offs = [(dy, dx) for dy in range(radius + 1) for dx in range(-radius, radius + 1)
-            if (dy > 0 or dx > 0) and dy * dy + dx * dx <= radius * radius]
-    return (np.array([o[0] for o in offs], np.int64),
-            np.array([o[1] for o in offs], np.int64))
+    offs = [
+        (dy, dx)
+        for dy in range(radius + 1)
+        for dx in range(-radius, radius + 1)
+        if (dy > 0 or dx > 0) and dy * dy + dx * dx <= radius * radius
+    ]
+    return (
+        np.array([o[0] for o in offs], np.int64),
+        np.array([o[1] for o in offs], np.int64),
+    )
 
 
 @numba.njit(cache=True)
@@ -699,11 +1030,19 @@ def _stencil_row_ring(half, diag, ody, odx, z, ring, y, acc):
         x0 = max(0, -dx)
         x1 = min(width, width - dx)
         if y + dy < height:
-            _axpy(acc[x0:x1], half[y, k, x0:x1], z[(y + dy) % ring, x0 + dx:x1 + dx],
-                  x1 - x0)
+            _axpy(
+                acc[x0:x1],
+                half[y, k, x0:x1],
+                z[(y + dy) % ring, x0 + dx : x1 + dx],
+                x1 - x0,
+            )
         if y - dy >= 0:
-            _axpy(acc[x0 + dx:x1 + dx], half[y - dy, k, x0:x1], z[(y - dy) % ring, x0:x1],
-                  x1 - x0)
+            _axpy(
+                acc[x0 + dx : x1 + dx],
+                half[y - dy, k, x0:x1],
+                z[(y - dy) % ring, x0:x1],
+                x1 - x0,
+            )
 
 
 @numba.njit(cache=True, inline="always")
@@ -723,8 +1062,9 @@ def stencil_product(half, diag, ody, odx, z, out):
 
 
 @numba.njit(cache=True)
-def chebyshev_step(half, diag, ody, odx, scale, cur, prev, out, scratch, alpha, beta,
-                   gamma):
+def chebyshev_step(
+    half, diag, ody, odx, scale, cur, prev, out, scratch, alpha, beta, gamma
+):
     """One step of a three-term recurrence in the normalised affinity:
     ``out = alpha S W S cur + beta cur + gamma prev`` with ``S = diag(scale)``.
 
@@ -738,13 +1078,13 @@ def chebyshev_step(half, diag, ody, odx, scale, cur, prev, out, scratch, alpha, 
     for y in range(height):
         _stencil_row(half, diag, ody, odx, scratch, y, acc)
         for x in range(width):
-            out[y, x] = (alpha * scale[y, x] * acc[x] + beta * cur[y, x]
-                         + gamma * prev[y, x])
+            out[y, x] = alpha * scale[y, x] * acc[x] + beta * cur[y, x] + gamma * prev[y, x]
 
 
 @numba.njit(cache=True)
-def chebyshev_filter(half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta, degree,
-                     out):
+def chebyshev_filter(
+    half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta, degree, out
+):
     """A whole Chebyshev recurrence in one sweep over the rows (temporal blocking).
 
     ``L_0 = x0``; ``L_1 = alpha1 S W S x0 + beta1 x0``; then ``L_i = alpha S W S L_(i-1)
@@ -764,7 +1104,7 @@ def chebyshev_filter(half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta
     for k in range(nk):
         reach = max(reach, ody[k])
     ring = 2 * reach + 2
-    levels = np.empty((degree + 1, ring, width))   # L_1 .. L_(degree-1), and S L_i
+    levels = np.empty((degree + 1, ring, width))  # L_1 .. L_(degree-1), and S L_i
     scaled = np.empty((degree + 1, ring, width))
     scaled0 = np.empty((height, width))
     for y in range(height):
@@ -778,7 +1118,7 @@ def chebyshev_filter(half, diag, ody, odx, scale, x0, alpha1, beta1, alpha, beta
                 break
             if y >= height:
                 continue
-            if i == 1:   # a ring as tall as the image: the whole of S x0
+            if i == 1:  # a ring as tall as the image: the whole of S x0
                 _stencil_row_ring(half, diag, ody, odx, scaled0, height, y, acc)
             else:
                 _stencil_row_ring(half, diag, ody, odx, scaled[i - 1], ring, y, acc)

@@ -19,8 +19,13 @@ import numpy as np
 
 from . import _half_disc_kernels as _k
 
-__all__ = ["SliceTables", "slice_tables", "pb_slice_map", "normalised_gradient",
-           "count_gradient"]
+__all__ = [
+    "SliceTables",
+    "slice_tables",
+    "pb_slice_map",
+    "normalised_gradient",
+    "count_gradient",
+]
 
 SliceTables = namedtuple("SliceTables", "full fptr toff tfrom tto ssize dtot ddif")
 
@@ -57,8 +62,8 @@ def slice_tables(offmap: np.ndarray, wp: int, ns: int) -> SliceTables:
     dr = np.arange(-r, r + 1)[:, None]
     dc_new = np.arange(-r - 1, r + 1)[None, :]  # offsets from the new centre
     new = pad[:, :-1]  # slice at offset (dr, dc) from the new centre
-    old = pad[:, 1:]   # slice of that pixel seen from the old centre: offset dc + 1
-    lin_full = (dr * wp + np.arange(-r, r + 1)[None, :])
+    old = pad[:, 1:]  # slice of that pixel seen from the old centre: offset dc + 1
+    lin_full = dr * wp + np.arange(-r, r + 1)[None, :]
     lin_move = dr * wp + dc_new
     full = [lin_full[offmap == s] for s in range(ns)]
     ptr = np.zeros(ns + 1, np.int64)
@@ -78,11 +83,16 @@ def slice_tables(offmap: np.ndarray, wp: int, ns: int) -> SliceTables:
     def side(s):
         return np.where(s >= ns, 0.0, np.where(s < ns // 2, 1.0, -1.0))
 
-    return SliceTables(np.concatenate(full).astype(np.int64), ptr, off.astype(np.int64),
-                       src.astype(np.int64), dst.astype(np.int64),
-                       np.array([p.size for p in full], np.float64),
-                       (dst < ns).astype(np.float64) - (src < ns).astype(np.float64),
-                       side(dst) - side(src))
+    return SliceTables(
+        np.concatenate(full).astype(np.int64),
+        ptr,
+        off.astype(np.int64),
+        src.astype(np.int64),
+        dst.astype(np.int64),
+        np.array([p.size for p in full], np.float64),
+        (dst < ns).astype(np.float64) - (src < ns).astype(np.float64),
+        side(dst) - side(src),
+    )
 
 
 @lru_cache(maxsize=64)
@@ -106,12 +116,16 @@ def pb_slice_map(radius_px: float, norient: int):
     """
     r = max(1.0, float(radius_px))
     wr = int(np.floor(r))
-    v, u = np.mgrid[-wr:wr + 1, -wr:wr + 1]
+    v, u = np.mgrid[-wr : wr + 1, -wr : wr + 1]
     gamma = np.arctan2(v, u)
     disc = u * u + v * v <= r * r
     disc[wr, wr] = False
-    right = np.stack([disc & (np.mod(gamma - o / norient * np.pi, 2 * np.pi) < np.pi)
-                      for o in range(norient)])
+    right = np.stack(
+        [
+            disc & (np.mod(gamma - o / norient * np.pi, 2 * np.pi) < np.pi)
+            for o in range(norient)
+        ]
+    )
     for o in range(norient):
         if right[o].sum() != (disc & ~right[o]).sum():  # tgso.m's 'bug:inbalance'
             raise AssertionError("half discs of unequal size")
@@ -128,8 +142,17 @@ def pb_slice_map(radius_px: float, norient: int):
     return offmap, int(disc.sum()), wr
 
 
-def normalised_gradient(padded, tables: SliceTables, border: int, nbins: int, taps, mass,
-                        chan, *, sparse: bool = False) -> np.ndarray:
+def normalised_gradient(
+    padded,
+    tables: SliceTables,
+    border: int,
+    nbins: int,
+    taps,
+    mass,
+    chan,
+    *,
+    sparse: bool = False,
+) -> np.ndarray:
     """The kernel's ``norm = 0`` mode (gPb, BSR's ``hist_gradient_2D``): each slice
     histogram (smoothed by ``taps``) normalised to sum 1, chi-squared of the halves.
     ``padded`` int32, labels 0..nbins-1; ``chan[o]`` the output channel of orientation
@@ -138,19 +161,35 @@ def normalised_gradient(padded, tables: SliceTables, border: int, nbins: int, ta
     h, w = padded.shape[0] - 2 * border, padded.shape[1] - 2 * border
     out = np.empty((len(chan), h, w), np.float64)
     if sparse:
-        _k._slice_gradient_sparse(padded, h, w, border, nbins, taps, mass, tuple(tables),
-                                  chan, out)
+        _k._slice_gradient_sparse(
+            padded, h, w, border, nbins, taps, mass, tuple(tables), chan, out
+        )
     else:
-        _k._slice_gradient(padded, h, w, border, nbins, nbins, taps, mass, tuple(tables),
-                           chan, 0, 1.0, np.zeros((0, 0)), out)
+        _k._slice_gradient(
+            padded,
+            h,
+            w,
+            border,
+            nbins,
+            nbins,
+            taps,
+            mass,
+            tuple(tables),
+            chan,
+            0,
+            1.0,
+            np.zeros((0, 0)),
+            out,
+        )
     return out
 
 
 _NO_SMOOTHING = np.ones(1)
 
 
-def count_gradient(padded, tables: SliceTables, border: int, nbins: int, count: int,
-                   similarity=None) -> np.ndarray:
+def count_gradient(
+    padded, tables: SliceTables, border: int, nbins: int, count: int, similarity=None
+) -> np.ndarray:
     """The kernel's ``norm = 1`` mode (Pb, tgso.m / cgmo.m): the halves' integer label
     counts divided by ``count / 2``, chi-squared (``similarity`` None) or ``d' S d``.
     ``padded`` int32 with labels 0..nbins, ``nbins`` marking pixels outside the image
@@ -160,7 +199,20 @@ def count_gradient(padded, tables: SliceTables, border: int, nbins: int, count: 
     norient = (tables.fptr.shape[0] - 1) // 2
     out = np.empty((norient, h, w), np.float64)
     sim = np.zeros((0, 0)) if similarity is None else similarity
-    _k._slice_gradient(padded, h, w, border, nbins, nbins + 1, _NO_SMOOTHING,
-                       np.ones(nbins), tuple(tables), np.arange(norient, dtype=np.int64),
-                       1, float(count), sim, out)
+    _k._slice_gradient(
+        padded,
+        h,
+        w,
+        border,
+        nbins,
+        nbins + 1,
+        _NO_SMOOTHING,
+        np.ones(nbins),
+        tuple(tables),
+        np.arange(norient, dtype=np.int64),
+        1,
+        float(count),
+        sim,
+        out,
+    )
     return out

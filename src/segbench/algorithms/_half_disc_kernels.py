@@ -54,8 +54,9 @@ def _smooth(src, taps, dst, nbins):
 
 # fastmath=False explicitly: Numba hands a caller's fastmath to callees that do not set it
 @numba.njit(cache=True, fastmath=False)
-def _count_distances(n, tot, dif, nbins, count, sim, use_sim, chan, nzb, tz, dm, acc, row,
-                     out, y, x):
+def _count_distances(
+    n, tot, dif, nbins, count, sim, use_sim, chan, nzb, tz, dm, acc, row, out, y, x
+):
     """Pb's distances of one pixel, all orientations, from exact integer counts.
 
     ``n[s]`` are the slice counts, ``tot`` the disc's counts and ``dif`` the first
@@ -118,8 +119,9 @@ def _count_distances(n, tot, dif, nbins, count, sim, use_sim, chan, nzb, tz, dm,
 
 
 @numba.njit(cache=True, fastmath=_FAST)
-def _slice_gradient(labels, h, w, border, nbins, nlab, taps, mass, tab, chan, norm, count,
-                    sim, out):
+def _slice_gradient(
+    labels, h, w, border, nbins, nlab, taps, mass, tab, chan, norm, count, sim, out
+):
     """Oriented half-disc histogram gradient of a label map, H x W interior.
 
     ``labels`` is the padded (h + 2 border, w + 2 border) int32 map, labels in
@@ -175,7 +177,7 @@ def _slice_gradient(labels, h, w, border, nbins, nlab, taps, mass, tab, chan, no
     n = np.zeros((ns + 1, nbp), np.float64)
     z = np.zeros(ns, np.float64)
     iz = np.zeros(ns, np.float64)
-    praw = np.zeros((no, nb), np.float64)   # w_o - w_{o+no}, between zero guards
+    praw = np.zeros((no, nb), np.float64)  # w_o - w_{o+no}, between zero guards
     traw = np.zeros(nb, np.float64)
     draw = np.zeros(nb, np.float64)
     ks = np.zeros((no, nbp), np.float64)  # K (w_o - w_{o+no})
@@ -224,8 +226,24 @@ def _slice_gradient(labels, h, w, border, nbins, nlab, taps, mass, tab, chan, no
                     tot[b] += dtot[k]
                     dif[b] += ddif[k]
             if norm == 1:
-                _count_distances(n, tot, dif, nbins, count, sim, use_sim, chan, nzb, tz,
-                                 dm, dacc, drow, out, y, x)
+                _count_distances(
+                    n,
+                    tot,
+                    dif,
+                    nbins,
+                    count,
+                    sim,
+                    use_sim,
+                    chan,
+                    nzb,
+                    tz,
+                    dm,
+                    dacc,
+                    drow,
+                    out,
+                    y,
+                    x,
+                )
                 continue
             for s in range(ns):
                 if smooth:
@@ -244,9 +262,9 @@ def _slice_gradient(labels, h, w, border, nbins, nlab, taps, mass, tab, chan, no
                 a1 = iz[s + no]
                 r0 = n[s]
                 r1 = n[s + no]
-                pd = praw[s, t:t + nbp]
-                tr = traw[t:t + nbp]
-                dr = draw[t:t + nbp]
+                pd = praw[s, t : t + nbp]
+                tr = traw[t : t + nbp]
+                dr = draw[t : t + nbp]
                 for b in range(nbp):
                     p = r0[b] * a0
                     q = r1[b] * a1
@@ -261,7 +279,7 @@ def _slice_gradient(labels, h, w, border, nbins, nlab, taps, mass, tab, chan, no
             else:
                 kt[:] = traw
                 kd[:] = draw
-                ks[:no - 1, :] = praw[:no - 1]
+                ks[: no - 1, :] = praw[: no - 1]
             _chi2_tail(kt, kd, ks, winv, nbins, nbp, chan, out, y, x)
     return out
 
@@ -283,7 +301,7 @@ def _slice_gradient_sparse(labels, h, w, border, nbins, taps, mass, tab, chan, o
     t = (nt - 1) // 2
     nbp = (nbins + 7) // 8 * 8
     nb = nbp + 2 * t
-    kn = np.zeros((ns, nb), np.float64)   # smoothed counts, bin b at b + t
+    kn = np.zeros((ns, nb), np.float64)  # smoothed counts, bin b at b + t
     z = np.zeros(ns, np.float64)
     iz = np.zeros(ns, np.float64)
     ks = np.zeros((no, nbp), np.float64)
@@ -309,8 +327,8 @@ def _slice_gradient_sparse(labels, h, w, border, nbins, taps, mass, tab, chan, o
             for s in range(no):
                 a0 = iz[s]
                 a1 = iz[s + no]
-                r0 = kn[s, t:t + nbp]
-                r1 = kn[s + no, t:t + nbp]
+                r0 = kn[s, t : t + nbp]
+                r1 = kn[s + no, t : t + nbp]
                 pd = ks[s]
                 for b in range(nbp):
                     p = r0[b] * a0

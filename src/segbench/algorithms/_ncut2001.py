@@ -59,15 +59,16 @@ from ._segment_common import _canonical, _check, _kmeans, _rgb01
 
 __all__ = ["ncut_2001", "prepare_ncut_2001"]
 
-_N_ORIENT = 6          # filter bank orientations
-_MIN_SIDE = 16         # the reduced grid is used when both of its sides have this many px
+_N_ORIENT = 6  # filter bank orientations
+_MIN_SIDE = 16  # the reduced grid is used when both of its sides have this many px
 
 
 def _grey01(image: np.ndarray) -> np.ndarray:
     """(H, W) float64 grey in [0, 1] (BSR's luminance weights; the 2001 NCuts was grey)."""
     rgb = _rgb01(image)
-    return np.clip(0.29894 * rgb[..., 0] + 0.58704 * rgb[..., 1] + 0.11402 * rgb[..., 2],
-                   0.0, 1.0)
+    return np.clip(
+        0.29894 * rgb[..., 0] + 0.58704 * rgb[..., 1] + 0.11402 * rgb[..., 2], 0.0, 1.0
+    )
 
 
 @lru_cache(maxsize=1)
@@ -75,8 +76,11 @@ def _bank() -> tuple:
     """Pb's filter bank and the index pairs (even, odd) of its oriented filters."""
     fb = filter_bank(n_orient=_N_ORIENT)
     per_scale = 2 * _N_ORIENT + 1
-    pairs = [(s * per_scale + 2 * i, s * per_scale + 2 * i + 1)
-             for s in range(len(fb) // per_scale) for i in range(_N_ORIENT)]
+    pairs = [
+        (s * per_scale + 2 * i, s * per_scale + 2 * i + 1)
+        for s in range(len(fb) // per_scale)
+        for i in range(_N_ORIENT)
+    ]
     return fb, pairs
 
 
@@ -154,6 +158,7 @@ def _two_way(wg: np.ndarray) -> tuple[float, np.ndarray]:
     the nodes; of the ``m - 1`` splits along that order, the one of least
     ``cut / assoc(A) + cut / assoc(B)`` is taken (Shi and Malik 2000, §3.1)."""
     from scipy.linalg import eigh
+
     m = wg.shape[0]
     d = wg.sum(axis=1)
     if m == 2:
@@ -162,14 +167,14 @@ def _two_way(wg: np.ndarray) -> tuple[float, np.ndarray]:
         _, v = eigh(np.diag(d) - wg, np.diag(d), subset_by_index=[1, 1])
         order = np.argsort(v[:, 0], kind="stable")
     wo = wg[np.ix_(order, order)]
-    within = wo.cumsum(axis=0).cumsum(axis=1).diagonal()[:-1]   # assoc(A, A), A = prefix
+    within = wo.cumsum(axis=0).cumsum(axis=1).diagonal()[:-1]  # assoc(A, A), A = prefix
     assoc_a = d[order].cumsum()[:-1]
     cut = assoc_a - within
     assoc_b = d.sum() - assoc_a
     ncut = cut / assoc_a + cut / np.maximum(assoc_b, 1e-300)
     t = int(np.argmin(ncut))
     mask = np.zeros(m, bool)
-    mask[order[:t + 1]] = True
+    mask[order[: t + 1]] = True
     return float(ncut[t]), mask
 
 
@@ -211,7 +216,7 @@ def _fill_to_k(labels: np.ndarray, k: int) -> np.ndarray:
         big = int(np.argmax(counts))
         flat = lab.reshape(-1)
         idx = np.flatnonzero(flat == big)
-        flat[idx[idx.size // 2:]] = n
+        flat[idx[idx.size // 2 :]] = n
         n += 1
     return lab
 
@@ -226,10 +231,22 @@ def _solve_grid(h: int, w: int, k: int, scale: float) -> tuple[int, int]:
     return h, w
 
 
-def ncut_2001(image, k: int, *, scale: float = 0.5, n_eig: int = 12, n_over: int = 30,
-              n_textons: int = 32, contrast: float = 0.1, texture_radius: int = 6,
-              disc_radius: int = 10, sigma_tx: float = 0.1, tau: float = 0.3,
-              beta: float = 0.04, seed: int = 0) -> np.ndarray:
+def ncut_2001(
+    image,
+    k: int,
+    *,
+    scale: float = 0.5,
+    n_eig: int = 12,
+    n_over: int = 30,
+    n_textons: int = 32,
+    contrast: float = 0.1,
+    texture_radius: int = 6,
+    disc_radius: int = 10,
+    sigma_tx: float = 0.1,
+    tau: float = 0.3,
+    beta: float = 0.04,
+    seed: int = 0,
+) -> np.ndarray:
     """Segment an image into exactly ``k`` segments by Normalized Cuts with the contour
     and texture cues of Malik, Belongie, Leung and Shi (2001).
 
@@ -308,25 +325,47 @@ def ncut_2001(image, k: int, *, scale: float = 0.5, n_eig: int = 12, n_over: int
     [0, 1, 2]
     """
     img, k = _check(image, k)
-    return prepare_ncut_2001(img, scale=scale, n_eig=n_eig, n_over=n_over,
-                             n_textons=n_textons, contrast=contrast,
-                             texture_radius=texture_radius, disc_radius=disc_radius,
-                             sigma_tx=sigma_tx, tau=tau, beta=beta, seed=seed)(k)
+    return prepare_ncut_2001(
+        img,
+        scale=scale,
+        n_eig=n_eig,
+        n_over=n_over,
+        n_textons=n_textons,
+        contrast=contrast,
+        texture_radius=texture_radius,
+        disc_radius=disc_radius,
+        sigma_tx=sigma_tx,
+        tau=tau,
+        beta=beta,
+        seed=seed,
+    )(k)
 
 
 def _check_size(img: np.ndarray, k: int) -> None:
     h, w = img.shape[:2]
     if h < 2 or w < 2:
-        raise InputError(f"ncut-2001 needs an image of at least 2 x 2 pixels, got "
-                         f"{h} x {w}")
+        raise InputError(
+            f"ncut-2001 needs an image of at least 2 x 2 pixels, got {h} x {w}"
+        )
     if k > h * w:
         raise InputError(f"k = {k} segments is more than the image's {h * w} pixels")
 
 
-def prepare_ncut_2001(image, *, scale: float = 0.5, n_eig: int = 12, n_over: int = 30,
-                      n_textons: int = 32, contrast: float = 0.1, texture_radius: int = 6,
-                      disc_radius: int = 10, sigma_tx: float = 0.1, tau: float = 0.3,
-                      beta: float = 0.04, seed: int = 0) -> Callable[[int], np.ndarray]:
+def prepare_ncut_2001(
+    image,
+    *,
+    scale: float = 0.5,
+    n_eig: int = 12,
+    n_over: int = 30,
+    n_textons: int = 32,
+    contrast: float = 0.1,
+    texture_radius: int = 6,
+    disc_radius: int = 10,
+    sigma_tx: float = 0.1,
+    tau: float = 0.3,
+    beta: float = 0.04,
+    seed: int = 0,
+) -> Callable[[int], np.ndarray]:
     """:func:`ncut_2001` of one image as a callable ``k -> labels``.
 
     The k-independent work (cues, W, eigenvectors) is done once per solve grid, the
@@ -351,10 +390,15 @@ def prepare_ncut_2001(image, *, scale: float = 0.5, n_eig: int = 12, n_over: int
         tex = _textons(resp, n_textons, seed)
         ptex = _texturedness(tex, disc_radius, tau, beta)
         W = affinity_matrix(np.clip(pcon * (1.0 - ptex), 0.0, 1.0))
-        _k.texture_affinity(W.indptr, W.indices, _histograms(tex, texture_radius),
-                            1.0 / float(sigma_tx), W.data)
+        _k.texture_affinity(
+            W.indptr,
+            W.indices,
+            _histograms(tex, texture_radius),
+            1.0 / float(sigma_tx),
+            W.data,
+        )
         nvec = max(2, min(int(n_eig), hh * ww - 1))
-        vals, vecs = spectral_eigs(W, nvec, shape=(hh, ww))   # 'auto' picks the solver
+        vals, vecs = spectral_eigs(W, nvec, shape=(hh, ww))  # 'auto' picks the solver
         emb = vecs[:, 1:] / np.sqrt(np.maximum(vals[1:], 1e-12))
         grids[(hh, ww)] = (W, emb)
         return grids[(hh, ww)]

@@ -81,7 +81,7 @@ class ContourSet:
     def edge_pixels(self, e: int) -> np.ndarray:
         """Interior pixels (row, column) of edge ``e``, start to end."""
         o = int(self.offsets[e])
-        return self.pixels[o:o + int(self.lengths[e])]
+        return self.pixels[o : o + int(self.lengths[e])]
 
     def chord_degrees(self) -> np.ndarray:
         """Each edge's chord direction in degrees, in (-90, 90], from the column axis
@@ -97,14 +97,17 @@ class ContourSet:
 
 def _raw(mask, subdivide):
     from . import _owt_contours_kernels as _k
+
     m = np.ascontiguousarray(mask, dtype=bool)
     vx, vy, nv, es, ee, eo, el, ne, bx, by, isv = _k._contour_set(m)
     failed = False
     if subdivide:
-        nv, ne = _k._subdivide_local(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv,
-                                     MAX_ANGLE, MAX_DEVIATION, TOLERANCE)
-        nv, ne, failed = _k._subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by,
-                                              isv, _CELL)
+        nv, ne = _k._subdivide_local(
+            vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, MAX_ANGLE, MAX_DEVIATION, TOLERANCE
+        )
+        nv, ne, failed = _k._subdivide_global(
+            vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, _CELL
+        )
     return vx, vy, nv, es, ee, eo, el, ne, bx, by, bool(failed)
 
 
@@ -130,9 +133,11 @@ def fit_contours(mask, *, subdivide: bool = True) -> ContourSet:
         shape=tuple(np.shape(mask)),
         vertices=np.stack([vx[:nv], vy[:nv]], axis=1),
         edges=np.stack([es[:ne], ee[:ne]], axis=1),
-        offsets=eo[:ne].copy(), lengths=el[:ne].copy(),
+        offsets=eo[:ne].copy(),
+        lengths=el[:ne].copy(),
         pixels=np.stack([bx[:n_pix], by[:n_pix]], axis=1),
-        failed=failed)
+        failed=failed,
+    )
 
 
 def oriented_transfer(mask, stack=None, pb=None, theta=None, nbins: int = 8):
@@ -161,12 +166,43 @@ def oriented_transfer(mask, stack=None, pb=None, theta=None, nbins: int = 8):
         The transferred strength on edge pixels and vertices, 0 elsewhere.
     """
     from . import _owt_contours_kernels as _k
+
     vx, vy, nv, es, ee, eo, el, ne, bx, by, _ = _raw(mask, True)
     h, w = np.shape(mask)
     if stack is not None:
-        return _k._transfer(h, w, vx, vy, es, ee, eo, el, ne, bx, by,
-                            np.ascontiguousarray(stack, dtype=np.float64),
-                            np.zeros((1, 1)), np.zeros((1, 1)), 0, False)
-    return _k._transfer(h, w, vx, vy, es, ee, eo, el, ne, bx, by, np.zeros((1, 1, 1)),
-                        np.ascontiguousarray(pb, dtype=np.float64),
-                        np.ascontiguousarray(theta, dtype=np.float64), int(nbins), True)
+        return _k._transfer(
+            h,
+            w,
+            vx,
+            vy,
+            es,
+            ee,
+            eo,
+            el,
+            ne,
+            bx,
+            by,
+            np.ascontiguousarray(stack, dtype=np.float64),
+            np.zeros((1, 1)),
+            np.zeros((1, 1)),
+            0,
+            False,
+        )
+    return _k._transfer(
+        h,
+        w,
+        vx,
+        vy,
+        es,
+        ee,
+        eo,
+        el,
+        ne,
+        bx,
+        by,
+        np.zeros((1, 1, 1)),
+        np.ascontiguousarray(pb, dtype=np.float64),
+        np.ascontiguousarray(theta, dtype=np.float64),
+        int(nbins),
+        True,
+    )

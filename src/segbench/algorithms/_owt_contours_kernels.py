@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from ..compilation import prepare_kernels
-from ..primitives import find_root as _find   # the union-find of the OWT's watershed
+from ..primitives import find_root as _find  # the union-find of the OWT's watershed
 from ..primitives import union_lower as _union
 
 prepare_kernels()
@@ -77,8 +77,12 @@ def _is_vertex(n, s, e, w, ne, nw, se, sw):
     if nn <= 1:
         return True
     if nn == 2:
-        return ((n and (ne or nw)) or (s and (se or sw)) or (e and (ne or se))
-                or (w and (nw or sw)))
+        return (
+            (n and (ne or nw))
+            or (s and (se or sw))
+            or (e and (ne or se))
+            or (w and (nw or sw))
+        )
     if nn == 3 or nn == 4:
         if (nw and n and w) or (n and ne and e) or (w and sw and s) or (e and s and se):
             return True
@@ -106,7 +110,7 @@ def _trace(lab, isv, ise, asg, v, x, y, vx, vy, nv, es, ee, eo, el, ne, bx, by, 
     vertex and edge counts and the buffer fill."""
     hh, ww = lab.shape
     label = lab[vx[v], vy[v]]
-    ise[vx[v], vy[v]] = True          # the start vertex cannot close its own edge
+    ise[vx[v], vy[v]] = True  # the start vertex cannot close its own edge
     start = nb
     new_vertex = False
     while True:
@@ -119,27 +123,28 @@ def _trace(lab, isv, ise, asg, v, x, y, vx, vy, nv, es, ee, eo, el, ne, bx, by, 
         for k in range(8):
             xx = x + _NX[k]
             yy = y + _NY[k]
-            avail[k] = (0 <= xx < hh and 0 <= yy < ww and lab[xx, yy] == label
-                        and not ise[xx, yy])
+            avail[k] = (
+                0 <= xx < hh and 0 <= yy < ww and lab[xx, yy] == label and not ise[xx, yy]
+            )
         step = -1
         stop = False
-        for k in range(4):                         # adjacent non-vertex
+        for k in range(4):  # adjacent non-vertex
             if avail[k] and not isv[x + _NX[k], y + _NY[k]]:
                 step = k
                 break
         if step < 0:
-            for k in range(4):                     # adjacent vertex
+            for k in range(4):  # adjacent vertex
                 if avail[k]:
                     step = k
                     stop = True
                     break
         if step < 0:
-            for k in range(4, 8):                  # diagonal non-vertex
+            for k in range(4, 8):  # diagonal non-vertex
                 if avail[k] and not isv[x + _NX[k], y + _NY[k]]:
                     step = k
                     break
         if step < 0:
-            for k in range(4, 8):                  # diagonal vertex
+            for k in range(4, 8):  # diagonal vertex
                 if avail[k]:
                     step = k
                     stop = True
@@ -159,7 +164,7 @@ def _trace(lab, isv, ise, asg, v, x, y, vx, vy, nv, es, ee, eo, el, ne, bx, by, 
         asg[x, y] = nv
         isv[x, y] = True
         nv += 1
-        nb -= 1                                    # the dead end is the vertex
+        nb -= 1  # the dead end is the vertex
     es[ne] = v
     ee[ne] = asg[x, y]
     eo[ne] = start
@@ -250,9 +255,11 @@ def _contour_set(mask):
         # diagonal neighbours not reachable through an adjacent one
         for dx in (-1, 1):
             for dy in (-1, 1):
-                if (_same(lab, x0 + dx, y0 + dy, label)
-                        and not _same(lab, x0, y0 + dy, label)
-                        and not _same(lab, x0 + dx, y0, label)):
+                if (
+                    _same(lab, x0 + dx, y0 + dy, label)
+                    and not _same(lab, x0, y0 + dy, label)
+                    and not _same(lab, x0 + dx, y0, label)
+                ):
                     qx[nq] = x0 + dx
                     qy[nq] = y0 + dy
                     nq += 1
@@ -267,8 +274,26 @@ def _contour_set(mask):
                     el[ne] = 0
                     ne += 1
             elif not ise[xx, yy]:
-                nv, ne, nb = _trace(lab, isv, ise, asg, v, xx, yy, vx, vy, nv,
-                                    es, ee, eo, el, ne, bx, by, nb)
+                nv, ne, nb = _trace(
+                    lab,
+                    isv,
+                    ise,
+                    asg,
+                    v,
+                    xx,
+                    yy,
+                    vx,
+                    vy,
+                    nv,
+                    es,
+                    ee,
+                    eo,
+                    el,
+                    ne,
+                    bx,
+                    by,
+                    nb,
+                )
         v += 1
     # drop vertices without edges
     used = np.zeros(nv, np.bool_)
@@ -327,8 +352,9 @@ def _split(e, p, vx, vy, nv, es, ee, eo, el, ne, bx, by, isv):
 
 
 @numba.njit(cache=True)
-def _subdivide_local(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv,
-                     max_angle, max_dev, tol_dist):
+def _subdivide_local(
+    vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, max_angle, max_dev, tol_dist
+):
     """Split every edge until it is nearly straight (``subdivide_local`` with both
     criteria on): an edge is split at its pixel farthest from its chord when some pixel
     lies farther than both ``max_dev`` times the chord length and ``tol_dist`` from
@@ -368,10 +394,12 @@ def _subdivide_local(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv,
                 sy = py - ay
                 tx = px - cx
                 ty = py - cy
-                a0 = math.acos((sx * rx + sy * ry)
-                               / (math.sqrt(sx * sx + sy * sy) * length))
-                a1 = math.acos((tx * (-rx) + ty * (-ry))
-                               / (math.sqrt(tx * tx + ty * ty) * length))
+                a0 = math.acos(
+                    (sx * rx + sy * ry) / (math.sqrt(sx * sx + sy * sy) * length)
+                )
+                a1 = math.acos(
+                    (tx * (-rx) + ty * (-ry)) / (math.sqrt(tx * tx + ty * ty) * length)
+                )
                 ang = a0 if a0 > a1 else a1
                 split = ang > max_angle
         if split:
@@ -487,8 +515,12 @@ def _mark_crossings(vx, vy, es, ee, eo, el, ne, bx, by, isv, mark, cell):
                 cy = vy[es[b]]
                 dx = vx[ee[b]]
                 dy = vy[ee[b]]
-                if (max(ax, bx_) < min(cx, dx) or max(cx, dx) < min(ax, bx_)
-                        or max(ay, by_) < min(cy, dy) or max(cy, dy) < min(ay, by_)):
+                if (
+                    max(ax, bx_) < min(cx, dx)
+                    or max(cx, dx) < min(ax, bx_)
+                    or max(ay, by_) < min(cy, dy)
+                    or max(cy, dy) < min(ay, by_)
+                ):
                     continue
                 o1 = _orient(ax, ay, bx_, by_, cx, cy)
                 o2 = _orient(ax, ay, bx_, by_, dx, dy)
@@ -511,9 +543,9 @@ def _mark_crossings(vx, vy, es, ee, eo, el, ne, bx, by, isv, mark, cell):
                 py //= g
                 den //= g
                 if (px // den) // cell != ccx or (py // den) // cell != ccy:
-                    continue        # counted in the bucket that holds the point
+                    continue  # counted in the bucket that holds the point
                 if den == 1 and isv[px, py]:
-                    continue        # a vertex inside both chords: marked above
+                    continue  # a vertex inside both chords: marked above
                 if nev == cap:
                     cap *= 2
                     ev_a = _grow(ev_a, cap)
@@ -595,7 +627,7 @@ def _same_point(ev_x, ev_y, ev_d, i, j):
 @numba.njit(cache=True)
 def _grow(arr, cap):
     out = np.empty(cap, arr.dtype)
-    out[:arr.shape[0]] = arr
+    out[: arr.shape[0]] = arr
     return out
 
 
@@ -680,8 +712,9 @@ def _subdivide_global(vx, vy, nv, es, ee, eo, el, ne, bx, by, isv, cell):
     for curr in range(1, n0):
         ep = srt[prev]
         ec = srt[curr]
-        if (min(es[ep], ee[ep]) == min(es[ec], ee[ec])
-                and max(es[ep], ee[ep]) == max(es[ec], ee[ec])):
+        if min(es[ep], ee[ep]) == min(es[ec], ee[ec]) and max(es[ep], ee[ep]) == max(
+            es[ec], ee[ec]
+        ):
             can_p = el[ep] > 0
             can_c = el[ec] > 0
             split_prev = False

@@ -42,8 +42,15 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["owt_ucm", "ucm_file", "ucm_sigmoid", "write_ucm2", "thin_line_smoothing",
-           "looks_thinned", "MAX_PIXELS"]
+__all__ = [
+    "owt_ucm",
+    "ucm_file",
+    "ucm_sigmoid",
+    "write_ucm2",
+    "thin_line_smoothing",
+    "looks_thinned",
+    "MAX_PIXELS",
+]
 
 #: Largest map ``owt_ucm`` accepts (about 8 000 x 4 000 pixels): the merge's sort key
 #: and memory (about 200 bytes a pixel at the peak) stay well inside limits.
@@ -86,16 +93,25 @@ def _as_signal(pb, what: str) -> np.ndarray:
     elif arr.dtype == bool:
         arr = arr.astype(np.float64)
     elif not np.issubdtype(arr.dtype, np.floating):
-        raise InputError(f"{what} has unsupported type {arr.dtype}; give floats, uint8 "
-                         "(read as /255) or uint16 (read as /65535)")
+        raise InputError(
+            f"{what} has unsupported type {arr.dtype}; give floats, uint8 "
+            "(read as /255) or uint16 (read as /65535)"
+        )
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.isfinite(arr).all():
         raise InputError(f"{what} contains NaN or infinite values")
     return arr
 
 
-def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleSize",
-            radius: float = 5.0, raw: bool = False) -> np.ndarray:
+def owt_ucm(
+    pb,
+    theta=None,
+    *,
+    orientations: int | None = 8,
+    fmt: str = "doubleSize",
+    radius: float = 5.0,
+    raw: bool = False,
+) -> np.ndarray:
     """Ultrametric contour map of a contour signal by the oriented watershed transform.
 
     Parameters
@@ -152,14 +168,17 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
         raise InputError(f"radius must be a number >= 1 (pixels), got {radius!r}")
     sig = _as_signal(pb, "the contour map")
     if sig.ndim not in (2, 3):
-        raise InputError(f"the contour map must be (H, W) or (H, W, K), got shape "
-                         f"{sig.shape}")
+        raise InputError(
+            f"the contour map must be (H, W) or (H, W, K), got shape {sig.shape}"
+        )
     h, w = sig.shape[:2]
     if h < 3 or w < 3:
         raise InputError(f"the contour map must be at least 3x3, got {h}x{w}")
     if h * w > MAX_PIXELS:
-        raise InputError(f"the contour map has {h}x{w} pixels, over the limit of "
-                         f"{MAX_PIXELS:,}; downsample it first")
+        raise InputError(
+            f"the contour map has {h}x{w} pixels, over the limit of "
+            f"{MAX_PIXELS:,}; downsample it first"
+        )
     # a new array: sig may be the caller's own (float64 given as is) or a read-only
     # memory map of an .npy, neither to be written
     sig = np.maximum(sig, 0.0)
@@ -167,29 +186,38 @@ def owt_ucm(pb, theta=None, *, orientations: int | None = 8, fmt: str = "doubleS
     if single:
         if theta is None:
             from ..primitives import edge_orientation
+
             tang = np.mod(edge_orientation(sig).astype(np.float64) + np.pi / 2, np.pi)
         else:
             tang = _as_signal(theta, "theta")
             if tang.shape != sig.shape:
                 raise InputError(f"theta has shape {tang.shape}, the map {sig.shape}")
-        if orientations is not None and (not isinstance(orientations, (int, np.integer))
-                                         or orientations < 1):
-            raise InputError(f"orientations must be a positive integer or None, got "
-                             f"{orientations!r}")
+        if orientations is not None and (
+            not isinstance(orientations, (int, np.integer)) or orientations < 1
+        ):
+            raise InputError(
+                f"orientations must be a positive integer or None, got {orientations!r}"
+            )
         nbins = 0 if orientations is None else int(orientations)
         strength, stack = sig, None
     else:
         if theta is not None:
-            raise InputError("theta is for a 2-D map; an oriented stack carries its "
-                             "orientations in its channels")
+            raise InputError(
+                "theta is for a 2-D map; an oriented stack carries its "
+                "orientations in its channels"
+            )
         if sig.shape[2] < 1:
             raise InputError("the oriented stack has no channels")
         strength, stack, tang, nbins = sig.max(axis=2), sig, None, 0
 
     ws = _k._watershed(strength)
-    wt = oriented_transfer(ws == 0, stack=None if single else stack,
-                           pb=strength if single else None,
-                           theta=tang if single else None, nbins=nbins)
+    wt = oriented_transfer(
+        ws == 0,
+        stack=None if single else stack,
+        pb=strength if single else None,
+        theta=tang if single else None,
+        nbins=nbins,
+    )
     grid = _k._super_grid(wt)
     labels, sp = _corner_labels(grid)
     ucm = _k._ucm_mean(grid, sp, labels)
@@ -220,6 +248,7 @@ def _corner_labels(grid: np.ndarray):
 def _read_signal(src: Path):
     """A soft map (as the benchmarks read predictions) or an ``.npy`` oriented stack."""
     from ..io import read_prediction
+
     if src.suffix.lower() == ".npy":
         try:
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
@@ -251,11 +280,13 @@ def write_ucm2(path, ucm2) -> Path:
     import scipy.io
 
     from ..io import atomic_write_bytes
+
     path = Path(path)
     arr = np.asarray(ucm2, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] % 2 == 0 or arr.shape[1] % 2 == 0:
-        raise InputError(f"a doubleSize ucm2 has odd sides (2H + 1, 2W + 1), got shape "
-                         f"{arr.shape}", path)
+        raise InputError(
+            f"a doubleSize ucm2 has odd sides (2H + 1, 2W + 1), got shape {arr.shape}", path
+        )
     buf = io.BytesIO()
     scipy.io.savemat(buf, {"ucm2": arr}, do_compression=True)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -287,6 +318,7 @@ def thin_line_smoothing(pb, sigma: float) -> np.ndarray:
     detector output has. A blur of 1 pixel restores them.
     """
     from scipy import ndimage
+
     arr = np.asarray(pb, dtype=np.float64)
     if sigma <= 0:
         return arr
@@ -301,16 +333,26 @@ def looks_thinned(pb) -> bool:
     """Whether a soft map looks thinned by NMS: at most 15% of its pixels are nonzero
     and most nonzero pixels have at most two nonzero 8-neighbours."""
     from scipy import ndimage
+
     on = np.asarray(pb) > 0
     if not on.any() or on.mean() > 0.15:
         return False
-    nbrs = ndimage.convolve(on.astype(np.int32), np.ones((3, 3), np.int32),
-                            mode="constant") - 1
+    nbrs = (
+        ndimage.convolve(on.astype(np.int32), np.ones((3, 3), np.int32), mode="constant")
+        - 1
+    )
     return bool(np.mean(nbrs[on] <= 2) > 0.5)
 
 
-def ucm_file(src, dst, *, orientations: int | None = 8, radius: float = 5.0,
-             smooth: float = 0.0, raw: bool = False) -> Path:
+def ucm_file(
+    src,
+    dst,
+    *,
+    orientations: int | None = 8,
+    radius: float = 5.0,
+    smooth: float = 0.0,
+    raw: bool = False,
+) -> Path:
     """Read one contour signal, compute its OWT-UCM, write ``dst`` (:func:`write_ucm2`).
 
     Parameters

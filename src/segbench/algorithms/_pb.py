@@ -38,30 +38,59 @@ from . import _half_disc as _hd
 from . import _pb_kernels as _k
 from ._pb_textons import assign_textons, filter_responses, load_textons
 
-__all__ = ["brightness_gradient", "color_gradient", "texture_gradient", "texton_map",
-           "fit_parab", "pb_nonmax", "pb_bg", "pb_cg", "pb_tg", "pb_bgtg", "pb_cgtg",
-           "pb_2mm", "pb_weights", "pb_cues", "oriented_pb", "localize",
-           "histogram_gradient", "structure_tensor_cues", "detect", "detect_file",
-           "DETECTORS", "WEIGHTED", "PB_DETECTORS", "WEIGHT_FILES", "read_weight_file"]
+__all__ = [
+    "brightness_gradient",
+    "color_gradient",
+    "texture_gradient",
+    "texton_map",
+    "fit_parab",
+    "pb_nonmax",
+    "pb_bg",
+    "pb_cg",
+    "pb_tg",
+    "pb_bgtg",
+    "pb_cgtg",
+    "pb_2mm",
+    "pb_weights",
+    "pb_cues",
+    "oriented_pb",
+    "localize",
+    "histogram_gradient",
+    "structure_tensor_cues",
+    "detect",
+    "detect_file",
+    "DETECTORS",
+    "WEIGHTED",
+    "PB_DETECTORS",
+    "WEIGHT_FILES",
+    "read_weight_file",
+]
 
 NORIENT = 8
-_NBINS = 32               # cgmo.m: bins per colour channel
-_SIGMA_SIM = 0.1          # cgmo.m: width of the colour similarity, channel in [0, 1]
-_GAMMA = 2.5              # cgmo.m: im .^ 2.5 before RGB2Lab
+_NBINS = 32  # cgmo.m: bins per colour channel
+_SIGMA_SIM = 0.1  # cgmo.m: width of the colour similarity, channel in [0, 1]
+_GAMMA = 2.5  # cgmo.m: im .^ 2.5 before RGB2Lab
 _AB_RANGE = (-73.0, 95.0)  # cgmo.m: a*, b* scaled from this range into [0, 1]
 _NTEX = 64
-_PARAB_R = 2.5            # pb*.m: the localization fit of the combined map
+_PARAB_R = 2.5  # pb*.m: the localization fit of the combined map
 
 _DATA = Path(__file__).with_name("data")
 #: Weight files: ``trained`` by tools/train_pb.py on BSDS500 train; ``published`` the
 #: logistic fits printed in the 2003 MATLAB code.
-WEIGHT_FILES = {"trained": _DATA / "pb_weights.json",
-                "published": _DATA / "pb_weights_published.json"}
+WEIGHT_FILES = {
+    "trained": _DATA / "pb_weights.json",
+    "published": _DATA / "pb_weights_published.json",
+}
 
 #: Detector name -> the cues its logistic regression combines, in order.
-PB_DETECTORS = {"pb-bg": ("bg",), "pb-cg": ("a", "b"), "pb-tg": ("tg",),
-                "pb-bgtg": ("bg", "tg"), "pb-cgtg": ("L", "a", "b", "tg"),
-                "2mm": ("sqrt_lmax", "sqrt_lmin")}
+PB_DETECTORS = {
+    "pb-bg": ("bg",),
+    "pb-cg": ("a", "b"),
+    "pb-tg": ("tg",),
+    "pb-bgtg": ("bg", "tg"),
+    "pb-cgtg": ("L", "a", "b", "tg"),
+    "2mm": ("sqrt_lmax", "sqrt_lmin"),
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -85,8 +114,10 @@ def _image01(image) -> np.ndarray:
     if img.dtype == np.uint16:
         return img / 65535.0
     if img.dtype == bool or not np.issubdtype(img.dtype, np.floating):
-        raise InputError(f"image has unsupported type {img.dtype}; give uint8, uint16 "
-                         "or floats in [0, 1]")
+        raise InputError(
+            f"image has unsupported type {img.dtype}; give uint8, uint16 "
+            "or floats in [0, 1]"
+        )
     img = img.astype(np.float64)
     if not np.isfinite(img).all() or img.min() < 0 or img.max() > 1:
         raise InputError("float image values must be finite and in [0, 1]")
@@ -106,10 +137,14 @@ def _lab01(img: np.ndarray) -> np.ndarray:
     and clipped. (H, W, 3) float64."""
     if img.ndim == 2:
         img = np.repeat(img[..., None], 3, axis=2)
-    rgb = img ** _GAMMA
-    mat = np.array([[0.412453, 0.357580, 0.180423],
-                    [0.212671, 0.715160, 0.072169],
-                    [0.019334, 0.119193, 0.950227]])
+    rgb = img**_GAMMA
+    mat = np.array(
+        [
+            [0.412453, 0.357580, 0.180423],
+            [0.212671, 0.715160, 0.072169],
+            [0.019334, 0.119193, 0.950227],
+        ]
+    )
     xyz = rgb @ mat.T
     xyz /= np.array([0.950456, 1.0, 1.088754])
     t = 0.008856
@@ -151,11 +186,12 @@ def _colour_similarity(nbins: int, sigma: float) -> np.ndarray:
     """cgmo.m's ``colorsim``: ``1 - exp(-(c_i - c_j)^2 / (2 sigma^2))`` over the bin
     centres ``c = (i + 1/2) / nbins`` of a [0, 1] channel."""
     c = (np.arange(nbins) + 0.5) / nbins
-    return 1.0 - np.exp(-(c[:, None] - c[None, :]) ** 2 / (2.0 * sigma ** 2))
+    return 1.0 - np.exp(-((c[:, None] - c[None, :]) ** 2) / (2.0 * sigma**2))
 
 
-def histogram_gradient(labels, nbins: int, radius_px: float, *, norient: int = NORIENT,
-                       similarity=None) -> np.ndarray:
+def histogram_gradient(
+    labels, nbins: int, radius_px: float, *, norient: int = NORIENT, similarity=None
+) -> np.ndarray:
     """Raw (unsmoothed) half-disc gradient of a label map at ``norient`` orientations.
 
     Parameters
@@ -189,7 +225,7 @@ def histogram_gradient(labels, nbins: int, radius_px: float, *, norient: int = N
     wr = int(np.floor(max(1.0, float(radius_px))))
     tables, count, wr = _half_disc_tables(float(radius_px), int(norient), w + 2 * wr)
     padded = np.full((h + 2 * wr, w + 2 * wr), nbins, np.int32)
-    padded[wr:wr + h, wr:wr + w] = lab
+    padded[wr : wr + h, wr : wr + w] = lab
     sim = None
     if similarity is not None:
         sim = np.ascontiguousarray(similarity, dtype=np.float64)
@@ -206,15 +242,20 @@ def _parab_table(ra: float, rb: float, theta: float):
     wr = int(np.floor(max(ra, rb)))
     u, v = np.meshgrid(np.arange(-wr, wr + 1), np.arange(-wr, wr + 1), indexing="ij")
     u, v = u.ravel(), v.ravel()  # u (the column) outer, as fitparab.m loops
-    d = -u * np.sin(theta) + v * np.cos(theta)   # along the fit ("major axis")
-    e = u * np.cos(theta) + v * np.sin(theta)    # along theta
-    inside = d * d / ra ** 2 + e * e / rb ** 2 <= 1
+    d = -u * np.sin(theta) + v * np.cos(theta)  # along the fit ("major axis")
+    e = u * np.cos(theta) + v * np.sin(theta)  # along theta
+    inside = d * d / ra**2 + e * e / rb**2 <= 1
     u, v, d = u[inside], v[inside], d[inside]
     powers = np.vander(d, 5, increasing=True).sum(axis=0)
     a = np.array([[powers[i + j] for j in range(3)] for i in range(3)])
     wts = np.linalg.solve(a, np.vstack([np.ones_like(d), d, d * d]))[0]
-    return (u.astype(np.int64), v.astype(np.int64), d.astype(np.float64),
-            np.ascontiguousarray(wts), wr)
+    return (
+        u.astype(np.int64),
+        v.astype(np.int64),
+        d.astype(np.float64),
+        np.ascontiguousarray(wts),
+        wr,
+    )
 
 
 def fit_parab(z, ra: float, rb: float, theta: float) -> np.ndarray:
@@ -263,8 +304,12 @@ def _smoothed(field: np.ndarray, radius_px: float, smooth: bool) -> np.ndarray:
         return field
     r = max(1.0, radius_px)
     th = _thetas(field.shape[0])
-    return np.stack([np.maximum(fit_parab(field[o], r, r / 4.0, th[o]), 0.0)
-                     for o in range(field.shape[0])])
+    return np.stack(
+        [
+            np.maximum(fit_parab(field[o], r, r / 4.0, th[o]), 0.0)
+            for o in range(field.shape[0])
+        ]
+    )
 
 
 def _check_radius(radius, n: int, what: str) -> tuple:
@@ -272,13 +317,21 @@ def _check_radius(radius, n: int, what: str) -> tuple:
     if r.size == 1:
         r = np.repeat(r, n)
     if r.size != n or not np.all(r > 0) or not np.all(np.isfinite(r)):
-        raise InputError(f"{what} radius must be {n} positive numbers (fractions of "
-                         f"the image diagonal), got {radius!r}")
+        raise InputError(
+            f"{what} radius must be {n} positive numbers (fractions of "
+            f"the image diagonal), got {radius!r}"
+        )
     return tuple(float(x) for x in r)
 
 
-def brightness_gradient(image, *, radius: float = 0.01, norient: int = NORIENT,
-                        distance: str = "similarity", smooth: bool = True):
+def brightness_gradient(
+    image,
+    *,
+    radius: float = 0.01,
+    norient: int = NORIENT,
+    distance: str = "similarity",
+    smooth: bool = True,
+):
     """Brightness gradient BG of the grey image (detBG.m).
 
     Parameters
@@ -312,12 +365,19 @@ def _cue(channel01: np.ndarray, rpx: float, norient: int, distance: str) -> np.n
     if distance not in ("similarity", "chi2"):
         raise InputError(f"distance must be 'similarity' or 'chi2', not {distance!r}")
     sim = _colour_similarity(_NBINS, _SIGMA_SIM) if distance == "similarity" else None
-    return histogram_gradient(_bins(channel01, _NBINS), _NBINS, rpx, norient=norient,
-                              similarity=sim)
+    return histogram_gradient(
+        _bins(channel01, _NBINS), _NBINS, rpx, norient=norient, similarity=sim
+    )
 
 
-def color_gradient(image, *, radius=(0.01, 0.02, 0.02), norient: int = NORIENT,
-                   distance: str = "similarity", smooth: bool = True):
+def color_gradient(
+    image,
+    *,
+    radius=(0.01, 0.02, 0.02),
+    norient: int = NORIENT,
+    distance: str = "similarity",
+    smooth: bool = True,
+):
     """Gradients of the L*, a* and b* channels (cgmo.m on an RGB image).
 
     Parameters
@@ -340,8 +400,14 @@ def color_gradient(image, *, radius=(0.01, 0.02, 0.02), norient: int = NORIENT,
     radii = _check_radius(radius, 3, "colour")
     lab = _lab01(img)
     d = _diag(img.shape)
-    cg = np.stack([_smoothed(_cue(lab[..., c], radii[c] * d, norient, distance),
-                             radii[c] * d, smooth) for c in range(3)])
+    cg = np.stack(
+        [
+            _smoothed(
+                _cue(lab[..., c], radii[c] * d, norient, distance), radii[c] * d, smooth
+            )
+            for c in range(3)
+        ]
+    )
     return cg, _thetas(norient)
 
 
@@ -354,8 +420,14 @@ def texton_map(image, *, textons: str | None = None) -> np.ndarray:
     return assign_textons(filter_responses(_grey(_image01(image)), fb), centres)
 
 
-def texture_gradient(image, *, radius: float = 0.02, norient: int = NORIENT,
-                     smooth: bool = True, textons: str | None = None):
+def texture_gradient(
+    image,
+    *,
+    radius: float = 0.02,
+    norient: int = NORIENT,
+    smooth: bool = True,
+    textons: str | None = None,
+):
     """Texture gradient TG (tgmo.m on the texton map of the grey image).
 
     Parameters
@@ -423,39 +495,52 @@ def read_weight_file(path, detector: str) -> np.ndarray:
         raise InputError(f"unknown detector {detector!r}; one of {sorted(PB_DETECTORS)}")
     cues = list(PB_DETECTORS[detector])
     if not path.is_file():
-        raise InputError("no such weights file (--weights takes trained, published or a "
-                         "file written by tools/train_pb.py)", path)
+        raise InputError(
+            "no such weights file (--weights takes trained, published or a "
+            "file written by tools/train_pb.py)",
+            path,
+        )
     try:
         table = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"not a weights file of tools/train_pb.py (JSON): {exc}",
-                         path) from None
+        raise InputError(
+            f"not a weights file of tools/train_pb.py (JSON): {exc}", path
+        ) from None
     if not isinstance(table, dict):
-        raise InputError("not a weights file of tools/train_pb.py (a JSON object of "
-                         "detectors)", path)
+        raise InputError(
+            "not a weights file of tools/train_pb.py (a JSON object of detectors)", path
+        )
     entry = table.get(detector)
     if not isinstance(entry, dict):
-        have = sorted(k for k, v in table.items() if k in PB_DETECTORS
-                      and isinstance(v, dict))
-        raise InputError(f"no weights for {detector} (it has: "
-                         f"{', '.join(have) or 'none'})", path)
+        have = sorted(
+            k for k, v in table.items() if k in PB_DETECTORS and isinstance(v, dict)
+        )
+        raise InputError(
+            f"no weights for {detector} (it has: {', '.join(have) or 'none'})", path
+        )
     if "cues" in entry and list(entry["cues"]) != cues:
-        raise InputError(f"its {detector} weights are for the cues {entry['cues']}, not "
-                         f"{detector}'s {cues}", path)
+        raise InputError(
+            f"its {detector} weights are for the cues {entry['cues']}, not "
+            f"{detector}'s {cues}",
+            path,
+        )
     try:
         beta = np.asarray(entry["beta"], dtype=np.float64)
         fstd = np.asarray(entry["fstd"], dtype=np.float64)
     except (KeyError, TypeError, ValueError):
-        raise InputError(f"its {detector} entry needs numeric lists 'beta' and 'fstd'",
-                         path) from None
+        raise InputError(
+            f"its {detector} entry needs numeric lists 'beta' and 'fstd'", path
+        ) from None
     n = len(cues) + 1
     if beta.shape != (n,) or fstd.shape != (n,):
-        raise InputError(f"{detector} needs {n} values in 'beta' and in 'fstd' (the "
-                         f"intercept and {', '.join(cues)}), got {beta.size} and "
-                         f"{fstd.size}", path)
+        raise InputError(
+            f"{detector} needs {n} values in 'beta' and in 'fstd' (the "
+            f"intercept and {', '.join(cues)}), got {beta.size} and "
+            f"{fstd.size}",
+            path,
+        )
     if not (np.isfinite(beta).all() and np.isfinite(fstd).all() and (fstd > 0).all()):
-        raise InputError(f"its {detector} weights must be finite and 'fstd' positive",
-                         path)
+        raise InputError(f"its {detector} weights must be finite and 'fstd' positive", path)
     return beta / fstd
 
 
@@ -477,12 +562,18 @@ def pb_weights(detector: str, weights="trained") -> np.ndarray:
     if detector not in PB_DETECTORS:
         raise InputError(f"unknown detector {detector!r}; one of {sorted(PB_DETECTORS)}")
     n = len(PB_DETECTORS[detector]) + 1
-    if isinstance(weights, PathLike) or (isinstance(weights, str)
-                                         and weights not in WEIGHT_FILES):
-        if isinstance(weights, str) and not weights.lower().endswith(".json") \
-                and not Path(weights).is_file():
-            raise InputError(f"weights must be 'trained', 'published', a weights file "
-                             f"(.json) or an array, not {weights!r}")
+    if isinstance(weights, PathLike) or (
+        isinstance(weights, str) and weights not in WEIGHT_FILES
+    ):
+        if (
+            isinstance(weights, str)
+            and not weights.lower().endswith(".json")
+            and not Path(weights).is_file()
+        ):
+            raise InputError(
+                f"weights must be 'trained', 'published', a weights file "
+                f"(.json) or an array, not {weights!r}"
+            )
         beta = read_weight_file(weights, detector)
     elif not isinstance(weights, str):
         beta = np.asarray(weights, dtype=np.float64).ravel()
@@ -582,8 +673,10 @@ def pb_cues(image, detector: str, *, distance: str = "similarity", textons=None)
     img = _image01(image)
     names = PB_DETECTORS.get(detector)
     if names is None or detector == "2mm":
-        raise InputError(f"pb_cues needs a Pb detector, one of "
-                         f"{sorted(set(PB_DETECTORS) - {'2mm'})}; got {detector!r}")
+        raise InputError(
+            f"pb_cues needs a Pb detector, one of "
+            f"{sorted(set(PB_DETECTORS) - {'2mm'})}; got {detector!r}"
+        )
     out, theta = {}, _thetas(NORIENT)
     if "bg" in names:
         out["bg"] = brightness_gradient(img, radius=0.01, distance=distance)[0]
@@ -595,8 +688,9 @@ def pb_cues(image, detector: str, *, distance: str = "similarity", textons=None)
         lab = _lab01(img)
         for c, name in enumerate(("L", "a", "b")):
             if name in names:
-                out[name] = _smoothed(_cue(lab[..., c], radii[c] * d, NORIENT,
-                                           distance), radii[c] * d, True)
+                out[name] = _smoothed(
+                    _cue(lab[..., c], radii[c] * d, NORIENT, distance), radii[c] * d, True
+                )
     return np.stack([out[n] for n in names]), theta
 
 
@@ -658,21 +752,41 @@ def pb_cgtg(image, *, weights="trained", distance: str = "similarity", textons=N
     return _pb(image, "pb-cgtg", weights, distance, textons)
 
 
-pb_bg.__doc__ = _DET_DOC.format(what="the brightness gradient", src="pbBG.m",
-                                grey=" Colour is converted to grey.", cues="bg",
-                                radii="BG 0.01")
-pb_cg.__doc__ = _DET_DOC.format(what="the a* and b* colour gradients", src="pbCG.m",
-                                grey="", cues="a, b", radii="a* 0.02, b* 0.02")
-pb_tg.__doc__ = _DET_DOC.format(what="the texture gradient", src="pbTG.m",
-                                grey=" Textons are computed on the grey image.",
-                                cues="tg", radii="TG 0.02")
+pb_bg.__doc__ = _DET_DOC.format(
+    what="the brightness gradient",
+    src="pbBG.m",
+    grey=" Colour is converted to grey.",
+    cues="bg",
+    radii="BG 0.01",
+)
+pb_cg.__doc__ = _DET_DOC.format(
+    what="the a* and b* colour gradients",
+    src="pbCG.m",
+    grey="",
+    cues="a, b",
+    radii="a* 0.02, b* 0.02",
+)
+pb_tg.__doc__ = _DET_DOC.format(
+    what="the texture gradient",
+    src="pbTG.m",
+    grey=" Textons are computed on the grey image.",
+    cues="tg",
+    radii="TG 0.02",
+)
 pb_bgtg.__doc__ = _DET_DOC.format(
-    what="brightness and texture gradients (greyscale Pb)", src="pbBGTG.m",
-    grey=" Colour is converted to grey (greyscale Pb).", cues="bg, tg",
-    radii="BG 0.01, TG 0.02; published weights: the fit to greyscale segmentations")
+    what="brightness and texture gradients (greyscale Pb)",
+    src="pbBGTG.m",
+    grey=" Colour is converted to grey (greyscale Pb).",
+    cues="bg, tg",
+    radii="BG 0.01, TG 0.02; published weights: the fit to greyscale segmentations",
+)
 pb_cgtg.__doc__ = _DET_DOC.format(
-    what="brightness, colour and texture gradients (colour Pb)", src="pbCGTG.m",
-    grey="", cues="L, a, b, tg", radii="L* 0.01, a* 0.02, b* 0.02, TG 0.02")
+    what="brightness, colour and texture gradients (colour Pb)",
+    src="pbCGTG.m",
+    grey="",
+    cues="L, a, b, tg",
+    radii="L* 0.01, a* 0.02, b* 0.02, TG 0.02",
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -688,6 +802,7 @@ def structure_tensor_cues(image, *, sigma: float = 2.0, sigma_d: float = 1.0):
     ``sigma`` px; theta is perpendicular to the dominant eigenvector, in [0, pi).
     """
     from scipy import ndimage
+
     g = _grey(_image01(image))
     gx = ndimage.gaussian_filter(g, sigma_d, order=(0, 1), mode="reflect")
     gy = ndimage.gaussian_filter(g, sigma_d, order=(1, 0), mode="reflect")
@@ -728,8 +843,10 @@ def pb_2mm(image, *, sigma: float = 2.0, weights="trained"):
     ``weights='published'`` is refused.
     """
     if isinstance(weights, str) and weights == "published":
-        raise InputError("2mm has no published weights that fit these features "
-                         "(det2MM.m is not available); use weights='trained'")
+        raise InputError(
+            "2mm has no published weights that fit these features "
+            "(det2MM.m is not available); use weights='trained'"
+        )
     if not sigma > 0:
         raise InputError(f"sigma must be positive, got {sigma}")
     a, b, theta = structure_tensor_cues(image, sigma=sigma)
@@ -740,9 +857,13 @@ def pb_2mm(image, *, sigma: float = 2.0, weights="trained"):
 
 #: pbGM.m's logistic fits on ``[1, m]`` (m: the gradient magnitude of the grey image in
 #: [0, 1]), by derivative scale sigma in px (trainGM.m; printed in pbGM.m).
-PB_GM_WEIGHTS = {1: (-2.6828268, 16.251270), 2: (-2.9906198, 22.454909),
-                 4: (-3.2040961, 25.838634), 8: (-2.9314518, 29.306847),
-                 16: (-2.4502722, 34.139686)}
+PB_GM_WEIGHTS = {
+    1: (-2.6828268, 16.251270),
+    2: (-2.9906198, 22.454909),
+    4: (-3.2040961, 25.838634),
+    8: (-2.9314518, 29.306847),
+    16: (-2.4502722, 34.139686),
+}
 
 
 def gaussian_derivative_gradient(image, *, sigma: float = 2.0):
@@ -761,6 +882,7 @@ def gaussian_derivative_gradient(image, *, sigma: float = 2.0):
         ``sqrt(dx^2 + dy^2)`` and the edge tangent ``mod(atan2(dy, dx) + pi/2, pi)``.
     """
     from ._gpb_spectral import oe_filter
+
     if not sigma > 0:
         raise InputError(f"sigma must be positive, got {sigma}")
     grey = _grey(_image01(image))
@@ -791,8 +913,10 @@ def pb_gm(image, *, sigma: float = 2.0):
         tangent ``theta``.
     """
     if sigma not in PB_GM_WEIGHTS:
-        raise InputError(f"pbGM has fitted weights for sigma in "
-                         f"{', '.join(map(str, PB_GM_WEIGHTS))} px only, not {sigma}")
+        raise InputError(
+            f"pbGM has fitted weights for sigma in "
+            f"{', '.join(map(str, PB_GM_WEIGHTS))} px only, not {sigma}"
+        )
     m, theta = gaussian_derivative_gradient(image, sigma=sigma)
     b0, b1 = PB_GM_WEIGHTS[int(sigma)]
     pb = 1.0 / (1.0 + np.exp(-(b0 + b1 * m)))
@@ -804,8 +928,7 @@ def pb_gm(image, *, sigma: float = 2.0):
 
 #: Detectors of ``segbench detect``: the Pb family, the second moment matrix, and the
 #: two baselines of :mod:`.edges` (gradient magnitude, Canny).
-DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "pb-gm", "gm",
-             "canny")
+DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "pb-gm", "gm", "canny")
 #: Detectors that take ``weights`` ('trained' or 'published'; 2mm 'trained' only).
 WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
 
@@ -821,11 +944,18 @@ def detect(image, detector: str, *, weights="trained") -> np.ndarray:
         raise InputError(f"unknown detector {detector!r}; one of {', '.join(DETECTORS)}")
     if detector in ("gm", "canny"):
         from .edges import canny_soft, gradient_magnitude
+
         return (gradient_magnitude if detector == "gm" else canny_soft)(image)
     if detector == "pb-gm":
-        return pb_gm(image)[0]             # pbGM.m's published fit, no other weights
-    fn = {"pb-cgtg": pb_cgtg, "pb-bgtg": pb_bgtg, "pb-bg": pb_bg, "pb-cg": pb_cg,
-          "pb-tg": pb_tg, "2mm": pb_2mm}[detector]
+        return pb_gm(image)[0]  # pbGM.m's published fit, no other weights
+    fn = {
+        "pb-cgtg": pb_cgtg,
+        "pb-bgtg": pb_bgtg,
+        "pb-bg": pb_bg,
+        "pb-cg": pb_cg,
+        "pb-tg": pb_tg,
+        "2mm": pb_2mm,
+    }[detector]
     return fn(image, weights=weights)[0]
 
 
@@ -833,6 +963,7 @@ def detect_file(src, dst, detector: str, *, weights="trained"):
     """Read an image (:func:`segbench.io.read_image`), run :func:`detect`, write the
     map as a 16-bit PNG (:func:`segbench.io.write_soft_map`); errors name ``src``."""
     from ..io import read_image, write_soft_map
+
     img = read_image(src)
     try:
         pb = detect(img, detector, weights=weights)

@@ -50,7 +50,7 @@ def _fit_parab(z, du, dv, dist, wts, wr):
             acc[:] = 0.0
             for k in range(du.shape[0]):
                 wk = wts[k]
-                src = z[y + dv[k], x0 + du[k]:x1 + du[k]]
+                src = z[y + dv[k], x0 + du[k] : x1 + du[k]]
                 for i in range(nx):
                     acc[i] += wk * src[i]
             out[y, x0:x1] = acc
@@ -142,13 +142,26 @@ def _fit_region(z, du, dv, dist, y0, y1, x0, x1, out):
         gi = cy[i]
         for j in range(nx):
             gj = cx[j]
-            d0, d1, d2, d3, d4 = (geo[0, gi, gj], geo[1, gi, gj], geo[2, gi, gj],
-                                  geo[3, gi, gj], geo[4, gi, gj])
+            d0, d1, d2, d3, d4 = (
+                geo[0, gi, gj],
+                geo[1, gi, gj],
+                geo[2, gi, gj],
+                geo[3, gi, gj],
+                geo[4, gi, gj],
+            )
             v0, v1, v2 = mom[0, i, j], mom[1, i, j], mom[2, i, j]
-            det = (-d2 * d2 * d2 + 2.0 * d1 * d2 * d3 - d0 * d3 * d3 - d1 * d1 * d4
-                   + d0 * d2 * d4)
-            out[y0 + i, x0 + j] = ((-d3 * d3 + d2 * d4) * v0 + (d2 * d3 - d1 * d4) * v1
-                                   + (-d2 * d2 + d1 * d3) * v2) / (det + eps)
+            det = (
+                -d2 * d2 * d2
+                + 2.0 * d1 * d2 * d3
+                - d0 * d3 * d3
+                - d1 * d1 * d4
+                + d0 * d2 * d4
+            )
+            out[y0 + i, x0 + j] = (
+                (-d3 * d3 + d2 * d4) * v0
+                + (d2 * d3 - d1 * d4) * v1
+                + (-d2 * d2 + d1 * d3) * v2
+            ) / (det + eps)
 
 
 @numba.njit(cache=True, inline="always")
@@ -196,8 +209,16 @@ def _nonmax(im, theta):
             for sgn in (1, -1):
                 xa, ya = x + sgn * ax, y + sgn * ay
                 xb, yb = x + sgn * bx, y + sgn * by
-                if (xa < 0 or xa >= w or ya < 0 or ya >= h or xb < 0 or xb >= w
-                        or yb < 0 or yb >= h):
+                if (
+                    xa < 0
+                    or xa >= w
+                    or ya < 0
+                    or ya >= h
+                    or xb < 0
+                    or xb >= w
+                    or yb < 0
+                    or yb >= h
+                ):
                     continue
                 if v < im[ya, xa] * (1.0 - d) + im[yb, xb] * d:
                     out[y, x] = 0.0

@@ -18,8 +18,16 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["filter_bank", "oe_filter", "cs_filter", "filter_responses",
-           "assign_textons", "kmeans", "load_textons", "TEXTON_FILE"]
+__all__ = [
+    "filter_bank",
+    "oe_filter",
+    "cs_filter",
+    "filter_responses",
+    "assign_textons",
+    "kmeans",
+    "load_textons",
+    "TEXTON_FILE",
+]
 
 #: The shipped texton centres and the parameters of the filter bank they belong to.
 TEXTON_FILE = Path(__file__).with_name("data") / "pb_textons.npz"
@@ -37,6 +45,7 @@ def _dawson_profile2(v, sigma):
     profile instead, which differs from this by its sampling and periodic wrap.)
     """
     from scipy.special import dawsn
+
     t = v / (sigma * np.sqrt(2.0))
     return ((4.0 * t * t - 2.0) * dawsn(t) - 2.0 * t) / np.sqrt(np.pi)
 
@@ -48,14 +57,21 @@ def _profile(v, sigma, deriv, hilbert):
             raise InputError("the Hilbert pair is implemented for deriv=2 only")
         return _dawson_profile2(v, sigma)
     if deriv == 1:
-        return g * (-v / sigma ** 2)
+        return g * (-v / sigma**2)
     if deriv == 2:
-        return g * (v * v / sigma ** 2 - 1.0)
+        return g * (v * v / sigma**2 - 1.0)
     return g
 
 
-def oe_filter(sigma, theta: float = 0.0, *, deriv: int = 0, hilbert: bool = False,
-              support: float = _SUPPORT, rate: int | None = None) -> np.ndarray:
+def oe_filter(
+    sigma,
+    theta: float = 0.0,
+    *,
+    deriv: int = 0,
+    hilbert: bool = False,
+    support: float = _SUPPORT,
+    rate: int | None = None,
+) -> np.ndarray:
     """An oriented Gaussian (derivative) filter, as ``oeFilter.m`` defines it.
 
     Parameters
@@ -112,8 +128,9 @@ def oe_filter(sigma, theta: float = 0.0, *, deriv: int = 0, hilbert: bool = Fals
     return f / s if s > 0 else f
 
 
-def cs_filter(sigma_inner: float, sigma_outer: float, *,
-              support: float = _SUPPORT) -> np.ndarray:
+def cs_filter(
+    sigma_inner: float, sigma_outer: float, *, support: float = _SUPPORT
+) -> np.ndarray:
     """Centre-surround filter (``csFilter.m``): the difference of two unit-sum
     Gaussians of ``sigma_outer`` and ``sigma_inner`` pixels on a common square support
     (``support`` times the larger sigma), made zero mean and unit L1 norm."""
@@ -124,9 +141,14 @@ def cs_filter(sigma_inner: float, sigma_outer: float, *,
     return f / np.abs(f).sum()
 
 
-def filter_bank(n_orient: int = 6, start_sigma: float = 1.0, n_scales: int = 2,
-                scaling: float = np.sqrt(2.0), elong: float = 2.0,
-                center_surround: bool = True) -> list[np.ndarray]:
+def filter_bank(
+    n_orient: int = 6,
+    start_sigma: float = 1.0,
+    n_scales: int = 2,
+    scaling: float = np.sqrt(2.0),
+    elong: float = 2.0,
+    center_surround: bool = True,
+) -> list[np.ndarray]:
     """The texton filter bank of Pb (``fbCreate.m``).
 
     Parameters
@@ -153,7 +175,7 @@ def filter_bank(n_orient: int = 6, start_sigma: float = 1.0, n_scales: int = 2,
     """
     fb = []
     for s in range(n_scales):
-        sigma = start_sigma * scaling ** s
+        sigma = start_sigma * scaling**s
         for i in range(n_orient):
             theta = i / n_orient * np.pi
             fb.append(oe_filter((sigma * elong, sigma), theta, deriv=2))
@@ -171,25 +193,28 @@ def filter_responses(grey: np.ndarray, fb) -> np.ndarray:
     cropped back.
     """
     from scipy import fft
+
     img = np.asarray(grey, dtype=np.float64)
     h, w = img.shape
     r = max(f.shape[0] for f in fb) // 2
     pad = np.pad(img, r, mode="symmetric")
     ph, pw = pad.shape
-    shape = (fft.next_fast_len(ph + 2 * r, real=True), fft.next_fast_len(pw + 2 * r,
-                                                                           real=True))
+    shape = (
+        fft.next_fast_len(ph + 2 * r, real=True),
+        fft.next_fast_len(pw + 2 * r, real=True),
+    )
     spec = fft.rfft2(pad, shape)
     out = np.empty((h, w, len(fb)), np.float64)
     for i, (f, fspec) in enumerate(zip(fb, _filter_spectra(fb, shape))):
         k = f.shape[0] // 2
         full = fft.irfft2(spec * fspec, shape)
         # 'same' convolution: output (y, x) of the padded image sits at (y + k, x + k)
-        out[..., i] = full[k + r:k + r + h, k + r:k + r + w]
+        out[..., i] = full[k + r : k + r + h, k + r : k + r + w]
     return out
 
 
 _SPECTRA: dict = {}
-_SPECTRA_KEEP = 2   # image shapes kept (BSDS: landscape and portrait), 42 MB each
+_SPECTRA_KEEP = 2  # image shapes kept (BSDS: landscape and portrait), 42 MB each
 
 
 def _filter_spectra(fb, shape) -> list:
@@ -197,7 +222,9 @@ def _filter_spectra(fb, shape) -> list:
     (bank, shape) pairs: they do not depend on the image, and computing them took a
     third of :func:`filter_responses`. The same arrays as computed afresh."""
     import hashlib
+
     from scipy import fft
+
     digest = hashlib.sha1()
     for f in fb:
         a = np.ascontiguousarray(f, dtype=np.float64)
@@ -209,7 +236,7 @@ def _filter_spectra(fb, shape) -> list:
         hit = [fft.rfft2(f, shape) for f in fb]
         while len(_SPECTRA) >= _SPECTRA_KEEP:
             _SPECTRA.pop(next(iter(_SPECTRA)))
-    _SPECTRA[key] = hit   # most recent last
+    _SPECTRA[key] = hit  # most recent last
     return hit
 
 
@@ -224,12 +251,19 @@ def assign_textons(responses: np.ndarray, centres: np.ndarray) -> np.ndarray:
     step = 8192  # blocks that stay in cache
     for i in range(0, x.shape[0], step):
         # |x - c|^2 / 2 - |x|^2 / 2, whose argmin is the same
-        out[i:i + step] = (cc - x[i:i + step] @ c.T).argmin(axis=1)
+        out[i : i + step] = (cc - x[i : i + step] @ c.T).argmin(axis=1)
     return out.reshape(h, w)
 
 
-def kmeans(data: np.ndarray, k: int, *, seed: int = 0, max_iter: int = 30,
-           rate: int = 3, min_n: int = 50) -> np.ndarray:
+def kmeans(
+    data: np.ndarray,
+    k: int,
+    *,
+    seed: int = 0,
+    max_iter: int = 30,
+    rate: int = 3,
+    min_n: int = 50,
+) -> np.ndarray:
     """Multi-level k-means (``kmeansML.m``): the means start from k-means of a random
     third of the data (recursively, down to fewer than ``max(k, min_n)`` points, which
     start from random points), then ``max_iter`` Lloyd iterations. An empty cluster is
@@ -256,8 +290,8 @@ def _kmeans(data, k, rng, max_iter, rate, min_n):
         np.add.at(sums, member, data)
         new = sums / np.maximum(counts, 1)[:, None]
         empty = np.flatnonzero(counts == 0)
-        if empty.size:   # re-seed each at a distinct point, farthest from its centre first
-            far = np.argsort(-d2[np.arange(n), member], kind="stable")[:empty.size]
+        if empty.size:  # re-seed each at a distinct point, farthest from its centre first
+            far = np.argsort(-d2[np.arange(n), member], kind="stable")[: empty.size]
             new[empty] = data[far]
         if np.array_equal(new, means):
             break
@@ -276,6 +310,9 @@ def load_textons(path: str | None = None):
         params = json.loads(str(z["params"]))
     fb = filter_bank(**params["filter_bank"])
     if centres.shape[1] != len(fb):
-        raise InputError(f"texton centres have {centres.shape[1]} dimensions but the "
-                         f"filter bank has {len(fb)} filters", p)
+        raise InputError(
+            f"texton centres have {centres.shape[1]} dimensions but the "
+            f"filter bank has {len(fb)} filters",
+            p,
+        )
     return fb, centres, params

@@ -50,8 +50,16 @@ import numpy as np
 from ..errors import InputError
 from . import _se_kernels as _k
 
-__all__ = ["SEChannelOptions", "conv_tri", "gradient_hist", "gradient_mag", "im_resample",
-           "rgb_to_luv", "se_channels", "se_raw_channels"]
+__all__ = [
+    "SEChannelOptions",
+    "conv_tri",
+    "gradient_hist",
+    "gradient_mag",
+    "im_resample",
+    "rgb_to_luv",
+    "se_channels",
+    "se_raw_channels",
+]
 
 _F32 = np.float32
 _PI_F = _F32(3.14159265)  # gradientMex.cpp's PI, a float
@@ -93,9 +101,14 @@ class SEChannelOptions:
 
 
 # Dollár's option names (edgesTrain.m) -> ours, so a model's options carry over.
-_MATLAB_NAMES = {"shrink": "shrink", "nOrients": "n_orients", "grdSmooth": "grd_smooth",
-                 "chnSmooth": "chn_smooth", "simSmooth": "sim_smooth",
-                 "normRad": "norm_rad"}
+_MATLAB_NAMES = {
+    "shrink": "shrink",
+    "nOrients": "n_orients",
+    "grdSmooth": "grd_smooth",
+    "chnSmooth": "chn_smooth",
+    "simSmooth": "sim_smooth",
+    "normRad": "norm_rad",
+}
 
 
 def _options(options) -> SEChannelOptions:
@@ -113,8 +126,9 @@ def _options(options) -> SEChannelOptions:
                 kw[name] = value
         opts = SEChannelOptions(**kw)
     else:
-        raise InputError(f"options must be SEChannelOptions or a mapping, not "
-                         f"{type(options).__name__}")
+        raise InputError(
+            f"options must be SEChannelOptions or a mapping, not {type(options).__name__}"
+        )
     # a model file read from MATLAB stores integers as doubles
     ints = {}
     for name in ("shrink", "n_orients"):
@@ -126,12 +140,16 @@ def _options(options) -> SEChannelOptions:
     if not (isinstance(opts.shrink, (int, np.integer)) and opts.shrink >= 1):
         raise InputError(f"shrink must be a positive integer, got {opts.shrink!r}")
     if not (isinstance(opts.n_orients, (int, np.integer)) and opts.n_orients >= 0):
-        raise InputError(f"n_orients must be a non-negative integer, got "
-                         f"{opts.n_orients!r}")
+        raise InputError(
+            f"n_orients must be a non-negative integer, got {opts.n_orients!r}"
+        )
     for name in ("grd_smooth", "chn_smooth", "sim_smooth", "norm_rad"):
         v = getattr(opts, name)
-        if not (isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v)
-                and v >= 0):
+        if not (
+            isinstance(v, (int, float, np.integer, np.floating))
+            and math.isfinite(v)
+            and v >= 0
+        ):
             raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     return opts
 
@@ -157,8 +175,9 @@ def _image_planes(image) -> tuple[np.ndarray, float]:
             raise InputError("float image values must be finite and in [0, 1]")
         nrm = 1.0
     else:
-        raise InputError(f"image has unsupported type {img.dtype}; give uint8 or floats "
-                         "in [0, 1]")
+        raise InputError(
+            f"image has unsupported type {img.dtype}; give uint8 or floats in [0, 1]"
+        )
     planes = img[None] if img.ndim == 2 else np.moveaxis(img, 2, 0)
     return np.ascontiguousarray(planes, dtype=_F32), nrm
 
@@ -187,9 +206,13 @@ def _luv_tables(nrm: float):
     f = _F32
     z = f(1.0) / f(255.0) if nrm != 1.0 else f(1.0)
     # rows X, Y, Z of the sRGB (D65) -> XYZ matrix, rgbConvertMex.cpp's mr/mg/mb
-    m = np.array([[0.430574, 0.341550, 0.178325],
-                  [0.222015, 0.706655, 0.071330],
-                  [0.020183, 0.129553, 0.939180]])
+    m = np.array(
+        [
+            [0.430574, 0.341550, 0.178325],
+            [0.222015, 0.706655, 0.071330],
+            [0.020183, 0.129553, 0.939180],
+        ]
+    )
     mat = (m.astype(_F32) * z).astype(_F32)
     maxi = f(1.0) / f(270.0)
     y0 = f((6.0 / 29) ** 3)
@@ -275,8 +298,9 @@ def conv_tri(image, r: float) -> np.ndarray:
         float32, the shape of ``image``. Borders are padded symmetrically with the edge
         sample repeated (MATLAB ``padarray(..., 'symmetric')``).
     """
-    if not (isinstance(r, (int, float, np.integer, np.floating)) and math.isfinite(r)
-            and r >= 0):
+    if not (
+        isinstance(r, (int, float, np.integer, np.floating)) and math.isfinite(r) and r >= 0
+    ):
         raise InputError(f"convTri radius must be a finite number >= 0, got {r!r}")
     x = np.asarray(image)
     return _unplanes(_conv_tri_planes(_planes(x), float(r)), x.ndim)
@@ -341,8 +365,9 @@ def gradient_mag(image, norm_rad: float = 0.0, norm_const: float = 0.005):
     """
     planes = _planes(image)
     if min(planes.shape[1:]) < 2:
-        raise InputError(f"gradient_mag needs an image of at least 2x2, got "
-                         f"{planes.shape[1:]}")
+        raise InputError(
+            f"gradient_mag needs an image of at least 2x2, got {planes.shape[1:]}"
+        )
     return _grad_mag_planes(planes, float(norm_rad), float(norm_const))
 
 
@@ -354,8 +379,15 @@ def _grad_hist(mag: np.ndarray, ori: np.ndarray, bin_size: int, n_orients: int):
     o_mult = _F32(n_orients) / _PI_F
     s = _F32(bin_size)
     norm = _F32(1.0) / s / s
-    _k.grad_hist(np.ascontiguousarray(mag, _F32), np.ascontiguousarray(ori, _F32),
-                 bin_size, n_orients, o_mult, norm, out)
+    _k.grad_hist(
+        np.ascontiguousarray(mag, _F32),
+        np.ascontiguousarray(ori, _F32),
+        bin_size,
+        n_orients,
+        o_mult,
+        norm,
+        out,
+    )
     return out
 
 
@@ -382,11 +414,13 @@ def gradient_hist(mag, ori, bin_size: int, n_orients: int) -> np.ndarray:
     m = np.asarray(mag, _F32)
     o = np.asarray(ori, _F32)
     if m.ndim != 2 or m.shape != o.shape:
-        raise InputError(f"mag and ori must be 2-D arrays of one shape, got {m.shape} "
-                         f"and {o.shape}")
+        raise InputError(
+            f"mag and ori must be 2-D arrays of one shape, got {m.shape} and {o.shape}"
+        )
     if int(bin_size) < 1 or int(n_orients) < 0:
-        raise InputError(f"bin_size must be >= 1 and n_orients >= 0, got {bin_size}, "
-                         f"{n_orients}")
+        raise InputError(
+            f"bin_size must be >= 1 and n_orients >= 0, got {bin_size}, {n_orients}"
+        )
     return _unplanes(_grad_hist(m, o, int(bin_size), int(n_orients)), 3)
 
 
@@ -554,21 +588,25 @@ def _raw_channels(planes: np.ndarray, nrm: float, opts: SEChannelOptions) -> np.
     img_shrink = _resample_by(img, 1.0 / shrink)
     chns = [img_shrink]
     for i in range(2):
-        s = 2 ** i
+        s = 2**i
         img1 = img_shrink if s == shrink else _resample_by(img, 1.0 / s)
         img1 = _conv_tri_planes(img1, float(opts.grd_smooth))
         if min(img1.shape[1:]) < 2:
-            raise InputError(f"image too small for the structured edge channels: "
-                             f"{planes.shape[1]}x{planes.shape[2]}")
+            raise InputError(
+                f"image too small for the structured edge channels: "
+                f"{planes.shape[1]}x{planes.shape[2]}"
+            )
         mag, ori = _grad_mag_planes(img1, float(opts.norm_rad), 0.01)
         hist = _grad_hist(mag, ori, max(1, int(shrink / s)), int(opts.n_orients))
         chns.append(_resample_by(mag[None], s / shrink))
         chns.append(_resample_by(hist, max(1.0, s / shrink)))
     shapes = {c.shape[1:] for c in chns}
     if len(shapes) != 1:
-        raise InputError(f"channel sizes differ ({sorted(shapes)}) for an image of "
-                         f"{planes.shape[1]}x{planes.shape[2]}; pad it to a multiple of "
-                         f"{2 * shrink}")
+        raise InputError(
+            f"channel sizes differ ({sorted(shapes)}) for an image of "
+            f"{planes.shape[1]}x{planes.shape[2]}; pad it to a multiple of "
+            f"{2 * shrink}"
+        )
     return np.concatenate(chns, axis=0)
 
 

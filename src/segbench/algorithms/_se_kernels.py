@@ -24,7 +24,6 @@ prepare_kernels()
 __all__ = []
 
 
-
 @numba.njit(cache=True, fastmath=False, inline="always")
 def _sym(i, n):
     """Index ``i`` folded into ``0..n-1`` by symmetric padding with the edge sample

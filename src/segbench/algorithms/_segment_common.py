@@ -13,8 +13,11 @@ __all__ = []
 
 def _check(image, k) -> tuple[np.ndarray, int]:
     img = np.asarray(image)
-    if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] not in (1, 3, 4)) \
-            or img.size == 0:
+    if (
+        img.ndim not in (2, 3)
+        or (img.ndim == 3 and img.shape[2] not in (1, 3, 4))
+        or img.size == 0
+    ):
         raise InputError(f"image must be (H, W) or (H, W, 3), got shape {img.shape}")
     if isinstance(k, (bool, np.bool_)) or int(k) != k or k < 1:
         raise InputError(f"the number of segments k must be a positive integer, got {k!r}")
@@ -47,8 +50,14 @@ def _canonical(labels: np.ndarray) -> np.ndarray:
     return rank[inv.ravel()].reshape(labels.shape).astype(np.int32)
 
 
-def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: int = 0,
-            n_iter: int = 30) -> tuple[np.ndarray, np.ndarray]:
+def _kmeans(
+    x: np.ndarray,
+    k: int,
+    *,
+    weights: np.ndarray | None = None,
+    seed: int = 0,
+    n_iter: int = 30,
+) -> tuple[np.ndarray, np.ndarray]:
     """Weighted Lloyd k-means with k-means++ seeding; no cluster is left empty.
 
     Deterministic: the seeding draws from ``np.random.default_rng(seed)``; assignment is
@@ -65,7 +74,7 @@ def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: i
     d2 = ((x - centres[0]) ** 2).sum(axis=1)
     for _ in range(1, k):
         p = w * d2
-        if p.sum() <= 0:           # fewer distinct points than clusters
+        if p.sum() <= 0:  # fewer distinct points than clusters
             break
         c = x[rng.choice(n, p=p / p.sum())]
         centres.append(c)
@@ -80,8 +89,13 @@ def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: i
             # move each empty centre onto the point farthest from its own centre
             _fill_empty(x, labels, c, empty, move_centres=True)
             mass = np.bincount(labels, weights=w, minlength=kk)
-        new = np.stack([np.bincount(labels, weights=w * x[:, j], minlength=kk)
-                        for j in range(x.shape[1])], axis=1)
+        new = np.stack(
+            [
+                np.bincount(labels, weights=w * x[:, j], minlength=kk)
+                for j in range(x.shape[1])
+            ],
+            axis=1,
+        )
         keep = mass > 0
         new[keep] /= mass[keep, None]
         new[~keep] = c[~keep]
@@ -97,8 +111,14 @@ def _kmeans(x: np.ndarray, k: int, *, weights: np.ndarray | None = None, seed: i
     return labels, c
 
 
-def _fill_empty(x: np.ndarray, labels: np.ndarray, c: np.ndarray, empty: np.ndarray, *,
-                move_centres: bool) -> None:
+def _fill_empty(
+    x: np.ndarray,
+    labels: np.ndarray,
+    c: np.ndarray,
+    empty: np.ndarray,
+    *,
+    move_centres: bool,
+) -> None:
     """Give each empty cluster (in order) the point farthest from its own centre.
 
     Only points of clusters with more than one point move; stops when none is left.

@@ -55,8 +55,8 @@ def _super_grid(wt):
         g[i, 2 * w - 1] = max(g[i, 2 * w - 1], g[i, 2 * w - 2])
     _clean_watersheds(g)
     out = np.zeros((2 * h + 1, 2 * w + 1), np.float64)
-    out[:2 * h, :2 * w] = g
-    out[2 * h, :2 * w] = g[2 * h - 1, :]
+    out[: 2 * h, : 2 * w] = g
+    out[2 * h, : 2 * w] = g[2 * h - 1, :]
     for i in range(2 * h + 1):
         out[i, 2 * w] = out[i, 2 * w - 1]
     return out
@@ -421,8 +421,7 @@ def _watershed(img):
     for i in range(n):
         if labels[i] <= 0:
             continue
-        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size,
-                                          counter)
+        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size, counter)
     while size > 0:
         i, size = _heap_pop(hv, hc, hi, size)
         y = i // w
@@ -444,8 +443,7 @@ def _watershed(img):
             labels[i] = LINE
             continue
         labels[i] = lab
-        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size,
-                                          counter)
+        size, counter = _queue_neighbours(i, h, w, flat, queued, hv, hc, hi, size, counter)
     for i in range(n):
         if labels[i] < 0:
             labels[i] = 0

@@ -95,8 +95,9 @@ def _nms(mag: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """
     h, w = mag.shape
     yy, xx = np.mgrid[:h, :w].astype(np.float64)
-    coords = np.stack([np.concatenate([yy + sin, yy - sin]),
-                       np.concatenate([xx + cos, xx - cos])])
+    coords = np.stack(
+        [np.concatenate([yy + sin, yy - sin]), np.concatenate([xx + cos, xx - cos])]
+    )
     nb = ndimage.map_coordinates(mag, coords, order=1, mode="nearest")
     keep = (mag >= nb[:h]) & (mag >= nb[h:]) & (mag > 0)
     return np.where(keep, mag, 0.0)
@@ -134,9 +135,16 @@ def _check(sigma: float, percentile: float, scale):
 # detectors
 
 
-def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bool = True,
-                       scale: float | None = None, percentile: float = 99.0,
-                       orientation: bool = False):
+def gradient_magnitude(
+    image,
+    *,
+    sigma: float = 1.5,
+    color: str = "lab",
+    nms: bool = True,
+    scale: float | None = None,
+    percentile: float = 99.0,
+    orientation: bool = False,
+):
     """Gaussian derivative gradient magnitude with non-maximum suppression.
 
     Parameters
@@ -205,9 +213,16 @@ def gradient_magnitude(image, *, sigma: float = 1.5, color: str = "lab", nms: bo
     return (pb, _tangent(cos, sin)) if orientation else pb
 
 
-def canny_soft(image, *, sigma: float = 2.0, low_ratio: float = 0.4, color: str = "grey",
-               scale: float | None = None, percentile: float = 99.0,
-               orientation: bool = False):
+def canny_soft(
+    image,
+    *,
+    sigma: float = 2.0,
+    low_ratio: float = 0.4,
+    color: str = "grey",
+    scale: float | None = None,
+    percentile: float = 99.0,
+    orientation: bool = False,
+):
     """Canny's detector as a soft map whose every threshold is a Canny edge map.
 
     Parameters

@@ -40,8 +40,15 @@ from ..errors import InputError
 from ._ncut2001 import ncut_2001
 from ._segment_common import _canonical, _check, _kmeans, _rgb01
 
-__all__ = ["SEGMENTERS", "ALIASES", "FolderSegmenter", "kmeans_segmenter", "ncut_segmenter",
-           "ncut_2001", "get_segmenter"]
+__all__ = [
+    "SEGMENTERS",
+    "ALIASES",
+    "FolderSegmenter",
+    "kmeans_segmenter",
+    "ncut_segmenter",
+    "ncut_2001",
+    "get_segmenter",
+]
 
 
 # ---------------------------------------------------------------------------------------
@@ -51,6 +58,7 @@ __all__ = ["SEGMENTERS", "ALIASES", "FolderSegmenter", "kmeans_segmenter", "ncut
 def _lab(image: np.ndarray) -> np.ndarray:
     """(H, W, 3) float64 CIE L*a*b* (grey images: L* = 100 x grey, a* = b* = 0)."""
     from .edges import _channels
+
     ch = _channels(image, "lab")
     if ch.shape[2] == 1:
         ch = np.concatenate([ch, np.zeros(ch.shape[:2] + (2,))], axis=2)
@@ -64,8 +72,15 @@ _SLIC_COMPACTNESS = 20.0
 # k-means on colour and position
 
 
-def kmeans_segmenter(image, k: int, *, spatial_weight: float = 1.0, step: int = 3,
-                     n_iter: int = 30, seed: int = 0) -> np.ndarray:
+def kmeans_segmenter(
+    image,
+    k: int,
+    *,
+    spatial_weight: float = 1.0,
+    step: int = 3,
+    n_iter: int = 30,
+    seed: int = 0,
+) -> np.ndarray:
     """Segment an image into exactly ``k`` segments by k-means on colour and position.
 
     Each pixel is the feature vector ``(L*, a*, b*, s * 100 * row / D, s * 100 * col / D)``
@@ -117,8 +132,9 @@ def kmeans_segmenter(image, k: int, *, spatial_weight: float = 1.0, step: int = 
     lab = _lab(img)
     scale = 100.0 * float(spatial_weight) / max(h, w)
     rr, cc = np.mgrid[:h, :w]
-    feats = np.concatenate([lab, (rr * scale)[..., None], (cc * scale)[..., None]],
-                           axis=2).reshape(-1, 5)
+    feats = np.concatenate(
+        [lab, (rr * scale)[..., None], (cc * scale)[..., None]], axis=2
+    ).reshape(-1, 5)
     sub = feats.reshape(h, w, 5)[::step, ::step].reshape(-1, 5)
     _, centres = _kmeans(sub, min(k, sub.shape[0]), seed=seed, n_iter=n_iter)
     labels = vq(feats, centres, check_finite=False)[0]
@@ -133,16 +149,30 @@ def _superpixel_stats(sp: np.ndarray, lab: np.ndarray):
     n = int(sp.max()) + 1
     flat = sp.ravel()
     size = np.bincount(flat, minlength=n).astype(np.float64)
-    colour = np.stack([np.bincount(flat, weights=lab[..., j].ravel(), minlength=n)
-                       for j in range(3)], axis=1) / size[:, None]
-    rr, cc = np.mgrid[:sp.shape[0], :sp.shape[1]]
-    pos = np.stack([np.bincount(flat, weights=rr.ravel(), minlength=n),
-                    np.bincount(flat, weights=cc.ravel(), minlength=n)], axis=1) / size[:, None]
+    colour = (
+        np.stack(
+            [np.bincount(flat, weights=lab[..., j].ravel(), minlength=n) for j in range(3)],
+            axis=1,
+        )
+        / size[:, None]
+    )
+    rr, cc = np.mgrid[: sp.shape[0], : sp.shape[1]]
+    pos = (
+        np.stack(
+            [
+                np.bincount(flat, weights=rr.ravel(), minlength=n),
+                np.bincount(flat, weights=cc.ravel(), minlength=n),
+            ],
+            axis=1,
+        )
+        / size[:, None]
+    )
     return n, size, colour, pos
 
 
-def _intervening_contour(edge: np.ndarray, pos: np.ndarray, i: np.ndarray, j: np.ndarray,
-                         n_samples: int) -> np.ndarray:
+def _intervening_contour(
+    edge: np.ndarray, pos: np.ndarray, i: np.ndarray, j: np.ndarray, n_samples: int
+) -> np.ndarray:
     """Largest edge value on the straight segment between centroids i and j."""
     t = np.linspace(0.0, 1.0, n_samples)
     r = pos[i, 0, None] + (pos[j, 0] - pos[i, 0])[:, None] * t
@@ -152,9 +182,17 @@ def _intervening_contour(edge: np.ndarray, pos: np.ndarray, i: np.ndarray, j: np
     return edge[ri, ci].max(axis=1)
 
 
-def ncut_segmenter(image, k: int, *, n_superpixels: int = 400, radius: float = 0.15,
-                   sigma_color: float = 12.0, sigma_space: float = 0.08,
-                   sigma_contour: float = 0.3, seed: int = 0) -> np.ndarray:
+def ncut_segmenter(
+    image,
+    k: int,
+    *,
+    n_superpixels: int = 400,
+    radius: float = 0.15,
+    sigma_color: float = 12.0,
+    sigma_space: float = 0.08,
+    sigma_contour: float = 0.3,
+    seed: int = 0,
+) -> np.ndarray:
     """Segment an image into exactly ``k`` segments by a multiway normalized cut.
 
     The graph (after Shi and Malik 2000, with the intervening-contour cue of Malik,
@@ -217,14 +255,27 @@ def ncut_segmenter(image, k: int, *, n_superpixels: int = 400, radius: float = 0
     img, k = _check(image, k)
     if k == 1:
         return np.zeros(img.shape[:2], np.int32)
-    return prepare_ncut(img, n_superpixels=n_superpixels, radius=radius,
-                        sigma_color=sigma_color, sigma_space=sigma_space,
-                        sigma_contour=sigma_contour, seed=seed)(k)
+    return prepare_ncut(
+        img,
+        n_superpixels=n_superpixels,
+        radius=radius,
+        sigma_color=sigma_color,
+        sigma_space=sigma_space,
+        sigma_contour=sigma_contour,
+        seed=seed,
+    )(k)
 
 
-def prepare_ncut(image, *, n_superpixels: int = 400, radius: float = 0.15,
-                 sigma_color: float = 12.0, sigma_space: float = 0.08,
-                 sigma_contour: float = 0.3, seed: int = 0) -> Callable[[int], np.ndarray]:
+def prepare_ncut(
+    image,
+    *,
+    n_superpixels: int = 400,
+    radius: float = 0.15,
+    sigma_color: float = 12.0,
+    sigma_space: float = 0.08,
+    sigma_contour: float = 0.3,
+    seed: int = 0,
+) -> Callable[[int], np.ndarray]:
     """:func:`ncut_segmenter` of one image as a callable ``k -> labels``.
 
     The k-independent work (L*a*b*, the contour map, and per SLIC target the superpixels,
@@ -240,6 +291,7 @@ def prepare_ncut(image, *, n_superpixels: int = 400, radius: float = 0.15,
         from skimage.segmentation import slic
 
         from .edges import gradient_magnitude
+
         if not base:
             base["lab"] = _lab(img)
             # slic rescales its input to [0, 1] and then converts RGB to L*a*b* itself
@@ -248,21 +300,29 @@ def prepare_ncut(image, *, n_superpixels: int = 400, radius: float = 0.15,
         if target in graphs:
             return graphs[target]
         h, w = img.shape[:2]
-        sp = slic(base["rgb"], n_segments=target, compactness=_SLIC_COMPACTNESS,
-                  start_label=0, convert2lab=True, channel_axis=-1)
+        sp = slic(
+            base["rgb"],
+            n_segments=target,
+            compactness=_SLIC_COMPACTNESS,
+            start_label=0,
+            convert2lab=True,
+            channel_axis=-1,
+        )
         n, size, colour, pos = _superpixel_stats(sp, base["lab"])
         diag = float(np.hypot(h, w))
         dpos = pos[:, None, :] - pos[None, :, :]
-        dist2 = (dpos ** 2).sum(axis=2)
+        dist2 = (dpos**2).sum(axis=2)
         near = dist2 < (radius * diag) ** 2
         np.fill_diagonal(near, False)
         i, j = np.nonzero(np.triu(near))
         n_samples = int(np.ceil(radius * diag)) + 2
         ic = _intervening_contour(base["edge"], pos, i, j, n_samples)
         dcol2 = ((colour[i] - colour[j]) ** 2).sum(axis=1)
-        a = (np.exp(-dcol2 / sigma_color ** 2)
-             * np.exp(-dist2[i, j] / (sigma_space * diag) ** 2)
-             * np.exp(-(ic / sigma_contour) ** 2))
+        a = (
+            np.exp(-dcol2 / sigma_color**2)
+            * np.exp(-dist2[i, j] / (sigma_space * diag) ** 2)
+            * np.exp(-((ic / sigma_contour) ** 2))
+        )
         wmat = np.zeros((n, n))
         wmat[i, j] = a
         wmat[j, i] = a
@@ -277,6 +337,7 @@ def prepare_ncut(image, *, n_superpixels: int = 400, radius: float = 0.15,
 
     def run(k: int) -> np.ndarray:
         from scipy.linalg import eigh
+
         _, k = _check(img, k)
         if k == 1:
             return np.zeros(img.shape[:2], np.int32)
@@ -325,7 +386,9 @@ class FolderSegmenter:
 
     name = "folder"
 
-    def __init__(self, folder: str | PathLike, *, exts=("png", "npy", "bmp", "tif", "tiff")):
+    def __init__(
+        self, folder: str | PathLike, *, exts=("png", "npy", "bmp", "tif", "tiff")
+    ):
         self.folder = Path(folder)
         self.exts = tuple(e.lstrip(".") for e in exts)
         if not self.folder.is_dir():
@@ -337,18 +400,24 @@ class FolderSegmenter:
             p = self.folder / f"{iid}_{int(k)}.{ext}"
             if p.is_file():
                 return p
-        raise InputError(f"no precomputed segmentation of image {iid} with k={int(k)} "
-                         f"segments (looked for {iid}_{int(k)}.{{{','.join(self.exts)}}})",
-                         self.folder / f"{iid}_{int(k)}.{self.exts[0]}")
+        raise InputError(
+            f"no precomputed segmentation of image {iid} with k={int(k)} "
+            f"segments (looked for {iid}_{int(k)}.{{{','.join(self.exts)}}})",
+            self.folder / f"{iid}_{int(k)}.{self.exts[0]}",
+        )
 
     def read(self, iid: str, image, k: int) -> np.ndarray:
         from ..io import read_label_map
+
         p = self.path(iid, k)
         labels = read_label_map(p)
         if image is not None and labels.shape != np.asarray(image).shape[:2]:
-            raise InputError(f"label map is {labels.shape[0]}x{labels.shape[1]} (HxW) but "
-                             f"the image is {np.asarray(image).shape[0]}x"
-                             f"{np.asarray(image).shape[1]}", p)
+            raise InputError(
+                f"label map is {labels.shape[0]}x{labels.shape[1]} (HxW) but "
+                f"the image is {np.asarray(image).shape[0]}x"
+                f"{np.asarray(image).shape[1]}",
+                p,
+            )
         return labels
 
     def for_image(self, iid: str):
@@ -365,8 +434,11 @@ class FolderSegmenter:
 #: The computed baselines by name (the CLI's ``--segmenter``): ``ncut-2001`` is the
 #: 2001 benchmark's Normalized Cuts (:func:`._ncut2001.ncut_2001`), ``ncut-superpixel``
 #: the spectral cut on SLIC superpixels (:func:`ncut_segmenter`).
-SEGMENTERS = {"kmeans": kmeans_segmenter, "ncut-2001": ncut_2001,
-              "ncut-superpixel": ncut_segmenter}
+SEGMENTERS = {
+    "kmeans": kmeans_segmenter,
+    "ncut-2001": ncut_2001,
+    "ncut-superpixel": ncut_segmenter,
+}
 
 #: Old names still accepted: ``ncut`` was the superpixel cut's name before ``ncut-2001``.
 ALIASES = {"ncut": "ncut-superpixel"}
@@ -381,6 +453,7 @@ def get_segmenter(name: str, *, seg_dir=None):
             raise InputError("the folder segmenter needs a folder of <iid>_<k>.png maps")
         return FolderSegmenter(seg_dir)
     if name not in SEGMENTERS:
-        raise InputError(f"unknown segmenter {name!r}; choose from "
-                         f"{', '.join([*SEGMENTERS, 'folder'])}")
+        raise InputError(
+            f"unknown segmenter {name!r}; choose from {', '.join([*SEGMENTERS, 'folder'])}"
+        )
     return SEGMENTERS[name]

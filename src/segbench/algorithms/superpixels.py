@@ -29,8 +29,17 @@ import numpy as np
 from ..errors import InputError
 from ..primitives import compact_labels
 
-__all__ = ["SUPERPIXEL_ALGORITHMS", "check_available", "felzenszwalb", "quickshift",
-           "seeds", "seeds_count", "slic", "superpixels", "watershed"]
+__all__ = [
+    "SUPERPIXEL_ALGORITHMS",
+    "check_available",
+    "felzenszwalb",
+    "quickshift",
+    "seeds",
+    "seeds_count",
+    "slic",
+    "superpixels",
+    "watershed",
+]
 
 
 def _image(image) -> np.ndarray:
@@ -53,8 +62,15 @@ def _sequential(labels) -> np.ndarray:
     return compact_labels(labels, void=None)[0] - np.int32(1)
 
 
-def _fit(run: Callable[[float], np.ndarray], k: int, guess: float, exponent: float,
-         lo: float, hi: float, max_runs: int) -> np.ndarray:
+def _fit(
+    run: Callable[[float], np.ndarray],
+    k: int,
+    guess: float,
+    exponent: float,
+    lo: float,
+    hi: float,
+    max_runs: int,
+) -> np.ndarray:
     """Labels of the run whose superpixel count is closest to ``k``.
 
     ``count(p)`` is modelled locally as ``c * p ** exponent``; the first step uses the
@@ -73,7 +89,7 @@ def _fit(run: Callable[[float], np.ndarray], k: int, guess: float, exponent: flo
             (p0, n0, _), (p1, n1, _) = tried[-2], tried[-1]
             if p0 != p1 and n0 != n1:
                 slope = math.log(n1 / n0) / math.log(p1 / p0)
-                if not exponent * 4 <= slope <= exponent / 4:   # same sign, sane size
+                if not exponent * 4 <= slope <= exponent / 4:  # same sign, sane size
                     slope = exponent
         nxt = float(min(max(p * (k / n) ** (1.0 / slope), lo), hi))
         if any(abs(nxt - q) <= 1e-9 * max(1.0, q) for q, _, _ in tried):
@@ -83,8 +99,9 @@ def _fit(run: Callable[[float], np.ndarray], k: int, guess: float, exponent: flo
     return best[2]
 
 
-def slic(image, k: int, *, compactness: float = 10.0, sigma: float = 0.0,
-         **kwargs) -> np.ndarray:
+def slic(
+    image, k: int, *, compactness: float = 10.0, sigma: float = 0.0, **kwargs
+) -> np.ndarray:
     """SLIC superpixels: ``skimage.segmentation.slic(image, n_segments=k, ...)``.
 
     Parameters
@@ -111,9 +128,18 @@ def slic(image, k: int, *, compactness: float = 10.0, sigma: float = 0.0,
     (``slic(img, n_segments=200, compactness=10, start_label=0)``) for k = 200.
     """
     from skimage.segmentation import slic as _slic
+
     img = _image(image)
-    return _sequential(_slic(img, n_segments=_k(k, img), compactness=compactness,
-                             sigma=sigma, start_label=0, **kwargs))
+    return _sequential(
+        _slic(
+            img,
+            n_segments=_k(k, img),
+            compactness=compactness,
+            sigma=sigma,
+            start_label=0,
+            **kwargs,
+        )
+    )
 
 
 def watershed(image, k: int, *, compactness: float = 1e-3) -> np.ndarray:
@@ -129,13 +155,15 @@ def watershed(image, k: int, *, compactness: float = 1e-3) -> np.ndarray:
     from skimage.color import rgb2gray
     from skimage.filters import sobel
     from skimage.segmentation import watershed as _ws
+
     img = _image(image)
     grad = sobel(rgb2gray(img))
     return _sequential(_ws(grad, markers=_k(k, img), compactness=compactness))
 
 
-def felzenszwalb(image, k: int, *, scale: float = 1.0, sigma: float = 0.5,
-                 max_runs: int = 4) -> np.ndarray:
+def felzenszwalb(
+    image, k: int, *, scale: float = 1.0, sigma: float = 0.5, max_runs: int = 4
+) -> np.ndarray:
     """Felzenszwalb-Huttenlocher segments, ``min_size`` searched to give about ``k``.
 
     With a small ``scale`` the number of segments is governed by ``min_size``, roughly
@@ -148,19 +176,22 @@ def felzenszwalb(image, k: int, *, scale: float = 1.0, sigma: float = 0.5,
        segmentation", IJCV 59(2), 2004.
     """
     from skimage.segmentation import felzenszwalb as _fh
+
     img = _image(image)
     k = _k(k, img)
     n = img.shape[0] * img.shape[1]
 
     def run(min_size: float) -> np.ndarray:
-        return _sequential(_fh(img, scale=scale, sigma=sigma,
-                               min_size=max(1, int(round(min_size)))))
+        return _sequential(
+            _fh(img, scale=scale, sigma=sigma, min_size=max(1, int(round(min_size))))
+        )
 
     return _fit(run, k, 0.25 * n / k, -1.0, 1.0, float(n), max_runs)
 
 
-def quickshift(image, k: int, *, ratio: float = 0.5, max_runs: int = 3,
-               random_seed: int = 42) -> np.ndarray:
+def quickshift(
+    image, k: int, *, ratio: float = 0.5, max_runs: int = 3, random_seed: int = 42
+) -> np.ndarray:
     """Quick shift segments, ``kernel_size`` searched to give about ``k``.
 
     ``max_dist`` is tied to ``2 * kernel_size``. The count falls roughly as
@@ -176,24 +207,29 @@ def quickshift(image, k: int, *, ratio: float = 0.5, max_runs: int = 3,
     import inspect
 
     from skimage.segmentation import quickshift as _qs
+
     img = _image(image)
     k = _k(k, img)
     n = img.shape[0] * img.shape[1]
     # scikit-image >= 0.22 calls the seed `rng`, earlier versions `random_seed`
-    seed = {"rng" if "rng" in inspect.signature(_qs).parameters else "random_seed":
-            random_seed}
+    seed = {
+        "rng" if "rng" in inspect.signature(_qs).parameters else "random_seed": random_seed
+    }
 
     def run(kernel: float) -> np.ndarray:
-        return _sequential(_qs(img, ratio=ratio, kernel_size=kernel, max_dist=2 * kernel,
-                               **seed))
+        return _sequential(
+            _qs(img, ratio=ratio, kernel_size=kernel, max_dist=2 * kernel, **seed)
+        )
 
     guess = (0.1245 * n / k) ** (1 / 2.8)
     return _fit(run, k, guess, -2.8, 0.5, 50.0, max_runs)
 
 
-_SEEDS_MISSING = ("SEEDS needs OpenCV's contrib module (cv2.ximgproc), which is not "
-                  "installed: pip install 'segbench[superpixels]' "
-                  "(opencv-contrib-python-headless)")
+_SEEDS_MISSING = (
+    "SEEDS needs OpenCV's contrib module (cv2.ximgproc), which is not "
+    "installed: pip install 'segbench[superpixels]' "
+    "(opencv-contrib-python-headless)"
+)
 
 
 def _ximgproc():
@@ -217,13 +253,24 @@ def seeds_count(shape, k: int, num_levels: int) -> int:
     ``k`` with ``num_levels`` block levels (``getNumberOfSuperpixels()``, no iteration):
     at most ``k``, as the library documents."""
     h, w = int(shape[0]), int(shape[1])
-    return int(_ximgproc().createSuperpixelSEEDS(w, h, 3, int(k), int(num_levels))
-               .getNumberOfSuperpixels())
+    return int(
+        _ximgproc()
+        .createSuperpixelSEEDS(w, h, 3, int(k), int(num_levels))
+        .getNumberOfSuperpixels()
+    )
 
 
-def seeds(image, k: int, *, num_levels: int | None = None, prior: int = 2,
-          histogram_bins: int = 5, double_step: bool = False, iterations: int = 4,
-          color: str = "lab") -> np.ndarray:
+def seeds(
+    image,
+    k: int,
+    *,
+    num_levels: int | None = None,
+    prior: int = 2,
+    histogram_bins: int = 5,
+    double_step: bool = False,
+    iterations: int = 4,
+    color: str = "lab",
+) -> np.ndarray:
     """SEEDS superpixels (OpenCV ``cv2.ximgproc.createSuperpixelSEEDS``).
 
     Parameters
@@ -263,33 +310,41 @@ def seeds(image, k: int, *, num_levels: int | None = None, prior: int = 2,
     """
     xip = _ximgproc()
     import cv2
+
     img = _image(image)
     k = _k(k, img)
     if img.dtype != np.uint8:
         img = np.clip(np.rint(np.asarray(img, np.float64) * 255), 0, 255).astype(np.uint8)
     img = np.ascontiguousarray(img)
     if color not in _SEEDS_COLORS:
-        raise InputError(f"SEEDS colour space must be one of {', '.join(_SEEDS_COLORS)}, "
-                         f"not {color!r}")
+        raise InputError(
+            f"SEEDS colour space must be one of {', '.join(_SEEDS_COLORS)}, not {color!r}"
+        )
     if _SEEDS_COLORS[color] is not None:
         img = cv2.cvtColor(img, getattr(cv2, _SEEDS_COLORS[color]))
     h, w = img.shape[:2]
     if num_levels is None:
         counts = {lv: seeds_count((h, w), k, lv) for lv in (4, 3, 2)}
-        num_levels = min(counts, key=lambda lv: (abs(math.log(max(counts[lv], 1) / k)),
-                                                 -lv))
+        num_levels = min(
+            counts, key=lambda lv: (abs(math.log(max(counts[lv], 1) / k)), -lv)
+        )
     if not 0 <= int(prior) <= 5:
         raise InputError(f"SEEDS prior must be in 0..5, got {prior}")
-    sp = xip.createSuperpixelSEEDS(w, h, 3, k, int(num_levels), int(prior),
-                                   int(histogram_bins), bool(double_step))
+    sp = xip.createSuperpixelSEEDS(
+        w, h, 3, k, int(num_levels), int(prior), int(histogram_bins), bool(double_step)
+    )
     sp.iterate(img, int(iterations))
     return _sequential(sp.getLabels())
 
 
 #: name -> function(image, k, **params)
-SUPERPIXEL_ALGORITHMS = {"slic": slic, "felzenszwalb": felzenszwalb,
-                         "watershed": watershed, "quickshift": quickshift,
-                         "seeds": seeds}
+SUPERPIXEL_ALGORITHMS = {
+    "slic": slic,
+    "felzenszwalb": felzenszwalb,
+    "watershed": watershed,
+    "quickshift": quickshift,
+    "seeds": seeds,
+}
 
 
 def check_available(algorithm: str) -> None:
@@ -302,6 +357,8 @@ def check_available(algorithm: str) -> None:
 def superpixels(image, k: int, algorithm: str = "slic", **params) -> np.ndarray:
     """Run a baseline by name (:data:`SUPERPIXEL_ALGORITHMS`) with target count ``k``."""
     if algorithm not in SUPERPIXEL_ALGORITHMS:
-        raise InputError(f"unknown superpixel algorithm {algorithm!r}; choose from "
-                         f"{', '.join(SUPERPIXEL_ALGORITHMS)}")
+        raise InputError(
+            f"unknown superpixel algorithm {algorithm!r}; choose from "
+            f"{', '.join(SUPERPIXEL_ALGORITHMS)}"
+        )
     return SUPERPIXEL_ALGORITHMS[algorithm](image, k, **params)

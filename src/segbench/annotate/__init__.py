@@ -15,9 +15,20 @@ them as BSDS500 ``.mat`` ground truth.
 from .assign import candidates, choose, choose_gray
 from .export import export_ground_truth
 from .ledger import Ledger, Presentation, RuleError, Submission
-from .server import (AnnotateApp, AnnotateServer, AnnotateWarning, clean_name,
-                     make_server)
+from .server import AnnotateApp, AnnotateServer, AnnotateWarning, clean_name, make_server
 
-__all__ = ["AnnotateApp", "AnnotateServer", "AnnotateWarning", "Ledger", "Presentation",
-           "RuleError", "Submission", "candidates", "choose", "choose_gray", "clean_name",
-           "export_ground_truth", "make_server"]
+__all__ = [
+    "AnnotateApp",
+    "AnnotateServer",
+    "AnnotateWarning",
+    "Ledger",
+    "Presentation",
+    "RuleError",
+    "Submission",
+    "candidates",
+    "choose",
+    "choose_gray",
+    "clean_name",
+    "export_ground_truth",
+    "make_server",
+]

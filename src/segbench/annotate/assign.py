@@ -20,8 +20,13 @@ from collections.abc import Collection, Mapping
 BIAS = 4.0
 
 
-def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int, *,
-               exclude: Collection[str] = ()) -> list[str]:
+def candidates(
+    subject: int,
+    sets: Mapping[str, frozenset],
+    per_image: int,
+    *,
+    exclude: Collection[str] = (),
+) -> list[str]:
     """Images ``subject`` may be given now, in sorted order.
 
     Parameters
@@ -55,15 +60,21 @@ def candidates(subject: int, sets: Mapping[str, frozenset], per_image: int, *,
         s = sets[iid]
         if subject in s or len(s) >= per_image or iid in exclude:
             continue
-        if taken[s | {subject}]:    # another image already has exactly this set
+        if taken[s | {subject}]:  # another image already has exactly this set
             continue
         out.append(iid)
     return out
 
 
-def choose(subject: int, sets: Mapping[str, frozenset], per_image: int,
-           rng: random.Random, *, bias: float = BIAS,
-           exclude: Collection[str] = ()) -> str | None:
+def choose(
+    subject: int,
+    sets: Mapping[str, frozenset],
+    per_image: int,
+    rng: random.Random,
+    *,
+    bias: float = BIAS,
+    exclude: Collection[str] = (),
+) -> str | None:
     """Pick the next image for ``subject``: random among :func:`candidates` (``exclude``
     as there), weighted ``1 + bias * k`` for an image with k subjects; None when none
     is allowed."""
@@ -74,8 +85,9 @@ def choose(subject: int, sets: Mapping[str, frozenset], per_image: int,
     return rng.choices(cands, weights=weights, k=1)[0]
 
 
-def choose_gray(image_counts: tuple[int, int], total_counts: tuple[int, int],
-                rng: random.Random) -> bool:
+def choose_gray(
+    image_counts: tuple[int, int], total_counts: tuple[int, int], rng: random.Random
+) -> bool:
     """Whether the next segmentation of an image is made on the grayscale image.
 
     Parameters

@@ -10,9 +10,14 @@ from ..errors import InputError
 EXPORT_MARKER = ".segbench-annotate-export"
 
 
-def export_ground_truth(out: str | PathLike, split: str, *,
-                        dest: str | PathLike | None = None, presentation: str = "all",
-                        copy_images: bool = True) -> list[Path]:
+def export_ground_truth(
+    out: str | PathLike,
+    split: str,
+    *,
+    dest: str | PathLike | None = None,
+    presentation: str = "all",
+    copy_images: bool = True,
+) -> list[Path]:
     """Write the submitted segmentations of an annotation folder as BSDS500 ``.mat`` files.
 
     Parameters
@@ -69,10 +74,13 @@ def export_ground_truth(out: str | PathLike, split: str, *,
     from ..io import atomic_write_bytes, claim_folder, ensure_dir
     from .ledger import Ledger
     from .server import DB_NAME, IID, MARKER, AnnotateWarning
+
     out = Path(out)
     if not (out / MARKER).is_file() or not (out / DB_NAME).is_file():
-        raise InputError(f"not an annotation folder of segbench annotate (no {MARKER} "
-                         f"and {DB_NAME})", out)
+        raise InputError(
+            f"not an annotation folder of segbench annotate (no {MARKER} and {DB_NAME})",
+            out,
+        )
     if not IID.match(split):
         raise InputError(f"a split name is letters, digits, '_', '.', '-'; got {split!r}")
     if presentation not in ("all", "color", "gray"):
@@ -91,14 +99,23 @@ def export_ground_truth(out: str | PathLike, split: str, *,
 
     # every check before anything is written: the ledger's labels, stray files, photos
     known = {seg_name(s) for s in subs}
-    stray = sorted(p.relative_to(out).as_posix() for p in (out / "human").glob("*/*/*.seg")
-                   if p.relative_to(out).as_posix() not in known)
+    stray = sorted(
+        p.relative_to(out).as_posix()
+        for p in (out / "human").glob("*/*/*.seg")
+        if p.relative_to(out).as_posix() not in known
+    )
     if stray:
-        raise InputError(f"{len(stray)} .seg file(s) that the ledger does not hold "
-                         f"(written by something else? move them out of the folder): "
-                         f"{', '.join(stray)}", out / "human")
-    wanted = [s for s in subs if presentation == "all"
-              or s.presentation.gray == (presentation == "gray")]
+        raise InputError(
+            f"{len(stray)} .seg file(s) that the ledger does not hold "
+            f"(written by something else? move them out of the folder): "
+            f"{', '.join(stray)}",
+            out / "human",
+        )
+    wanted = [
+        s
+        for s in subs
+        if presentation == "all" or s.presentation.gray == (presentation == "gray")
+    ]
     per_image: dict[str, list] = {}
     damaged = []
     for s in wanted:
@@ -110,8 +127,11 @@ def export_ground_truth(out: str | PathLike, split: str, *,
             continue
         per_image.setdefault(s.iid, []).append(labels.astype(np.int32) + 1)
     if damaged:
-        raise InputError(f"the ledger cannot give back {len(damaged)} submission(s), so "
-                         f"the export would lack them: {'; '.join(damaged)}", out / DB_NAME)
+        raise InputError(
+            f"the ledger cannot give back {len(damaged)} submission(s), so "
+            f"the export would lack them: {'; '.join(damaged)}",
+            out / DB_NAME,
+        )
     photos = {}
     if copy_images:
         for iid in per_image:
@@ -119,15 +139,25 @@ def export_ground_truth(out: str | PathLike, split: str, *,
             if not path.is_file():
                 raise InputError(f"the photograph of image {iid!r} is gone", path)
             photos[iid] = path
-    late = [seg_name(s) for s in wanted if not s.written or not (out / seg_name(s)).is_file()]
+    late = [
+        seg_name(s) for s in wanted if not s.written or not (out / seg_name(s)).is_file()
+    ]
     if late:
-        warnings.warn(f"{len(late)} submission(s) had no up-to-date .seg file (the server "
-                      f"stopped before writing it): exported from the ledger; segbench "
-                      f"annotate writes the file(s) when it next starts on this folder: "
-                      f"{', '.join(late)}", AnnotateWarning, stacklevel=2)
+        warnings.warn(
+            f"{len(late)} submission(s) had no up-to-date .seg file (the server "
+            f"stopped before writing it): exported from the ledger; segbench "
+            f"annotate writes the file(s) when it next starts on this folder: "
+            f"{', '.join(late)}",
+            AnnotateWarning,
+            stacklevel=2,
+        )
     dest = Path(dest) if dest is not None else out / "bsds500"
-    claim_folder(dest, EXPORT_MARKER, "segbench annotate-export",
-                 "BSDS500 ground truth exported by segbench annotate-export\n")
+    claim_folder(
+        dest,
+        EXPORT_MARKER,
+        "segbench annotate-export",
+        "BSDS500 ground truth exported by segbench annotate-export\n",
+    )
     gt_dir = ensure_dir(dest / "groundTruth" / split)
     img_dir = ensure_dir(dest / "images" / split) if copy_images else None
     written = []
@@ -140,7 +170,8 @@ def export_ground_truth(out: str | PathLike, split: str, *,
             try:
                 data = src.read_bytes()
             except OSError as exc:
-                raise InputError(f"cannot read the photograph: {exc.strerror or exc}",
-                                 src) from None
+                raise InputError(
+                    f"cannot read the photograph: {exc.strerror or exc}", src
+                ) from None
             atomic_write_bytes(img_dir / f"{iid}{src.suffix.lower()}", data)
     return written

@@ -46,8 +46,15 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 from ..errors import InputError, OutputError
-from .ledger import (AnnotateWarning, Ledger, Presentation, RuleError, Submission, _locked,
-                     unpack_labels)
+from .ledger import (
+    AnnotateWarning,
+    Ledger,
+    Presentation,
+    RuleError,
+    Submission,
+    _locked,
+    unpack_labels,
+)
 
 MARKER = ".segbench-annotate"
 DB_NAME = "annotate.sqlite"
@@ -57,11 +64,16 @@ IID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 MAX_NAME = 64
 MAX_SEGMENTS = 65535
 _FORM_LIMIT = 4096
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
-       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-_STATIC_TYPES = {".html": "text/html; charset=utf-8",
-                 ".js": "text/javascript; charset=utf-8",
-                 ".css": "text/css; charset=utf-8", ".png": "image/png"}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+_STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".png": "image/png",
+}
 
 
 def clean_name(name: str) -> str:
@@ -119,21 +131,33 @@ class AnnotateApp:
         listed nor assigned) and named. Every photograph is decoded once at start.
     """
 
-    def __init__(self, images: str | PathLike, out: str | PathLike, *,
-                 subject: str | None = None, collect: bool = False, per_image: int = 5,
-                 gray: bool = False, invert: bool = False, flipflop: bool = False,
-                 seed: int | None = None, reservation_hours: float = 24.0):
+    def __init__(
+        self,
+        images: str | PathLike,
+        out: str | PathLike,
+        *,
+        subject: str | None = None,
+        collect: bool = False,
+        per_image: int = 5,
+        gray: bool = False,
+        invert: bool = False,
+        flipflop: bool = False,
+        seed: int | None = None,
+        reservation_hours: float = 24.0,
+    ):
         import warnings
 
         from ..datasets.bsds import IMAGE_EXTS
         from ..io import claim_folder, image_size, list_files, read_image
+
         if collect == (subject is not None):
             raise InputError("give either a subject name or collection mode, not both")
         if per_image < 1:
             raise InputError(f"--per-image must be at least 1, got {per_image}")
         if not reservation_hours > 0:
-            raise InputError(f"reservations must last more than 0 hours, got "
-                             f"{reservation_hours}")
+            raise InputError(
+                f"reservations must last more than 0 hours, got {reservation_hours}"
+            )
         images = Path(images)
         if not images.is_dir():
             raise InputError("images folder not found", images)
@@ -142,30 +166,38 @@ class AnnotateApp:
             raise InputError(f"no images ({', '.join(IMAGE_EXTS)}) in this folder", images)
         for iid, path in found.items():
             if not IID.match(iid):
-                raise InputError("an image id (file name without extension) must be "
-                                 "letters, digits, '_', '.', '-' (it names the .seg file)",
-                                 path)
-        self.out = claim_folder(out, MARKER, "segbench annotate",
-                                "an annotation folder of segbench annotate\n")
+                raise InputError(
+                    "an image id (file name without extension) must be "
+                    "letters, digits, '_', '.', '-' (it names the .seg file)",
+                    path,
+                )
+        self.out = claim_folder(
+            out, MARKER, "segbench annotate", "an annotation folder of segbench annotate\n"
+        )
         self.root = self.out.resolve()
         self.ledger = Ledger(self.out / DB_NAME)
         entries, bad = [], []
         for iid, path in sorted(found.items()):
-            try:   # the header, then every pixel: a photograph that fails is never
-                h, w = image_size(path)            # handed to a subject
+            try:  # the header, then every pixel: a photograph that fails is never
+                h, w = image_size(path)  # handed to a subject
                 if read_image(path).shape[:2] != (h, w):
-                    raise InputError("its pixels do not have the size its header says",
-                                     path)
+                    raise InputError(
+                        "its pixels do not have the size its header says", path
+                    )
             except InputError as exc:
                 bad.append(str(exc))
                 continue
             entries.append((iid, w, h, path))
         if not entries:
-            raise InputError(f"no photograph in this folder can be decoded: "
-                             f"{'; '.join(bad)}", images)
+            raise InputError(
+                f"no photograph in this folder can be decoded: {'; '.join(bad)}", images
+            )
         for problem in bad:
-            warnings.warn(f"{problem}; left out (neither listed nor assigned)",
-                          AnnotateWarning, stacklevel=2)
+            warnings.warn(
+                f"{problem}; left out (neither listed nor assigned)",
+                AnnotateWarning,
+                stacklevel=2,
+            )
         try:
             self.ledger.add_images(entries)
         except RuleError as exc:
@@ -180,19 +212,22 @@ class AnnotateApp:
         self.presentation = Presentation(gray, invert, flipflop)
         self.rng = random.Random(seed)
         self.secret = self.ledger.secret()
-        self.subject = (None if subject is None
-                        else self.ledger.subject_id(clean_name(subject)))
+        self.subject = (
+            None if subject is None else self.ledger.subject_id(clean_name(subject))
+        )
         self._png_lock = threading.Lock()
         self._png_cache: dict = {}
-        self._png_pending: dict = {}   # key -> the lock held while it is encoded
+        self._png_pending: dict = {}  # key -> the lock held while it is encoded
         self._names_lock = threading.Lock()
         self.static = _load_static()
         self.write_subjects()
         # acknowledged before a crash, file not yet written (or gone since): the ledger
         # holds the labels, so the file is made again
         for sub in self.ledger.submissions():
-            if not sub.written or not self.seg_path(sub.subject, sub.iid,
-                                                    sub.presentation.gray).is_file():
+            if (
+                not sub.written
+                or not self.seg_path(sub.subject, sub.iid, sub.presentation.gray).is_file()
+            ):
                 self.write_submission(sub)
 
     def image(self, iid: str) -> tuple[int, int, int, str] | None:
@@ -215,25 +250,36 @@ class AnnotateApp:
         import numpy as np
 
         from ..io import SegFile, ensure_dir, write_seg
+
         number, width, height, _ = self.image(sub.iid)
         labels = np.frombuffer(unpack_labels(sub.labels), "<u2").reshape(height, width)
         p = sub.presentation
-        seg = SegFile(labels.astype(np.int32), segments=sub.segments, image=number,
-                      user=sub.subject, date=sub.date, gray=p.gray, invert=p.invert,
-                      flipflop=p.flipflop)
+        seg = SegFile(
+            labels.astype(np.int32),
+            segments=sub.segments,
+            image=number,
+            user=sub.subject,
+            date=sub.date,
+            gray=p.gray,
+            invert=p.invert,
+            flipflop=p.flipflop,
+        )
         path = self.seg_path(sub.subject, sub.iid, p.gray)
         ensure_dir(path.parent)
-        write_seg(path, seg, durable=True)   # on disk before the ledger says written
+        write_seg(path, seg, durable=True)  # on disk before the ledger says written
         self.ledger.mark_written(sub)
         return path
 
     def write_subjects(self) -> None:
         """``OUT/subjects.json``: subject id (the folder name) -> name."""
         from ..io import atomic_write_text
+
         with self._names_lock:
             names = {str(k): v for k, v in self.ledger.subjects().items()}
-            atomic_write_text(self.out / "subjects.json",
-                              json.dumps(names, indent=1, ensure_ascii=False) + "\n")
+            atomic_write_text(
+                self.out / "subjects.json",
+                json.dumps(names, indent=1, ensure_ascii=False) + "\n",
+            )
 
     def png(self, iid: str, p: Presentation) -> bytes:
         """The image as presented, PNG-encoded (cached: a few images are hot). Requests
@@ -251,11 +297,11 @@ class AnnotateApp:
             try:
                 data = self._encode_png(iid, p)
             except BaseException:
-                with self._png_lock:          # the next request tries again
+                with self._png_lock:  # the next request tries again
                     if self._png_pending.get(key) is pending:
                         del self._png_pending[key]
                 raise
-            with self._png_lock:              # cached and released at once: no gap
+            with self._png_lock:  # cached and released at once: no gap
                 if len(self._png_cache) > 64:
                     self._png_cache.clear()
                 self._png_cache[key] = data
@@ -268,8 +314,9 @@ class AnnotateApp:
         from PIL import Image
 
         from ..io import read_image
+
         img = read_image(self.image(iid)[3])
-        if p.gray:   # ITU-R BT.601 luma, as MATLAB's rgb2gray
+        if p.gray:  # ITU-R BT.601 luma, as MATLAB's rgb2gray
             g = np.rint(img.astype(np.float64) @ [0.298936, 0.587043, 0.114021])
             img = np.clip(g, 0, 255).astype(np.uint8)
         if p.invert:
@@ -316,25 +363,33 @@ class AnnotateApp:
         if got[1] == "done":
             raise RuleError(f"you have already segmented image {iid!r}")
         if got[1] == "released":
-            raise RuleError(f"image {iid!r} is no longer yours: you skipped it, or it was "
-                            f"left without a change for {self.reservation_hours:g} hours "
-                            "and went to others")
+            raise RuleError(
+                f"image {iid!r} is no longer yours: you skipped it, or it was "
+                f"left without a change for {self.reservation_hours:g} hours "
+                "and went to others"
+            )
         return got[0]
 
     def next_task(self, subject: int) -> tuple[str, Presentation] | None:
         """Collection mode: the subject's open or next assignment (None: nothing left)."""
-        return self.ledger.assign(subject, self.per_image, self.rng,
-                                  invert=self.presentation.invert,
-                                  flipflop=self.presentation.flipflop, images=self.iids,
-                                  expire_after=3600 * self.reservation_hours)
+        return self.ledger.assign(
+            subject,
+            self.per_image,
+            self.rng,
+            invert=self.presentation.invert,
+            flipflop=self.presentation.flipflop,
+            images=self.iids,
+            expire_after=3600 * self.reservation_hours,
+        )
 
     def skip(self, subject: int, iid: str) -> None:
         """Collection mode: the subject gives the open assignment of ``iid`` up (it does
         not load, or they cannot segment it); see :meth:`Ledger.release`."""
         self.ledger.release(subject, iid)
 
-    def decode_labels(self, body: bytes, iid: str, segments: str | None, p: Presentation,
-                      *, compact: bool):
+    def decode_labels(
+        self, body: bytes, iid: str, segments: str | None, p: Presentation, *, compact: bool
+    ):
         """Validate a label body; return (segments, raw labels in image orientation).
 
         The body must be exactly width x height little-endian uint16 and every label
@@ -342,15 +397,19 @@ class AnnotateApp:
         submission stores: no empty segment).
         """
         import numpy as np
+
         _, width, height, _ = self.image(iid)
         if len(body) != 2 * width * height:
-            raise InputError(f"the segmentation has {len(body) // 2} pixels, the image "
-                             f"{width}x{height} has {width * height}")
+            raise InputError(
+                f"the segmentation has {len(body) // 2} pixels, the image "
+                f"{width}x{height} has {width * height}"
+            )
         try:
             n = int(segments or "")
         except ValueError:
-            raise InputError("header X-Segments (the number of segments) is missing or "
-                             "not an integer") from None
+            raise InputError(
+                "header X-Segments (the number of segments) is missing or not an integer"
+            ) from None
         if not 1 <= n <= MAX_SEGMENTS:
             raise InputError(f"X-Segments must be 1..{MAX_SEGMENTS}, got {n}")
         labels = np.frombuffer(body, "<u2").reshape(height, width)
@@ -368,7 +427,8 @@ class AnnotateApp:
         if not p.flipflop:
             return raw
         import numpy as np
-        return np.frombuffer(raw, "<u2")[::-1].tobytes()   # 180 degrees = flat reversal
+
+        return np.frombuffer(raw, "<u2")[::-1].tobytes()  # 180 degrees = flat reversal
 
     def submit(self, subject: int, iid: str, body: bytes, segments: str | None) -> dict:
         """Validate, record and write a finished segmentation; JSON reply."""
@@ -380,24 +440,32 @@ class AnnotateApp:
         except OutputError as exc:
             # recorded (a retry would be refused as a second submission): say so
             sys.stderr.write(f"segbench annotate: {exc}\n")
-            raise _Reply(507, f"your segmentation is saved in the ledger, but its file "
-                              f"could not be written ({exc}); it is written when the "
-                              f"server next starts") from None
-        return {"saved": str(path.relative_to(self.out)), "segments": n,
-                "next": "/" if self.collect else self.next_url(subject, iid)}
+            raise _Reply(
+                507,
+                f"your segmentation is saved in the ledger, but its file "
+                f"could not be written ({exc}); it is written when the "
+                f"server next starts",
+            ) from None
+        return {
+            "saved": str(path.relative_to(self.out)),
+            "segments": n,
+            "next": "/" if self.collect else self.next_url(subject, iid),
+        }
 
     def next_url(self, subject: int, after: str) -> str:
         """One-subject mode: the editor of the next image without a submission."""
         done = self.ledger.submitted_ids(subject, self.presentation.gray)
         ids = self.iids
-        rest = [i for i in ids if i > after and i not in done] + \
-               [i for i in ids if i < after and i not in done]
+        rest = [i for i in ids if i > after and i not in done] + [
+            i for i in ids if i < after and i not in done
+        ]
         return f"/edit?iid={quote(rest[0])}" if rest else "/"
 
 
 def _load_static() -> dict[str, tuple[bytes, str]]:
     """The front end's files by name, read once from the package."""
     from importlib.resources import files
+
     out = {}
     for entry in files("segbench.annotate").joinpath("static").iterdir():
         ext = os.path.splitext(entry.name)[1]
@@ -409,52 +477,70 @@ def _load_static() -> dict[str, tuple[bytes, str]]:
 # ---------------------------------------------------------------------------------------
 # pages rendered on the server (no script: nothing to inject into)
 
+
 def _page(title: str, body: str) -> bytes:
-    return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width\">"
-            f"<title>{html.escape(title)}</title>"
-            f"<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body>"
-            f"<header><a href=\"/\">segbench annotate</a> · <a href=\"/progress\">progress"
-            f"</a></header><main>{body}</main></body></html>").encode()
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width">'
+        f"<title>{html.escape(title)}</title>"
+        f'<link rel="stylesheet" href="/static/style.css"></head><body>'
+        f'<header><a href="/">segbench annotate</a> · <a href="/progress">progress'
+        f"</a></header><main>{body}</main></body></html>"
+    ).encode()
 
 
 def _home(app: AnnotateApp, subject: int | None, message: str = "") -> bytes:
     e = html.escape
-    note = f"<p class=\"note\">{e(message)}</p>" if message else ""
-    if subject is None:   # collection mode, not signed in
-        return _page("Sign in", note + (
-            "<h1>Segment images</h1><p>Divide each image into pieces, each a "
-            "distinguished thing, of roughly equal importance; between 2 and 20 pieces "
-            "should be reasonable for any image.</p>"
-            "<form method=\"post\" action=\"/login\">"
-            "<label>Your name <input name=\"name\" maxlength=\"64\" required></label> "
-            "<button>Start</button></form>"))
+    note = f'<p class="note">{e(message)}</p>' if message else ""
+    if subject is None:  # collection mode, not signed in
+        return _page(
+            "Sign in",
+            note
+            + (
+                "<h1>Segment images</h1><p>Divide each image into pieces, each a "
+                "distinguished thing, of roughly equal importance; between 2 and 20 pieces "
+                "should be reasonable for any image.</p>"
+                '<form method="post" action="/login">'
+                '<label>Your name <input name="name" maxlength="64" required></label> '
+                "<button>Start</button></form>"
+            ),
+        )
     name = app.ledger.subjects().get(subject, "?")
     if app.collect:
         open_ = app.ledger.open_assignment(subject)
         n_done = len(app.ledger.submitted_ids(subject))
-        action = (f"<p><a class=\"button\" href=\"/edit?iid={quote(open_[0])}\">Continue "
-                  f"image {e(open_[0])}</a></p><form method=\"post\" action=\"/skip\">"
-                  f"<input type=\"hidden\" name=\"iid\" value=\"{e(open_[0])}\">"
-                  "<button>Skip this image</button> (if it does not load, or you cannot "
-                  "segment it: it goes to someone else)</form>" if open_ else
-                  "<form method=\"post\" action=\"/next\"><button>Next image</button>"
-                  "</form>")
-        return _page("Segment images", note + f"<h1>Hello, {e(name)}</h1><p>You have "
-                     f"segmented {n_done} image(s).</p>{action}<p>An image you leave "
-                     f"without a change for {app.reservation_hours:g} hours goes to "
-                     "someone else.</p>")
+        action = (
+            f'<p><a class="button" href="/edit?iid={quote(open_[0])}">Continue '
+            f'image {e(open_[0])}</a></p><form method="post" action="/skip">'
+            f'<input type="hidden" name="iid" value="{e(open_[0])}">'
+            "<button>Skip this image</button> (if it does not load, or you cannot "
+            "segment it: it goes to someone else)</form>"
+            if open_
+            else '<form method="post" action="/next"><button>Next image</button></form>'
+        )
+        return _page(
+            "Segment images",
+            note + f"<h1>Hello, {e(name)}</h1><p>You have "
+            f"segmented {n_done} image(s).</p>{action}<p>An image you leave "
+            f"without a change for {app.reservation_hours:g} hours goes to "
+            "someone else.</p>",
+        )
     rows = []
     done = app.ledger.submitted_ids(subject, app.presentation.gray)
     drafts = app.ledger.draft_ids(subject, app.presentation.gray)
     for iid in app.iids:
         state = "saved" if iid in done else ("draft" if iid in drafts else "")
-        rows.append(f"<tr><td><a href=\"/edit?iid={quote(iid)}\">{e(iid)}</a></td>"
-                    f"<td>{state}</td></tr>")
+        rows.append(
+            f'<tr><td><a href="/edit?iid={quote(iid)}">{e(iid)}</a></td>'
+            f"<td>{state}</td></tr>"
+        )
     kind = "grey" if app.presentation.gray else "colour"
-    return _page("Images", note + f"<h1>{e(name)}: images ({kind})</h1><table><thead><tr>"
-                 f"<th>image</th><th>state</th></tr></thead><tbody>{''.join(rows)}"
-                 "</tbody></table>")
+    return _page(
+        "Images",
+        note + f"<h1>{e(name)}: images ({kind})</h1><table><thead><tr>"
+        f"<th>image</th><th>state</th></tr></thead><tbody>{''.join(rows)}"
+        "</tbody></table>",
+    )
 
 
 def _progress_page(app: AnnotateApp) -> bytes:
@@ -463,19 +549,25 @@ def _progress_page(app: AnnotateApp) -> bytes:
     img_rows = "".join(
         f"<tr><td>{e(iid)}</td><td>{c['assigned']}</td><td>{c['open']}</td>"
         f"<td>{c['color']}</td><td>{c['gray']}</td></tr>"
-        for iid, c in prog["images"].items())
+        for iid, c in prog["images"].items()
+    )
     sub_rows = "".join(
         f"<tr><td>{sid}</td><td>{e(c['name'])}</td><td>{c['open']}</td>"
-        f"<td>{c['submitted']}</td></tr>" for sid, c in prog["subjects"].items())
+        f"<td>{c['submitted']}</td></tr>"
+        for sid, c in prog["subjects"].items()
+    )
     total = sum(c["color"] + c["gray"] for c in prog["images"].values())
     limit = f", at most {app.per_image} per image" if app.collect else ""
-    return _page("Progress", f"<h1>Progress</h1><p>{total} segmentation(s) of "
-                 f"{len(prog['images'])} image(s) by {len(prog['subjects'])} subject(s)"
-                 f"{limit}.</p><h2>Images</h2><table><thead><tr><th>image</th>"
-                 "<th>assigned</th><th>open</th><th>colour</th><th>grey</th></tr></thead>"
-                 f"<tbody>{img_rows}</tbody></table><h2>Subjects</h2><table><thead><tr>"
-                 "<th>id</th><th>name</th><th>open</th><th>submitted</th></tr></thead>"
-                 f"<tbody>{sub_rows}</tbody></table>")
+    return _page(
+        "Progress",
+        f"<h1>Progress</h1><p>{total} segmentation(s) of "
+        f"{len(prog['images'])} image(s) by {len(prog['subjects'])} subject(s)"
+        f"{limit}.</p><h2>Images</h2><table><thead><tr><th>image</th>"
+        "<th>assigned</th><th>open</th><th>colour</th><th>grey</th></tr></thead>"
+        f"<tbody>{img_rows}</tbody></table><h2>Subjects</h2><table><thead><tr>"
+        "<th>id</th><th>name</th><th>open</th><th>submitted</th></tr></thead>"
+        f"<tbody>{sub_rows}</tbody></table>",
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -505,8 +597,16 @@ class Handler(BaseHTTPRequestHandler):
         if not getattr(self.server, "quiet", True):
             sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
 
-    def _send(self, status: int, body: bytes, ctype: str, headers=(), *,
-              close: bool = False, reason: str | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        ctype: str,
+        headers=(),
+        *,
+        close: bool = False,
+        reason: str | None = None,
+    ) -> None:
         """The one way a response leaves: every answer, http.server's own errors
         included (:meth:`send_error`), gets the security headers here."""
         self.send_response(status, reason)
@@ -519,8 +619,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         if getattr(self.server, "tls", False):
             self.send_header("Strict-Transport-Security", "max-age=31536000")
-        if close or (self.command in ("POST", "PUT")
-                     and not getattr(self, "_consumed", False)):
+        if close or (
+            self.command in ("POST", "PUT") and not getattr(self, "_consumed", False)
+        ):
             # a refused request's body is unread: it must not be parsed as the next one
             self.close_connection = True
             self.send_header("Connection", "close")
@@ -536,8 +637,11 @@ class Handler(BaseHTTPRequestHandler):
         :meth:`_send`, and the connection closed (the request was not understood)."""
         short = self.responses.get(code, ("error", ""))[0]
         self.log_error("code %d, message %s", code, message or short)
-        body = b"" if code < 200 or code in (204, 205, 304) else \
-            json.dumps({"error": message or short}).encode()
+        body = (
+            b""
+            if code < 200 or code in (204, 205, 304)
+            else json.dumps({"error": message or short}).encode()
+        )
         self._send(code, body, "application/json", close=True, reason=short)
 
     def _json(self, obj, status: int = 200, headers=()) -> None:
@@ -561,7 +665,7 @@ class Handler(BaseHTTPRequestHandler):
         cookie = SimpleCookie()
         try:
             cookie.load(self.headers.get("Cookie", ""))
-        except Exception:   # noqa: BLE001 - a malformed cookie is no subject, not an error
+        except Exception:  # noqa: BLE001 - a malformed cookie is no subject, not an error
             return None
         morsel = cookie.get(COOKIE)
         return self.app.verify(morsel.value if morsel else None)
@@ -574,7 +678,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _check_origin(self) -> None:
         """Refuse other sites' pages (CSRF) and other host names (DNS rebinding)."""
-        host = self.headers.get("Host", "").lower()   # host names are case-blind
+        host = self.headers.get("Host", "").lower()  # host names are case-blind
         allowed = getattr(self.server, "allowed_hosts", None)
         if allowed is not None and host not in allowed:
             raise _Reply(421, f"unexpected Host {host!r}")
@@ -586,7 +690,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise _Reply(403, "API writes need the header X-Segbench: 1")
 
     def _iid(self, prefix: str) -> str:
-        iid = urlsplit(self.path).path[len(prefix):]
+        iid = urlsplit(self.path).path[len(prefix) :]
         if not IID.match(iid) or self.app.image(iid) is None:
             raise _Reply(404, f"no image {iid!r}")
         return iid
@@ -600,8 +704,10 @@ class Handler(BaseHTTPRequestHandler):
                 if not isinstance(data, dict):
                     raise ValueError
                 return {str(k): str(v) for k, v in data.items()}
-            return {k: v[0] for k, v in parse_qs(body.decode("utf-8"),
-                                                  strict_parsing=False).items()}
+            return {
+                k: v[0]
+                for k, v in parse_qs(body.decode("utf-8"), strict_parsing=False).items()
+            }
         except (ValueError, UnicodeDecodeError):
             raise _Reply(400, "malformed form") from None
 
@@ -612,8 +718,9 @@ class Handler(BaseHTTPRequestHandler):
             self._check_origin()
             path = urlsplit(self.path).path
             for prefix, handler in routes:
-                if path == prefix or (len(prefix) > 1 and prefix.endswith("/")
-                                      and path.startswith(prefix)):
+                if path == prefix or (
+                    len(prefix) > 1 and prefix.endswith("/") and path.startswith(prefix)
+                ):
                     handler()
                     return
             raise _Reply(404, "not found")
@@ -630,35 +737,57 @@ class Handler(BaseHTTPRequestHandler):
         except sqlite3.OperationalError as exc:
             if not _locked(exc):
                 self._internal(exc)
-            else:   # another program holds the ledger: the request can be tried again
-                sys.stderr.write(f"segbench annotate: {self.command} {self.path}: the "
-                                 f"ledger is locked by another program\n")
-                self._json({"error": "the ledger is busy (locked by another program); "
-                                     "try again in a moment"}, 503)
-        except Exception as exc:   # noqa: BLE001 - no traceback to the client; one line
+            else:  # another program holds the ledger: the request can be tried again
+                sys.stderr.write(
+                    f"segbench annotate: {self.command} {self.path}: the "
+                    f"ledger is locked by another program\n"
+                )
+                self._json(
+                    {
+                        "error": "the ledger is busy (locked by another program); "
+                        "try again in a moment"
+                    },
+                    503,
+                )
+        except Exception as exc:  # noqa: BLE001 - no traceback to the client; one line
             self._internal(exc)
 
     def _internal(self, exc: Exception) -> None:
-        sys.stderr.write(f"segbench annotate: {self.command} {self.path}: "
-                         f"{type(exc).__name__}: {exc}\n")
+        sys.stderr.write(
+            f"segbench annotate: {self.command} {self.path}: {type(exc).__name__}: {exc}\n"
+        )
         self._json({"error": "internal error"}, 500)
 
     def do_GET(self):
-        self._dispatch((("/", self.get_home), ("/favicon.ico", self.get_favicon),
-                        ("/edit", self.get_editor),
-                        ("/progress", self.get_progress), ("/static/", self.get_static),
-                        ("/api/task/", self.get_task), ("/api/image/", self.get_image),
-                        ("/api/draft/", self.get_draft),
-                        ("/api/progress", self.get_progress_json)))
+        self._dispatch(
+            (
+                ("/", self.get_home),
+                ("/favicon.ico", self.get_favicon),
+                ("/edit", self.get_editor),
+                ("/progress", self.get_progress),
+                ("/static/", self.get_static),
+                ("/api/task/", self.get_task),
+                ("/api/image/", self.get_image),
+                ("/api/draft/", self.get_draft),
+                ("/api/progress", self.get_progress_json),
+            )
+        )
 
     do_HEAD = do_GET
 
     def do_POST(self):
-        self._dispatch((("/login", self.post_login), ("/next", self.post_next),
-                        ("/skip", self.post_skip), ("/api/skip/", self.post_skip),
-                        ("/api/login", self.post_login), ("/api/next", self.post_next),
-                        ("/api/draft/", self.put_draft),
-                        ("/api/submit/", self.post_submit)))
+        self._dispatch(
+            (
+                ("/login", self.post_login),
+                ("/next", self.post_next),
+                ("/skip", self.post_skip),
+                ("/api/skip/", self.post_skip),
+                ("/api/login", self.post_login),
+                ("/api/next", self.post_next),
+                ("/api/draft/", self.put_draft),
+                ("/api/submit/", self.post_submit),
+            )
+        )
 
     def do_PUT(self):
         self._dispatch((("/api/draft/", self.put_draft),))
@@ -667,11 +796,12 @@ class Handler(BaseHTTPRequestHandler):
     def get_home(self):
         query = parse_qs(urlsplit(self.path).query)
         message = query.get("msg", [""])[0][:200]
-        self._send(200, _home(self.app, self._subject(), message),
-                   "text/html; charset=utf-8")
+        self._send(
+            200, _home(self.app, self._subject(), message), "text/html; charset=utf-8"
+        )
 
     def get_favicon(self):
-        self._send(204, b"", "image/x-icon")   # no icon, and no 404 in the console
+        self._send(204, b"", "image/x-icon")  # no icon, and no 404 in the console
 
     def get_editor(self):
         body, ctype = self.app.static["editor.html"]
@@ -686,7 +816,7 @@ class Handler(BaseHTTPRequestHandler):
         self._json(prog)
 
     def get_static(self):
-        name = urlsplit(self.path).path[len("/static/"):]
+        name = urlsplit(self.path).path[len("/static/") :]
         if name not in self.app.static:
             raise _Reply(404, "not found")
         self._send(200, *self.app.static[name])
@@ -704,13 +834,16 @@ class Handler(BaseHTTPRequestHandler):
             return self._redirect("/?msg=" + quote(exc.problem))
         subject = self.app.ledger.subject_id(name)
         self.app.write_subjects()
-        cookie = (f"{COOKIE}={self.app.sign(subject)}; Path=/; HttpOnly; SameSite=Strict; "
-                  "Max-Age=2592000")
-        if self.server.secure:   # https (here or at the proxy): never sent in the clear
+        cookie = (
+            f"{COOKIE}={self.app.sign(subject)}; Path=/; HttpOnly; SameSite=Strict; "
+            "Max-Age=2592000"
+        )
+        if self.server.secure:  # https (here or at the proxy): never sent in the clear
             cookie += "; Secure"
         if api:
-            self._json({"subject": subject, "name": name},
-                       headers=(("Set-Cookie", cookie),))
+            self._json(
+                {"subject": subject, "name": name}, headers=(("Set-Cookie", cookie),)
+            )
         else:
             self._redirect("/", (("Set-Cookie", cookie),))
 
@@ -722,12 +855,21 @@ class Handler(BaseHTTPRequestHandler):
         subject = self._need_subject()
         got = self.app.next_task(subject)
         if api:
-            self._json({"iid": None} if got is None else
-                       {"iid": got[0], "gray": got[1].gray, "invert": got[1].invert,
-                        "flipflop": got[1].flipflop})
+            self._json(
+                {"iid": None}
+                if got is None
+                else {
+                    "iid": got[0],
+                    "gray": got[1].gray,
+                    "invert": got[1].invert,
+                    "flipflop": got[1].flipflop,
+                }
+            )
         elif got is None:
-            self._redirect("/?msg=" + quote("No image can be given to you now: thank you! "
-                                            "Come back later."))
+            self._redirect(
+                "/?msg="
+                + quote("No image can be given to you now: thank you! Come back later.")
+            )
         else:
             self._redirect(f"/edit?iid={quote(got[0])}")
 
@@ -739,11 +881,11 @@ class Handler(BaseHTTPRequestHandler):
             raise _Reply(400, "one-subject mode: open any other image from the list")
         if api:
             self._body(_FORM_LIMIT)
-            iid = urlsplit(self.path).path[len("/api/skip/"):]
+            iid = urlsplit(self.path).path[len("/api/skip/") :]
         else:
             iid = self._form().get("iid", "")
         subject = self._need_subject()
-        if not IID.match(iid):    # known to the ledger, served or not: a broken one too
+        if not IID.match(iid):  # known to the ledger, served or not: a broken one too
             raise _Reply(404, f"no image {iid!r}")
         try:
             self.app.skip(subject, iid)
@@ -761,10 +903,19 @@ class Handler(BaseHTTPRequestHandler):
         iid, subject = self._iid("/api/task/"), self._need_subject()
         p = self.app.task(subject, iid)
         number, width, height, _ = self.app.image(iid)
-        self._json({"iid": iid, "image": number, "width": width, "height": height,
-                    "gray": p.gray, "invert": p.invert, "flipflop": p.flipflop,
-                    "collect": self.app.collect,
-                    "subject": self.app.ledger.subjects().get(subject)})
+        self._json(
+            {
+                "iid": iid,
+                "image": number,
+                "width": width,
+                "height": height,
+                "gray": p.gray,
+                "invert": p.invert,
+                "flipflop": p.flipflop,
+                "collect": self.app.collect,
+                "subject": self.app.ledger.subjects().get(subject),
+            }
+        )
 
     def get_image(self):
         iid, subject = self._iid("/api/image/"), self._need_subject()
@@ -777,8 +928,12 @@ class Handler(BaseHTTPRequestHandler):
         got = self.app.ledger.draft(subject, iid, p.gray)
         if got is None:
             return self._send(204, b"", "application/octet-stream")
-        self._send(200, self.app.presented(got[1], iid, p), "application/octet-stream",
-                   (("X-Segments", str(got[0])),))
+        self._send(
+            200,
+            self.app.presented(got[1], iid, p),
+            "application/octet-stream",
+            (("X-Segments", str(got[0])),),
+        )
 
     def _labels_body(self, iid: str) -> bytes:
         _, width, height, _ = self.app.image(iid)
@@ -787,8 +942,9 @@ class Handler(BaseHTTPRequestHandler):
     def put_draft(self):
         iid, subject = self._iid("/api/draft/"), self._need_subject()
         p = self.app.task(subject, iid)
-        n, raw = self.app.decode_labels(self._labels_body(iid), iid,
-                                        self.headers.get("X-Segments"), p, compact=False)
+        n, raw = self.app.decode_labels(
+            self._labels_body(iid), iid, self.headers.get("X-Segments"), p, compact=False
+        )
         self.app.ledger.save_draft(subject, iid, p.gray, n, raw)
         self._json({"draft": True, "segments": n})
 
@@ -828,21 +984,29 @@ def tls_context(cert: str | PathLike, key: str | PathLike) -> ssl.SSLContext:
             raise InputError(f"{option}: file not found", path)
 
     def no_password():
-        raise InputError("--tls-key: the private key is encrypted; give an unencrypted "
-                         "key (the server starts without asking for a password)", key)
+        raise InputError(
+            "--tls-key: the private key is encrypted; give an unencrypted "
+            "key (the server starts without asking for a password)",
+            key,
+        )
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         ctx.load_cert_chain(cert, key, password=no_password)
     except ssl.SSLError as exc:
-        why = "the key does not match the certificate" if "KEY_VALUES_MISMATCH" in str(
-            exc) else f"not a PEM certificate and private key ({exc.reason or exc})"
-        raise InputError(f"--tls-cert/--tls-key: cannot load them: {why} (key: {key})",
-                         cert) from None
+        why = (
+            "the key does not match the certificate"
+            if "KEY_VALUES_MISMATCH" in str(exc)
+            else f"not a PEM certificate and private key ({exc.reason or exc})"
+        )
+        raise InputError(
+            f"--tls-cert/--tls-key: cannot load them: {why} (key: {key})", cert
+        ) from None
     except OSError as exc:
-        raise InputError(f"--tls-cert/--tls-key: cannot read them: "
-                         f"{exc.strerror or exc}", cert) from None
+        raise InputError(
+            f"--tls-cert/--tls-key: cannot read them: {exc.strerror or exc}", cert
+        ) from None
     return ctx
 
 
@@ -856,42 +1020,52 @@ def _public_origin(url: str) -> tuple[str, frozenset[str]]:
     The origin is the one a browser sends (its scheme's default port omitted); the host is
     accepted with and without that default port, as clients differ in which they send.
     """
+
     def bad(why: str) -> InputError:
-        return InputError(f"--public-url {url!r}: {why}; expected an address such as "
-                          f"https://annotate.example.org[:port] (scheme and host, no path)")
+        return InputError(
+            f"--public-url {url!r}: {why}; expected an address such as "
+            f"https://annotate.example.org[:port] (scheme and host, no path)"
+        )
 
     try:
         parts = urlsplit(url.strip())
-    except ValueError as exc:   # e.g. a '[' without its ']'
-        raise bad("an IPv6 address needs its closing ']'" if "[" in url and "]" not in url
-                  else str(exc)) from None
+    except ValueError as exc:  # e.g. a '[' without its ']'
+        raise bad(
+            "an IPv6 address needs its closing ']'"
+            if "[" in url and "]" not in url
+            else str(exc)
+        ) from None
     if parts.scheme not in _DEFAULT_PORT:
         raise bad("the scheme must be http or https")
     if not parts.netloc or "@" in parts.netloc:
-        raise bad("no host" if not parts.netloc else "a user name or password is not served")
+        raise bad(
+            "no host" if not parts.netloc else "a user name or password is not served"
+        )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise bad("a path, query or fragment is not served")
     try:
         port = parts.port
     except ValueError:
-        raise bad(f"the port {parts.netloc.rpartition(':')[2]!r} is not a number "
-                  f"from 1 to 65535") from None
+        raise bad(
+            f"the port {parts.netloc.rpartition(':')[2]!r} is not a number from 1 to 65535"
+        ) from None
     if port == 0:
         raise bad("the port 0 is not a number from 1 to 65535")
     host = parts.hostname or ""
-    if parts.netloc.startswith("["):   # an IPv6 literal
+    if parts.netloc.startswith("["):  # an IPv6 literal
         try:
             ipaddress.IPv6Address(host)
         except ValueError:
             raise bad(f"{host!r} is not an IPv6 address") from None
         host = f"[{host}]"
     else:
-        try:   # an internationalised name travels in its ASCII (punycode) form
+        try:  # an internationalised name travels in its ASCII (punycode) form
             host = host.encode("idna").decode("ascii").lower()
         except UnicodeError:
             raise bad(f"{host!r} is not a host name") from None
-        if not host or not all(_DNS_LABEL.fullmatch(lab)
-                                for lab in host.removesuffix(".").split(".")):
+        if not host or not all(
+            _DNS_LABEL.fullmatch(lab) for lab in host.removesuffix(".").split(".")
+        ):
             raise bad(f"{host!r} is not a host name (letters, digits, '-' and '.' only)")
     default = _DEFAULT_PORT[parts.scheme]
     netloc = host if port in (None, default) else f"{host}:{port}"
@@ -908,26 +1082,38 @@ class AnnotateServer(ThreadingHTTPServer):
     """
 
     daemon_threads = True
-    request_queue_size = 128   # many subjects may connect at the same moment
-    handshake_timeout = 10.0   # seconds a client has to finish the TLS handshake
+    request_queue_size = 128  # many subjects may connect at the same moment
+    handshake_timeout = 10.0  # seconds a client has to finish the TLS handshake
 
-    def __init__(self, app: AnnotateApp, host: str, port: int, *, quiet: bool = True,
-                 ssl_context: ssl.SSLContext | None = None, public_url: str | None = None):
+    def __init__(
+        self,
+        app: AnnotateApp,
+        host: str,
+        port: int,
+        *,
+        quiet: bool = True,
+        ssl_context: ssl.SSLContext | None = None,
+        public_url: str | None = None,
+    ):
         self.app, self.quiet = app, quiet
         self.ssl_context, self.tls = ssl_context, ssl_context is not None
         self.public = None if public_url is None else _public_origin(public_url)
         #: cookies get ``Secure``: the browser reaches us over https, here or at a proxy
-        self.secure = self.tls or (self.public is not None
-                                   and self.public[0].startswith("https:"))
-        host = host.strip("[]")   # an IPv6 address may come as in a URL
+        self.secure = self.tls or (
+            self.public is not None and self.public[0].startswith("https:")
+        )
+        host = host.strip("[]")  # an IPv6 address may come as in a URL
         if ":" in host:
             self.address_family = socket.AF_INET6
         handler = type("BoundHandler", (Handler,), {"app": app})
         super().__init__((host, port), handler)
         port = self.server_address[1]
         self.loopback = is_loopback(host)
-        self.allowed_hosts = ({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-                              if self.loopback else None)
+        self.allowed_hosts = (
+            {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+            if self.loopback
+            else None
+        )
         if self.allowed_hosts is not None and self.public is not None:
             self.allowed_hosts |= self.public[1]
 
@@ -944,12 +1130,14 @@ class AnnotateServer(ThreadingHTTPServer):
         if self.ssl_context is None:
             return super().finish_request(request, client_address)
         request.settimeout(self.handshake_timeout)
-        try:   # in the request's own thread, not in the accept loop
+        try:  # in the request's own thread, not in the accept loop
             conn = self.ssl_context.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError) as exc:
             if not self.quiet:
-                sys.stderr.write(f"{client_address[0]} TLS handshake failed: "
-                                 f"{getattr(exc, 'reason', None) or exc}\n")
+                sys.stderr.write(
+                    f"{client_address[0]} TLS handshake failed: "
+                    f"{getattr(exc, 'reason', None) or exc}\n"
+                )
             return
         conn.settimeout(None)
         try:
@@ -965,10 +1153,18 @@ class AnnotateServer(ThreadingHTTPServer):
         return f"{'https' if self.tls else 'http'}://{host}:{port}/"
 
 
-def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127.0.0.1",
-                port: int = 8000, quiet: bool = True, tls_cert: str | PathLike | None = None,
-                tls_key: str | PathLike | None = None, public_url: str | None = None,
-                **options) -> AnnotateServer:
+def make_server(
+    images: str | PathLike,
+    out: str | PathLike,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    quiet: bool = True,
+    tls_cert: str | PathLike | None = None,
+    tls_key: str | PathLike | None = None,
+    public_url: str | None = None,
+    **options,
+) -> AnnotateServer:
     """Prepare ``out`` and return the annotation server, bound but not yet serving.
 
     Parameters
@@ -1008,16 +1204,20 @@ def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127
         ``host`` is not a loopback address.
     """
     import warnings
+
     if (tls_cert is None) != (tls_key is None):
-        raise InputError("--tls-cert and --tls-key go together: give both (the "
-                         "certificate and its private key, PEM files)")
+        raise InputError(
+            "--tls-cert and --tls-key go together: give both (the "
+            "certificate and its private key, PEM files)"
+        )
     ctx = None if tls_cert is None else tls_context(tls_cert, tls_key)
     if public_url is not None:
-        _public_origin(public_url)   # refused before anything is written
+        _public_origin(public_url)  # refused before anything is written
     app = AnnotateApp(images, out, **options)
     try:
-        server = AnnotateServer(app, host, port, quiet=quiet, ssl_context=ctx,
-                                public_url=public_url)
+        server = AnnotateServer(
+            app, host, port, quiet=quiet, ssl_context=ctx, public_url=public_url
+        )
     except (OSError, OverflowError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InputError(f"cannot listen on {host}:{port}: {why}") from None
@@ -1025,8 +1225,15 @@ def make_server(images: str | PathLike, out: str | PathLike, *, host: str = "127
         warnings.warn(
             f"--host {host} is not a loopback address: anyone who can reach port "
             f"{server.server_address[1]} of this machine can sign in and submit (there is "
-            f"no password)" + ("" if ctx else ", and the traffic is plain HTTP (use "
-                                              "--tls-cert/--tls-key, or a reverse proxy: "
-                                              "docs/annotate.md)"),
-            AnnotateWarning, stacklevel=2)
+            f"no password)"
+            + (
+                ""
+                if ctx
+                else ", and the traffic is plain HTTP (use "
+                "--tls-cert/--tls-key, or a reverse proxy: "
+                "docs/annotate.md)"
+            ),
+            AnnotateWarning,
+            stacklevel=2,
+        )
     return server

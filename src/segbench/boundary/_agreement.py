@@ -44,20 +44,32 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
+from ..primitives import DEFAULT_MAX_DIST, as_boundary_list, shared_matcher
 from ..result import Result
 from ..spec import Family
-from ..primitives import DEFAULT_MAX_DIST, as_boundary_list, shared_matcher
 
-__all__ = ["AGREEMENT", "UNITS", "AgreementRecord", "agreement_histogram",
-           "agreement_levels", "agreement_map", "agreement_threshold", "check_unit",
-           "gray_agreement_map", "strong_boundaries", "unit_counts"]
+__all__ = [
+    "AGREEMENT",
+    "UNITS",
+    "AgreementRecord",
+    "agreement_histogram",
+    "agreement_levels",
+    "agreement_map",
+    "agreement_threshold",
+    "check_unit",
+    "gray_agreement_map",
+    "strong_boundaries",
+    "unit_counts",
+]
 
 #: Record payload version (of :meth:`AgreementRecord.to_json`).
 RECORD_VERSION = 1
 #: Agreement figures of Hou, Yuille and Koch (2013): percentages of boundary labels
 #: drawn by one annotator (orphan) and by all (unanimous).
-PAPER = {"BSDS300": {"orphan": 29.40, "unanimous": 28.99},
-         "BSDS500 test": {"orphan": 30.58, "unanimous": 30.15}}
+PAPER = {
+    "BSDS300": {"orphan": 29.40, "unanimous": 28.99},
+    "BSDS500 test": {"orphan": 30.58, "unanimous": 30.15},
+}
 #: Counting units of the summary: ``"label"`` (a boundary drawn by l annotators is one
 #: label: each of its pixels counts 1/l; Hou et al.'s unit, the default) or ``"pixel"``
 #: (every annotator's boundary pixel counts once).
@@ -76,16 +88,18 @@ def _check_max_dist(max_dist) -> float:
     except (TypeError, ValueError):
         raise InputError(f"max_dist must be a number, got {max_dist!r}") from None
     if not 0 < d < 1:
-        raise InputError(f"max_dist is a fraction of the image diagonal in (0, 1), got "
-                         f"{max_dist}")
+        raise InputError(
+            f"max_dist is a fraction of the image diagonal in (0, 1), got {max_dist}"
+        )
     return d
 
 
 def check_unit(unit) -> str:
     """``unit`` if it is one of :data:`UNITS`, else InputError naming the value."""
     if not isinstance(unit, str) or unit not in UNITS:
-        raise InputError(f"unit must be 'label' (Hou et al.'s count) or 'pixel', got "
-                         f"{unit!r}")
+        raise InputError(
+            f"unit must be 'label' (Hou et al.'s count) or 'pixel', got {unit!r}"
+        )
     return unit
 
 
@@ -159,7 +173,7 @@ def agreement_levels(boundaries, *, max_dist: float = DEFAULT_MAX_DIST) -> list:
     max_dist = _check_max_dist(max_dist)
     k_ann = len(humans)
     dtype = _level_dtype(k_ann)
-    levels = [h.astype(dtype) for h in humans]   # 1 on every boundary pixel
+    levels = [h.astype(dtype) for h in humans]  # 1 on every boundary pixel
     if k_ann >= 2:
         matcher = shared_matcher(humans[0].shape, max_dist)
         for a, b in combinations(range(k_ann), 2):
@@ -179,13 +193,16 @@ def _as_levels(levels) -> list:
         if m.ndim != 2:
             raise InputError(f"agreement level map {k} is not 2-D (shape {m.shape})")
         if m.shape != maps[0].shape:
-            raise InputError(f"agreement level maps differ in shape: {maps[0].shape} and "
-                             f"{m.shape}")
+            raise InputError(
+                f"agreement level maps differ in shape: {maps[0].shape} and {m.shape}"
+            )
         if not (np.issubdtype(m.dtype, np.integer) or m.dtype == np.bool_):
             raise InputError(f"agreement level map {k} is not integer ({m.dtype})")
         if m.size and (m.min() < 0 or m.max() > len(maps)):
-            raise InputError(f"agreement level map {k} has levels outside 0..{len(maps)} "
-                             f"(K = {len(maps)} annotators)")
+            raise InputError(
+                f"agreement level map {k} has levels outside 0..{len(maps)} "
+                f"(K = {len(maps)} annotators)"
+            )
     return maps
 
 
@@ -193,8 +210,9 @@ def _per_annotator(levels) -> np.ndarray:
     """(K, K) int64: row ``a``, column ``l - 1``: pixels of annotator ``a`` at level l."""
     maps = _as_levels(levels)
     k_ann = len(maps)
-    return np.stack([np.bincount(m.ravel(), minlength=k_ann + 1)[1:k_ann + 1]
-                     for m in maps]).astype(np.int64)
+    return np.stack(
+        [np.bincount(m.ravel(), minlength=k_ann + 1)[1 : k_ann + 1] for m in maps]
+    ).astype(np.int64)
 
 
 def agreement_histogram(levels) -> np.ndarray:
@@ -258,26 +276,35 @@ def agreement_threshold(min_agreement, k: int) -> int:
             try:
                 value = float(text)
             except ValueError:
-                raise InputError(f"min_agreement must be a number of annotators (>= 1), "
-                                 f"a fraction in (0, 1] or 'all', got {min_agreement!r}"
-                                 ) from None
+                raise InputError(
+                    f"min_agreement must be a number of annotators (>= 1), "
+                    f"a fraction in (0, 1] or 'all', got {min_agreement!r}"
+                ) from None
     if isinstance(value, (bool, np.bool_)):
-        raise InputError(f"min_agreement must be a number, a fraction or 'all', not the "
-                         f"boolean {min_agreement!r}")
+        raise InputError(
+            f"min_agreement must be a number, a fraction or 'all', not the "
+            f"boolean {min_agreement!r}"
+        )
     if isinstance(value, numbers.Integral):
         if value < 1:
-            raise InputError(f"min_agreement as a number of annotators must be >= 1, got "
-                             f"{min_agreement!r}")
+            raise InputError(
+                f"min_agreement as a number of annotators must be >= 1, got "
+                f"{min_agreement!r}"
+            )
         return int(value)
     if isinstance(value, numbers.Real):
         f = float(value)
         if not (math.isfinite(f) and 0 < f <= 1):
-            raise InputError(f"min_agreement as a fraction of the annotators must be in "
-                             f"(0, 1], got {min_agreement!r} (give an integer for a "
-                             f"number of annotators)")
+            raise InputError(
+                f"min_agreement as a fraction of the annotators must be in "
+                f"(0, 1], got {min_agreement!r} (give an integer for a "
+                f"number of annotators)"
+            )
         return max(1, math.ceil(f * k - 1e-9))
-    raise InputError(f"min_agreement must be a number of annotators (>= 1), a fraction "
-                     f"in (0, 1] or 'all', got {min_agreement!r}")
+    raise InputError(
+        f"min_agreement must be a number of annotators (>= 1), a fraction "
+        f"in (0, 1] or 'all', got {min_agreement!r}"
+    )
 
 
 def strong_boundaries(boundaries, levels, min_agreement) -> list:
@@ -315,14 +342,18 @@ def strong_boundaries(boundaries, levels, min_agreement) -> list:
     if len(maps) != len(humans):
         raise InputError(f"{len(maps)} agreement level maps for {len(humans)} annotators")
     if maps[0].shape != humans[0].shape:
-        raise InputError(f"agreement level maps have shape {maps[0].shape} but the "
-                         f"boundary maps {humans[0].shape}")
+        raise InputError(
+            f"agreement level maps have shape {maps[0].shape} but the "
+            f"boundary maps {humans[0].shape}"
+        )
     t = agreement_threshold(min_agreement, len(humans))
     out = []
     for k, (h, m) in enumerate(zip(humans, maps)):
         if not np.array_equal(m > 0, h):
-            raise InputError(f"agreement levels of annotator {k} do not match its "
-                             "boundary map (levels are nonzero exactly on its boundary)")
+            raise InputError(
+                f"agreement levels of annotator {k} do not match its "
+                "boundary map (levels are nonzero exactly on its boundary)"
+            )
         out.append(m >= t)
     return out
 
@@ -405,11 +436,17 @@ class AgreementRecord:
 
     def to_json(self) -> dict:
         """Plain-JSON form (the map as base64 text); :meth:`from_json` restores it."""
-        return {"version": RECORD_VERSION, "k": self.k, "shape": list(self.shape),
-                "per_annotator": self.per_annotator.tolist(),
-                "map": {"encoding": "zlib+base64",
-                        "dtype": np.dtype(_level_dtype(self.k)).newbyteorder("<").str,
-                        "data": base64.b64encode(self.map_z).decode("ascii")}}
+        return {
+            "version": RECORD_VERSION,
+            "k": self.k,
+            "shape": list(self.shape),
+            "per_annotator": self.per_annotator.tolist(),
+            "map": {
+                "encoding": "zlib+base64",
+                "dtype": np.dtype(_level_dtype(self.k)).newbyteorder("<").str,
+                "data": base64.b64encode(self.map_z).decode("ascii"),
+            },
+        }
 
     @classmethod
     def from_json(cls, d) -> AgreementRecord:
@@ -421,18 +458,26 @@ class AgreementRecord:
         k = d["k"]
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError("k must be a positive integer")
-        if per.shape != (k, k) or not (np.issubdtype(per.dtype, np.integer)
-                                       or per.size == 0) or (per < 0).any():
-            raise ValueError("per_annotator must be a K x K table of non-negative "
-                             "integers")
+        if (
+            per.shape != (k, k)
+            or not (np.issubdtype(per.dtype, np.integer) or per.size == 0)
+            or (per < 0).any()
+        ):
+            raise ValueError("per_annotator must be a K x K table of non-negative integers")
         shape = d["shape"]
-        if not (isinstance(shape, list) and len(shape) == 2
-                and all(isinstance(n, int) and not isinstance(n, bool) and n > 0
-                        for n in shape) and shape[0] * shape[1] <= _MAX_PIXELS):
+        if not (
+            isinstance(shape, list)
+            and len(shape) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
+            and shape[0] * shape[1] <= _MAX_PIXELS
+        ):
             raise ValueError("shape must be two positive integers")
         m = d["map"]
-        if not isinstance(m, dict) or m.get("encoding") != "zlib+base64" or \
-                m.get("dtype") != np.dtype(_level_dtype(k)).newbyteorder("<").str:
+        if (
+            not isinstance(m, dict)
+            or m.get("encoding") != "zlib+base64"
+            or m.get("dtype") != np.dtype(_level_dtype(k)).newbyteorder("<").str
+        ):
             raise ValueError("unknown agreement map encoding")
         try:
             raw = base64.b64decode(m["data"].encode("ascii"), validate=True)
@@ -443,8 +488,11 @@ class AgreementRecord:
         amap = rec.level_map()
         top = int(np.flatnonzero(per.sum(axis=0))[-1]) + 1 if per.any() else 0
         n_union = int(np.count_nonzero(amap))
-        if int(amap.max(initial=0)) != top or n_union > per.sum() or \
-                n_union < per.sum(axis=1).max(initial=0):
+        if (
+            int(amap.max(initial=0)) != top
+            or n_union > per.sum()
+            or n_union < per.sum(axis=1).max(initial=0)
+        ):
             raise ValueError("the agreement map does not fit the level counts")
         return rec
 
@@ -454,7 +502,7 @@ def _decode_map(map_z: bytes, shape, k: int) -> np.ndarray:
     n_bytes = shape[0] * shape[1] * dtype.itemsize
     dec = zlib.decompressobj()
     try:
-        data = dec.decompress(map_z, n_bytes + 1)   # bounded: no decompression bomb
+        data = dec.decompress(map_z, n_bytes + 1)  # bounded: no decompression bomb
     except zlib.error as exc:
         raise ValueError(f"the agreement map does not decompress: {exc}") from None
     if len(data) != n_bytes or not dec.eof:
@@ -471,7 +519,8 @@ def _check(params: dict) -> None:
 
 def _evaluate(sample, params: dict) -> AgreementRecord:
     return AgreementRecord.from_levels(
-        agreement_levels(sample.ground_truth(), max_dist=params["max_dist"]))
+        agreement_levels(sample.ground_truth(), max_dist=params["max_dist"])
+    )
 
 
 def _fraction(num, den) -> float:
@@ -482,8 +531,8 @@ def _summarize(ids, records, params, options) -> Result:
     """Pooled and per-image agreement in ``params['unit']``; see :data:`AGREEMENT`."""
     unit = check_unit(params.get("unit", "label"))
     k_max = max((r.k for r in records), default=1)
-    pixels = np.zeros(k_max, np.int64)          # scored images, pooled by level
-    counts = np.zeros(k_max, np.float64)        # the same in ``unit``
+    pixels = np.zeros(k_max, np.int64)  # scored images, pooled by level
+    counts = np.zeros(k_max, np.float64)  # the same in ``unit``
     by_k: dict[int, np.ndarray] = {}
     # pooled [level 1, level K, all] in each unit; weighted: sum of level / K
     pooled = {u: np.zeros(3) for u in UNITS}
@@ -496,20 +545,22 @@ def _summarize(ids, records, params, options) -> Result:
         levels = np.arange(1, r.k + 1)
         scored = r.k >= 2
         nan = float("nan")
-        row = {"id": iid, "annotators": r.k, "boundary_pixels": int(h.sum()),
-               "labels": float(unit_counts(h).sum()),
-               "orphan_fraction": _fraction(c[0], n) if scored else nan,
-               "unanimous_fraction": _fraction(c[-1], n) if scored else nan,
-               "mean_agreement": _fraction((c * levels).sum() / r.k, n) if scored
-               else nan}
+        row = {
+            "id": iid,
+            "annotators": r.k,
+            "boundary_pixels": int(h.sum()),
+            "labels": float(unit_counts(h).sum()),
+            "orphan_fraction": _fraction(c[0], n) if scored else nan,
+            "unanimous_fraction": _fraction(c[-1], n) if scored else nan,
+            "mean_agreement": _fraction((c * levels).sum() / r.k, n) if scored else nan,
+        }
         for lv in range(1, k_max + 1):
-            row[f"level_{lv}"] = _fraction(c[lv - 1], n) if scored and lv <= r.k \
-                else nan
+            row[f"level_{lv}"] = _fraction(c[lv - 1], n) if scored and lv <= r.k else nan
         per_item.append(row)
         if not scored:
             continue
-        pixels[:r.k] += h
-        counts[:r.k] += c
+        pixels[: r.k] += h
+        counts[: r.k] += c
         by_k.setdefault(r.k, np.zeros(r.k, np.int64))
         by_k[r.k] += h
         for u in UNITS:
@@ -521,38 +572,61 @@ def _summarize(ids, records, params, options) -> Result:
             img_unan.append(float(c[-1] / n))
     total = float(counts.sum())
     ks = [r.k for r in records]
-    metrics = {"orphan_fraction": _fraction(pooled[unit][0], pooled[unit][2]),
-               "unanimous_fraction": _fraction(pooled[unit][1], pooled[unit][2]),
-               "orphan_fraction_image_mean": float(np.mean(img_orphan)) if img_orphan
-               else float("nan"),
-               "unanimous_fraction_image_mean": float(np.mean(img_unan)) if img_unan
-               else float("nan"),
-               "mean_agreement": _fraction(weighted, total),
-               **{f"level_{lv}": _fraction(counts[lv - 1], total)
-                  for lv in range(1, k_max + 1)},
-               **{f"{what}_{u}_fraction": _fraction(pooled[u][i], pooled[u][2])
-                  for u in UNITS for i, what in enumerate(("orphan", "unanimous"))},
-               "n_boundary_pixels": int(pixels.sum()),
-               "n_labels": float(pooled["label"][2]), "n_images": len(ids),
-               "n_images_scored": sum(k >= 2 for k in ks),
-               "n_annotators_min": min(ks, default=0),
-               "n_annotators_max": max(ks, default=0),
-               "max_dist": params["max_dist"]}
-    labels = sum((np.pad(unit_counts(v), (0, k_max - k)) for k, v in by_k.items()),
-                 np.zeros(k_max))
-    curves = {"level": list(range(1, k_max + 1)), "pixels": pixels.tolist(),
-              "labels": labels.tolist(), "fraction": [_fraction(p, total) for p in counts],
-              "pixels_by_annotators": {str(k): v.tolist() for k, v in sorted(by_k.items())}}
-    return Result("agreement", metrics, per_item, curves,
-                  detail={"by_k": dict(sorted(by_k.items())), "unit": unit,
-                          "image_orphan": img_orphan, "image_unanimous": img_unan})
+    metrics = {
+        "orphan_fraction": _fraction(pooled[unit][0], pooled[unit][2]),
+        "unanimous_fraction": _fraction(pooled[unit][1], pooled[unit][2]),
+        "orphan_fraction_image_mean": float(np.mean(img_orphan))
+        if img_orphan
+        else float("nan"),
+        "unanimous_fraction_image_mean": float(np.mean(img_unan))
+        if img_unan
+        else float("nan"),
+        "mean_agreement": _fraction(weighted, total),
+        **{f"level_{lv}": _fraction(counts[lv - 1], total) for lv in range(1, k_max + 1)},
+        **{
+            f"{what}_{u}_fraction": _fraction(pooled[u][i], pooled[u][2])
+            for u in UNITS
+            for i, what in enumerate(("orphan", "unanimous"))
+        },
+        "n_boundary_pixels": int(pixels.sum()),
+        "n_labels": float(pooled["label"][2]),
+        "n_images": len(ids),
+        "n_images_scored": sum(k >= 2 for k in ks),
+        "n_annotators_min": min(ks, default=0),
+        "n_annotators_max": max(ks, default=0),
+        "max_dist": params["max_dist"],
+    }
+    labels = sum(
+        (np.pad(unit_counts(v), (0, k_max - k)) for k, v in by_k.items()), np.zeros(k_max)
+    )
+    curves = {
+        "level": list(range(1, k_max + 1)),
+        "pixels": pixels.tolist(),
+        "labels": labels.tolist(),
+        "fraction": [_fraction(p, total) for p in counts],
+        "pixels_by_annotators": {str(k): v.tolist() for k, v in sorted(by_k.items())},
+    }
+    return Result(
+        "agreement",
+        metrics,
+        per_item,
+        curves,
+        detail={
+            "by_k": dict(sorted(by_k.items())),
+            "unit": unit,
+            "image_orphan": img_orphan,
+            "image_unanimous": img_unan,
+        },
+    )
 
 
 def _png(gray: np.ndarray) -> bytes:
     from PIL import Image
+
     buf = BytesIO()
-    Image.fromarray(np.ascontiguousarray(gray), mode="L").save(buf, format="PNG",
-                                                                optimize=False)
+    Image.fromarray(np.ascontiguousarray(gray), mode="L").save(
+        buf, format="PNG", optimize=False
+    )
     return buf.getvalue()
 
 
@@ -568,12 +642,15 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
+
     m, c = result.metrics, result.curves
     detail = result.detail or {}
-    by_k = detail.get("by_k") or {int(k): np.asarray(v) for k, v in
-                                  c.get("pixels_by_annotators", {}).items()}
+    by_k = detail.get("by_k") or {
+        int(k): np.asarray(v) for k, v in c.get("pixels_by_annotators", {}).items()
+    }
     unit = detail.get("unit") or (result.provenance or {}).get("params", {}).get(
-        "unit", "label")
+        "unit", "label"
+    )
     by_k = {k: unit_counts(h, unit) for k, h in by_k.items()}
     total = sum(float(h.sum()) for h in by_k.values()) or 1.0
     fig = Figure(figsize=(10.0, 4.2))
@@ -587,8 +664,15 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     for i, (k, h) in enumerate(sorted(by_k.items())):
         frac = np.zeros_like(bottom)
         frac[:k] = h / total
-        ax.bar(np.arange(1, len(frac) + 1), frac, bottom=bottom, color=f"C{i % 10}",
-               width=0.8, zorder=2, label=f"K = {k}")
+        ax.bar(
+            np.arange(1, len(frac) + 1),
+            frac,
+            bottom=bottom,
+            color=f"C{i % 10}",
+            width=0.8,
+            zorder=2,
+            label=f"K = {k}",
+        )
         bottom += frac
     ax.set_xticks(np.arange(1, len(bottom) + 1))
     ax.set_xlabel("agreement level (annotators who drew the pixel)")
@@ -597,17 +681,29 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
     def pct(v):
         return "n/a" if v is None or not math.isfinite(v) else f"{100 * v:.2f}%"
 
-    ax.set_title(f"orphan {pct(m.get('orphan_fraction'))}, unanimous "
-                 f"{pct(m.get('unanimous_fraction'))}", fontsize=10)
+    ax.set_title(
+        f"orphan {pct(m.get('orphan_fraction'))}, unanimous "
+        f"{pct(m.get('unanimous_fraction'))}",
+        fontsize=10,
+    )
     if by_k:
         ax.legend(fontsize=8, frameon=False)
     bins = np.linspace(0, 1, 21)
-    for key, colour, label in (("image_orphan", "C3", "orphan (level 1)"),
-                               ("image_unanimous", "C0", "unanimous (level K)")):
+    for key, colour, label in (
+        ("image_orphan", "C3", "orphan (level 1)"),
+        ("image_unanimous", "C0", "unanimous (level K)"),
+    ):
         vals = np.asarray(detail.get(key, []), float)
         if vals.size:
-            bx.hist(vals, bins=bins, histtype="step", lw=1.6, color=colour, label=label,
-                    zorder=2)
+            bx.hist(
+                vals,
+                bins=bins,
+                histtype="step",
+                lw=1.6,
+                color=colour,
+                label=label,
+                zorder=2,
+            )
     bx.set_xlim(0, 1)
     bx.set_xlabel(f"fraction of the image's boundary {unit}s")
     bx.set_ylabel("images")
@@ -626,14 +722,16 @@ def _write(out, result: Result, ids, records, options) -> None:
     (unless ``options['maps']`` is False): :func:`gray_agreement_map` of each image,
     drawn from its record."""
     from ..io import ensure_dir, write_if_changed
+
     options = options or {}
     if options.get("plot", True):
         write_if_changed(out / "agreement.png", plot_agreement(result))
     if options.get("maps", True):
         folder = ensure_dir(out / "agreement")
         for iid, r in zip(ids, records):
-            write_if_changed(folder / f"{iid}.png",
-                             _png(gray_agreement_map(r.level_map(), r.k)))
+            write_if_changed(
+                folder / f"{iid}.png", _png(gray_agreement_map(r.level_map(), r.k))
+            )
 
 
 #: Annotator agreement as an engine family (``segbench agreement``).
@@ -650,7 +748,15 @@ def _write(out, result: Result, ids, records, options) -> None:
 #: whatever ``unit``. Per-item rows (``id``): K, boundary pixels, labels, the same
 #: fractions (NaN for an image with one annotator, whose pixels are not pooled).
 AGREEMENT = Family(
-    name="agreement", version=1, defaults={"max_dist": DEFAULT_MAX_DIST},
-    evaluate=_evaluate, to_json=AgreementRecord.to_json,
-    from_json=AgreementRecord.from_json, summarize=_summarize, write=_write,
-    check=_check, label="agreement", summary_defaults={"unit": "label"})
+    name="agreement",
+    version=1,
+    defaults={"max_dist": DEFAULT_MAX_DIST},
+    evaluate=_evaluate,
+    to_json=AgreementRecord.to_json,
+    from_json=AgreementRecord.from_json,
+    summarize=_summarize,
+    write=_write,
+    check=_check,
+    label="agreement",
+    summary_defaults={"unit": "label"},
+)

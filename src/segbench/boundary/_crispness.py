@@ -15,8 +15,13 @@ import numpy as np
 
 from ..errors import InputError
 from ..families import CRISPNESS_PARAMS, defaults, summary_defaults
-from ..primitives import BoundaryCounts, check_thresholds, edge_nms, evaluate_image
-from ..primitives import summarize_boundary
+from ..primitives import (
+    BoundaryCounts,
+    check_thresholds,
+    edge_nms,
+    evaluate_image,
+    summarize_boundary,
+)
 from ..result import Result
 from ..spec import Family
 
@@ -63,26 +68,34 @@ class CrispRecord:
     crispness: float
 
     def to_json(self) -> dict:
-        return {"seval": self.seval.to_json(), "ceval": self.ceval.to_json(),
-                "crispness": None if np.isnan(self.crispness) else self.crispness}
+        return {
+            "seval": self.seval.to_json(),
+            "ceval": self.ceval.to_json(),
+            "crispness": None if np.isnan(self.crispness) else self.crispness,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "CrispRecord":
+    def from_json(cls, d: dict) -> CrispRecord:
         c = d["crispness"]
         if c is not None and not (isinstance(c, (int, float)) and 0 <= c <= 1 + 1e-9):
             raise ValueError(f"crispness must be in [0, 1] or null, got {c!r}")
-        return cls(BoundaryCounts.from_json(d["seval"]),
-                   BoundaryCounts.from_json(d["ceval"]),
-                   float("nan") if c is None else float(c))
+        return cls(
+            BoundaryCounts.from_json(d["seval"]),
+            BoundaryCounts.from_json(d["ceval"]),
+            float("nan") if c is None else float(c),
+        )
 
 
 def _evaluate(sample, params: dict) -> CrispRecord:
     from ..io import check_same_shape, read_prediction
+
     gt = sample.ground_truth()
     pred = sample.read_prediction(read_prediction)
     if pred.kind != "soft":
-        raise InputError(f"crispness scores raw soft maps (a CNN's output), not a "
-                         f"{pred.kind} map", sample.prediction)
+        raise InputError(
+            f"crispness scores raw soft maps (a CNN's output), not a {pred.kind} map",
+            sample.prediction,
+        )
     check_same_shape(pred, tuple(gt[0].shape), sample.prediction)
     E = np.asarray(pred.pb, np.float64)
     nms = {k: params[f"nms_{k}"] for k in ("r", "s", "m", "presmooth")}
@@ -102,19 +115,19 @@ def _summarize(ids, records, params, options) -> Result:
     s = summarize_boundary([r.seval for r in records], ids, alpha=alpha)
     c = summarize_boundary([r.ceval for r in records], ids, alpha=alpha)
     values = np.array([r.crispness for r in records], np.float64)
-    metrics = {"AC": float(np.nanmean(values)) if np.isfinite(values).any()
-               else float("nan"),
-               "AC_min": float(np.nanmin(values)) if np.isfinite(values).any()
-               else float("nan"),
-               "AC_max": float(np.nanmax(values)) if np.isfinite(values).any()
-               else float("nan")}
+    metrics = {
+        "AC": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
+        "AC_min": float(np.nanmin(values)) if np.isfinite(values).any() else float("nan"),
+        "AC_max": float(np.nanmax(values)) if np.isfinite(values).any() else float("nan"),
+    }
     for prefix, summary in (("SEval", s), ("CEval", c)):
         m = summary.metrics()
         for key in ("ODS", "OIS", "AP", "R50"):
             metrics[f"{prefix}_{key}"] = m[key]
-    per_item = [{"id": iid, "crispness": float(v), "f_seval": float(rs[3]),
-                 "f_ceval": float(rc[3])}
-                for iid, v, rs, rc in zip(ids, values, s.per_image, c.per_image)]
+    per_item = [
+        {"id": iid, "crispness": float(v), "f_seval": float(rs[3]), "f_ceval": float(rc[3])}
+        for iid, v, rs, rc in zip(ids, values, s.per_image, c.per_image)
+    ]
     return Result("crispness", metrics, per_item, detail={"seval": s, "ceval": c})
 
 
@@ -125,8 +138,17 @@ def _warm_up(params: dict) -> None:
 
 
 CRISPNESS = Family(
-    name="crispness", version=1, defaults=defaults(CRISPNESS_PARAMS),
-    evaluate=_evaluate, to_json=CrispRecord.to_json, from_json=CrispRecord.from_json,
-    validate=_validate, summarize=_summarize, label="crispness",
-    summary_defaults=summary_defaults(CRISPNESS_PARAMS), item_score="crispness",
-    warm_up=_warm_up, prediction_exts=lambda params: ("png", "bmp", "npy"))
+    name="crispness",
+    version=1,
+    defaults=defaults(CRISPNESS_PARAMS),
+    evaluate=_evaluate,
+    to_json=CrispRecord.to_json,
+    from_json=CrispRecord.from_json,
+    validate=_validate,
+    summarize=_summarize,
+    label="crispness",
+    summary_defaults=summary_defaults(CRISPNESS_PARAMS),
+    item_score="crispness",
+    warm_up=_warm_up,
+    prediction_exts=lambda params: ("png", "bmp", "npy"),
+)

@@ -11,17 +11,36 @@ import numpy as np
 
 from ..errors import InputError
 from ..families import BOUNDARY_PARAMS, defaults, summary_defaults
+from ..primitives import (
+    BoundaryCounts,
+    check_alpha,
+    check_thresholds,
+    edge_nms,
+    evaluate_image,
+    nms_options,
+    resampler,
+    summarize_human,
+    threshold_list,
+    tiny_pair,
+)
+from ..primitives import summarize_boundary as summarize
 from ..result import Result
 from ..spec import Family
 from ._agreement import agreement_levels, agreement_threshold, strong_boundaries
-from ._half import RESOLUTIONS, half_human_maps, half_shape, halve_soft_map, \
-    max_dist_from_px
-from ..primitives import (BoundaryCounts, check_alpha, check_thresholds, edge_nms,
-                          evaluate_image, nms_options, resampler, summarize_human,
-                          threshold_list, tiny_pair)
-from ..primitives import summarize_boundary as summarize
-from ._protocols import (PROTOCOLS, SubjectCounts, pool_subjects, subject_counts,
-                         upsample_nearest)
+from ._half import (
+    RESOLUTIONS,
+    half_human_maps,
+    half_shape,
+    halve_soft_map,
+    max_dist_from_px,
+)
+from ._protocols import (
+    PROTOCOLS,
+    SubjectCounts,
+    pool_subjects,
+    subject_counts,
+    upsample_nearest,
+)
 
 #: Prediction files the boundary benchmark reads.
 PRED_EXTS = ("png", "bmp", "npy", "mat")
@@ -29,6 +48,7 @@ PRED_EXTS = ("png", "bmp", "npy", "mat")
 
 def _read_prediction(path):
     from ..io import read_prediction
+
     return read_prediction(path)
 
 
@@ -38,14 +58,18 @@ def _exts(params: dict) -> tuple[str, ...]:
 
 def _check_dist(params: dict) -> None:
     if not 0 < params["max_dist"] < 1:
-        raise InputError(f"max_dist is a fraction of the image diagonal in (0, 1), got "
-                         f"{params['max_dist']}")
+        raise InputError(
+            f"max_dist is a fraction of the image diagonal in (0, 1), got "
+            f"{params['max_dist']}"
+        )
     px = params["max_dist_px"]
     if px is not None and not (isinstance(px, (int, float)) and 0 < px < float("inf")):
         raise InputError(f"max_dist_px is a tolerance in pixels > 0, got {px!r}")
     if params["resolution"] not in RESOLUTIONS:
-        raise InputError(f"resolution must be one of {', '.join(RESOLUTIONS)}, not "
-                         f"{params['resolution']!r}")
+        raise InputError(
+            f"resolution must be one of {', '.join(RESOLUTIONS)}, not "
+            f"{params['resolution']!r}"
+        )
 
 
 def _image_max_dist(params: dict, shape) -> float:
@@ -68,9 +92,13 @@ def _halved(pred, full_shape, path):
     """A prediction at the size of the ground truth brought to half resolution (the
     maximum of each cell); one already at half size (or smaller) unchanged."""
     from ..io import as_prediction
+
     if pred.kind == "segs":
-        raise InputError("the half-resolution protocol (martin2004) scores soft maps and "
-                         "ucm2; a 'segs' prediction is not halved", path)
+        raise InputError(
+            "the half-resolution protocol (martin2004) scores soft maps and "
+            "ucm2; a 'segs' prediction is not halved",
+            path,
+        )
     if tuple(pred.pb.shape) != tuple(full_shape):
         return pred
     return as_prediction(halve_soft_map(pred.pb), kind="soft", source=path)
@@ -79,7 +107,7 @@ def _halved(pred, full_shape, path):
 def _check(params: dict) -> None:
     given = params.get("thresholds")
     if isinstance(given, int) and not isinstance(given, bool):
-        params["nthresh"], params["thresholds"] = given, None    # a count: as nthresh
+        params["nthresh"], params["thresholds"] = given, None  # a count: as nthresh
     elif given is not None:
         params["thresholds"] = threshold_list(given)
     if params["nthresh"] < 1:
@@ -88,8 +116,8 @@ def _check(params: dict) -> None:
     if params["upsample"] not in (None, "nearest"):
         raise InputError(f"upsample must be None or 'nearest', not {params['upsample']!r}")
     if params["min_agreement"] is not None:
-        agreement_threshold(params["min_agreement"], 1 << 16)   # its form only
-    params["nms"] = nms_settings(params["nms"])   # one JSON form in every record key
+        agreement_threshold(params["min_agreement"], 1 << 16)  # its form only
+    params["nms"] = nms_settings(params["nms"])  # one JSON form in every record key
 
 
 #: Dollar's settings, as the HED/RCF/PiDiNet evaluation scripts call edgesNmsMex.
@@ -115,36 +143,49 @@ def nms_settings(nms) -> dict | None:
     if nms is True:
         return dict(NMS_DEFAULTS)
     if not isinstance(nms, dict) or set(nms) - set(NMS_DEFAULTS):
-        raise InputError(f"nms must be True, False or a dict with keys among "
-                         f"{sorted(NMS_DEFAULTS)}, got {nms!r}")
+        raise InputError(
+            f"nms must be True, False or a dict with keys among "
+            f"{sorted(NMS_DEFAULTS)}, got {nms!r}"
+        )
     out = {**NMS_DEFAULTS, **nms}
-    r, s, _ = nms_options(out["r"], out["s"], out["m"])      # InputError if bad
+    r, s, _ = nms_options(out["r"], out["s"], out["m"])  # InputError if bad
     return {"r": r, "s": s, "m": float(out["m"]), "presmooth": bool(out["presmooth"])}
 
 
 def _thinned(pred, settings: dict, path):
     """A soft map after Dollar's edge NMS (``nms`` parameter)."""
     from ..io import as_prediction
+
     if pred.kind != "soft":
-        raise InputError(f"--nms thins soft boundary maps; this prediction is a "
-                         f"{pred.kind} map (score ucm2 and segmentations without NMS: "
-                         f"--nms off, or --preset bsr)", path)
-    return as_prediction(edge_nms(pred.pb, **settings).astype(np.float64), kind="soft",
-                         source=path)
+        raise InputError(
+            f"--nms thins soft boundary maps; this prediction is a "
+            f"{pred.kind} map (score ucm2 and segmentations without NMS: "
+            f"--nms off, or --preset bsr)",
+            path,
+        )
+    return as_prediction(
+        edge_nms(pred.pb, **settings).astype(np.float64), kind="soft", source=path
+    )
 
 
 def _upsampled(pred, shape, path):
     """A soft map smaller than the ground truth, enlarged as BSDS300's boundaryBench.m
     (``imresize(pb, size, 'nearest')``); other predictions unchanged."""
     from ..io import as_prediction
-    if pred.kind != "soft" or pred.pb.shape == tuple(shape) or \
-            pred.pb.shape[0] > shape[0] or pred.pb.shape[1] > shape[1]:
+
+    if (
+        pred.kind != "soft"
+        or pred.pb.shape == tuple(shape)
+        or pred.pb.shape[0] > shape[0]
+        or pred.pb.shape[1] > shape[1]
+    ):
         return pred
     return as_prediction(upsample_nearest(pred.pb, shape), kind="soft", source=path)
 
 
 def _evaluate(sample, params: dict) -> BoundaryCounts:
     from ..io import check_same_shape
+
     gt = sample.ground_truth()
     pred = sample.read_prediction(_read_prediction)
     full = shape = tuple(gt[0].shape)
@@ -159,18 +200,27 @@ def _evaluate(sample, params: dict) -> BoundaryCounts:
     except InputError as e:
         if full == shape:
             raise
-        raise InputError(f"{e.problem} at half resolution (martin2004); give maps of "
-                         f"the image's size, {full[0]}x{full[1]}, or of half its size",
-                         e.path) from None
+        raise InputError(
+            f"{e.problem} at half resolution (martin2004); give maps of "
+            f"the image's size, {full[0]}x{full[1]}, or of half its size",
+            e.path,
+        ) from None
     if params["nms"] is not None:
         pred = _thinned(pred, params["nms"], sample.prediction)
     max_dist = _image_max_dist(params, shape)
     if params["min_agreement"] is not None:
-        gt = strong_boundaries(gt, agreement_levels(gt, max_dist=max_dist),
-                               params["min_agreement"])
-    return evaluate_image(pred, gt, nthresh=params["nthresh"], max_dist=max_dist,
-                          thin=params["thin"], thin_gt=params["thin_gt"],
-                          thresholds=params["thresholds"])
+        gt = strong_boundaries(
+            gt, agreement_levels(gt, max_dist=max_dist), params["min_agreement"]
+        )
+    return evaluate_image(
+        pred,
+        gt,
+        nthresh=params["nthresh"],
+        max_dist=max_dist,
+        thin=params["thin"],
+        thin_gt=params["thin_gt"],
+        thresholds=params["thresholds"],
+    )
 
 
 def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
@@ -187,10 +237,14 @@ def _excluded(counts: BoundaryCounts, params: dict) -> str | None:
     if text in ("all", "unanimous"):
         return f"no boundary pixel that all of its annotators drew (--min-agreement {k})"
     if isinstance(k, float) or not text.isdigit():
-        return (f"no boundary pixel that a fraction {text} of its annotators drew "
-                f"(--min-agreement {k})")
-    return (f"no boundary pixel that {text} annotators drew (--min-agreement {k}; an "
-            f"image with fewer annotators has none)")
+        return (
+            f"no boundary pixel that a fraction {text} of its annotators drew "
+            f"(--min-agreement {k})"
+        )
+    return (
+        f"no boundary pixel that {text} annotators drew (--min-agreement {k}; an "
+        f"image with fewer annotators has none)"
+    )
 
 
 def _validate(counts: BoundaryCounts, params: dict) -> None:
@@ -201,8 +255,10 @@ def _validate(counts: BoundaryCounts, params: dict) -> None:
         check_thresholds(counts.thresholds, params["nthresh"])
         return
     t = np.asarray(counts.thresholds, dtype=np.float64).ravel()
-    if not (np.array_equal(t, np.asarray(explicit, dtype=np.float64))
-            or np.array_equal(t, np.arange(1, t.size + 1, dtype=np.float64))):
+    if not (
+        np.array_equal(t, np.asarray(explicit, dtype=np.float64))
+        or np.array_equal(t, np.arange(1, t.size + 1, dtype=np.float64))
+    ):
         raise ValueError(f"{t.size} thresholds, not the {len(explicit)} given")
 
 
@@ -211,8 +267,14 @@ def _warm_up(params: dict) -> None:
     pb, gt = tiny_pair()
     if params["nms"] is not None:
         pb = edge_nms(pb, **params["nms"]).astype(np.float64)
-    evaluate_image(pb, [gt], nthresh=params["nthresh"], max_dist=params["max_dist"],
-                   thin=params["thin"], thin_gt=params["thin_gt"])
+    evaluate_image(
+        pb,
+        [gt],
+        nthresh=params["nthresh"],
+        max_dist=params["max_dist"],
+        thin=params["thin"],
+        thin_gt=params["thin_gt"],
+    )
 
 
 def _as_defined(t: float, grid) -> float:
@@ -224,20 +286,42 @@ def _as_defined(t: float, grid) -> float:
 
 
 def _summarize(ids, records, params, options) -> Result:
-    summary = summarize(records, ids, alpha=params.get("alpha", 0.5),
-                        calibrated_threshold=params.get("calibrated_threshold"))
-    per_item = [{"id": iid, "threshold": _as_defined(row[0], summary.thresholds),
-                 "recall": row[1], "precision": row[2], "f": row[3]}
-                for iid, row in zip(ids, summary.per_image)]
+    summary = summarize(
+        records,
+        ids,
+        alpha=params.get("alpha", 0.5),
+        calibrated_threshold=params.get("calibrated_threshold"),
+    )
+    per_item = [
+        {
+            "id": iid,
+            "threshold": _as_defined(row[0], summary.thresholds),
+            "recall": row[1],
+            "precision": row[2],
+            "f": row[3],
+        }
+        for iid, row in zip(ids, summary.per_image)
+    ]
     metrics = summary.metrics()
     human = (options or {}).get("human_boundary")
     if human is not None:
-        metrics.update({"human_recall": human[0], "human_precision": human[1],
-                        "human_F": human[2]})
-    curves = {"thresholds": summary.thresholds, "recall": summary.recall,
-              "precision": summary.precision, "f": summary.f}
-    return Result("boundary", metrics, per_item, curves, detail=summary,
-                  notes=_notes(params, len(summary.thresholds)))
+        metrics.update(
+            {"human_recall": human[0], "human_precision": human[1], "human_F": human[2]}
+        )
+    curves = {
+        "thresholds": summary.thresholds,
+        "recall": summary.recall,
+        "precision": summary.precision,
+        "f": summary.f,
+    }
+    return Result(
+        "boundary",
+        metrics,
+        per_item,
+        curves,
+        detail=summary,
+        notes=_notes(params, len(summary.thresholds)),
+    )
 
 
 def _notes(params: dict, n_thresholds: int) -> dict:
@@ -246,10 +330,16 @@ def _notes(params: dict, n_thresholds: int) -> dict:
     name = params.get("protocol") or "bsr"
     if name not in PROTOCOLS or "AP" in PROTOCOLS[name]["reported"]:
         return {}
-    why = (f"; over {n_thresholds} thresholds the curve covers a narrower recall range "
-           f"than BSR's 99, so AP is lower than at 99" if n_thresholds < 99 else "")
-    return {"AP": f"not a {name} score (its code computes no AP){why}; not comparable "
-                  f"with published BSDS500 AP (docs/protocol.md)"}
+    why = (
+        f"; over {n_thresholds} thresholds the curve covers a narrower recall range "
+        f"than BSR's 99, so AP is lower than at 99"
+        if n_thresholds < 99
+        else ""
+    )
+    return {
+        "AP": f"not a {name} score (its code computes no AP){why}; not comparable "
+        f"with published BSDS500 AP (docs/protocol.md)"
+    }
 
 
 def _write(out, result: Result, ids, records, options) -> None:
@@ -257,37 +347,77 @@ def _write(out, result: Result, ids, records, options) -> None:
     or truncated), ``eval_bdry*.txt`` and, unless ``options['plot']`` is False,
     ``pr_curve.png``."""
     from ..io import format_ev1, write_eval_bdry, write_if_changed
+
     for iid, counts in zip(ids, records):
         write_if_changed(out / f"{iid}_ev1.txt", format_ev1(counts))
     write_eval_bdry(out, result.detail)
     if (options or {}).get("plot", True):
         from ._plots import plot_pr
+
         s = result.detail
-        plot_pr([{"name": result.name, "recall": s.recall, "precision": s.precision,
-                  "ods": s.ods[1:]}], out / "pr_curve.png",
-                human=(options or {}).get("human_boundary"))
+        plot_pr(
+            [
+                {
+                    "name": result.name,
+                    "recall": s.recall,
+                    "precision": s.precision,
+                    "ods": s.ods[1:],
+                }
+            ],
+            out / "pr_curve.png",
+            human=(options or {}).get("human_boundary"),
+        )
 
 
 def _resampler(ids, records, params, options):
-    return resampler(records, alpha=params.get("alpha", 0.5),
-                     calibrated_threshold=params.get("calibrated_threshold"))
+    return resampler(
+        records,
+        alpha=params.get("alpha", 0.5),
+        calibrated_threshold=params.get("calibrated_threshold"),
+    )
 
 
 #: Summary parameters of the boundary benchmark: the protocol named (its record
 #: parameters are in the record's), the F-measure's weight, and the threshold a
 #: calibration run fixed (with that run's folder and name, for the record).
-SUMMARY_DEFAULTS = summary_defaults(BOUNDARY_PARAMS, (
-    "protocol", "alpha", "calibrated_threshold", "calibrated_on", "calibrated_name"))
+SUMMARY_DEFAULTS = summary_defaults(
+    BOUNDARY_PARAMS,
+    ("protocol", "alpha", "calibrated_threshold", "calibrated_on", "calibrated_name"),
+)
 
 BOUNDARY = Family(
-    name="boundary", version=1,
-    defaults=defaults(BOUNDARY_PARAMS, (
-        "nthresh", "max_dist", "thin", "thin_gt", "upsample", "min_agreement", "nms",
-        "resolution", "max_dist_px", "thresholds")),
-    evaluate=_evaluate, to_json=BoundaryCounts.to_json, from_json=BoundaryCounts.from_json,
-    validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
-    check=_check, label="boundary", summary_defaults=SUMMARY_DEFAULTS,
-    resampler=_resampler, item_score="f", warm_up=_warm_up, excluded=_excluded)
+    name="boundary",
+    version=1,
+    defaults=defaults(
+        BOUNDARY_PARAMS,
+        (
+            "nthresh",
+            "max_dist",
+            "thin",
+            "thin_gt",
+            "upsample",
+            "min_agreement",
+            "nms",
+            "resolution",
+            "max_dist_px",
+            "thresholds",
+        ),
+    ),
+    evaluate=_evaluate,
+    to_json=BoundaryCounts.to_json,
+    from_json=BoundaryCounts.from_json,
+    validate=_validate,
+    summarize=_summarize,
+    write=_write,
+    prediction_exts=_exts,
+    check=_check,
+    label="boundary",
+    summary_defaults=SUMMARY_DEFAULTS,
+    resampler=_resampler,
+    item_score="f",
+    warm_up=_warm_up,
+    excluded=_excluded,
+)
 
 
 # --- human consistency -------------------------------------------------------------
@@ -305,10 +435,19 @@ def _evaluate_human(sample, params: dict) -> SubjectCounts:
     if params["resolution"] == "half":
         users = [getattr(a, "user", None) for a in gt]
         gt, shape = _at_resolution(gt, params), half_shape(shape)
-        return subject_counts(gt, users=users, max_dist=_image_max_dist(params, shape),
-                              thin_gt=params["thin_gt"], lone=params["lone"])
-    return subject_counts(gt, max_dist=_image_max_dist(params, shape),
-                          thin_gt=params["thin_gt"], lone=params["lone"])
+        return subject_counts(
+            gt,
+            users=users,
+            max_dist=_image_max_dist(params, shape),
+            thin_gt=params["thin_gt"],
+            lone=params["lone"],
+        )
+    return subject_counts(
+        gt,
+        max_dist=_image_max_dist(params, shape),
+        thin_gt=params["thin_gt"],
+        lone=params["lone"],
+    )
 
 
 def _subject_rows(records, alpha: float) -> list[dict]:
@@ -322,9 +461,19 @@ def _subject_rows(records, alpha: float) -> list[dict]:
     rows = []
     for user, c in pool_subjects(records).items():
         r, p, f = summarize_human(c, alpha)
-        rows.append({"subject": user, "n_images": n_images[user], "cnt_r": int(c[0]),
-                     "sum_r": int(c[1]), "cnt_p": int(c[2]), "sum_p": int(c[3]),
-                     "recall": r, "precision": p, "F": f})
+        rows.append(
+            {
+                "subject": user,
+                "n_images": n_images[user],
+                "cnt_r": int(c[0]),
+                "sum_r": int(c[1]),
+                "cnt_p": int(c[2]),
+                "sum_p": int(c[3]),
+                "recall": r,
+                "precision": p,
+                "F": f,
+            }
+        )
     return rows
 
 
@@ -337,14 +486,29 @@ def _summarize_human(ids, records, params, options) -> Result:
     per_item = []
     for iid, c in zip(ids, totals):
         ri, pi, fi = summarize_human(c, alpha)
-        per_item.append({"id": iid, "cnt_r": int(c[0]), "sum_r": int(c[1]),
-                         "cnt_p": int(c[2]), "sum_p": int(c[3]), "recall": ri,
-                         "precision": pi, "F": fi})
-    metrics = {"recall": r, "precision": p, "F": f, "counts": total.tolist(),
-               "n_images": len(ids), "max_dist": params["max_dist"]}
+        per_item.append(
+            {
+                "id": iid,
+                "cnt_r": int(c[0]),
+                "sum_r": int(c[1]),
+                "cnt_p": int(c[2]),
+                "sum_p": int(c[3]),
+                "recall": ri,
+                "precision": pi,
+                "F": fi,
+            }
+        )
+    metrics = {
+        "recall": r,
+        "precision": p,
+        "F": f,
+        "counts": total.tolist(),
+        "n_images": len(ids),
+        "max_dist": params["max_dist"],
+    }
     subjects = _subject_rows(records, alpha)
     metrics["n_subjects"] = len(subjects)
-    if subjects:      # the 2004 paper's human figure: the median of the subjects' F
+    if subjects:  # the 2004 paper's human figure: the median of the subjects' F
         metrics["F_median_subject"] = float(np.median([row["F"] for row in subjects]))
     return Result("human_boundary", metrics, per_item, detail={"subjects": subjects})
 
@@ -356,10 +520,20 @@ def _write_human(out, result: Result, ids, records, options) -> None:
     import io
 
     from ..io import atomic_write_text
+
     buf = io.StringIO()
     rows = result.detail["subjects"]
-    cols = ["subject", "n_images", "cnt_r", "sum_r", "cnt_p", "sum_p", "recall",
-            "precision", "F"]
+    cols = [
+        "subject",
+        "n_images",
+        "cnt_r",
+        "sum_r",
+        "cnt_p",
+        "sum_p",
+        "recall",
+        "precision",
+        "F",
+    ]
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in rows:
@@ -368,11 +542,18 @@ def _write_human(out, result: Result, ids, records, options) -> None:
 
 
 HUMAN_BOUNDARY = Family(
-    name="human_boundary", version=2,
-    defaults=defaults(BOUNDARY_PARAMS, ("max_dist", "thin_gt", "lone", "resolution",
-                                        "max_dist_px")),
-    evaluate=_evaluate_human, to_json=SubjectCounts.to_json,
-    from_json=SubjectCounts.from_json, summarize=_summarize_human, write=_write_human,
-    check=_check_human, label="human boundary",
+    name="human_boundary",
+    version=2,
+    defaults=defaults(
+        BOUNDARY_PARAMS, ("max_dist", "thin_gt", "lone", "resolution", "max_dist_px")
+    ),
+    evaluate=_evaluate_human,
+    to_json=SubjectCounts.to_json,
+    from_json=SubjectCounts.from_json,
+    summarize=_summarize_human,
+    write=_write_human,
+    check=_check_human,
+    label="human boundary",
     summary_defaults=summary_defaults(BOUNDARY_PARAMS, ("protocol", "alpha")),
-    item_score="F")
+    item_score="F",
+)

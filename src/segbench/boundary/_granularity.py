@@ -28,29 +28,40 @@ def _stack(records) -> tuple[list[list[BoundaryCounts]], np.ndarray]:
     try:
         groups = [list(g) for g in records]
     except TypeError as exc:
-        raise InputError("records must be a sequence of lists of BoundaryCounts, one "
-                         "list per granularity") from exc
+        raise InputError(
+            "records must be a sequence of lists of BoundaryCounts, one "
+            "list per granularity"
+        ) from exc
     if not groups:
-        raise InputError("no granularities given: records needs at least one list of "
-                         "per-image counts (K >= 1)")
+        raise InputError(
+            "no granularities given: records needs at least one list of "
+            "per-image counts (K >= 1)"
+        )
     n = len(groups[0])
     for k, g in enumerate(groups):
         if len(g) != n:
-            raise InputError(f"granularity {k} has {len(g)} images but granularity 0 has "
-                             f"{n}: every granularity needs the same images, in the same "
-                             "order")
+            raise InputError(
+                f"granularity {k} has {len(g)} images but granularity 0 has "
+                f"{n}: every granularity needs the same images, in the same "
+                "order"
+            )
     if n == 0:
         raise InputError("no images: every granularity's list of counts is empty")
     for k, g in enumerate(groups):
         for i, rec in enumerate(g):
-            if not all(hasattr(rec, a) for a in ("thresholds", "cnt_r", "sum_r", "cnt_p",
-                                                 "sum_p")):
-                raise InputError(f"granularity {k}, image {i}: not a BoundaryCounts "
-                                 f"({type(rec).__name__})")
+            if not all(
+                hasattr(rec, a) for a in ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p")
+            ):
+                raise InputError(
+                    f"granularity {k}, image {i}: not a BoundaryCounts "
+                    f"({type(rec).__name__})"
+                )
     ref = np.asarray(groups[0][0].thresholds, dtype=np.float64)
     if ref.ndim != 1 or ref.size == 0:
-        raise InputError(f"granularity 0, image 0: thresholds must be a non-empty 1-D "
-                         f"array, got shape {ref.shape}")
+        raise InputError(
+            f"granularity 0, image 0: thresholds must be a non-empty 1-D "
+            f"array, got shape {ref.shape}"
+        )
     for k, g in enumerate(groups):
         for i, rec in enumerate(g):
             t = np.asarray(rec.thresholds, dtype=np.float64)
@@ -59,23 +70,32 @@ def _stack(records) -> tuple[list[list[BoundaryCounts]], np.ndarray]:
                     f"granularity {k}, image {i} has thresholds different from those of "
                     f"granularity 0, image 0 ({t.size} values from {t.min():.6g} to "
                     f"{t.max():.6g}, not {ref.size} from {ref[0]:.6g} to {ref[-1]:.6g}): "
-                    "every granularity must be evaluated at the same thresholds")
+                    "every granularity must be evaluated at the same thresholds"
+                )
             for name in ("cnt_r", "sum_r", "cnt_p", "sum_p"):
                 if np.shape(getattr(rec, name)) != ref.shape:
-                    raise InputError(f"granularity {k}, image {i}: {name} has shape "
-                                     f"{np.shape(getattr(rec, name))}, not one entry per "
-                                     f"threshold {ref.shape}")
-    cnt = np.stack([np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p])
-                              for r in g]) for g in groups]).astype(np.int64)
+                    raise InputError(
+                        f"granularity {k}, image {i}: {name} has shape "
+                        f"{np.shape(getattr(rec, name))}, not one entry per "
+                        f"threshold {ref.shape}"
+                    )
+    cnt = np.stack(
+        [
+            np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p]) for r in g])
+            for g in groups
+        ]
+    ).astype(np.int64)
     # sumR (human pixels, summed over annotators) belongs to the image, not to the
     # prediction: a difference means the lists are not of the same images in one order
     bad = np.argwhere((cnt[:, :, :, 1] != cnt[:1, :, :, 1]).any(axis=2))
     if bad.size:
         k, i = (int(x) for x in bad[0])
-        raise InputError(f"image {i}: granularity {k} counts {cnt[k, i, 0, 1]} human "
-                         f"boundary pixels (sumR) but granularity 0 counts "
-                         f"{cnt[0, i, 0, 1]}: the lists must hold the same images in the "
-                         "same order")
+        raise InputError(
+            f"image {i}: granularity {k} counts {cnt[k, i, 0, 1]} human "
+            f"boundary pixels (sumR) but granularity 0 counts "
+            f"{cnt[0, i, 0, 1]}: the lists must hold the same images in the "
+            "same order"
+        )
     return groups, cnt
 
 
@@ -172,10 +192,11 @@ def best_of_granularities(records) -> tuple[list[BoundaryCounts], np.ndarray]:
     [6, 4]
     """
     groups, cnt = _stack(records)
-    choice = np.argmax(_image_f(cnt.astype(np.float64)), axis=0)      # (N, T), first max
-    best = np.take_along_axis(cnt, choice[None, :, :, None], axis=0)[0]   # (N, T, 4)
+    choice = np.argmax(_image_f(cnt.astype(np.float64)), axis=0)  # (N, T), first max
+    best = np.take_along_axis(cnt, choice[None, :, :, None], axis=0)[0]  # (N, T, 4)
     thresholds = np.asarray(groups[0][0].thresholds, dtype=np.float64)
-    combined = [BoundaryCounts(thresholds.copy(), *(best[i, :, c].copy()
-                                                    for c in range(4)))
-                for i in range(best.shape[0])]
+    combined = [
+        BoundaryCounts(thresholds.copy(), *(best[i, :, c].copy() for c in range(4)))
+        for i in range(best.shape[0])
+    ]
     return combined, choice.astype(np.int64)

@@ -29,8 +29,14 @@ import numpy as np
 from ..errors import InputError
 from ._protocols import _cell_starts, _check_shrink, seg2bmap, shrink_bmap
 
-__all__ = ["RESOLUTIONS", "half_human_maps", "half_shape", "halve_image",
-           "halve_soft_map", "max_dist_from_px"]
+__all__ = [
+    "RESOLUTIONS",
+    "half_human_maps",
+    "half_shape",
+    "halve_image",
+    "halve_soft_map",
+    "max_dist_from_px",
+]
 
 #: Values of the boundary benchmark's ``resolution`` parameter.
 RESOLUTIONS = ("full", "half")
@@ -93,13 +99,15 @@ def halve_image(image, shape=None) -> np.ndarray:
     Returns
     -------
     (h, w) or (h, w, C) uint8 array
-        each cell's mean rounded half up, as MATLAB's ``round`` (cells of :func:`~segbench.boundary.shrink_cells`:
-        2 x 2 pixels; along an odd axis the first cell takes 3).
+        each cell's mean rounded half up, as MATLAB's ``round`` (cells of
+        :func:`~segbench.boundary.shrink_cells`: 2 x 2 pixels; along an odd axis the
+        first cell takes 3).
     """
     a = np.asarray(image)
     if a.ndim not in (2, 3) or a.dtype != np.uint8:
-        raise InputError(f"expected an (H, W) or (H, W, C) uint8 image, got {a.dtype} "
-                         f"of shape {a.shape}")
+        raise InputError(
+            f"expected an (H, W) or (H, W, C) uint8 image, got {a.dtype} of shape {a.shape}"
+        )
     h, w = _check_shrink(a.shape[:2], half_shape(a.shape) if shape is None else shape)
     r0, c0 = _cell_starts(a.shape[0], h), _cell_starts(a.shape[1], w)
     sums = np.add.reduceat(np.add.reduceat(a.astype(np.float64), r0, axis=0), c0, axis=1)
@@ -134,6 +142,8 @@ def max_dist_from_px(px: float, shape) -> float:
     while f * diag < px:
         f = math.nextafter(f, math.inf)
     if not f < 1:
-        raise InputError(f"max_dist_px {px:g} is not less than the diagonal of a "
-                         f"{shape[1]}x{shape[0]} image ({diag:.1f} px)")
+        raise InputError(
+            f"max_dist_px {px:g} is not less than the diagonal of a "
+            f"{shape[1]}x{shape[0]} image ({diag:.1f} px)"
+        )
     return f

@@ -57,7 +57,9 @@ def _point(obj: Any, what: str) -> tuple[float, float, float]:
         if len(vals) == 4:
             vals = vals[1:]  # (threshold, recall, precision, F)
         if len(vals) not in (2, 3):
-            raise ValueError(f"{what}: expected (recall, precision[, F]), got {len(vals)} values")
+            raise ValueError(
+                f"{what}: expected (recall, precision[, F]), got {len(vals)} values"
+            )
         r, p = vals[:2]
         f = vals[2] if len(vals) == 3 else None
     if f is None:
@@ -66,11 +68,26 @@ def _point(obj: Any, what: str) -> tuple[float, float, float]:
 
 
 #: matplotlib's default colour cycle (tab10) and the markers of the ODS points, in order
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-            "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 _MARKERS = "osD^v<>phP"
 _SIDE_INCHES = 5.6
-_ISO_GREY, _ISO_LABEL_GREY, _GRID_GREY, _FRAME_GREY = "#d1d1d1", "#8c8c8c", "#ededed", "#d9d9d9"
+_ISO_GREY, _ISO_LABEL_GREY, _GRID_GREY, _FRAME_GREY = (
+    "#d1d1d1",
+    "#8c8c8c",
+    "#ededed",
+    "#d9d9d9",
+)
 
 
 def axes_box(title: bool) -> tuple[float, float, float]:
@@ -96,8 +113,11 @@ def axes_box(title: bool) -> tuple[float, float, float]:
     full = _SIDE_INCHES * 72
     left, right, bottom, top = 50.0, 18.0, 40.0, 30.0 if title else 14.0
     side = min(full - left - right, full - top - bottom)
-    return (left + (full - left - right - side) / 2, top + (full - top - bottom - side) / 2,
-            side)
+    return (
+        left + (full - left - right - side) / 2,
+        top + (full - top - bottom - side) / 2,
+        side,
+    )
 
 
 def _plain(text: str) -> str:
@@ -114,8 +134,15 @@ def _iso_f(ax) -> None:
         p = f * r / (2 * r - f)
         keep = p <= 1.0
         ax.plot(r[keep], p[keep], color=_ISO_GREY, lw=0.8, zorder=1)
-        ax.annotate(f"{f:.1f}", (f, f), xytext=(2, 2), textcoords="offset points",
-                    fontsize=7, color=_ISO_LABEL_GREY, zorder=1)
+        ax.annotate(
+            f"{f:.1f}",
+            (f, f),
+            xytext=(2, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color=_ISO_LABEL_GREY,
+            zorder=1,
+        )
 
 
 #: Points of a curve below this recall are not drawn, as BSR's ``plot_eval.m``
@@ -182,27 +209,73 @@ def _draw(drawn, human_point, title, dpi: int) -> bytes:
     for i, (name, r, p, ods) in enumerate(drawn):
         colour, marker = _COLOURS[i % len(_COLOURS)], _MARKERS[i % len(_MARKERS)]
         keep = drawn_points(r, p)
-        if keep.sum() > 1:           # one point left: plot_eval.m shows the ODS point only
+        if keep.sum() > 1:  # one point left: plot_eval.m shows the ODS point only
             # unclipped: a curve along P = 1 or R = 1 shows its whole width
             ax.plot(r[keep], p[keep], color=colour, lw=1.8, zorder=2, clip_on=False)
         label = name if ods is None else f"{name} [F = {ods[2]:.3f}]"
-        handles.append(Line2D([], [], color=colour, lw=1.8, label=_plain(label),
-                              marker=None if ods is None else marker, ms=7,
-                              mec="white", mew=0.8))
-    for i, (name, r, p, ods) in enumerate(drawn):     # ODS points above every curve
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                lw=1.8,
+                label=_plain(label),
+                marker=None if ods is None else marker,
+                ms=7,
+                mec="white",
+                mew=0.8,
+            )
+        )
+    for i, (_name, _r, _p, ods) in enumerate(drawn):  # ODS points above every curve
         if ods is not None:
-            ax.plot([ods[0]], [ods[1]], ls="none", marker=_MARKERS[i % len(_MARKERS)],
-                    ms=7, color=_COLOURS[i % len(_COLOURS)], mec="white", mew=0.8,
-                    zorder=3, clip_on=False)
+            ax.plot(
+                [ods[0]],
+                [ods[1]],
+                ls="none",
+                marker=_MARKERS[i % len(_MARKERS)],
+                ms=7,
+                color=_COLOURS[i % len(_COLOURS)],
+                mec="white",
+                mew=0.8,
+                zorder=3,
+                clip_on=False,
+            )
     if human_point is not None:
-        ax.plot([human_point[0]], [human_point[1]], ls="none", marker="*", ms=14,
-                color="black", mec="white", mew=0.8, zorder=4, clip_on=False)
-        handles.append(Line2D([], [], ls="none", marker="*", ms=12, color="black",
-                              mec="white", mew=0.8,
-                              label=f"Human [F = {human_point[2]:.3f}]"))
+        ax.plot(
+            [human_point[0]],
+            [human_point[1]],
+            ls="none",
+            marker="*",
+            ms=14,
+            color="black",
+            mec="white",
+            mew=0.8,
+            zorder=4,
+            clip_on=False,
+        )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="none",
+                marker="*",
+                ms=12,
+                color="black",
+                mec="white",
+                mew=0.8,
+                label=f"Human [F = {human_point[2]:.3f}]",
+            )
+        )
     if handles:
-        legend = ax.legend(handles=handles, loc="lower left", fontsize=8, frameon=True,
-                           fancybox=True, framealpha=1.0, edgecolor=_FRAME_GREY)
+        legend = ax.legend(
+            handles=handles,
+            loc="lower left",
+            fontsize=8,
+            frameon=True,
+            fancybox=True,
+            framealpha=1.0,
+            edgecolor=_FRAME_GREY,
+        )
         legend.get_frame().set_linewidth(0.8)
     buf = io.BytesIO()
     # no "Software" entry (the matplotlib version): the same plot, the same bytes
@@ -210,8 +283,9 @@ def _draw(drawn, human_point, title, dpi: int) -> bytes:
     return buf.getvalue()
 
 
-def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = None,
-            dpi: int = 150) -> Path:
+def plot_pr(
+    curves, path: str | PathLike, *, human=None, title: str | None = None, dpi: int = 150
+) -> Path:
     """Draw precision-recall curves with their ODS points and iso-F contours; save a PNG.
 
     Parameters
@@ -267,7 +341,7 @@ def plot_pr(curves, path: str | PathLike, *, human=None, title: str | None = Non
         named = [(None, curves)]
     else:
         named = [(None, c) for c in curves]
-    drawn = []                         # validated first: a bad curve writes no file
+    drawn = []  # validated first: a bad curve writes no file
     for i, (name, c) in enumerate(named):
         if name is None:
             name = str(_get(c, _NAME, f"curve {i}"))

@@ -35,12 +35,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..primitives import DEFAULT_MAX_DIST, bsr_ratio, f_measure, human_counts
-from ..primitives import thin
+from ..primitives import DEFAULT_MAX_DIST, bsr_ratio, f_measure, human_counts, thin
 
-__all__ = ["PROTOCOLS", "SOURCES", "SubjectCounts", "by_presentation",
-           "human_boundary_map", "pool_subjects", "protocol", "seg2bmap",
-           "shrink_bmap", "shrink_cells", "subject_counts", "upsample_nearest"]
+__all__ = [
+    "PROTOCOLS",
+    "SOURCES",
+    "SubjectCounts",
+    "by_presentation",
+    "human_boundary_map",
+    "pool_subjects",
+    "protocol",
+    "seg2bmap",
+    "shrink_bmap",
+    "shrink_cells",
+    "subject_counts",
+    "upsample_nearest",
+]
 
 _S300 = "segbench-1.2.0 "
 _BSR = "BSR "
@@ -104,12 +114,15 @@ PROTOCOLS: dict[str, dict] = {
 }
 
 
-
 def _edge_preset(max_dist: float, nms: dict) -> dict:
     """An edge-detection dataset's protocol: BSR's benchmark (99 thresholds, maps
     thinned, human maps as stored) at its tolerance, after the NMS its papers apply."""
-    return {**copy.deepcopy(PROTOCOLS["bsr"]), "max_dist": max_dist, "nms": nms,
-            "reported": ("ODS", "OIS", "AP")}
+    return {
+        **copy.deepcopy(PROTOCOLS["bsr"]),
+        "max_dist": max_dist,
+        "nms": nms,
+        "reported": ("ODS", "OIS", "AP"),
+    }
 
 
 #: Dollar's NMS as HED's ``nms_process.m`` and RINDNet's ``eval.m`` call it.
@@ -118,96 +131,100 @@ _NMS_HED = {"r": 1, "s": 5, "m": 1.01, "presmooth": True}
 #: The protocols of the edge-detection datasets (the presets papers use). Each runs
 #: BSR's benchmark after Dollar's NMS; they differ in the tolerance and the NMS
 #: settings. Values and their sources: :data:`SOURCES`, docs/datasets.md.
-PROTOCOLS.update({
-    "bsds500": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
-    "nyud": _edge_preset(0.011, {"r": 4, "s": 5, "m": 1.01, "presmooth": False}),
-    "biped": _edge_preset(DEFAULT_MAX_DIST, {"r": 1, "s": 5, "m": 1.01,
-                                             "presmooth": False}),
-    "multicue": _edge_preset(DEFAULT_MAX_DIST, {"r": 2, "s": 5, "m": 1.01,
-                                                "presmooth": False}),
-    "bsds-rind": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
-})
+PROTOCOLS.update(
+    {
+        "bsds500": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
+        "nyud": _edge_preset(0.011, {"r": 4, "s": 5, "m": 1.01, "presmooth": False}),
+        "biped": _edge_preset(
+            DEFAULT_MAX_DIST, {"r": 1, "s": 5, "m": 1.01, "presmooth": False}
+        ),
+        "multicue": _edge_preset(
+            DEFAULT_MAX_DIST, {"r": 2, "s": 5, "m": 1.01, "presmooth": False}
+        ),
+        "bsds-rind": _edge_preset(DEFAULT_MAX_DIST, _NMS_HED),
+    }
+)
 
 #: Where each value of :data:`PROTOCOLS` comes from (file:line in the archives above).
 SOURCES: dict[str, dict[str, str]] = {
     "bsr": {
         "nthresh": _BSR + "evaluation_bdry_image.m:27 `if nargin<4, nthresh = 99`; "
-                          "thresholds :48 `linspace(1/(nthresh+1),1-1/(nthresh+1),"
-                          "nthresh)`",
+        "thresholds :48 `linspace(1/(nthresh+1),1-1/(nthresh+1),"
+        "nthresh)`",
         "max_dist": _BSR + "evaluation_bdry_image.m:26 `maxDist = 0.0075`, passed to "
-                           "correspondPixels at :83; outlier cost: correspondPixels.cc:11 "
-                           "`outlierCostDefault = 100`",
+        "correspondPixels at :83; outlier cost: correspondPixels.cc:11 "
+        "`outlierCostDefault = 100`",
         "thin": _BSR + "evaluation_bdry_image.m:25 `thinpb = 1`; :72-74 "
-                       "`bwmorph(bmap, 'thin', inf)` after thresholding (:66)",
+        "`bwmorph(bmap, 'thin', inf)` after thresholding (:66)",
         "thin_gt": _BSR + "evaluation_bdry_image.m:83,87 `groundTruth{i}.Boundaries` "
-                          "matched and counted as stored",
+        "matched and counted as stored",
         "upsample": _BSR + "correspondPixels.cc:41-44 'bmap1 and bmap2 must be the same "
-                           "size' (no resizing anywhere in the BSR scripts)",
+        "size' (no resizing anywhere in the BSR scripts)",
         "lone": "BSR has no human script; segbench's own convention (zeros)",
         "alpha": _BSR + "collect_eval_bdry.m:124-125 `f = 2*p.*r./(p+r+((p+r)==0))`",
         "reported": _BSR + "collect_eval_bdry.m:115 eval_bdry.txt = bestT bestR bestP "
-                           "bestF (ODS, :73-76) R_max P_max F_max (OIS, :65-69, :94-96) "
-                           "Area_PR (AP, :98-108)",
+        "bestF (ODS, :73-76) R_max P_max F_max (OIS, :65-69, :94-96) "
+        "Area_PR (AP, :98-108)",
         "ranking": "BSDS500 page and Arbelaez et al. 2011, Table 1 (ODS F)",
         "presentations": _BSR + "evaluation_bdry_image.m:42 `load(gtFile)`: one "
-                                "groundTruth cell per image, no presentation",
+        "groundTruth cell per image, no presentation",
         "resolution": _BSR + "evaluation_bdry_image.m: maps matched at the size stored",
         "nms": _BSR + "boundaryBench.m reads the maps as given (no NMS: gPb and ucm2 "
-                      "are thin already)",
+        "are thin already)",
     },
     "bsds300": {
         "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `if nargin<3, nthresh=30; "
-                           "end`; thresholds Benchmark/boundaryPR.m:29 "
-                           "`linspace(1/(nthresh+1),1-1/(nthresh+1),nthresh)` (as BSR)",
+        "end`; thresholds Benchmark/boundaryPR.m:29 "
+        "`linspace(1/(nthresh+1),1-1/(nthresh+1),nthresh)` (as BSR)",
         "max_dist": _S300 + "Benchmark/boundaryPR.m:61 `correspondPixels(bmap,"
-                            "bmaps{i})` with the compiled defaults, "
-                            "Benchmark/correspondPixels.cc:10-11 `maxDistDefault = "
-                            "0.0075`, `outlierCostDefault = 100` (the help text, "
-                            "correspondPixels.m, says 0.01)",
+        "bmaps{i})` with the compiled defaults, "
+        "Benchmark/correspondPixels.cc:10-11 `maxDistDefault = "
+        "0.0075`, `outlierCostDefault = 100` (the help text, "
+        "correspondPixels.m, says 0.01)",
         "thin": _S300 + "Benchmark/boundaryPR.m:51-53 threshold, then "
-                        "`bwmorph(bmap,'thin',inf)`, always (CHANGELOG 1.2.0: moved "
-                        "after thresholding)",
+        "`bwmorph(bmap,'thin',inf)`, always (CHANGELOG 1.2.0: moved "
+        "after thresholding)",
         "thin_gt": _S300 + "Benchmark/boundaryPR.m:32-40 `bmaps{i} = "
-                           "seg2bmap(segs{i},width,height)`, then "
-                           "`bmaps{i} .* bwmorph(bmaps{i},'thin',inf)`",
+        "seg2bmap(segs{i},width,height)`, then "
+        "`bmaps{i} .* bwmorph(bmaps{i},'thin',inf)`",
         "upsample": _S300 + "Benchmark/boundaryBench.m:37-43 `imresize(pb,"
-                            "size(segs{1}),'nearest')` when numel(pb) < "
-                            "numel(segs{1}); an error when larger",
+        "size(segs{1}),'nearest')` when numel(pb) < "
+        "numel(segs{1}); an error when larger",
         "lone": _S300 + "Benchmark/boundaryBenchHuman.m:34-42 leave-one-out via "
-                        "boundaryPR; with no other subject, boundaryPR.m:58-70 counts "
-                        "sumP only",
-        "alpha": _S300 + "Benchmark/boundaryBench.m:105-106 "
-                         "`f = 2*p.*r./(p+r+((p+r)==0))`",
+        "boundaryPR; with no other subject, boundaryPR.m:58-70 counts "
+        "sumP only",
+        "alpha": _S300 + "Benchmark/boundaryBench.m:105-106 `f = 2*p.*r./(p+r+((p+r)==0))`",
         "reported": _S300 + "Benchmark/boundaryBench.m:82-100 score.txt = bestT bestR "
-                            "bestP bestF of the pooled curve (maxF :109-127, identical "
-                            "to BSR's); scores.txt :55-75 per image; no OIS, no AP",
+        "bestP bestF of the pooled curve (maxF :109-127, identical "
+        "to BSR's); scores.txt :55-75 per image; no OIS, no AP",
         "ranking": _S300 + "Benchmark/boundaryBenchHtml.m:65-73 algorithms sorted by "
-                           "score.txt column 4 (F), printed `%4.2f` (:108-115); the "
-                           "Humans row (:103-107) is human/score.txt column 3",
+        "score.txt column 4 (F), printed `%4.2f` (:108-115); the "
+        "Humans row (:103-107) is human/score.txt column 3",
         "presentations": _S300 + "Dataset/segFilename.m:17 "
-                                 "`human/<present>/<uid>/<iid>.seg`; "
-                                 "Dataset/readSegs.m:10-24; boundaryBench.m:35 and "
-                                 "boundaryBenchHuman.m:25 `readSegs(pres,iid)`; "
-                                 "boundaryBenchHtml.m:10 "
-                                 "`presentations = {'gray','color'}`",
+        "`human/<present>/<uid>/<iid>.seg`; "
+        "Dataset/readSegs.m:10-24; boundaryBench.m:35 and "
+        "boundaryBenchHuman.m:25 `readSegs(pres,iid)`; "
+        "boundaryBenchHtml.m:10 "
+        "`presentations = {'gray','color'}`",
         "resolution": _S300 + "Benchmark/boundaryBench.m:37-43: smaller soft maps "
-                              "upsampled to the segmentations' size",
+        "upsampled to the segmentations' size",
         "nms": _S300 + "boundaryBench.m reads the maps as given (no NMS)",
     },
     "martin2004": {
         "nthresh": _S300 + "Benchmark/boundaryBench.m:12 `nthresh=30` (the code of the "
-                           "2004 paper's benchmark)",
+        "2004 paper's benchmark)",
         "max_dist": "Martin, Fowlkes, Malik, PAMI 2004, Fig. 3 and Sec. 3: d_max = 1% "
-                    "of the diagonal (2.88 px at 240x160)",
+        "of the diagonal (2.88 px at 240x160)",
         "thin": _S300 + "Benchmark/boundaryPR.m:51-53, as bsds300",
         "thin_gt": _S300 + "Benchmark/boundaryPR.m:37-40 `bwmorph(bmaps{i},'thin',inf)`",
         "upsample": _S300 + "as bsds300, to the half-resolution size",
         "lone": _S300 + "as bsds300",
         "resolution": "PAMI 2004, Fig. 3: 'half-resolution' test images (240x160); "
-                      + _S300 + "Benchmark/boundaryPR.m:6 'The pb image can be smaller "
-                      "than the segmentations', :27 `[height,width] = size(pb)`, :34 "
-                      "`seg2bmap(segs{i},width,height)`; lib/matlab/seg2bmap.m:49-59 the "
-                      "mapping `j = 1+floor((y-1)*height/h)`",
+        + _S300
+        + "Benchmark/boundaryPR.m:6 'The pb image can be smaller "
+        "than the segmentations', :27 `[height,width] = size(pb)`, :34 "
+        "`seg2bmap(segs{i},width,height)`; lib/matlab/seg2bmap.m:49-59 the "
+        "mapping `j = 1+floor((y-1)*height/h)`",
         "alpha": _S300 + "as bsds300",
         "reported": "PAMI 2004, Fig. 3: F at the best threshold of the pooled curve",
         "ranking": "PAMI 2004, Fig. 3 (ODS F)",
@@ -221,50 +238,61 @@ _HED = "s9xie/hed_release-deprecated @7b9ba63 "
 _RCF = "yun-liu/RCF @fc9e0f9 "
 _COMMON = {
     "nthresh": _EDGES + "edgesEvalImg.m:48 `'thrs',99`; :50-51 "
-                        "`thrs=linspace(1/(K+1),1-1/(K+1),K)` (as BSR)",
+    "`thrs=linspace(1/(K+1),1-1/(K+1),K)` (as BSR)",
     "thin": _EDGES + "edgesEvalImg.m:63-64 `E1 = double(E>=max(eps,thrs(k)))`, then "
-                     "`bwmorph(E1,'thin',inf)`",
+    "`bwmorph(E1,'thin',inf)`",
     "thin_gt": _EDGES + "edgesEvalImg.m:55-56 `G{g}.Boundaries` as stored, never thinned",
     "upsample": "none: every script evaluates maps of the ground truth's size",
     "lone": "as bsr",
     "resolution": "full: " + _EDGES + "edgesEvalImg.m matches at the size stored",
     "alpha": _EDGES + "edgesEvalDir.m (F = 2PR/(P+R)), as BSR",
     "reported": _EDGES + "edgesEvalDir.m: ODS, OIS, AP (and R50, which segbench reports "
-                         "for every preset)",
+    "for every preset)",
     "ranking": "ODS, as every table of the edge-detection papers",
     "presentations": "one ground truth per image: no presentations",
 }
-SOURCES.update({
-    "bsds500": {**_COMMON,
-                "max_dist": _HED + "examples/eval/EvalEdge.m:8 `maxDist 0.0075` (BSR's)",
-                "nms": _HED + "examples/eval/nms_process.m:20-27 `E=convTri(single(x),1)`; "
-                              "`edgesNmsMex(E,O,1,5,1.01,4)` (also xwjabc/hed, PiDiNet)"},
-    "nyud": {**_COMMON,
-             "max_dist": "s-gupta/rgbd @e56ca4c segmentation/wrapperSegmentation.m:53 "
-                         "`'maxDist', 0.011`; " + _EDGES + "edgesDemoRgbd.m:24; "
-                         "hellozhuo/pidinet README:110 'following RCF, we increase the "
-                         "localization tolerance from 0.0075 to 0.011'",
-             "nms": _RCF + "examples/rcf/edge_nms.m:12-20 `edgesNms(edge,O,r,5,1.01,8)` "
-                           "without pre-smoothing, r '4 for NYUD dataset' (CATS "
-                           "eval/eval_edge.m:34 uses (4,4,1.01); EDTER eval_nyud.m "
-                           "(2,5,1.01): override with --nms)"},
-    "biped": {**_COMMON,
-              "max_dist": "xavysp/DexiNed (issue 8, its evaluation driver): "
-                          "`edgesEvalDir_x(..., 'thrs',99, 'maxDist', 0.0075, 'thin', 1)`",
-              "nms": "xavysp/DexiNed (issue 8, its evaluation driver): "
-                     "`edgesNmsMex(tmp_edge,O,1,5,1.01,4)` without pre-smoothing for "
-                     "other methods; DexiNed's own maps (1,5,1.03): --nms m=1.03"},
-    "multicue": {**_COMMON,
-                 "max_dist": _EDGES + "edgesEvalDir.m:50 default 0.0075; no Multicue "
-                                      "script overrides it",
-                 "nms": _RCF + "examples/rcf/edge_nms.m:12-20, r '2 for BSDS500 and "
-                               "Multi-cue datasets', without pre-smoothing"},
-    "bsds-rind": {**_COMMON,
-                  "max_dist": "MengyangPu/RINDNet @164b0c4 eval/eval.m:45-47 "
-                              "`'maxDist',0.0075`",
-                  "nms": "MengyangPu/RINDNet @164b0c4 eval/eval.m:35-39 "
-                         "`E=convTri(single(x),1)`; `edgesNmsMex(E,O,1,5,1.01,4)`"},
-})
+SOURCES.update(
+    {
+        "bsds500": {
+            **_COMMON,
+            "max_dist": _HED + "examples/eval/EvalEdge.m:8 `maxDist 0.0075` (BSR's)",
+            "nms": _HED + "examples/eval/nms_process.m:20-27 `E=convTri(single(x),1)`; "
+            "`edgesNmsMex(E,O,1,5,1.01,4)` (also xwjabc/hed, PiDiNet)",
+        },
+        "nyud": {
+            **_COMMON,
+            "max_dist": "s-gupta/rgbd @e56ca4c segmentation/wrapperSegmentation.m:53 "
+            "`'maxDist', 0.011`; " + _EDGES + "edgesDemoRgbd.m:24; "
+            "hellozhuo/pidinet README:110 'following RCF, we increase the "
+            "localization tolerance from 0.0075 to 0.011'",
+            "nms": _RCF + "examples/rcf/edge_nms.m:12-20 `edgesNms(edge,O,r,5,1.01,8)` "
+            "without pre-smoothing, r '4 for NYUD dataset' (CATS "
+            "eval/eval_edge.m:34 uses (4,4,1.01); EDTER eval_nyud.m "
+            "(2,5,1.01): override with --nms)",
+        },
+        "biped": {
+            **_COMMON,
+            "max_dist": "xavysp/DexiNed (issue 8, its evaluation driver): "
+            "`edgesEvalDir_x(..., 'thrs',99, 'maxDist', 0.0075, 'thin', 1)`",
+            "nms": "xavysp/DexiNed (issue 8, its evaluation driver): "
+            "`edgesNmsMex(tmp_edge,O,1,5,1.01,4)` without pre-smoothing for "
+            "other methods; DexiNed's own maps (1,5,1.03): --nms m=1.03",
+        },
+        "multicue": {
+            **_COMMON,
+            "max_dist": _EDGES + "edgesEvalDir.m:50 default 0.0075; no Multicue "
+            "script overrides it",
+            "nms": _RCF + "examples/rcf/edge_nms.m:12-20, r '2 for BSDS500 and "
+            "Multi-cue datasets', without pre-smoothing",
+        },
+        "bsds-rind": {
+            **_COMMON,
+            "max_dist": "MengyangPu/RINDNet @164b0c4 eval/eval.m:45-47 `'maxDist',0.0075`",
+            "nms": "MengyangPu/RINDNet @164b0c4 eval/eval.m:35-39 "
+            "`E=convTri(single(x),1)`; `edgesNmsMex(E,O,1,5,1.01,4)`",
+        },
+    }
+)
 
 
 def protocol(name: str) -> dict:
@@ -272,8 +300,9 @@ def protocol(name: str) -> dict:
     try:
         return copy.deepcopy(PROTOCOLS[name])
     except KeyError:
-        raise InputError(f"unknown protocol {name!r}; choose one of "
-                         f"{', '.join(sorted(PROTOCOLS))}") from None
+        raise InputError(
+            f"unknown protocol {name!r}; choose one of {', '.join(sorted(PROTOCOLS))}"
+        ) from None
 
 
 # --- human maps ------------------------------------------------------------------------
@@ -319,8 +348,11 @@ def seg2bmap(seg, shape=None) -> np.ndarray:
     if s.ndim != 2 or s.size == 0:
         raise InputError(f"seg must be a nonempty 2-D label map, got shape {s.shape}")
     b = np.zeros(s.shape, bool)
-    b[:-1, :-1] = ((s[:-1, :-1] != s[:-1, 1:]) | (s[:-1, :-1] != s[1:, :-1])
-                   | (s[:-1, :-1] != s[1:, 1:]))
+    b[:-1, :-1] = (
+        (s[:-1, :-1] != s[:-1, 1:])
+        | (s[:-1, :-1] != s[1:, :-1])
+        | (s[:-1, :-1] != s[1:, 1:])
+    )
     b[-1, :-1] = s[-1, :-1] != s[-1, 1:]
     b[:-1, -1] = s[:-1, -1] != s[1:, -1]
     if shape is None or tuple(shape) == s.shape:
@@ -332,11 +364,12 @@ def _check_shrink(full, small) -> tuple[int, int]:
     """``small`` as two ints, checked as ``seg2bmap.m`` lines 25-29 check it."""
     h, w = (int(n) for n in small)
     big_h, big_w = full
-    if h < 1 or w < 1 or h > big_h or w > big_w or \
-            abs(w / h - big_w / big_h) > 0.01:
-        raise InputError(f"cannot convert a {big_w}x{big_h} map to {w}x{h} (width x "
-                         f"height): the smaller map must fit and keep the aspect ratio "
-                         f"within 0.01, as seg2bmap.m")
+    if h < 1 or w < 1 or h > big_h or w > big_w or abs(w / h - big_w / big_h) > 0.01:
+        raise InputError(
+            f"cannot convert a {big_w}x{big_h} map to {w}x{h} (width x "
+            f"height): the smaller map must fit and keep the aspect ratio "
+            f"within 0.01, as seg2bmap.m"
+        )
     return h, w
 
 
@@ -406,13 +439,16 @@ def upsample_nearest(pb, shape) -> np.ndarray:
     a = np.asarray(pb)
     out = tuple(int(n) for n in shape)
     if a.ndim != 2 or len(out) != 2:
-        raise InputError(f"upsample_nearest needs a 2-D map and a 2-D shape, got "
-                         f"{a.shape} and {out}")
+        raise InputError(
+            f"upsample_nearest needs a 2-D map and a 2-D shape, got {a.shape} and {out}"
+        )
     if a.shape == out:
         return a
     if a.size >= out[0] * out[1]:
-        raise InputError(f"cannot evaluate a soft map of shape {a.shape} against ground "
-                         f"truth of shape {out} (the BSDS300 benchmark only upsamples)")
+        raise InputError(
+            f"cannot evaluate a soft map of shape {a.shape} against ground "
+            f"truth of shape {out} (the BSDS300 benchmark only upsamples)"
+        )
     idx = [_nearest_indices(a.shape[k], out[k]) for k in (0, 1)]
     return a[np.ix_(idx[0], idx[1])]
 
@@ -424,7 +460,7 @@ def _nearest_indices(n_in: int, n_out: int) -> np.ndarray:
     u = x / scale + 0.5 * (1 - 1 / scale)
     left = np.floor(u - 0.5)
     idx = left.copy()
-    for k in (2.0, 1.0, 0.0):           # the candidate the box kernel keeps
+    for k in (2.0, 1.0, 0.0):  # the candidate the box kernel keeps
         c = left + k
         d = u - c
         idx = np.where((d >= -0.5) & (d < 0.5), c, idx)
@@ -486,14 +522,14 @@ class SubjectCounts:
         return {"users": list(self.users), "counts": self.counts.tolist()}
 
     @classmethod
-    def from_json(cls, d: dict) -> "SubjectCounts":
+    def from_json(cls, d: dict) -> SubjectCounts:
         """Inverse of :meth:`to_json`; ValueError on a payload of the wrong shape or
         with counts that cannot be (not non-negative integers, cntR > sumR, cntP >
         sumP)."""
         users = d["users"]
         if not isinstance(users, list) or any(
-                u is not None and (isinstance(u, bool) or not isinstance(u, int))
-                for u in users):
+            u is not None and (isinstance(u, bool) or not isinstance(u, int)) for u in users
+        ):
             raise ValueError("users must be a list of integers or nulls")
         raw = np.asarray(d["counts"], dtype=np.float64)
         if raw.size == 0:
@@ -506,14 +542,20 @@ class SubjectCounts:
         if (c != raw).any() or (c < 0).any():
             raise ValueError("counts must be non-negative integers")
         if (c[:, 0] > c[:, 1]).any() or (c[:, 2] > c[:, 3]).any():
-            raise ValueError("more pixels matched than there are (cntR > sumR or "
-                             "cntP > sumP)")
+            raise ValueError(
+                "more pixels matched than there are (cntR > sumR or cntP > sumP)"
+            )
         return cls(tuple(users), c)
 
 
-def subject_counts(annotations, *, users: Sequence | None = None,
-                   max_dist: float = DEFAULT_MAX_DIST, thin_gt: bool = True,
-                   lone: str = "count") -> SubjectCounts:
+def subject_counts(
+    annotations,
+    *,
+    users: Sequence | None = None,
+    max_dist: float = DEFAULT_MAX_DIST,
+    thin_gt: bool = True,
+    lone: str = "count",
+) -> SubjectCounts:
     """Each subject of one image scored against the image's other subjects.
 
     As ``boundaryBenchHuman.m`` (lines 34-44): subject ``j``'s boundary map is the
@@ -551,8 +593,9 @@ def subject_counts(annotations, *, users: Sequence | None = None,
         raise InputError(f"{len(users)} users for {len(anns)} annotations")
     if not anns:
         return SubjectCounts((), np.zeros((0, 4), np.int64))
-    rows = human_counts(anns, max_dist=max_dist, per_annotator=True, thin_gt=thin_gt,
-                        lone=lone)
+    rows = human_counts(
+        anns, max_dist=max_dist, per_annotator=True, thin_gt=thin_gt, lone=lone
+    )
     return SubjectCounts(users, rows)
 
 
@@ -580,7 +623,9 @@ def by_presentation(annotations) -> dict[str, list]:
     for k, a in enumerate(annotations):
         g = getattr(a, "gray", None)
         if g is None:
-            raise InputError(f"annotation {k} does not record whether the image was "
-                             f"shown in gray or in colour")
+            raise InputError(
+                f"annotation {k} does not record whether the image was "
+                f"shown in gray or in colour"
+            )
         out["gray" if g else "color"].append(a)
     return out

@@ -15,30 +15,59 @@ from ._common import HelpFormatter
 # No command does linear algebra large enough for BLAS threads to pay; commands run in
 # parallel with --workers and --threads. OpenBLAS's idle threads cost 0.05-0.1 CPU-s at
 # numpy's import, a tenth of a one-image run. A user's own setting is kept.
-if not any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                       "GOTO_NUM_THREADS")):
+if not any(
+    os.environ.get(v)
+    for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")
+):
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 #: Command-group modules, each with ``add_parsers(subparsers)``, in help order.
-_GROUPS = ("benchmark", "detect", "compare", "consistency", "agreement", "semantic",
-           "superpixel", "stats", "datasets", "site", "baselines", "annotate")
+_GROUPS = (
+    "benchmark",
+    "detect",
+    "compare",
+    "consistency",
+    "agreement",
+    "semantic",
+    "superpixel",
+    "stats",
+    "datasets",
+    "site",
+    "baselines",
+    "annotate",
+)
 
 
 #: Commands that are not benchmarks of the registry -> their group.
 _OTHER_COMMANDS = {
-    "demo": "benchmark", "import-run": "benchmark", "detect": "detect", "nms": "detect",
-    "ucm": "detect", "compare": "compare", "granularity": "consistency",
-    "superpixel-sweep": "superpixel", "fetch": "datasets", "submit": "datasets",
-    "serve": "site", "site": "site", "baselines": "baselines", "annotate": "annotate",
-    "annotate-export": "annotate"}
+    "demo": "benchmark",
+    "import-run": "benchmark",
+    "detect": "detect",
+    "nms": "detect",
+    "ucm": "detect",
+    "compare": "compare",
+    "granularity": "consistency",
+    "superpixel-sweep": "superpixel",
+    "fetch": "datasets",
+    "submit": "datasets",
+    "serve": "site",
+    "site": "site",
+    "baselines": "baselines",
+    "annotate": "annotate",
+    "annotate-export": "annotate",
+}
 
 
 def _registry_commands() -> dict:
     """The built-in benchmarks' commands -> their group, from the registry (a generic
     one is made by the benchmark group)."""
     from ..families import BENCHMARKS
-    return {name.replace("_", "-"): "benchmark" if entry.group == "generic" else entry.group
-            for name, entry in dict.items(BENCHMARKS) if entry.group is not None}
+
+    return {
+        name.replace("_", "-"): "benchmark" if entry.group == "generic" else entry.group
+        for name, entry in dict.items(BENCHMARKS)
+        if entry.group is not None
+    }
 
 
 #: Command -> its group, so that ``segbench CMD ...`` builds only that group's parser
@@ -46,8 +75,16 @@ def _registry_commands() -> dict:
 _COMMAND_GROUPS = {**_registry_commands(), **_OTHER_COMMANDS}
 
 #: Groups whose commands run compiled kernels (they import Numba the lean way first).
-_KERNEL_GROUPS = {"benchmark", "detect", "consistency", "agreement", "semantic",
-                  "superpixel", "stats", "baselines"}
+_KERNEL_GROUPS = {
+    "benchmark",
+    "detect",
+    "consistency",
+    "agreement",
+    "semantic",
+    "superpixel",
+    "stats",
+    "baselines",
+}
 
 
 def _group_of(command: str) -> str | None:
@@ -56,6 +93,7 @@ def _group_of(command: str) -> str | None:
     if command in _COMMAND_GROUPS:
         return _COMMAND_GROUPS[command]
     from ..families import BENCHMARKS
+
     entry = BENCHMARKS.get(command.replace("-", "_"))
     return "benchmark" if entry is not None and entry.group == "generic" else None
 
@@ -65,10 +103,13 @@ def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     from importlib import import_module
 
     from .._version import __version__
+
     parser = argparse.ArgumentParser(
-        prog="segbench", formatter_class=HelpFormatter,
+        prog="segbench",
+        formatter_class=HelpFormatter,
         description="The Berkeley Segmentation Benchmark, exact and fast. "
-                    "'segbench CMD --help' describes each command.")
+        "'segbench CMD --help' describes each command.",
+    )
     parser.add_argument("--version", action="version", version=f"segbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="CMD")
     for group in groups:
@@ -85,6 +126,7 @@ class _Warnings:
 
     def __enter__(self):
         import warnings
+
         self._saved = warnings.showwarning
         warnings.showwarning = self._show
         return self
@@ -95,6 +137,7 @@ class _Warnings:
 
     def __exit__(self, *exc):
         import warnings
+
         warnings.showwarning = self._saved
         return False
 
@@ -105,6 +148,7 @@ class _Notes:
 
     def __enter__(self):
         import logging
+
         self._log = logging.getLogger("segbench")
         self._handler = logging.StreamHandler(sys.stderr)
         self._handler.setFormatter(logging.Formatter("segbench: %(message)s"))
@@ -135,12 +179,13 @@ class _CtrlC:
 
     def __enter__(self):
         import signal
+
         _CtrlC.seen = False
         self._saved = None
-        try:    # only Python's own handler is replaced (not a notebook's or a caller's)
+        try:  # only Python's own handler is replaced (not a notebook's or a caller's)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 self._saved = signal.signal(signal.SIGINT, self._handler)
-        except ValueError:          # not the main thread: no handler can be set
+        except ValueError:  # not the main thread: no handler can be set
             pass
         return self
 
@@ -152,19 +197,22 @@ class _CtrlC:
             # interrupt is swallowed ("Exception ignored") or leaves its state broken:
             # deliver it again in 20 ms, once the interpreter is back in our code
             import signal
+
             signal.signal(signal.SIGALRM, _CtrlC._again)
             signal.setitimer(signal.ITIMER_REAL, 0.02)
-            return                          # (__exit__ cancels it if the run ends first)
+            return  # (__exit__ cancels it if the run ends first)
         raise KeyboardInterrupt
 
     @staticmethod
     def _again(signum, frame):
         import signal
+
         os.kill(os.getpid(), signal.SIGINT)
 
     def quiet(self) -> None:
         """Ignore a second Ctrl-C while the interrupted run reports itself."""
         import signal
+
         if self._saved is not None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             self._no_redelivery()
@@ -172,11 +220,13 @@ class _CtrlC:
     @staticmethod
     def _no_redelivery() -> None:
         import signal
-        signal.setitimer(signal.ITIMER_REAL, 0)          # a pending re-delivery: off
+
+        signal.setitimer(signal.ITIMER_REAL, 0)  # a pending re-delivery: off
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
     def __exit__(self, *exc):
         import signal
+
         if self._saved is not None:
             self._no_redelivery()
             signal.signal(signal.SIGINT, self._saved)
@@ -234,7 +284,7 @@ def console_main() -> None:
 
 def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    with _Warnings():          # (an installed family that fails to load: one line)
+    with _Warnings():  # (an installed family that fails to load: one line)
         group = _group_of(argv[0]) if argv else None
         parser = build_parser((group,) if group else _GROUPS)
     args = parser.parse_args(argv)
@@ -242,24 +292,27 @@ def _main(argv) -> int:
         parser.print_help()
         return 0
     from ..errors import SegbenchError
+
     if group in _KERNEL_GROUPS:
         from ..compilation import import_numba_lean, lean_cache_loading
+
         import_numba_lean()
         lean_cache_loading()
     # the run folder's manifest records the command line (the engine reads it from
     # the environment: it never imports the CLI); restored after, for in-process calls
     import shlex
+
     before = os.environ.get("SEGBENCH_COMMAND_LINE")
     os.environ["SEGBENCH_COMMAND_LINE"] = shlex.join(["segbench", *argv])
     try:
         with _Warnings(), _Notes():
             return args.func(args)
     except SegbenchError as exc:
-        if _interrupted(exc):   # a read cut short by Ctrl-C: main reports the interrupt
+        if _interrupted(exc):  # a read cut short by Ctrl-C: main reports the interrupt
             raise
         print(f"segbench: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:       # a file the library did not wrap: name it, no traceback
+    except OSError as exc:  # a file the library did not wrap: name it, no traceback
         if _interrupted(exc):
             raise
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""

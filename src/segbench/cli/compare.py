@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from ._common import add_ci, print_table
+
 
 def _fmt(value: float, bounds=None, digits: int = 4) -> str:
     text = f"{value:.{digits}f}"
@@ -19,6 +18,7 @@ def _p(p: float) -> str:
 
 def _cmd_compare(a) -> int:
     from ..comparison import compare, load_run, write_comparison
+
     runs = [load_run(r) for r in a.runs]
     res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []
@@ -26,31 +26,53 @@ def _cmd_compare(a) -> int:
         print(res.to_json())
         return 0
     from ..families import BENCHMARKS
+
     entry = BENCHMARKS.get(res["family"])
     order = [m.key for m in entry.shown_metrics()] if entry is not None else []
-    shown = [s for s in order if s in res["runs"][0]["metrics"]] or \
-        [s for s in res["runs"][0]["intervals"]][:4]
+    shown = [s for s in order if s in res["runs"][0]["metrics"]] or [
+        s for s in res["runs"][0]["intervals"]
+    ][:4]
     level = f"{100 * res['settings']['level']:g}%"
-    print(f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
-          f"images; {level} intervals from {res['settings']['resamples']} bootstrap "
-          f"draws (seed {res['settings']['seed']})")
-    print_table([(r["name"], *(_fmt(r["metrics"][s], r["intervals"][s]) for s in shown))
-                 for r in res["runs"]], ("run", *shown))
+    print(
+        f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
+        f"images; {level} intervals from {res['settings']['resamples']} bootstrap "
+        f"draws (seed {res['settings']['seed']})"
+    )
+    print_table(
+        [
+            (r["name"], *(_fmt(r["metrics"][s], r["intervals"][s]) for s in shown))
+            for r in res["runs"]
+        ],
+        ("run", *shown),
+    )
     head = shown[0]
     print()
     n = len(res["pairs"])
-    holm = ("one pair, so no Holm correction" if n == 1
-            else f"p-values Holm-corrected across the {n} pairs")
-    print(f"{'pair' if n == 1 else 'pairs'}: paired bootstrap of the {head} difference, "
-          f"and image by image on each image's {res['item_score']} ({holm})")
+    holm = (
+        "one pair, so no Holm correction"
+        if n == 1
+        else f"p-values Holm-corrected across the {n} pairs"
+    )
+    print(
+        f"{'pair' if n == 1 else 'pairs'}: paired bootstrap of the {head} difference, "
+        f"and image by image on each image's {res['item_score']} ({holm})"
+    )
     rows = []
     for pair in res["pairs"]:
         b, t = pair["bootstrap"][head], pair["per_image"]
-        rows.append((f"{pair['a']} - {pair['b']}", _fmt(b["diff"], (b["lo"], b["hi"])),
-                     _p(b["p_holm"]), f"{t['wins_a']}/{t['wins_b']}/{t['ties']}",
-                     _p(t["sign_p_holm"]), _p(t["wilcoxon_p_holm"])))
-    print_table(rows, ("pair", f"{head} diff", "p", "wins a/b/ties", "sign p",
-                       "Wilcoxon p"))
+        rows.append(
+            (
+                f"{pair['a']} - {pair['b']}",
+                _fmt(b["diff"], (b["lo"], b["hi"])),
+                _p(b["p_holm"]),
+                f"{t['wins_a']}/{t['wins_b']}/{t['ties']}",
+                _p(t["sign_p_holm"]),
+                _p(t["wilcoxon_p_holm"]),
+            )
+        )
+    print_table(
+        rows, ("pair", f"{head} diff", "p", "wins a/b/ties", "sign p", "Wilcoxon p")
+    )
     if written:
         print(f"output: {', '.join(str(w) for w in written)}")
     return 0
@@ -59,19 +81,29 @@ def _cmd_compare(a) -> int:
 def add_parsers(sub) -> None:
     """Register ``segbench compare``."""
     p = sub.add_parser(
-        "compare", help="runs side by side, with paired tests between them",
+        "compare",
+        help="runs side by side, with paired tests between them",
         description="Compare runs of one benchmark on the same images: each run's "
-                    "scores with bootstrap intervals; for each pair the paired "
-                    "bootstrap of every score difference, win counts, the sign test "
-                    "and the Wilcoxon signed-rank test on per-image scores, Holm's "
-                    "correction across pairs. Runs on different images are refused.")
-    p.add_argument("runs", nargs="+", metavar="RUN",
-                   help="run folders (made with --out; their first family's result) "
-                        "or result files (result_<family>.json)")
-    p.add_argument("--out", default=None, metavar="OUT",
-                   help="write compare.json, per_item.csv (every run side by side) and, "
-                        "for boundary runs, pr_curve.png with every run; without --out "
-                        "nothing is saved")
+        "scores with bootstrap intervals; for each pair the paired "
+        "bootstrap of every score difference, win counts, the sign test "
+        "and the Wilcoxon signed-rank test on per-image scores, Holm's "
+        "correction across pairs. Runs on different images are refused.",
+    )
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run folders (made with --out; their first family's result) "
+        "or result files (result_<family>.json)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="OUT",
+        help="write compare.json, per_item.csv (every run side by side) and, "
+        "for boundary runs, pr_curve.png with every run; without --out "
+        "nothing is saved",
+    )
     add_ci(p, flag=False)
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=_cmd_compare)

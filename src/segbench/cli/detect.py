@@ -26,8 +26,19 @@ UCM_MARKER = ".segbench-ucm"
 #: The marker of a folder written by ``segbench detect``.
 DETECT_MARKER = ".segbench-detect"
 _FORMATS = ("png16", "png8", "npy")
-_DETECTORS = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm", "pb-gm", "gm",
-              "canny", "gpb", "gpb-owt-ucm")
+_DETECTORS = (
+    "pb-cgtg",
+    "pb-bgtg",
+    "pb-bg",
+    "pb-cg",
+    "pb-tg",
+    "2mm",
+    "pb-gm",
+    "gm",
+    "canny",
+    "gpb",
+    "gpb-owt-ucm",
+)
 #: Detectors of the gPb family (gpb-owt-ucm writes ucm2 .mat files).
 _GPB = ("gpb", "gpb-owt-ucm")
 _WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
@@ -40,133 +51,254 @@ def _print(res, as_json: bool) -> int:
 
 def _cmd_nms(a) -> int:
     from ..engine import nms_folder
-    return _print(nms_folder(a.pred, a.out, r=a.r, s=a.s, m=a.m,
-                             presmooth=not a.no_presmooth, fmt=a.format,
-                             ids=a.ids, workers=a.workers, scheduler=a.scheduler,
-                             progress=not a.quiet), a.json)
+
+    return _print(
+        nms_folder(
+            a.pred,
+            a.out,
+            r=a.r,
+            s=a.s,
+            m=a.m,
+            presmooth=not a.no_presmooth,
+            fmt=a.format,
+            ids=a.ids,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            progress=not a.quiet,
+        ),
+        a.json,
+    )
 
 
 def _cmd_ucm(a) -> int:
     from ..engine import ucm_folder
-    return _print(ucm_folder(a.pred, a.out, orientations=a.orientations, smooth=a.smooth,
-                             levels=a.levels, radius=a.radius, ids=a.ids,
-                             workers=a.workers,
-                             scheduler=a.scheduler, progress=not a.quiet), a.json)
+
+    return _print(
+        ucm_folder(
+            a.pred,
+            a.out,
+            orientations=a.orientations,
+            smooth=a.smooth,
+            levels=a.levels,
+            radius=a.radius,
+            ids=a.ids,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            progress=not a.quiet,
+        ),
+        a.json,
+    )
 
 
 def _cmd_detect(a) -> int:
     from ..engine import detect_folder
-    return _print(detect_folder(a.images, a.out, a.detector, weights=a.weights,
-                                rsz=a.rsz, protocol=a.protocol, ids=a.ids,
-                                workers=a.workers,
-                                scheduler=a.scheduler, progress=not a.quiet), a.json)
+
+    return _print(
+        detect_folder(
+            a.images,
+            a.out,
+            a.detector,
+            weights=a.weights,
+            rsz=a.rsz,
+            protocol=a.protocol,
+            ids=a.ids,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            progress=not a.quiet,
+        ),
+        a.json,
+    )
 
 
 def _add_ids(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--ids", default=None, metavar="LIST|FILE",
-                   help=f"only these ids of the {what}: comma-separated, or a file of "
-                        "ids (score the maps with the same --ids)")
+    p.add_argument(
+        "--ids",
+        default=None,
+        metavar="LIST|FILE",
+        help=f"only these ids of the {what}: comma-separated, or a file of "
+        "ids (score the maps with the same --ids)",
+    )
 
 
 def add_parsers(sub) -> None:
     """Register ``segbench nms``, ``segbench ucm`` and ``segbench detect``."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "nms", help="thin raw soft maps (CNN outputs) with Dollar's edge NMS",
+        "nms",
+        help="thin raw soft maps (CNN outputs) with Dollar's edge NMS",
         description="Thin every soft boundary map of a folder (8/16-bit grey PNG, BMP, "
-                    ".npy in [0, 1]) by the non-maximum suppression of Dollar's edges "
-                    "toolbox, as HED, RCF and PiDiNet are evaluated: convTri(E, 1), "
-                    "the orientation from the map's second derivatives, suppression "
-                    "along it (edgesNmsMex), the border band ramped to 0. Writes "
-                    "OUT/<id>.png (16-bit) ready for 'segbench boundary'. See "
-                    "docs/detectors.md.")
-    p.add_argument("--pred", required=True, metavar="RAW_DIR",
-                   help="folder of raw soft maps <id>.png|.bmp|.npy")
-    p.add_argument("--out", required=True, metavar="DIR",
-                   help="output folder: new, empty, or one written by segbench nms "
-                        f"(marked by {MARKER}); any other folder is refused")
-    p.add_argument("--format", choices=_FORMATS, default="png16",
-                   help="png16: 16-bit PNG, nothing lost to 8-bit rounding (the "
-                        "default); png8: round(255 v), as the MATLAB scripts save; npy: "
-                        "exact values")
-    p.add_argument("--r", type=int, default=1, metavar="PX",
-                   help="suppression radius in pixels along the normal")
-    p.add_argument("--s", type=int, default=5, metavar="PX",
-                   help="border band in pixels, ramped linearly to 0")
-    p.add_argument("--m", type=float, default=1.01, metavar="M",
-                   help="tolerance: a pixel survives while m * value >= its neighbours")
-    p.add_argument("--no-presmooth", action="store_true",
-                   help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)")
+        ".npy in [0, 1]) by the non-maximum suppression of Dollar's edges "
+        "toolbox, as HED, RCF and PiDiNet are evaluated: convTri(E, 1), "
+        "the orientation from the map's second derivatives, suppression "
+        "along it (edgesNmsMex), the border band ramped to 0. Writes "
+        "OUT/<id>.png (16-bit) ready for 'segbench boundary'. See "
+        "docs/detectors.md.",
+    )
+    p.add_argument(
+        "--pred",
+        required=True,
+        metavar="RAW_DIR",
+        help="folder of raw soft maps <id>.png|.bmp|.npy",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder: new, empty, or one written by segbench nms "
+        f"(marked by {MARKER}); any other folder is refused",
+    )
+    p.add_argument(
+        "--format",
+        choices=_FORMATS,
+        default="png16",
+        help="png16: 16-bit PNG, nothing lost to 8-bit rounding (the "
+        "default); png8: round(255 v), as the MATLAB scripts save; npy: "
+        "exact values",
+    )
+    p.add_argument(
+        "--r",
+        type=int,
+        default=1,
+        metavar="PX",
+        help="suppression radius in pixels along the normal",
+    )
+    p.add_argument(
+        "--s",
+        type=int,
+        default=5,
+        metavar="PX",
+        help="border band in pixels, ramped linearly to 0",
+    )
+    p.add_argument(
+        "--m",
+        type=float,
+        default=1.01,
+        metavar="M",
+        help="tolerance: a pixel survives while m * value >= its neighbours",
+    )
+    p.add_argument(
+        "--no-presmooth",
+        action="store_true",
+        help="skip convTri(E, 1) (for maps already smooth, as edgesDetect's)",
+    )
     _add_ids(p, "maps")
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_nms)
 
     u: argparse.ArgumentParser = sub.add_parser(
-        "ucm", help="hierarchical segmentations (OWT-UCM) from soft boundary maps",
+        "ucm",
+        help="hierarchical segmentations (OWT-UCM) from soft boundary maps",
         description="Turn every contour map of a folder into an ultrametric contour "
-                    "map by the oriented watershed transform (Arbelaez et al. 2011, "
-                    "BSR's contours2ucm): the watershed of the map, each arc's strength "
-                    "read at the arc's own direction, then regions merged by their "
-                    "weakest mean boundary. Inputs: soft maps (8/16-bit grey PNG, BMP, "
-                    ".npy in [0, 1]; raw, not NMS-thinned, maps give the watershed its "
-                    "basins) or .npy oriented stacks H x W x K. Writes OUT/<id>.mat "
-                    "(variable ucm2, doubleSize) for 'segbench region' and 'segbench "
-                    "all'. See docs/detectors.md.")
-    u.add_argument("--pred", required=True, metavar="SOFT_DIR",
-                   help="folder of contour maps <id>.png|.bmp|.npy")
-    u.add_argument("--out", required=True, metavar="DIR",
-                   help="output folder: new, empty, or one written by segbench ucm "
-                        f"(marked by {UCM_MARKER}); any other folder is refused")
-    u.add_argument("--orientations", type=int, default=8, metavar="N",
-                   help="directions at which a 2-D map is read along each arc (as BSR "
-                        "reads a detector's 8 channels); 0 reads at the arc's exact "
-                        "direction (MCG's contours2OWT)")
-    u.add_argument("--smooth", type=float, default=0.0, metavar="SIGMA",
-                   help="blur 2-D maps by a Gaussian of SIGMA px first, a one-pixel line "
-                        "keeping its height: 1 for NMS-thinned maps, whose watershed "
-                        "otherwise floods through the gaps of their lines; 0: none")
-    u.add_argument("--levels", choices=("sigmoid", "mean"), default="sigmoid",
-                   help="sigmoid: the mean boundary strengths mapped by BSR's logistic "
-                        "(fitted to gPb; it saturates for detectors whose boundaries "
-                        "are mostly strong, narrowing the PR curve); mean: the mean "
-                        "strengths themselves")
-    u.add_argument("--radius", type=float, default=5.0, metavar="PX",
-                   help=argparse.SUPPRESS)   # the old line fit's size: accepted, unused
+        "map by the oriented watershed transform (Arbelaez et al. 2011, "
+        "BSR's contours2ucm): the watershed of the map, each arc's strength "
+        "read at the arc's own direction, then regions merged by their "
+        "weakest mean boundary. Inputs: soft maps (8/16-bit grey PNG, BMP, "
+        ".npy in [0, 1]; raw, not NMS-thinned, maps give the watershed its "
+        "basins) or .npy oriented stacks H x W x K. Writes OUT/<id>.mat "
+        "(variable ucm2, doubleSize) for 'segbench region' and 'segbench "
+        "all'. See docs/detectors.md.",
+    )
+    u.add_argument(
+        "--pred",
+        required=True,
+        metavar="SOFT_DIR",
+        help="folder of contour maps <id>.png|.bmp|.npy",
+    )
+    u.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder: new, empty, or one written by segbench ucm "
+        f"(marked by {UCM_MARKER}); any other folder is refused",
+    )
+    u.add_argument(
+        "--orientations",
+        type=int,
+        default=8,
+        metavar="N",
+        help="directions at which a 2-D map is read along each arc (as BSR "
+        "reads a detector's 8 channels); 0 reads at the arc's exact "
+        "direction (MCG's contours2OWT)",
+    )
+    u.add_argument(
+        "--smooth",
+        type=float,
+        default=0.0,
+        metavar="SIGMA",
+        help="blur 2-D maps by a Gaussian of SIGMA px first, a one-pixel line "
+        "keeping its height: 1 for NMS-thinned maps, whose watershed "
+        "otherwise floods through the gaps of their lines; 0: none",
+    )
+    u.add_argument(
+        "--levels",
+        choices=("sigmoid", "mean"),
+        default="sigmoid",
+        help="sigmoid: the mean boundary strengths mapped by BSR's logistic "
+        "(fitted to gPb; it saturates for detectors whose boundaries "
+        "are mostly strong, narrowing the PR curve); mean: the mean "
+        "strengths themselves",
+    )
+    u.add_argument(
+        "--radius", type=float, default=5.0, metavar="PX", help=argparse.SUPPRESS
+    )  # the old line fit's size: accepted, unused
     _add_ids(u, "maps")
     add_common(u, scheduler=True)
     u.set_defaults(func=_cmd_ucm)
 
     d: argparse.ArgumentParser = sub.add_parser(
-        "detect", help="run a boundary detector (Pb, gPb, gPb-owt-ucm, pbGM, 2mm, gm, "
-                       "canny) on a folder of images",
+        "detect",
+        help="run a boundary detector (Pb, gPb, gPb-owt-ucm, pbGM, 2mm, gm, "
+        "canny) on a folder of images",
         description="Run a boundary detector on every image of a folder and write "
-                    "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
-                    "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
-                    "(pb-cgtg: colour Pb, pb-bgtg: greyscale Pb, and the single cues "
-                    "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), gradient "
-                    "magnitude (gm) and Canny (canny); gPb of Arbelaez et al. 2011 "
-                    "(gpb: soft maps, thin them with 'segbench boundary --nms') and "
-                    "gPb-owt-ucm (gpb-owt-ucm: OUT/<id>.mat hierarchies, ucm2, for "
-                    "'segbench region' and 'segbench all'). See docs/detectors.md.")
+        "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
+        "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
+        "(pb-cgtg: colour Pb, pb-bgtg: greyscale Pb, and the single cues "
+        "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), gradient "
+        "magnitude (gm) and Canny (canny); gPb of Arbelaez et al. 2011 "
+        "(gpb: soft maps, thin them with 'segbench boundary --nms') and "
+        "gPb-owt-ucm (gpb-owt-ucm: OUT/<id>.mat hierarchies, ucm2, for "
+        "'segbench region' and 'segbench all'). See docs/detectors.md.",
+    )
     d.add_argument("--detector", required=True, choices=_DETECTORS)
-    d.add_argument("--images", required=True, metavar="IMG_DIR",
-                   help="folder of images <id>.jpg|.png|.bmp|.tif")
-    d.add_argument("--out", required=True, metavar="DIR",
-                   help="output folder: new, empty, or one written by segbench detect "
-                        f"(marked by {DETECT_MARKER}); any other folder is refused")
-    d.add_argument("--weights", default="trained", metavar="trained|published|FILE",
-                   help="logistic weights of the Pb detectors and 2mm: fitted on "
-                        "BSDS500 train (trained, shipped), those printed in the 2003 "
-                        "MATLAB code (published, Pb family only), or a weights file "
-                        "written by tools/train_pb.py --out FILE")
-    d.add_argument("--rsz", type=float, default=1.0, metavar="R",
-                   help="gPb detectors: solve the eigenproblem at R times the image "
-                        "size, BSR's rsz in (0, 1]; 0.5 is about 3x faster (5 against 16 "
-                        "CPU-s a 481x321 image) at some loss of accuracy (default: 1.0, "
-                        "the setting of the published results)")
-    d.add_argument("--protocol", choices=("martin2004",), default=None,
-                   help="martin2004: run on the images at half resolution (each 2x2 "
-                        "cell's mean), as the 2004 Pb paper; score the maps with "
-                        "'segbench boundary --protocol martin2004' (docs/protocol.md)")
+    d.add_argument(
+        "--images",
+        required=True,
+        metavar="IMG_DIR",
+        help="folder of images <id>.jpg|.png|.bmp|.tif",
+    )
+    d.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder: new, empty, or one written by segbench detect "
+        f"(marked by {DETECT_MARKER}); any other folder is refused",
+    )
+    d.add_argument(
+        "--weights",
+        default="trained",
+        metavar="trained|published|FILE",
+        help="logistic weights of the Pb detectors and 2mm: fitted on "
+        "BSDS500 train (trained, shipped), those printed in the 2003 "
+        "MATLAB code (published, Pb family only), or a weights file "
+        "written by tools/train_pb.py --out FILE",
+    )
+    d.add_argument(
+        "--rsz",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="gPb detectors: solve the eigenproblem at R times the image "
+        "size, BSR's rsz in (0, 1]; 0.5 is about 3x faster (5 against 16 "
+        "CPU-s a 481x321 image) at some loss of accuracy (default: 1.0, "
+        "the setting of the published results)",
+    )
+    d.add_argument(
+        "--protocol",
+        choices=("martin2004",),
+        default=None,
+        help="martin2004: run on the images at half resolution (each 2x2 "
+        "cell's mean), as the 2004 Pb paper; score the maps with "
+        "'segbench boundary --protocol martin2004' (docs/protocol.md)",
+    )
     _add_ids(d, "images")
     add_common(d, scheduler=True)
     d.set_defaults(func=_cmd_detect)

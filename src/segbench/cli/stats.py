@@ -18,31 +18,54 @@ def _fmt(v: float, nd: int = 3) -> str:
 
 def _cmd_stats(a) -> int:
     from ..api_stats import run_stats
+
     opts = where(a)
     opts["presentation"] = a.presentation or "all"
-    res = run_stats(a.gt, a.out, images=a.images, samples=a.samples, seed=a.seed,
-                    plot=not a.no_plot, proximity_bins=a.bins, normalize=a.normalize,
-                    cue_bins=a.cue_bins, n_boot=a.resamples, min_area=a.min_area, **opts)
+    res = run_stats(
+        a.gt,
+        a.out,
+        images=a.images,
+        samples=a.samples,
+        seed=a.seed,
+        plot=not a.no_plot,
+        proximity_bins=a.bins,
+        normalize=a.normalize,
+        cue_bins=a.cue_bins,
+        n_boot=a.resamples,
+        min_area=a.min_area,
+        **opts,
+    )
     if a.json:
-        print(json.dumps({k: g.metrics() for k, g in res.groups.items()}, indent=1,
-                         default=float))
+        print(
+            json.dumps(
+                {k: g.metrics() for k, g in res.groups.items()}, indent=1, default=float
+            )
+        )
         return 0
     p = res.params
-    print(f"{p['n_segmentations']} segmentations of {p['n_images']} images "
-          f"({p['n_images_with_photo']} photographs)"
-          + (f"   output: {a.out}" if a.out else ""))
+    print(
+        f"{p['n_segmentations']} segmentations of {p['n_images']} images "
+        f"({p['n_images_with_photo']} photographs)"
+        + (f"   output: {a.out}" if a.out else "")
+    )
     for name, g in res.groups.items():
         m = g.metrics()
         line = [f"[{name}: {g.n_segmentations} segmentations]"]
         if g.n_segmentations:
-            line.append(f"proximity {_fmt(m['proximity_first'])} -> plateau "
-                        f"{_fmt(m['proximity_plateau'])}")
+            line.append(
+                f"proximity {_fmt(m['proximity_first'])} -> plateau "
+                f"{_fmt(m['proximity_plateau'])}"
+            )
             if "similarity_gray_first" in m:
-                line.append(f"grey similarity {_fmt(m['similarity_gray_first'])} -> "
-                            f"{_fmt(m['similarity_gray_last'])}")
+                line.append(
+                    f"grey similarity {_fmt(m['similarity_gray_first'])} -> "
+                    f"{_fmt(m['similarity_gray_last'])}"
+                )
             line.append(f"convexity median {_fmt(m['convexity_median'])}")
-            line.append(f"alpha {_fmt(m['alpha'])} [{_fmt(m['alpha_ci_low'])}, "
-                        f"{_fmt(m['alpha_ci_high'])}]")
+            line.append(
+                f"alpha {_fmt(m['alpha'])} [{_fmt(m['alpha_ci_low'])}, "
+                f"{_fmt(m['alpha_ci_high'])}]"
+            )
         print("  ".join(line))
     return 0
 
@@ -50,33 +73,69 @@ def _cmd_stats(a) -> int:
 def add_parsers(subparsers) -> None:
     """Register ``stats`` on the ``segbench`` sub-command parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "stats", help="ecological statistics of the human segmentations (2001 paper)",
+        "stats",
+        help="ecological statistics of the human segmentations (2001 paper)",
         description="Proximity, grey/colour/texture similarity, convexity and region-area "
-                    "statistics of human segmentations, as section 5 of Martin et al. "
-                    "(ICCV 2001); one PNG per figure and result_stats.json.")
-    add_inputs(p, pred=False, several=True,
-               out_help="output folder: result_stats.json, per_item_stats.csv (one row per "
-                        "segmentation), one PNG per figure, and records so that a "
-                        "rerun resumes")
-    p.add_argument("--images", default=None, metavar="IMG_DIR",
-                   help="folder of <iid>.jpg photographs (default: the 'images' folder "
-                        "beside --gt or a parent); needed for similarity")
-    p.add_argument("--samples", type=int, default=1000, metavar="N",
-                   help="pixels sampled per segmentation; all pairs scored")
+        "statistics of human segmentations, as section 5 of Martin et al. "
+        "(ICCV 2001); one PNG per figure and result_stats.json.",
+    )
+    add_inputs(
+        p,
+        pred=False,
+        several=True,
+        out_help="output folder: result_stats.json, per_item_stats.csv (one row per "
+        "segmentation), one PNG per figure, and records so that a "
+        "rerun resumes",
+    )
+    p.add_argument(
+        "--images",
+        default=None,
+        metavar="IMG_DIR",
+        help="folder of <iid>.jpg photographs (default: the 'images' folder "
+        "beside --gt or a parent); needed for similarity",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="pixels sampled per segmentation; all pairs scored",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed")
-    p.add_argument("--bins", type=int, default=20, metavar="N",
-                   help="proximity bins over [0, 1]")
-    p.add_argument("--normalize", choices=("dataset", "image"), default="dataset",
-                   help="proximity distances over the dataset's largest scaled distance "
-                        "(the paper; the default) or over each image's diagonal")
-    p.add_argument("--cue-bins", type=int, default=32, metavar="N",
-                   help="similarity bins; must divide 256")
-    p.add_argument("--resamples", "--n-boot", dest="resamples", type=int, default=1000,
-                   metavar="B", help="bootstrap resamples (draws of the images) for "
-                                     "alpha's interval")
-    p.add_argument("--min-area", type=float, default=1000.0, metavar="PX",
-                   help="smallest region area (pixels) in the power-law fit (default: "
-                        "1000, the lower end of the paper's fit)")
+    p.add_argument(
+        "--bins", type=int, default=20, metavar="N", help="proximity bins over [0, 1]"
+    )
+    p.add_argument(
+        "--normalize",
+        choices=("dataset", "image"),
+        default="dataset",
+        help="proximity distances over the dataset's largest scaled distance "
+        "(the paper; the default) or over each image's diagonal",
+    )
+    p.add_argument(
+        "--cue-bins",
+        type=int,
+        default=32,
+        metavar="N",
+        help="similarity bins; must divide 256",
+    )
+    p.add_argument(
+        "--resamples",
+        "--n-boot",
+        dest="resamples",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="bootstrap resamples (draws of the images) for alpha's interval",
+    )
+    p.add_argument(
+        "--min-area",
+        type=float,
+        default=1000.0,
+        metavar="PX",
+        help="smallest region area (pixels) in the power-law fit (default: "
+        "1000, the lower end of the paper's fit)",
+    )
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_stats)

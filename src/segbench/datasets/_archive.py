@@ -55,11 +55,11 @@ class UnsafeArchiveError(InputError):
 
 @dataclass(frozen=True)
 class _Member:
-    name: str                  # as stored
-    parts: tuple[str, ...]     # safe relative path components
+    name: str  # as stored
+    parts: tuple[str, ...]  # safe relative path components
     is_dir: bool
     size: int
-    ref: object                # TarInfo or ZipInfo
+    ref: object  # TarInfo or ZipInfo
 
 
 def archive_kind(path: str | PathLike) -> str:
@@ -129,9 +129,13 @@ def _zip_members(zf: zipfile.ZipFile, bad: list) -> Iterator[_Member]:
         ftype = stat.S_IFMT(mode)
         is_dir = info.filename.endswith(("/", "\\")) or ftype == stat.S_IFDIR
         if why is None and ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
-            why = {stat.S_IFLNK: "symbolic link", stat.S_IFCHR: "device file",
-                   stat.S_IFBLK: "device file", stat.S_IFIFO: "FIFO (named pipe)",
-                   stat.S_IFSOCK: "socket"}.get(ftype, "not a regular file or folder")
+            why = {
+                stat.S_IFLNK: "symbolic link",
+                stat.S_IFCHR: "device file",
+                stat.S_IFBLK: "device file",
+                stat.S_IFIFO: "FIFO (named pipe)",
+                stat.S_IFSOCK: "socket",
+            }.get(ftype, "not a regular file or folder")
         if why is None and info.flag_bits & 0x1:
             why = "encrypted member"
         if why is not None:
@@ -147,14 +151,18 @@ def _check_tree(members: list[_Member], bad: list) -> None:
     for m in members:
         if not m.is_dir:
             if m.parts in files:
-                bad.append((m.name, f"a second file member for the same path "
-                                    f"(first: {files[m.parts]!r})"))
+                bad.append(
+                    (
+                        m.name,
+                        f"a second file member for the same path "
+                        f"(first: {files[m.parts]!r})",
+                    )
+                )
             files[m.parts] = m.name
     for m in members:
         for k in range(1, len(m.parts)):
             if m.parts[:k] in files:
-                bad.append((m.name, f"lies under the file member "
-                                    f"{files[m.parts[:k]]!r}"))
+                bad.append((m.name, f"lies under the file member {files[m.parts[:k]]!r}"))
                 break
 
 
@@ -169,17 +177,26 @@ def _ensure_dir(dest: Path, parts: tuple[str, ...]) -> Path:
             os.mkdir(cur, 0o755)
             continue
         if stat.S_ISLNK(st.st_mode):
-            raise UnsafeArchiveError(f"refusing to write through the symbolic link {cur} "
-                                     "that already exists in the destination", dest)
+            raise UnsafeArchiveError(
+                f"refusing to write through the symbolic link {cur} "
+                "that already exists in the destination",
+                dest,
+            )
         if not stat.S_ISDIR(st.st_mode):
-            raise InputError(f"cannot create folder {cur}: a file of that name exists",
-                             dest)
+            raise InputError(
+                f"cannot create folder {cur}: a file of that name exists", dest
+            )
     return cur
 
 
-def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
-                 max_bytes: int = DEFAULT_MAX_BYTES,
-                 max_members: int = DEFAULT_MAX_MEMBERS, bound=None) -> list[Path]:
+def safe_extract(
+    archive: str | PathLike,
+    dest: str | PathLike,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_members: int = DEFAULT_MAX_MEMBERS,
+    bound=None,
+) -> list[Path]:
     """Extract a zip or tar archive into ``dest`` without trusting its contents.
 
     Parameters
@@ -221,20 +238,49 @@ def safe_extract(archive: str | PathLike, dest: str | PathLike, *,
     try:
         if kind == "tar":
             with tarfile.open(archive, "r:*") as tf:
-                return _extract(archive, dest, list(_tar_members(tf, bad)), bad,
-                                max_bytes, max_members, tf.extractfile, bound)
+                return _extract(
+                    archive,
+                    dest,
+                    list(_tar_members(tf, bad)),
+                    bad,
+                    max_bytes,
+                    max_members,
+                    tf.extractfile,
+                    bound,
+                )
         with zipfile.ZipFile(archive) as zf:
-            return _extract(archive, dest, list(_zip_members(zf, bad)), bad,
-                            max_bytes, max_members, zf.open, bound)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, RuntimeError,
-            NotImplementedError) as exc:
+            return _extract(
+                archive,
+                dest,
+                list(_zip_members(zf, bad)),
+                bad,
+                max_bytes,
+                max_members,
+                zf.open,
+                bound,
+            )
+    except (
+        tarfile.TarError,
+        zipfile.BadZipFile,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+    ) as exc:
         raise InputError(f"corrupt or unsupported archive: {exc}", archive) from None
     except OSError as exc:
         raise InputError(f"cannot extract: {exc}", archive) from None
 
 
-def _extract(archive: Path, dest: Path, members: list[_Member], bad: list,
-             max_bytes: int, max_members: int, opener, bound=None) -> list[Path]:
+def _extract(
+    archive: Path,
+    dest: Path,
+    members: list[_Member],
+    bad: list,
+    max_bytes: int,
+    max_members: int,
+    opener,
+    bound=None,
+) -> list[Path]:
     if len(members) + len(bad) > max_members:
         raise InputError(f"archive has more than {max_members} members", archive)
     if bound is not None:
@@ -243,8 +289,9 @@ def _extract(archive: Path, dest: Path, members: list[_Member], bad: list,
     if bad:
         shown = "; ".join(f"{n!r}: {why}" for n, why in bad[:10])
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        raise UnsafeArchiveError(f"unsafe archive, nothing extracted: {shown}{more}",
-                                 archive, bad)
+        raise UnsafeArchiveError(
+            f"unsafe archive, nothing extracted: {shown}{more}", archive, bad
+        )
     if sum(m.size for m in members if not m.is_dir) > max_bytes:
         raise InputError(f"archive would unpack to more than {max_bytes} bytes", archive)
     dest.mkdir(parents=True, exist_ok=True)
@@ -259,11 +306,13 @@ def _extract(archive: Path, dest: Path, members: list[_Member], bad: list,
         if os.path.lexists(target):
             st = os.lstat(target)
             if stat.S_ISDIR(st.st_mode):
-                raise InputError(f"cannot write {target}: a folder of that name exists",
-                                 archive)
+                raise InputError(
+                    f"cannot write {target}: a folder of that name exists", archive
+                )
             if not stat.S_ISREG(st.st_mode):
-                raise UnsafeArchiveError(f"refusing to overwrite {target}: it is a link "
-                                         "or special file", archive)
+                raise UnsafeArchiveError(
+                    f"refusing to overwrite {target}: it is a link or special file", archive
+                )
         src = opener(m.ref)
         if src is None:  # pragma: no cover - regular members always open
             raise InputError(f"cannot read member {m.name!r}", archive)
@@ -274,8 +323,9 @@ def _extract(archive: Path, dest: Path, members: list[_Member], bad: list,
                 while chunk := src.read(_CHUNK):
                     total += len(chunk)
                     if total > max_bytes:
-                        raise InputError(f"archive unpacks to more than {max_bytes} "
-                                         "bytes", archive)
+                        raise InputError(
+                            f"archive unpacks to more than {max_bytes} bytes", archive
+                        )
                     out.write(chunk)
         except BaseException:
             target.unlink(missing_ok=True)

@@ -19,28 +19,45 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from .bsds import (IMAGE_EXTS, Annotation, BoundaryMap, Dataset, DatasetItem, _load_image,
-                   _merge, _subdirs, annotator_folders, with_images)
+from .bsds import (
+    IMAGE_EXTS,
+    Annotation,
+    BoundaryMap,
+    Dataset,
+    DatasetItem,
+    _load_image,
+    _merge,
+    _subdirs,
+    annotator_folders,
+    with_images,
+)
 
-__all__ = ["EdgeMapFolder", "format_record", "GT_FORMATS", "GroundTruthFormat",
-           "LabelMapGroundTruth", "sniff_file", "sniff_folder"]
+__all__ = [
+    "EdgeMapFolder",
+    "format_record",
+    "GT_FORMATS",
+    "GroundTruthFormat",
+    "LabelMapGroundTruth",
+    "sniff_file",
+    "sniff_folder",
+]
 
 #: The names ``--gt-format`` takes, with what each reads.
 GT_FORMATS = {
     "auto": "decide from the files (BSDS .mat/.seg; else edge-map or label-map images "
-            "where the first file says which; else an error naming the choices)",
+    "where the first file says which; else an error naming the choices)",
     "bsds": "BSDS500 <iid>.mat (groundTruth cells) or BSDS300 .seg",
     "edges": "edge-map images (or .npy/.mat arrays), one annotator a file: binary "
-             "0/255 or 0/1 maps are edges where nonzero, graded ones at --gt-threshold "
-             "(default 0.5 of full scale)",
+    "0/255 or 0/1 maps are edges where nonzero, graded ones at --gt-threshold "
+    "(default 0.5 of full scale)",
     "labels": "label maps (8/16-bit or palette PNG, .npy, .mat --gt-variable): "
-              "boundaries as BSDS draws them (thin(seg2bdry)), regions for covering, "
-              "PRI and VI; --gt-void labels excluded",
+    "boundaries as BSDS draws them (thin(seg2bdry)), regions for covering, "
+    "PRI and VI; --gt-void labels excluded",
     "multicue-edges": "a Multicue root (ground-truth/images/edges/<name>.<k>.png, six "
-                      "annotators an image): its edge annotations",
+    "annotators an image): its edge annotations",
     "multicue-boundaries": "a Multicue root (ground-truth/images/boundaries/"
-                           "<name>.<k>.png, five annotators an image): its boundary "
-                           "annotations",
+    "<name>.<k>.png, five annotators an image): its boundary "
+    "annotations",
 }
 
 #: ``<iid>.<k>.<ext>``: one annotator ``k`` of image ``iid`` (Multicue's naming).
@@ -75,7 +92,7 @@ class GroundTruthFormat:
     variable: str | None = None
 
     @classmethod
-    def of(cls, value) -> "GroundTruthFormat":
+    def of(cls, value) -> GroundTruthFormat:
         """A GroundTruthFormat from itself, a name, or None (auto)."""
         if value is None:
             return cls()
@@ -83,8 +100,9 @@ class GroundTruthFormat:
             return value
         if isinstance(value, str):
             return cls(value)
-        raise InputError(f"gt_format is a format name or a GroundTruthFormat, not "
-                         f"{value!r}")
+        raise InputError(
+            f"gt_format is a format name or a GroundTruthFormat, not {value!r}"
+        )
 
     def reading(self) -> str:
         """The settings that change what the files say, for record keys ('' for the
@@ -100,8 +118,12 @@ class GroundTruthFormat:
 
     def to_dict(self) -> dict:
         """The format as a result's provenance records it."""
-        return {"name": self.name, "threshold": self.threshold, "void": list(self.void),
-                "variable": self.variable}
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "void": list(self.void),
+            "variable": self.variable,
+        }
 
 
 def format_record(value) -> dict:
@@ -115,12 +137,16 @@ def format_record(value) -> dict:
 
 def _load_edge_files(paths: tuple, threshold, variable) -> tuple[BoundaryMap, ...]:
     from ..io import read_edge_map
-    return tuple(BoundaryMap(read_edge_map(p, threshold=threshold, variable=variable),
-                             str(p)) for p in paths)
+
+    return tuple(
+        BoundaryMap(read_edge_map(p, threshold=threshold, variable=variable), str(p))
+        for p in paths
+    )
 
 
 def _load_label_files(paths: tuple, void: tuple, variable) -> tuple[Annotation, ...]:
     from ..io import read_label_map
+
     out = []
     for p in paths:
         labels = read_label_map(p, variable=variable)
@@ -128,8 +154,9 @@ def _load_label_files(paths: tuple, void: tuple, variable) -> tuple[Annotation, 
     return tuple(out)
 
 
-def label_annotation(labels: np.ndarray, void=(), *, source: str | None = None
-                     ) -> Annotation:
+def label_annotation(
+    labels: np.ndarray, void=(), *, source: str | None = None
+) -> Annotation:
     """An annotation of a label map whose ``void`` labels are unlabelled.
 
     Parameters
@@ -149,6 +176,7 @@ def label_annotation(labels: np.ndarray, void=(), *, source: str | None = None
         its own.
     """
     from ..primitives import compact_labels, seg2bdry, thin
+
     labels = np.asarray(labels)
     void = tuple(int(v) for v in void)
     if not void:
@@ -165,8 +193,9 @@ def label_annotation(labels: np.ndarray, void=(), *, source: str | None = None
 # listing files of one image
 
 
-def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
-                 ) -> dict[str, tuple[Path, ...]]:
+def _image_files(
+    folder: Path, exts: tuple, pattern: re.Pattern | None
+) -> dict[str, tuple[Path, ...]]:
     """iid -> its files (one per annotator) in ``folder``: ``<iid>.<ext>`` files,
     ``<iid>/`` subfolders of such files (one annotator each, in name order), or, with
     ``pattern``, the files whose names match it, grouped by its ``iid`` group and
@@ -174,10 +203,13 @@ def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
     ``<iid>.<k>.<ext>`` (Multicue's annotators) is grouped so without a pattern."""
     found: dict[str, dict] = {}
     if pattern is None:
-        names = [p.name for p in folder.iterdir() if p.is_file() and not
-                 p.name.startswith(".") and p.suffix.lower() in exts]
+        names = [
+            p.name
+            for p in folder.iterdir()
+            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in exts
+        ]
         if names and all(_NUMBERED.fullmatch(n) for n in names):
-            pattern = _NUMBERED          # every file <iid>.<k>.<ext>: annotators k
+            pattern = _NUMBERED  # every file <iid>.<k>.<ext>: annotators k
     for p in sorted(folder.iterdir()):
         if p.name.startswith(".") or not p.is_file() or p.suffix.lower() not in exts:
             continue
@@ -192,9 +224,11 @@ def _image_files(folder: Path, exts: tuple, pattern: re.Pattern | None
             iid, key = p.stem, (0, "")
         files = found.setdefault(iid, {})
         if key in files:
-            raise InputError(f"two ground-truth files for image {iid!r}: "
-                             f"{files[key].name} and {p.name}; remove or rename one",
-                             folder)
+            raise InputError(
+                f"two ground-truth files for image {iid!r}: "
+                f"{files[key].name} and {p.name}; remove or rename one",
+                folder,
+            )
         files[key] = p
     out = {iid: tuple(files[k] for k in sorted(files)) for iid, files in found.items()}
     if pattern is None or pattern is _NUMBERED:
@@ -208,10 +242,12 @@ class _FileGroundTruth(Dataset):
     _exts: tuple = ()
     _what = ""
 
-    def __init__(self, gt_dir, *, images_dir=None, split: str = "test",
-                 annotators: str | None = None):
+    def __init__(
+        self, gt_dir, *, images_dir=None, split: str = "test", annotators: str | None = None
+    ):
         super().__init__()
         from ..io import check_all_present, list_files
+
         gt_dir = Path(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
@@ -221,27 +257,41 @@ class _FileGroundTruth(Dataset):
             try:
                 pattern = re.compile(annotators)
             except re.error as exc:
-                raise InputError(f"the annotator pattern {annotators!r} is not a regular "
-                                 f"expression: {exc}") from None
+                raise InputError(
+                    f"the annotator pattern {annotators!r} is not a regular "
+                    f"expression: {exc}"
+                ) from None
             if "iid" not in pattern.groupindex:
-                raise InputError(f"the annotator pattern {annotators!r} needs a group "
-                                 "(?P<iid>...) naming the image")
+                raise InputError(
+                    f"the annotator pattern {annotators!r} needs a group "
+                    "(?P<iid>...) naming the image"
+                )
         sources = _image_files(gt_dir, self._exts, pattern)
         if not sources:
-            raise InputError(f"no {self._what} found: expected "
-                             f"<iid>{'|'.join(self._exts)} files or <iid>/ folders of "
-                             "them" + (f" matching {annotators!r}" if pattern else ""),
-                             gt_dir)
+            raise InputError(
+                f"no {self._what} found: expected "
+                f"<iid>{'|'.join(self._exts)} files or <iid>/ folders of "
+                "them" + (f" matching {annotators!r}" if pattern else ""),
+                gt_dir,
+            )
         photos: dict[str, Path] = {}
         if images_dir is not None:
             photos = list_files(images_dir, IMAGE_EXTS)
-            check_all_present(sources, photos, "ground-truth images have no photograph",
-                              images_dir)
+            check_all_present(
+                sources, photos, "ground-truth images have no photograph", images_dir
+            )
         for iid, files in sources.items():
             img = photos.get(iid)
             self._protos[iid] = DatasetItem(
-                iid, split, img, None, None if img is None else partial(_load_image, img),
-                self._loader(files), files, reading=self._reading())
+                iid,
+                split,
+                img,
+                None,
+                None if img is None else partial(_load_image, img),
+                self._loader(files),
+                files,
+                reading=self._reading(),
+            )
 
     def _loader(self, files):
         raise NotImplementedError
@@ -277,17 +327,21 @@ class EdgeMapFolder(_FileGroundTruth):
     _exts = _EDGE_FILE_EXTS
     _what = "ground-truth edge maps"
 
-    def __init__(self, gt_dir, *, images_dir=None, threshold: float | None = None,
-                 variable: str | None = None, split: str = "test",
-                 annotators: str | None = None):
+    def __init__(
+        self,
+        gt_dir,
+        *,
+        images_dir=None,
+        threshold: float | None = None,
+        variable: str | None = None,
+        split: str = "test",
+        annotators: str | None = None,
+    ):
         self.format = GroundTruthFormat("edges", threshold=threshold, variable=variable)
-        super().__init__(gt_dir, images_dir=images_dir, split=split,
-                         annotators=annotators)
+        super().__init__(gt_dir, images_dir=images_dir, split=split, annotators=annotators)
 
     def _loader(self, files):
-        return partial(_load_edge_files, files, self.format.threshold,
-                       self.format.variable)
-
+        return partial(_load_edge_files, files, self.format.threshold, self.format.variable)
 
 
 class LabelMapGroundTruth(_FileGroundTruth):
@@ -311,16 +365,23 @@ class LabelMapGroundTruth(_FileGroundTruth):
     _exts = _LABEL_FILE_EXTS
     _what = "ground-truth label maps"
 
-    def __init__(self, gt_dir, *, images_dir=None, void=(), variable: str | None = None,
-                 split: str = "test", annotators: str | None = None):
-        self.format = GroundTruthFormat("labels", void=tuple(sorted(int(v) for v in void)),
-                                        variable=variable)
-        super().__init__(gt_dir, images_dir=images_dir, split=split,
-                         annotators=annotators)
+    def __init__(
+        self,
+        gt_dir,
+        *,
+        images_dir=None,
+        void=(),
+        variable: str | None = None,
+        split: str = "test",
+        annotators: str | None = None,
+    ):
+        self.format = GroundTruthFormat(
+            "labels", void=tuple(sorted(int(v) for v in void)), variable=variable
+        )
+        super().__init__(gt_dir, images_dir=images_dir, split=split, annotators=annotators)
 
     def _loader(self, files):
         return partial(_load_label_files, files, self.format.void, self.format.variable)
-
 
 
 # ---------------------------------------------------------------------------------------
@@ -333,8 +394,11 @@ def _first_image(folder: Path) -> Path | None:
             return p
     for sub in _subdirs(folder):
         for p in sorted(sub.iterdir()):
-            if p.is_file() and not p.name.startswith(".") and \
-                    p.suffix.lower() in IMAGE_EXTS:
+            if (
+                p.is_file()
+                and not p.name.startswith(".")
+                and p.suffix.lower() in IMAGE_EXTS
+            ):
                 return p
     return None
 
@@ -350,10 +414,11 @@ def _thin_structures(pixels: np.ndarray) -> bool:
     """Whether the nonzero pixels of a map are lines rather than regions (see
     :func:`sniff_file`)."""
     from scipy import ndimage
+
     on = pixels != 0
     n = int(np.count_nonzero(on))
     if n == 0:
-        return True                 # an image without any edge: an edge map
+        return True  # an image without any edge: an edge map
     interior = ndimage.binary_erosion(on, np.ones((3, 3), bool), border_value=1)
     return int(np.count_nonzero(interior)) < 0.5 * n
 
@@ -376,6 +441,7 @@ def sniff_file(path: str | PathLike) -> str:
         else), or unreadable: naming the file and the two ``--gt-format`` choices.
     """
     from PIL import Image
+
     path = Path(path)
     try:
         with Image.open(path) as im:
@@ -384,9 +450,12 @@ def sniff_file(path: str | PathLike) -> str:
                 return "labels"
             pixels = np.asarray(im.convert("RGB") if mode not in ("1", "L") else im)
     except (OSError, ValueError, SyntaxError) as exc:
-        raise InputError(f"cannot read this ground-truth image to tell edge maps from "
-                         f"label maps ({exc}); name the format with --gt-format "
-                         "edges|labels", path) from None
+        raise InputError(
+            f"cannot read this ground-truth image to tell edge maps from "
+            f"label maps ({exc}); name the format with --gt-format "
+            "edges|labels",
+            path,
+        ) from None
     if pixels.ndim == 3:
         if not (pixels == pixels[..., :1]).all():
             pixels = None
@@ -394,10 +463,13 @@ def sniff_file(path: str | PathLike) -> str:
             pixels = pixels[..., 0]
     if pixels is not None:
         return "edges" if _thin_structures(pixels) else "labels"
-    raise InputError(f"a {mode} colour image: edge maps are grayscale and label maps "
-                     "single-channel, so this is ambiguous (a colour-coded label map?). "
-                     "Name it with --gt-format edges (gray values) or labels (after "
-                     "mapping each colour to an integer)", path)
+    raise InputError(
+        f"a {mode} colour image: edge maps are grayscale and label maps "
+        "single-channel, so this is ambiguous (a colour-coded label map?). "
+        "Name it with --gt-format edges (gray values) or labels (after "
+        "mapping each colour to an integer)",
+        path,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -441,36 +513,45 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
         parts = []
         for split in _subdirs(biped / "edge_maps"):
             gt = split / "rgbr" if (split / "rgbr").is_dir() else split
-            if not any(p.is_file() and p.suffix.lower() in IMAGE_EXTS
-                       for p in gt.iterdir()):
+            if not any(
+                p.is_file() and p.suffix.lower() in IMAGE_EXTS for p in gt.iterdir()
+            ):
                 continue
-            imgs = biped / "imgs" / split.name / gt.name if gt.name == "rgbr" else \
-                biped / "imgs" / split.name
+            imgs = (
+                biped / "imgs" / split.name / gt.name
+                if gt.name == "rgbr"
+                else biped / "imgs" / split.name
+            )
             part = EdgeMapFolder(gt, threshold=fmt.threshold, split=split.name)
-            if imgs.is_dir():            # photographs where there are (not needed)
+            if imgs.is_dir():  # photographs where there are (not needed)
                 part = with_images(part, imgs, required=False)
             parts.append(part)
         if not parts:
-            raise InputError("a BIPED tree without edge maps: expected "
-                             "edge_maps/test/rgbr/*.png", biped)
+            raise InputError(
+                "a BIPED tree without edge maps: expected edge_maps/test/rgbr/*.png", biped
+            )
         return parts[0] if len(parts) == 1 else _merge(parts)
     multicue = _multicue_root(folder)
     if multicue is not None:
         kinds = {"multicue-edges": "edges", "multicue-boundaries": "boundaries"}
         if fmt.name not in kinds:
-            raise InputError("a Multicue tree holds two annotations of each image; name "
-                             "one with --gt-format multicue-edges or multicue-boundaries",
-                             multicue)
+            raise InputError(
+                "a Multicue tree holds two annotations of each image; name "
+                "one with --gt-format multicue-edges or multicue-boundaries",
+                multicue,
+            )
         gt = multicue / "ground-truth" / "images" / kinds[fmt.name]
         if not gt.is_dir():
-            raise InputError(f"no {kinds[fmt.name]} annotations in this Multicue tree",
-                             gt)
+            raise InputError(f"no {kinds[fmt.name]} annotations in this Multicue tree", gt)
         imgs = multicue / "images"
         ds = EdgeMapFolder(gt, threshold=fmt.threshold, split="test")
         if imgs.is_dir():
             ds = with_images(ds, imgs, required=False)
         return ds
     if fmt.name.startswith("multicue"):
-        raise InputError(f"--gt-format {fmt.name} reads a Multicue tree "
-                         "(ground-truth/images/...), which this is not", folder)
+        raise InputError(
+            f"--gt-format {fmt.name} reads a Multicue tree "
+            "(ground-truth/images/...), which this is not",
+            folder,
+        )
     return None

@@ -18,8 +18,11 @@ def write_ground_truth(path: str | PathLike, segmentations, *, boundaries=None) 
     segmentations: ``thin(seg2bdry(seg))``.
     """
     from ..io import write_ground_truth as write_mat
+
     if boundaries is None:
         from ..primitives import seg2bdry, thin
-        boundaries = [np.asarray(thin(seg2bdry(np.asarray(seg))), bool)
-                      for seg in segmentations]
+
+        boundaries = [
+            np.asarray(thin(seg2bdry(np.asarray(seg))), bool) for seg in segmentations
+        ]
     write_mat(path, segmentations, boundaries=boundaries)

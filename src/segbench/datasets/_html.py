@@ -84,7 +84,13 @@ def sanitize_html(text: str, *, max_length: int = ABOUT_MAX) -> str:
     >>> sanitize_html('<a href="javascript:alert(1)">x</a> <a href="https://a.org/">y</a>')
     '<a rel="nofollow noopener">x</a> <a href="https://a.org/" rel="nofollow noopener">y</a>'
     """
-    return nh3.clean(str(text)[:max_length], tags=_ALLOWED, clean_content_tags=_DROPPED,
-                     attributes={"a": {"href"}, "*": set()},
-                     attribute_filter=_only_safe_hrefs,
-                     url_schemes=_SCHEMES, link_rel=_LINK_REL, strip_comments=True)
+    return nh3.clean(
+        str(text)[:max_length],
+        tags=_ALLOWED,
+        clean_content_tags=_DROPPED,
+        attributes={"a": {"href"}, "*": set()},
+        attribute_filter=_only_safe_hrefs,
+        url_schemes=_SCHEMES,
+        link_rel=_LINK_REL,
+        strip_comments=True,
+    )

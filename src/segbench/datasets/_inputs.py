@@ -12,16 +12,34 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError
-from .bsds import BSDS300, BSDS500, Dataset, DatasetItem, FolderPairs, _describe, _merge, \
-    _subdirs, open_dataset, with_images
+from .bsds import (
+    BSDS300,
+    BSDS500,
+    Dataset,
+    DatasetItem,
+    FolderPairs,
+    _describe,
+    _merge,
+    _subdirs,
+    open_dataset,
+    with_images,
+)
 
-__all__ = ["SPLIT_NAMES", "Sample", "open_ground_truth", "pair_predictions", "parse_ids",
-           "run_name", "with_images"]
+__all__ = [
+    "SPLIT_NAMES",
+    "Sample",
+    "open_ground_truth",
+    "pair_predictions",
+    "parse_ids",
+    "run_name",
+    "with_images",
+]
 
 #: Folder names read as split names: a folder so named is that split, and a run is not
 #: named after it (``.../hed/test`` is ``hed``).
-SPLIT_NAMES = frozenset({"train", "val", "test", "trainval", "training", "validation",
-                          "testing"})
+SPLIT_NAMES = frozenset(
+    {"train", "val", "test", "trainval", "training", "validation", "testing"}
+)
 
 
 def _split_folders(folder: Path) -> list[Path]:
@@ -32,12 +50,21 @@ def _split_folders(folder: Path) -> list[Path]:
 def _is_subject_folder(folder: Path) -> bool:
     """``<uid>/<iid>.seg`` below: one presentation of a BSDS300 ``human`` tree."""
     subs = _subdirs(folder)
-    return bool(subs) and all(d.name.isdigit() for d in subs) and \
-        any(next(d.glob("*.seg"), None) is not None for d in subs)
+    return (
+        bool(subs)
+        and all(d.name.isdigit() for d in subs)
+        and any(next(d.glob("*.seg"), None) is not None for d in subs)
+    )
 
 
-def open_ground_truth(gt, *, split: str | None = None, presentation: str | None = None,
-                      all_splits: bool = False, gt_format=None) -> Dataset:
+def open_ground_truth(
+    gt,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    all_splits: bool = False,
+    gt_format=None,
+) -> Dataset:
     """The ground truth of a benchmark run, whatever its layout.
 
     Parameters
@@ -70,15 +97,23 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
     from ._edges import GroundTruthFormat, open_layout
+
     fmt = GroundTruthFormat.of(gt_format)
     if isinstance(gt, (list, tuple)):
         if not gt:
             raise InputError("no ground-truth folder given")
-        parts = [open_ground_truth(g, split=split, presentation=presentation,
-                                   all_splits=True, gt_format=fmt) for g in gt]
+        parts = [
+            open_ground_truth(
+                g, split=split, presentation=presentation, all_splits=True, gt_format=fmt
+            )
+            for g in gt
+        ]
         return parts[0] if len(parts) == 1 else _merge(parts)
-    layout = None if isinstance(gt, Dataset) or not Path(gt).is_dir() else \
-        open_layout(Path(gt), fmt)
+    layout = (
+        None
+        if isinstance(gt, Dataset) or not Path(gt).is_dir()
+        else open_layout(Path(gt), fmt)
+    )
     if isinstance(gt, Dataset):
         ds = gt
     elif layout is not None:
@@ -92,20 +127,29 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
         if not folder.is_dir():
             raise InputError("expected a ground-truth folder but this is a file", folder)
         if _is_subject_folder(folder) or any(
-                (folder / k).is_dir() and _is_subject_folder(folder / k)
-                for k in ("color", "gray")):
+            (folder / k).is_dir() and _is_subject_folder(folder / k)
+            for k in ("color", "gray")
+        ):
             ds = BSDS300.from_subject_folders(folder, presentation=presentation)
-        elif any(p.suffix.lower() in (".mat", ".seg") for p in folder.iterdir()
-                 if p.is_file() and not p.name.startswith(".")):
-            ds = FolderPairs(None, folder, split=folder.name if folder.name in
-                             SPLIT_NAMES else "test")
-        elif _split_folders(folder):        # a groundTruth folder: one per split
+        elif any(
+            p.suffix.lower() in (".mat", ".seg")
+            for p in folder.iterdir()
+            if p.is_file() and not p.name.startswith(".")
+        ):
+            ds = FolderPairs(
+                None, folder, split=folder.name if folder.name in SPLIT_NAMES else "test"
+            )
+        elif _split_folders(folder):  # a groundTruth folder: one per split
             ds = None
             if folder.name == "groundTruth" and (folder.parent / "images").is_dir():
-                ds = BSDS500(folder.parent)     # with the photographs beside it
+                ds = BSDS500(folder.parent)  # with the photographs beside it
             if ds is None or Path(ds.root).resolve() != folder.parent.resolve():
-                ds = _split_merge(folder, _split_folders(folder), split,
-                                  lambda d: FolderPairs(None, d, split=d.name))
+                ds = _split_merge(
+                    folder,
+                    _split_folders(folder),
+                    split,
+                    lambda d: FolderPairs(None, d, split=d.name),
+                )
         else:
             try:
                 ds = open_dataset(folder, presentation=presentation or "color")
@@ -115,12 +159,16 @@ def open_ground_truth(gt, *, split: str | None = None, presentation: str | None 
                     "human/color tree of <uid>/<iid>.seg, edge-map or label-map images "
                     "(--gt-format edges|labels), or a dataset root "
                     f"(BSR/BSDS500/data, BSDS300) with --split; found {_describe(folder)}",
-                    folder) from None
+                    folder,
+                ) from None
     if split is not None:
         return ds.subset(ds.ids(split))
     if len(ds.splits) > 1 and not all_splits:
-        raise InputError(f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
-                         "one with --split", ds.root)
+        raise InputError(
+            f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
+            "one with --split",
+            ds.root,
+        )
     return ds
 
 
@@ -136,10 +184,13 @@ def _split_merge(folder: Path, dirs: list[Path], split: str | None, make) -> Dat
     for part in parts:
         for iid in part.ids():
             if iid in seen:
-                raise InputError(f"the folders {', '.join(d.name for d in dirs)} hold the "
-                                 f"same images (e.g. {iid!r} in {seen[iid]} and "
-                                 f"{part.splits[0]}): annotation sets, not splits; choose "
-                                 "one with --split", folder)
+                raise InputError(
+                    f"the folders {', '.join(d.name for d in dirs)} hold the "
+                    f"same images (e.g. {iid!r} in {seen[iid]} and "
+                    f"{part.splits[0]}): annotation sets, not splits; choose "
+                    "one with --split",
+                    folder,
+                )
             seen[iid] = part.splits[0]
     return parts[0] if len(parts) == 1 else _merge(parts)
 
@@ -151,26 +202,35 @@ def _image_folder(folder: Path) -> bool:
     if not folder.is_dir():
         return False
     for d in [folder] + [s for s in _subdirs(folder) if s.name in SPLIT_NAMES]:
-        names = [p.suffix.lower() for p in d.iterdir()
-                 if p.is_file() and not p.name.startswith(".")]
+        names = [
+            p.suffix.lower()
+            for p in d.iterdir()
+            if p.is_file() and not p.name.startswith(".")
+        ]
         if ".mat" in names or ".seg" in names:
             return False
     # images directly in it or in split folders: a folder of <iid>/ folders of images
     # may also be a dataset root, so that one needs --gt-format
-    return any(_has_image(d) for d in
-               [folder] + [s for s in _subdirs(folder) if s.name in SPLIT_NAMES])
+    return any(
+        _has_image(d)
+        for d in [folder] + [s for s in _subdirs(folder) if s.name in SPLIT_NAMES]
+    )
 
 
 def _has_image(folder: Path) -> bool:
     from .bsds import IMAGE_EXTS
-    return any(p.suffix.lower() in IMAGE_EXTS and p.is_file() and not p.name.startswith(".")
-               for p in folder.iterdir())
+
+    return any(
+        p.suffix.lower() in IMAGE_EXTS and p.is_file() and not p.name.startswith(".")
+        for p in folder.iterdir()
+    )
 
 
 def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
     """A folder read by ``fmt`` (edge maps, label maps, or BSDS files with a setting
     that only those take, which is refused), split folders merged."""
     from ._edges import EdgeMapFolder, LabelMapGroundTruth, sniff_folder
+
     if not folder.exists():
         raise InputError("ground-truth folder not found", folder)
     if not folder.is_dir():
@@ -178,36 +238,60 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
     name = fmt.name
     if name == "bsds":
         if fmt.reading():
-            raise InputError("--gt-threshold, --gt-void and --gt-variable read edge-map "
-                             "and label-map ground truth (--gt-format edges|labels), not "
-                             "BSDS .mat/.seg files", folder)
+            raise InputError(
+                "--gt-threshold, --gt-void and --gt-variable read edge-map "
+                "and label-map ground truth (--gt-format edges|labels), not "
+                "BSDS .mat/.seg files",
+                folder,
+            )
         return open_ground_truth(folder)
     splits = [d for d in _subdirs(folder) if d.name in SPLIT_NAMES]
     has_files = any(p.is_file() and not p.name.startswith(".") for p in folder.iterdir())
-    parts = [(folder, folder.name if folder.name in SPLIT_NAMES else "test")] \
-        if has_files or not splits else [(d, d.name) for d in splits]
+    parts = (
+        [(folder, folder.name if folder.name in SPLIT_NAMES else "test")]
+        if has_files or not splits
+        else [(d, d.name) for d in splits]
+    )
     if name == "auto":
         name = sniff_folder(parts[0][0])
         if name is None:
-            raise InputError("no ground-truth image here to read as edge maps or label "
-                             f"maps; found {_describe(folder)}", folder)
+            raise InputError(
+                "no ground-truth image here to read as edge maps or label "
+                f"maps; found {_describe(folder)}",
+                folder,
+            )
     if name not in ("edges", "labels"):
         from ._edges import GT_FORMATS
-        raise InputError(f"unknown ground-truth format {name!r}; one of "
-                         f"{', '.join(GT_FORMATS)}", folder)
+
+        raise InputError(
+            f"unknown ground-truth format {name!r}; one of {', '.join(GT_FORMATS)}", folder
+        )
     if name == "edges":
         if fmt.void:
-            raise InputError("--gt-void names labels of label maps; edge maps have none "
-                             "(--gt-format labels reads label maps)", folder)
-        make = lambda d: EdgeMapFolder(d, threshold=fmt.threshold,  # noqa: E731
-                                       variable=fmt.variable, split=splits_of[d])
+            raise InputError(
+                "--gt-void names labels of label maps; edge maps have none "
+                "(--gt-format labels reads label maps)",
+                folder,
+            )
+
+        def make(d):
+            return EdgeMapFolder(
+                d, threshold=fmt.threshold, variable=fmt.variable, split=splits_of[d]
+            )
     else:
         if fmt.threshold is not None:
-            raise InputError("--gt-threshold binarizes edge maps; label maps draw their "
-                             "boundaries where labels change (--gt-format edges reads "
-                             "edge maps)", folder)
-        make = lambda d: LabelMapGroundTruth(d, void=fmt.void,  # noqa: E731
-                                             variable=fmt.variable, split=splits_of[d])
+            raise InputError(
+                "--gt-threshold binarizes edge maps; label maps draw their "
+                "boundaries where labels change (--gt-format edges reads "
+                "edge maps)",
+                folder,
+            )
+
+        def make(d):
+            return LabelMapGroundTruth(
+                d, void=fmt.void, variable=fmt.variable, split=splits_of[d]
+            )
+
     splits_of = dict(parts)
     return _split_merge(folder, [d for d, _ in parts], split, make)
 
@@ -223,11 +307,14 @@ def parse_ids(value) -> list[str] | None:
     path = Path(text)
     if path.is_file():
         try:
-            body = path.read_text(encoding="utf-8-sig")   # Notepad's BOM
+            body = path.read_text(encoding="utf-8-sig")  # Notepad's BOM
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the id list: {exc}", path) from None
-        words = [w for line in body.splitlines() for w in
-                 line.split("#", 1)[0].replace(",", " ").split()]
+        words = [
+            w
+            for line in body.splitlines()
+            for w in line.split("#", 1)[0].replace(",", " ").split()
+        ]
         if not words:
             raise InputError("the id list is empty", path)
         return words
@@ -275,7 +362,7 @@ class Sample:
 
     def read_prediction(self, reader):
         """``reader(self.prediction)``, read once per reader."""
-        if self.value is not None:      # in memory: already a validated Prediction
+        if self.value is not None:  # in memory: already a validated Prediction
             return self.value
         if reader not in self._memo:
             if self.prediction is None:
@@ -296,9 +383,12 @@ class Sample:
         import hashlib
 
         import numpy as np
+
         h = hashlib.sha256(str(self.value.kind).encode())
-        for arr in (self.value.ucm2 if self.value.ucm2 is not None else self.value.pb,
-                    *(self.value.segs or ())):
+        for arr in (
+            self.value.ucm2 if self.value.ucm2 is not None else self.value.pb,
+            *(self.value.segs or ()),
+        ):
             if arr is None:
                 continue
             arr = np.ascontiguousarray(arr)
@@ -312,12 +402,16 @@ class Sample:
         import hashlib
 
         import numpy as np
+
         if self.item.annotation_loader is None and self.item.gt_path is None:
-            return "none"          # no ground truth at all (counts imported as they are)
+            return "none"  # no ground truth at all (counts imported as they are)
         h = hashlib.sha256()
         for ann in self.ground_truth():
-            maps = (ann.segmentation, ann.boundaries) \
-                if getattr(ann, "has_segmentation", True) else (ann.boundaries,)
+            maps = (
+                (ann.segmentation, ann.boundaries)
+                if getattr(ann, "has_segmentation", True)
+                else (ann.boundaries,)
+            )
             for arr in maps:
                 arr = np.ascontiguousarray(arr)
                 h.update(f"{arr.dtype.str}{arr.shape}".encode())
@@ -328,16 +422,21 @@ class Sample:
         """Drop what was read, here and cached on the item (the engine calls this once
         the sample is evaluated, so a long serial run holds one image at a time)."""
         self._memo.clear()
-        for cached in ("image", "annotations"):     # DatasetItem's cached properties
+        for cached in ("image", "annotations"):  # DatasetItem's cached properties
             self.item.__dict__.pop(cached, None)
 
     def __getstate__(self):
-        return {"item": self.item, "prediction": self.prediction, "value": self.value,
-                "_memo": {}}
+        return {
+            "item": self.item,
+            "prediction": self.prediction,
+            "value": self.value,
+            "_memo": {},
+        }
 
 
-def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
-                     hint: str | None = None) -> dict[str, Path]:
+def pair_predictions(
+    ids, pred_dir: str | PathLike, exts: tuple[str, ...], *, hint: str | None = None
+) -> dict[str, Path]:
     """Prediction ``<iid>.<ext>`` for every id; InputError lists the ids without one.
 
     ``hint`` is added to the error when the folder holds no usable file at all, and
@@ -345,24 +444,35 @@ def pair_predictions(ids, pred_dir: str | PathLike, exts: tuple[str, ...], *,
     files that are there); such files are named in the error.
     """
     from ..io import check_all_present, list_files
+
     preds = list_files(pred_dir, exts)
     ids = list(ids)
     if not preds and hint:
-        raise InputError(f"no prediction file (.{'/.'.join(exts)}) for the "
-                         f"{len(ids)} images: {hint}", pred_dir)
+        raise InputError(
+            f"no prediction file (.{'/.'.join(exts)}) for the {len(ids)} images: {hint}",
+            pred_dir,
+        )
     what = f"images have no prediction (.{'/.'.join(exts)})"
     covered = sum(i in preds for i in ids)
     # maps made for a subset (detect/ucm/nms --ids): say how to score that subset
-    subset = (f"the predictions cover only {covered} of the {len(ids)} images: to score "
-              "those, pass their ids with --ids (a list or a file)"
-              if 0 < covered < len(ids) else None)
+    subset = (
+        f"the predictions cover only {covered} of the {len(ids)} images: to score "
+        "those, pass their ids with --ids (a list or a file)"
+        if 0 < covered < len(ids)
+        else None
+    )
     unread = _unread_files([i for i in ids if i not in preds], pred_dir)
-    if unread:     # the user sees a file there: say why it was not read
+    if unread:  # the user sees a file there: say why it was not read
         shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")
         why = hint or f"only .{'/.'.join(exts)} files are read"
-        check_all_present(ids, preds, what, pred_dir,
-                          note=f"{shown} {'is' if len(unread) == 1 else 'are'} there but "
-                               f"not read: {why}" + (f"; {subset}" if subset else ""))
+        check_all_present(
+            ids,
+            preds,
+            what,
+            pred_dir,
+            note=f"{shown} {'is' if len(unread) == 1 else 'are'} there but "
+            f"not read: {why}" + (f"; {subset}" if subset else ""),
+        )
     check_all_present(ids, preds, what, pred_dir, note=subset)
     return {i: preds[i] for i in ids}
 
@@ -373,9 +483,11 @@ def _unread_files(missing, pred_dir) -> list[str]:
         return []
     wanted = set(missing)
     try:
-        return sorted(p.name for p in Path(pred_dir).iterdir()
-                      if p.stem in wanted and p.suffix and p.is_file()
-                      and not p.name.startswith("."))
+        return sorted(
+            p.name
+            for p in Path(pred_dir).iterdir()
+            if p.stem in wanted and p.suffix and p.is_file() and not p.name.startswith(".")
+        )
     except OSError:
         return []
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._inputs import Sample
 from ._edges import _load_edge_files, sniff_file
+from ._inputs import Sample
 from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
 __all__ = ["BoundaryMap", "memory_item", "memory_prediction", "memory_sample", "to_numpy"]
@@ -42,10 +42,12 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
         try:
             return np.asarray(obj.detach().cpu().numpy())
         except (TypeError, RuntimeError, ValueError) as exc:
-            hint = " (convert it first, e.g. .float())" if "type" in str(exc).lower() \
-                else ""
-            raise InputError(f"{what}: cannot read the tensor as a numpy array: "
-                             f"{exc}{hint}") from None
+            hint = (
+                " (convert it first, e.g. .float())" if "type" in str(exc).lower() else ""
+            )
+            raise InputError(
+                f"{what}: cannot read the tensor as a numpy array: {exc}{hint}"
+            ) from None
     if isinstance(obj, (str, bytes, PathLike, dict)) or obj is None:
         raise InputError(f"{what}: expected an array, got {type(obj).__name__}")
     try:
@@ -53,8 +55,9 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise InputError(f"{what}: not one rectangular array ({exc})") from None
     if arr.dtype == object:
-        raise InputError(f"{what}: not a numeric array (its items differ in shape or "
-                         f"are not numbers)")
+        raise InputError(
+            f"{what}: not a numeric array (its items differ in shape or are not numbers)"
+        )
     return arr
 
 
@@ -70,12 +73,15 @@ def _annotation(obj, what: str):
     if arr.dtype == bool:
         return BoundaryMap(arr, what)
     if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise InputError(f"{what} has type {arr.dtype}; give a bool boundary map or an "
-                         "integer label map")
+        raise InputError(
+            f"{what} has type {arr.dtype}; give a bool boundary map or an integer label map"
+        )
     if np.issubdtype(arr.dtype, np.floating):
         if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
-            raise InputError(f"{what} holds values that are not whole numbers (or NaN): "
-                             "give a bool boundary map or an integer label map")
+            raise InputError(
+                f"{what} holds values that are not whole numbers (or NaN): "
+                "give a bool boundary map or an integer label map"
+            )
     lo, hi = arr.min(), arr.max()
     if lo == 0 and hi <= 1:
         return BoundaryMap(arr != 0, what)
@@ -118,10 +124,16 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
             return DatasetItem(iid, "memory", gt_path=path, sources=(path,))
         if path.suffix.lower() in IMAGE_EXTS and sniff_file(path) == "edges":
             # an edge-map image (BIPED, your own 0/255 PNGs): matched as it is
-            return DatasetItem(iid, "memory", annotation_loader=partial(
-                _load_edge_files, (path,), None, None), sources=(path,), reading="edges")
-        return DatasetItem(iid, "memory", annotation_loader=partial(_load_many, (path,)),
-                           sources=(path,))
+            return DatasetItem(
+                iid,
+                "memory",
+                annotation_loader=partial(_load_edge_files, (path,), None, None),
+                sources=(path,),
+                reading="edges",
+            )
+        return DatasetItem(
+            iid, "memory", annotation_loader=partial(_load_many, (path,)), sources=(path,)
+        )
     if isinstance(gt, np.ndarray) or not isinstance(gt, (list, tuple)):
         arr = to_numpy(gt, what)
         if arr.ndim == 2:
@@ -129,8 +141,10 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
         elif arr.ndim == 3:
             maps = list(arr)
         else:
-            raise InputError(f"{what}: expected a list of (H, W) maps or a (K, H, W) "
-                             f"array, got shape {arr.shape}")
+            raise InputError(
+                f"{what}: expected a list of (H, W) maps or a (K, H, W) "
+                f"array, got shape {arr.shape}"
+            )
     else:
         maps = list(gt)
     if not maps:
@@ -138,8 +152,10 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
     anns = tuple(_annotation(m, f"{what}, annotator {k}") for k, m in enumerate(maps))
     for k, a in enumerate(anns[1:], start=1):
         if tuple(a.shape) != tuple(anns[0].shape):
-            raise InputError(f"{what}: annotator {k} is {_hw(a.shape)} but annotator 0 "
-                             f"is {_hw(anns[0].shape)}")
+            raise InputError(
+                f"{what}: annotator {k} is {_hw(a.shape)} but annotator 0 "
+                f"is {_hw(anns[0].shape)}"
+            )
     return DatasetItem(iid, "memory", annotation_loader=partial(_const, anns))
 
 
@@ -168,16 +184,21 @@ def memory_prediction(obj, benchmark: str = "boundary", source: str | None = Non
         As :func:`segbench.io.as_prediction` (shape, type, NaN, range).
     """
     from ..io import Prediction, as_prediction
+
     if isinstance(obj, Prediction):
         return obj
     if isinstance(obj, (list, tuple)):
-        return as_prediction([to_numpy(s, f"{source}, segmentation {k}")
-                              for k, s in enumerate(obj)], kind="segs", source=source)
+        return as_prediction(
+            [to_numpy(s, f"{source}, segmentation {k}") for k, s in enumerate(obj)],
+            kind="segs",
+            source=source,
+        )
     arr = to_numpy(obj, source or "prediction")
     if benchmark == "boundary":
         return Prediction("soft", pb=arr, source=source)
     if arr.ndim == 2 and (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
         from ..primitives import compact_labels
+
         labels, _ = compact_labels(arr, void=None)
         return as_prediction([labels], kind="segs", source=source)
     return Prediction("ucm2", ucm2=arr, source=source)
@@ -188,6 +209,7 @@ def memory_sample(item: DatasetItem, prediction=None) -> Sample:
     :class:`~segbench.io.Prediction` held in memory (named ``pred['<id>']`` in
     messages), or None."""
     from ..io import Prediction
+
     if isinstance(prediction, Prediction):
         return Sample(item, prediction.source or f"pred[{item.iid!r}]", value=prediction)
     return Sample(item, prediction)

@@ -27,10 +27,12 @@ from .bsds import Annotation, Dataset, DatasetItem
 
 __all__ = ["LabelMapFolder", "pair_folders", "predictions_by_suffix"]
 
-_SHOWN = 20   # keys listed in an error message
+_SHOWN = 20  # keys listed in an error message
 
 
-def _listing(folder: Path, suffix: str, recursive: bool, side: str) -> dict[str, list[Path]]:
+def _listing(
+    folder: Path, suffix: str, recursive: bool, side: str
+) -> dict[str, list[Path]]:
     """key -> every file of ``folder`` (and below, with ``recursive``) ending in
     ``suffix``, hidden files and folders skipped."""
     if not folder.exists():
@@ -55,8 +57,9 @@ def _listing(folder: Path, suffix: str, recursive: bool, side: str) -> dict[str,
 
 def _shown(keys) -> str:
     keys = sorted(keys)
-    return ", ".join(keys[:_SHOWN]) + (f" ... ({len(keys)} in all)" if len(keys) > _SHOWN
-                                       else "")
+    return ", ".join(keys[:_SHOWN]) + (
+        f" ... ({len(keys)} in all)" if len(keys) > _SHOWN else ""
+    )
 
 
 def _refuse_duplicates(found: dict[str, list[Path]], side: str, folder: Path) -> None:
@@ -65,7 +68,9 @@ def _refuse_duplicates(found: dict[str, list[Path]], side: str, folder: Path) ->
         first = sorted(dup)[0]
         raise InputError(
             f"{len(dup)} keys name several {side} files, so the pairing would be a "
-            f"guess: {_shown(dup)} (e.g. {', '.join(str(p) for p in dup[first])})", folder)
+            f"guess: {_shown(dup)} (e.g. {', '.join(str(p) for p in dup[first])})",
+            folder,
+        )
 
 
 def _check_suffix(suffix: str) -> None:
@@ -75,8 +80,10 @@ def _check_suffix(suffix: str) -> None:
 
 def _load_class_map(path: Path) -> tuple[Annotation, ...]:
     from ..io import read_label_map
-    return (Annotation(read_label_map(path).astype(np.int32, copy=False),
-                       source=str(path)),)
+
+    return (
+        Annotation(read_label_map(path).astype(np.int32, copy=False), source=str(path)),
+    )
 
 
 class LabelMapFolder(Dataset):
@@ -110,16 +117,28 @@ class LabelMapFolder(Dataset):
 
     name = "label maps"
 
-    def __init__(self, gt_dir: str | PathLike, *, suffix: str = ".png",
-                 recursive: bool = False, split: str | None = None):
+    def __init__(
+        self,
+        gt_dir: str | PathLike,
+        *,
+        suffix: str = ".png",
+        recursive: bool = False,
+        split: str | None = None,
+    ):
         super().__init__()
         _check_suffix(suffix)
         gt_dir = Path(gt_dir)
         found = _listing(gt_dir, suffix, recursive, "ground-truth")
         if not found:
-            raise InputError(f"no ground-truth file ending in {suffix!r}"
-                             + ("" if recursive else " (pass recursive=True / --recursive "
-                                "to search subfolders)"), gt_dir)
+            raise InputError(
+                f"no ground-truth file ending in {suffix!r}"
+                + (
+                    ""
+                    if recursive
+                    else " (pass recursive=True / --recursive to search subfolders)"
+                ),
+                gt_dir,
+            )
         _refuse_duplicates(found, "ground-truth", gt_dir)
         self.root = gt_dir
         self.suffix = suffix
@@ -127,12 +146,14 @@ class LabelMapFolder(Dataset):
             split = gt_dir.name if gt_dir.name in SPLIT_NAMES else "test"
         for key in sorted(found):
             path = found[key][0]
-            self._protos[key] = DatasetItem(key, split, None, path, None,
-                                            partial(_load_class_map, path), (path,))
+            self._protos[key] = DatasetItem(
+                key, split, None, path, None, partial(_load_class_map, path), (path,)
+            )
 
 
-def predictions_by_suffix(ids, pred_dir: str | PathLike, *, suffix: str = ".png",
-                          recursive: bool = False) -> dict[str, Path]:
+def predictions_by_suffix(
+    ids, pred_dir: str | PathLike, *, suffix: str = ".png", recursive: bool = False
+) -> dict[str, Path]:
     """The prediction ``<key><suffix>`` of every id, found in ``pred_dir``.
 
     Parameters
@@ -165,13 +186,20 @@ def predictions_by_suffix(ids, pred_dir: str | PathLike, *, suffix: str = ".png"
     if missing:
         raise InputError(
             f"{len(missing)} of {len(ids)} ground-truth files have no prediction named "
-            f"<key>{suffix}: {_shown(missing)}", pred_dir)
+            f"<key>{suffix}: {_shown(missing)}",
+            pred_dir,
+        )
     return {k: found[k][0] for k in ids}
 
 
-def pair_folders(gt_dir: str | PathLike, pred_dir: str | PathLike, *,
-                 recursive: bool = False, gt_suffix: str = ".png",
-                 pred_suffix: str = ".png") -> list[tuple[str, Path, Path]]:
+def pair_folders(
+    gt_dir: str | PathLike,
+    pred_dir: str | PathLike,
+    *,
+    recursive: bool = False,
+    gt_suffix: str = ".png",
+    pred_suffix: str = ".png",
+) -> list[tuple[str, Path, Path]]:
     """Pair label-map files of two folders by key; ``(key, gt_path, pred_path)`` sorted.
 
     :class:`LabelMapFolder` on ``gt_dir`` and :func:`predictions_by_suffix` on

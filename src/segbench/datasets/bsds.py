@@ -45,9 +45,20 @@ import numpy as np
 from ..errors import InputError
 from ._ground_truth import write_ground_truth
 
-__all__ = ["BSDS300", "BSDS500", "Annotation", "BoundaryMap", "Dataset", "DatasetItem", "FolderPairs",
-           "SubjectEntry", "SyntheticDataset", "open_dataset", "with_images",
-           "write_ground_truth"]
+__all__ = [
+    "BSDS300",
+    "BSDS500",
+    "Annotation",
+    "BoundaryMap",
+    "Dataset",
+    "DatasetItem",
+    "FolderPairs",
+    "SubjectEntry",
+    "SyntheticDataset",
+    "open_dataset",
+    "with_images",
+    "write_ground_truth",
+]
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
 LABEL_EXTS = (".mat", ".seg", ".png", ".bmp", ".tif", ".tiff", ".npy", ".npz", ".csv")
@@ -95,9 +106,15 @@ class Annotation:
     # the boundaries as given, or as computed on first access
     _boundaries: np.ndarray | None = field(default=None, init=False, repr=False)
 
-    def __init__(self, segmentation, boundaries=None, user: int | None = None,
-                 gray: bool | None = None, source: str | None = None,
-                 key: str | None = None):
+    def __init__(
+        self,
+        segmentation,
+        boundaries=None,
+        user: int | None = None,
+        gray: bool | None = None,
+        source: str | None = None,
+        key: str | None = None,
+    ):
         object.__setattr__(self, "segmentation", np.asarray(segmentation))
         object.__setattr__(self, "_boundaries", boundaries)
         object.__setattr__(self, "user", user)
@@ -109,8 +126,10 @@ class Annotation:
     def boundaries(self) -> np.ndarray:
         if self._boundaries is None:
             from ..primitives import seg2bdry, thin
-            object.__setattr__(self, "_boundaries",
-                               np.asarray(thin(seg2bdry(self.segmentation)), bool))
+
+            object.__setattr__(
+                self, "_boundaries", np.asarray(thin(seg2bdry(self.segmentation)), bool)
+            )
         return self._boundaries
 
     @property
@@ -154,11 +173,13 @@ class BoundaryMap:
 
     @property
     def segmentation(self):
-        raise InputError(f"{self.source or 'ground truth'} is a boundary map (0/1 or "
-                         "bool, or an edge-map file), not a segmentation: the region "
-                         "measures need label maps (integer arrays of region labels; "
-                         "--gt-format labels reads label-map files), as does the "
-                         "half-resolution protocol")
+        raise InputError(
+            f"{self.source or 'ground truth'} is a boundary map (0/1 or "
+            "bool, or an edge-map file), not a segmentation: the region "
+            "measures need label maps (integer arrays of region labels; "
+            "--gt-format labels reads label-map files), as does the "
+            "half-resolution protocol"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,9 +241,11 @@ class DatasetItem:
         anns = tuple(self.annotation_loader())
         for a in anns[1:]:
             if a.shape != anns[0].shape:
-                raise InputError(f"image {self.iid!r}: annotations disagree on the image "
-                                 f"size ({_hw(anns[0].shape)} in {anns[0].source}, "
-                                 f"{_hw(a.shape)} in {a.source})")
+                raise InputError(
+                    f"image {self.iid!r}: annotations disagree on the image "
+                    f"size ({_hw(anns[0].shape)} in {anns[0].source}, "
+                    f"{_hw(a.shape)} in {a.source})"
+                )
         return anns
 
     def ground_truth(self) -> list:
@@ -232,11 +255,14 @@ class DatasetItem:
         only if used); otherwise :attr:`annotations`. Not cached: each call reads."""
         if self.gt_path is not None and self.gt_path.suffix.lower() == ".mat":
             from ..io import read_ground_truth
+
             return read_ground_truth(self.gt_path)
         anns = self.annotations
         if not anns:
-            raise InputError(f"image {self.iid!r} has no human segmentation",
-                             self.sources[0] if self.sources else None)
+            raise InputError(
+                f"image {self.iid!r} has no human segmentation",
+                self.sources[0] if self.sources else None,
+            )
         return list(anns)
 
     @property
@@ -296,6 +322,7 @@ def _hw(shape) -> str:
 
 def _load_image(path: Path) -> np.ndarray:
     from ..io import read_image
+
     return read_image(path)
 
 
@@ -305,18 +332,29 @@ def _const(value):
 
 def _load_mat(path: Path) -> tuple[Annotation, ...]:
     from ..io import read_ground_truth
-    return tuple(Annotation(h.segmentation.astype(np.int32, copy=False),
-                            h.boundaries, source=f"{path}{{{k}}}")
-                 for k, h in enumerate(read_ground_truth(path), start=1))
+
+    return tuple(
+        Annotation(
+            h.segmentation.astype(np.int32, copy=False),
+            h.boundaries,
+            source=f"{path}{{{k}}}",
+        )
+        for k, h in enumerate(read_ground_truth(path), start=1)
+    )
 
 
 def _load_seg(path: Path, user: int | None, gray: bool | None) -> Annotation:
     from ..io import read_seg
+
     seg = read_seg(path)
     if gray is None:
         gray = bool(seg.gray)
-    return Annotation((seg.labels + 1).astype(np.int32), user=seg.user if user is None
-                      else user, gray=gray, source=str(path))
+    return Annotation(
+        (seg.labels + 1).astype(np.int32),
+        user=seg.user if user is None else user,
+        gray=gray,
+        source=str(path),
+    )
 
 
 def _load_segs(entries: tuple) -> tuple[Annotation, ...]:
@@ -329,15 +367,18 @@ def _load_label_map(path: Path) -> tuple[Annotation, ...]:
     ext = path.suffix.lower()
     if ext == ".mat":
         return _load_mat(path)
-    if ext in (".npz", ".csv"):    # the superpixel benchmark's files: labels as stored
+    if ext in (".npz", ".csv"):  # the superpixel benchmark's files: labels as stored
         from ..io import read_annotators
-        return tuple(Annotation(labels, source=f"{path}{{{k}}}" if ext == ".npz"
-                                else str(path))
-                     for k, labels in enumerate(read_annotators([path])))
+
+        return tuple(
+            Annotation(labels, source=f"{path}{{{k}}}" if ext == ".npz" else str(path))
+            for k, labels in enumerate(read_annotators([path]))
+        )
     if ext == ".seg":
         return (_load_seg(path, None, None),)
     from ..io import read_label_map
     from ..primitives import compact_labels
+
     labels, _ = compact_labels(read_label_map(path), void=None)
     return (Annotation(labels.astype(np.int32, copy=False), source=str(path)),)
 
@@ -402,15 +443,18 @@ class Dataset:
 
     def _check_split(self, split: str | None) -> None:
         if split is not None and split not in self.splits:
-            raise InputError(f"no split {split!r} in {self.name}; it has "
-                             f"{', '.join(self.splits) or 'no images'}",
-                             self.root)
+            raise InputError(
+                f"no split {split!r} in {self.name}; it has "
+                f"{', '.join(self.splits) or 'no images'}",
+                self.root,
+            )
 
     def ids(self, split: str | None = None) -> list[str]:
         """Sorted image ids, of one split or of all."""
         self._check_split(split)
-        return sorted(i for i, p in self._protos.items()
-                      if split is None or p.split == split)
+        return sorted(
+            i for i, p in self._protos.items() if split is None or p.split == split
+        )
 
     def items(self, split: str | None = None) -> Iterator[DatasetItem]:
         """Fresh items in id order, of one split or of all."""
@@ -420,14 +464,16 @@ class Dataset:
     def split_of(self, iid: str) -> str:
         return self._protos[str(iid)].split
 
-    def subset(self, ids) -> "Dataset":
+    def subset(self, ids) -> Dataset:
         """The same dataset restricted to ``ids`` (InputError lists unknown ids)."""
         ids = [str(i) for i in ids]
         unknown = [i for i in ids if i not in self._protos]
         if unknown:
             shown = ", ".join(unknown[:20]) + (" ..." if len(unknown) > 20 else "")
-            raise InputError(f"{len(unknown)} requested image ids are not in "
-                             f"{self.name}: {shown}", self.root)
+            raise InputError(
+                f"{len(unknown)} requested image ids are not in {self.name}: {shown}",
+                self.root,
+            )
         out = copy.copy(self)
         out._protos = {i: self._protos[i] for i in sorted(set(ids))}
         return out
@@ -439,8 +485,9 @@ class Dataset:
         return {}
 
     # benchmark input --------------------------------------------------------------
-    def ground_truth_dir(self, split: str, *, cache_dir: str | PathLike | None = None
-                         ) -> Path:
+    def ground_truth_dir(
+        self, split: str, *, cache_dir: str | PathLike | None = None
+    ) -> Path:
         """A folder of BSDS500 ``<iid>.mat`` files holding exactly the split's images,
         as the benchmark engine reads them.
 
@@ -454,12 +501,15 @@ class Dataset:
         if len(dirs) == 1 and all(p.gt_path is not None for p in protos):
             folder = dirs.pop()
             from ..io import list_files
+
             if set(list_files(folder, "mat")) == {p.iid for p in protos}:
                 return folder
         if cache_dir is None:
-            raise InputError(f"{self.name} has no folder of BSDS500 .mat ground truth "
-                             f"for split {split!r}; pass cache_dir to write one",
-                             self.root)
+            raise InputError(
+                f"{self.name} has no folder of BSDS500 .mat ground truth "
+                f"for split {split!r}; pass cache_dir to write one",
+                self.root,
+            )
         out = Path(cache_dir)
         out.mkdir(parents=True, exist_ok=True)
         wanted = {p.iid for p in protos}
@@ -491,21 +541,30 @@ def annotator_folders(folder: Path, exts, taken) -> dict[str, tuple[Path, ...]]:
     ``taken`` (a file of its own too)."""
     out = {}
     for sub in _subdirs(folder):
-        files = tuple(p for p in sorted(sub.iterdir()) if p.is_file()
-                      and not p.name.startswith(".") and p.suffix.lower() in exts)
+        files = tuple(
+            p
+            for p in sorted(sub.iterdir())
+            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in exts
+        )
         if not files:
             continue
         if sub.name in taken:
-            raise InputError(f"image {sub.name!r} has both a ground-truth file and a "
-                             "ground-truth folder; keep one", folder)
+            raise InputError(
+                f"image {sub.name!r} has both a ground-truth file and a "
+                "ground-truth folder; keep one",
+                folder,
+            )
         out[sub.name] = files
     return out
 
 
 def _describe(folder: Path) -> str:
     try:
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
-                       if not p.name.startswith("."))
+        names = sorted(
+            p.name + ("/" if p.is_dir() else "")
+            for p in folder.iterdir()
+            if not p.name.startswith(".")
+        )
     except OSError:
         return "nothing readable"
     if not names:
@@ -513,8 +572,9 @@ def _describe(folder: Path) -> str:
     return ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
 
 
-def _find_root(root: Path, candidates: list[Path], ok: Callable[[Path], bool],
-               what: str, expected: str) -> Path:
+def _find_root(
+    root: Path, candidates: list[Path], ok: Callable[[Path], bool], what: str, expected: str
+) -> Path:
     if not root.exists():
         raise InputError(f"{what} folder not found", root)
     if not root.is_dir():
@@ -522,8 +582,9 @@ def _find_root(root: Path, candidates: list[Path], ok: Callable[[Path], bool],
     for c in candidates:
         if ok(c):
             return c
-    raise InputError(f"not a {what} layout: expected {expected}; found {_describe(root)}",
-                     root)
+    raise InputError(
+        f"not a {what} layout: expected {expected}; found {_describe(root)}", root
+    )
 
 
 class BSDS500(Dataset):
@@ -558,29 +619,48 @@ class BSDS500(Dataset):
         root = Path(root)
         ok = lambda c: (c / "images").is_dir() and (c / "groundTruth").is_dir()  # noqa: E731
         self.root = _find_root(
-            root, [root, root / "data", root / "BSDS500" / "data",
-                   root / "BSR" / "BSDS500" / "data"], ok, "BSDS500",
+            root,
+            [
+                root,
+                root / "data",
+                root / "BSDS500" / "data",
+                root / "BSR" / "BSDS500" / "data",
+            ],
+            ok,
+            "BSDS500",
             "images/ and groundTruth/ with train/val/test below (the data folder of "
-            "BSR/BSDS500/data)")
+            "BSR/BSDS500/data)",
+        )
         from ..io import list_files
+
         gt_root, img_root = self.root / "groundTruth", self.root / "images"
         splits = _subdirs(gt_root)
         if not splits:
             raise InputError("no split folders (train/val/test) in groundTruth", gt_root)
         for sdir in splits:
             gts = list_files(sdir, "mat")
-            imgs = list_files(img_root / sdir.name, IMAGE_EXTS) \
-                if (img_root / sdir.name).is_dir() else {}
+            imgs = (
+                list_files(img_root / sdir.name, IMAGE_EXTS)
+                if (img_root / sdir.name).is_dir()
+                else {}
+            )
             for iid, gt in gts.items():
                 if iid in self._protos:
-                    raise InputError(f"image {iid!r} is in two splits "
-                                     f"({self._protos[iid].split} and {sdir.name})",
-                                     gt_root)
+                    raise InputError(
+                        f"image {iid!r} is in two splits "
+                        f"({self._protos[iid].split} and {sdir.name})",
+                        gt_root,
+                    )
                 img = imgs.get(iid)
                 self._protos[iid] = DatasetItem(
-                    iid, sdir.name, img, gt,
+                    iid,
+                    sdir.name,
+                    img,
+                    gt,
                     None if img is None else partial(_load_image, img),
-                    partial(_load_mat, gt), (gt,))
+                    partial(_load_mat, gt),
+                    (gt,),
+                )
         if not self._protos:
             raise InputError("no ground-truth .mat files in any split folder", gt_root)
 
@@ -595,13 +675,15 @@ _PRESENTATIONS = {"color": ("color",), "gray": ("gray",), "all": ("color", "gray
 def _scan_images(folder: Path, top_split: str) -> dict[str, tuple[str, Path]]:
     """iid -> (split, path) for ``folder/<split>/<iid>.<ext>`` and ``folder/<iid>.<ext>``."""
     from ..io import list_files
+
     out: dict[str, tuple[str, Path]] = {}
     groups = [(top_split, folder)] + [(d.name, d) for d in _subdirs(folder)]
     for split, d in groups:
         for iid, p in list_files(d, IMAGE_EXTS).items():
             if iid in out:
-                raise InputError(f"two photographs for image {iid!r}: {out[iid][1]} and "
-                                 f"{p}", folder)
+                raise InputError(
+                    f"two photographs for image {iid!r}: {out[iid][1]} and {p}", folder
+                )
             out[iid] = (split, p)
     return out
 
@@ -611,7 +693,7 @@ def _read_id_list(path: Path) -> list[str]:
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
-    return [t for t in text.removeprefix("\xef\xbb\xbf").split() if t]   # UTF-8 BOM
+    return [t for t in text.removeprefix("\xef\xbb\xbf").split() if t]  # UTF-8 BOM
 
 
 class BSDS300(Dataset):
@@ -645,13 +727,20 @@ class BSDS300(Dataset):
 
     name = "BSDS300"
 
-    def __init__(self, root: str | PathLike, *, presentation: str = "color",
-                 images: str | PathLike | None = None,
-                 subject_folders: dict[str, Path] | None = None):
+    def __init__(
+        self,
+        root: str | PathLike,
+        *,
+        presentation: str = "color",
+        images: str | PathLike | None = None,
+        subject_folders: dict[str, Path] | None = None,
+    ):
         super().__init__()
         if presentation not in _PRESENTATIONS:
-            raise InputError(f"presentation must be one of {', '.join(_PRESENTATIONS)}, "
-                             f"not {presentation!r}")
+            raise InputError(
+                f"presentation must be one of {', '.join(_PRESENTATIONS)}, "
+                f"not {presentation!r}"
+            )
         self.presentation = presentation
         root = Path(root)
         if subject_folders is not None:
@@ -659,9 +748,13 @@ class BSDS300(Dataset):
         else:
             ok = lambda c: (c / "human").is_dir() or (c / "images").is_dir()  # noqa: E731
             self.root = _find_root(
-                root, [root, root / "BSDS300"], ok, "BSDS300",
+                root,
+                [root, root / "BSDS300"],
+                ok,
+                "BSDS300",
                 "human/{color,gray}/<uid>/<iid>.seg and/or images/{train,test}/<iid>.jpg "
-                "(the BSDS300 folder)")
+                "(the BSDS300 folder)",
+            )
         img_dir = Path(images) if images is not None else self.root / "images"
         if images is not None and not img_dir.is_dir():
             raise InputError("images folder not found", img_dir)
@@ -677,23 +770,28 @@ class BSDS300(Dataset):
         seen: set[str] = set()
         human = self.root / "human"
         if subject_folders is None and human.is_dir():
-            subject_folders = {k: human / k for k in ("color", "gray")
-                               if (human / k).is_dir()}
+            subject_folders = {
+                k: human / k for k in ("color", "gray") if (human / k).is_dir()
+            }
             if not subject_folders:
                 raise InputError("no color/ or gray/ folder in human", human)
         if subject_folders is not None:
             for kind, folder in subject_folders.items():
                 for udir in _subdirs(folder):
                     if not udir.name.isdigit():
-                        raise InputError("expected a numeric user-id folder "
-                                         "(human/{color,gray}/<uid>/<iid>.seg)", udir)
+                        raise InputError(
+                            "expected a numeric user-id folder "
+                            "(human/{color,gray}/<uid>/<iid>.seg)",
+                            udir,
+                        )
                     for f in sorted(udir.glob("*.seg")):
                         if f.name.startswith(".") or not f.is_file():
                             continue
                         seen.add(f.stem)
                         if kind in _PRESENTATIONS[presentation]:
-                            segs.setdefault(f.stem, []).append((kind == "gray",
-                                                                int(udir.name), f))
+                            segs.setdefault(f.stem, []).append(
+                                (kind == "gray", int(udir.name), f)
+                            )
         # With segmentations, the items are the segmented images (an ``images`` folder
         # may be a superset, such as the BSDS500's); without, the photographs.
         ids = seen if subject_folders is not None else set(photos)
@@ -704,15 +802,20 @@ class BSDS300(Dataset):
             img = photos[iid][1] if iid in photos else None
             entries = tuple((p, u, g) for g, u, p in sorted(segs.get(iid, [])))
             self._protos[iid] = DatasetItem(
-                iid, split, img, None,
+                iid,
+                split,
+                img,
+                None,
                 None if img is None else partial(_load_image, img),
                 partial(_load_segs, entries) if entries else None,
-                tuple(e[0] for e in entries))
+                tuple(e[0] for e in entries),
+            )
         self._segs = segs
 
     @classmethod
-    def from_subject_folders(cls, folder: str | PathLike, *,
-                             presentation: str | None = None) -> "BSDS300":
+    def from_subject_folders(
+        cls, folder: str | PathLike, *, presentation: str | None = None
+    ) -> BSDS300:
         """The segmentations of a BSDS300 ``human`` tree without the rest of the layout.
 
         ``folder`` is either one presentation's folder of subjects
@@ -726,7 +829,7 @@ class BSDS300(Dataset):
         if not folder.is_dir():
             raise InputError("ground-truth folder not found", folder)
         kinds = [k for k in ("color", "gray") if (folder / k).is_dir()]
-        if kinds:                                   # the human folder
+        if kinds:  # the human folder
             presentation = presentation or "color"
             wanted = {k: folder / k for k in _PRESENTATIONS[presentation] if k in kinds}
             if not wanted:
@@ -734,8 +837,9 @@ class BSDS300(Dataset):
             return cls(folder.parent, presentation=presentation, subject_folders=wanted)
         kind = "gray" if folder.name == "gray" else "color"
         if presentation not in (None, kind, "all"):
-            raise InputError(f"this folder holds {kind} segmentations, not "
-                             f"{presentation}", folder)
+            raise InputError(
+                f"this folder holds {kind} segmentations, not {presentation}", folder
+            )
         root = folder.parent.parent if folder.parent.name == "human" else folder
         return cls(root, presentation=kind, subject_folders={kind: folder})
 
@@ -746,7 +850,8 @@ class BSDS300(Dataset):
             split = self._protos[iid].split
             for index, (gray, user, path) in enumerate(sorted(entries)):
                 out.setdefault(user, []).append(
-                    SubjectEntry(user, iid, split, index, gray, path))
+                    SubjectEntry(user, iid, split, index, gray, path)
+                )
         for entries in out.values():
             entries.sort(key=lambda e: (_split_key(e.split), e.iid, e.gray))
         return dict(sorted(out.items()))
@@ -777,32 +882,48 @@ class FolderPairs(Dataset):
 
     name = "folder pairs"
 
-    def __init__(self, images_dir: str | PathLike | None, gt_dir: str | PathLike, *,
-                 split: str = "test"):
+    def __init__(
+        self,
+        images_dir: str | PathLike | None,
+        gt_dir: str | PathLike,
+        *,
+        split: str = "test",
+    ):
         super().__init__()
         from ..io import check_all_present, group_annotator_files, list_files
+
         gt_dir = Path(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
         self.root = gt_dir
         sources: dict[str, tuple[Path, ...]] = {
-            iid: tuple(ps) for iid, ps in group_annotator_files(gt_dir, LABEL_EXTS).items()}
+            iid: tuple(ps) for iid, ps in group_annotator_files(gt_dir, LABEL_EXTS).items()
+        }
         sources.update(annotator_folders(gt_dir, LABEL_EXTS, sources))
         if not sources:
-            raise InputError("no ground truth found: expected <iid>.mat|seg|png|bmp|tif|"
-                             "npy|npz|csv files or <iid>/ folders of them", gt_dir)
+            raise InputError(
+                "no ground truth found: expected <iid>.mat|seg|png|bmp|tif|"
+                "npy|npz|csv files or <iid>/ folders of them",
+                gt_dir,
+            )
         photos: dict[str, Path] = {}
         if images_dir is not None:
             photos = list_files(images_dir, IMAGE_EXTS)
-            check_all_present(sources, photos, "ground-truth images have no photograph",
-                              images_dir)
+            check_all_present(
+                sources, photos, "ground-truth images have no photograph", images_dir
+            )
         for iid, files in sorted(sources.items()):
             img = photos.get(iid)
-            gt = files[0] if len(files) == 1 and files[0].suffix.lower() == ".mat" \
-                else None
+            gt = files[0] if len(files) == 1 and files[0].suffix.lower() == ".mat" else None
             self._protos[iid] = DatasetItem(
-                iid, split, img, gt, None if img is None else partial(_load_image, img),
-                partial(_load_many, files), files)
+                iid,
+                split,
+                img,
+                gt,
+                None if img is None else partial(_load_image, img),
+                partial(_load_many, files),
+                files,
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -829,29 +950,46 @@ class SyntheticDataset(Dataset):
 
     name = "synthetic"
 
-    def __init__(self, items=None, *, n_images: int = 8, shape=(160, 240),
-                 n_annotators: int = 5, seed: int = 0, split: str = "test"):
+    def __init__(
+        self,
+        items=None,
+        *,
+        n_images: int = 8,
+        shape=(160, 240),
+        n_annotators: int = 5,
+        seed: int = 0,
+        split: str = "test",
+    ):
         super().__init__()
         from .synthetic import make_synthetic_dataset
+
         if items is None:
-            items = make_synthetic_dataset(n_images, shape=shape,
-                                           n_annotators=n_annotators, seed=seed)
+            items = make_synthetic_dataset(
+                n_images, shape=shape, n_annotators=n_annotators, seed=seed
+            )
         self.synthetic_items = list(items)
         self.split = split
         for it in self.synthetic_items:
-            anns = tuple(Annotation(np.asarray(s, np.int32), user=k + 1, gray=False,
-                                    source=f"{it.iid} annotator {k + 1}")
-                         for k, s in enumerate(it.segmentations))
-            self._protos[it.iid] = DatasetItem(it.iid, split, None, None,
-                                               partial(_const, it.image),
-                                               partial(_const, anns))
+            anns = tuple(
+                Annotation(
+                    np.asarray(s, np.int32),
+                    user=k + 1,
+                    gray=False,
+                    source=f"{it.iid} annotator {k + 1}",
+                )
+                for k, s in enumerate(it.segmentations)
+            )
+            self._protos[it.iid] = DatasetItem(
+                it.iid, split, None, None, partial(_const, it.image), partial(_const, anns)
+            )
 
     def subjects(self) -> dict[int, list[SubjectEntry]]:
         out: dict[int, list[SubjectEntry]] = {}
         for it in self.synthetic_items:
             for k in range(len(it.segmentations)):
                 out.setdefault(k + 1, []).append(
-                    SubjectEntry(k + 1, it.iid, self.split, k, False, None))
+                    SubjectEntry(k + 1, it.iid, self.split, k, False, None)
+                )
         return out
 
     def write(self, root: str | PathLike) -> Path:
@@ -859,6 +997,7 @@ class SyntheticDataset(Dataset):
         ``groundTruth/<split>/<iid>.mat``) and return ``root``; ``BSDS500(root)`` reads
         it back."""
         from .synthetic import write_synthetic_dataset
+
         return write_synthetic_dataset(root, self.synthetic_items, split=self.split)
 
 
@@ -873,16 +1012,19 @@ def _merge(parts: list[Dataset]) -> Dataset:
     for ds in parts[1:]:
         for iid, proto in ds._protos.items():
             if iid in out._protos:
-                raise InputError(f"image id {iid!r} is in two ground-truth folders "
-                                 f"({out.root} and {ds.root})", ds.root)
+                raise InputError(
+                    f"image id {iid!r} is in two ground-truth folders "
+                    f"({out.root} and {ds.root})",
+                    ds.root,
+                )
             out._protos[iid] = proto
     out._protos = dict(sorted(out._protos.items()))
     return out
 
 
-
-def with_images(dataset: Dataset, image_dirs, *, required: bool = True,
-                recursive: bool = False) -> Dataset:
+def with_images(
+    dataset: Dataset, image_dirs, *, required: bool = True, recursive: bool = False
+) -> Dataset:
     """``dataset`` with its photographs taken from ``image_dirs`` (one folder or several;
     ``<iid>.jpg|jpeg|png|bmp|tif|tiff``, the first folder holding an id wins).
 
@@ -901,33 +1043,47 @@ def with_images(dataset: Dataset, image_dirs, *, required: bool = True,
         or two photographs of one id in one folder tree.
     """
     from ..io import list_files
+
     dirs = [image_dirs] if isinstance(image_dirs, (str, PathLike)) else list(image_dirs)
     found: dict[str, Path] = {}
     for d in dirs:
         here: dict[str, Path] = {}
-        for folder in [Path(d), *(sorted(p for p in Path(d).rglob("*") if p.is_dir()
-                                         and not p.name.startswith("."))
-                                  if recursive and Path(d).is_dir() else [])]:
+        for folder in [
+            Path(d),
+            *(
+                sorted(
+                    p
+                    for p in Path(d).rglob("*")
+                    if p.is_dir() and not p.name.startswith(".")
+                )
+                if recursive and Path(d).is_dir()
+                else []
+            ),
+        ]:
             for iid, p in list_files(folder, IMAGE_EXTS).items():
                 if iid in here:
-                    raise InputError(f"two photographs for image {iid!r}: {here[iid]} "
-                                     f"and {p}", d)
+                    raise InputError(
+                        f"two photographs for image {iid!r}: {here[iid]} and {p}", d
+                    )
                 here[iid] = p
         for iid, p in here.items():
             found.setdefault(iid, p)
     missing = [i for i in dataset.ids() if i not in found]
     if missing and required:
         shown = ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else "")
-        raise InputError(f"{len(missing)} of {len(dataset)} images have no photograph "
-                         f"(.{'/.'.join(e.lstrip('.') for e in IMAGE_EXTS)}): {shown}",
-                         dirs[0])
+        raise InputError(
+            f"{len(missing)} of {len(dataset)} images have no photograph "
+            f"(.{'/.'.join(e.lstrip('.') for e in IMAGE_EXTS)}): {shown}",
+            dirs[0],
+        )
     out = copy.copy(dataset)
-    out._protos = {i: replace(p, image_path=found[i],
-                              image_loader=partial(_load_image, found[i]))
-                   if i in found else p for i, p in dataset._protos.items()}
+    out._protos = {
+        i: replace(p, image_path=found[i], image_loader=partial(_load_image, found[i]))
+        if i in found
+        else p
+        for i, p in dataset._protos.items()
+    }
     return out
-
-
 
 
 # ---------------------------------------------------------------------------------------
@@ -953,9 +1109,11 @@ def open_dataset(root: str | PathLike, **kwargs) -> Dataset:
             return BSDS300(root, **kwargs)
         except InputError:
             pass
-        raise InputError(f"neither a BSDS500 layout (images/ and groundTruth/) nor a "
-                         f"BSDS300 layout (human/ and images/); found {_describe(root)}",
-                         root) from first
+        raise InputError(
+            f"neither a BSDS500 layout (images/ and groundTruth/) nor a "
+            f"BSDS300 layout (human/ and images/); found {_describe(root)}",
+            root,
+        ) from first
 
 
 _IID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")

@@ -27,8 +27,8 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError, SegbenchError
-from ._archive import DEFAULT_MAX_BYTES, safe_extract
 from ..io import atomic_write_bytes
+from ._archive import DEFAULT_MAX_BYTES, safe_extract
 
 __all__ = ["REGISTRY", "Archive", "FetchError", "Source", "download", "fetch"]
 
@@ -109,28 +109,41 @@ _BERKELEY = "https://www2.eecs.berkeley.edu/Research/Projects/CS/vision/grouping
 REGISTRY: dict[str, Source] = {
     "bsds500": Source(
         "bsds500",
-        (Archive(f"{_BERKELEY}/BSR/BSR_bsds500.tgz", "BSR_bsds500.tgz",
-                 size=None,     # about 70 MB
-                 sha256=None),  # unknown here; see the comment above
-         ),
+        (
+            Archive(
+                f"{_BERKELEY}/BSR/BSR_bsds500.tgz",
+                "BSR_bsds500.tgz",
+                size=None,  # about 70 MB
+                sha256=None,
+            ),  # unknown here; see the comment above
+        ),
         root="BSR/BSDS500/data",
         reader="bsds500",
         counts={"train": 200, "val": 100, "test": 200},
         description="BSDS500 images and ground truth with the BSR benchmark code "
-                    "(January 2013 update)"),
+        "(January 2013 update)",
+    ),
     "bsds300": Source(
         "bsds300",
-        (Archive(f"{_BERKELEY}/segbench/BSDS300-images.tgz", "BSDS300-images.tgz",
-                 size=None,     # about 22 MB
-                 sha256=None),  # unknown here; see the comment above
-         Archive(f"{_BERKELEY}/segbench/BSDS300-human.tgz", "BSDS300-human.tgz",
-                 size=None,     # about 27 MB
-                 sha256=None),  # unknown here; see the comment above
-         ),
+        (
+            Archive(
+                f"{_BERKELEY}/segbench/BSDS300-images.tgz",
+                "BSDS300-images.tgz",
+                size=None,  # about 22 MB
+                sha256=None,
+            ),  # unknown here; see the comment above
+            Archive(
+                f"{_BERKELEY}/segbench/BSDS300-human.tgz",
+                "BSDS300-human.tgz",
+                size=None,  # about 27 MB
+                sha256=None,
+            ),  # unknown here; see the comment above
+        ),
         root="BSDS300",
         reader="bsds300",
         counts={"train": 200, "test": 100},
-        description="BSDS300 images and human segmentations (.seg, colour and gray)"),
+        description="BSDS300 images and human segmentations (.seg, colour and gray)",
+    ),
 }
 
 
@@ -149,8 +162,18 @@ def sha256_file(path: str | PathLike) -> str:
 
 def _bar(total: int | None, initial: int, desc: str, enabled: bool):
     from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, desc=desc, unit="B", unit_scale=True,
-                unit_divisor=1024, disable=not enabled, file=sys.stderr, leave=True)
+
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        disable=not enabled,
+        file=sys.stderr,
+        leave=True,
+    )
 
 
 def _norm_sha(value: str | None) -> str | None:
@@ -188,19 +211,24 @@ def _verify(path: Path, size: int | None, sha256: str | None, url: str) -> str:
     actual = path.stat().st_size
     if size is not None and actual != size:
         path.unlink()
-        raise FetchError(f"{url}: downloaded {actual} bytes but expected {size}; the "
-                         "file was removed, rerun to download it again")
+        raise FetchError(
+            f"{url}: downloaded {actual} bytes but expected {size}; the "
+            "file was removed, rerun to download it again"
+        )
     digest = sha256_file(path)
     if sha256 is not None and digest != sha256:
         path.unlink()
-        raise FetchError(f"{url}: SHA-256 mismatch: expected {sha256}, got {digest}; "
-                         "the file was removed (a corrupt or tampered download, or a "
-                         "changed archive)")
+        raise FetchError(
+            f"{url}: SHA-256 mismatch: expected {sha256}, got {digest}; "
+            "the file was removed (a corrupt or tampered download, or a "
+            "changed archive)"
+        )
     return digest
 
 
-def _transfer(url: str, part: Path, size: int | None, progress: bool,
-              timeout: float) -> None:
+def _transfer(
+    url: str, part: Path, size: int | None, progress: bool, timeout: float
+) -> None:
     """One attempt: append to ``part`` (resuming at its length) until complete."""
     offset = part.stat().st_size if part.exists() else 0
     if size is not None and offset > size:
@@ -233,9 +261,11 @@ def _transfer(url: str, part: Path, size: int | None, progress: bool,
             if not m or int(m.group(1)) != offset:
                 # A range we did not ask for: start over rather than splice.
                 part.unlink(missing_ok=True)
-                raise FetchError(f"{url}: the server answered the resume request with "
-                                 "an unexpected range; the partial file was removed, "
-                                 "rerun to download from the start")
+                raise FetchError(
+                    f"{url}: the server answered the resume request with "
+                    "an unexpected range; the partial file was removed, "
+                    "rerun to download from the start"
+                )
             total = None if m.group(3) == "*" else int(m.group(3))
             mode = "ab"
         else:
@@ -245,29 +275,45 @@ def _transfer(url: str, part: Path, size: int | None, progress: bool,
             total = int(length) if length and length.isdigit() else None
             mode = "wb"
         if size is not None and total is not None and total != size:
-            raise FetchError(f"{url}: the server reports {total} bytes but {size} are "
-                             "expected; not downloading (a different or changed archive)")
+            raise FetchError(
+                f"{url}: the server reports {total} bytes but {size} are "
+                "expected; not downloading (a different or changed archive)"
+            )
         expected = total if total is not None else size
         received = offset
-        with open(part, mode) as out, _bar(expected, offset, part.name[:-5],
-                                           progress) as bar:
+        with (
+            open(part, mode) as out,
+            _bar(expected, offset, part.name[:-5], progress) as bar,
+        ):
             try:
                 while chunk := resp.read(_CHUNK):
                     out.write(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
             except (OSError, http.client.HTTPException) as exc:
-                raise FetchError(f"{url}: transfer interrupted after {received} bytes "
-                                 f"({exc.__class__.__name__}); rerun to resume",
-                                 resumable=True) from None
+                raise FetchError(
+                    f"{url}: transfer interrupted after {received} bytes "
+                    f"({exc.__class__.__name__}); rerun to resume",
+                    resumable=True,
+                ) from None
         if expected is not None and received < expected:
-            raise FetchError(f"{url}: transfer interrupted after {received} of {expected} "
-                             "bytes; rerun to resume", resumable=True)
+            raise FetchError(
+                f"{url}: transfer interrupted after {received} of {expected} "
+                "bytes; rerun to resume",
+                resumable=True,
+            )
 
 
-def download(url: str, path: str | PathLike, *, size: int | None = None,
-             sha256: str | None = None, progress: bool = True, retries: int = 2,
-             timeout: float = 60.0) -> tuple[Path, str]:
+def download(
+    url: str,
+    path: str | PathLike,
+    *,
+    size: int | None = None,
+    sha256: str | None = None,
+    progress: bool = True,
+    retries: int = 2,
+    timeout: float = 60.0,
+) -> tuple[Path, str]:
     """Download ``url`` to ``path``, resuming ``<path>.part``, and verify it.
 
     Parameters
@@ -308,8 +354,10 @@ def download(url: str, path: str | PathLike, *, size: int | None = None,
         try:
             return path, _verify(path, size, sha256, url)
         except FetchError as exc:
-            print(f"segbench: {path.name} did not verify, downloading again ({exc})",
-                  file=sys.stderr)
+            print(
+                f"segbench: {path.name} did not verify, downloading again ({exc})",
+                file=sys.stderr,
+            )
     part = path.with_name(path.name + ".part")
     attempts = 0
     refetched = False
@@ -373,8 +421,9 @@ def _source_path(archive: Path) -> Path:
 
 def _remember_source(archive: Path, url: str, digest: str) -> None:
     """Note where a verified archive came from, so a later call can tell it apart."""
-    atomic_write_bytes(_source_path(archive),
-                       json.dumps({"url": url, "sha256": digest}).encode())
+    atomic_write_bytes(
+        _source_path(archive), json.dumps({"url": url, "sha256": digest}).encode()
+    )
 
 
 def _forget_if_other_source(archive: Path, want: Archive) -> None:
@@ -400,20 +449,26 @@ def _set_aside(archive: Path) -> None:
     if archive.is_file():
         refused = archive.with_name(archive.name + ".refused")
         os.replace(archive, refused)
-        print(f"segbench: {archive.name} failed a check and was moved to {refused.name}; "
-              "a later fetch downloads it again", file=sys.stderr)
+        print(
+            f"segbench: {archive.name} failed a check and was moved to {refused.name}; "
+            "a later fetch downloads it again",
+            file=sys.stderr,
+        )
 
 
 def _check_dataset(root: Path, source: Source) -> None:
     if source.reader is None:
         return
     from .bsds import BSDS300, BSDS500
+
     ds = (BSDS500 if source.reader == "bsds500" else BSDS300)(root)
     for split, n in source.counts.items():
         got = len(ds.ids(split)) if split in ds.splits else 0
         if got != n:
-            raise FetchError(f"the unpacked {source.name} has {got} {split} images, "
-                             f"expected {n}: not the official archive, or damaged")
+            raise FetchError(
+                f"the unpacked {source.name} has {got} {split} images, "
+                f"expected {n}: not the official archive, or damaged"
+            )
 
 
 def _per_archive(value, n: int, what: str) -> list:
@@ -423,16 +478,25 @@ def _per_archive(value, n: int, what: str) -> list:
         value = [value]
     value = list(value)
     if len(value) != n:
-        raise InputError(f"{n} archive(s) to fetch but {len(value)} {what} given; give "
-                         f"one per archive, in order")
+        raise InputError(
+            f"{n} archive(s) to fetch but {len(value)} {what} given; give "
+            f"one per archive, in order"
+        )
     return value
 
 
-def fetch(name: str | Source, dest: str | PathLike, *,
-          url: str | Sequence[str] | None = None,
-          sha256: str | Sequence[str] | None = None, progress: bool = True,
-          keep_archive: bool = False, retries: int = 2, timeout: float = 60.0,
-          max_bytes: int = DEFAULT_MAX_BYTES) -> Path:
+def fetch(
+    name: str | Source,
+    dest: str | PathLike,
+    *,
+    url: str | Sequence[str] | None = None,
+    sha256: str | Sequence[str] | None = None,
+    progress: bool = True,
+    keep_archive: bool = False,
+    retries: int = 2,
+    timeout: float = 60.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Path:
     """Download, verify and unpack a dataset; return its root.
 
     Parameters
@@ -486,16 +550,19 @@ def fetch(name: str | Source, dest: str | PathLike, *,
         source = name
     else:
         if name not in REGISTRY:
-            raise InputError(f"unknown dataset {name!r}; choose one of "
-                             f"{', '.join(sorted(REGISTRY))}")
+            raise InputError(
+                f"unknown dataset {name!r}; choose one of {', '.join(sorted(REGISTRY))}"
+            )
         source = REGISTRY[name]
     urls = _per_archive(url, len(source.archives), "URLs")
-    shas = [_norm_sha(s) for s in _per_archive(sha256, len(source.archives),
-                                                "SHA-256 digests")]
+    shas = [
+        _norm_sha(s) for s in _per_archive(sha256, len(source.archives), "SHA-256 digests")
+    ]
     # An explicit digest replaces the registry's size and digest (it pins the file).
-    archives = [replace(a, url=u or a.url, sha256=s or a.sha256,
-                        size=a.size if s is None else None)
-                for a, u, s in zip(source.archives, urls, shas)]
+    archives = [
+        replace(a, url=u or a.url, sha256=s or a.sha256, size=a.size if s is None else None)
+        for a, u, s in zip(source.archives, urls, shas)
+    ]
     for a in archives:
         _check_scheme(a.url)
     dest = Path(dest)
@@ -507,31 +574,52 @@ def fetch(name: str | Source, dest: str | PathLike, *,
     try:
         for a in archives:
             _forget_if_other_source(dest / a.filename, a)
-            path, digest = download(a.url, dest / a.filename, size=a.size,
-                                    sha256=a.sha256, progress=progress, retries=retries,
-                                    timeout=timeout)
+            path, digest = download(
+                a.url,
+                dest / a.filename,
+                size=a.size,
+                sha256=a.sha256,
+                progress=progress,
+                retries=retries,
+                timeout=timeout,
+            )
             _remember_source(path, a.url, digest)
             if a.sha256 is None:
-                print(f"segbench: {a.filename}: SHA-256 {digest} (no expected digest "
-                      "known; pass --sha256 to pin it)", file=sys.stderr)
+                print(
+                    f"segbench: {a.filename}: SHA-256 {digest} (no expected digest "
+                    "known; pass --sha256 to pin it)",
+                    file=sys.stderr,
+                )
             written = safe_extract(path, dest, max_bytes=max_bytes)
             for p in written:
                 files[p.relative_to(dest).as_posix()] = p.stat().st_size
-            records.append({"url": a.url, "filename": a.filename,
-                            "size": path.stat().st_size, "sha256": digest,
-                            "verified": a.sha256 is not None})
+            records.append(
+                {
+                    "url": a.url,
+                    "filename": a.filename,
+                    "size": path.stat().st_size,
+                    "sha256": digest,
+                    "verified": a.sha256 is not None,
+                }
+            )
         root = dest / source.root
         if not root.is_dir():
-            raise FetchError(f"the archive(s) did not unpack to {source.root}/ in "
-                             f"{dest}: not the expected archive")
+            raise FetchError(
+                f"the archive(s) did not unpack to {source.root}/ in "
+                f"{dest}: not the expected archive"
+            )
         _check_dataset(root, source)
-    except (FetchError, InputError):       # UnsafeArchiveError is an InputError
-        for a in archives:                 # never reused by a later call
+    except (FetchError, InputError):  # UnsafeArchiveError is an InputError
+        for a in archives:  # never reused by a later call
             _set_aside(dest / a.filename)
         raise
-    rec = {"name": source.name, "root": source.root, "archives": records,
-           "files": files,
-           "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    rec = {
+        "name": source.name,
+        "root": source.root,
+        "archives": records,
+        "files": files,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     marker = _record_path(dest, source.name)
     marker.parent.mkdir(exist_ok=True)
     atomic_write_bytes(marker, (json.dumps(rec, indent=1) + "\n").encode())

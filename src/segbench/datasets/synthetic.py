@@ -135,8 +135,9 @@ def _sdf(shape: _Shape, y, x) -> np.ndarray:
         mids = verts + half  # direction of each edge's outward normal
         apothem = shape.size * np.cos(half)
         dy, dx = y - shape.cy, x - shape.cx
-        d = apothem[:, None, None] - (np.cos(mids)[:, None, None] * dx
-                                      + np.sin(mids)[:, None, None] * dy)
+        d = apothem[:, None, None] - (
+            np.cos(mids)[:, None, None] * dx + np.sin(mids)[:, None, None] * dy
+        )
         return d.min(axis=0)
     if k == "blob":
         dy, dx = y - shape.cy, x - shape.cx
@@ -166,8 +167,14 @@ def _window(shape: _Shape, h: int, w: int, margin: float = 6.0):
     elif shape.kind == "blob":
         reach *= 1.0 + sum(abs(a) for _, a, _ in shape.params)
     reach += margin
-    y0, y1 = int(max(np.floor(shape.cy - reach), 0)), int(min(np.ceil(shape.cy + reach) + 1, h))
-    x0, x1 = int(max(np.floor(shape.cx - reach), 0)), int(min(np.ceil(shape.cx + reach) + 1, w))
+    y0, y1 = (
+        int(max(np.floor(shape.cy - reach), 0)),
+        int(min(np.ceil(shape.cy + reach) + 1, h)),
+    )
+    x0, x1 = (
+        int(max(np.floor(shape.cx - reach), 0)),
+        int(min(np.ceil(shape.cx + reach) + 1, w)),
+    )
     return slice(y0, max(y0, y1)), slice(x0, max(x0, x1))
 
 
@@ -196,8 +203,10 @@ def _random_shape(rng: np.random.Generator, h: int, w: int) -> _Shape:
         params = tuple(base + rng.uniform(-0.35, 0.35, n) * np.pi / n)
         size *= 1.15
     elif kind == "blob":
-        params = tuple((order, rng.uniform(0.03, 0.12), rng.uniform(0, 2 * np.pi))
-                       for order in (2, 3, 4))
+        params = tuple(
+            (order, rng.uniform(0.03, 0.12), rng.uniform(0, 2 * np.pi))
+            for order in (2, 3, 4)
+        )
     elif kind == "box":
         size *= 1.1
     return _Shape(kind, cy, cx, size, aspect, angle, params)
@@ -206,8 +215,12 @@ def _random_shape(rng: np.random.Generator, h: int, w: int) -> _Shape:
 _LUMA = np.array([0.299, 0.587, 0.114])
 
 
-def _random_colour(rng: np.random.Generator, avoid: list[np.ndarray], min_dist: float,
-                   min_luma: float = 0.18):
+def _random_colour(
+    rng: np.random.Generator,
+    avoid: list[np.ndarray],
+    min_dist: float,
+    min_luma: float = 0.18,
+):
     """A colour at least ``min_dist`` (RGB, 0..1) from every colour in ``avoid`` and at
     least ``min_luma`` from each in luminance: in photographs most boundaries show in
     brightness, so a grey-level detector should not be blind here."""
@@ -233,20 +246,27 @@ def _texture(paint: _Paint, y, x, win) -> np.ndarray:
 def _pattern(paint: _Paint, y, x, win) -> np.ndarray:
     p = paint.tex_params
     if paint.texture == "stripes":
-        return p["amp"] * np.sin(2 * np.pi * (np.cos(p["dir"]) * x + np.sin(p["dir"]) * y)
-                                 / p["period"] + p["phase"])
+        return p["amp"] * np.sin(
+            2 * np.pi * (np.cos(p["dir"]) * x + np.sin(p["dir"]) * y) / p["period"]
+            + p["phase"]
+        )
     if paint.texture == "checker":
         u = np.cos(p["dir"]) * x + np.sin(p["dir"]) * y
         v = -np.sin(p["dir"]) * x + np.cos(p["dir"]) * y
-        return p["amp"] * np.sign(np.sin(np.pi * u / p["period"]) * np.sin(np.pi * v / p["period"]))
+        return p["amp"] * np.sign(
+            np.sin(np.pi * u / p["period"]) * np.sin(np.pi * v / p["period"])
+        )
     if paint.texture == "mottle":
         return p["amp"] * p["field"][win]
     raise ValueError(f"unknown texture {paint.texture!r}")
 
 
-def _smooth_noise(rng: np.random.Generator, shape: tuple[int, int], cell: float) -> np.ndarray:
+def _smooth_noise(
+    rng: np.random.Generator, shape: tuple[int, int], cell: float
+) -> np.ndarray:
     """Zero-mean, unit-std random field smooth on the scale of ``cell`` pixels."""
     from scipy import ndimage
+
     f = ndimage.gaussian_filter(rng.normal(size=shape), cell, mode="wrap")
     return f / max(f.std(), 1e-12)
 
@@ -255,36 +275,66 @@ def _make_scene(rng: np.random.Generator, h: int, w: int):
     """Shapes in painting order (index 0, the background, is None), their paint, and
     the unannotated details as (shape, colour) pairs."""
     shapes: list[_Shape | None] = [None]
-    bg = _Paint(rng.uniform(0.15, 0.85, 3), "mottle",
-                {"amp": rng.uniform(0.01, 0.06), "field": _smooth_noise(rng, (h, w), 3.0),
-                 "tint": 1.0 + 0.3 * rng.normal(size=3)})
+    bg = _Paint(
+        rng.uniform(0.15, 0.85, 3),
+        "mottle",
+        {
+            "amp": rng.uniform(0.01, 0.06),
+            "field": _smooth_noise(rng, (h, w), 3.0),
+            "tint": 1.0 + 0.3 * rng.normal(size=3),
+        },
+    )
     paints = [bg]
     colours = [bg.colour]
     if rng.random() < 0.6:  # a horizon splits the background into sky and ground
-        waves = tuple((rng.uniform(1, 5), rng.uniform(0.6, 1.5) * w, rng.uniform(0, 2 * np.pi))
-                      for _ in range(2))
-        ground = _Shape("ground", 0.0, w / 2, h * rng.uniform(0.55, 0.8), params=(
-            rng.uniform(-0.12, 0.12),) + waves)
+        waves = tuple(
+            (rng.uniform(1, 5), rng.uniform(0.6, 1.5) * w, rng.uniform(0, 2 * np.pi))
+            for _ in range(2)
+        )
+        ground = _Shape(
+            "ground",
+            0.0,
+            w / 2,
+            h * rng.uniform(0.55, 0.8),
+            params=(rng.uniform(-0.12, 0.12),) + waves,
+        )
         shapes.append(ground)
         col = _random_colour(rng, colours, 0.3)
         colours.append(col)
-        paints.append(_Paint(col, "mottle", {"amp": rng.uniform(0.02, 0.08),
-                                             "field": _smooth_noise(rng, (h, w), 1.5),
-                                             "tint": 1.0 + 0.3 * rng.normal(size=3)}))
+        paints.append(
+            _Paint(
+                col,
+                "mottle",
+                {
+                    "amp": rng.uniform(0.02, 0.08),
+                    "field": _smooth_noise(rng, (h, w), 1.5),
+                    "tint": 1.0 + 0.3 * rng.normal(size=3),
+                },
+            )
+        )
     n_obj = int(rng.integers(3, 6))
-    faint = set(rng.choice(n_obj, size=1 + int(rng.random() < 0.35), replace=False).tolist())
+    faint = set(
+        rng.choice(n_obj, size=1 + int(rng.random() < 0.35), replace=False).tolist()
+    )
     for i in range(n_obj):
         shape = _random_shape(rng, h, w)
         if i in faint:
             shape = replace(shape, faint=True)
         elif rng.random() < 0.5:
-            shape = replace(shape, part=(rng.uniform(0, 2 * np.pi),
-                                         rng.uniform(-0.3, 0.3) * shape.size))
+            shape = replace(
+                shape, part=(rng.uniform(0, 2 * np.pi), rng.uniform(-0.3, 0.3) * shape.size)
+            )
         shapes.append(shape)
-        texture = rng.choice(["none", "stripes", "checker", "mottle"], p=[0.25, 0.3, 0.15, 0.3])
-        tp = {"amp": rng.uniform(0.04, 0.2), "dir": rng.uniform(0, np.pi),
-              "period": rng.uniform(3.0, 9.0), "phase": rng.uniform(0, 2 * np.pi),
-              "tint": 1.0 + 0.6 * rng.normal(size=3)}
+        texture = rng.choice(
+            ["none", "stripes", "checker", "mottle"], p=[0.25, 0.3, 0.15, 0.3]
+        )
+        tp = {
+            "amp": rng.uniform(0.04, 0.2),
+            "dir": rng.uniform(0, np.pi),
+            "period": rng.uniform(3.0, 9.0),
+            "phase": rng.uniform(0, 2 * np.pi),
+            "tint": 1.0 + 0.6 * rng.normal(size=3),
+        }
         if texture == "mottle":
             tp["field"] = _smooth_noise(rng, (h, w), rng.uniform(1.0, 2.5))
         if shape.faint:
@@ -299,8 +349,14 @@ def _make_scene(rng: np.random.Generator, h: int, w: int):
     details = []
     for _ in range(int(rng.integers(3, 13))):
         r = rng.uniform(1.2, 4.0)
-        spot = _Shape("ellipse", rng.uniform(0, h), rng.uniform(0, w), r,
-                      aspect=rng.uniform(0.4, 1.0), angle=rng.uniform(0, np.pi))
+        spot = _Shape(
+            "ellipse",
+            rng.uniform(0, h),
+            rng.uniform(0, w),
+            r,
+            aspect=rng.uniform(0.4, 1.0),
+            angle=rng.uniform(0, np.pi),
+        )
         details.append((spot, rng.uniform(0.05, 0.95, 3)))
     return shapes, paints, details
 
@@ -321,17 +377,24 @@ def _render(rng: np.random.Generator, shapes, paints, details, h: int, w: int):
         win = _window(shape, h, w)
         yw, xw = y[win], x[win]
         d = _sdf(shape, yw, xw)
-        alpha = np.clip(d + 0.5, 0.0, 1.0)[..., None]  # pixel coverage: anti-aliased outline
+        alpha = np.clip(d + 0.5, 0.0, 1.0)[
+            ..., None
+        ]  # pixel coverage: anti-aliased outline
         colour = paint.colour
         if colour is None:
             # Faint: the colour of whatever lies under the centre, nudged a little.
             iy, ix = int(np.clip(shape.cy, 0, h - 1)), int(np.clip(shape.cx, 0, w - 1))
             step = rng.normal(size=3)
-            colour = np.clip(region_colour[int(truth[iy, ix])]
-                             + rng.uniform(0.05, 0.08) * step / np.linalg.norm(step), 0, 1)
+            colour = np.clip(
+                region_colour[int(truth[iy, ix])]
+                + rng.uniform(0.05, 0.08) * step / np.linalg.norm(step),
+                0,
+                1,
+            )
         gdir = rng.uniform(0, 2 * np.pi)
         shade = 1.0 + rng.uniform(0.05, 0.2) * (
-            np.cos(gdir) * (xw - shape.cx) + np.sin(gdir) * (yw - shape.cy)) / max(shape.size, 1.0)
+            np.cos(gdir) * (xw - shape.cx) + np.sin(gdir) * (yw - shape.cy)
+        ) / max(shape.size, 1.0)
         fill = colour * shade[..., None] + _texture(paint, yw, xw, win)
         inside = d >= 0
         top += 1
@@ -352,10 +415,13 @@ def _render(rng: np.random.Generator, shapes, paints, details, h: int, w: int):
 
     img *= light[..., None]
     from scipy import ndimage
+
     img = ndimage.gaussian_filter(img, (0.6, 0.6, 0))  # lens blur
     contrast = rng.uniform(0.25, 1.0)  # photographs differ in contrast
     mean = img.mean(axis=(0, 1))
-    img = mean + contrast * (img - mean) + rng.normal(0, rng.uniform(0.01, 0.035), img.shape)
+    img = (
+        mean + contrast * (img - mean) + rng.normal(0, rng.uniform(0.01, 0.035), img.shape)
+    )
     image = np.clip(np.rint(img * 255), 0, 255).astype(np.uint8)
     return image, _relabel(truth)
 
@@ -375,9 +441,13 @@ def _styles(seed: int, n: int) -> list[_Style]:
     for k in range(n):
         rng = np.random.default_rng([seed, _STYLE, k])
         detail = (start + k * _GOLDEN) % 1.0
-        out.append(_Style(jitter_px=rng.uniform(0.35, 0.9),
-                          p_skip_faint=float(np.clip(1.0 - 1.4 * detail, 0.05, 0.9)),
-                          p_split=float(np.clip(1.4 * detail - 0.4, 0.0, 0.9))))
+        out.append(
+            _Style(
+                jitter_px=rng.uniform(0.35, 0.9),
+                p_skip_faint=float(np.clip(1.0 - 1.4 * detail, 0.05, 0.9)),
+                p_split=float(np.clip(1.4 * detail - 0.4, 0.0, 0.9)),
+            )
+        )
     return out
 
 
@@ -403,8 +473,12 @@ def _draw(rng: np.random.Generator, style: _Style, shapes, h: int, w: int) -> np
         top += 1 + has_part  # the same labels as the truth, before relabelling
         if shape.faint and skip:
             continue
-        jit = replace(shape, cy=shape.cy + shift[0], cx=shape.cx + shift[1],
-                      size=shape.size + shift[2])
+        jit = replace(
+            shape,
+            cy=shape.cy + shift[0],
+            cx=shape.cx + shift[1],
+            size=shape.size + shift[2],
+        )
         win = _window(jit, h, w)
         inside = np.zeros((h, w), bool)
         inside[win] = _sdf(jit, y[win], x[win]) >= 0
@@ -436,8 +510,13 @@ def _relabel(lab: np.ndarray) -> np.ndarray:
 # public API
 
 
-def make_synthetic_dataset(n_images: int = 8, *, shape: tuple[int, int] = (160, 240),
-                           n_annotators: int = 5, seed: int = 0) -> list[SyntheticItem]:
+def make_synthetic_dataset(
+    n_images: int = 8,
+    *,
+    shape: tuple[int, int] = (160, 240),
+    n_annotators: int = 5,
+    seed: int = 0,
+) -> list[SyntheticItem]:
     """Render scenes and simulated human segmentations of them.
 
     Parameters
@@ -475,21 +554,26 @@ def make_synthetic_dataset(n_images: int = 8, *, shape: tuple[int, int] = (160, 
     """
     h, w = (int(v) for v in shape)
     if n_images < 0 or n_annotators < 1 or h < 16 or w < 16:
-        raise ValueError("need n_images >= 0, n_annotators >= 1 and a shape of at least 16x16")
+        raise ValueError(
+            "need n_images >= 0, n_annotators >= 1 and a shape of at least 16x16"
+        )
     styles = _styles(seed, n_annotators)
     items = []
     for i in range(n_images):
         rng = np.random.default_rng([seed, _SCENE, i])
         shapes, paints, details = _make_scene(rng, h, w)
         image, truth = _render(rng, shapes, paints, details, h, w)
-        segs = [_draw(np.random.default_rng([seed, _DRAW, i, k]), style, shapes, h, w)
-                for k, style in enumerate(styles)]
+        segs = [
+            _draw(np.random.default_rng([seed, _DRAW, i, k]), style, shapes, h, w)
+            for k, style in enumerate(styles)
+        ]
         items.append(SyntheticItem(f"synth{i:03d}", image, segs, truth))
     return items
 
 
-def write_synthetic_dataset(root: str | PathLike, items: list[SyntheticItem], *,
-                            split: str = "test") -> Path:
+def write_synthetic_dataset(
+    root: str | PathLike, items: list[SyntheticItem], *, split: str = "test"
+) -> Path:
     """Write items in the BSDS500 layout.
 
     Parameters

@@ -10,15 +10,49 @@ executor, resuming through :class:`MapRecords`.
 
 from ._algorithm_folders import FolderResult, detect_folder, nms_folder, ucm_folder
 from ._executor import execution, map_items, open_executor
+from ._folder import (
+    MANIFEST,
+    RUN_MARKER,
+    RunFolder,
+    claim_run_folder,
+    result_file,
+    result_names,
+)
 from ._maps import MapRecords
-from ._folder import (MANIFEST, RUN_MARKER, RunFolder, claim_run_folder, result_file,
-                      result_names)
 from ._run import run, scored_ids, summarize_records
-from ._store import (RECORDS_DIR, ExcludedWarning, RecordStore, RecordWarning, fingerprint,
-                     record_key, records_digest)
+from ._store import (
+    RECORDS_DIR,
+    ExcludedWarning,
+    RecordStore,
+    RecordWarning,
+    fingerprint,
+    record_key,
+    records_digest,
+)
 
-__all__ = ["MANIFEST", "RECORDS_DIR", "RUN_MARKER", "ExcludedWarning", "FolderResult",
-           "MapRecords", "RecordStore", "RecordWarning", "RunFolder", "claim_run_folder",
-           "detect_folder", "execution", "fingerprint", "map_items", "nms_folder",
-           "open_executor", "record_key", "records_digest", "result_file", "result_names",
-           "run", "scored_ids", "summarize_records", "ucm_folder"]
+__all__ = [
+    "MANIFEST",
+    "RECORDS_DIR",
+    "RUN_MARKER",
+    "ExcludedWarning",
+    "FolderResult",
+    "MapRecords",
+    "RecordStore",
+    "RecordWarning",
+    "RunFolder",
+    "claim_run_folder",
+    "detect_folder",
+    "execution",
+    "fingerprint",
+    "map_items",
+    "nms_folder",
+    "open_executor",
+    "record_key",
+    "records_digest",
+    "result_file",
+    "result_names",
+    "run",
+    "scored_ids",
+    "summarize_records",
+    "ucm_folder",
+]

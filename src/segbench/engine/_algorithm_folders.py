@@ -85,16 +85,18 @@ class FolderResult:
 
     def _reused_note(self) -> str:
         # MapRecords.note's words, from the counts alone
-        return (f" ({self.n_reused} of {self.n_maps} maps reused from the earlier run)"
-                if self.n_reused else "")
+        return (
+            f" ({self.n_reused} of {self.n_maps} maps reused from the earlier run)"
+            if self.n_reused
+            else ""
+        )
 
     def _ids_option(self) -> str:
         """`` --ids ...`` for the scoring command a headline suggests: the maps cover
         only these images."""
         if self.ids is None:
             return ""
-        return " --ids " + (",".join(self.ids) if len(self.ids) <= 5
-                            else "<the same ids>")
+        return " --ids " + (",".join(self.ids) if len(self.ids) <= 5 else "<the same ids>")
 
     def headline(self) -> str:
         """The one line ``segbench nms|ucm|detect`` prints."""
@@ -102,27 +104,42 @@ class FolderResult:
         ids = self._ids_option()
         if self.command == "nms":
             smooth = "convTri(E, 1) first" if s["presmooth"] else "no presmoothing"
-            return (f"thinned {n} maps into {out} ({s['format']}; r={s['r']} s={s['s']} "
-                    f"m={s['m']:g}, {smooth}){note}")
+            return (
+                f"thinned {n} maps into {out} ({s['format']}; r={s['r']} s={s['s']} "
+                f"m={s['m']:g}, {smooth}){note}"
+            )
         if self.command == "ucm":
-            return (f"wrote {n} ultrametric contour maps into {out} (ucm2 .mat, "
-                    f"doubleSize){note}: score them with 'segbench region --pred {out}{ids}'")
+            return (
+                f"wrote {n} ultrametric contour maps into {out} (ucm2 .mat, "
+                f"doubleSize){note}: score them with 'segbench region --pred {out}{ids}'"
+            )
         detector, weights = s["detector"], s["weights"]
         if detector == "gpb-owt-ucm":
-            return (f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
-                    f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}{ids}'")
-        how = ("" if weights is None else f" ({weights} weights)"
-               if isinstance(weights, str) else f" (weights of {weights['file']})")
+            return (
+                f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
+                f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}{ids}'"
+            )
+        how = (
+            ""
+            if weights is None
+            else f" ({weights} weights)"
+            if isinstance(weights, str)
+            else f" (weights of {weights['file']})"
+        )
         size = ", half resolution" if s["resolution"] == "half" else ""
-        return (f"wrote {n} soft maps of {detector}{how} into {out} (16-bit "
-                f"PNG{size}){note}")
+        return f"wrote {n} soft maps of {detector}{how} into {out} (16-bit PNG{size}){note}"
 
     def to_dict(self) -> dict[str, Any]:
         """What ``segbench nms|ucm|detect --json`` prints: the counts, the output folder
         and the settings (JSON-serializable)."""
         count = "n_images" if self.command == "detect" else "n_maps"
-        return {count: self.n_maps, "n_reused": self.n_reused, "out": str(self.out),
-                **self.settings, **({} if self.ids is None else {"ids": list(self.ids)})}
+        return {
+            count: self.n_maps,
+            "n_reused": self.n_reused,
+            "out": str(self.out),
+            **self.settings,
+            **({} if self.ids is None else {"ids": list(self.ids)}),
+        }
 
 
 # -- per-file work (module level, so that worker processes can run it) --------------
@@ -130,6 +147,7 @@ class FolderResult:
 
 def _nms_one(job, **options):
     from ..algorithms import nms_file
+
     src, dst = job
     nms_file(src, dst, **options)
     return dst
@@ -137,6 +155,7 @@ def _nms_one(job, **options):
 
 def _ucm_one(job, **options):
     from ..algorithms import ucm_file
+
     src, dst = job
     ucm_file(src, dst, **options)
     return dst
@@ -148,16 +167,20 @@ def _detect_half(src, dst, detector: str, weights):
     from ..algorithms import detect
     from ..boundary import halve_image
     from ..io import read_image, write_soft_map
+
     image, half = read_image(src), None
     try:
         half = halve_image(image)
         pb = detect(half, detector, weights=weights)
     except InputError as e:
         if e.path is None:
-            if half is not None:     # the detector saw the halved image: say so
-                raise InputError(f"{e.problem} at half resolution (--protocol martin2004 "
-                                 f"halves this {image.shape[0]}x{image.shape[1]} (HxW) image to "
-                                 f"{half.shape[0]}x{half.shape[1]})", src) from None
+            if half is not None:  # the detector saw the halved image: say so
+                raise InputError(
+                    f"{e.problem} at half resolution (--protocol martin2004 "
+                    f"halves this {image.shape[0]}x{image.shape[1]} (HxW) image to "
+                    f"{half.shape[0]}x{half.shape[1]})",
+                    src,
+                ) from None
             raise InputError(e.problem, src) from None
         raise
     return write_soft_map(dst, pb, bits=16)
@@ -169,9 +192,11 @@ def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
         _detect_half(src, dst, detector, weights)
     elif detector in GPB_DETECTORS:
         from ..algorithms import gpb_file
+
         gpb_file(src, dst, output=GPB_DETECTORS[detector][0], rsz=rsz)
     else:
         from ..algorithms import detect_file
+
         detect_file(src, dst, detector, weights=weights)
     return dst
 
@@ -182,7 +207,7 @@ def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
 def _check_workers(workers, scheduler) -> None:
     """Refused before the folder is claimed (the executor would only see it later)."""
     if scheduler is not None:
-        scheduler_address(scheduler)        # its form; it is reached when the work starts
+        scheduler_address(scheduler)  # its form; it is reached when the work starts
     elif not isinstance(workers, numbers.Integral) or workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
 
@@ -192,17 +217,31 @@ def _select(found: dict, ids, folder: Path, what: str) -> dict:
     InputError naming the ids that have no input file in ``folder``."""
     from ..datasets import parse_ids
     from ..io import check_all_present
+
     wanted = parse_ids(ids)
     if wanted is None:
         return found
-    check_all_present(wanted, found, "ids of --ids have no file in this folder",
-                      folder, note=f"it holds {len(found)} {what}")
+    check_all_present(
+        wanted,
+        found,
+        "ids of --ids have no file in this folder",
+        folder,
+        note=f"it holds {len(found)} {what}",
+    )
     wanted = set(wanted)
     return {iid: path for iid, path in found.items() if iid in wanted}
 
 
-def _claim(out: Path, source: Path, option: str, command: str, settings: dict, ids,
-           suffix: str, others=()) -> None:
+def _claim(
+    out: Path,
+    source: Path,
+    option: str,
+    command: str,
+    settings: dict,
+    ids,
+    suffix: str,
+    others=(),
+) -> None:
     """Make ``out`` a folder of ``segbench <command>`` (marked by its marker, which
     records the settings), or refuse before anything is written; never the input
     folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) of
@@ -212,11 +251,17 @@ def _claim(out: Path, source: Path, option: str, command: str, settings: dict, i
     stay. Only files that the command's records say it wrote, as they still are, are
     removed; any other map-like file is left and named in one warning."""
     from ..io import claim_folder
+
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
-    claim_folder(out, marker, owner, f"written by {owner}; its maps are replaced "
-                 "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
-                 inputs={option: source})
+    claim_folder(
+        out,
+        marker,
+        owner,
+        f"written by {owner}; its maps are replaced "
+        "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
+        inputs={option: source},
+    )
     if not earlier:
         return
     keep = {f"{iid}{suffix}" for iid in ids}
@@ -224,26 +269,43 @@ def _claim(out: Path, source: Path, option: str, command: str, settings: dict, i
     current = MapRecords.recorded_settings(settings)
     foreign = []
     for old in sorted(out.iterdir()):
-        if (old.suffix not in (".png", ".npy", ".mat") or not old.is_file()
-                or old.name in keep):
+        if (
+            old.suffix not in (".png", ".npy", ".mat")
+            or not old.is_file()
+            or old.name in keep
+        ):
             continue
         key = MapRecords.written(out, command, old)
         if key is None:
             foreign.append(old.name)
         elif not (old.name in spare and key.get("settings") == current):
             old.unlink()
-            (MapRecords.folder(out, command) / f"{old.stem}.json").unlink(
-                missing_ok=True)
+            (MapRecords.folder(out, command) / f"{old.stem}.json").unlink(missing_ok=True)
     if foreign:
         import warnings
+
         shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
-        warnings.warn(f"{out}: {len(foreign)} file{'s' if len(foreign) > 1 else ''} "
-                      f"that {owner} did not write left in place: {shown}",
-                      stacklevel=3)
+        warnings.warn(
+            f"{out}: {len(foreign)} file{'s' if len(foreign) > 1 else ''} "
+            f"that {owner} did not write left in place: {shown}",
+            stacklevel=3,
+        )
 
 
-def _run(command: str, out: Path, settings: dict, jobs: list, work, *, kind: str,
-         workers: int, scheduler, progress: bool, desc: str, ids=None) -> FolderResult:
+def _run(
+    command: str,
+    out: Path,
+    settings: dict,
+    jobs: list,
+    work,
+    *,
+    kind: str,
+    workers: int,
+    scheduler,
+    progress: bool,
+    desc: str,
+    ids=None,
+) -> FolderResult:
     """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
     recording each one as it arrives (a killed run keeps every finished map)."""
     resume = MapRecords(out, command, settings, jobs)
@@ -251,21 +313,22 @@ def _run(command: str, out: Path, settings: dict, jobs: list, work, *, kind: str
     try:
         if scheduler is None:
             # no executor: map_items starts worker processes only when there is work
-            done = map_items(work, resume.todo, workers=workers, progress=progress,
-                             desc=desc)
+            done = map_items(
+                work, resume.todo, workers=workers, progress=progress, desc=desc
+            )
             for dst in done:
                 resume.keep(dst)
                 kept += 1
         else:
             with open_executor(workers, scheduler) as executor:
-                for dst in map_items(work, resume.todo, executor=executor,
-                                     progress=progress, desc=desc):
+                for dst in map_items(
+                    work, resume.todo, executor=executor, progress=progress, desc=desc
+                ):
                     resume.keep(dst)
                     kept += 1
-    except ClusterLostError as exc:     # or WorkerDiedError: counted over the folder
+    except ClusterLostError as exc:  # or WorkerDiedError: counted over the folder
         raise type(exc)(resume.reused + kept, len(jobs)) from None
-    return FolderResult(command, out, len(jobs), resume.reused, settings, kind,
-                        ids)
+    return FolderResult(command, out, len(jobs), resume.reused, settings, kind, ids)
 
 
 def _warn_if_thinned(path: Path) -> None:
@@ -277,25 +340,39 @@ def _warn_if_thinned(path: Path) -> None:
 
     from ..algorithms import looks_thinned
     from ..io import read_prediction
+
     try:
         if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
             return
         pb = read_prediction(path, kind="soft").pb
     except (InputError, OSError, ValueError):
-        return                  # the run names the file when it reaches it
+        return  # the run names the file when it reaches it
     if looks_thinned(pb):
-        warnings.warn(f"{path.name} looks thinned (NMS): the watershed of one-pixel "
-                      "lines floods through their gaps; use --smooth 1 (or the raw, "
-                      "unthinned maps)", stacklevel=3)
+        warnings.warn(
+            f"{path.name} looks thinned (NMS): the watershed of one-pixel "
+            "lines floods through their gaps; use --smooth 1 (or the raw, "
+            "unthinned maps)",
+            stacklevel=3,
+        )
 
 
 # -- the runners ----------------------------------------------------------------------
 
 
-def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int = 5,
-               m: float = 1.01, presmooth: bool = True, fmt: str = "png16",
-               ids=None, workers: int = 1, scheduler: str | None = None,
-               progress: bool = True) -> FolderResult:
+def nms_folder(
+    pred: str | PathLike,
+    out: str | PathLike,
+    *,
+    r: int = 1,
+    s: int = 5,
+    m: float = 1.01,
+    presmooth: bool = True,
+    fmt: str = "png16",
+    ids=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> FolderResult:
     """Thin every soft map of a folder with Dollar's edge NMS (``segbench nms``).
 
     Parameters
@@ -353,6 +430,7 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     """
     from ..algorithms import NMS_FORMATS
     from ..io import list_files
+
     pred, out = Path(pred), Path(out)
     for name, v in (("--r", r), ("--s", s)):
         if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
@@ -369,21 +447,54 @@ def nms_folder(pred: str | PathLike, out: str | PathLike, *, r: int = 1, s: int 
     # the CLI's types, so that a folder made from Python resumes from the CLI and back
     r, s, m, presmooth = int(r), int(s), float(m), bool(presmooth)
     suffix = NMS_FORMATS[fmt][0]
-    settings = {"r": r, "s": s, "m": m, "presmooth": presmooth, "format": fmt,
-                "source": str(pred)}
-    _claim(out, pred, "--pred", "nms", settings, maps, suffix,
-           others=[i for i in every if i not in maps])
+    settings = {
+        "r": r,
+        "s": s,
+        "m": m,
+        "presmooth": presmooth,
+        "format": fmt,
+        "source": str(pred),
+    }
+    _claim(
+        out,
+        pred,
+        "--pred",
+        "nms",
+        settings,
+        maps,
+        suffix,
+        others=[i for i in every if i not in maps],
+    )
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in maps.items()]
     work = partial(_nms_one, fmt=fmt, r=r, s=s, m=m, presmooth=presmooth)
-    return _run("nms", out, settings, jobs, work, kind="soft", workers=workers,
-                scheduler=scheduler, progress=progress, desc="nms",
-                ids=None if ids is None else tuple(maps))
+    return _run(
+        "nms",
+        out,
+        settings,
+        jobs,
+        work,
+        kind="soft",
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        desc="nms",
+        ids=None if ids is None else tuple(maps),
+    )
 
 
-def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int = 8,
-               smooth: float = 0.0, levels: str = "sigmoid", radius: float = 5.0,
-               ids=None, workers: int = 1, scheduler: str | None = None,
-               progress: bool = True) -> FolderResult:
+def ucm_folder(
+    pred: str | PathLike,
+    out: str | PathLike,
+    *,
+    orientations: int = 8,
+    smooth: float = 0.0,
+    levels: str = "sigmoid",
+    radius: float = 5.0,
+    ids=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> FolderResult:
     """Ultrametric contour maps (OWT-UCM) of every contour map of a folder
     (``segbench ucm``).
 
@@ -426,41 +537,79 @@ def ucm_folder(pred: str | PathLike, out: str | PathLike, *, orientations: int =
         function's, or an unreadable map (the message names the file).
     """
     from ..io import list_files
+
     pred, out = Path(pred), Path(out)
     if not isinstance(radius, numbers.Real) or radius < 1 or not math.isfinite(radius):
         raise InputError(f"--radius must be a number >= 1 (pixels), got {radius}")
     if not isinstance(orientations, numbers.Integral) or orientations < 0:
-        raise InputError(f"--orientations must be 0 (exact) or positive, got "
-                         f"{orientations}")
+        raise InputError(
+            f"--orientations must be 0 (exact) or positive, got {orientations}"
+        )
     if levels not in _LEVELS:
         raise InputError(f"--levels must be one of {', '.join(_LEVELS)}, got {levels!r}")
     _check_workers(workers, scheduler)
-    every = list_files(pred, SOFT_EXTS)   # soft maps, and .npy oriented stacks
+    every = list_files(pred, SOFT_EXTS)  # soft maps, and .npy oriented stacks
     if not every:
-        raise InputError(f"no contour maps ({', '.join(SOFT_EXTS)}) in this folder",
-                         pred)
+        raise InputError(f"no contour maps ({', '.join(SOFT_EXTS)}) in this folder", pred)
     maps = _select(every, ids, pred, "contour maps")
     if not isinstance(smooth, numbers.Real) or smooth < 0 or not math.isfinite(smooth):
         raise InputError(f"--smooth must be a number >= 0 (pixels), got {smooth}")
     orientations, radius, smooth = int(orientations), float(radius), float(smooth)
     if smooth == 0:
         _warn_if_thinned(next(iter(maps.values())))
-    settings = {"orientations": orientations, "radius": radius, "smooth": smooth,
-                "levels": levels, "source": str(pred)}
-    _claim(out, pred, "--pred", "ucm", settings, maps, ".mat",
-           others=[i for i in every if i not in maps])
+    settings = {
+        "orientations": orientations,
+        "radius": radius,
+        "smooth": smooth,
+        "levels": levels,
+        "source": str(pred),
+    }
+    _claim(
+        out,
+        pred,
+        "--pred",
+        "ucm",
+        settings,
+        maps,
+        ".mat",
+        others=[i for i in every if i not in maps],
+    )
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
-    work = partial(_ucm_one, orientations=orientations or None, radius=radius,
-                   smooth=smooth, raw=levels == "mean")
-    return _run("ucm", out, settings, jobs, work, kind="ucm2", workers=workers,
-                scheduler=scheduler, progress=progress, desc="ucm",
-                ids=None if ids is None else tuple(maps))
+    work = partial(
+        _ucm_one,
+        orientations=orientations or None,
+        radius=radius,
+        smooth=smooth,
+        raw=levels == "mean",
+    )
+    return _run(
+        "ucm",
+        out,
+        settings,
+        jobs,
+        work,
+        kind="ucm2",
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        desc="ucm",
+        ids=None if ids is None else tuple(maps),
+    )
 
 
-def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
-                  weights: str | PathLike = "trained", rsz: float = 1.0,
-                  protocol: str | None = None, ids=None, workers: int = 1,
-                  scheduler: str | None = None, progress: bool = True) -> FolderResult:
+def detect_folder(
+    images: str | PathLike,
+    out: str | PathLike,
+    detector: str,
+    *,
+    weights: str | PathLike = "trained",
+    rsz: float = 1.0,
+    protocol: str | None = None,
+    ids=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> FolderResult:
     """Run a boundary detector on every image of a folder (``segbench detect``).
 
     Parameters
@@ -513,18 +662,23 @@ def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
     """
     from ..algorithms import DETECTORS, WEIGHTED
     from ..io import list_files
+
     images, out = Path(images), Path(out)
     if detector not in DETECTORS and detector not in GPB_DETECTORS:
-        raise InputError(f"unknown detector {detector!r}; one of "
-                         f"{', '.join((*DETECTORS, *GPB_DETECTORS))}")
+        raise InputError(
+            f"unknown detector {detector!r}; one of "
+            f"{', '.join((*DETECTORS, *GPB_DETECTORS))}"
+        )
     if weights != "trained" and detector not in WEIGHTED:
         raise InputError(f"--weights applies to {', '.join(WEIGHTED)}, not {detector}")
     if weights == "published" and detector == "2mm":
-        raise InputError("2mm has no published weights that fit its features; use "
-                         "--weights trained")
+        raise InputError(
+            "2mm has no published weights that fit its features; use --weights trained"
+        )
     values, recorded = weights, weights if detector in WEIGHTED else None
     if detector in WEIGHTED and weights not in ("trained", "published"):
         from ..algorithms import read_weight_file
+
         path = Path(weights)
         values = [float(v) for v in read_weight_file(path, detector)]
         recorded = {"file": str(path), "sha256": fingerprint(path)}
@@ -535,31 +689,63 @@ def detect_folder(images: str | PathLike, out: str | PathLike, detector: str, *,
     if not 0 < rsz <= 1:
         raise InputError(f"--rsz must be in (0, 1], got {rsz}")
     if protocol is not None and protocol not in _PROTOCOLS:
-        raise InputError(f"--protocol must be {' or '.join(_PROTOCOLS)} (or none), got "
-                         f"{protocol!r}")
+        raise InputError(
+            f"--protocol must be {' or '.join(_PROTOCOLS)} (or none), got {protocol!r}"
+        )
     rsz, half = float(rsz), protocol == "martin2004"
     if half and detector in GPB_DETECTORS:
-        raise InputError(f"--protocol martin2004 (half-resolution images) applies to the "
-                         f"2004 detectors, not to {detector}")
+        raise InputError(
+            f"--protocol martin2004 (half-resolution images) applies to the "
+            f"2004 detectors, not to {detector}"
+        )
     _check_workers(workers, scheduler)
     every = list_files(images, IMAGE_EXTS)
     if not every:
         raise InputError(f"no images ({', '.join(IMAGE_EXTS)}) in this folder", images)
     found = _select(every, ids, images, "images")
-    settings = {"detector": detector, "source": str(images), "weights": recorded,
-                "resolution": "half" if half else "full"}
+    settings = {
+        "detector": detector,
+        "source": str(images),
+        "weights": recorded,
+        "resolution": "half" if half else "full",
+    }
     if detector in GPB_DETECTORS:
         settings["rsz"] = rsz
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
-    _claim(out, images, "--images", "detect", settings, found, suffix,
-           others=[i for i in every if i not in found])
+    _claim(
+        out,
+        images,
+        "--images",
+        "detect",
+        settings,
+        found,
+        suffix,
+        others=[i for i in every if i not in found],
+    )
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
     work = partial(_detect_one, detector=detector, weights=values, half=half, rsz=rsz)
-    return _run("detect", out, settings, jobs, work,
-                kind="ucm2" if kind == "ucm" else "soft", workers=workers,
-                scheduler=scheduler, progress=progress, desc=detector,
-                ids=None if ids is None else tuple(found))
+    return _run(
+        "detect",
+        out,
+        settings,
+        jobs,
+        work,
+        kind="ucm2" if kind == "ucm" else "soft",
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        desc=detector,
+        ids=None if ids is None else tuple(found),
+    )
 
 
-__all__ = ["FolderResult", "GPB_DETECTORS", "IMAGE_EXTS", "MARKERS", "SOFT_EXTS",
-           "detect_folder", "nms_folder", "ucm_folder"]
+__all__ = [
+    "FolderResult",
+    "GPB_DETECTORS",
+    "IMAGE_EXTS",
+    "MARKERS",
+    "SOFT_EXTS",
+    "detect_folder",
+    "nms_folder",
+    "ucm_folder",
+]

@@ -19,13 +19,18 @@ if TYPE_CHECKING:
 # 25 ms that a one-process run never needs
 
 
-def execution(workers: int = 1, scheduler: str | None = None, executor=None,
-              progress: bool = True) -> dict:
+def execution(
+    workers: int = 1, scheduler: str | None = None, executor=None, progress: bool = True
+) -> dict:
     """The keywords of :func:`segbench.engine.run` that say where and how visibly the
     work runs (they change no number), gathered once for the runners that pass them
     through."""
-    return {"workers": workers, "scheduler": scheduler, "executor": executor,
-            "progress": progress}
+    return {
+        "workers": workers,
+        "scheduler": scheduler,
+        "executor": executor,
+        "progress": progress,
+    }
 
 
 @contextmanager
@@ -48,9 +53,11 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
+
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                               initializer=_ignore_ctrl_c)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_ignore_ctrl_c
+    )
     try:
         _start_workers(pool)
         yield pool
@@ -65,12 +72,13 @@ def _start_workers(pool) -> None:
     raised in the at-fork hooks, which only print it (a traceback, and the parent runs
     on). It is delivered here once the workers exist (they ignore it)."""
     import signal
+
     if not hasattr(signal, "pthread_sigmask"):
         pool.submit(int)
         return
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        pool.submit(int)        # a fork pool starts every worker on its first item
+        pool.submit(int)  # a fork pool starts every worker on its first item
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
@@ -79,8 +87,9 @@ def _ignore_ctrl_c() -> None:
     """Worker start-up: Ctrl-C reaches the terminal's whole process group, but only the
     parent reports it (once) and stops the workers (:func:`_stop`)."""
     import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):     # held back by _start_workers
+    if hasattr(signal, "pthread_sigmask"):  # held back by _start_workers
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
@@ -102,8 +111,10 @@ def _stop(pool) -> None:
 CONNECT_TIMEOUT = 10
 #: Address schemes of ``dask.distributed`` (inproc: a scheduler in this process).
 _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
-_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
-                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[^/\s]*)/?")
+_ADDRESS = re.compile(
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[^/\s]*)/?"
+)
 
 
 def scheduler_address(value: str) -> str:
@@ -112,19 +123,24 @@ def scheduler_address(value: str) -> str:
     ``--scheduler-file``. InputError at once (naming the value or file) if it is
     neither, the file is missing, or it holds no address."""
     from pathlib import Path
+
     text = str(value).strip()
     path = Path(text)
     if text.lower().endswith(".json") or path.is_file():
         if not path.is_file():
-            raise InputError("--scheduler: no such scheduler file (the scheduler writes "
-                             "it when it starts with --scheduler-file)", path)
+            raise InputError(
+                "--scheduler: no such scheduler file (the scheduler writes "
+                "it when it starts with --scheduler-file)",
+                path,
+            )
         try:
             address = json.loads(path.read_text(encoding="utf-8"))["address"]
             if not isinstance(address, str):
                 raise TypeError
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            raise InputError("--scheduler: not a Dask scheduler file (JSON with an "
-                             "'address')", path) from None
+            raise InputError(
+                "--scheduler: not a Dask scheduler file (JSON with an 'address')", path
+            ) from None
         return scheduler_address_text(address, f"{path}: its address")
     return scheduler_address_text(text, "--scheduler")
 
@@ -137,16 +153,18 @@ def scheduler_address_text(text: str, what: str) -> str:
     m = _ADDRESS.fullmatch(text)
     hint = "; give tcp://host:port or the scheduler's .json file"
     if m is None:
-        raise InputError(f"{what} {text!r} is not a scheduler address (host:port)"
-                         + hint)
+        raise InputError(f"{what} {text!r} is not a scheduler address (host:port)" + hint)
     scheme = (m["scheme"] or "tcp").lower()
     if scheme not in _SCHEMES:
-        raise InputError(f"{what} {text!r}: unknown scheme {scheme}:// (Dask speaks "
-                         f"{', '.join(s + '://' for s in _SCHEMES)})" + hint)
+        raise InputError(
+            f"{what} {text!r}: unknown scheme {scheme}:// (Dask speaks "
+            f"{', '.join(s + '://' for s in _SCHEMES)})" + hint
+        )
     port = m["port"]
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise InputError(f"{what} {text!r}: the port must be a number 1-65535, not "
-                         f"{port!r}" + hint)
+        raise InputError(
+            f"{what} {text!r}: the port must be a number 1-65535, not {port!r}" + hint
+        )
     return text
 
 
@@ -155,10 +173,12 @@ def _quiet_dask():
     """Dask's client logs each reconnection attempt, with tracebacks, and tornado's
     event loop logs the futures a lost scheduler leaves failed (``tornado.application``);
     the run reports the outcome in one line instead."""
-    names = ["distributed", "tornado.application",
-             *(n for n in logging.Logger.manager.loggerDict
-               if n.startswith("distributed."))]
-    logs = [logging.getLogger(n) for n in names]   # Dask sets levels on some children
+    names = [
+        "distributed",
+        "tornado.application",
+        *(n for n in logging.Logger.manager.loggerDict if n.startswith("distributed.")),
+    ]
+    logs = [logging.getLogger(n) for n in names]  # Dask sets levels on some children
     levels = [log.level for log in logs]
     for log in logs:
         log.setLevel(logging.CRITICAL + 1)
@@ -177,32 +197,36 @@ def _dask_client(scheduler: str):
     try:
         from dask.distributed import Client
     except ImportError:
-        raise InputError("--scheduler needs dask.distributed: pip install "
-                         "'segbench[distributed]'") from None
+        raise InputError(
+            "--scheduler needs dask.distributed: pip install 'segbench[distributed]'"
+        ) from None
     with _quiet_dask():
         try:
             client = Client(address, timeout=f"{CONNECT_TIMEOUT}s")
-        except Exception as exc:    # noqa: BLE001 - whatever Dask raises: one line
+        except Exception as exc:  # noqa: BLE001 - whatever Dask raises: one line
             why = str(exc) or type(exc).__name__
-            raise InputError(f"cannot reach the Dask scheduler at {scheduler} within "
-                             f"{CONNECT_TIMEOUT} s (is it running?): {why}") from None
+            raise InputError(
+                f"cannot reach the Dask scheduler at {scheduler} within "
+                f"{CONNECT_TIMEOUT} s (is it running?): {why}"
+            ) from None
         try:
             yield client
         finally:
             try:
                 client.close(timeout=CONNECT_TIMEOUT)
-            except Exception:       # noqa: BLE001 - a cluster already gone
+            except Exception:  # noqa: BLE001 - a cluster already gone
                 pass
 
 
 def _slots(executor: Executor) -> int:
     n = getattr(executor, "_max_workers", None)
-    if n is None:                       # a Dask executor: as many as it has threads
+    if n is None:  # a Dask executor: as many as it has threads
         client = getattr(executor, "_client", None)
         try:
-            n = sum(w.get("nthreads", 1) for w in
-                    client.scheduler_info()["workers"].values())
-        except Exception:               # noqa: BLE001 - any failure: a safe default
+            n = sum(
+                w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()
+            )
+        except Exception:  # noqa: BLE001 - any failure: a safe default
             n = 4
     return max(1, int(n))
 
@@ -219,13 +243,21 @@ class _NoBar:
 
 def _progress_bar(total: int, desc: str):
     from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, file=sys.stderr, unit="img", dynamic_ncols=True,
-                leave=False)
+
+    return tqdm(
+        total=total, desc=desc, file=sys.stderr, unit="img", dynamic_ncols=True, leave=False
+    )
 
 
-def map_items(fn: Callable, items: Iterable, *, workers: int = 1,
-              executor: Executor | None = None, progress: bool = True,
-              desc: str = "") -> Iterator:
+def map_items(
+    fn: Callable,
+    items: Iterable,
+    *,
+    workers: int = 1,
+    executor: Executor | None = None,
+    progress: bool = True,
+    desc: str = "",
+) -> Iterator:
     """Yield ``fn(item)`` for every item, in completion order.
 
     Parameters
@@ -273,6 +305,7 @@ def _cluster_failure(exc: BaseException) -> bool:
     us (the scheduler went away) or one of Dask's own errors (workers lost, a closed
     connection). An item's own error (InputError, ...) is not."""
     from concurrent.futures import CancelledError
+
     if isinstance(exc, CancelledError):
         return True
     return any(t.__module__.split(".")[0] == "distributed" for t in type(exc).__mro__)
@@ -280,6 +313,7 @@ def _cluster_failure(exc: BaseException) -> bool:
 
 def _on_executor(fn, items, executor, bar):
     from concurrent.futures import FIRST_COMPLETED, wait
+
     it = iter(items)
     total, done = len(items), 0
     dask = getattr(executor, "_client", None) is not None
@@ -304,14 +338,14 @@ def _on_executor(fn, items, executor, bar):
                     pending.add(executor.submit(fn, nxt))
     except Exception as exc:
         from concurrent.futures.process import BrokenProcessPool
-        if isinstance(exc, BrokenProcessPool):    # killed (OOM killer, kill -9)
+
+        if isinstance(exc, BrokenProcessPool):  # killed (OOM killer, kill -9)
             raise WorkerDiedError(done, total) from None
         if dask and _cluster_failure(exc):
             raise ClusterLostError(done, total) from None
         if dask and isinstance(exc, RuntimeError) and "closed" in str(exc).lower():
-            raise ClusterLostError(done, total) from None   # submit on a closed client
+            raise ClusterLostError(done, total) from None  # submit on a closed client
         raise
     finally:
         for other in pending:
             other.cancel()
-

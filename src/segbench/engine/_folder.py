@@ -38,9 +38,11 @@ MANIFEST = "manifest.json"
 #: The environment variable through which the command line reaches the manifest
 #: (set by ``segbench``'s entry point; the engine never imports the CLI).
 COMMAND_ENV = "SEGBENCH_COMMAND_LINE"
-_NOTE = ("a run folder of segbench: the result, per-item and official files of each "
-         "benchmark family run here, and the records in .segbench-records/ that let a "
-         "rerun resume; a rerun of a family replaces only that family's files\n")
+_NOTE = (
+    "a run folder of segbench: the result, per-item and official files of each "
+    "benchmark family run here, and the records in .segbench-records/ that let a "
+    "rerun resume; a rerun of a family replaces only that family's files\n"
+)
 
 
 def _paths(inputs) -> dict:
@@ -71,8 +73,16 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
     Path
     """
     from ..io import claim_folder
-    return claim_folder(out, RUN_MARKER, "segbench", _NOTE, accept=RUN_ACCEPTS,
-                        inputs=_paths(inputs), what="segbench run folder")
+
+    return claim_folder(
+        out,
+        RUN_MARKER,
+        "segbench",
+        _NOTE,
+        accept=RUN_ACCEPTS,
+        inputs=_paths(inputs),
+        what="segbench run folder",
+    )
 
 
 def family_of(path: Path) -> str | None:
@@ -88,12 +98,18 @@ def family_of(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"not a readable segbench result ({exc}); nothing was changed: "
-                         "move it away or choose another --out", path) from None
+        raise InputError(
+            f"not a readable segbench result ({exc}); nothing was changed: "
+            "move it away or choose another --out",
+            path,
+        ) from None
     family = data.get("family") if isinstance(data, dict) else None
     if not isinstance(family, str) or not family:
-        raise InputError("not a segbench result (no family); nothing was changed: move "
-                         "it away or choose another --out", path)
+        raise InputError(
+            "not a segbench result (no family); nothing was changed: move "
+            "it away or choose another --out",
+            path,
+        )
     return family
 
 
@@ -146,14 +162,15 @@ class RunFolder:
         """The families with a result here: the manifest's order, then an older run's
         ``result.json`` (first in a folder without a manifest: the family first run
         into it), then any other ``result_<family>.json``."""
-        found = [f for f in self.manifest().get("families", [])
-                 if self.result_path(f).is_file()]
+        found = [
+            f for f in self.manifest().get("families", []) if self.result_path(f).is_file()
+        ]
         legacy = self._legacy_family()
         if legacy is not None and legacy not in found:
             # an older folder's result.json holds the family first run into it
             found.insert(0 if not found else len(found), legacy)
         for p in sorted(self.path.glob("result_*.json")):
-            name = p.stem[len("result_"):]
+            name = p.stem[len("result_") :]
             if name and name not in found:
                 found.append(name)
         return found
@@ -182,13 +199,13 @@ class RunFolder:
             file).
         """
         from ..result import Result
+
         found = self.result_file(family)
         if found is None:
             if self.file is not None:
                 raise InputError("file not found", self.file)
             what = "no result file" if family is None else f"no {family} result"
-            raise InputError(f"not a run folder ({what}: result_<family>.json)",
-                             self.path)
+            raise InputError(f"not a run folder ({what}: result_<family>.json)", self.path)
         return Result.from_json(found)
 
     def records(self, spec, result) -> tuple[list, list]:
@@ -204,27 +221,36 @@ class RunFolder:
             that are not those the result was made from.
         """
         from ._store import RecordStore, records_digest
+
         where = self.file or self.path
         digest = result.provenance.get("records")
         if digest is None:
-            raise InputError("this result records no digest of its per-image records "
-                             "(made by an older segbench or without --out): rerun the "
-                             "same command with --out, which reuses every record", where)
+            raise InputError(
+                "this result records no digest of its per-image records "
+                "(made by an older segbench or without --out): rerun the "
+                "same command with --out, which reuses every record",
+                where,
+            )
         store = RecordStore(self.path)
         keyed, records = [], []
         for row in result.per_item:
             iid = str(row["id"])
             saved = store.saved(spec, iid)
             if saved is None:
-                raise InputError(f"the record of image {iid} is missing or damaged in "
-                                 f"{store.root}: rerun the command that made this run",
-                                 self.path)
+                raise InputError(
+                    f"the record of image {iid} is missing or damaged in "
+                    f"{store.root}: rerun the command that made this run",
+                    self.path,
+                )
             keyed.append((iid, saved[0]))
             records.append(saved[1])
         if records_digest(keyed) != digest:
-            raise InputError("the records in this folder are not those its result was "
-                             "made from (a later run with other inputs or parameters?): "
-                             "rerun the command that made this run", self.path)
+            raise InputError(
+                "the records in this folder are not those its result was "
+                "made from (a later run with other inputs or parameters?): "
+                "rerun the command that made this run",
+                self.path,
+            )
         return [k for _, k in keyed], records
 
     def retire_legacy(self, family: str) -> None:
@@ -258,8 +284,12 @@ class RunFolder:
                 found = self.result_file(name)
                 if found is not None:
                     try:
-                        pred = json.loads(found.read_text(encoding="utf-8")).get(
-                            "provenance", {}).get("params", {}).get("pred_dir")
+                        pred = (
+                            json.loads(found.read_text(encoding="utf-8"))
+                            .get("provenance", {})
+                            .get("params", {})
+                            .get("pred_dir")
+                        )
                     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
                         pred = None
             if pred and Path(pred).is_dir():
@@ -274,6 +304,7 @@ class RunFolder:
 
         from .._version import __version__
         from ..io import atomic_write_text
+
         data = self.manifest()
         names = [f if isinstance(f, str) else f.name for f in families]
         order = [f for f in data.get("families", []) if isinstance(f, str)]
@@ -284,9 +315,19 @@ class RunFolder:
         entry.update(command=os.environ.get(COMMAND_ENV), segbench=__version__)
         for n in names:
             runs[n] = entry
-        atomic_write_text(self.path / MANIFEST, json.dumps(
-            {"families": order, "runs": runs}, indent=1, sort_keys=True) + "\n")
+        atomic_write_text(
+            self.path / MANIFEST,
+            json.dumps({"families": order, "runs": runs}, indent=1, sort_keys=True) + "\n",
+        )
 
 
-__all__ = ["MANIFEST", "RUN_ACCEPTS", "RUN_MARKER", "RunFolder", "claim_run_folder",
-           "family_of", "result_file", "result_names"]
+__all__ = [
+    "MANIFEST",
+    "RUN_ACCEPTS",
+    "RUN_MARKER",
+    "RunFolder",
+    "claim_run_folder",
+    "family_of",
+    "result_file",
+    "result_names",
+]

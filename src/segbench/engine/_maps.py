@@ -43,9 +43,12 @@ class MapRecords:
         self.todo, self.reused, self._keys = [], 0, {}
         for src, dst in jobs:
             srcs = [src] if isinstance(src, (str, Path)) else list(src)
-            key = {"settings": self.settings,
-                   "input": fingerprint(srcs[0]) if len(srcs) == 1
-                   else [fingerprint(s) for s in srcs]}
+            key = {
+                "settings": self.settings,
+                "input": fingerprint(srcs[0])
+                if len(srcs) == 1
+                else [fingerprint(s) for s in srcs],
+            }
             self._keys[str(dst)] = key
             if self._saved(dst) == key:
                 self.reused += 1
@@ -61,6 +64,7 @@ class MapRecords:
     def recorded_settings(settings: dict) -> dict:
         """``settings`` as a record holds them (with the segbench version)."""
         from .._version import __version__
+
         return json.loads(json.dumps({**settings, "segbench": __version__}))
 
     @classmethod
@@ -70,8 +74,9 @@ class MapRecords:
         never removed by a rerun)."""
         path = Path(path)
         try:
-            data = json.loads((cls.folder(out, command) / f"{path.stem}.json")
-                              .read_text(encoding="utf-8"))
+            data = json.loads(
+                (cls.folder(out, command) / f"{path.stem}.json").read_text(encoding="utf-8")
+            )
             if path.is_file() and fingerprint(path) == data["output"]:
                 return data["key"]
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
@@ -95,12 +100,23 @@ class MapRecords:
         """Record the map ``dst`` just written (atomically: a killed run leaves a whole
         record or none)."""
         from ..io import atomic_write_text, ensure_dir
+
         ensure_dir(self.root)
-        atomic_write_text(self._record(dst), json.dumps(
-            {"key": self._keys[str(dst)], "output": fingerprint(dst)},
-            separators=(",", ":")))
+        atomic_write_text(
+            self._record(dst),
+            json.dumps(
+                {"key": self._keys[str(dst)], "output": fingerprint(dst)},
+                separators=(",", ":"),
+            ),
+        )
 
     def note(self, what: str = "maps") -> str:
         """' (N of M maps reused from the earlier run)' when some were, else ''."""
-        return (f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
-                "the earlier run)") if self.reused else ""
+        return (
+            (
+                f" ({self.reused} of {self.reused + len(self.todo)} {what} reused from "
+                "the earlier run)"
+            )
+            if self.reused
+            else ""
+        )

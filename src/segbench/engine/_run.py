@@ -8,15 +8,22 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..datasets import (Dataset, format_record, Sample, memory_sample, open_ground_truth, pair_predictions,
-                        parse_ids, run_name)
+from ..datasets import (
+    Dataset,
+    Sample,
+    format_record,
+    memory_sample,
+    open_ground_truth,
+    pair_predictions,
+    parse_ids,
+    run_name,
+)
 from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
 from ._folder import RunFolder, claim_run_folder, result_names
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
-
 
 #: Notes of a run a user may want (a resumed run's reuse); the CLI prints them.
 log = logging.getLogger("segbench")
@@ -28,9 +35,10 @@ def _evaluate_group(group):
     try:
         return sample.id, [family.evaluate(sample, params) for family, params in jobs]
     except InputError as exc:
-        if exc.path is None:   # say which file, even where a kernel could not
-            where = sample.prediction or (sample.item.sources[0] if sample.item.sources
-                                          else None)
+        if exc.path is None:  # say which file, even where a kernel could not
+            where = sample.prediction or (
+                sample.item.sources[0] if sample.item.sources else None
+            )
             raise InputError(exc.problem, where) from None
         raise
     finally:
@@ -39,8 +47,13 @@ def _evaluate_group(group):
 
 def _found_exts(pred_dir) -> list[str]:
     try:
-        return sorted({p.suffix.lower().lstrip(".") for p in Path(pred_dir).iterdir()
-                       if p.is_file() and not p.name.startswith(".") and p.suffix})
+        return sorted(
+            {
+                p.suffix.lower().lstrip(".")
+                for p in Path(pred_dir).iterdir()
+                if p.is_file() and not p.name.startswith(".") and p.suffix
+            }
+        )
     except OSError:
         return []
 
@@ -48,8 +61,11 @@ def _found_exts(pred_dir) -> list[str]:
 def _digests(sample: Sample, family: Family, params: dict, base: dict) -> dict:
     """The input digests of one record of ``family``: ground truth (and prediction)
     plus the family's own extra files."""
-    out = base if family.needs_predictions else \
-        {k: v for k, v in base.items() if k in ("gt", "gt_reading")}
+    out = (
+        base
+        if family.needs_predictions
+        else {k: v for k, v in base.items() if k in ("gt", "gt_reading")}
+    )
     if family.input_files is not None:
         out = dict(out)
         for role, paths in family.input_files(sample, params).items():
@@ -81,13 +97,15 @@ def _family_predictions(families, ids, pred):
 
 
 def _sample_digests(sample: Sample) -> dict:
-    digests = {role: [fingerprint(path) for path in paths]
-               for role, paths in sample.input_files().items()}
-    if not digests["gt"]:              # in-memory ground truth: key by its content
+    digests = {
+        role: [fingerprint(path) for path in paths]
+        for role, paths in sample.input_files().items()
+    }
+    if not digests["gt"]:  # in-memory ground truth: key by its content
         digests["gt"] = [sample.content_digest()]
-    if sample.value is not None:       # in-memory prediction: key by its content
+    if sample.value is not None:  # in-memory prediction: key by its content
         digests["pred"] = [sample.prediction_digest()]
-    if sample.item.reading:            # the same files read otherwise: other ground truth
+    if sample.item.reading:  # the same files read otherwise: other ground truth
         digests["gt_reading"] = [sample.item.reading]
     return digests
 
@@ -102,12 +120,26 @@ def _evaluate_joint(job):
             s.release()
 
 
-def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
-        split: str | None = None, presentation: str | None = None, ids=None,
-        all_splits: bool = False, name: str | None = None, params: Mapping | None = None,
-        options: Mapping | None = None, workers: int = 1, scheduler: str | None = None,
-        executor=None, progress: bool = True, save_results: bool = True,
-        gt_format=None) -> list[Result]:
+def run(
+    families: Family | Sequence[Family],
+    gt,
+    pred=None,
+    out=None,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    ids=None,
+    all_splits: bool = False,
+    name: str | None = None,
+    params: Mapping | None = None,
+    options: Mapping | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    executor=None,
+    progress: bool = True,
+    save_results: bool = True,
+    gt_format=None,
+) -> list[Result]:
     """Run one or more benchmark families over a dataset and its predictions.
 
     Pairs the inputs (:func:`segbench.datasets.open_ground_truth`,
@@ -170,10 +202,14 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     families = [families] if isinstance(families, Family) else list(families)
     params, options = dict(params or {}), dict(options or {})
     if scheduler and executor is None:
-        scheduler_address(scheduler)        # a malformed address fails before any work
+        scheduler_address(scheduler)  # a malformed address fails before any work
     dataset = _family_dataset(families, gt, split) or open_ground_truth(
-        gt, split=split, presentation=presentation, all_splits=all_splits,
-        gt_format=gt_format)
+        gt,
+        split=split,
+        presentation=presentation,
+        all_splits=all_splits,
+        gt_format=gt_format,
+    )
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -184,31 +220,43 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     preds: dict = {}
     if any(f.needs_predictions for f in families):
         if pred is None:
-            raise InputError(f"the {families[0].name} benchmark needs a folder of "
-                             "predictions (--pred)")
+            raise InputError(
+                f"the {families[0].name} benchmark needs a folder of predictions (--pred)"
+            )
         if isinstance(pred, Mapping):
             preds = dict(pred)
             missing = [i for i in item_ids if i not in preds]
             if missing:
                 covered = len(item_ids) - len(missing)
-                subset = (f"; the predictions cover only {covered} of the "
-                          f"{len(item_ids)} images: to score those, pass their ids with "
-                          "ids=" if covered else "")
-                raise InputError(f"{len(missing)} of {len(item_ids)} images have no "
-                                 f"prediction: {', '.join(missing[:20])}{subset}")
+                subset = (
+                    f"; the predictions cover only {covered} of the "
+                    f"{len(item_ids)} images: to score those, pass their ids with "
+                    "ids="
+                    if covered
+                    else ""
+                )
+                raise InputError(
+                    f"{len(missing)} of {len(item_ids)} images have no "
+                    f"prediction: {', '.join(missing[:20])}{subset}"
+                )
         else:
             first = next(f for f in families if f.needs_predictions)
-            hint = first.missing_hint(first.resolve(params), _found_exts(pred)) \
-                if first.missing_hint else None
+            hint = (
+                first.missing_hint(first.resolve(params), _found_exts(pred))
+                if first.missing_hint
+                else None
+            )
             preds = _family_predictions(families, item_ids, pred) or pair_predictions(
-                item_ids, pred, common_exts(families, params), hint=hint)
+                item_ids, pred, common_exts(families, params), hint=hint
+            )
     store = RecordStore(out)
     files = {}
     if out is not None:
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
-        claim_run_folder(out, {"--gt": gt, "--pred": None if isinstance(pred, Mapping)
-                               else pred})
+        claim_run_folder(
+            out, {"--gt": gt, "--pred": None if isinstance(pred, Mapping) else pred}
+        )
         files = result_names(out, families)
         folder = RunFolder(out)
         store.prepare(families)
@@ -217,7 +265,7 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     keys, jobs_of, todo = {}, {}, []
     for iid in item_ids:
         sample = memory_sample(dataset[iid], preds.get(iid))
-        keep = store.root is not None        # without a store no key is ever compared
+        keep = store.root is not None  # without a store no key is ever compared
         base = _sample_digests(sample) if keep else None
         jobs = []
         for f, p in resolved:
@@ -233,28 +281,45 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
             todo.append((sample, jobs))
     reused = len(item_ids) - len(todo)
     if reused:
-        log.info("resumed: %d of %d images reused from the records in %s%s", reused,
-                 len(item_ids), out, f"; computing the other {len(todo)}" if todo else "")
+        log.info(
+            "resumed: %d of %d images reused from the records in %s%s",
+            reused,
+            len(item_ids),
+            out,
+            f"; computing the other {len(todo)}" if todo else "",
+        )
     if todo and executor is None and scheduler is None and workers > 1:
-        for f, p in resolved:          # compile here once; forked workers inherit it
+        for f, p in resolved:  # compile here once; forked workers inherit it
             if f.warm_up is not None:
                 f.warm_up(p)
     desc = "+".join(f.label or f.name for f in families)
     joint: dict[str, list] = {}
     try:
-        with open_executor(workers, scheduler) if executor is None \
-                else nullcontext(executor) as ex:
-            for iid, recs in map_items(_evaluate_group, todo, executor=ex,
-                                       progress=progress, desc=desc):
+        with (
+            open_executor(workers, scheduler)
+            if executor is None
+            else nullcontext(executor) as ex
+        ):
+            for iid, recs in map_items(
+                _evaluate_group, todo, executor=ex, progress=progress, desc=desc
+            ):
                 for (f, _), rec in zip(jobs_of[iid], recs):
                     store.save(f, iid, keys[f.name, iid], rec)
                     records[f.name][iid] = rec
             for f, p in resolved:
                 if f.joint_tasks is not None:
-                    joint[f.name] = _run_joint(f, p, dataset, preds, item_ids,
-                                               [records[f.name][i] for i in item_ids],
-                                               store, ex, progress)
-    except ClusterLostError as exc:     # or WorkerDiedError: a local worker killed
+                    joint[f.name] = _run_joint(
+                        f,
+                        p,
+                        dataset,
+                        preds,
+                        item_ids,
+                        [records[f.name][i] for i in item_ids],
+                        store,
+                        ex,
+                        progress,
+                    )
+    except ClusterLostError as exc:  # or WorkerDiedError: a local worker killed
         # counted over the whole run: the images reused and those finished here
         done = sum(all(i in records[f.name] for f in families) for i in item_ids)
         raise type(exc)(done, len(item_ids), saved=store.root is not None) from None
@@ -264,10 +329,14 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     else:
         label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
-    where = {"gt_dir": None if gt_dir is None else str(gt_dir),
-             "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
-             "split": split, "presentation": presentation, "ids": wanted}
-    if gt_format is not None:           # recorded only when given: older runs unchanged
+    where = {
+        "gt_dir": None if gt_dir is None else str(gt_dir),
+        "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
+        "split": split,
+        "presentation": presentation,
+        "ids": wanted,
+    }
+    if gt_format is not None:  # recorded only when given: older runs unchanged
         where["gt_format"] = format_record(gt_format)
     # every family's items settled before any file is written: a run that leaves no
     # item to score fails whole
@@ -277,11 +346,23 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
         ids_f, left_out = scored[f.name]
         recs = [records[f.name][i] for i in ids_f]
         extra = {"joint": joint[f.name]} if f.name in joint else {}
-        digest = None if store.root is None else records_digest(
-            [(i, keys[f.name, i]) for i in ids_f])
-        result = summarize_records(f, ids_f, recs, {**p, **f.resolve_summary(params)},
-                                   options, name=label, where=where, excluded=left_out,
-                                   records_key=digest, **extra)
+        digest = (
+            None
+            if store.root is None
+            else records_digest([(i, keys[f.name, i]) for i in ids_f])
+        )
+        result = summarize_records(
+            f,
+            ids_f,
+            recs,
+            {**p, **f.resolve_summary(params)},
+            options,
+            name=label,
+            where=where,
+            excluded=left_out,
+            records_key=digest,
+            **extra,
+        )
         if out is not None and save_results:
             outp = Path(out)
             if f.write is not None:
@@ -296,9 +377,19 @@ def run(families: Family | Sequence[Family], gt, pred=None, out=None, *,
     return results
 
 
-def summarize_records(family: Family, ids, records, params: dict, options: Mapping,
-                      *, name: str, where: Mapping | None = None, excluded=None,
-                      records_key: str | None = None, **extra) -> Result:
+def summarize_records(
+    family: Family,
+    ids,
+    records,
+    params: dict,
+    options: Mapping,
+    *,
+    name: str,
+    where: Mapping | None = None,
+    excluded=None,
+    records_key: str | None = None,
+    **extra,
+) -> Result:
     """A family's :class:`Result` of per-item records, as every run ends: the summary,
     its name, records and provenance, and bootstrap intervals when ``options`` asks.
 
@@ -330,8 +421,11 @@ def summarize_records(family: Family, ids, records, params: dict, options: Mappi
     result = family.summarize(ids, records, params, options, **extra)
     result.name = name
     result.records = records
-    result.provenance = provenance(**{k: v for k, v in (where or {}).items()
-                                      if v is not None}, **params, n_images=len(ids))
+    result.provenance = provenance(
+        **{k: v for k, v in (where or {}).items() if v is not None},
+        **params,
+        n_images=len(ids),
+    )
     if excluded:
         result.provenance["excluded"] = excluded
     if records_key is not None:
@@ -339,13 +433,16 @@ def summarize_records(family: Family, ids, records, params: dict, options: Mappi
     ci = (options or {}).get("ci")
     if ci and family.resampler is not None:
         from ..resampling import intervals
-        settings = {"resamples": int(ci.get("resamples", 1000)),
-                    "level": float(ci.get("level", 0.95)),
-                    "seed": int(ci.get("seed", 0))}
-        result.intervals = intervals(family.resampler(ids, records, params, options),
-                                     len(ids), **settings)
-        result.provenance["ci"] = {**settings, "method": "percentile bootstrap "
-                                   "over images"}
+
+        settings = {
+            "resamples": int(ci.get("resamples", 1000)),
+            "level": float(ci.get("level", 0.95)),
+            "seed": int(ci.get("seed", 0)),
+        }
+        result.intervals = intervals(
+            family.resampler(ids, records, params, options), len(ids), **settings
+        )
+        result.provenance["ci"] = {**settings, "method": "percentile bootstrap over images"}
     return result
 
 
@@ -364,47 +461,75 @@ def scored_ids(family, params, item_ids, records) -> tuple[list, list]:
     left_out = [{"reason": why, "ids": ids} for why, ids in why_of.items()]
     n = len(item_ids)
     if not kept:
-        raise InputError("no image left to score: " + "; ".join(
-            f"{len(e['ids'])} of {n} have {e['reason']}" for e in left_out))
+        raise InputError(
+            "no image left to score: "
+            + "; ".join(f"{len(e['ids'])} of {n} have {e['reason']}" for e in left_out)
+        )
     for e in left_out:
         shown = ", ".join(e["ids"][:10]) + (" ..." if len(e["ids"]) > 10 else "")
-        warnings.warn(f"{len(e['ids'])} of {n} images left out: they have {e['reason']} "
-                      f"({shown}); the {family.label or family.name} scores are over the "
-                      f"other {len(kept)}", ExcludedWarning, stacklevel=3)
+        warnings.warn(
+            f"{len(e['ids'])} of {n} images left out: they have {e['reason']} "
+            f"({shown}); the {family.label or family.name} scores are over the "
+            f"other {len(kept)}",
+            ExcludedWarning,
+            stacklevel=3,
+        )
     return kept, left_out
 
 
-def _run_joint(family, params, dataset, preds, item_ids, records, store, executor,
-               progress) -> list:
+def _run_joint(
+    family, params, dataset, preds, item_ids, records, store, executor, progress
+) -> list:
     """The joint records of one family, reused from the store where their key holds."""
     import hashlib
     import json
+
     tasks = family.joint_tasks(item_ids, records, params)
     digests = {}
     out, todo, keys = {}, [], {}
     keep = store.root is not None
     for task in tasks:
         if not keep:
-            todo.append((family, params, task,
-                         {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids}))
+            todo.append(
+                (
+                    family,
+                    params,
+                    task,
+                    {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids},
+                )
+            )
             continue
         for i in task.ids:
             if i not in digests:
                 digests[i] = _sample_digests(memory_sample(dataset[i], preds.get(i)))
-        payload = hashlib.sha256(json.dumps(task.payload, sort_keys=True).encode()
-                                 ).hexdigest()
-        key = record_key(family, {**params, "joint": task.key, "payload": payload},
-                         {"items": [[i, digests[i]] for i in task.ids]})
+        payload = hashlib.sha256(
+            json.dumps(task.payload, sort_keys=True).encode()
+        ).hexdigest()
+        key = record_key(
+            family,
+            {**params, "joint": task.key, "payload": payload},
+            {"items": [[i, digests[i]] for i in task.ids]},
+        )
         keys[task.key] = key
         rec = store.load_joint(family, task.key, key)
         if rec is None:
-            todo.append((family, params, task,
-                         {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids}))
+            todo.append(
+                (
+                    family,
+                    params,
+                    task,
+                    {i: memory_sample(dataset[i], preds.get(i)) for i in task.ids},
+                )
+            )
         else:
             out[task.key] = rec
-    for task_key, rec in map_items(_evaluate_joint, todo, executor=executor,
-                                   progress=progress,
-                                   desc=f"{family.label or family.name} (joint)"):
+    for task_key, rec in map_items(
+        _evaluate_joint,
+        todo,
+        executor=executor,
+        progress=progress,
+        desc=f"{family.label or family.name} (joint)",
+    ):
         store.save_joint(family, task_key, keys.get(task_key), rec)
         out[task_key] = rec
     return [out[t.key] for t in tasks]

@@ -49,8 +49,12 @@ def record_key(family, params: dict, inputs: dict) -> dict:
 
     ``inputs`` maps a role (``'gt'``, ``'pred'``) to the SHA-256 digests of its files
     (or of its in-memory content)."""
-    return {"family": family.name, "version": family.version, "params": params,
-            "inputs": dict(sorted(inputs.items()))}
+    return {
+        "family": family.name,
+        "version": family.version,
+        "params": params,
+        "inputs": dict(sorted(inputs.items())),
+    }
 
 
 def records_digest(keyed) -> str:
@@ -92,8 +96,11 @@ class RecordStore:
         """The saved joint record named ``task_key`` if its key equals ``key``."""
         if self.root is None:
             return None
-        return self._load(self.root / family.name / "joint" / f"{task_key}.json", key,
-                          family.joint_from_json)
+        return self._load(
+            self.root / family.name / "joint" / f"{task_key}.json",
+            key,
+            family.joint_from_json,
+        )
 
     def save_joint(self, family, task_key: str, key: dict, record) -> None:
         """Write one joint record atomically."""
@@ -117,11 +124,17 @@ class RecordStore:
         if not isinstance(data, dict) or "key" not in data or "record" not in data:
             return _damaged(path, "not a segbench record")
         if data["key"] != key:
-            return None          # other parameters or changed inputs: recompute quietly
+            return None  # other parameters or changed inputs: recompute quietly
         try:
             return from_json(data["record"])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError,
-                SegbenchError) as exc:
+        except (
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            SegbenchError,
+        ) as exc:
             return _damaged(path, f"its payload does not validate ({exc})")
 
     def saved(self, family, iid: str):
@@ -133,8 +146,16 @@ class RecordStore:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return data["key"], _reader(family, data["key"])(data["record"])
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError,
-                AttributeError, SegbenchError):
+        except (
+            OSError,
+            UnicodeDecodeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            AttributeError,
+            SegbenchError,
+        ):
             return None
 
     def save(self, family, iid: str, key: dict, record) -> None:
@@ -145,8 +166,10 @@ class RecordStore:
 
     @staticmethod
     def _write(path: Path, name: str, key: dict, payload) -> None:
-        atomic_write_text(path, json.dumps({"id": name, "key": key, "record": payload},
-                                           separators=(",", ":")))
+        atomic_write_text(
+            path,
+            json.dumps({"id": name, "key": key, "record": payload}, separators=(",", ":")),
+        )
 
 
 def _reader(family, key):
@@ -159,10 +182,10 @@ def _reader(family, key):
         record = family.from_json(payload)
         family.validate(record, key["params"])
         return record
+
     return read
 
 
 def _damaged(path: Path, why: str):
-    warnings.warn(f"{path}: record {why}; computing it again", RecordWarning,
-                  stacklevel=3)
+    warnings.warn(f"{path}: record {why}; computing it again", RecordWarning, stacklevel=3)
     return None

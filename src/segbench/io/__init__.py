@@ -27,25 +27,60 @@
 Every problem with a file raises :class:`segbench.errors.InputError` naming the file.
 """
 
-from ._atomic import (atomic_write_bytes, atomic_write_text, claim_folder, ensure_dir,
-                      write_if_changed)
-from ._files import check_all_present, list_files
+from ._atomic import (
+    atomic_write_bytes,
+    atomic_write_text,
+    claim_folder,
+    ensure_dir,
+    write_if_changed,
+)
 from ._edge_maps import EDGE_MAP_EXTS, read_edge_map
+from ._files import check_all_present, list_files
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
-from ._labels import (read_label_map, read_stored_label_pair, read_stored_labels,
-                      write_label_map)
-from ._official import (format_ev1, format_ev2, format_ev3, format_ev4, read_eval_bdry,
-                        read_eval_cover, read_eval_ri_voi, read_ev1, read_ev1_table,
-                        read_region_tables, write_eval_bdry, write_eval_region,
-                        write_texts)
-from ._prediction import (Prediction, as_prediction, check_same_shape, read_prediction,
-                          write_segs, write_soft_map)
+from ._labels import (
+    read_label_map,
+    read_stored_label_pair,
+    read_stored_labels,
+    write_label_map,
+)
+from ._official import (
+    format_ev1,
+    format_ev2,
+    format_ev3,
+    format_ev4,
+    read_ev1,
+    read_ev1_table,
+    read_eval_bdry,
+    read_eval_cover,
+    read_eval_ri_voi,
+    read_region_tables,
+    write_eval_bdry,
+    write_eval_region,
+    write_texts,
+)
+from ._prediction import (
+    Prediction,
+    as_prediction,
+    check_same_shape,
+    read_prediction,
+    write_segs,
+    write_soft_map,
+)
 from ._seg import SegFile, read_seg, write_seg
-from ._superpixel import (SUPERPIXEL_EXTS, group_annotator_files, list_annotator_files,
-                          read_annotators, read_csv_labels, read_npz_annotators,
-                          read_opencv_matrix, read_stutz_results, read_superpixels,
-                          write_csv_labels, write_stutz_results)
+from ._superpixel import (
+    SUPERPIXEL_EXTS,
+    group_annotator_files,
+    list_annotator_files,
+    read_annotators,
+    read_csv_labels,
+    read_npz_annotators,
+    read_opencv_matrix,
+    read_stutz_results,
+    read_superpixels,
+    write_csv_labels,
+    write_stutz_results,
+)
 
 __all__ = [
     "EDGE_MAP_EXTS",

@@ -44,6 +44,7 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
     is removed and :class:`~segbench.errors.OutputError` names ``path``.
     """
     import threading
+
     path = Path(path)
     # process and thread in the name (not mkstemp: its files are private, 0600)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -93,8 +94,11 @@ def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
     path = Path(path)
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
-        if path.is_file() and path.stat().st_size == len(data) and \
-                path.read_bytes() == data:
+        if (
+            path.is_file()
+            and path.stat().st_size == len(data)
+            and path.read_bytes() == data
+        ):
             return False
     except OSError:
         pass
@@ -102,9 +106,17 @@ def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
     return True
 
 
-def claim_folder(out: str | PathLike, marker: str, owner: str, note: str, *,
-                 accept=(), inputs=None, apart: bool = False,
-                 what: str | None = None) -> Path:
+def claim_folder(
+    out: str | PathLike,
+    marker: str,
+    owner: str,
+    note: str,
+    *,
+    accept=(),
+    inputs=None,
+    apart: bool = False,
+    what: str | None = None,
+) -> Path:
     """Make ``out`` an output folder of ``owner``, or refuse before anything is written.
 
     The one rule of every segbench command that writes a folder: a new or empty folder
@@ -149,26 +161,42 @@ def claim_folder(out: str | PathLike, marker: str, owner: str, note: str, *,
         It cannot be created or written.
     """
     from ..errors import InputError
+
     out = Path(out)
     for option, src in (inputs or {}).items():
         if src is None:
             continue
         s, o = Path(src).resolve(), out.resolve()
-        where = ("is" if o == s else "is inside" if apart and s in o.parents
-                 else "contains" if apart and o in s.parents else None)
+        where = (
+            "is"
+            if o == s
+            else "is inside"
+            if apart and s in o.parents
+            else "contains"
+            if apart and o in s.parents
+            else None
+        )
         if where is not None:
-            raise InputError(f"--out {where} the {option} folder ({src}); its files would "
-                             "be replaced: choose another --out", out)
+            raise InputError(
+                f"--out {where} the {option} folder ({src}); its files would "
+                "be replaced: choose another --out",
+                out,
+            )
     if out.exists() or out.is_symlink():
         if out.is_symlink() or not out.is_dir():
             raise InputError("the output exists and is not a folder", out)
         marked = any((out / m).exists() for m in (marker, *accept))
         if not marked and any(out.iterdir()):
-            raise InputError(f"this folder holds files that {owner} did not make (not a "
-                             f"{what or 'folder of ' + owner}: no {marker} in it); "
-                             "nothing was changed: choose a new or empty folder", out)
+            raise InputError(
+                f"this folder holds files that {owner} did not make (not a "
+                f"{what or 'folder of ' + owner}: no {marker} in it); "
+                "nothing was changed: choose a new or empty folder",
+                out,
+            )
     ensure_dir(out)
-    if not (out / marker).is_file() or (out / marker).read_text(
-            encoding="utf-8", errors="replace") != note:
+    if (
+        not (out / marker).is_file()
+        or (out / marker).read_text(encoding="utf-8", errors="replace") != note
+    ):
         atomic_write_text(out / marker, note)
     return out

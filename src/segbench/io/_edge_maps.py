@@ -17,8 +17,9 @@ from ._mat import describe_variables, load_mat, only_2d_variable
 EDGE_MAP_EXTS = (".png", ".bmp", ".jpg", ".jpeg", ".tif", ".tiff", ".pgm", ".npy", ".mat")
 
 
-def read_edge_map(path: str | PathLike, *, threshold: float | None = None,
-                  variable: str | None = None) -> np.ndarray:
+def read_edge_map(
+    path: str | PathLike, *, threshold: float | None = None, variable: str | None = None
+) -> np.ndarray:
     """Read one annotator's boundary map as an (H, W) bool array.
 
     Parameters
@@ -65,26 +66,36 @@ def read_edge_map(path: str | PathLike, *, threshold: float | None = None,
         [0, 1] (``.npy``/``.mat``), a ``.mat`` without the variable, a threshold
         outside (0, 1], an unsupported extension.
     """
-    if threshold is not None and not (isinstance(threshold, (int, float))
-                                      and 0 < threshold <= 1):
-        raise InputError(f"the ground-truth edge threshold is a fraction in (0, 1], got "
-                         f"{threshold!r}", path)
+    if threshold is not None and not (
+        isinstance(threshold, (int, float)) and 0 < threshold <= 1
+    ):
+        raise InputError(
+            f"the ground-truth edge threshold is a fraction in (0, 1], got {threshold!r}",
+            path,
+        )
     path = require_file(path)
     ext = path.suffix.lower()
     if ext in (".npy", ".mat"):
         values = _array_values(path, ext, variable)
         return _binarize(values, 1.0, threshold, path)
     if ext not in EDGE_MAP_EXTS:
-        raise InputError(f"unsupported ground-truth edge-map file type {path.suffix!r}; "
-                         f"expected {', '.join(EDGE_MAP_EXTS)}", path)
+        raise InputError(
+            f"unsupported ground-truth edge-map file type {path.suffix!r}; "
+            f"expected {', '.join(EDGE_MAP_EXTS)}",
+            path,
+        )
     pixels, mode, sixteen = open_image(path)
     if mode == "P":
-        raise InputError("edge map is a palette image (palette indices are labels, not "
-                         "edge strengths); read it with --gt-format labels, or save the "
-                         "edges as 8-bit grayscale", path)
+        raise InputError(
+            "edge map is a palette image (palette indices are labels, not "
+            "edge strengths); read it with --gt-format labels, or save the "
+            "edges as 8-bit grayscale",
+            path,
+        )
     if mode in ("I", "F") and not sixteen:
-        raise InputError(f"edge map is a 32-bit {mode} image; expected 8- or 16-bit "
-                         "grayscale", path)
+        raise InputError(
+            f"edge map is a 32-bit {mode} image; expected 8- or 16-bit grayscale", path
+        )
     pixels = single_channel(pixels, mode, path, "an edge map")
     full = 65535 if sixteen else _GRAY_SCALE.get(mode, 255)
     return _binarize(pixels, full, threshold, path)
@@ -93,19 +104,22 @@ def read_edge_map(path: str | PathLike, *, threshold: float | None = None,
 def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
     if ext == ".npy":
         from ._prediction import _load_npy
+
         arr = _load_npy(path)
         what = "array"
     else:
         variables = load_mat(path)
         if variable is None:
-            variable = only_2d_variable(variables, path,
-                                        "name the edge map's variable with --gt-variable")
+            variable = only_2d_variable(
+                variables, path, "name the edge map's variable with --gt-variable"
+            )
         if variable not in variables:
-            raise InputError(f"no variable {variable!r}; found "
-                             f"{describe_variables(variables)}", path)
+            raise InputError(
+                f"no variable {variable!r}; found {describe_variables(variables)}", path
+            )
         arr = variables[variable]
         what = f"variable {variable!r}"
-        if hasattr(arr, "toarray"):             # a MATLAB sparse matrix
+        if hasattr(arr, "toarray"):  # a MATLAB sparse matrix
             arr = arr.toarray()
     arr = np.asarray(arr)
     if arr.ndim != 2 or arr.size == 0:
@@ -118,20 +132,24 @@ def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
         raise InputError(f"{what} holds NaN or infinite values", path)
     lo, hi = arr.min(), arr.max()
     if lo < 0 or hi > 1:
-        raise InputError(f"{what} must hold values in [0, 1] (0/1 or edge strengths), "
-                         f"found [{lo}, {hi}]", path)
+        raise InputError(
+            f"{what} must hold values in [0, 1] (0/1 or edge strengths), "
+            f"found [{lo}, {hi}]",
+            path,
+        )
     return arr
 
 
-def _binarize(values: np.ndarray, full: float, threshold: float | None,
-              path: Path) -> np.ndarray:
+def _binarize(
+    values: np.ndarray, full: float, threshold: float | None, path: Path
+) -> np.ndarray:
     """The rule of :func:`read_edge_map`'s Notes."""
     if values.dtype == bool:
         return np.ascontiguousarray(values)
     if threshold is None:
         top = values.max()
         if top == 0 or not np.any((values != 0) & (values != top)):
-            return np.not_equal(values, 0, order="C")     # binary: nonzero
+            return np.not_equal(values, 0, order="C")  # binary: nonzero
         threshold = 0.5
     # value / full >= t, computed without rounding the scaled value: the smallest stored
     # value at or above t * full (so t = 1/255 on an 8-bit map is exactly "nonzero")

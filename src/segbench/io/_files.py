@@ -71,13 +71,21 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
         if stem in found:
             raise InputError(
                 f"two files for image id {stem!r}: {found[stem].name} and {entry.name}; "
-                "remove or rename one of them", folder)
+                "remove or rename one of them",
+                folder,
+            )
         found[stem] = entry
     return dict(sorted(found.items()))
 
 
-def check_all_present(needed: Iterable[str], available: Iterable[str], what: str,
-                      path: str | PathLike, *, note: str | None = None) -> None:
+def check_all_present(
+    needed: Iterable[str],
+    available: Iterable[str],
+    what: str,
+    path: str | PathLike,
+    *,
+    note: str | None = None,
+) -> None:
     """Raise InputError when ids of ``needed`` are not in ``available``.
 
     The message reads ``"<k> of <n> <what>: <the first 20 missing ids>"`` (then

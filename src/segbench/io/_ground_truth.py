@@ -9,8 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._mat import (cell_elements, describe_variables, integer_array, load_mat,
-                   struct_field, struct_fieldnames)
+from ._mat import (
+    cell_elements,
+    describe_variables,
+    integer_array,
+    load_mat,
+    struct_field,
+    struct_fieldnames,
+)
 
 
 class HumanSegmentation:
@@ -55,8 +61,9 @@ class HumanSegmentation:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HumanSegmentation):
             return NotImplemented
-        return (np.array_equal(self.segmentation, other.segmentation)
-                and np.array_equal(self.boundaries, other.boundaries))
+        return np.array_equal(self.segmentation, other.segmentation) and np.array_equal(
+            self.boundaries, other.boundaries
+        )
 
     __hash__ = None  # mutable arrays inside: not hashable
 
@@ -69,10 +76,11 @@ def _boundary_array(value: object, what: str, path: Path) -> np.ndarray:
     if isinstance(arr, np.ndarray) and arr.dtype.kind in "iuf" and arr.size:
         top = arr.max()
         if top > 1:
-            raise InputError(f"{what} must hold only 0 and 1, found values up to {top}",
-                             path)
-        if arr.dtype.kind == "u" and arr.ndim == 2:   # the official files: uint8, 0/1
-            return np.not_equal(arr, 0, order="C")       # C order in one pass
+            raise InputError(
+                f"{what} must hold only 0 and 1, found values up to {top}", path
+            )
+        if arr.dtype.kind == "u" and arr.ndim == 2:  # the official files: uint8, 0/1
+            return np.not_equal(arr, 0, order="C")  # C order in one pass
     return integer_array(arr, what, path, dtype=np.uint8, min_value=0) != 0
 
 
@@ -102,8 +110,11 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
     path = Path(path)
     variables = load_mat(path)
     if "groundTruth" not in variables:
-        raise InputError("no variable 'groundTruth' (a BSDS500 ground-truth file has one); "
-                         f"found {describe_variables(variables)}", path)
+        raise InputError(
+            "no variable 'groundTruth' (a BSDS500 ground-truth file has one); "
+            f"found {describe_variables(variables)}",
+            path,
+        )
     cells = cell_elements(variables["groundTruth"])
     if not cells:
         raise InputError("'groundTruth' is empty: no human segmentations", path)
@@ -116,25 +127,40 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
                 have = struct_fieldnames(cell)
                 raise InputError(
                     f"groundTruth{{{k}}} has no field {name!r} "
-                    f"(fields: {', '.join(have) if have else 'none; not a struct'})", path)
+                    f"(fields: {', '.join(have) if have else 'none; not a struct'})",
+                    path,
+                )
             fields[name] = value
         raw = fields["Segmentation"]
-        if (isinstance(raw, np.ndarray) and raw.ndim == 2 and raw.size
-                and raw.dtype.kind == "u" and raw.dtype.itemsize <= 2):
-            seg = raw        # valid as it is (the official files: uint16); converted on use
+        if (
+            isinstance(raw, np.ndarray)
+            and raw.ndim == 2
+            and raw.size
+            and raw.dtype.kind == "u"
+            and raw.dtype.itemsize <= 2
+        ):
+            seg = raw  # valid as it is (the official files: uint16); converted on use
         else:
-            seg = integer_array(raw, f"groundTruth{{{k}}}.Segmentation", path,
-                                min_value=0)
+            seg = integer_array(raw, f"groundTruth{{{k}}}.Segmentation", path, min_value=0)
         bdry = _boundary_array(fields["Boundaries"], f"groundTruth{{{k}}}.Boundaries", path)
         if bdry.shape != seg.shape:
-            raise InputError(f"groundTruth{{{k}}}: Boundaries is {_hw(bdry.shape)} but "
-                             f"Segmentation is {_hw(seg.shape)}", path)
+            raise InputError(
+                f"groundTruth{{{k}}}: Boundaries is {_hw(bdry.shape)} but "
+                f"Segmentation is {_hw(seg.shape)}",
+                path,
+            )
         if result and seg.shape != result[0].shape:
-            raise InputError(f"annotators disagree on the image size: groundTruth{{1}} is "
-                             f"{_hw(result[0].shape)}, groundTruth{{{k}}} is "
-                             f"{_hw(seg.shape)}", path)
-        result.append(HumanSegmentation._from_stored(seg, bdry) if seg is raw
-                      else HumanSegmentation(seg, bdry))
+            raise InputError(
+                f"annotators disagree on the image size: groundTruth{{1}} is "
+                f"{_hw(result[0].shape)}, groundTruth{{{k}}} is "
+                f"{_hw(seg.shape)}",
+                path,
+            )
+        result.append(
+            HumanSegmentation._from_stored(seg, bdry)
+            if seg is raw
+            else HumanSegmentation(seg, bdry)
+        )
     return result
 
 
@@ -142,8 +168,12 @@ def _hw(shape: tuple[int, ...]) -> str:
     return "x".join(str(n) for n in shape) + " (HxW)"
 
 
-def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray], *,
-                       boundaries: Sequence[np.ndarray]) -> None:
+def write_ground_truth(
+    path: str | PathLike,
+    segmentations: Sequence[np.ndarray],
+    *,
+    boundaries: Sequence[np.ndarray],
+) -> None:
     """Write human segmentations as a BSDS500 ground-truth .mat file.
 
     The layout is the official one (``groundTruth``: 1xK cell of structs with
@@ -176,19 +206,28 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
     for k, seg in enumerate(segs, start=1):
         seg = integer_array(np.asarray(seg), f"segmentation {k}", path, dtype=np.uint16)
         if checked and seg.shape != checked[0].shape:
-            raise InputError(f"segmentation {k} is {_hw(seg.shape)} but segmentation 1 is "
-                             f"{_hw(checked[0].shape)}", path)
+            raise InputError(
+                f"segmentation {k} is {_hw(seg.shape)} but segmentation 1 is "
+                f"{_hw(checked[0].shape)}",
+                path,
+            )
         checked.append(seg)
     bdrys = list(boundaries)
     if len(bdrys) != len(checked):
-        raise InputError(f"{len(bdrys)} boundary maps for {len(checked)} "
-                         "segmentations", path)
-    bdrys = [_boundary_array(np.asarray(b), f"boundaries {k}", path)
-             for k, b in enumerate(bdrys, start=1)]
+        raise InputError(
+            f"{len(bdrys)} boundary maps for {len(checked)} segmentations", path
+        )
+    bdrys = [
+        _boundary_array(np.asarray(b), f"boundaries {k}", path)
+        for k, b in enumerate(bdrys, start=1)
+    ]
     for k, b in enumerate(bdrys, start=1):
         if b.shape != checked[0].shape:
-            raise InputError(f"boundaries {k} is {_hw(b.shape)} but the "
-                             f"segmentations are {_hw(checked[0].shape)}", path)
+            raise InputError(
+                f"boundaries {k} is {_hw(b.shape)} but the "
+                f"segmentations are {_hw(checked[0].shape)}",
+                path,
+            )
     cell = np.empty((1, len(checked)), dtype=object)
     record = np.dtype([("Segmentation", object), ("Boundaries", object)])
     for k, (seg, bdry) in enumerate(zip(checked, bdrys)):
@@ -198,7 +237,7 @@ def write_ground_truth(path: str | PathLike, segmentations: Sequence[np.ndarray]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         import scipy.io
-        scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True,
-                         oned_as="column")
+
+        scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True, oned_as="column")
     except OSError as exc:
         raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None

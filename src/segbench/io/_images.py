@@ -12,8 +12,14 @@ from ..errors import InputError
 from ._files import require_file
 
 # Pillow modes of single-channel images and the full-scale value of each.
-_GRAY_SCALE = {"1": 1, "L": 255, "I;16": 65535, "I;16L": 65535, "I;16B": 65535,
-               "I;16N": 65535}
+_GRAY_SCALE = {
+    "1": 1,
+    "L": 255,
+    "I;16": 65535,
+    "I;16L": 65535,
+    "I;16B": 65535,
+    "I;16N": 65535,
+}
 
 
 #: Largest image decoded, in pixels (64 megapixels: 400 times a BSDS image, 30 times a
@@ -29,9 +35,12 @@ def _checked_header(im, path: Path, max_pixels: int, expected_shape) -> None:
         eh, ew = expected_shape
         raise InputError(f"image is {h}x{w} (HxW) but {eh}x{ew} is expected", path)
     if w * h > max_pixels:
-        raise InputError(f"image claims {w}x{h} pixels ({w * h / 1e6:.0f} megapixels), "
-                         f"above the limit of {max_pixels / 1e6:.0f}; not decoded "
-                         "(a decompression bomb, or not a benchmark image)", path)
+        raise InputError(
+            f"image claims {w}x{h} pixels ({w * h / 1e6:.0f} megapixels), "
+            f"above the limit of {max_pixels / 1e6:.0f}; not decoded "
+            "(a decompression bomb, or not a benchmark image)",
+            path,
+        )
 
 
 def image_size(path: str | PathLike) -> tuple[int, int]:
@@ -43,15 +52,17 @@ def image_size(path: str | PathLike) -> tuple[int, int]:
     except Image.DecompressionBombError as exc:
         raise InputError(f"image too large to decode safely: {exc}", path) from None
     except UnidentifiedImageError:
-        raise InputError("not an image Pillow can read (corrupt, or wrong extension)",
-                         path) from None
+        raise InputError(
+            "not an image Pillow can read (corrupt, or wrong extension)", path
+        ) from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise InputError(f"corrupt or truncated image file: {exc}", path) from None
     return h, w
 
 
-def open_image(path: str | PathLike, *, expected_shape=None,
-               max_pixels: int = MAX_PIXELS) -> tuple[np.ndarray, str, bool]:
+def open_image(
+    path: str | PathLike, *, expected_shape=None, max_pixels: int = MAX_PIXELS
+) -> tuple[np.ndarray, str, bool]:
     """Decode an image file fully, after checking its size from the header.
 
     Parameters
@@ -73,7 +84,7 @@ def open_image(path: str | PathLike, *, expected_shape=None,
     """
     path = require_file(path)
     try:
-        with Image.open(path) as im:        # reads the header only
+        with Image.open(path) as im:  # reads the header only
             _checked_header(im, path, max_pixels, expected_shape)
             im.load()
             mode = im.mode
@@ -84,8 +95,9 @@ def open_image(path: str | PathLike, *, expected_shape=None,
     except Image.DecompressionBombError as exc:
         raise InputError(f"image too large to decode safely: {exc}", path) from None
     except UnidentifiedImageError:
-        raise InputError("not an image Pillow can read (corrupt, or wrong extension)",
-                         path) from None
+        raise InputError(
+            "not an image Pillow can read (corrupt, or wrong extension)", path
+        ) from None
     except (OSError, ValueError, SyntaxError) as exc:  # truncated or corrupt data
         raise InputError(f"corrupt or truncated image file: {exc}", path) from None
     sixteen = mode.startswith("I;16") or (mode == "I" and fmt == "PNG")
@@ -112,12 +124,15 @@ def single_channel(pixels: np.ndarray, mode: str, path: Path, what: str) -> np.n
             raise InputError(
                 f"{what} must be a single-channel (grayscale) image; this {mode} image "
                 "has a non-opaque alpha channel. Save the map as 8- or 16-bit grayscale",
-                path)
+                path,
+            )
     if colour.shape[-1] > 1 and not (colour == colour[..., :1]).all():
         raise InputError(
             f"{what} must be a single-channel (grayscale) image, but this is an {mode} "
             "colour image whose channels differ. Save the boundary map as 8- or 16-bit "
-            "grayscale PNG", path)
+            "grayscale PNG",
+            path,
+        )
     return colour[..., 0]
 
 
@@ -131,8 +146,9 @@ def read_image(path: str | PathLike) -> np.ndarray:
     path = require_file(path)
     pixels, mode, sixteen = open_image(path)
     if sixteen or mode in ("I", "F"):
-        raise InputError(f"expected an 8-bit colour or gray image, got Pillow mode {mode}",
-                         path)
+        raise InputError(
+            f"expected an 8-bit colour or gray image, got Pillow mode {mode}", path
+        )
     if mode in ("RGB",):
         return np.ascontiguousarray(pixels, dtype=np.uint8)
     with Image.open(path) as im:  # rare modes: let Pillow do the colour conversion
@@ -149,10 +165,16 @@ def write_image(path: str | PathLike, image, *, compress_level: int = 6) -> Path
     """
     path = Path(path)
     arr = np.asarray(image)
-    if arr.dtype != np.uint8 or arr.ndim not in (2, 3) or (arr.ndim == 3
-                                                           and arr.shape[2] != 3):
-        raise InputError(f"expected an (H, W) or (H, W, 3) uint8 image, got {arr.dtype} "
-                         f"of shape {arr.shape}", path)
+    if (
+        arr.dtype != np.uint8
+        or arr.ndim not in (2, 3)
+        or (arr.ndim == 3 and arr.shape[2] != 3)
+    ):
+        raise InputError(
+            f"expected an (H, W) or (H, W, 3) uint8 image, got {arr.dtype} "
+            f"of shape {arr.shape}",
+            path,
+        )
     ext = path.suffix.lower()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

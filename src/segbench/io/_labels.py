@@ -18,8 +18,9 @@ from ._prediction import _load_npy
 _PNG_MAX = 65535
 
 
-def read_label_map(path: str | PathLike, *, variable: str | None = None,
-                   dtype=np.int32) -> np.ndarray:
+def read_label_map(
+    path: str | PathLike, *, variable: str | None = None, dtype=np.int32
+) -> np.ndarray:
     """Read a label map (segmentation, superpixels) as an (H, W) int32 array.
 
     Parameters
@@ -64,22 +65,30 @@ def read_label_map(path: str | PathLike, *, variable: str | None = None,
         raise InputError(
             f"label map is a {mode} image; expected single-channel labels (8- or 16-bit "
             "grayscale or palette PNG). Colours are not converted to labels: map each "
-            "colour to an integer and save that", path)
+            "colour to an integer and save that",
+            path,
+        )
     if ext == ".npy":
         arr = _load_npy(path)
         return integer_array(arr, "label map", path, dtype=dtype)
     if ext == ".mat":
         variables = load_mat(path)
         if variable is None:
-            variable = only_2d_variable(variables, path,
-                                        "pass variable=<name> (--gt-variable)")
+            variable = only_2d_variable(
+                variables, path, "pass variable=<name> (--gt-variable)"
+            )
         if variable not in variables:
-            raise InputError(f"no variable {variable!r}; found "
-                             f"{describe_variables(variables)}", path)
-        return integer_array(variables[variable], f"variable {variable!r}", path,
-                             dtype=dtype)
-    raise InputError(f"unsupported label-map file type {path.suffix!r}; expected .png, "
-                     ".bmp, .tif, .npy or .mat", path)
+            raise InputError(
+                f"no variable {variable!r}; found {describe_variables(variables)}", path
+            )
+        return integer_array(
+            variables[variable], f"variable {variable!r}", path, dtype=dtype
+        )
+    raise InputError(
+        f"unsupported label-map file type {path.suffix!r}; expected .png, "
+        ".bmp, .tif, .npy or .mat",
+        path,
+    )
 
 
 def read_stored_labels(path: str | PathLike, *, buffer: str | None = None) -> np.ndarray:
@@ -103,8 +112,9 @@ def read_stored_labels(path: str | PathLike, *, buffer: str | None = None) -> np
     return read_label_map(path, dtype=None)
 
 
-def read_stored_label_pair(gt_path: str | PathLike, pred_path: str | PathLike
-                           ) -> tuple[np.ndarray, np.ndarray]:
+def read_stored_label_pair(
+    gt_path: str | PathLike, pred_path: str | PathLike
+) -> tuple[np.ndarray, np.ndarray]:
     """``(read_stored_labels(gt_path, buffer="gt"), read_stored_labels(pred_path,
     buffer="pred"))``, with two PNG files decoded together (faster where both are
     mostly literals: maps without runs of one label).
@@ -119,17 +129,20 @@ def read_stored_label_pair(gt_path: str | PathLike, pred_path: str | PathLike
     """
     if _is_png(gt_path) and _is_png(pred_path):
         from ._png import decode_label_png_pair, read_into_scratch
+
         try:
             a = read_into_scratch(gt_path, "gt")
             b = read_into_scratch(pred_path, "pred")
-        except OSError:     # missing, a folder, unreadable: the path below names it
+        except OSError:  # missing, a folder, unreadable: the path below names it
             a = b = None
         if a is not None:
             pair = decode_label_png_pair(a, b, MAX_PIXELS, "gt", "pred")
             if pair is not None:
                 return pair
-    return (read_stored_labels(gt_path, buffer="gt"),
-            read_stored_labels(pred_path, buffer="pred"))
+    return (
+        read_stored_labels(gt_path, buffer="gt"),
+        read_stored_labels(pred_path, buffer="pred"),
+    )
 
 
 def _is_png(path) -> bool:
@@ -143,7 +156,8 @@ def _decode_png(path: Path, out: str | None = None) -> np.ndarray | None:
     16-bit grey, not interlaced), or None: then Pillow decodes it (any other kind, an
     unreadable or malformed file: Pillow's message names the problem). ``out``: see
     :func:`._png.decode_label_png`."""
-    from ._png import decode_scratch, read_into_scratch   # here: these load numba
+    from ._png import decode_scratch, read_into_scratch  # here: these load numba
+
     try:
         buf, n = read_into_scratch(path, out or "file")
     except OSError:
@@ -171,8 +185,9 @@ def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in (".png", ".npy"):
-        raise InputError(f"unsupported label-map file type {path.suffix!r}; expected .png "
-                         "or .npy", path)
+        raise InputError(
+            f"unsupported label-map file type {path.suffix!r}; expected .png or .npy", path
+        )
     labels = np.asarray(labels)
     if np.issubdtype(labels.dtype, np.floating):
         raise InputError(f"labels must be integers, got {labels.dtype}", path)
@@ -184,8 +199,11 @@ def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:
             np.save(path, arr.astype(np.int32), allow_pickle=False)
             return
         if arr.min() < 0 or arr.max() > _PNG_MAX:
-            raise InputError(f"labels span [{arr.min()}, {arr.max()}] but a 16-bit PNG "
-                             f"holds 0..{_PNG_MAX}; relabel them or write .npy", path)
+            raise InputError(
+                f"labels span [{arr.min()}, {arr.max()}] but a 16-bit PNG "
+                f"holds 0..{_PNG_MAX}; relabel them or write .npy",
+                path,
+            )
         Image.fromarray(arr.astype(np.uint16)).save(path, format="PNG")
     except OSError as exc:
         raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None

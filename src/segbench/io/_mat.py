@@ -18,8 +18,12 @@ from ._files import require_file
 from ._mat5 import read_mat5
 
 # numpy dtype -> MATLAB class, so that messages use the names MATLAB users see
-_MATLAB_CLASS = {"float64": "double", "float32": "single", "bool": "logical",
-                 "complex128": "complex double"}
+_MATLAB_CLASS = {
+    "float64": "double",
+    "float32": "single",
+    "bool": "logical",
+    "complex128": "complex double",
+}
 
 
 def load_mat(path: str | Path) -> dict[str, object]:
@@ -37,16 +41,19 @@ def load_mat(path: str | Path) -> dict[str, object]:
     if variables is not None:
         return variables
     import scipy.io  # here, not at import: 0.25 s that most commands never need
+
     try:
         data = scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)
     except NotImplementedError as exc:  # scipy's message for HDF5-based files
         raise InputError(
             "MATLAB v7.3 (HDF5) .mat files are not supported; re-save it in MATLAB with "
-            f"save(..., '-v7') ({exc})", path) from None
+            f"save(..., '-v7') ({exc})",
+            path,
+        ) from None
     except Exception as exc:  # scipy raises many types on corrupt input
         raise InputError(
-            f"cannot read as a MATLAB .mat file (corrupt or not a .mat file): {exc}",
-            path) from None
+            f"cannot read as a MATLAB .mat file (corrupt or not a .mat file): {exc}", path
+        ) from None
     return {k: v for k, v in data.items() if not k.startswith("__")}
 
 
@@ -58,10 +65,15 @@ def describe_variables(variables: dict[str, object]) -> str:
     for name, value in variables.items():
         if isinstance(value, np.ndarray):
             shape = "x".join(str(n) for n in value.shape)
-            kind = ("cell" if value.dtype == object else
-                    "struct" if value.dtype.names else
-                    "char" if value.dtype.kind == "U" else
-                    _MATLAB_CLASS.get(value.dtype.name, value.dtype.name))
+            kind = (
+                "cell"
+                if value.dtype == object
+                else "struct"
+                if value.dtype.names
+                else "char"
+                if value.dtype.kind == "U"
+                else _MATLAB_CLASS.get(value.dtype.name, value.dtype.name)
+            )
             parts.append(f"{name!r} ({shape} {kind})")
         else:
             parts.append(f"{name!r} ({type(value).__name__})")
@@ -123,8 +135,14 @@ def struct_fieldnames(value: object) -> list[str]:
 STORED_TYPES = (np.uint8, np.uint16, np.int32)
 
 
-def integer_array(value: object, what: str, path: str | Path, *,
-                  dtype=np.int32, min_value: int | None = None) -> np.ndarray:
+def integer_array(
+    value: object,
+    what: str,
+    path: str | Path,
+    *,
+    dtype=np.int32,
+    min_value: int | None = None,
+) -> np.ndarray:
     """Validate a numeric 2-D array holding whole numbers and convert it to ``dtype``.
 
     MATLAB stores label maps as any numeric class (double is the default), so floats are
@@ -136,50 +154,69 @@ def integer_array(value: object, what: str, path: str | Path, *,
     """
     arr = value
     if not isinstance(arr, np.ndarray) or arr.dtype == object or arr.dtype.names:
-        raise InputError(f"{what} is not a numeric array (got {type(arr).__name__}"
-                         f"{'' if not isinstance(arr, np.ndarray) else ' of ' + str(arr.dtype)})",
-                         path)
+        raise InputError(
+            f"{what} is not a numeric array (got {type(arr).__name__}"
+            f"{'' if not isinstance(arr, np.ndarray) else ' of ' + str(arr.dtype)})",
+            path,
+        )
     if arr.ndim != 2:
         raise InputError(f"{what} must be a 2-D (H, W) array, got shape {arr.shape}", path)
     if arr.size == 0:
         raise InputError(f"{what} is empty (shape {arr.shape})", path)
-    if arr.dtype == bool:   # a copy, not a view: Pillow's 1-bit arrays store True as 255
+    if arr.dtype == bool:  # a copy, not a view: Pillow's 1-bit arrays store True as 255
         arr = arr.astype(np.uint8)
     if dtype is None:
         if arr.dtype.type in STORED_TYPES and arr.dtype.isnative and min_value is None:
             return np.ascontiguousarray(arr)
         dtype = np.int32
     if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise InputError(f"{what} has unsupported type {arr.dtype}; expected integers", path)
+        raise InputError(
+            f"{what} has unsupported type {arr.dtype}; expected integers", path
+        )
     if np.issubdtype(arr.dtype, np.floating):
         if not np.isfinite(arr).all():
-            raise InputError(f"{what} contains NaN or Inf; labels must be whole numbers",
-                             path)
+            raise InputError(
+                f"{what} contains NaN or Inf; labels must be whole numbers", path
+            )
         if (arr != np.round(arr)).any():
-            raise InputError(f"{what} contains fractional values; labels must be whole "
-                             "numbers", path)
+            raise InputError(
+                f"{what} contains fractional values; labels must be whole numbers", path
+            )
     info = np.iinfo(dtype)
     floor = info.min if min_value is None else max(info.min, min_value)
     if np.issubdtype(arr.dtype, np.integer):
         have = np.iinfo(arr.dtype)
-        if have.min >= floor and have.max <= info.max:   # e.g. uint16 into int32: no scan
+        if have.min >= floor and have.max <= info.max:  # e.g. uint16 into int32: no scan
             return np.ascontiguousarray(arr, dtype=dtype)
     lo, hi = arr.min(), arr.max()
     if lo < floor or hi > info.max:
-        raise InputError(f"{what} has values in [{lo:g}, {hi:g}], outside the allowed "
-                         f"range [{floor}, {info.max}]", path)
+        raise InputError(
+            f"{what} has values in [{lo:g}, {hi:g}], outside the allowed "
+            f"range [{floor}, {info.max}]",
+            path,
+        )
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
 def only_2d_variable(variables: dict, path, option: str) -> str:
     """The name of the one 2-D numeric variable of a .mat file; InputError naming the
     ``option`` that chooses one when there are none or several."""
-    candidates = [k for k, v in variables.items()
-                  if isinstance(v, np.ndarray) and v.ndim == 2 and v.size > 1
-                  and v.dtype != object and not v.dtype.names]
+    candidates = [
+        k
+        for k, v in variables.items()
+        if isinstance(v, np.ndarray)
+        and v.ndim == 2
+        and v.size > 1
+        and v.dtype != object
+        and not v.dtype.names
+    ]
     if len(candidates) != 1:
-        what = "no 2-D numeric variable" if not candidates else \
-            f"several 2-D numeric variables ({', '.join(candidates)})"
-        raise InputError(f"{what}; {option} to choose. Found "
-                         f"{describe_variables(variables)}", path)
+        what = (
+            "no 2-D numeric variable"
+            if not candidates
+            else f"several 2-D numeric variables ({', '.join(candidates)})"
+        )
+        raise InputError(
+            f"{what}; {option} to choose. Found {describe_variables(variables)}", path
+        )
     return candidates[0]

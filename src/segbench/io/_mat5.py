@@ -7,8 +7,8 @@ label maps), ``segs`` and ``ucm2`` predictions, label maps. This module reads ex
 those, as ``scipy.io.loadmat(path, squeeze_me=False, struct_as_record=True)`` returns
 them (the same classes, dtypes, shapes and values, checked against scipy on every
 ``.mat`` file of BSDS500 by the tests). For anything else (sparse, complex, char,
-objects, MATLAB v4 or v7.3 files, big-endian files, a damaged file) it returns ``None`` and the caller
-uses scipy.io, which reads or refuses it as before.
+objects, MATLAB v4 or v7.3 files, big-endian files, a damaged file) it returns ``None``
+and the caller uses scipy.io, which reads or refuses it as before.
 
 Format: the MAT-File Format reference (MathWorks): a 128-byte header, then data elements
 of an 8-byte tag (type, byte count) or a "small" 4-byte-packed tag, padded to 8 bytes;
@@ -27,8 +27,18 @@ from ..errors import InputError
 __all__ = ["read_mat5"]
 
 # data-element types -> numpy dtype character (miINT8 ... miUINT64)
-_MI_DTYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 9: "f8",
-              12: "i8", 13: "u8"}
+_MI_DTYPES = {
+    1: "i1",
+    2: "u1",
+    3: "i2",
+    4: "u2",
+    5: "i4",
+    6: "u4",
+    7: "f4",
+    9: "f8",
+    12: "i8",
+    13: "u8",
+}
 _MI_MATRIX, _MI_COMPRESSED = 14, 15
 # array classes read here: cell, struct, and the numeric classes double ... uint64
 _MX_CELL, _MX_STRUCT = 1, 2
@@ -54,19 +64,19 @@ class _Elements:
         if pos + 8 > len(data):
             raise _Unsupported("truncated")
         first = int(np.frombuffer(data, self.order + "u4", 1, pos)[0])
-        if first >> 16:                                   # small element: data in the tag
+        if first >> 16:  # small element: data in the tag
             kind, size = first & 0xFFFF, first >> 16
             if size > 4:
                 raise _Unsupported("bad small element")
             self.pos = pos + 8
-            return kind, data[pos + 4:pos + 4 + size]
+            return kind, data[pos + 4 : pos + 4 + size]
         size = int(np.frombuffer(data, self.order + "u4", 1, pos + 4)[0])
         end = pos + 8 + size
         if end > len(data):
             raise _Unsupported("truncated")
         # compressed elements are not padded; all others end on an 8-byte boundary
         self.pos = end if first == _MI_COMPRESSED else pos + 8 + (size + 7) // 8 * 8
-        return first, data[pos + 8:end]
+        return first, data[pos + 8 : end]
 
     def numbers(self) -> np.ndarray:
         kind, payload = self.next()
@@ -111,8 +121,10 @@ def _matrix(payload: memoryview, order: str) -> tuple[str, object]:
         packed = bytes(parts.next()[1])
         if width <= 0 or len(packed) % width:
             raise _Unsupported("bad field names")
-        fields = [packed[i:i + width].split(b"\0", 1)[0].decode("latin-1")
-                  for i in range(0, len(packed), width)]
+        fields = [
+            packed[i : i + width].split(b"\0", 1)[0].decode("latin-1")
+            for i in range(0, len(packed), width)
+        ]
         if not fields or len(set(fields)) != len(fields):
             raise _Unsupported("no or repeated field names")
         records = np.empty(count, dtype=[(f, object) for f in fields])
@@ -164,8 +176,11 @@ def read_mat5(path: str | Path) -> dict[str, object] | None:
                 inflate = zlib.decompressobj()
                 raw = inflate.decompress(payload, MAX_VARIABLE_BYTES)
                 if inflate.unconsumed_tail:
-                    raise InputError(f"a compressed variable inflates to more than "
-                                     f"{MAX_VARIABLE_BYTES >> 20} MB; refused", path)
+                    raise InputError(
+                        f"a compressed variable inflates to more than "
+                        f"{MAX_VARIABLE_BYTES >> 20} MB; refused",
+                        path,
+                    )
                 kind, payload = _Elements(raw, order).next()
             if kind != _MI_MATRIX:
                 return None

@@ -25,7 +25,7 @@ from ._atomic import atomic_write_text
 
 
 def _g(x) -> str:
-    return "%10g" % float(x)
+    return f"{float(x):10g}"
 
 
 def _rows(table) -> str:
@@ -75,22 +75,32 @@ def read_ev1(path) -> np.ndarray:
         whole, matched counts above their totals, thresholds not increasing.
     """
     from ._files import require_file
+
     path = require_file(path)
     try:
         table = np.loadtxt(path, ndmin=2)
     except (OSError, ValueError) as exc:
-        raise InputError(f"not a per-image counts file (threshold cntR sumR cntP sumP a "
-                         f"row): {exc}", path) from None
+        raise InputError(
+            f"not a per-image counts file (threshold cntR sumR cntP sumP a row): {exc}",
+            path,
+        ) from None
     if table.ndim != 2 or table.shape[1] != 5 or table.shape[0] == 0:
-        raise InputError(f"expected rows of 5 numbers (threshold cntR sumR cntP sumP), "
-                         f"got a table of shape {table.shape}", path)
+        raise InputError(
+            f"expected rows of 5 numbers (threshold cntR sumR cntP sumP), "
+            f"got a table of shape {table.shape}",
+            path,
+        )
     counts = table[:, 1:]
-    if not np.isfinite(table).all() or (counts < 0).any() or \
-            (counts != np.round(counts)).any():
+    if (
+        not np.isfinite(table).all()
+        or (counts < 0).any()
+        or (counts != np.round(counts)).any()
+    ):
         raise InputError("the counts (columns 2-5) must be whole numbers >= 0", path)
     if (table[:, 1] > table[:, 2]).any() or (table[:, 3] > table[:, 4]).any():
-        raise InputError("a matched count exceeds its total (cntR > sumR or cntP > sumP)",
-                         path)
+        raise InputError(
+            "a matched count exceeds its total (cntR > sumR or cntP > sumP)", path
+        )
     if table.shape[0] > 1 and not (np.diff(table[:, 0]) > 0).all():
         raise InputError("the thresholds (column 1) must increase", path)
     return table
@@ -103,22 +113,38 @@ def write_eval_bdry(out_dir, summary) -> list[Path]:
     Images are numbered 1..N in the order of ``summary.per_image`` (sorted ids), as the
     official code numbers its file list.
     """
-    img = "".join("%10d " % (i + 1) + " ".join(_g(v) for v in row) + "\n"
-                  for i, row in enumerate(summary.per_image))
-    thr = "".join(" ".join(_g(v) for v in row) + "\n" for row in np.column_stack(
-        [summary.thresholds, summary.recall, summary.precision, summary.f]))
+    img = "".join(
+        f"{i + 1:10d} " + " ".join(_g(v) for v in row) + "\n"
+        for i, row in enumerate(summary.per_image)
+    )
+    thr = "".join(
+        " ".join(_g(v) for v in row) + "\n"
+        for row in np.column_stack(
+            [summary.thresholds, summary.recall, summary.precision, summary.f]
+        )
+    )
     t, r, p, f = summary.ods
     r_max, p_max, f_max = summary.ois
     main = " ".join(_g(v) for v in (t, r, p, f, r_max, p_max, f_max, summary.ap)) + "\n"
-    return write_texts(out_dir, (("eval_bdry_img.txt", img), ("eval_bdry_thr.txt", thr),
-                                 ("eval_bdry.txt", main)))
+    return write_texts(
+        out_dir,
+        (("eval_bdry_img.txt", img), ("eval_bdry_thr.txt", thr), ("eval_bdry.txt", main)),
+    )
 
 
 def read_eval_bdry(path) -> dict:
     """Parse an ``eval_bdry.txt`` (8 numbers) into named fields."""
     v = np.loadtxt(path).ravel()
-    names = ("ods_threshold", "ods_recall", "ods_precision", "ods_f",
-             "ois_recall", "ois_precision", "ois_f", "ap")
+    names = (
+        "ods_threshold",
+        "ods_recall",
+        "ods_precision",
+        "ods_f",
+        "ois_recall",
+        "ois_precision",
+        "ois_f",
+        "ap",
+    )
     return dict(zip(names, (float(x) for x in v)))
 
 
@@ -143,9 +169,11 @@ def format_ev4(record) -> str:
 def read_region_tables(out_dir, iid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One image's ``_ev2``, ``_ev3`` and ``_ev4.txt`` (ours or the official code's)."""
     out = Path(out_dir)
-    return (np.loadtxt(out / f"{iid}_ev2.txt", ndmin=2),
-            np.loadtxt(out / f"{iid}_ev3.txt", ndmin=1),
-            np.loadtxt(out / f"{iid}_ev4.txt", ndmin=2))
+    return (
+        np.loadtxt(out / f"{iid}_ev2.txt", ndmin=2),
+        np.loadtxt(out / f"{iid}_ev3.txt", ndmin=1),
+        np.loadtxt(out / f"{iid}_ev4.txt", ndmin=2),
+    )
 
 
 def write_eval_region(out_dir, summary) -> list[Path]:
@@ -155,18 +183,43 @@ def write_eval_region(out_dir, summary) -> list[Path]:
     Images are numbered 1..N in the order of ``summary.per_image`` (sorted ids), as the
     official code numbers its file list.
     """
-    img = "".join("%10d " % (i + 1) + " ".join(_g(v) for v in row) + "\n"
-                  for i, row in enumerate(summary.per_image))
+    img = "".join(
+        f"{i + 1:10d} " + " ".join(_g(v) for v in row) + "\n"
+        for i, row in enumerate(summary.per_image)
+    )
     th = _rows(np.column_stack([summary.thresholds, summary.covering]))
-    cover = " ".join(_g(v) for v in (*summary.covering_ods, summary.covering_ois,
-                                     summary.covering_best)) + "\n"
+    cover = (
+        " ".join(
+            _g(v)
+            for v in (*summary.covering_ods, summary.covering_ois, summary.covering_best)
+        )
+        + "\n"
+    )
     ri_thr = _rows(np.column_stack([summary.thresholds, summary.pri, summary.vi]))
-    ri = " ".join(_g(v) for v in (summary.pri_ods[0], summary.pri_ods[1], summary.pri_ois,
-                                  summary.vi_ods[0], summary.vi_ods[1],
-                                  summary.vi_ois)) + "\n"
-    return write_texts(out_dir, (("eval_cover_img.txt", img), ("eval_cover_th.txt", th),
-                                 ("eval_cover.txt", cover), ("eval_RI_VOI_thr.txt", ri_thr),
-                                 ("eval_RI_VOI.txt", ri)))
+    ri = (
+        " ".join(
+            _g(v)
+            for v in (
+                summary.pri_ods[0],
+                summary.pri_ods[1],
+                summary.pri_ois,
+                summary.vi_ods[0],
+                summary.vi_ods[1],
+                summary.vi_ois,
+            )
+        )
+        + "\n"
+    )
+    return write_texts(
+        out_dir,
+        (
+            ("eval_cover_img.txt", img),
+            ("eval_cover_th.txt", th),
+            ("eval_cover.txt", cover),
+            ("eval_RI_VOI_thr.txt", ri_thr),
+            ("eval_RI_VOI.txt", ri),
+        ),
+    )
 
 
 def read_eval_cover(path) -> dict:
@@ -178,6 +231,12 @@ def read_eval_cover(path) -> dict:
 def read_eval_ri_voi(path) -> dict:
     """Parse an ``eval_RI_VOI.txt`` (6 numbers) into named fields."""
     v = np.loadtxt(path).ravel()
-    names = ("pri_ods_threshold", "pri_ods", "pri_ois", "vi_ods_threshold", "vi_ods",
-             "vi_ois")
+    names = (
+        "pri_ods_threshold",
+        "pri_ods",
+        "pri_ois",
+        "vi_ods_threshold",
+        "vi_ods",
+        "vi_ois",
+    )
     return dict(zip(names, (float(x) for x in v)))

@@ -39,60 +39,170 @@ from ..compilation import prepare_kernels
 
 prepare_kernels()
 
-_PAD = 16       # zero bytes after the compressed data: refills read 8 bytes ahead
-_LB = 10        # bits of the literal/length table's first level
-_DB = 8         # bits of the distance table's first level
-_SIG_HI, _SIG_LO = 0x89504E47, 0x0D0A1A0A   # the 8-byte PNG signature
+_PAD = 16  # zero bytes after the compressed data: refills read 8 bytes ahead
+_LB = 10  # bits of the literal/length table's first level
+_DB = 8  # bits of the distance table's first level
+_SIG_HI, _SIG_LO = 0x89504E47, 0x0D0A1A0A  # the 8-byte PNG signature
 
 # table entries (int64): bits 0-3 code length (0 = no such code), bit 4 a pointer to a
 # second-level table (bits 0-3 then its index bits), bits 5-7 kind, bits 8-11 extra
 # bits, bits 12- the value (literal byte, length or distance base, or table offset)
 _LIT, _LEN, _END, _DIST, _BAD = 0, 1, 2, 3, 4
-_LEN_BASE = np.array([3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43,
-                      51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258], np.int64)
-_LEN_EXTRA = np.array([0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4,
-                       4, 4, 5, 5, 5, 5, 0], np.int64)
-_DIST_BASE = np.array([1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257,
-                       385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289,
-                       16385, 24577], np.int64)
-_DIST_EXTRA = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9,
-                        10, 10, 11, 11, 12, 12, 13, 13], np.int64)
+_LEN_BASE = np.array(
+    [
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        13,
+        15,
+        17,
+        19,
+        23,
+        27,
+        31,
+        35,
+        43,
+        51,
+        59,
+        67,
+        83,
+        99,
+        115,
+        131,
+        163,
+        195,
+        227,
+        258,
+    ],
+    np.int64,
+)
+_LEN_EXTRA = np.array(
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0],
+    np.int64,
+)
+_DIST_BASE = np.array(
+    [
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+        9,
+        13,
+        17,
+        25,
+        33,
+        49,
+        65,
+        97,
+        129,
+        193,
+        257,
+        385,
+        513,
+        769,
+        1025,
+        1537,
+        2049,
+        3073,
+        4097,
+        6145,
+        8193,
+        12289,
+        16385,
+        24577,
+    ],
+    np.int64,
+)
+_DIST_EXTRA = np.array(
+    [
+        0,
+        0,
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+        4,
+        4,
+        5,
+        5,
+        6,
+        6,
+        7,
+        7,
+        8,
+        8,
+        9,
+        9,
+        10,
+        10,
+        11,
+        11,
+        12,
+        12,
+        13,
+        13,
+    ],
+    np.int64,
+)
 _REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint8)
-_CL_ORDER = np.array([16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15],
-                     np.int64)
+_CL_ORDER = np.array(
+    [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15], np.int64
+)
 
 
 @intrinsic
 def _load8(typingctx, arr, index):
     """Bytes arr[index .. index+7] as a little-endian uint64 (one unaligned load)."""
+
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
+        ptr = cgutils.get_item_pointer(
+            context, builder, aryty, ary, [args[1]], wraparound=False
+        )
         i64 = ir.IntType(64)
         return builder.load(builder.bitcast(ptr, i64.as_pointer()), align=1)
+
     return types.uint64(arr, index), codegen
 
 
 @intrinsic
 def _store8(typingctx, arr, index, value):
     """Write the uint64 ``value`` to arr[index .. index+7] (one unaligned store)."""
+
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
+        ptr = cgutils.get_item_pointer(
+            context, builder, aryty, ary, [args[1]], wraparound=False
+        )
         i64 = ir.IntType(64)
         builder.store(args[2], builder.bitcast(ptr, i64.as_pointer()), align=1)
         return context.get_dummy_value()
+
     return types.void(arr, index, types.uint64), codegen
 
 
 @njit(cache=True, nogil=True)
 def _be32(buf, i):
-    return ((np.int64(buf[i]) << 24) | (np.int64(buf[i + 1]) << 16)
-            | (np.int64(buf[i + 2]) << 8) | np.int64(buf[i + 3]))
+    return (
+        (np.int64(buf[i]) << 24)
+        | (np.int64(buf[i + 1]) << 16)
+        | (np.int64(buf[i + 2]) << 8)
+        | np.int64(buf[i + 3])
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +255,7 @@ def _build(lens, vals, table, lb):
         if submax[pre]:
             table[pre] = (off << 12) | 16 | submax[pre]
             if not complete:
-                table[off:off + (1 << submax[pre])] = _BAD << 5
+                table[off : off + (1 << submax[pre])] = _BAD << 5
             off += 1 << submax[pre]
     for s in range(lens.size):
         n = lens[s]
@@ -192,7 +302,7 @@ def _is_literal(e):
     return np.uint64((e & 0xFF) - 1) < np.uint64(15)
 
 
-_HUFF, _NEXT, _DONE, _FAIL = 0, 1, 2, 3     # where a stream is, between blocks
+_HUFF, _NEXT, _DONE, _FAIL = 0, 1, 2, 3  # where a stream is, between blocks
 # a pair is inflated together when both streams compress less than this many times
 # (mostly literals: random maps about 1x, blob maps 70x, where the pair's step-by-step
 # alternation measured 10-20% slower than one stream after the other)
@@ -229,8 +339,8 @@ def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
     btype = np.int64((bb >> np.uint64(1)) & np.uint64(3))
     bb >>= np.uint64(3)
     bc -= 3
-    if btype == 0:                        # stored: whole bytes, after a length
-        ip -= bc >> 3                     # back to the first byte not consumed
+    if btype == 0:  # stored: whole bytes, after a length
+        ip -= bc >> 3  # back to the first byte not consumed
         bb = np.uint64(0)
         bc = 0
         if ip + 4 > n_in:
@@ -239,11 +349,11 @@ def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
         nln = np.int64(inp[ip + 2]) | (np.int64(inp[ip + 3]) << 8)
         if ln != (~nln & 0xFFFF) or ip + 4 + ln > n_in or o + ln > n_out:
             return _FAIL, final, bb, bc, ip, o
-        out[o:o + ln] = inp[ip + 4:ip + 4 + ln]
+        out[o : o + ln] = inp[ip + 4 : ip + 4 + ln]
         o += ln
         ip += 4 + ln
         return (_DONE if final else _NEXT), final, bb, bc, ip, o
-    if btype == 1:                        # the fixed code
+    if btype == 1:  # the fixed code
         lens[:144] = 8
         lens[144:256] = 9
         lens[256:280] = 7
@@ -251,7 +361,7 @@ def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
         _build(lens[:288], lv, lit, _LB)
         lens[:32] = 5
         _build(lens[:32], dv, dst, _DB)
-    elif btype == 2:                      # a code sent in the block
+    elif btype == 2:  # a code sent in the block
         nlit = 257 + np.int64(bb & np.uint64(31))
         ndist = 1 + np.int64((bb >> np.uint64(5)) & np.uint64(31))
         ncl = 4 + np.int64((bb >> np.uint64(10)) & np.uint64(15))
@@ -308,7 +418,7 @@ def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
                 bc -= 7
             if i + rep > total:
                 return _FAIL, final, bb, bc, ip, o
-            lens[i:i + rep] = val
+            lens[i : i + rep] = val
             i += rep
         if lens[256] == 0:
             return _FAIL, final, bb, bc, ip, o
@@ -319,6 +429,8 @@ def _block_start(inp, n_in, out, n_out, bb, bc, ip, o, tabs):
     else:
         return _FAIL, final, bb, bc, ip, o
     return _HUFF, final, bb, bc, ip, o
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst):
     """Decode the length symbol of entry ``e`` (its code already consumed), its extra
@@ -327,14 +439,15 @@ def _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst):
     length = (e >> 12) + np.int64(bb & np.uint64((1 << x) - 1))
     bb >>= np.uint64(x)
     bc -= x
-    if bc < 28:      # after literals decoded from this refill
+    if bc < 28:  # after literals decoded from this refill
         bb |= _load8(inp, ip) << np.uint64(bc)
         ip += (63 - bc) >> 3
         bc |= 56
     d = dst[bb & np.uint64((1 << _DB) - 1)]
     if d & 16:
-        d = dst[(d >> 12) + np.int64((bb >> np.uint64(_DB))
-                                     & np.uint64((1 << (d & 15)) - 1))]
+        d = dst[
+            (d >> 12) + np.int64((bb >> np.uint64(_DB)) & np.uint64((1 << (d & 15)) - 1))
+        ]
     n = d & 15
     if n == 0 or ((d >> 5) & 7) != _DIST:
         return False, bb, bc, ip, o
@@ -349,10 +462,10 @@ def _match(inp, n_in, out, n_out, e, bb, bc, ip, o, dst):
     # unsigned indices: no negative-index handling, so the loops vectorize
     uo = np.uint64(o)
     us = np.uint64(o - dist)
-    if dist >= 8:        # eight bytes at a time; may write 7 past, into room
+    if dist >= 8:  # eight bytes at a time; may write 7 past, into room
         for k in range(_U0, np.uint64(length), _U8):
             _store8(out, uo + k, _load8(out, us + k))
-    elif dist == 1:      # a run of one value: a fill
+    elif dist == 1:  # a run of one value: a fill
         v = out[us]
         for k in range(_U0, np.uint64(length)):
             out[uo + k] = v
@@ -378,8 +491,10 @@ def _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst):
         # the look-ups are written out: as calls, they measured 60% slower
         e = lit[bb & lmask]
         if e & 16:
-            e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
-                                         & np.uint64((1 << (e & 15)) - 1))]
+            e = lit[
+                (e >> 12)
+                + np.int64((bb >> np.uint64(_LB)) & np.uint64((1 << (e & 15)) - 1))
+            ]
         # a literal's entry has bits 4-5 clear, so e & 63 is its length: a shift
         # by it needs no masking (x86 masks shift counts to 6 bits)
         if _is_literal(e):
@@ -397,8 +512,10 @@ def _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst):
             o += 1
             e = lit[bb & lmask]
             if e & 16:
-                e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
-                                             & np.uint64((1 << (e & 15)) - 1))]
+                e = lit[
+                    (e >> 12)
+                    + np.int64((bb >> np.uint64(_LB)) & np.uint64((1 << (e & 15)) - 1))
+                ]
             if _is_literal(e):
                 bb >>= np.uint64(e & 63)
                 bc -= e & 63
@@ -406,8 +523,10 @@ def _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst):
                 o += 1
                 e = lit[bb & lmask]
                 if e & 16:
-                    e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
-                                                 & np.uint64((1 << (e & 15)) - 1))]
+                    e = lit[
+                        (e >> 12)
+                        + np.int64((bb >> np.uint64(_LB)) & np.uint64((1 << (e & 15)) - 1))
+                    ]
                 if _is_literal(e):
                     bb >>= np.uint64(e & 63)
                     bc -= e & 63
@@ -432,18 +551,20 @@ def _inflate(inp, n_in, out, n_out):
     """Inflate the deflate stream ``inp[:n_in]`` (followed by ``_PAD`` zero bytes) into
     ``out`` (``n_out`` bytes plus 8 spare); True when it fills exactly ``n_out`` bytes."""
     tabs = _tables()
-    bb = np.uint64(0)   # bit buffer: the next bc bits of the stream, first bit lowest
+    bb = np.uint64(0)  # bit buffer: the next bc bits of the stream, first bit lowest
     bc = 0
     ip = 0
     o = 0
     while True:
-        state, final, bb, bc, ip, o = _block_start(inp, n_in, out, n_out, bb, bc, ip, o,
-                                                   tabs)
+        state, final, bb, bc, ip, o = _block_start(
+            inp, n_in, out, n_out, bb, bc, ip, o, tabs
+        )
         if state == _FAIL:
             return False
         if state == _HUFF:
-            ok, bb, bc, ip, o = _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o,
-                                               tabs[0], tabs[1])
+            ok, bb, bc, ip, o = _block_symbols(
+                inp, n_in, out, n_out, bb, bc, ip, o, tabs[0], tabs[1]
+            )
             if not ok:
                 return False
         if final:
@@ -484,8 +605,10 @@ def _step(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst, yield_ok):
             return _HUFF, bb, bc, ip, o
         first = False
         if e & 16:
-            e = lit[(e >> 12) + np.int64((bb >> np.uint64(_LB))
-                                         & np.uint64((1 << (e & 15)) - 1))]
+            e = lit[
+                (e >> 12)
+                + np.int64((bb >> np.uint64(_LB)) & np.uint64((1 << (e & 15)) - 1))
+            ]
         n = e & 15
         if _is_literal(e):
             if o >= n_out:
@@ -514,8 +637,9 @@ def _next_block(inp, n_in, out, n_out, state, final, bb, bc, ip, o, tabs):
     while state == _NEXT:
         if final:
             return _DONE, final, bb, bc, ip, o
-        state, final, bb, bc, ip, o = _block_start(inp, n_in, out, n_out, bb, bc, ip, o,
-                                                   tabs)
+        state, final, bb, bc, ip, o = _block_start(
+            inp, n_in, out, n_out, bb, bc, ip, o, tabs
+        )
     return state, final, bb, bc, ip, o
 
 
@@ -550,8 +674,9 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
         if sa == _NEXT:
             sa, fa, ba, ca, pa, qa = _next_block(ia, na, oa, ma, sa, fa, ba, ca, pa, qa, ta)
         if sb == _NEXT:
-            sb, fb, bbb, cb, pb, qb = _next_block(ib, nb, ob, mb, sb, fb, bbb, cb, pb, qb,
-                                                  tb)
+            sb, fb, bbb, cb, pb, qb = _next_block(
+                ib, nb, ob, mb, sb, fb, bbb, cb, pb, qb, tb
+            )
         if sa == _FAIL or sb == _FAIL:
             return False
         if sa == _DONE and sb == _DONE:
@@ -564,8 +689,12 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
             # from the entry (x86 shifts read six bits), one step less in the chain of
             # dependent look-ups that bounds this loop. Refills and outputs are counted
             # up front, so the loop tests one counter.
-            rounds = min((ma - qa) // 5, (mb - qb) // 5, (na + 8 - pa) // 7 + 1,
-                         (nb + 8 - pb) // 7 + 1)
+            rounds = min(
+                (ma - qa) // 5,
+                (mb - qb) // 5,
+                (na + 8 - pa) // 7 + 1,
+                (nb + 8 - pb) // 7 + 1,
+            )
             uqa = np.uint64(qa)
             uqb = np.uint64(qb)
             done = _U0
@@ -597,15 +726,17 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
             ca &= 63
             cb &= 63
         if sa == _HUFF:
-            sa, ba, ca, pa, qa = _step(ia, na, oa, ma, ba, ca, pa, qa, lit_a, dst_a,
-                                       sb != _DONE)
+            sa, ba, ca, pa, qa = _step(
+                ia, na, oa, ma, ba, ca, pa, qa, lit_a, dst_a, sb != _DONE
+            )
         if sb == _HUFF:
-            sb, bbb, cb, pb, qb = _step(ib, nb, ob, mb, bbb, cb, pb, qb, lit_b, dst_b,
-                                        sa != _DONE)
+            sb, bbb, cb, pb, qb = _step(
+                ib, nb, ob, mb, bbb, cb, pb, qb, lit_b, dst_b, sa != _DONE
+            )
     return (qa == ma and pa - (ca >> 3) <= na) and (qb == mb and pb - (cb >> 3) <= nb)
 
 
-_ONES = np.uint64(0x0101010101010101)     # a byte times this: eight copies of it
+_ONES = np.uint64(0x0101010101010101)  # a byte times this: eight copies of it
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -651,7 +782,7 @@ def _unfilter(raw, h, rb, bpp, img):
         f = raw[src]
         src += _U1
         dst = r * urb
-        prv = dst - urb               # the row above (not read for row 0)
+        prv = dst - urb  # the row above (not read for row 0)
         if f == 0 or (f == 2 and r == 0):
             for i in range(urb):
                 img[dst + i] = raw[src + i]
@@ -671,13 +802,16 @@ def _unfilter(raw, h, rb, bpp, img):
                 # eight pixels at once where the row above stays c over them (each
                 # predictor is then a) and the filtered bytes are zero: all eight are
                 # a. Inside a region of a label map, that is nearly every pixel
-                if i + _U8 <= urb and _load8(raw, src + i) == _U0 \
-                        and _load8(img, prv + i) == np.uint64(c) * _ONES:
+                if (
+                    i + _U8 <= urb
+                    and _load8(raw, src + i) == _U0
+                    and _load8(img, prv + i) == np.uint64(c) * _ONES
+                ):
                     _store8(img, dst + i, np.uint64(a) * _ONES)
                     i += _U8
                     continue
                 b = np.int64(img[prv + i])
-                if b == c:            # then the predictor is a: most pixels of a map
+                if b == c:  # then the predictor is a: most pixels of a map
                     a = np.int64(np.uint8(raw[src + i] + a))
                 else:
                     pa = abs(b - c)
@@ -705,7 +839,7 @@ def _unfilter(raw, h, rb, bpp, img):
             for i in range(urb):
                 a = np.int64(np.uint8(raw[src + i] + ((a + np.int64(img[prv + i])) >> 1)))
                 img[dst + i] = a
-        elif 1 <= f <= 4:             # 16-bit samples, Average, row 0: byte by byte
+        elif 1 <= f <= 4:  # 16-bit samples, Average, row 0: byte by byte
             for i in range(urb):
                 left = np.int64(img[dst + i - ub]) if i >= ub else np.int64(0)
                 up = np.int64(img[prv + i]) if r > 0 else np.int64(0)
@@ -738,14 +872,19 @@ def _parse(buf, n, max_pixels, raw, img, gather=True):
     numbers). With ``gather`` False, nothing is moved (status 0: it would be ready)."""
     if n < 8 + 25 or _be32(buf, 0) != _SIG_HI or _be32(buf, 4) != _SIG_LO:
         return 1, 0, 0, 0, 0, 0
-    if _be32(buf, 8) != 13 or buf[12] != 73 or buf[13] != 72 or buf[14] != 68 \
-            or buf[15] != 82:                           # IHDR first, 13 bytes
+    if (
+        _be32(buf, 8) != 13
+        or buf[12] != 73
+        or buf[13] != 72
+        or buf[14] != 68
+        or buf[15] != 82
+    ):  # IHDR first, 13 bytes
         return 1, 0, 0, 0, 0, 0
     w = _be32(buf, 16)
     h = _be32(buf, 20)
     depth = np.int64(buf[24])
     ctype = np.int64(buf[25])
-    if buf[26] != 0 or buf[27] != 0 or buf[28] != 0:   # compression, filter, interlace
+    if buf[26] != 0 or buf[27] != 0 or buf[28] != 0:  # compression, filter, interlace
         return 1, 0, 0, 0, 0, 0
     if not ((ctype == 0 and (depth == 8 or depth == 16)) or (ctype == 3 and depth == 8)):
         return 1, 0, 0, 0, 0, 0
@@ -762,17 +901,17 @@ def _parse(buf, n, max_pixels, raw, img, gather=True):
         t0, t1, t2, t3 = buf[pos + 4], buf[pos + 5], buf[pos + 6], buf[pos + 7]
         if pos + 12 + ln > n:
             return 1, 0, 0, 0, 0, 0
-        if t0 == 73 and t1 == 68 and t2 == 65 and t3 == 84:       # IDAT
+        if t0 == 73 and t1 == 68 and t2 == 65 and t3 == 84:  # IDAT
             if first < 0:
                 first = pos
             elif ended:
-                return 1, 0, 0, 0, 0, 0                               # not consecutive
+                return 1, 0, 0, 0, 0, 0  # not consecutive
             total += ln
         elif first >= 0:
             ended = True
-        if t0 == 80 and t1 == 76 and t2 == 84 and t3 == 69:       # PLTE
+        if t0 == 80 and t1 == 76 and t2 == 84 and t3 == 69:  # PLTE
             seen_plte = True
-        if t0 == 73 and t1 == 69 and t2 == 78 and t3 == 68:       # IEND
+        if t0 == 73 and t1 == 69 and t2 == 78 and t3 == 68:  # IEND
             break
         pos += 12 + ln
     if first < 0 or total < 6 or (ctype == 3 and not seen_plte):
@@ -801,7 +940,7 @@ def _parse(buf, n, max_pixels, raw, img, gather=True):
             buf[dst + i] = buf[src + i]
         k += ln
         pos += 12 + ln
-    buf[k:k + _PAD] = 0
+    buf[k : k + _PAD] = 0
     cmf, flg = np.int64(buf[start]), np.int64(buf[start + 1])
     if (cmf & 15) != 8 or (cmf >> 4) > 7 or ((cmf << 8) | flg) % 31 or flg & 32:
         return 1, 0, 0, 0, 0, 0
@@ -817,7 +956,7 @@ def _decode(buf, n, max_pixels, raw, img):
     status, h, rb, depth, start, total = r
     if status:
         return r
-    if not _inflate(buf[start + 2:], total - 2, raw, h * (rb + 1)):
+    if not _inflate(buf[start + 2 :], total - 2, raw, h * (rb + 1)):
         return 1, 0, 0, 0, 0, 0
     if not _unfilter(raw, h, rb, depth // 8, img):
         return 1, 0, 0, 0, 0, 0
@@ -843,13 +982,14 @@ def _decode_pair(buf_a, n_a, raw_a, img_a, buf_b, n_b, raw_b, img_b, max_pixels)
     fail = (1, 0, 0, 0, 0, 0)
     na, nb = ha * (rba + 1), hb * (rbb + 1)
     if _LITERAL_HEAVY * ta >= na and _LITERAL_HEAVY * tb >= nb:
-        if not _inflate_pair(buf_a[sa + 2:], ta - 2, raw_a, na,
-                             buf_b[sb + 2:], tb - 2, raw_b, nb):
+        if not _inflate_pair(
+            buf_a[sa + 2 :], ta - 2, raw_a, na, buf_b[sb + 2 :], tb - 2, raw_b, nb
+        ):
             return fail, fail
-    else:       # matches, mostly: the single-stream loop is faster at those
-        if not _inflate(buf_a[sa + 2:], ta - 2, raw_a, na):
+    else:  # matches, mostly: the single-stream loop is faster at those
+        if not _inflate(buf_a[sa + 2 :], ta - 2, raw_a, na):
             return fail, b
-        if not _inflate(buf_b[sb + 2:], tb - 2, raw_b, nb):
+        if not _inflate(buf_b[sb + 2 :], tb - 2, raw_b, nb):
             return a, fail
     if not _unfilter(raw_a, ha, rba, da // 8, img_a):
         return fail, b
@@ -892,19 +1032,21 @@ def read_into_scratch(path, name: str = "file") -> tuple[np.ndarray, int]:
     ``name``, with at least ``_PAD`` bytes of room after them (valid until the next call
     with that name on this thread); OSError as ``open`` raises it, or for anything
     that is not a regular file (opened without blocking: a FIFO does not hang)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_BINARY", 0))
+    fd = os.open(
+        path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    )
     with open(fd, "rb", buffering=0) as fh:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(f"not a regular file: {os.fspath(path)}")
         size = st.st_size
         buf = _SCRATCH.get(name, size + 1 + _PAD)
-        n = fh.readinto(memoryview(buf)[:size + 1])
-        if n > size:            # grew since the stat: take the rest as it comes
+        n = fh.readinto(memoryview(buf)[: size + 1])
+        if n > size:  # grew since the stat: take the rest as it comes
             rest = fh.read()
-            buf = np.concatenate([buf[:n], np.frombuffer(rest, np.uint8),
-                                  np.zeros(_PAD, np.uint8)])
+            buf = np.concatenate(
+                [buf[:n], np.frombuffer(rest, np.uint8), np.zeros(_PAD, np.uint8)]
+            )
             n += len(rest)
     return buf, n
 
@@ -938,7 +1080,7 @@ def decode_label_png(data, max_pixels: int, out: str | None = None) -> np.ndarra
     """
     src = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
     buf = _SCRATCH.get(out or "file", src.size + _PAD)
-    buf[:src.size] = src
+    buf[: src.size] = src
     return decode_scratch(buf, src.size, max_pixels, out)
 
 
@@ -948,20 +1090,21 @@ def decode_scratch(buf, n: int, max_pixels: int, out: str | None = None):
     not needed once inflated, and one buffer fewer stays in cache), else a new array."""
     img = buf if out is not None else np.empty(0, np.uint8)
     while True:
-        status, h, rb, depth, _start, _total = _decode(buf, n, int(max_pixels),
-                                                       _SCRATCH.get("raw", 0), img)
+        status, h, rb, depth, _start, _total = _decode(
+            buf, n, int(max_pixels), _SCRATCH.get("raw", 0), img
+        )
         if status != 2:
             break
         n_raw, n_img = _sizes(h, rb)
         _SCRATCH.get("raw", n_raw)
         if img.size < n_img:
-            if out is not None:     # the file is still unchanged: it moves with it
+            if out is not None:  # the file is still unchanged: it moves with it
                 buf = img = _SCRATCH.get(out, n_img, keep=n)
             else:
                 img = np.empty(n_img, np.uint8)
     if status:
         return None
-    pixels = img[:h * rb].reshape(h, rb)
+    pixels = img[: h * rb].reshape(h, rb)
     return pixels if depth == 8 else _to_uint16(pixels)
 
 
@@ -983,8 +1126,17 @@ def decode_label_png_pair(file_a, file_b, max_pixels: int, out_a: str, out_b: st
     """
     (buf_a, n_a), (buf_b, n_b) = file_a, file_b
     while True:
-        a, b = _decode_pair(buf_a, n_a, _SCRATCH.get("raw", 0), buf_a,
-                            buf_b, n_b, _SCRATCH.get("raw_b", 0), buf_b, int(max_pixels))
+        a, b = _decode_pair(
+            buf_a,
+            n_a,
+            _SCRATCH.get("raw", 0),
+            buf_a,
+            buf_b,
+            n_b,
+            _SCRATCH.get("raw_b", 0),
+            buf_b,
+            int(max_pixels),
+        )
         if a[0] == 1 or b[0] == 1:
             return None
         if a[0] == 0 and b[0] == 0:
@@ -999,6 +1151,6 @@ def decode_label_png_pair(file_a, file_b, max_pixels: int, out_a: str, out_b: st
             buf_b = _SCRATCH.get(out_b, max(n_img, n_b + _PAD), keep=n_b)
     maps = []
     for (_status, h, rb, depth, _start, _total), img in ((a, buf_a), (b, buf_b)):
-        pixels = img[:h * rb].reshape(h, rb)
+        pixels = img[: h * rb].reshape(h, rb)
         maps.append(pixels if depth == 8 else _to_uint16(pixels))
     return maps[0], maps[1]

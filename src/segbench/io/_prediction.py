@@ -32,8 +32,9 @@ def _soft_map(arr: object, path, what: str = "boundary map") -> np.ndarray:
         raise InputError(f"{what} must be a numpy array, got {type(arr).__name__}", path)
     if arr.ndim != 2:
         hint = " (drop the singleton axis with .squeeze())" if 1 in arr.shape else ""
-        raise InputError(f"{what} must be a 2-D (H, W) array, got shape {arr.shape}{hint}",
-                         path)
+        raise InputError(
+            f"{what} must be a 2-D (H, W) array, got shape {arr.shape}{hint}", path
+        )
     if arr.size == 0:
         raise InputError(f"{what} is empty (shape {arr.shape})", path)
     if arr.dtype == bool:
@@ -45,10 +46,13 @@ def _soft_map(arr: object, path, what: str = "boundary map") -> np.ndarray:
     if np.issubdtype(arr.dtype, np.integer):
         raise InputError(
             f"{what} is an integer array of {arr.dtype}, whose scale is ambiguous; give "
-            "floats in [0, 1], or uint8 (read as /255) or uint16 (read as /65535)", path)
+            "floats in [0, 1], or uint8 (read as /255) or uint16 (read as /65535)",
+            path,
+        )
     if not np.issubdtype(arr.dtype, np.floating):
-        raise InputError(f"{what} has unsupported type {arr.dtype}; expected floats in "
-                         "[0, 1]", path)
+        raise InputError(
+            f"{what} has unsupported type {arr.dtype}; expected floats in [0, 1]", path
+        )
     arr = np.asarray(arr, dtype=np.float64)
     finite = np.isfinite(arr)
     if not finite.all():
@@ -56,8 +60,11 @@ def _soft_map(arr: object, path, what: str = "boundary map") -> np.ndarray:
         raise InputError(f"{what} contains {n} NaN or infinite value(s)", path)
     lo, hi = float(arr.min()), float(arr.max())
     if lo < 0.0 or hi > 1.0:
-        raise InputError(f"{what} has values in [{lo:g}, {hi:g}]; boundary strengths "
-                         "must lie in [0, 1] (rescale, e.g. divide by 255)", path)
+        raise InputError(
+            f"{what} has values in [{lo:g}, {hi:g}]; boundary strengths "
+            "must lie in [0, 1] (rescale, e.g. divide by 255)",
+            path,
+        )
     return np.ascontiguousarray(arr)
 
 
@@ -67,7 +74,9 @@ def _ucm2(arr: object, path) -> np.ndarray:
     if h2 % 2 == 0 or w2 % 2 == 0 or h2 < 3 or w2 < 3:
         raise InputError(
             f"ucm2 is {_hw(arr.shape)}, but a doubleSize ucm2 of an HxW image is "
-            "(2H+1)x(2W+1), odd in both dimensions", path)
+            "(2H+1)x(2W+1), odd in both dimensions",
+            path,
+        )
     return arr
 
 
@@ -79,9 +88,12 @@ def _segs(items: Sequence[object], path) -> list[np.ndarray]:
     for k, item in enumerate(items, start=1):
         seg = integer_array(np.asarray(item), f"segs{{{k}}}", path)
         if segs and seg.shape != segs[0].shape:
-            raise InputError(f"segs{{{k}}} is {_hw(seg.shape)} but segs{{1}} is "
-                             f"{_hw(segs[0].shape)}: all segmentations must have the "
-                             "image's size", path)
+            raise InputError(
+                f"segs{{{k}}} is {_hw(seg.shape)} but segs{{1}} is "
+                f"{_hw(segs[0].shape)}: all segmentations must have the "
+                "image's size",
+                path,
+            )
         segs.append(seg)
     return segs
 
@@ -122,13 +134,15 @@ class Prediction:
         src = None if self.source is None else str(self.source)
         object.__setattr__(self, "source", src)
         if self.kind not in KINDS:
-            raise InputError(f"Prediction kind must be one of {KINDS}, not {self.kind!r}",
-                             src)
+            raise InputError(
+                f"Prediction kind must be one of {KINDS}, not {self.kind!r}", src
+            )
         given = [name for name in ("pb", "ucm2", "segs") if getattr(self, name) is not None]
         if self.kind == "soft":
             if given != ["pb"]:
-                raise InputError(f"a 'soft' Prediction needs pb and nothing else, got "
-                                 f"{given}", src)
+                raise InputError(
+                    f"a 'soft' Prediction needs pb and nothing else, got {given}", src
+                )
             object.__setattr__(self, "pb", _soft_map(self.pb, src))
         elif self.kind == "ucm2":
             if "ucm2" not in given or "segs" in given:
@@ -141,8 +155,9 @@ class Prediction:
             object.__setattr__(self, "pb", pb)
         else:
             if given != ["segs"]:
-                raise InputError(f"a 'segs' Prediction needs segs and nothing else, got "
-                                 f"{given}", src)
+                raise InputError(
+                    f"a 'segs' Prediction needs segs and nothing else, got {given}", src
+                )
             object.__setattr__(self, "segs", _segs(self.segs, src))
 
     @property
@@ -159,12 +174,21 @@ class Prediction:
                 return a is b
             return np.array_equal(a, b)
 
-        return (self.kind == other.kind and self.source == other.source
-                and same(self.pb, other.pb) and same(self.ucm2, other.ucm2)
-                and (self.segs is other.segs is None
-                     or (self.segs is not None and other.segs is not None
-                         and len(self.segs) == len(other.segs)
-                         and all(map(np.array_equal, self.segs, other.segs)))))
+        return (
+            self.kind == other.kind
+            and self.source == other.source
+            and same(self.pb, other.pb)
+            and same(self.ucm2, other.ucm2)
+            and (
+                self.segs is other.segs is None
+                or (
+                    self.segs is not None
+                    and other.segs is not None
+                    and len(self.segs) == len(other.segs)
+                    and all(map(np.array_equal, self.segs, other.segs))
+                )
+            )
+        )
 
     __hash__ = None
 
@@ -175,15 +199,19 @@ def _image_soft_map(path: Path) -> np.ndarray:
     if mode == "P" or mode == "PA":
         raise InputError(
             f"{what} is a palette (indexed-colour) image: its values are palette indices, "
-            "not boundary strengths. Save it as 8- or 16-bit grayscale", path)
+            "not boundary strengths. Save it as 8- or 16-bit grayscale",
+            path,
+        )
     if mode in _GRAY_SCALE or (mode == "I" and sixteen):
         scale = 65535 if sixteen else _GRAY_SCALE[mode]
         return np.asarray(pixels, np.float64) / scale
     if mode in ("LA", "RGB", "RGBA", "RGBX", "La", "RGBa"):
         channel = single_channel(pixels, mode, path, what)
         return channel / float(np.iinfo(channel.dtype).max)
-    raise InputError(f"{what} has unsupported image mode {mode}; save it as 8- or 16-bit "
-                     "grayscale PNG", path)
+    raise InputError(
+        f"{what} has unsupported image mode {mode}; save it as 8- or 16-bit grayscale PNG",
+        path,
+    )
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -191,8 +219,10 @@ def _load_npy(path: Path) -> np.ndarray:
         return np.load(path, allow_pickle=False)
     except ValueError as exc:
         if "allow_pickle" in str(exc):
-            raise InputError("the .npy file holds Python objects (pickled); save a plain "
-                             "numeric array", path) from None
+            raise InputError(
+                "the .npy file holds Python objects (pickled); save a plain numeric array",
+                path,
+            ) from None
         raise InputError(f"corrupt or not a .npy file: {exc}", path) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"corrupt or truncated .npy file: {exc}", path) from None
@@ -236,41 +266,61 @@ def read_prediction(path: str | PathLike, *, kind: str | None = None) -> Predict
     ext = path.suffix.lower()
     if ext in _IMAGE_EXTS or ext == ".npy":
         if kind not in (None, "soft"):
-            raise InputError(f"a {ext} file holds a soft boundary map, not {kind!r}; "
-                             "ucm2 and segs are read from .mat files", path)
-        pb = _image_soft_map(path) if ext in _IMAGE_EXTS else \
-            _soft_map(_load_npy(path), path, "soft boundary map")
+            raise InputError(
+                f"a {ext} file holds a soft boundary map, not {kind!r}; "
+                "ucm2 and segs are read from .mat files",
+                path,
+            )
+        pb = (
+            _image_soft_map(path)
+            if ext in _IMAGE_EXTS
+            else _soft_map(_load_npy(path), path, "soft boundary map")
+        )
         return Prediction("soft", pb=pb, source=str(path))
     if ext == ".mat":
         variables = load_mat(path)
         if kind is None:
             present = [name for name in ("ucm2", "segs") if name in variables]
             if len(present) == 2:
-                raise InputError("holds both 'ucm2' and 'segs'; pass kind='ucm2' or "
-                                 "kind='segs' to choose", path)
+                raise InputError(
+                    "holds both 'ucm2' and 'segs'; pass kind='ucm2' or "
+                    "kind='segs' to choose",
+                    path,
+                )
             if not present:
-                raise InputError("no variable 'ucm2' or 'segs' (the official benchmark "
-                                 f"reads one of them); found {describe_variables(variables)}",
-                                 path)
+                raise InputError(
+                    "no variable 'ucm2' or 'segs' (the official benchmark "
+                    f"reads one of them); found {describe_variables(variables)}",
+                    path,
+                )
             kind = present[0]
         if kind == "soft":
-            raise InputError("soft boundary maps are read from .png, .bmp or .npy files, "
-                             "not .mat", path)
+            raise InputError(
+                "soft boundary maps are read from .png, .bmp or .npy files, not .mat", path
+            )
         if kind not in variables:
-            raise InputError(f"no variable {kind!r}; found {describe_variables(variables)}",
-                             path)
+            raise InputError(
+                f"no variable {kind!r}; found {describe_variables(variables)}", path
+            )
         if kind == "ucm2":
             return Prediction("ucm2", ucm2=variables["ucm2"], source=str(path))
         return Prediction("segs", segs=cell_elements(variables["segs"]), source=str(path))
     if ext in (".jpg", ".jpeg"):
-        raise InputError("JPEG is lossy and would change boundary strengths; save the "
-                         "map as grayscale PNG", path)
-    raise InputError(f"unsupported prediction file type {path.suffix!r}; expected .png, "
-                     ".bmp, .npy or .mat", path)
+        raise InputError(
+            "JPEG is lossy and would change boundary strengths; save the "
+            "map as grayscale PNG",
+            path,
+        )
+    raise InputError(
+        f"unsupported prediction file type {path.suffix!r}; expected .png, "
+        ".bmp, .npy or .mat",
+        path,
+    )
 
 
-def as_prediction(obj: object, *, kind: str | None = None,
-                  source: str | PathLike | None = None) -> Prediction:
+def as_prediction(
+    obj: object, *, kind: str | None = None, source: str | PathLike | None = None
+) -> Prediction:
     """Turn an in-memory prediction into a validated :class:`Prediction`.
 
     Parameters
@@ -297,18 +347,25 @@ def as_prediction(obj: object, *, kind: str | None = None,
         raise InputError(f"kind must be one of {KINDS}, not {kind!r}", src)
     if isinstance(obj, Prediction):
         if kind is not None and obj.kind != kind:
-            raise InputError(f"expected a {kind!r} prediction, got {obj.kind!r}",
-                             src or obj.source)
+            raise InputError(
+                f"expected a {kind!r} prediction, got {obj.kind!r}", src or obj.source
+            )
         return obj
     # a 3-D array is a stack of label maps only when asked: by default it is far more
     # likely an RGB image passed by mistake, which the 2-D check reports
-    if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and (
-            obj.dtype == object or (obj.ndim == 3 and kind == "segs"))):
+    if isinstance(obj, (list, tuple)) or (
+        isinstance(obj, np.ndarray)
+        and (obj.dtype == object or (obj.ndim == 3 and kind == "segs"))
+    ):
         if kind not in (None, "segs"):
-            raise InputError(f"a list of label maps is a 'segs' prediction, not {kind!r}",
-                             src)
-        items = cell_elements(obj) if isinstance(obj, np.ndarray) and obj.dtype == object \
+            raise InputError(
+                f"a list of label maps is a 'segs' prediction, not {kind!r}", src
+            )
+        items = (
+            cell_elements(obj)
+            if isinstance(obj, np.ndarray) and obj.dtype == object
             else list(obj)
+        )
         return Prediction("segs", segs=items, source=src)
     if isinstance(obj, np.ndarray):
         if kind == "segs":
@@ -316,12 +373,18 @@ def as_prediction(obj: object, *, kind: str | None = None,
         if kind == "ucm2":
             return Prediction("ucm2", ucm2=obj, source=src)
         return Prediction("soft", pb=obj, source=src)
-    raise InputError(f"cannot make a prediction from a {type(obj).__name__}; give a "
-                     "numpy array, a list of label maps or a Prediction", src)
+    raise InputError(
+        f"cannot make a prediction from a {type(obj).__name__}; give a "
+        "numpy array, a list of label maps or a Prediction",
+        src,
+    )
 
 
-def check_same_shape(prediction: Prediction | np.ndarray | tuple[int, int],
-                     gt_shape: tuple[int, int], path: str | PathLike | None = None) -> None:
+def check_same_shape(
+    prediction: Prediction | np.ndarray | tuple[int, int],
+    gt_shape: tuple[int, int],
+    path: str | PathLike | None = None,
+) -> None:
     """Raise InputError unless a prediction has the ground truth's (H, W).
 
     Parameters
@@ -349,18 +412,32 @@ def check_same_shape(prediction: Prediction | np.ndarray | tuple[int, int],
     if shape == gt_shape:
         return
     h, w = gt_shape
-    got = f"prediction is {_hw(shape)} (HxW) but the image and ground truth are " \
-          f"{_hw(gt_shape)}"
-    if isinstance(prediction, Prediction) and prediction.kind == "ucm2" and \
-            prediction.ucm2.shape == gt_shape:
-        raise InputError(f"the ucm2 is {_hw(gt_shape)}, the image size; the benchmark "
-                         f"needs the doubleSize ucm2, {2 * h + 1}x{2 * w + 1}", path)
+    got = (
+        f"prediction is {_hw(shape)} (HxW) but the image and ground truth are "
+        f"{_hw(gt_shape)}"
+    )
+    if (
+        isinstance(prediction, Prediction)
+        and prediction.kind == "ucm2"
+        and prediction.ucm2.shape == gt_shape
+    ):
+        raise InputError(
+            f"the ucm2 is {_hw(gt_shape)}, the image size; the benchmark "
+            f"needs the doubleSize ucm2, {2 * h + 1}x{2 * w + 1}",
+            path,
+        )
     if shape == (w, h):
-        raise InputError(f"{got}: it looks transposed (rows and columns swapped, e.g. a "
-                         "portrait image saved as landscape); transpose it back", path)
+        raise InputError(
+            f"{got}: it looks transposed (rows and columns swapped, e.g. a "
+            "portrait image saved as landscape); transpose it back",
+            path,
+        )
     if shape == (2 * h + 1, 2 * w + 1):
-        raise InputError(f"{got}: it looks like a doubleSize ucm2; save it as variable "
-                         "'ucm2' in a .mat file, or take ucm2[2::2, 2::2]", path)
+        raise InputError(
+            f"{got}: it looks like a doubleSize ucm2; save it as variable "
+            "'ucm2' in a .mat file, or take ucm2[2::2, 2::2]",
+            path,
+        )
     raise InputError(got, path)
 
 
@@ -375,6 +452,7 @@ def write_soft_map(path: str | PathLike, pb, *, bits: int = 16) -> Path:
     import io
 
     from ._atomic import atomic_write_bytes
+
     path = Path(path)
     if bits not in (8, 16):
         raise InputError(f"bits must be 8 or 16, not {bits!r}", path)
@@ -388,6 +466,7 @@ def write_soft_map(path: str | PathLike, pb, *, bits: int = 16) -> Path:
         np.save(buf, arr)
     else:
         from PIL import Image
+
         if bits == 16:
             Image.fromarray(np.rint(arr * 65535).astype(np.uint16)).save(buf, "PNG")
         else:

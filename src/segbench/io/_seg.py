@@ -36,8 +36,18 @@ from ._files import require_file
 _SUPPORTED_FORMAT = "ascii cr"
 _INT_KEYS = ("image", "user", "width", "height", "segments")
 _FLAG_KEYS = ("gray", "invert", "flipflop")
-_KEY_ORDER = ("format", "date", "image", "user", "width", "height", "segments",
-              "gray", "invert", "flipflop")
+_KEY_ORDER = (
+    "format",
+    "date",
+    "image",
+    "user",
+    "width",
+    "height",
+    "segments",
+    "gray",
+    "invert",
+    "flipflop",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,8 +97,9 @@ class SegFile:
     def __post_init__(self):
         labels = np.asarray(self.labels)
         if labels.ndim != 2 or labels.size == 0:
-            raise InputError(f"SegFile labels must be a nonempty 2-D array, got shape "
-                             f"{labels.shape}")
+            raise InputError(
+                f"SegFile labels must be a nonempty 2-D array, got shape {labels.shape}"
+            )
         if not np.issubdtype(labels.dtype, np.integer):
             raise InputError(f"SegFile labels must be integers, got {labels.dtype}")
         if labels.min() < 0:
@@ -100,8 +111,9 @@ class SegFile:
         if self.segments is None:
             object.__setattr__(self, "segments", n)
         elif int(self.segments) < n:
-            raise InputError(f"SegFile segments={self.segments} but labels go up to "
-                             f"{n - 1}")
+            raise InputError(
+                f"SegFile segments={self.segments} but labels go up to {n - 1}"
+            )
         for key in _FLAG_KEYS:
             object.__setattr__(self, key, bool(getattr(self, key)))
         object.__setattr__(self, "header", tuple(self.header))
@@ -121,16 +133,18 @@ class SegFile:
         """(H, W) in pixels."""
         return self.labels.shape
 
-    def replace(self, **changes) -> "SegFile":
+    def replace(self, **changes) -> SegFile:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SegFile):
             return NotImplemented
-        return (np.array_equal(self.labels, other.labels)
-                and all(getattr(self, k) == getattr(other, k) for k in _KEY_ORDER
-                        if k not in ("width", "height")))
+        return np.array_equal(self.labels, other.labels) and all(
+            getattr(self, k) == getattr(other, k)
+            for k in _KEY_ORDER
+            if k not in ("width", "height")
+        )
 
     __hash__ = None
 
@@ -155,24 +169,31 @@ def _parse_header(lines: list[str], path: Path) -> dict[str, object]:
         if key == "format":
             value = " ".join(value.split())
             if value != _SUPPORTED_FORMAT:
-                raise InputError(f"line {lineno}: format {value!r} is not supported; only "
-                                 f"'{_SUPPORTED_FORMAT}' (run-length text, as in BSDS300) "
-                                 "is", path)
+                raise InputError(
+                    f"line {lineno}: format {value!r} is not supported; only "
+                    f"'{_SUPPORTED_FORMAT}' (run-length text, as in BSDS300) "
+                    "is",
+                    path,
+                )
         elif key in _INT_KEYS or key in _FLAG_KEYS:
             try:
                 number = int(value)
             except ValueError:
-                raise InputError(f"line {lineno}: header {key!r} must be an integer, got "
-                                 f"{value!r}", path) from None
+                raise InputError(
+                    f"line {lineno}: header {key!r} must be an integer, got {value!r}", path
+                ) from None
             if key in _FLAG_KEYS:
                 if number not in (0, 1):
-                    raise InputError(f"line {lineno}: header {key!r} must be 0 or 1, got "
-                                     f"{number}", path)
+                    raise InputError(
+                        f"line {lineno}: header {key!r} must be 0 or 1, got {number}", path
+                    )
                 value = bool(number)
             else:
                 if number < 0 or (key in ("width", "height", "segments") and number == 0):
-                    raise InputError(f"line {lineno}: header {key!r} must be positive, got "
-                                     f"{number}", path)
+                    raise InputError(
+                        f"line {lineno}: header {key!r} must be positive, got {number}",
+                        path,
+                    )
                 value = number
         values[key] = value
     for key in ("width", "height"):
@@ -198,8 +219,11 @@ def _decode_runs(data: bytes, first_lineno: int, values: dict, path: Path) -> np
     if bad.size:
         i = int(bad[0])
         hint = " (file truncated?)" if i >= newlines.size - 1 else ""
-        raise InputError(f"line {first_lineno + i}: expected 4 numbers '<s> <r> <c1> <c2>', "
-                         f"found {per_line[i]}{hint}", path)
+        raise InputError(
+            f"line {first_lineno + i}: expected 4 numbers '<s> <r> <c1> <c2>', "
+            f"found {per_line[i]}{hint}",
+            path,
+        )
     tokens = data.split()
     try:
         runs = np.array(tokens, dtype=np.int64).reshape(-1, 4)
@@ -208,28 +232,38 @@ def _decode_runs(data: bytes, first_lineno: int, values: dict, path: Path) -> np
             try:
                 int(tok)
             except ValueError:
-                raise InputError(f"line {first_lineno + int(token_line[t])}: "
-                                 f"{tok.decode(errors='replace')!r} is not an integer",
-                                 path) from None
+                raise InputError(
+                    f"line {first_lineno + int(token_line[t])}: "
+                    f"{tok.decode(errors='replace')!r} is not an integer",
+                    path,
+                ) from None
         raise InputError("run values too large", path) from None
     run_line = first_lineno + token_line[::4]
     s, r, c1, c2 = runs.T
     segments = values.get("segments")
     checks = [
         (s < 0, "segment number is negative"),
-        (s >= segments if segments is not None else np.zeros_like(s, bool),
-         f"segment number is not below the header's 'segments {segments}'"),
-        ((r < 0) | (r >= height), f"row is outside 0..{height - 1} (header height {height})"),
-        ((c1 < 0) | (c2 >= width),
-         f"columns are outside 0..{width - 1} (header width {width})"),
+        (
+            s >= segments if segments is not None else np.zeros_like(s, bool),
+            f"segment number is not below the header's 'segments {segments}'",
+        ),
+        (
+            (r < 0) | (r >= height),
+            f"row is outside 0..{height - 1} (header height {height})",
+        ),
+        (
+            (c1 < 0) | (c2 >= width),
+            f"columns are outside 0..{width - 1} (header width {width})",
+        ),
         (c1 > c2, "run ends before it starts (c1 > c2)"),
     ]
     for mask, problem in checks:
         hits = np.flatnonzero(mask)
         if hits.size:
             i = int(hits[0])
-            raise InputError(f"line {run_line[i]}: '{s[i]} {r[i]} {c1[i]} {c2[i]}': "
-                             f"{problem}", path)
+            raise InputError(
+                f"line {run_line[i]}: '{s[i]} {r[i]} {c1[i]} {c2[i]}': {problem}", path
+            )
 
     # Coverage count per pixel from +1/-1 markers at run starts/ends: every pixel must be
     # named exactly once.
@@ -241,11 +275,17 @@ def _decode_runs(data: bytes, first_lineno: int, values: dict, path: Path) -> np
         row, col = (int(v) for v in np.argwhere(cover != 1)[0])
         n = int(cover[row, col])
         if n == 0:
-            raise InputError(f"pixel (row {row}, col {col}) is in no run: the run lines do "
-                             "not cover the image (file truncated?)", path)
+            raise InputError(
+                f"pixel (row {row}, col {col}) is in no run: the run lines do "
+                "not cover the image (file truncated?)",
+                path,
+            )
         lines = run_line[(r == row) & (c1 <= col) & (c2 >= col)]
-        raise InputError(f"pixel (row {row}, col {col}) is named {n} times, on lines "
-                         f"{', '.join(str(v) for v in lines)}", path)
+        raise InputError(
+            f"pixel (row {row}, col {col}) is named {n} times, on lines "
+            f"{', '.join(str(v) for v in lines)}",
+            path,
+        )
 
     lengths = c2 - c1 + 1
     starts = r * width + c1
@@ -290,12 +330,13 @@ def read_seg(path: str | PathLike) -> SegFile:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
     # Find the 'data' line without decoding the (large) run section as text.
     header_lines: list[str] = []
-    pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0   # a text editor's UTF-8 BOM
+    pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0  # a text editor's UTF-8 BOM
     lineno = 0
     while True:
         if pos >= len(raw):
-            raise InputError("no 'data' line ending the header: not a .seg file, or "
-                             "truncated", path)
+            raise InputError(
+                "no 'data' line ending the header: not a .seg file, or truncated", path
+            )
         end = raw.find(b"\n", pos)
         end = len(raw) if end < 0 else end
         lineno += 1
@@ -390,8 +431,13 @@ def write_seg(path: str | PathLike, seg: SegFile, *, durable: bool = False) -> N
                 old = None
         out.append(line if old == new else f"{key} {new}")
     template = bool(seg.header)
-    defaults = {"format": _SUPPORTED_FORMAT, "gray": "0", "invert": "0", "flipflop": "0",
-                "segments": str(int(seg.labels.max()) + 1)}
+    defaults = {
+        "format": _SUPPORTED_FORMAT,
+        "gray": "0",
+        "invert": "0",
+        "flipflop": "0",
+        "segments": str(int(seg.labels.max()) + 1),
+    }
     for key in _KEY_ORDER:
         if key in written:
             continue

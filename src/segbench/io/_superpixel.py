@@ -50,7 +50,7 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
     """
     path = require_file(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")   # Excel saves CSV with a BOM
+        text = path.read_text(encoding="utf-8-sig")  # Excel saves CSV with a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the CSV label map: {exc}", path) from None
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -60,8 +60,11 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
     if len(widths) != 1:
         lens = [ln.count(",") + 1 for ln in lines]
         bad = next(i for i, n in enumerate(lens) if n != lens[0])
-        raise InputError(f"CSV rows differ in length: row 1 has {lens[0]} values, row "
-                         f"{bad + 1} has {lens[bad]}", path)
+        raise InputError(
+            f"CSV rows differ in length: row 1 has {lens[0]} values, row "
+            f"{bad + 1} has {lens[bad]}",
+            path,
+        )
     width = widths.pop()
     try:
         with warnings.catch_warnings():
@@ -72,8 +75,9 @@ def read_csv_labels(path: str | PathLike) -> np.ndarray:
         flat = None
     if flat is None or flat.size != len(lines) * width:
         raise InputError("CSV label map holds a value that is not an integer", path)
-    if flat.size and (flat.min() < np.iinfo(np.int32).min
-                      or flat.max() > np.iinfo(np.int32).max):
+    if flat.size and (
+        flat.min() < np.iinfo(np.int32).min or flat.max() > np.iinfo(np.int32).max
+    ):
         raise InputError("labels do not fit in int32", path)
     return flat.reshape(len(lines), width).astype(np.int32)
 
@@ -82,8 +86,9 @@ def write_csv_labels(path: str | PathLike, labels) -> None:
     """Write a label map in the C++ benchmark's CSV layout (for running that code)."""
     arr = np.asarray(labels)
     if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
-        raise InputError(f"a label map is a 2-D integer array, got {arr.dtype} "
-                         f"{arr.shape}", path)
+        raise InputError(
+            f"a label map is a 2-D integer array, got {arr.dtype} {arr.shape}", path
+        )
     buf = StringIO()
     np.savetxt(buf, arr, fmt="%d", delimiter=",")
     try:
@@ -97,8 +102,9 @@ def read_npz_annotators(path: str | PathLike) -> list[np.ndarray]:
     path = require_file(path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            keys = sorted((k for k in z.files if re.fullmatch(r"gt\d+", k)),
-                          key=lambda k: int(k[2:]))
+            keys = sorted(
+                (k for k in z.files if re.fullmatch(r"gt\d+", k)), key=lambda k: int(k[2:])
+            )
             maps = [np.asarray(z[k]) for k in keys]
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the .npz file: {exc}", path) from None
@@ -106,8 +112,9 @@ def read_npz_annotators(path: str | PathLike) -> list[np.ndarray]:
         raise InputError("no arrays gt0, gt1, ... in this .npz file", path)
     for k, m in zip(keys, maps):
         if m.ndim != 2 or not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
-            raise InputError(f"{k} is not a 2-D integer label map ({m.dtype} {m.shape})",
-                             path)
+            raise InputError(
+                f"{k} is not a 2-D integer label map ({m.dtype} {m.shape})", path
+            )
     return [integer_array(m, k, path) for k, m in zip(keys, maps)]
 
 
@@ -129,14 +136,16 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
                 names = list(z.files)
                 key = "sp" if "sp" in names else (names[0] if len(names) == 1 else None)
                 if key is None:
-                    raise InputError(f"several arrays ({', '.join(names)}) and none "
-                                     "named 'sp'", path)
+                    raise InputError(
+                        f"several arrays ({', '.join(names)}) and none named 'sp'", path
+                    )
                 arr = np.asarray(z[key])
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read the .npz file: {exc}", path) from None
         if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
-            raise InputError(f"'{key}' is not a 2-D integer label map ({arr.dtype} "
-                             f"{arr.shape})", path)
+            raise InputError(
+                f"'{key}' is not a 2-D integer label map ({arr.dtype} {arr.shape})", path
+            )
         return integer_array(arr, f"'{key}'", path)
     return read_label_map(path)
 
@@ -172,24 +181,33 @@ def group_annotator_files(folder: str | PathLike, exts) -> dict[str, list[Path]]
     others = [e for e in exts if e != "csv"]
     found = {iid: [p] for iid, p in list_files(folder, others).items()} if others else {}
     per_image: dict[str, dict[int, Path]] = {}
-    for stem, p in (list_files(folder, ("csv",)).items() if "csv" in exts else ()):
+    for stem, p in list_files(folder, ("csv",)).items() if "csv" in exts else ():
         m = _ANNOTATOR.match(stem)
         iid, t = (m.group("iid"), int(m.group("t"))) if m else (stem, -1)
         per_image.setdefault(iid, {})[t] = p
     for iid, files in per_image.items():
         if iid in found:
-            raise InputError(f"image {iid!r} has ground truth in two formats "
-                             f"({found[iid][0].name} and CSV); keep one", folder)
+            raise InputError(
+                f"image {iid!r} has ground truth in two formats "
+                f"({found[iid][0].name} and CSV); keep one",
+                folder,
+            )
         if -1 in files and len(files) == 1:
             found[iid] = [files[-1]]
             continue
         if -1 in files:
-            raise InputError(f"image {iid!r} has both {iid}.csv and {iid}-<t>.csv "
-                             "ground truth; keep one layout", folder)
+            raise InputError(
+                f"image {iid!r} has both {iid}.csv and {iid}-<t>.csv "
+                "ground truth; keep one layout",
+                folder,
+            )
         ts = sorted(files)
         if ts != list(range(len(ts))):
-            raise InputError(f"CSV annotators of image {iid!r} are numbered {ts}; "
-                             "expected 0, 1, ... without gaps", folder)
+            raise InputError(
+                f"CSV annotators of image {iid!r} are numbered {ts}; "
+                "expected 0, 1, ... without gaps",
+                folder,
+            )
         found[iid] = [files[t] for t in ts]
     return dict(sorted(found.items()))
 
@@ -208,12 +226,15 @@ def list_annotator_files(folder: str | PathLike) -> dict[str, list[Path]]:
     """
     found = group_annotator_files(folder, ("mat", "npz", "csv"))
     if not found:
-        raise InputError("no ground truth found (.mat, .npz, or the C++ benchmark's "
-                         "<iid>-<t>.csv)", folder)
+        raise InputError(
+            "no ground truth found (.mat, .npz, or the C++ benchmark's <iid>-<t>.csv)",
+            folder,
+        )
     return found
 
 
 # ----------------------------------------------------------- the C++ benchmark's outputs
+
 
 def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     """A matrix from an OpenCV YAML file (``results.csv.txt``), as float64.
@@ -226,8 +247,8 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     try:
         rows = int(re.search(r"rows:\s*(\d+)", text).group(1))
         cols = int(re.search(r"cols:\s*(\d+)", text).group(1))
-        body = text[text.index("data:"):]
-        body = body[body.index("[") + 1:body.index("]")]
+        body = text[text.index("data:") :]
+        body = body[body.index("[") + 1 : body.index("]")]
     except (AttributeError, ValueError):
         raise InputError("not an OpenCV YAML matrix (rows, cols, data)", path) from None
     words = [w.strip() for w in body.replace("\n", " ").split(",") if w.strip()]
@@ -241,8 +262,9 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     return vals.reshape(rows, cols)
 
 
-def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], list[str],
-                                                      np.ndarray]:
+def read_stutz_results(
+    path: str | PathLike,
+) -> tuple[list[tuple[str, str]], list[str], np.ndarray]:
     """The C++ benchmark's ``results.csv``.
 
     Returns
@@ -255,26 +277,31 @@ def read_stutz_results(path: str | PathLike) -> tuple[list[tuple[str, str]], lis
         prefer :func:`read_opencv_matrix` on it for full float32 precision.
     """
     path = require_file(path)
-    with path.open(newline="", encoding="utf-8-sig") as f:   # as re-saved by Excel
+    with path.open(newline="", encoding="utf-8-sig") as f:  # as re-saved by Excel
         table = list(csv.reader(f))
     if not table or table[0][:2] != ["image", "ground_truth"]:
-        raise InputError("not a superpixel-benchmark results.csv (header image, "
-                         "ground_truth, ...)", path)
+        raise InputError(
+            "not a superpixel-benchmark results.csv (header image, ground_truth, ...)", path
+        )
     columns = table[0][2:]
     rows, vals = [], []
     for i, r in enumerate(table[1:], start=2):
         if not r:
             continue
         if len(r) != len(columns) + 2:
-            raise InputError(f"line {i} has {len(r)} fields, the header {len(columns) + 2}",
-                             path)
+            raise InputError(
+                f"line {i} has {len(r)} fields, the header {len(columns) + 2}", path
+            )
         rows.append((r[0], r[1]))
         try:
             vals.append([float(v) for v in r[2:]])
         except ValueError:
             raise InputError(f"line {i} holds a non-numeric value", path) from None
-    return rows, columns, np.asarray(vals, dtype=np.float64).reshape(len(rows),
-                                                                      len(columns))
+    return (
+        rows,
+        columns,
+        np.asarray(vals, dtype=np.float64).reshape(len(rows), len(columns)),
+    )
 
 
 def write_stutz_results(path: str | PathLike, rows, columns, values) -> None:
@@ -282,6 +309,6 @@ def write_stutz_results(path: str | PathLike, rows, columns, values) -> None:
     atomically (:class:`~segbench.errors.OutputError` if it cannot be written)."""
     lines = [",".join(["image", "ground_truth", *columns])]
     for (image, gt), vals in zip(rows, values):
-        cells = [f"{float(v):g}" for v in vals]       # C++ stream style: inf, nan
+        cells = [f"{float(v):g}" for v in vals]  # C++ stream style: inf, nan
         lines.append(",".join([f'"{image}"', f'"{gt}"', *cells]))
     atomic_write_text(path, "\n".join(lines) + "\n")

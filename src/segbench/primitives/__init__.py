@@ -22,23 +22,70 @@ from ._thin import thin, thin_frames
 
 #: Names of the matcher, counts, summary and NMS modules, loaded on first use.
 _LAZY = {
-    **dict.fromkeys(("BoundaryCounts", "default_thresholds", "check_thresholds",
-                     "threshold_list",
-                     "as_boundary_list", "detected_map", "threads_in_this_thread",
-                     "default_threads", "evaluate_image", "matcher_cached", "tiny_pair",
-                     "warm_up_kernels", "warm_up_matcher", "human_counts",
-                     "THREADS_ENV"), "_boundary_counts"),
-    **dict.fromkeys(("Matcher", "correspond_pixels", "shared_matcher", "tolerance_px",
-                     "frame_events_of", "DEFAULT_MAX_DIST"), "_correspond"),
-    **dict.fromkeys(("BoundarySummary", "average_precision", "bsr_ratio",
-                     "calibration_index", "check_alpha", "f_measure", "max_f",
-                     "recall_at_precision", "resampler", "summarize_boundary",
-                     "summarize_human"), "_pr_summary"),
-    **dict.fromkeys(("NMS_FORMATS", "edge_nms", "edge_orientation", "nms_file",
-                     "nms_options"), "_edge_nms"),
-    **dict.fromkeys(("block_offsets", "checked_counts", "coarser_tables",
-                     "contingency_table", "overlaps_and_indices", "prepare_ground_truth",
-                     "split_tables", "stacked_tables"), "_contingency"),
+    **dict.fromkeys(
+        (
+            "BoundaryCounts",
+            "default_thresholds",
+            "check_thresholds",
+            "threshold_list",
+            "as_boundary_list",
+            "detected_map",
+            "threads_in_this_thread",
+            "default_threads",
+            "evaluate_image",
+            "matcher_cached",
+            "tiny_pair",
+            "warm_up_kernels",
+            "warm_up_matcher",
+            "human_counts",
+            "THREADS_ENV",
+        ),
+        "_boundary_counts",
+    ),
+    **dict.fromkeys(
+        (
+            "Matcher",
+            "correspond_pixels",
+            "shared_matcher",
+            "tolerance_px",
+            "frame_events_of",
+            "DEFAULT_MAX_DIST",
+        ),
+        "_correspond",
+    ),
+    **dict.fromkeys(
+        (
+            "BoundarySummary",
+            "average_precision",
+            "bsr_ratio",
+            "calibration_index",
+            "check_alpha",
+            "f_measure",
+            "max_f",
+            "recall_at_precision",
+            "resampler",
+            "summarize_boundary",
+            "summarize_human",
+        ),
+        "_pr_summary",
+    ),
+    **dict.fromkeys(
+        ("NMS_FORMATS", "edge_nms", "edge_orientation", "nms_file", "nms_options"),
+        "_edge_nms",
+    ),
+    **dict.fromkeys(
+        (
+            "block_offsets",
+            "checked_counts",
+            "coarser_tables",
+            "contingency_table",
+            "overlaps_and_indices",
+            "prepare_ground_truth",
+            "split_tables",
+            "stacked_tables",
+        ),
+        "_contingency",
+    ),
     **dict.fromkeys(("find_root", "union_lower"), "_union_find"),
 }
 
@@ -52,6 +99,7 @@ def __getattr__(name):
         from . import _correspond as module
     elif module == "_pr_summary":
         from . import _pr_summary as module
+
         if name == "summarize_boundary":
             return module.summarize
     elif module == "_edge_nms":

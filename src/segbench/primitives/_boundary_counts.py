@@ -44,17 +44,19 @@ class BoundaryCounts:
 
     def as_table(self) -> np.ndarray:
         """``(T, 5)`` array of threshold, cntR, sumR, cntP, sumP (the ``_ev1.txt`` rows)."""
-        return np.column_stack([self.thresholds, self.cnt_r, self.sum_r, self.cnt_p,
-                                self.sum_p])
+        return np.column_stack(
+            [self.thresholds, self.cnt_r, self.sum_r, self.cnt_p, self.sum_p]
+        )
 
     def to_json(self) -> dict:
         """Plain-JSON form; :meth:`from_json` restores it exactly."""
-        return {"thresholds": self.thresholds.tolist(),
-                **{k: getattr(self, k).tolist() for k in ("cnt_r", "sum_r", "cnt_p",
-                                                          "sum_p")}}
+        return {
+            "thresholds": self.thresholds.tolist(),
+            **{k: getattr(self, k).tolist() for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")},
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "BoundaryCounts":
+    def from_json(cls, d: dict) -> BoundaryCounts:
         """Inverse of :meth:`to_json`.
 
         Raises
@@ -66,8 +68,9 @@ class BoundaryCounts:
             or a human pixel count (sumR) that changes with the threshold.
         """
         ths = np.asarray(d["thresholds"], dtype=np.float64)
-        cols = [np.asarray(d[k], dtype=np.float64) for k in ("cnt_r", "sum_r", "cnt_p",
-                                                             "sum_p")]
+        cols = [
+            np.asarray(d[k], dtype=np.float64) for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")
+        ]
         if ths.ndim != 1 or ths.size == 0 or any(c.shape != ths.shape for c in cols):
             raise ValueError("counts are not equal-length lists, one entry per threshold")
         if not np.isfinite(ths).all() or (np.diff(ths) <= 0).any():
@@ -79,14 +82,15 @@ class BoundaryCounts:
             raise ValueError("counts must be non-negative integers")
         cnt_r, sum_r, cnt_p, sum_p = ints
         if (cnt_r > sum_r).any() or (cnt_p > sum_p).any():
-            raise ValueError("more pixels matched than there are (cntR > sumR or "
-                             "cntP > sumP)")
+            raise ValueError(
+                "more pixels matched than there are (cntR > sumR or cntP > sumP)"
+            )
         if (sum_r != sum_r[0]).any():
             raise ValueError("the human pixel count (sumR) differs between thresholds")
         return cls(ths, *ints)
 
     @classmethod
-    def from_table(cls, table) -> "BoundaryCounts":
+    def from_table(cls, table) -> BoundaryCounts:
         """Inverse of :meth:`as_table`; InputError on a table whose counts cannot be
         (not finite, negative, more pixels matched than there are)."""
         t = np.asarray(table, dtype=np.float64)
@@ -95,10 +99,15 @@ class BoundaryCounts:
         if not np.isfinite(t).all():
             raise InputError("a counts table holds values that are not finite")
         ints = [np.rint(t[:, k]).astype(np.int64) for k in range(1, 5)]
-        if any((c < 0).any() for c in ints) or (ints[0] > ints[1]).any() or \
-                (ints[2] > ints[3]).any():
-            raise InputError("a counts table has negative counts or more pixels matched "
-                             "than there are (cntR > sumR or cntP > sumP)")
+        if (
+            any((c < 0).any() for c in ints)
+            or (ints[0] > ints[1]).any()
+            or (ints[2] > ints[3]).any()
+        ):
+            raise InputError(
+                "a counts table has negative counts or more pixels matched "
+                "than there are (cntR > sumR or cntP > sumP)"
+            )
         return cls(t[:, 0].copy(), *ints)
 
 
@@ -125,8 +134,10 @@ def threshold_list(values) -> list[float]:
         raise InputError("the list of thresholds is empty")
     bad = [t for t in out if not 0 <= t <= 1]
     if bad:
-        raise InputError(f"thresholds must lie in [0, 1] (a map is cut at pb >= t), got "
-                         f"{', '.join(repr(t) for t in bad)}")
+        raise InputError(
+            f"thresholds must lie in [0, 1] (a map is cut at pb >= t), got "
+            f"{', '.join(repr(t) for t in bad)}"
+        )
     return out
 
 
@@ -150,8 +161,10 @@ def check_thresholds(thresholds, nthresh: int) -> None:
     if np.array_equal(t, np.arange(1, t.size + 1, dtype=np.float64)):
         return
     if t.size != nthresh or not np.array_equal(t, default_thresholds(nthresh)):
-        raise ValueError(f"{t.size} thresholds, not the {nthresh} of nthresh = {nthresh} "
-                         f"(nor 1..T of a list of segmentations)")
+        raise ValueError(
+            f"{t.size} thresholds, not the {nthresh} of nthresh = {nthresh} "
+            f"(nor 1..T of a list of segmentations)"
+        )
 
 
 def as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
@@ -162,13 +175,18 @@ def as_boundary_list(gt_boundaries, shape=None) -> list[np.ndarray]:
         if m.ndim != 2:
             raise InputError(f"human boundary map {k} is not 2-D (shape {m.shape})")
         if m.shape != maps[0].shape:
-            raise InputError(f"human boundary maps differ in shape: {maps[0].shape} "
-                             f"and {m.shape}")
+            raise InputError(
+                f"human boundary maps differ in shape: {maps[0].shape} and {m.shape}"
+            )
     if shape is not None and maps[0].shape != tuple(shape):
-        raise InputError(f"prediction has shape {tuple(shape)} but the ground truth has "
-                         f"shape {maps[0].shape}")
-    return [m if m.dtype == np.bool_ and m.flags.c_contiguous
-            else np.ascontiguousarray(m != 0) for m in maps]
+        raise InputError(
+            f"prediction has shape {tuple(shape)} but the ground truth has "
+            f"shape {maps[0].shape}"
+        )
+    return [
+        m if m.dtype == np.bool_ and m.flags.c_contiguous else np.ascontiguousarray(m != 0)
+        for m in maps
+    ]
 
 
 def _thinned(maps: list[np.ndarray]) -> list[np.ndarray]:
@@ -191,6 +209,7 @@ def _detector(pred):
         def at(t):
             idx = min(max(int(round(t)) - 1, 0), len(segs) - 1)
             return seg2bdry(np.asarray(segs[idx]), "imageSize")
+
         return np.shape(segs[0]), at
     pb = np.asarray(pred.pb if kind in ("soft", "ucm2") else pred, dtype=np.float64)
     if pb.ndim != 2:
@@ -258,8 +277,11 @@ def default_threads() -> int:
 def _check_threads(threads) -> int:
     if threads is None:
         return default_threads()
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
-            or threads < 1:
+    if (
+        isinstance(threads, bool)
+        or not isinstance(threads, (int, np.integer))
+        or threads < 1
+    ):
         raise InputError(f"threads must be a positive integer, not {threads!r}")
     return int(threads)
 
@@ -280,10 +302,17 @@ def _frames(pred, thresholds, thin: bool, threads: int = 1):
     return shape, frames
 
 
-def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
-                   max_dist: float = DEFAULT_MAX_DIST, thin: bool = True,
-                   thresholds=None, thin_gt: bool = False,
-                   threads: int | None = None) -> BoundaryCounts:
+def evaluate_image(
+    pred,
+    gt_boundaries,
+    *,
+    nthresh: int = 99,
+    max_dist: float = DEFAULT_MAX_DIST,
+    thin: bool = True,
+    thresholds=None,
+    thin_gt: bool = False,
+    threads: int | None = None,
+) -> BoundaryCounts:
     """Boundary counts of one image at every threshold, as ``evaluation_bdry_image.m``.
 
     Parameters
@@ -354,16 +383,23 @@ def evaluate_image(pred, gt_boundaries, *, nthresh: int = 99,
     cnt_r = np.zeros(n_t, np.int64)
     sum_r = np.full(n_t, sum(np.count_nonzero(h) for h in humans), np.int64)
     # several annotators: cntP is a union, walked as the official solver spreads it
-    runs, pool = frame_events_of(humans, frames, shape, max_dist, threads=threads,
-                                 departing=len(humans) > 1)
+    runs, pool = frame_events_of(
+        humans, frames, shape, max_dist, threads=threads, departing=len(humans) > 1
+    )
     for ev in runs:
         cnt_r += ev.n_matched
     ev_ptr = np.zeros(len(runs) + 1, np.int64)
     ev_ptr[1:] = np.cumsum([ev.frame.size for ev in runs])
-    union = pool[6]                     # every frame's pixels: events index into them
+    union = pool[6]  # every frame's pixels: events index into them
     where = np.searchsorted(union, np.concatenate([ev.pixel for ev in runs]))
-    cnt_p = covered_counts(runs[0].walk, ev_ptr, np.concatenate([ev.frame for ev in runs]),
-                           where, np.concatenate([ev.sign for ev in runs]), union.size)
+    cnt_p = covered_counts(
+        runs[0].walk,
+        ev_ptr,
+        np.concatenate([ev.frame for ev in runs]),
+        where,
+        np.concatenate([ev.sign for ev in runs]),
+        union.size,
+    )
     sum_p = np.array([len(f) for f in frames], np.int64)
     return BoundaryCounts(ths, cnt_r, sum_r, cnt_p, sum_p)
 
@@ -373,6 +409,7 @@ def matcher_cached() -> bool:
     (:func:`segbench.compilation.is_cached`)."""
     from ..compilation import is_cached
     from ._solver import _match_sequence
+
     return is_cached(_match_sequence)
 
 
@@ -393,8 +430,14 @@ def warm_up_kernels() -> None:
     pb, gt = tiny_pair()
     _, frames = _frames(pb, default_thresholds(3), True, 1)
     empty = np.zeros(0, np.int64)
-    covered_counts(np.arange(len(frames), dtype=np.int64), np.zeros(2, np.int64), empty,
-                   empty, np.zeros(0, np.int8), 1)
+    covered_counts(
+        np.arange(len(frames), dtype=np.int64),
+        np.zeros(2, np.int64),
+        empty,
+        empty,
+        np.zeros(0, np.int8),
+        1,
+    )
 
 
 def warm_up_matcher() -> None:
@@ -403,9 +446,14 @@ def warm_up_matcher() -> None:
     shared_matcher(gt.shape).match(gt, pb > 0)
 
 
-def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
-                 per_annotator: bool = False, thin_gt: bool = False,
-                 lone: str = "skip") -> np.ndarray:
+def human_counts(
+    gt_boundaries,
+    *,
+    max_dist: float = DEFAULT_MAX_DIST,
+    per_annotator: bool = False,
+    thin_gt: bool = False,
+    lone: str = "skip",
+) -> np.ndarray:
     """Counts of each annotator scored against the others (leave one out), pooled.
 
     Every annotator's map is treated as a detection and matched against each of the
@@ -451,15 +499,14 @@ def human_counts(gt_boundaries, *, max_dist: float = DEFAULT_MAX_DIST,
             # Matcher.match takes the smaller map as its rows whichever comes first,
             # so match(hk, hj) is the same matching, swapped: one solve serves both
             # directions (only maps of equal size are solved again, as bmap1 leads)
-            kj = matcher.match(humans[k], humans[j]) if sizes[j] == sizes[k] \
-                else (mk, mj)
+            kj = matcher.match(humans[k], humans[j]) if sizes[j] == sizes[k] else (mk, mj)
             acc[j] |= mj
             rows[j, 0] += int(mk.sum())
             rows[j, 1] += sizes[k]
             acc[k] |= kj[0]
             rows[k, 0] += int(kj[1].sum())
             rows[k, 1] += sizes[j]
-        for j, h in enumerate(humans):
+        for j in range(len(humans)):
             rows[j, 2] = int(acc[j].sum())
             rows[j, 3] = sizes[j]
     elif lone == "count":

@@ -101,7 +101,7 @@ def overlaps_and_indices(t, offsets):
         for j in range(offsets[0], offsets[1]):
             acc += t[i, j]
         seg_area[i] = acc
-    col_int = np.zeros(c, np.int64)     # labelled rows only, per column
+    col_int = np.zeros(c, np.int64)  # labelled rows only, per column
     col_area = np.zeros(c)
     for i in range(s1):
         for j in range(c):
@@ -218,8 +218,10 @@ def stacked_tables(seg, n_seg: int, gts, n_gts) -> np.ndarray:
     offsets = np.concatenate([[0], np.cumsum([g + 1 for g in n_gts])]).astype(np.int64)
     cells = (int(n_seg) + 1) * int(offsets[-1])
     if cells > _MAX_CELLS:
-        raise InputError(f"contingency tables too large ({n_seg} x {offsets[-1] - 1} "
-                         "regions); is a label map a soft map or an image by mistake?")
+        raise InputError(
+            f"contingency tables too large ({n_seg} x {offsets[-1] - 1} "
+            "regions); is a label map a soft map or an image by mistake?"
+        )
     flat_gts = _flat_gts(gts)
     seg = np.asarray(seg, np.int32).ravel()
     return _stack_tables(seg, int(n_seg), flat_gts, offsets[:-1], int(offsets[-1]))
@@ -227,8 +229,12 @@ def stacked_tables(seg, n_seg: int, gts, n_gts) -> np.ndarray:
 
 def _flat_gts(gts) -> np.ndarray:
     """(K, n) int32 annotator maps; an array already so is used as it is."""
-    if isinstance(gts, np.ndarray) and gts.ndim == 2 and gts.dtype == np.int32 \
-            and gts.flags.c_contiguous:
+    if (
+        isinstance(gts, np.ndarray)
+        and gts.ndim == 2
+        and gts.dtype == np.int32
+        and gts.flags.c_contiguous
+    ):
         return gts
     return np.stack([np.asarray(g, np.int32).ravel() for g in gts])
 
@@ -244,8 +250,9 @@ def coarser_tables(prev, prev_table, seg, n_seg: int, gts, n_gts) -> np.ndarray:
     offsets = block_offsets(n_gts)
     flat = _flat_gts(gts)
     cur = np.asarray(seg, np.int32).ravel()
-    out = _merged_tables(np.asarray(prev, np.int32).ravel(), prev_table, cur,
-                         int(n_seg), flat, offsets[:-1])
+    out = _merged_tables(
+        np.asarray(prev, np.int32).ravel(), prev_table, cur, int(n_seg), flat, offsets[:-1]
+    )
     if out.shape[0] == 0:
         return stacked_tables(cur, n_seg, flat, n_gts)
     return out
@@ -255,7 +262,7 @@ def split_tables(stacked: np.ndarray, n_gts) -> list[np.ndarray]:
     """Views of the per-annotator tables in a :func:`stacked_tables` result."""
     out, start = [], 0
     for g in n_gts:
-        out.append(stacked[:, start:start + int(g) + 1])
+        out.append(stacked[:, start : start + int(g) + 1])
         start += int(g) + 1
     return out
 
@@ -273,8 +280,10 @@ def prepare_ground_truth(gts, *, void=0) -> tuple[np.ndarray, list[int]]:
     flat, counts = [], []
     for k, m in enumerate(maps):
         if m.shape != shape:
-            raise InputError(f"ground-truth segmentations differ in shape: {shape} and "
-                             f"{m.shape} (annotator {k + 1})")
+            raise InputError(
+                f"ground-truth segmentations differ in shape: {shape} and "
+                f"{m.shape} (annotator {k + 1})"
+            )
         c, n = compact_labels(m, void=void)
         flat.append(c.ravel())
         counts.append(n)

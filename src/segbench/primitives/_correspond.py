@@ -25,8 +25,15 @@ import numpy as np
 from ..errors import InputError
 from ..families import DEFAULT_MAX_DIST
 from ..memory import release_large_arrays
-from ._solver import (_fit_lists, _frame_diffs, _layout, _match_sequence, _replay_flags,
-                      _solver_state, _walk_frames)
+from ._solver import (
+    _fit_lists,
+    _frame_diffs,
+    _layout,
+    _match_sequence,
+    _replay_flags,
+    _solver_state,
+    _walk_frames,
+)
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
 COST_MULTIPLIER = 100
@@ -54,7 +61,7 @@ def _offsets(radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     the cost of a pair is ``rint(100 * sqrt(d2))``.
     """
     r = int(math.ceil(radius))
-    dv, du = np.mgrid[-r:r + 1, -r:r + 1]
+    dv, du = np.mgrid[-r : r + 1, -r : r + 1]
     d2 = (du * du + dv * dv).astype(np.float64)
     keep = d2 <= radius * radius
     dv, du, d2 = dv[keep], du[keep], d2[keep]
@@ -82,25 +89,34 @@ def _workspace(shape: tuple[int, int]) -> tuple:
     keys' ranks per word (rewritten by every call): 3 bits per pixel and side."""
     n_words = shape[1] // 64 + 2
     bitmaps = tuple(np.zeros((shape[0], n_words), np.uint64) for _ in range(4))
-    return bitmaps + (np.zeros((shape[0], n_words), np.int64),
-                      np.zeros((shape[0], n_words), np.int64))
+    return bitmaps + (
+        np.zeros((shape[0], n_words), np.int64),
+        np.zeros((shape[0], n_words), np.int64),
+    )
 
 
 def _tiled(arrs, ptr):
     """The array that ``arrs`` are consecutive views of, end to end (as
     :func:`thin_frames` returns them), or None: then they need not be copied."""
     base = arrs[0].base if arrs else None
-    if not isinstance(base, np.ndarray) or base.dtype != np.int64 or base.ndim != 1 \
-            or not base.flags.c_contiguous:
+    if (
+        not isinstance(base, np.ndarray)
+        or base.dtype != np.int64
+        or base.ndim != 1
+        or not base.flags.c_contiguous
+    ):
         return None
     start = base.__array_interface__["data"][0]
     first = arrs[0].__array_interface__["data"][0]
     for a, at in zip(arrs, ptr[:-1]):
-        if a.base is not base or not a.flags.c_contiguous or (
-                a.size and a.__array_interface__["data"][0] != first + 8 * at):
+        if (
+            a.base is not base
+            or not a.flags.c_contiguous
+            or (a.size and a.__array_interface__["data"][0] != first + 8 * at)
+        ):
             return None
     lo = (first - start) // 8
-    return base[lo:lo + ptr[-1]]
+    return base[lo : lo + ptr[-1]]
 
 
 def frame_pool(ptr, pix) -> tuple:
@@ -108,7 +124,7 @@ def frame_pool(ptr, pix) -> tuple:
     (ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union), see
     :meth:`Matcher._frame_pool`."""
     diffs = _frame_diffs(ptr, pix)
-    first = pix[ptr[0]:ptr[1]] if ptr.size > 1 else pix[:0]
+    first = pix[ptr[0] : ptr[1]] if ptr.size > 1 else pix[:0]
     union = np.union1d(first, diffs[3]).astype(np.int64, copy=False)
     return (ptr, pix) + diffs + (union,)
 
@@ -157,23 +173,29 @@ class Matcher:
         Cost of leaving a pixel unmatched, as a multiple of the tolerance.
     """
 
-    def __init__(self, shape, max_dist: float = DEFAULT_MAX_DIST,
-                 outlier_cost: float = DEFAULT_OUTLIER_COST):
-        release_large_arrays()      # a run of large images must not keep their memory
+    def __init__(
+        self,
+        shape,
+        max_dist: float = DEFAULT_MAX_DIST,
+        outlier_cost: float = DEFAULT_OUTLIER_COST,
+    ):
+        release_large_arrays()  # a run of large images must not keep their memory
         if not max_dist > 0:
             raise InputError(f"max_dist must be positive, got {max_dist}")
         if not outlier_cost > 1:
             raise InputError(f"outlier_cost must exceed 1, got {outlier_cost}")
         self.shape = tuple(int(s) for s in shape)
-        if self.shape[0] * self.shape[1] >= 2 ** 31:  # candidate lists hold int32 indices
-            raise InputError(f"image of {self.shape[0]}x{self.shape[1]} pixels is too large "
-                             "to match (at most 2**31 - 1 pixels)")
+        if self.shape[0] * self.shape[1] >= 2**31:  # candidate lists hold int32 indices
+            raise InputError(
+                f"image of {self.shape[0]}x{self.shape[1]} pixels is too large "
+                "to match (at most 2**31 - 1 pixels)"
+            )
         self.radius = tolerance_px(self.shape, max_dist)
         self.dv, self.du, self.costs = _offsets(self.radius)
         self._half, self._cost_tab = _disc_tables(self.dv, self.du, self.costs)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
         self._ws = None
-        self._box = [None]     # the solver arrays; shared_matcher shares one box
+        self._box = [None]  # the solver arrays; shared_matcher shares one box
         self._pool_key = None
         self._pool = None
 
@@ -185,8 +207,11 @@ class Matcher:
         one list; a list holding other arrays (or the same arrays in another order) is
         pooled anew."""
         key = tuple(frames)
-        if self._pool_key is None or len(key) != len(self._pool_key) or any(
-                a is not b for a, b in zip(key, self._pool_key)):
+        if (
+            self._pool_key is None
+            or len(key) != len(self._pool_key)
+            or any(a is not b for a, b in zip(key, self._pool_key))
+        ):
             arrs = [np.asarray(f, np.int64) for f in key]
             ptr = np.zeros(len(arrs) + 1, np.int64)
             ptr[1:] = np.cumsum([a.size for a in arrs])
@@ -222,8 +247,10 @@ class Matcher:
     def _check(self, bmap) -> np.ndarray:
         bmap = np.asarray(bmap)
         if bmap.shape != self.shape:
-            raise InputError(f"boundary map of shape {bmap.shape} does not match the "
-                             f"matcher's shape {self.shape}")
+            raise InputError(
+                f"boundary map of shape {bmap.shape} does not match the "
+                f"matcher's shape {self.shape}"
+            )
         if bmap.dtype == np.bool_:
             return np.ascontiguousarray(bmap)
         return np.ascontiguousarray(bmap != 0)
@@ -257,9 +284,17 @@ class Matcher:
         pool = self._frame_pool(frames)
         largest = int(np.diff(pool[0]).max(initial=0))
         n_matched, walk, events, self._box[0], _ = _walk_frames(
-            self.shape[0], self.shape[1], fixed_pix, pool, self._half, self._cost_tab,
-            self.outlier, self._workspace(), self._solver(max(fixed_pix.size, largest, 1)),
-            departing)
+            self.shape[0],
+            self.shape[1],
+            fixed_pix,
+            pool,
+            self._half,
+            self._cost_tab,
+            self.outlier,
+            self._workspace(),
+            self._solver(max(fixed_pix.size, largest, 1)),
+            departing,
+        )
         return FrameEvents(n_matched, walk, *events)
 
     def match_frames(self, fixed, frames):
@@ -276,9 +311,10 @@ class Matcher:
         """
         ev = self.frame_events(fixed, frames)
         ptr, pix = self._frame_pool(frames)[:2]
-        flat = _replay_flags(ev.walk, ptr, pix, ev.frame, ev.pixel, ev.sign,
-                             self.shape[0] * self.shape[1])
-        return ev.n_matched, [flat[ptr[k]:ptr[k + 1]] for k in range(ptr.size - 1)]
+        flat = _replay_flags(
+            ev.walk, ptr, pix, ev.frame, ev.pixel, ev.sign, self.shape[0] * self.shape[1]
+        )
+        return ev.n_matched, [flat[ptr[k] : ptr[k + 1]] for k in range(ptr.size - 1)]
 
     def match(self, bmap1, bmap2) -> tuple[np.ndarray, np.ndarray]:
         """Matched pixels of ``bmap1`` and of ``bmap2`` (boolean maps).
@@ -302,10 +338,24 @@ class Matcher:
         no_diffs = (-1, 0, 1, one, none, one, none)
         start = (none, none, none, none, none)
         _, (ev, _), row_flags, col_flags, _ = _match_sequence(
-            h, w, one, np.array([rows.size], np.int64), rows, one,
-            np.array([cols.size], np.int64), cols, self._half, self._cost_tab,
-            self.outlier, ws, state, no_diffs, start, 0,
-            (rows, row_off, cols, np.zeros(cols.size + 1, np.int64)))
+            h,
+            w,
+            one,
+            np.array([rows.size], np.int64),
+            rows,
+            one,
+            np.array([cols.size], np.int64),
+            cols,
+            self._half,
+            self._cost_tab,
+            self.outlier,
+            ws,
+            state,
+            no_diffs,
+            start,
+            0,
+            (rows, row_off, cols, np.zeros(cols.size + 1, np.int64)),
+        )
         self._box[0] = (state[0], state[1], ev, state[3])
         f1, f2 = (row_flags, col_flags) if p2.size >= p1.size else (col_flags, row_flags)
         m1 = np.zeros(b1.size, bool)
@@ -345,7 +395,7 @@ def shared_matcher(shape, max_dist: float = DEFAULT_MAX_DIST) -> Matcher:
         cache.popitem(last=False)
     kept = {m.radius for m in cache.values()}
     for radius in [r for r in _LOCAL.boxes if r not in kept]:
-        del _LOCAL.boxes[radius]                 # no kept matcher uses these arrays
+        del _LOCAL.boxes[radius]  # no kept matcher uses these arrays
     return matcher
 
 
@@ -373,9 +423,15 @@ def _give_back(key, matcher: Matcher) -> None:
             _IDLE.popitem(last=False)
 
 
-def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
-                    threads: int = 1, departing: bool = False
-                    ) -> tuple[list[FrameEvents], tuple]:
+def frame_events_of(
+    maps,
+    frames,
+    shape,
+    max_dist: float = DEFAULT_MAX_DIST,
+    *,
+    threads: int = 1,
+    departing: bool = False,
+) -> tuple[list[FrameEvents], tuple]:
     """Each map of ``maps`` matched against every frame (:meth:`Matcher.frame_events`),
     ``threads`` maps at a time.
 
@@ -394,7 +450,7 @@ def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
     if n == 1:
         return [own.frame_events(m, frames, departing=departing) for m in maps], pool
     sizes = [int(np.count_nonzero(m)) for m in maps]
-    todo = sorted(range(len(maps)), key=lambda k: -sizes[k])    # stable: ties in order
+    todo = sorted(range(len(maps)), key=lambda k: -sizes[k])  # stable: ties in order
     lock = threading.Lock()
 
     def work(matcher):
@@ -414,16 +470,22 @@ def frame_events_of(maps, frames, shape, max_dist: float = DEFAULT_MAX_DIST, *,
             _give_back(key, matcher)
 
     from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(n - 1) as ex:
         helpers = [ex.submit(helper) for _ in range(n - 1)]
         work(own)
         for h in helpers:
-            h.result()                           # (raises what a helper raised)
+            h.result()  # (raises what a helper raised)
     return out, pool
 
 
-def correspond_pixels(bmap1, bmap2, max_dist: float = DEFAULT_MAX_DIST, *,
-                      outlier_cost: float = DEFAULT_OUTLIER_COST):
+def correspond_pixels(
+    bmap1,
+    bmap2,
+    max_dist: float = DEFAULT_MAX_DIST,
+    *,
+    outlier_cost: float = DEFAULT_OUTLIER_COST,
+):
     """Match the boundary pixels of two binary maps one-to-one, exactly.
 
     The objective is that of the official ``correspondPixels``: a pixel of ``bmap1``

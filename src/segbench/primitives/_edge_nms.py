@@ -43,9 +43,9 @@ __all__ = ["edge_nms", "edge_orientation", "nms_file", "NMS_FORMATS"]
 NMS_FORMATS = {"png16": (".png", 16), "png8": (".png", 8), "npy": (".npy", None)}
 
 _F32 = np.float32
-_PI32 = _F32(np.pi)          # MATLAB's mod(x, pi) on single: pi rounded to single
-_EPS32 = _F32(1e-5)          # ... and Oxx + 1e-5 likewise
-_ORIENT_RADIUS = 4           # convTri(E, 4) before the derivatives (edgesDetect.m)
+_PI32 = _F32(np.pi)  # MATLAB's mod(x, pi) on single: pi rounded to single
+_EPS32 = _F32(1e-5)  # ... and Oxx + 1e-5 likewise
+_ORIENT_RADIUS = 4  # convTri(E, 4) before the derivatives (edgesDetect.m)
 
 
 # ---------------------------------------------------------------------------------------
@@ -235,8 +235,12 @@ def _interp(flat, w, x, y, xcap, xlim, ycap, ylim):
     dx1 = _F32(1.0) - dx0
     dy1 = _F32(1.0) - dy0
     i = y0 * w + x0
-    return (flat[i] * dx1 * dy1 + flat[i + 1] * dx0 * dy1
-            + flat[i + w] * dx1 * dy0 + flat[i + w + 1] * dx0 * dy0)
+    return (
+        flat[i] * dx1 * dy1
+        + flat[i + 1] * dx0 * dy1
+        + flat[i + w] * dx1 * dy0
+        + flat[i + w + 1] * dx0 * dy0
+    )
 
 
 @numba.njit(cache=True)
@@ -280,8 +284,16 @@ def _suppress(edge, orient, r, s, m):
             kept = 0
             for k in range(n):
                 x = idx[k]
-                e0 = _interp(flat, w, np.float32(x) + fd * cs[k], fy + fd * sn[k],
-                             xcap, xlim, ycap, ylim)
+                e0 = _interp(
+                    flat,
+                    w,
+                    np.float32(x) + fd * cs[k],
+                    fy + fd * sn[k],
+                    xcap,
+                    xlim,
+                    ycap,
+                    ylim,
+                )
                 idx[kept] = x
                 cs[kept] = cs[k]
                 sn[kept] = sn[k]
@@ -319,8 +331,10 @@ def _as_map(E, what: str = "E") -> np.ndarray:
     if arr.ndim != 2:
         raise InputError(f"{what} must be a 2-D (H, W) array, got shape {arr.shape}")
     if arr.shape[0] < 2 or arr.shape[1] < 2:
-        raise InputError(f"{what} must be at least 2x2 (the gradient needs two pixels "
-                         f"along each axis), got shape {arr.shape}")
+        raise InputError(
+            f"{what} must be at least 2x2 (the gradient needs two pixels "
+            f"along each axis), got shape {arr.shape}"
+        )
     if arr.dtype == bool:
         arr = arr.astype(np.float32)
     elif arr.dtype == np.uint8:
@@ -328,15 +342,18 @@ def _as_map(E, what: str = "E") -> np.ndarray:
     elif arr.dtype == np.uint16:
         arr = arr / _F32(65535.0)
     elif np.issubdtype(arr.dtype, np.integer):
-        raise InputError(f"{what} is an integer array of {arr.dtype}, whose scale is "
-                         "ambiguous; give floats, uint8 (read as /255) or uint16 "
-                         "(read as /65535)")
+        raise InputError(
+            f"{what} is an integer array of {arr.dtype}, whose scale is "
+            "ambiguous; give floats, uint8 (read as /255) or uint16 "
+            "(read as /65535)"
+        )
     elif not np.issubdtype(arr.dtype, np.floating):
         raise InputError(f"{what} has unsupported type {arr.dtype}; expected floats")
     arr = np.ascontiguousarray(arr, dtype=np.float32)
     if not np.isfinite(arr).all():
-        raise InputError(f"{what} contains NaN or infinite values (after conversion to "
-                         "float32)")
+        raise InputError(
+            f"{what} contains NaN or infinite values (after conversion to float32)"
+        )
     return arr
 
 
@@ -389,8 +406,9 @@ def nms_options(r, s, m) -> tuple[int, int, np.float32]:
     return r, s, m32
 
 
-def edge_nms(E, *, r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = True,
-             orientation=None) -> np.ndarray:
+def edge_nms(
+    E, *, r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = True, orientation=None
+) -> np.ndarray:
     """Thin a soft boundary map by Dollar's edge non-maximum suppression.
 
     Parameters
@@ -473,8 +491,10 @@ def edge_nms(E, *, r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = Tr
     else:
         orient = _as_map(orientation, "orientation")
         if orient.shape != edge.shape:
-            raise InputError(f"orientation is {orient.shape[0]}x{orient.shape[1]} but "
-                             f"the map is {edge.shape[0]}x{edge.shape[1]}")
+            raise InputError(
+                f"orientation is {orient.shape[0]}x{orient.shape[1]} but "
+                f"the map is {edge.shape[0]}x{edge.shape[1]}"
+            )
     return _suppress(edge, orient, r, s, m32)
 
 
@@ -484,8 +504,16 @@ def _int_option(v, name: str) -> int:
     return int(v)
 
 
-def nms_file(src: str | PathLike, dst: str | PathLike, *, fmt: str = "png16",
-             r: int = 1, s: int = 5, m: float = 1.01, presmooth: bool = True) -> Path:
+def nms_file(
+    src: str | PathLike,
+    dst: str | PathLike,
+    *,
+    fmt: str = "png16",
+    r: int = 1,
+    s: int = 5,
+    m: float = 1.01,
+    presmooth: bool = True,
+) -> Path:
     """Read one soft map, thin it with :func:`edge_nms`, write it atomically.
 
     Parameters
@@ -513,6 +541,7 @@ def nms_file(src: str | PathLike, dst: str | PathLike, *, fmt: str = "png16",
         The input is not a readable soft map in [0, 1]; the message names the file.
     """
     from ..io import read_prediction, write_soft_map
+
     pred = read_prediction(src, kind="soft")
     try:
         thin = edge_nms(pred.pb, r=r, s=s, m=m, presmooth=presmooth)

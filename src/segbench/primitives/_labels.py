@@ -25,9 +25,13 @@ def as_labels(a, what: str) -> np.ndarray:
         arr = arr.astype(np.uint8)
     if np.issubdtype(arr.dtype, np.floating):
         if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
-            raise InputError(f"{what} holds non-integer values; labels must be whole numbers")
+            raise InputError(
+                f"{what} holds non-integer values; labels must be whole numbers"
+            )
     elif not np.issubdtype(arr.dtype, np.integer):
-        raise InputError(f"{what} has unsupported type {arr.dtype}; expected integer labels")
+        raise InputError(
+            f"{what} has unsupported type {arr.dtype}; expected integer labels"
+        )
     return arr
 
 
@@ -57,11 +61,12 @@ def compact_labels(labels, *, void=0) -> tuple[np.ndarray, int]:
     arr = as_labels(labels, "label map")
     flat = arr.ravel()
     if not np.issubdtype(flat.dtype, np.integer):
-        flat = flat.astype(np.int64)          # whole-number floats (MATLAB doubles)
+        flat = flat.astype(np.int64)  # whole-number floats (MATLAB doubles)
     lo, hi = int(flat.min()), int(flat.max())
     if lo >= 0 and hi <= 4 * flat.size + 1024:
-        out, k = _compact_small(np.ascontiguousarray(flat), hi,
-                                -1 if void is None else int(void))
+        out, k = _compact_small(
+            np.ascontiguousarray(flat), hi, -1 if void is None else int(void)
+        )
     else:
         uniq, inv = np.unique(flat, return_inverse=True)
         lut = np.arange(1, uniq.size + 1, dtype=np.int64)
@@ -69,7 +74,7 @@ def compact_labels(labels, *, void=0) -> tuple[np.ndarray, int]:
             hit = np.searchsorted(uniq, void)
             if hit < uniq.size and uniq[hit] == void:
                 lut[hit] = 0
-                lut[hit + 1:] -= 1
+                lut[hit + 1 :] -= 1
         k = int(lut.max()) if lut.size else 0
         out = lut[inv.ravel()].astype(np.int32)
     return out.reshape(arr.shape), k
@@ -92,5 +97,3 @@ def _compact_small(flat, hi, void):
     for i in range(flat.shape[0]):
         out[i] = lut[flat[i]]
     return out, k
-
-

@@ -36,8 +36,9 @@ def f_measure(recall, precision, alpha: float = 0.5):
 def check_alpha(alpha: float) -> None:
     """InputError unless 0 < ``alpha`` < 1."""
     if not 0 < alpha < 1:
-        raise InputError(f"alpha (the F-measure's weight of precision) must be in (0, 1), "
-                         f"got {alpha!r}")
+        raise InputError(
+            f"alpha (the F-measure's weight of precision) must be in (0, 1), got {alpha!r}"
+        )
 
 
 def max_f(thresholds, recall, precision, alpha: float = 0.5):
@@ -70,8 +71,9 @@ def max_f(thresholds, recall, precision, alpha: float = 0.5):
     return tuple(float(x) for x in best)
 
 
-def average_precision(recall, precision, *, corrected: bool = False,
-                      unique_keep: str = "first") -> float:
+def average_precision(
+    recall, precision, *, corrected: bool = False, unique_keep: str = "first"
+) -> float:
     """Area under the PR curve as ``collect_eval_bdry.m`` computes it.
 
     Precision is taken at the unique recall values, interpolated linearly at recall
@@ -149,8 +151,10 @@ def recall_at_precision(recall, precision, target: float = 0.5) -> float:
     r = np.asarray(recall, dtype=np.float64)
     p = np.asarray(precision, dtype=np.float64)
     if r.shape != p.shape or r.ndim != 1:
-        raise InputError(f"recall and precision must be 1-D of one length, got shapes "
-                         f"{r.shape} and {p.shape}")
+        raise InputError(
+            f"recall and precision must be 1-D of one length, got shapes "
+            f"{r.shape} and {p.shape}"
+        )
     ok = np.isfinite(r) & np.isfinite(p)
     r, p = r[ok], p[ok]
     above = p >= target
@@ -161,10 +165,11 @@ def recall_at_precision(recall, precision, target: float = 0.5) -> float:
     a, b = slice(None, -1), slice(1, None)
     cross = above[a] != above[b]
     for r0, p0, r1, p1 in zip(r[a][cross], p[a][cross], r[b][cross], p[b][cross]):
-        order = (0, 1) if p0 < p1 else (1, 0)        # np.interp needs rising x
+        order = (0, 1) if p0 < p1 else (1, 0)  # np.interp needs rising x
         xs, ys = (p0, p1), (r0, r1)
-        at = float(np.interp(target, [xs[order[0]], xs[order[1]]],
-                             [ys[order[0]], ys[order[1]]]))
+        at = float(
+            np.interp(target, [xs[order[0]], xs[order[1]]], [ys[order[0]], ys[order[1]]])
+        )
         best = max(best, at)
     return best
 
@@ -215,15 +220,27 @@ class BoundarySummary:
         """The headline numbers as a flat dict of floats (``ODS_calibrated*`` with a
         calibration threshold)."""
         out = {
-            "ODS": self.ods[3], "ODS_threshold": self.ods[0],
-            "ODS_recall": self.ods[1], "ODS_precision": self.ods[2],
-            "OIS": self.ois[2], "OIS_recall": self.ois[0], "OIS_precision": self.ois[1],
-            "AP": self.ap, "AP_corrected": self.ap_corrected, "R50": self.r50,
+            "ODS": self.ods[3],
+            "ODS_threshold": self.ods[0],
+            "ODS_recall": self.ods[1],
+            "ODS_precision": self.ods[2],
+            "OIS": self.ois[2],
+            "OIS_recall": self.ois[0],
+            "OIS_precision": self.ois[1],
+            "AP": self.ap,
+            "AP_corrected": self.ap_corrected,
+            "R50": self.r50,
         }
         if self.calibrated is not None:
             t, r, p, f = self.calibrated
-            out.update({"ODS_calibrated": f, "ODS_calibrated_threshold": t,
-                        "ODS_calibrated_recall": r, "ODS_calibrated_precision": p})
+            out.update(
+                {
+                    "ODS_calibrated": f,
+                    "ODS_calibrated_threshold": t,
+                    "ODS_calibrated_recall": r,
+                    "ODS_calibrated_precision": p,
+                }
+            )
         return out
 
 
@@ -235,10 +252,10 @@ def _count_stack(records) -> tuple[np.ndarray, np.ndarray]:
     thresholds = records[0].thresholds
     for rec in records[1:]:
         if rec.thresholds.shape != thresholds.shape or not np.allclose(
-                rec.thresholds, thresholds):
+            rec.thresholds, thresholds
+        ):
             raise InputError("per-image records were computed at different thresholds")
-    cnt = np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p])
-                    for r in records])
+    cnt = np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p]) for r in records])
     return np.asarray(thresholds, dtype=np.float64), cnt
 
 
@@ -264,14 +281,22 @@ def calibration_index(thresholds, recall, precision, alpha: float = 0.5) -> int:
 def _threshold_index(thresholds, value: float) -> int:
     hit = np.flatnonzero(np.isclose(thresholds, value, rtol=0, atol=1e-9))
     if hit.size == 0:
-        raise InputError(f"the calibration threshold {value:.6g} is not one of this run's "
-                         f"{thresholds.size} thresholds (both runs need the same "
-                         "--nthresh)")
+        raise InputError(
+            f"the calibration threshold {value:.6g} is not one of this run's "
+            f"{thresholds.size} thresholds (both runs need the same "
+            "--nthresh)"
+        )
     return int(hit[0])
 
 
-def summarize(records, ids=None, *, unique_keep: str = "first", alpha: float = 0.5,
-              calibrated_threshold: float | None = None) -> BoundarySummary:
+def summarize(
+    records,
+    ids=None,
+    *,
+    unique_keep: str = "first",
+    alpha: float = 0.5,
+    calibrated_threshold: float | None = None,
+) -> BoundarySummary:
     """Pool per-image counts into ODS, OIS, AP and R50, as ``collect_eval_bdry.m``.
 
     Parameters
@@ -319,16 +344,25 @@ def summarize(records, ids=None, *, unique_keep: str = "first", alpha: float = 0
     calibrated = None
     if calibrated_threshold is not None:
         j = _threshold_index(thresholds, calibrated_threshold)
-        calibrated = (float(thresholds[j]), float(recall[j]), float(precision[j]),
-                      float(f[j]))
+        calibrated = (
+            float(thresholds[j]),
+            float(recall[j]),
+            float(precision[j]),
+            float(f[j]),
+        )
     return BoundarySummary(
-        ods=ods, ois=ois,
+        ods=ods,
+        ois=ois,
         ap=average_precision(recall, precision, unique_keep=unique_keep),
-        ap_corrected=average_precision(recall, precision, corrected=True,
-                                       unique_keep=unique_keep),
+        ap_corrected=average_precision(
+            recall, precision, corrected=True, unique_keep=unique_keep
+        ),
         r50=recall_at_precision(recall, precision),
-        thresholds=thresholds, recall=recall,
-        precision=precision, f=f, per_image=per_image,
+        thresholds=thresholds,
+        recall=recall,
+        precision=precision,
+        f=f,
+        per_image=per_image,
         ids=list(ids) if ids is not None else [str(i + 1) for i in range(len(cnt))],
         calibrated=calibrated,
     )
@@ -341,20 +375,25 @@ def _max_f_rows(thresholds, recall, precision, alpha: float, block: int = 32):
     out = np.empty(recall.shape[0])
     d = np.linspace(0.0, 1.0, 100)
     for a in range(0, recall.shape[0], block):
-        r, p = recall[a:a + block], precision[a:a + block]
+        r, p = recall[a : a + block], precision[a : a + block]
         first = f_measure(r[:, 0], p[:, 0], alpha)
         if t.size < 2:
-            out[a:a + block] = first
+            out[a : a + block] = first
             continue
         ri = r[:, 1:, None] * d + r[:, :-1, None] * (1 - d)
         pi = p[:, 1:, None] * d + p[:, :-1, None] * (1 - d)
         fi = f_measure(ri, pi, alpha).reshape(len(r), -1).max(axis=1)
-        out[a:a + block] = np.where(fi > first, fi, first)
+        out[a : a + block] = np.where(fi > first, fi, first)
     return out
 
 
-def resampler(records, *, alpha: float = 0.5, calibrated_threshold: float | None = None,
-              unique_keep: str = "first"):
+def resampler(
+    records,
+    *,
+    alpha: float = 0.5,
+    calibrated_threshold: float | None = None,
+    unique_keep: str = "first",
+):
     """The bootstrap statistic of a run: image weights -> its headline scores.
 
     Returns a function of a (B, N) array of image weights (how many times each of the
@@ -366,10 +405,13 @@ def resampler(records, *, alpha: float = 0.5, calibrated_threshold: float | None
     check_alpha(alpha)
     thresholds, cnt = _count_stack(records)
     n, t = cnt.shape[:2]
-    flat = cnt.reshape(n, t * 4).astype(np.float64)      # integers: exact sums
+    flat = cnt.reshape(n, t * 4).astype(np.float64)  # integers: exact sums
     _, best_rows = _image_bests(thresholds, cnt, alpha)
-    j = None if calibrated_threshold is None else _threshold_index(thresholds,
-                                                                   calibrated_threshold)
+    j = (
+        None
+        if calibrated_threshold is None
+        else _threshold_index(thresholds, calibrated_threshold)
+    )
 
     def statistic(weights: np.ndarray) -> dict:
         total = (weights @ flat).reshape(-1, t, 4)
@@ -378,12 +420,17 @@ def resampler(records, *, alpha: float = 0.5, calibrated_threshold: float | None
         pooled = weights @ best_rows
         r_max = bsr_ratio(pooled[:, 0], pooled[:, 1])
         p_max = bsr_ratio(pooled[:, 2], pooled[:, 3])
-        out = {"ODS": _max_f_rows(thresholds, recall, precision, alpha),
-               "OIS": f_measure(r_max, p_max, alpha),
-               "AP": np.array([average_precision(r, p, unique_keep=unique_keep)
-                               for r, p in zip(recall, precision)]),
-               "R50": np.array([recall_at_precision(r, p)
-                                for r, p in zip(recall, precision)])}
+        out = {
+            "ODS": _max_f_rows(thresholds, recall, precision, alpha),
+            "OIS": f_measure(r_max, p_max, alpha),
+            "AP": np.array(
+                [
+                    average_precision(r, p, unique_keep=unique_keep)
+                    for r, p in zip(recall, precision)
+                ]
+            ),
+            "R50": np.array([recall_at_precision(r, p) for r, p in zip(recall, precision)]),
+        }
         if j is not None:
             out["ODS_calibrated"] = f_measure(recall[:, j], precision[:, j], alpha)
         return out

@@ -58,8 +58,9 @@ def seg2bdry(seg, fmt: str = "imageSize") -> np.ndarray:
     bdry = np.zeros((2 * h + 1, 2 * w + 1), bool)
     bdry[2::2, 1::2] = edge_v
     bdry[1::2, 2::2] = edge_h
-    bdry[2:-1:2, 2:-1:2] = (edge_h[:-1, :-1] | edge_h[1:, :-1]
-                            | edge_v[:-1, :-1] | edge_v[:-1, 1:])
+    bdry[2:-1:2, 2:-1:2] = (
+        edge_h[:-1, :-1] | edge_h[1:, :-1] | edge_v[:-1, :-1] | edge_v[:-1, 1:]
+    )
     bdry[0, :] = bdry[1, :]
     bdry[:, 0] = bdry[:, 1]
     bdry[-1, :] = bdry[-2, :]

@@ -49,8 +49,25 @@ _U1 = np.uint64(1)
 #: free), pixel (columns only), the search labels ``lab`` (repairs) and ``shortest``
 #: (augmentations), the search's predecessor ``path``, and the column's list of nearby
 #: rows (start ``cn_at``, length ``cn_len``; kept only when the rows are fixed).
-Slots = namedtuple("Slots", ["u", "r_col", "via", "r_pix", "nb_at", "nb_len", "v", "c_row",
-                             "c_pix", "lab", "shortest", "path", "cn_at", "cn_len"])
+Slots = namedtuple(
+    "Slots",
+    [
+        "u",
+        "r_col",
+        "via",
+        "r_pix",
+        "nb_at",
+        "nb_len",
+        "v",
+        "c_row",
+        "c_pix",
+        "lab",
+        "shortest",
+        "path",
+        "cn_at",
+        "cn_len",
+    ],
+)
 #: The candidate lists, compact (see :func:`_layout`): row slot s's present columns and
 #: their costs are ``nb_col[nb_at[s]:nb_at[s] + nb_len[s]]`` and ``nb_cost[...]`` (int32:
 #: half the bytes per expansion), a column's rows likewise in ``cn_row``/``cn_cost``; and
@@ -63,9 +80,26 @@ Lists = namedtuple("Lists", ["nb_col", "nb_cost", "cn_row", "cn_cost", "heap"])
 #: non-empty buckets and the entries pushed in this search.
 RadixHeap = namedtuple("RadixHeap", ["val", "nxt", "head", "meta"])
 #: Work buffers of :func:`_frame_step` (:func:`_solver_state` gives their sizes).
-Scratch = namedtuple("Scratch", ["free_rows", "gone", "came", "rows_came", "touched",
-                                 "rows_seen", "seen", "released", "row_spare", "col_spare",
-                                 "reported", "is_dirty", "dirty", "nbr_slot", "nbr_cost"])
+Scratch = namedtuple(
+    "Scratch",
+    [
+        "free_rows",
+        "gone",
+        "came",
+        "rows_came",
+        "touched",
+        "rows_seen",
+        "seen",
+        "released",
+        "row_spare",
+        "col_spare",
+        "reported",
+        "is_dirty",
+        "dirty",
+        "nbr_slot",
+        "nbr_cost",
+    ],
+)
 #: Where one side's pixels are, without an image-sized array of slots: ``bits``, the
 #: presence bitmap (bit ``x % 64`` of word ``x // 64`` of image row ``y``); ``kbits``,
 #: the same bitmap of the side's keys (the pixels that can take a slot in the call);
@@ -78,8 +112,10 @@ Side = namedtuple("Side", ["bits", "kbits", "rank", "slot"])
 @intrinsic
 def _clz(typingctx, src):
     """Leading zero bits of a 64-bit word, 64 for zero (LLVM ctlz: one instruction)."""
+
     def codegen(context, builder, signature, args):
         return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
     return types.int64(src), codegen
 
 
@@ -155,23 +191,27 @@ def _heap_min(heap):
 def _heap_pop(heap, size, shift):
     """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
     top = _heap_min(heap)
-    heap.meta[1] &= ~np.int64(1)             # bucket 0 held only it (entries are distinct)
+    heap.meta[1] &= ~np.int64(1)  # bucket 0 held only it (entries are distinct)
     return top >> shift, top & ((1 << shift) - 1), size - 1
 
 
 @intrinsic
 def _ctz(typingctx, src):
     """Trailing zero bits of a non-zero 64-bit word (LLVM cttz: one instruction)."""
+
     def codegen(context, builder, signature, args):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
     return types.int64(src), codegen
 
 
 @intrinsic
 def _popcount(typingctx, src):
     """Set bits of a 64-bit word (LLVM ctpop: one instruction)."""
+
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
+
     return types.int64(src), codegen
 
 
@@ -270,7 +310,7 @@ def _count_near(p, bits, width, height, half):
     return n
 
 
-@nb.njit(**_PUBLIC, nogil=True)   # called by each matching thread
+@nb.njit(**_PUBLIC, nogil=True)  # called by each matching thread
 def _layout(keys, others, height, width, half, bits):
     """Where each pixel's candidate list starts: ``off[i]:off[i + 1]`` is room for
     every pixel of ``others`` within the tolerance of ``keys[i]``.
@@ -314,9 +354,32 @@ def _keys_off(keys, side, width):
 
 
 @nb.njit(**_INTERNAL, _nrt=False)
-def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_at, cn_len,
-                   listed, rows, width, height, half, cost_tab, nbr_slot, nbr_cost, seen,
-                   heap, shift, level):
+def _repair_column(
+    j0,
+    u,
+    r_col,
+    via,
+    v,
+    c_row,
+    c_pix,
+    lab,
+    cn_row,
+    cn_cost,
+    cn_at,
+    cn_len,
+    listed,
+    rows,
+    width,
+    height,
+    half,
+    cost_tab,
+    nbr_slot,
+    nbr_cost,
+    seen,
+    heap,
+    shift,
+    level,
+):
     """Restore optimality after column slot ``j0`` became free with a negative potential.
 
     In the residual graph of the assignment (as a min-cost flow to a sink T) a free
@@ -341,15 +404,15 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
     per column or outlier.
     """
     n_real = c_pix.shape[0]
-    k_stop = -v[j0]                  # the bound, then the cheapest way through T found
-    t_col = -1                       # the column T releases on that way
+    k_stop = -v[j0]  # the bound, then the cheapest way through T found
+    t_col = -1  # the column T releases on that way
     lab[j0] = 0
     seen[0] = j0
     n_seen = 1
     hsize = 0
     _heap_reset(heap)
     key = 0
-    level[0] = j0                    # columns at the current distance, then the heap
+    level[0] = j0  # columns at the current distance, then the heap
     n_level = 1
     while True:
         if n_level > 0:
@@ -358,28 +421,29 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
         elif hsize > 0:
             key, j, hsize = _heap_pop(heap, hsize, shift)
             if key != lab[j]:
-                continue                         # stale heap entry
+                continue  # stale heap entry
         else:
             break
         if key >= k_stop:
             break
-        if j != j0 and key - v[j] < k_stop:      # matched (v <= 0): T can release it
+        if j != j0 and key - v[j] < k_stop:  # matched (v <= 0): T can release it
             k_stop = key - v[j]
             t_col = j
         if j >= n_real:
-            continue                             # an outlier: no other row reaches it
+            continue  # an outlier: no other row reaches it
         own = c_row[j]
         base = key - v[j]
         if listed:
             n_near = cn_len[j]
             at = cn_at[j]
         else:
-            n_near = _near(c_pix[j], rows, width, height, half, cost_tab, nbr_slot,
-                           nbr_cost)
+            n_near = _near(
+                c_pix[j], rows, width, height, half, cost_tab, nbr_slot, nbr_cost
+            )
             at = 0
         for e in range(n_near):
             if listed:
-                k = np.uint64(at + e)        # (unsigned indices: no test for negative ones)
+                k = np.uint64(at + e)  # (unsigned indices: no test for negative ones)
                 s = np.int64(cn_row[k])
                 cost = np.int64(cn_cost[k])
             else:
@@ -410,7 +474,7 @@ def _repair_column(j0, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost, cn_
             if j != j0:
                 u[c_row[j]] -= k_stop - lab[j]
         lab[j] = _INF
-    if t_col >= 0:                               # cancel the cycle T -> ... -> j0 -> T
+    if t_col >= 0:  # cancel the cycle T -> ... -> j0 -> T
         s = c_row[t_col]
         c_row[t_col] = -1
         while True:
@@ -464,8 +528,8 @@ def _frame_diffs(ptr, pix):
     n_g = 0
     n_c = 0
     for k in range(1, n):
-        a = pix[ptr[k - 1]:ptr[k]]
-        b = pix[ptr[k]:ptr[k + 1]]
+        a = pix[ptr[k - 1] : ptr[k]]
+        b = pix[ptr[k] : ptr[k + 1]]
         dg, dc = _diff_sorted(a, b, gone_pix[n_g:], came_pix[n_c:])
         n_g += dg
         n_c += dc
@@ -488,7 +552,7 @@ def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     e = entry0 + step * f
     n_gone = gone_ptr[e + 1] - gone_ptr[e]
     n_came = came_ptr[e + 1] - came_ptr[e]
-    for t in range(n_gone):                      # (a loop: no slice copies without NRT)
+    for t in range(n_gone):  # (a loop: no slice copies without NRT)
         gone[t] = gone_pix[gone_ptr[e] + t]
     for t in range(n_came):
         came[t] = came_pix[came_ptr[e] + t]
@@ -514,8 +578,25 @@ def _transposed(rows, cols, end, outlier):
 
 
 @nb.njit(**_INTERNAL)
-def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, shift, best,
-           sink, level, n_level, min_val):
+def _relax(
+    j,
+    r,
+    i,
+    v,
+    c_row,
+    shortest,
+    path,
+    touched,
+    n_touched,
+    heap,
+    hsize,
+    shift,
+    best,
+    sink,
+    level,
+    n_level,
+    min_val,
+):
     """One edge of _augment's search: column ``j`` at distance ``r`` from row ``i``.
 
     A free column (or outlier) is never expanded: it only offers a way to T, at its
@@ -528,7 +609,7 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
     it is expanded next without heap operations. Returns the updated (n_touched,
     hsize, best, sink, n_level).
     """
-    uj = np.uint64(j)                # (an unsigned index: no test for negative ones)
+    uj = np.uint64(j)  # (an unsigned index: no test for negative ones)
     if r >= shortest[uj]:
         return n_touched, hsize, best, sink, n_level
     free = c_row[uj] < 0
@@ -552,8 +633,26 @@ def _relax(j, r, i, v, c_row, shortest, path, touched, n_touched, heap, hsize, s
 
 
 @nb.njit(**_INTERNAL, _nrt=False)
-def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n_real,
-             shortest, path, touched, rows_seen, heap, shift, level):
+def _augment(
+    cur,
+    u,
+    r_col,
+    v,
+    c_row,
+    nb_col,
+    nb_cost,
+    nb_at,
+    nb_len,
+    outlier,
+    n_real,
+    shortest,
+    path,
+    touched,
+    rows_seen,
+    heap,
+    shift,
+    level,
+):
     """Match the waiting row slot ``cur`` along a shortest augmenting path.
 
     Dijkstra on reduced costs from ``cur`` over the rows' candidate lists, stopped as
@@ -590,7 +689,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n
     min_val = 0
     i = cur
     sink = -1
-    best = _INF          # cheapest way found to the sink T (via a free column)
+    best = _INF  # cheapest way found to the sink T (via a free column)
     while True:
         rows_seen[n_seen] = i
         n_seen += 1
@@ -600,12 +699,44 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n
             k = np.uint64(a + e)
             j = np.int64(nb_col[k])
             n_touched, hsize, best, sink, n_level = _relax(
-                j, base + nb_cost[k] - v[np.uint64(j)], i, v, c_row, shortest, path,
-                touched, n_touched, heap, hsize, shift, best, sink, level, n_level, min_val)
-        j = n_real + i                           # the row's own outlier
+                j,
+                base + nb_cost[k] - v[np.uint64(j)],
+                i,
+                v,
+                c_row,
+                shortest,
+                path,
+                touched,
+                n_touched,
+                heap,
+                hsize,
+                shift,
+                best,
+                sink,
+                level,
+                n_level,
+                min_val,
+            )
+        j = n_real + i  # the row's own outlier
         n_touched, hsize, best, sink, n_level = _relax(
-            j, base + outlier - v[j], i, v, c_row, shortest, path, touched, n_touched,
-            heap, hsize, shift, best, sink, level, n_level, min_val)
+            j,
+            base + outlier - v[j],
+            i,
+            v,
+            c_row,
+            shortest,
+            path,
+            touched,
+            n_touched,
+            heap,
+            hsize,
+            shift,
+            best,
+            sink,
+            level,
+            n_level,
+            min_val,
+        )
         # next matched column to expand: one at the current distance, else from the
         # heap (an entry whose key is not its column's distance is stale: the column
         # was reached cheaper, or already expanded)
@@ -639,7 +770,7 @@ def _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier, n
             v[j] -= min_val - shortest[j]
         shortest[j] = _INF
     j = sink
-    while True:                                  # flip the path
+    while True:  # flip the path
         i = path[j]
         c_row[j] = i
         prev = r_col[i]
@@ -693,16 +824,28 @@ def _grown(ev_frame, ev_pix, ev_sign, need):
     f2 = np.empty(size, np.int64)
     p2 = np.empty(size, np.int64)
     s2 = np.empty(size, np.int8)
-    for k in range(ev_frame.shape[0]):    # a loop: slice assignment compiles the
-        f2[k] = ev_frame[k]                # formatting of its shape-mismatch error
+    for k in range(ev_frame.shape[0]):  # a loop: slice assignment compiles the
+        f2[k] = ev_frame[k]  # formatting of its shape-mismatch error
         p2[k] = ev_pix[k]
         s2[k] = ev_sign[k]
     return f2, p2, s2
 
 
 @nb.njit(**_INTERNAL)
-def _occupy(q, k, spare, n_spare, side, pixels, width, frame_side, reported, is_dirty,
-            dirty, n_dirty):
+def _occupy(
+    q,
+    k,
+    spare,
+    n_spare,
+    side,
+    pixels,
+    width,
+    frame_side,
+    reported,
+    is_dirty,
+    dirty,
+    n_dirty,
+):
     """Pixel ``q`` (key ``k`` of its side) arrives: it takes a spare slot of its side
     (slot of the key, pixel, bitmap) and, on the frame side, is listed as changed (not
     yet reported matched). Returns (its slot, n_spare, n_dirty)."""
@@ -718,8 +861,9 @@ def _occupy(q, k, spare, n_spare, side, pixels, width, frame_side, reported, is_
 
 
 @nb.njit(**_INTERNAL)
-def _vacate(q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f,
-            m_now):
+def _vacate(
+    q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f, m_now
+):
     """Pixel ``q`` leaves: off its side's slots and bitmap, and reported if it leaves
     matched from the frame side. Returns (its slot, n_ev, m_now)."""
     k = _key_of(q, side, width)
@@ -748,8 +892,26 @@ def _unlist(lst, cost, at, length, a, b):
 
 
 @nb.njit(**_INTERNAL)
-def _list_row(s, q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
-              nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed):
+def _list_row(
+    s,
+    q,
+    cols,
+    width,
+    height,
+    half,
+    cost_tab,
+    nbr_slot,
+    nbr_cost,
+    nb_col,
+    nb_cost,
+    nb_at,
+    nb_len,
+    cn_row,
+    cn_cost,
+    cn_at,
+    cn_len,
+    listed,
+):
     """List row slot ``s``'s (pixel ``q``) present columns (``cols``, a :class:`Side`),
     from ``nb_at[s]`` on; and, when the columns keep lists too (``listed``), the row at
     the end of theirs."""
@@ -768,8 +930,24 @@ def _list_row(s, q, cols, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_
 
 
 @nb.njit(**_INTERNAL, _nrt=False)
-def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
-                sol, buf, lists, layout, maps, ev, st):
+def _frame_step(
+    f,
+    rows,
+    cols,
+    same_rows,
+    same_cols,
+    diffs,
+    prev_rows,
+    prev_cols,
+    geo,
+    sol,
+    buf,
+    lists,
+    layout,
+    maps,
+    ev,
+    st,
+):
     """Move the optimum of the previous frame to frame ``f`` (see _match_sequence).
 
     All arrays are allocated by the caller, so this runs without reference counting
@@ -779,11 +957,40 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     rows' and the columns' :class:`Side`.
     """
     height, width, half, cost_tab, outlier, n_real, shift, frame_side = geo
-    (u, r_col, via, r_pix, nb_at, nb_len, v, c_row, c_pix, lab, shortest, path, cn_at,
-     cn_len) = sol
+    (
+        u,
+        r_col,
+        via,
+        r_pix,
+        nb_at,
+        nb_len,
+        v,
+        c_row,
+        c_pix,
+        lab,
+        shortest,
+        path,
+        cn_at,
+        cn_len,
+    ) = sol
     nb_col, nb_cost, cn_row, cn_cost, heap = lists
-    (free_rows, gone, came, rows_came, touched, rows_seen, seen, released, row_spare,
-     col_spare, reported, is_dirty, dirty, nbr_slot, nbr_cost) = buf
+    (
+        free_rows,
+        gone,
+        came,
+        rows_came,
+        touched,
+        rows_seen,
+        seen,
+        released,
+        row_spare,
+        col_spare,
+        reported,
+        is_dirty,
+        dirty,
+        nbr_slot,
+        nbr_cost,
+    ) = buf
     row_off, col_off = layout[1], layout[3]
     rside, cside = maps
     ev_frame, ev_pix, ev_sign = ev
@@ -791,15 +998,32 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     # fixed, then never change those lists); else a column's rows come from the bitmap
     listed = frame_side == 1
     n_row_spare, n_col_spare, n_rows_present, n_dirty, n_ev, m_now = (
-        st[0], st[1], st[2], st[3], st[4], st[5])
+        st[0],
+        st[1],
+        st[2],
+        st[3],
+        st[4],
+        st[5],
+    )
     n_free = 0
     # --- rows that left: their columns are released, then repaired ----------------------
     n_gone, n_came = _side_diff(same_rows, f, 0, diffs, prev_rows, rows, gone, came)
     n_released = 0
     n_rows_present -= n_gone
     for t in range(n_gone):
-        s, n_ev, m_now = _vacate(gone[t], rside, width, frame_side == 0, reported,
-                                 ev_frame, ev_pix, ev_sign, n_ev, f, m_now)
+        s, n_ev, m_now = _vacate(
+            gone[t],
+            rside,
+            width,
+            frame_side == 0,
+            reported,
+            ev_frame,
+            ev_pix,
+            ev_sign,
+            n_ev,
+            f,
+            m_now,
+        )
         if listed:
             for e in range(nb_len[s]):
                 _unlist(cn_row, cn_cost, cn_at, cn_len, nb_col[nb_at[s] + e], s)
@@ -817,9 +1041,32 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     for t in range(n_released):
         j = released[t]
         if v[j] < 0 and c_row[j] < 0:
-            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
-                                   cn_at, cn_len, listed, rside, width, height, half,
-                                   cost_tab, nbr_slot, nbr_cost, seen, heap, shift, touched)
+            t_col = _repair_column(
+                j,
+                u,
+                r_col,
+                via,
+                v,
+                c_row,
+                c_pix,
+                lab,
+                cn_row,
+                cn_cost,
+                cn_at,
+                cn_len,
+                listed,
+                rside,
+                width,
+                height,
+                half,
+                cost_tab,
+                nbr_slot,
+                nbr_cost,
+                seen,
+                heap,
+                shift,
+                touched,
+            )
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     for t in range(n_came):
         rows_came[t] = came[t]
@@ -828,8 +1075,19 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     n_gone, n_came = _side_diff(same_cols, f, 1, diffs, prev_cols, cols, gone, came)
     for t in range(n_gone):
         c = gone[t]
-        j, n_ev, m_now = _vacate(c, cside, width, frame_side == 1, reported, ev_frame,
-                                 ev_pix, ev_sign, n_ev, f, m_now)
+        j, n_ev, m_now = _vacate(
+            c,
+            cside,
+            width,
+            frame_side == 1,
+            reported,
+            ev_frame,
+            ev_pix,
+            ev_sign,
+            n_ev,
+            f,
+            m_now,
+        )
         if listed:
             for e in range(cn_len[j]):
                 _unlist(nb_col, nb_cost, nb_at, nb_len, cn_row[cn_at[j] + e], j)
@@ -851,15 +1109,26 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     for t in range(n_came):
         c = came[t]
         key = _key_of(c, cside, width)
-        j, n_col_spare, n_dirty = _occupy(c, key, col_spare, n_col_spare, cside, c_pix,
-                                          width, frame_side == 1, reported, is_dirty,
-                                          dirty, n_dirty)
+        j, n_col_spare, n_dirty = _occupy(
+            c,
+            key,
+            col_spare,
+            n_col_spare,
+            cside,
+            c_pix,
+            width,
+            frame_side == 1,
+            reported,
+            is_dirty,
+            dirty,
+            n_dirty,
+        )
         c_row[j] = -1
         vc = 0
         cn_len[j] = 0
         if listed:
             cn_at[j] = col_off[key]
-        if n_rows_present > 0:                   # (none in a first frame: rows come next)
+        if n_rows_present > 0:  # (none in a first frame: rows come next)
             n_near = _near(c, rside, width, height, half, cost_tab, nbr_slot, nbr_cost)
             cn_len[j] = n_near
             for e in range(n_near):
@@ -875,21 +1144,73 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
                     vc = nbr_cost[e] - u[s]
         v[j] = vc
         if vc < 0:
-            t_col = _repair_column(j, u, r_col, via, v, c_row, c_pix, lab, cn_row, cn_cost,
-                                   cn_at, cn_len, listed, rside, width, height, half,
-                                   cost_tab, nbr_slot, nbr_cost, seen, heap, shift, touched)
+            t_col = _repair_column(
+                j,
+                u,
+                r_col,
+                via,
+                v,
+                c_row,
+                c_pix,
+                lab,
+                cn_row,
+                cn_cost,
+                cn_at,
+                cn_len,
+                listed,
+                rside,
+                width,
+                height,
+                half,
+                cost_tab,
+                nbr_slot,
+                nbr_cost,
+                seen,
+                heap,
+                shift,
+                touched,
+            )
             n_dirty = _repaired(frame_side, j, t_col, n_real, is_dirty, dirty, n_dirty)
     # --- rows that arrived ---------------------------------------------------------------
     n_rows_present += n_rows_came
     for t in range(n_rows_came):
         q = rows_came[t]
         key = _key_of(q, rside, width)
-        s, n_row_spare, n_dirty = _occupy(q, key, row_spare, n_row_spare, rside, r_pix,
-                                          width, frame_side == 0, reported, is_dirty,
-                                          dirty, n_dirty)
+        s, n_row_spare, n_dirty = _occupy(
+            q,
+            key,
+            row_spare,
+            n_row_spare,
+            rside,
+            r_pix,
+            width,
+            frame_side == 0,
+            reported,
+            is_dirty,
+            dirty,
+            n_dirty,
+        )
         nb_at[s] = row_off[key]
-        _list_row(s, q, cside, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
-                  nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed)
+        _list_row(
+            s,
+            q,
+            cside,
+            width,
+            height,
+            half,
+            cost_tab,
+            nbr_slot,
+            nbr_cost,
+            nb_col,
+            nb_cost,
+            nb_at,
+            nb_len,
+            cn_row,
+            cn_cost,
+            cn_at,
+            cn_len,
+            listed,
+        )
         v[n_real + s] = 0
         c_row[n_real + s] = -1
         r_col[s] = -2
@@ -902,14 +1223,32 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
     for k in range(n_free):
         cur = free_rows[(k * stride) % n_free]
         if r_col[cur] != -2:
-            continue                             # listed twice
-        sink = _augment(cur, u, r_col, v, c_row, nb_col, nb_cost, nb_at, nb_len, outlier,
-                        n_real, shortest, path, touched, rows_seen, heap, shift, seen)
+            continue  # listed twice
+        sink = _augment(
+            cur,
+            u,
+            r_col,
+            v,
+            c_row,
+            nb_col,
+            nb_cost,
+            nb_at,
+            nb_len,
+            outlier,
+            n_real,
+            shortest,
+            path,
+            touched,
+            rows_seen,
+            heap,
+            shift,
+            seen,
+        )
         if frame_side == 0:
             n_dirty = _mark(cur, is_dirty, dirty, n_dirty)
-            if sink >= n_real:                   # that row went to its outlier
+            if sink >= n_real:  # that row went to its outlier
                 n_dirty = _mark(sink - n_real, is_dirty, dirty, n_dirty)
-        elif sink < n_real:                      # a free column is now matched
+        elif sink < n_real:  # a free column is now matched
             n_dirty = _mark(sink, is_dirty, dirty, n_dirty)
     # --- report what changed: rows matched or not (frame side rows: the waiting rows and
     #     a row sent to its outlier), columns matched or not (frame side columns:
@@ -920,7 +1259,7 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
         if frame_side == 0:
             pix = r_pix[s]
             if rside.slot[_key_of(pix, rside, width)] != s:
-                continue                         # left since (already reported)
+                continue  # left since (already reported)
             now = r_col[s] < n_real
         else:
             pix = c_pix[s]
@@ -931,8 +1270,14 @@ def _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols
             n_ev = _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, 1 if now else -1)
             reported[s] = now
             m_now += 1 if now else -1
-    st[0], st[1], st[2], st[3], st[4], st[5] = (n_row_spare, n_col_spare, n_rows_present,
-                                                0, n_ev, m_now)
+    st[0], st[1], st[2], st[3], st[4], st[5] = (
+        n_row_spare,
+        n_col_spare,
+        n_rows_present,
+        0,
+        n_ev,
+        m_now,
+    )
 
 
 @nb.njit(**_INTERNAL, _nrt=False)
@@ -950,13 +1295,25 @@ def _load_start(start, geo, sol, buf, lists, layout, maps, st):
     nbr_slot, nbr_cost = buf.nbr_slot, buf.nbr_cost
     row_off, col_off = layout[1], layout[3]
     rside, cside = maps
-    listed = frame_side == 1                     # as in _frame_step
+    listed = frame_side == 1  # as in _frame_step
     # (taken as in _frame_step, but not listed as changed: the start is reported as is)
     for t in range(s_cols.shape[0]):
         c = s_cols[t]
         key = _key_of(c, cside, width)
-        j, st[1], _ = _occupy(c, key, col_spare, st[1], cside, c_pix, width, False,
-                              reported, is_dirty, dirty, 0)
+        j, st[1], _ = _occupy(
+            c,
+            key,
+            col_spare,
+            st[1],
+            cside,
+            c_pix,
+            width,
+            False,
+            reported,
+            is_dirty,
+            dirty,
+            0,
+        )
         v[j] = s_v[t]
         c_row[j] = -1
         cn_len[j] = 0
@@ -965,15 +1322,45 @@ def _load_start(start, geo, sol, buf, lists, layout, maps, st):
     for t in range(s_rows.shape[0]):
         q = s_rows[t]
         key = _key_of(q, rside, width)
-        s, st[0], _ = _occupy(q, key, row_spare, st[0], rside, r_pix, width, False,
-                              reported, is_dirty, dirty, 0)
+        s, st[0], _ = _occupy(
+            q,
+            key,
+            row_spare,
+            st[0],
+            rside,
+            r_pix,
+            width,
+            False,
+            reported,
+            is_dirty,
+            dirty,
+            0,
+        )
         nb_at[s] = row_off[key]
-        _list_row(s, q, cside, width, height, half, cost_tab, nbr_slot, nbr_cost, nb_col,
-                  nb_cost, nb_at, nb_len, cn_row, cn_cost, cn_at, cn_len, listed)
+        _list_row(
+            s,
+            q,
+            cside,
+            width,
+            height,
+            half,
+            cost_tab,
+            nbr_slot,
+            nbr_cost,
+            nb_col,
+            nb_cost,
+            nb_at,
+            nb_len,
+            cn_row,
+            cn_cost,
+            cn_at,
+            cn_len,
+            listed,
+        )
         u[s] = s_u[t]
         v[n_real + s] = 0
         c_row[n_real + s] = -1
-        if s_partner[t] < 0:                     # at its outlier: that edge is tight
+        if s_partner[t] < 0:  # at its outlier: that edge is tight
             j = n_real + s
             v[j] = outlier - u[s]
         else:
@@ -997,7 +1384,7 @@ def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner
         j = cside.slot[k]
         col_flags[t] = c_row[j] >= 0
         end_v[t] = v[j]
-        position[j] = t                          # (the search scratch: free now)
+        position[j] = t  # (the search scratch: free now)
         cside.slot[k] = -1
         _set_bit(cside.bits, c, width, False)
     for t in range(rows.shape[0]):
@@ -1031,22 +1418,47 @@ def _solver_state(n_rows_cap, n_real, n_disc):
     col[:, 1] = -1
     col[:, 2] = _INF
     col[:, 4] = _INF
-    sol = Slots(row[:, 0], row[:, 1], row[:, 2], row[:, 5], row[:, 3], row[:, 4],
-                col[:, 0], col[:, 1], col[:n_real, 5], col[:, 4], col[:, 2], col[:, 3],
-                col[:n_real, 6], col[:n_real, 7])
+    sol = Slots(
+        row[:, 0],
+        row[:, 1],
+        row[:, 2],
+        row[:, 5],
+        row[:, 3],
+        row[:, 4],
+        col[:, 0],
+        col[:, 1],
+        col[:n_real, 5],
+        col[:, 4],
+        col[:, 2],
+        col[:, 3],
+        col[:n_real, 6],
+        col[:n_real, 7],
+    )
     n_buf = max(n_rows_cap, n_real)
     # touched columns: distinct in a search (augmentation), or settled at one distance
     # (a repair's level stack): at most every column and outlier once
-    buf = Scratch(np.empty(2 * n_rows_cap + 1, np.int64), np.empty(n_buf, np.int64),
-                  np.empty(n_buf, np.int64), np.empty(n_buf, np.int64),
-                  np.empty(n_nodes + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
-                  np.empty(n_rows_cap + 2, np.int64), np.empty(n_rows_cap + 1, np.int64),
-                  np.empty(n_rows_cap, np.int64), np.empty(n_real, np.int64),
-                  np.zeros(n_side, np.bool_), np.zeros(n_side, np.bool_),
-                  np.empty(n_side, np.int64), np.empty(n_disc, np.int64),
-                  np.empty(n_disc, np.int64))
-    ev = (np.empty(4 * n_side + 16, np.int64), np.empty(4 * n_side + 16, np.int64),
-          np.empty(4 * n_side + 16, np.int8))
+    buf = Scratch(
+        np.empty(2 * n_rows_cap + 1, np.int64),
+        np.empty(n_buf, np.int64),
+        np.empty(n_buf, np.int64),
+        np.empty(n_buf, np.int64),
+        np.empty(n_nodes + 2, np.int64),
+        np.empty(n_rows_cap + 1, np.int64),
+        np.empty(n_rows_cap + 2, np.int64),
+        np.empty(n_rows_cap + 1, np.int64),
+        np.empty(n_rows_cap, np.int64),
+        np.empty(n_real, np.int64),
+        np.zeros(n_side, np.bool_),
+        np.zeros(n_side, np.bool_),
+        np.empty(n_side, np.int64),
+        np.empty(n_disc, np.int64),
+        np.empty(n_disc, np.int64),
+    )
+    ev = (
+        np.empty(4 * n_side + 16, np.int64),
+        np.empty(4 * n_side + 16, np.int64),
+        np.empty(4 * n_side + 16, np.int8),
+    )
     return sol, buf, ev, _new_lists(0, n_nodes)
 
 
@@ -1057,10 +1469,18 @@ def _new_lists(n_entries, n_nodes):
     once, so it relaxes each pair (and each row's own outlier) at most once, and only
     a relaxation that lowers a label pushes an entry."""
     n_heap = n_entries + n_nodes + 2
-    return Lists(np.empty(n_entries, np.int32), np.empty(n_entries, np.int32),
-                 np.empty(n_entries, np.int32), np.empty(n_entries, np.int32),
-                 RadixHeap(np.empty(n_heap, np.int64), np.empty(n_heap, np.int64),
-                           np.full(64, -1, np.int64), np.zeros(4, np.int64)))
+    return Lists(
+        np.empty(n_entries, np.int32),
+        np.empty(n_entries, np.int32),
+        np.empty(n_entries, np.int32),
+        np.empty(n_entries, np.int32),
+        RadixHeap(
+            np.empty(n_heap, np.int64),
+            np.empty(n_heap, np.int64),
+            np.full(64, -1, np.int64),
+            np.zeros(4, np.int64),
+        ),
+    )
 
 
 def _fit_lists(state, n_entries):
@@ -1076,8 +1496,25 @@ def _fit_lists(state, n_entries):
 
 
 @nb.njit(**_PUBLIC, nogil=True)
-def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_pix, half,
-                    cost_tab, outlier, ws, state, diffs, start, frame_side, layout):
+def _match_sequence(
+    height,
+    width,
+    row_lo,
+    row_hi,
+    row_pix,
+    col_lo,
+    col_hi,
+    col_pix,
+    half,
+    cost_tab,
+    outlier,
+    ws,
+    state,
+    diffs,
+    start,
+    frame_side,
+    layout,
+):
     """Exact matchings for a sequence of (row set, column set) pairs of pixel maps.
 
     Frame ``f`` matches the rows ``row_pix[row_lo[f]:row_hi[f]]`` with the columns
@@ -1144,8 +1581,10 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     n_nodes = n_real + n_rows_cap
     row_off, col_off = layout[1], layout[3]
     n_lists = max(row_off[-1], col_off[-1] if frame_side == 1 else 0)
-    if lists.nb_col.shape[0] < n_lists or \
-            lists.heap.val.shape[0] < row_off[-1] + n_nodes + 2:
+    if (
+        lists.nb_col.shape[0] < n_lists
+        or lists.heap.val.shape[0] < row_off[-1] + n_nodes + 2
+    ):
         raise ValueError("candidate lists too small for this layout")
     need_rows = s_rows.shape[0]
     need_cols = s_cols.shape[0]
@@ -1160,13 +1599,13 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     rside = _side(layout[0], row_bits, row_kbits, row_rank, width)
     cside = _side(layout[2], col_bits, col_kbits, col_rank, width)
     row_spare, col_spare, reported = buf.row_spare, buf.col_spare, buf.reported
-    for t in range(n_rows_cap):                  # every slot spare, lowest on top
+    for t in range(n_rows_cap):  # every slot spare, lowest on top
         row_spare[t] = n_rows_cap - 1 - t
     for t in range(n_real):
         col_spare[t] = n_real - 1 - t
     reported[:] = False
     n_side = n_rows_cap if frame_side == 0 else n_real
-    shift = 1                    # heap entries: key << shift | slot (see _heap_push)
+    shift = 1  # heap entries: key << shift | slot (see _heap_push)
     while (1 << shift) <= n_nodes:
         shift += 1
     geo = (height, width, half, cost_tab, outlier, n_real, shift, frame_side)
@@ -1180,15 +1619,31 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     prev_cols = s_cols
     n_matched = np.zeros(n_frames, np.int64)
     for f in range(n_frames):
-        if st[4] + 2 * n_side + 2 > ev[0].shape[0]:    # room for this frame's events
+        if st[4] + 2 * n_side + 2 > ev[0].shape[0]:  # room for this frame's events
             ev = _grown(ev[0], ev[1], ev[2], st[4] + 2 * n_side + 2)
-        rows = row_pix[row_lo[f]:row_hi[f]]
-        cols = col_pix[col_lo[f]:col_hi[f]]
+        rows = row_pix[row_lo[f] : row_hi[f]]
+        cols = col_pix[col_lo[f] : col_hi[f]]
         # a side that repeats the previous frame's slice (a fixed map) has not changed
         same_rows = f > 0 and row_lo[f] == row_lo[f - 1] and row_hi[f] == row_hi[f - 1]
         same_cols = f > 0 and col_lo[f] == col_lo[f - 1] and col_hi[f] == col_hi[f - 1]
-        _frame_step(f, rows, cols, same_rows, same_cols, diffs, prev_rows, prev_cols, geo,
-                    sol, buf, lists, layout, maps, ev, st)
+        _frame_step(
+            f,
+            rows,
+            cols,
+            same_rows,
+            same_cols,
+            diffs,
+            prev_rows,
+            prev_cols,
+            geo,
+            sol,
+            buf,
+            lists,
+            layout,
+            maps,
+            ev,
+            st,
+        )
         n_matched[f] = st[5]
         prev_rows = rows
         prev_cols = cols
@@ -1198,15 +1653,35 @@ def _match_sequence(height, width, row_lo, row_hi, row_pix, col_lo, col_hi, col_
     end_u = np.empty(prev_rows.shape[0], np.int64)
     end_partner = np.empty(prev_rows.shape[0], np.int64)
     end_v = np.empty(prev_cols.shape[0], np.int64)
-    _unload(prev_rows, prev_cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner,
-            end_v)
+    _unload(
+        prev_rows,
+        prev_cols,
+        geo,
+        sol,
+        maps,
+        row_flags,
+        col_flags,
+        end_u,
+        end_partner,
+        end_v,
+    )
     _keys_off(layout[0], rside, width)
     _keys_off(layout[2], cside, width)
     return n_matched, (ev, st[4]), row_flags, col_flags, (end_u, end_partner, end_v)
 
 
-def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, state,
-                 departing: bool = False):
+def _walk_frames(
+    height,
+    width,
+    fixed_pix,
+    pool,
+    half,
+    cost_tab,
+    outlier,
+    ws,
+    state,
+    departing: bool = False,
+):
     """Match the fixed map (``fixed_pix``) against every frame of ``pool`` (ptr, pix,
     gone_ptr, gone_pix, came_ptr, came_pix, and the sorted pixels of all frames: see
     :meth:`Matcher._frame_pool`).
@@ -1261,36 +1736,68 @@ def _walk_frames(height, width, fixed_pix, pool, half, cost_tab, outlier, ws, st
         side = 1 if fixed_rows else 0
         if forward:
             diffs = (side, int(order[0]), 1, gone_ptr, gone_pix, came_ptr, came_pix)
-        else:   # frame f of the run is frame order[0] - f: the diffs read backwards
+        else:  # frame f of the run is frame order[0] - f: the diffs read backwards
             diffs = (side, int(order[0]) + 1, -1, came_ptr, came_pix, gone_ptr, gone_pix)
         whole_lo = np.zeros(m, np.int64)
         whole_hi = np.full(m, n_fixed, np.int64)
         sliced_lo = ptr[order]
         sliced_hi = ptr[order + 1]
-        last = pix[ptr[order[m - 1]]:ptr[order[m - 1] + 1]]
+        last = pix[ptr[order[m - 1]] : ptr[order[m - 1] + 1]]
         if fixed_rows:
             n, (ev, n_ev), _, _, end = _match_sequence(
-                height, width, whole_lo, whole_hi, fixed_pix, sliced_lo, sliced_hi, pix,
-                half, cost_tab, outlier, ws, state, diffs, start, side,
-                (fixed_pix, off_fixed, union, off_union))
+                height,
+                width,
+                whole_lo,
+                whole_hi,
+                fixed_pix,
+                sliced_lo,
+                sliced_hi,
+                pix,
+                half,
+                cost_tab,
+                outlier,
+                ws,
+                state,
+                diffs,
+                start,
+                side,
+                (fixed_pix, off_fixed, union, off_union),
+            )
             last_rows, last_cols = fixed_pix, last
         else:
             n, (ev, n_ev), _, _, end = _match_sequence(
-                height, width, sliced_lo, sliced_hi, pix, whole_lo, whole_hi, fixed_pix,
-                half, cost_tab, outlier, ws, state, diffs, start, side,
-                (union, off_union, fixed_pix, off_fixed))
+                height,
+                width,
+                sliced_lo,
+                sliced_hi,
+                pix,
+                whole_lo,
+                whole_hi,
+                fixed_pix,
+                half,
+                cost_tab,
+                outlier,
+                ws,
+                state,
+                diffs,
+                start,
+                side,
+                (union, off_union, fixed_pix, off_fixed),
+            )
             last_rows, last_cols = last, fixed_pix
         state = (state[0], state[1], ev, state[3])
         n_matched[order] = n
-        events[0].append(order[ev[0][:n_ev]])    # copies: the arrays are reused
+        events[0].append(order[ev[0][:n_ev]])  # copies: the arrays are reused
         events[1].append(ev[1][:n_ev].copy())
         events[2].append(ev[2][:n_ev].copy())
         last_end = end
-        if stop < n_frames:                      # the next run starts from this optimum
+        if stop < n_frames:  # the next run starts from this optimum
             start = _transposed(last_rows, last_cols, end, outlier)
         pos = stop
-    out = tuple(np.concatenate(e) if e else np.zeros(0, t)
-                for e, t in zip(events, (np.int64, np.int64, np.int8)))
+    out = tuple(
+        np.concatenate(e) if e else np.zeros(0, t)
+        for e, t in zip(events, (np.int64, np.int64, np.int8))
+    )
     return n_matched, walk, out, state, (last_rows, last_cols, last_end)
 
 

@@ -47,8 +47,7 @@ def _deletion_luts() -> tuple[np.ndarray, np.ndarray]:
         x = [None] + [(code >> k) & 1 for k in range(8)] + [code & 1]  # x[1..8], x[9] = x1
         # G1: crossing number X_H(p) = 1, X_H = sum_i b_i over i = 1..4,
         #     b_i = 1 iff x_{2i-1} = 0 and (x_{2i} = 1 or x_{2i+1} = 1).
-        xh = sum(1 for i in range(1, 5)
-                 if x[2 * i - 1] == 0 and (x[2 * i] or x[2 * i + 1]))
+        xh = sum(1 for i in range(1, 5) if x[2 * i - 1] == 0 and (x[2 * i] or x[2 * i + 1]))
         # G2: 2 <= min(n1, n2) <= 3 with n1 = sum_k (x_{2k-1} or x_{2k}),
         #     n2 = sum_k (x_{2k} or x_{2k+1}), k = 1..4.
         n1 = sum(1 for k in range(1, 5) if x[2 * k - 1] or x[2 * k])
@@ -74,14 +73,16 @@ _LUT1, _LUT2 = _deletion_luts()
 @njit(cache=True, inline="always")
 def _code(img, i, wp):
     """Neighbourhood code of flat index ``i`` in the padded image of row stride ``wp``."""
-    return (img[i + 1]
-            | (img[i - wp + 1] << 1)
-            | (img[i - wp] << 2)
-            | (img[i - wp - 1] << 3)
-            | (img[i - 1] << 4)
-            | (img[i + wp - 1] << 5)
-            | (img[i + wp] << 6)
-            | (img[i + wp + 1] << 7))
+    return (
+        img[i + 1]
+        | (img[i - wp + 1] << 1)
+        | (img[i - wp] << 2)
+        | (img[i - wp - 1] << 3)
+        | (img[i - 1] << 4)
+        | (img[i + wp - 1] << 5)
+        | (img[i + wp] << 6)
+        | (img[i + wp + 1] << 7)
+    )
 
 
 @njit(cache=True)
@@ -138,7 +139,7 @@ def _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, cand, dela, delb, mark)
         nnew = 0
         if t == 0:
             for k in range(ncand):  # survivors of C_0 (cand is overwritten in place,
-                i = cand[k]         # never ahead of the read position)
+                i = cand[k]  # never ahead of the read position)
                 if img[i]:
                     mark[i] = 1
                     cand[nnew] = i
@@ -154,8 +155,16 @@ def _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, cand, dela, delb, mark)
                 nl = ndela
             for k in range(nl):
                 d = lst[k]
-                for j in (d + 1, d - wp + 1, d - wp, d - wp - 1,
-                          d - 1, d + wp - 1, d + wp, d + wp + 1):
+                for j in (
+                    d + 1,
+                    d - wp + 1,
+                    d - wp,
+                    d - wp - 1,
+                    d - 1,
+                    d + wp - 1,
+                    d + wp,
+                    d + wp + 1,
+                ):
                     if img[j] and not mark[j]:
                         mark[j] = 1
                         cand[nnew] = j
@@ -178,7 +187,7 @@ def _thin_kernel(b, max_iter, lut1, lut2):
     """Thin the bool image ``b`` (not modified); ``max_iter < 0`` means until stable."""
     h, w = b.shape
     wp = w + 2
-    img = np.zeros((h + 2) * wp, np.uint8)   # zero-padded copy, 1 = foreground
+    img = np.zeros((h + 2) * wp, np.uint8)  # zero-padded copy, 1 = foreground
     nfg = 0
     for r in range(h):
         for c in range(w):
@@ -192,9 +201,19 @@ def _thin_kernel(b, max_iter, lut1, lut2):
                 img[base + c] = 1
                 fg[k] = base + c
                 k += 1
-    _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, np.empty(nfg, np.int64),
-                 np.empty(nfg, np.int64), np.empty(nfg, np.int64),
-                 np.zeros((h + 2) * wp, np.uint8))
+    _thin_sparse(
+        img,
+        wp,
+        fg,
+        nfg,
+        max_iter,
+        lut1,
+        lut2,
+        np.empty(nfg, np.int64),
+        np.empty(nfg, np.int64),
+        np.empty(nfg, np.int64),
+        np.zeros((h + 2) * wp, np.uint8),
+    )
     out = np.zeros((h, w), np.bool_)
     for r in range(h):
         base = (r + 1) * wp + 1
@@ -259,7 +278,7 @@ def _thin_selected(any_pix, any_val, h, w, thresholds, max_iter, lut1, lut2):
         _thin_sparse(img, wp, fg, nfg, max_iter, lut1, lut2, cand, dela, delb, mark)
         if n_out + nfg > out.shape[0]:
             grown = np.empty(max(2 * out.shape[0], n_out + nfg), np.int64)
-            for k in range(n_out):   # not a slice copy: see _solver._grown
+            for k in range(n_out):  # not a slice copy: see _solver._grown
                 grown[k] = out[k]
             out = grown
         for k in range(nfg):  # survivors, still in raster order; the image is cleared
@@ -282,11 +301,17 @@ def _thin_ranges(pb, ths, n, threads):
     if threads == 1:
         return _thin_selected(any_pix, any_val, h, w, ths, n, _LUT1, _LUT2)
     from concurrent.futures import ThreadPoolExecutor
+
     picks = [np.arange(k, ths.size, threads) for k in range(threads)]
     with ThreadPoolExecutor(threads) as ex:
-        parts = list(ex.map(lambda idx: _thin_selected(any_pix, any_val, h, w,
-                                                       np.ascontiguousarray(ths[idx]), n,
-                                                       _LUT1, _LUT2), picks))
+        parts = list(
+            ex.map(
+                lambda idx: _thin_selected(
+                    any_pix, any_val, h, w, np.ascontiguousarray(ths[idx]), n, _LUT1, _LUT2
+                ),
+                picks,
+            )
+        )
     sizes = np.zeros(ths.size, np.int64)
     for idx, (off, _) in zip(picks, parts):
         sizes[idx] = np.diff(off)
@@ -295,7 +320,7 @@ def _thin_ranges(pb, ths, n, threads):
     pix = np.empty(offsets[-1], np.int64)
     for idx, (off, got) in zip(picks, parts):
         for m, k in enumerate(idx):
-            pix[offsets[k]:offsets[k + 1]] = got[off[m]:off[m + 1]]
+            pix[offsets[k] : offsets[k + 1]] = got[off[m] : off[m + 1]]
     return offsets, pix
 
 
@@ -311,11 +336,13 @@ def _iterations(max_iter) -> int:
     try:
         n = int(max_iter)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"max_iter must be a non-negative integer or None, "
-                         f"not {max_iter!r}") from None
+        raise InputError(
+            f"max_iter must be a non-negative integer or None, not {max_iter!r}"
+        ) from None
     if n != max_iter or n < 0:
-        raise InputError(f"max_iter must be a non-negative integer or None, "
-                         f"not {max_iter!r}")
+        raise InputError(
+            f"max_iter must be a non-negative integer or None, not {max_iter!r}"
+        )
     return n
 
 
@@ -433,4 +460,4 @@ def thin_frames(pb, thresholds, max_iter=None, *, threads: int = 1) -> list[np.n
     if isinstance(threads, bool) or int(threads) != threads or threads < 1:
         raise InputError(f"threads must be a positive integer, not {threads!r}")
     offsets, pix = _thin_ranges(np.ascontiguousarray(p), ths, n, threads)
-    return [pix[offsets[k]:offsets[k + 1]] for k in range(ths.size)]
+    return [pix[offsets[k] : offsets[k + 1]] for k in range(ths.size)]

@@ -13,21 +13,40 @@ The measures are also public functions of two label maps or of a precomputed tab
 :func:`gce`, :func:`lce`.
 """
 
+from ..primitives import (
+    checked_counts,
+    compact_labels,
+    contingency_table,
+    prepare_ground_truth,
+    split_tables,
+    stacked_tables,
+)
 from . import consistency
-from .consistency import *  # noqa: F403 - its __all__, re-exported below
 from ._family import HUMAN_REGION, LABEL_EXTS, REGION, read_region_prediction
-from ._gce_family import (CONSISTENCY, CONSISTENCY_MATRIX, granularity_family, needs_image,
-                          segmenter_name)
+from ._gce_family import (
+    CONSISTENCY,
+    CONSISTENCY_MATRIX,
+    granularity_family,
+    needs_image,
+    segmenter_name,
+)
 from ._image import RegionRecord, default_thresholds, evaluate_image, human_region
 from ._levels import ucm_levels, ucm_segmentation
-from ..primitives import prepare_ground_truth
-from ._measures import (RegionScores, covering, gce, lce, local_refinement_error,
-                        probabilistic_rand_index, rand_index,
-                        refinement_error, region_overlaps, region_scores,
-                        variation_of_information)
+from ._measures import (
+    RegionScores,
+    covering,
+    gce,
+    lce,
+    local_refinement_error,
+    probabilistic_rand_index,
+    rand_index,
+    refinement_error,
+    region_overlaps,
+    region_scores,
+    variation_of_information,
+)
 from ._summary import RegionSummary, resampler, summarize, summarize_human_region
-from ..primitives import (checked_counts, compact_labels, contingency_table, split_tables,
-                          stacked_tables)
+from .consistency import *  # noqa: F403 - its __all__, re-exported below
 
 __all__ = [
     *consistency.__all__,

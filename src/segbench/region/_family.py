@@ -12,14 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..primitives import check_thresholds
 from ..errors import InputError
 from ..families import REGION_PARAMS, defaults
+from ..primitives import check_thresholds, compact_labels
 from ..result import Result
 from ..spec import Family
 from ._image import RegionRecord, evaluate_image, human_region
 from ._summary import resampler, summarize, summarize_human_region
-from ..primitives import compact_labels
 
 #: Label-map files ``region --labels`` reads (one segmentation per image).
 LABEL_EXTS = ("png", "bmp", "tif", "tiff", "npy")
@@ -33,6 +32,7 @@ def read_region_prediction(path):
     map as one-segmentation ``segs``).
     """
     from ..io import as_prediction, read_label_map, read_prediction
+
     path = Path(path)
     if path.suffix.lower() == ".mat":
         return read_prediction(path)
@@ -49,9 +49,11 @@ def _hint(params: dict, found: list[str]) -> str:
         return "expected ucm2/segs .mat files or label-map images"
     images = [e for e in found if e in LABEL_EXTS]
     there = f"; the folder holds .{'/.'.join(images)} files" if images else ""
-    return ("the region benchmark needs ucm2 or segs .mat files, or --labels to read "
-            f"label-map images as segmentations{there} (soft boundary maps are scored "
-            "by 'segbench boundary')")
+    return (
+        "the region benchmark needs ucm2 or segs .mat files, or --labels to read "
+        f"label-map images as segmentations{there} (soft boundary maps are scored "
+        "by 'segbench boundary')"
+    )
 
 
 def _check(params: dict) -> None:
@@ -61,6 +63,7 @@ def _check(params: dict) -> None:
 
 def _evaluate(sample, params: dict) -> RegionRecord:
     from ..io import check_same_shape
+
     gt = sample.ground_truth()
     pred = sample.read_prediction(read_region_prediction)
     check_same_shape(pred, gt[0].shape, sample.prediction)
@@ -72,10 +75,19 @@ def _summarize(ids, records, params, options) -> Result:
     metrics = summary.metrics()
     human = (options or {}).get("human_region")
     if human is not None:
-        metrics.update({"human_covering": human["covering"], "human_PRI": human["PRI"],
-                        "human_VI": human["VI"]})
-    curves = {"thresholds": summary.thresholds, "covering": summary.covering,
-              "pri": summary.pri, "vi": summary.vi}
+        metrics.update(
+            {
+                "human_covering": human["covering"],
+                "human_PRI": human["PRI"],
+                "human_VI": human["VI"],
+            }
+        )
+    curves = {
+        "thresholds": summary.thresholds,
+        "covering": summary.covering,
+        "pri": summary.pri,
+        "vi": summary.vi,
+    }
     return Result("region", metrics, summary.rows(), curves, detail=summary)
 
 
@@ -83,6 +95,7 @@ def _write(out, result: Result, ids, records, options) -> None:
     """``<iid>_ev2/_ev3/_ev4.txt`` (rewritten from the records every run) and the five
     dataset files of collect_eval_reg.m."""
     from ..io import format_ev2, format_ev3, format_ev4, write_eval_region, write_if_changed
+
     for iid, rec in zip(ids, records):
         for suffix, fmt in (("ev2", format_ev2), ("ev3", format_ev3), ("ev4", format_ev4)):
             write_if_changed(out / f"{iid}_{suffix}.txt", fmt(rec))
@@ -103,11 +116,22 @@ def _resampler(ids, records, params, options):
 
 
 REGION = Family(
-    name="region", version=1, defaults=defaults(REGION_PARAMS, ("nthresh", "labels")),
-    evaluate=_evaluate, to_json=_record_to_json, from_json=RegionRecord.from_json,
-    validate=_validate, summarize=_summarize, write=_write, prediction_exts=_exts,
-    missing_hint=_hint, check=_check, label="region", resampler=_resampler,
-    item_score="ois_covering")
+    name="region",
+    version=1,
+    defaults=defaults(REGION_PARAMS, ("nthresh", "labels")),
+    evaluate=_evaluate,
+    to_json=_record_to_json,
+    from_json=RegionRecord.from_json,
+    validate=_validate,
+    summarize=_summarize,
+    write=_write,
+    prediction_exts=_exts,
+    missing_hint=_hint,
+    check=_check,
+    label="region",
+    resampler=_resampler,
+    item_score="ois_covering",
+)
 
 
 # --- human consistency -------------------------------------------------------------
@@ -140,10 +164,15 @@ def _table_from_json(d) -> np.ndarray:
     if not np.isfinite(t).all():
         raise ValueError("a human region table holds values that are not finite")
     slack = 1e-9 * max(1.0, float(t[:, [1, 3]].max(initial=0)))
-    if ((t[:, [0, 2]] < 0) | (t[:, [0, 2]] > t[:, [1, 3]] + slack)).any() or \
-            ((t[:, 4] < -1e-9) | (t[:, 4] > 1 + 1e-9)).any() or (t[:, 5] < -1e-9).any():
-        raise ValueError("a human region table holds a covering numerator above its "
-                         "area, a PRI outside [0, 1] or a negative VI")
+    if (
+        ((t[:, [0, 2]] < 0) | (t[:, [0, 2]] > t[:, [1, 3]] + slack)).any()
+        or ((t[:, 4] < -1e-9) | (t[:, 4] > 1 + 1e-9)).any()
+        or (t[:, 5] < -1e-9).any()
+    ):
+        raise ValueError(
+            "a human region table holds a covering numerator above its "
+            "area, a PRI outside [0, 1] or a negative VI"
+        )
     return t
 
 
@@ -152,15 +181,30 @@ def _summarize_human(ids, tables, params, options) -> Result:
     metrics["n_images"] = len(ids)
     per_item = []
     for iid, t in zip(ids, tables):
-        cover = float(t[:, 0].sum() / t[:, 1].sum()) if t.size and t[:, 1].sum() \
+        cover = (
+            float(t[:, 0].sum() / t[:, 1].sum())
+            if t.size and t[:, 1].sum()
             else float("nan")
-        per_item.append({"id": iid, "n_annotators": int(t.shape[0]), "covering": cover,
-                         "PRI": float(t[:, 4].mean()) if t.size else float("nan"),
-                         "VI": float(t[:, 5].mean()) if t.size else float("nan")})
+        )
+        per_item.append(
+            {
+                "id": iid,
+                "n_annotators": int(t.shape[0]),
+                "covering": cover,
+                "PRI": float(t[:, 4].mean()) if t.size else float("nan"),
+                "VI": float(t[:, 5].mean()) if t.size else float("nan"),
+            }
+        )
     return Result("human_region", metrics, per_item)
 
 
 HUMAN_REGION = Family(
-    name="human_region", version=1, defaults={}, evaluate=_evaluate_human,
-    to_json=_table_to_json, from_json=_table_from_json, summarize=_summarize_human,
-    label="human region")
+    name="human_region",
+    version=1,
+    defaults={},
+    evaluate=_evaluate_human,
+    to_json=_table_to_json,
+    from_json=_table_from_json,
+    summarize=_summarize_human,
+    label="human region",
+)

@@ -16,15 +16,27 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError
+from ..primitives import prepare_ground_truth
 from ..result import Result
 from ..spec import Family, JointTask
 from ._family import float_rows
-from ..primitives import prepare_ground_truth
-from .consistency import (BLOCK, ConsistencyReport, GranularityReport, _cross,
-                          _granularity_rows, _same_image_rows, plot_consistency,
-                          plot_granularity, sample_image_pairs)
-from .consistency_figures import (PAPER_IMAGES, matrix_images, matrix_report,
-                                  plot_error_matrices)
+from .consistency import (
+    BLOCK,
+    ConsistencyReport,
+    GranularityReport,
+    _cross,
+    _granularity_rows,
+    _same_image_rows,
+    plot_consistency,
+    plot_granularity,
+    sample_image_pairs,
+)
+from .consistency_figures import (
+    PAPER_IMAGES,
+    matrix_images,
+    matrix_report,
+    plot_error_matrices,
+)
 
 
 def _prepared(sample):
@@ -32,9 +44,10 @@ def _prepared(sample):
         return prepare_ground_truth(sample.ground_truth(), void=None)  # no void in 2001
     except InputError as exc:
         if exc.path is None:
-            raise InputError(f"image {sample.id}: {exc.problem}",
-                             sample.item.sources[0] if sample.item.sources else None
-                             ) from None
+            raise InputError(
+                f"image {sample.id}: {exc.problem}",
+                sample.item.sources[0] if sample.item.sources else None,
+            ) from None
         raise
 
 
@@ -44,13 +57,19 @@ def _prepared(sample):
 def _evaluate(sample, params: dict) -> dict:
     gts = sample.ground_truth()
     flat, counts = _prepared(sample)
-    return {"shape": [int(n) for n in gts[0].shape], "counts": [int(k) for k in counts],
-            "same": _same_image_rows(flat, counts)}
+    return {
+        "shape": [int(n) for n in gts[0].shape],
+        "counts": [int(k) for k in counts],
+        "same": _same_image_rows(flat, counts),
+    }
 
 
 def _to_json(rec: dict) -> dict:
-    return {"shape": rec["shape"], "counts": rec["counts"],
-            "same": np.asarray(rec["same"]).tolist()}
+    return {
+        "shape": rec["shape"],
+        "counts": rec["counts"],
+        "same": np.asarray(rec["same"]).tolist(),
+    }
 
 
 def _from_json(d: dict) -> dict:
@@ -59,8 +78,10 @@ def _from_json(d: dict) -> dict:
     same = float_rows(d["same"], 4, "the same-image rows")
     k = len(counts)
     if len(shape) != 2 or min(shape) < 1 or len(same) != k * (k - 1) // 2:
-        raise ValueError("a consistency record has a shape, one count per annotator and "
-                         "one row per pair of annotators")
+        raise ValueError(
+            "a consistency record has a shape, one count per annotator and "
+            "one row per pair of annotators"
+        )
     _check_errors(same[:, 2:], "the same-image rows")
     return {"shape": shape, "counts": counts, "same": same}
 
@@ -99,8 +120,13 @@ def _blocks(ids, shapes, pairs) -> list[JointTask]:
     for n, key in enumerate(sorted(groups)):
         pairs = groups[key]
         need = sorted({i for p in pairs for i in p})
-        tasks.append(JointTask(f"block{n:05d}", tuple(ids[i] for i in need),
-                               [[ids[a], ids[b]] for a, b in pairs]))
+        tasks.append(
+            JointTask(
+                f"block{n:05d}",
+                tuple(ids[i] for i in need),
+                [[ids[a], ids[b]] for a, b in pairs],
+            )
+        )
     return tasks
 
 
@@ -114,8 +140,11 @@ def _evaluate_joint(samples, payload, params) -> np.ndarray:
     rows = [_cross(*cache[a], *cache[b]) for a, b in payload]
     sizes = [len(r) for r in rows]
     out = np.concatenate(rows) if rows else np.zeros((0, 4))
-    return np.column_stack([np.repeat(np.arange(len(rows)), sizes), out]) \
-        if len(out) else np.zeros((0, 5))
+    return (
+        np.column_stack([np.repeat(np.arange(len(rows)), sizes), out])
+        if len(out)
+        else np.zeros((0, 5))
+    )
 
 
 def _joint_to_json(rows: np.ndarray) -> dict:
@@ -132,8 +161,10 @@ def report_of(ids, records, params, joint=()) -> ConsistencyReport:
     """The :class:`ConsistencyReport` of per-image and joint records (sorted as the
     protocol requires, so any worker count gives the same report)."""
     index = {iid: n for n, iid in enumerate(ids)}
-    same = [np.column_stack([np.full(len(r["same"]), n), r["same"]])
-            for n, r in enumerate(records)]
+    same = [
+        np.column_stack([np.full(len(r["same"]), n), r["same"]])
+        for n, r in enumerate(records)
+    ]
     same = np.concatenate(same) if same else np.zeros((0, 5))
     same = same[np.lexsort((same[:, 2], same[:, 1], same[:, 0]))]
     tasks = _joint_tasks(ids, records, params)
@@ -141,18 +172,33 @@ def report_of(ids, records, params, joint=()) -> ConsistencyReport:
     for task, rows in zip(tasks, joint):
         for p, (a, b) in enumerate(task.payload):
             sel = rows[rows[:, 0] == p][:, 1:]
-            diff.append(np.column_stack([np.full(len(sel), index[a]),
-                                         np.full(len(sel), index[b]), sel]))
+            diff.append(
+                np.column_stack(
+                    [np.full(len(sel), index[a]), np.full(len(sel), index[b]), sel]
+                )
+            )
     diff = np.concatenate(diff) if diff else np.zeros((0, 6))
     if len(diff):
         diff = diff[np.lexsort((diff[:, 3], diff[:, 2], diff[:, 1], diff[:, 0]))]
     shapes = [tuple(r["shape"]) for r in records]
     n_pairs = sum(len(t.payload) for t in tasks)
     _, total = sample_image_pairs(shapes, 0, params["seed"])
-    return ConsistencyReport(list(ids), shapes, [r["counts"] for r in records], same,
-                             diff, int(n_pairs), total, int(params["seed"]),
-                             {"pairs": int(params["pairs"]), "seed": int(params["seed"]),
-                              "pairing": "equal shape", "n_images": len(ids)})
+    return ConsistencyReport(
+        list(ids),
+        shapes,
+        [r["counts"] for r in records],
+        same,
+        diff,
+        int(n_pairs),
+        total,
+        int(params["seed"]),
+        {
+            "pairs": int(params["pairs"]),
+            "seed": int(params["seed"]),
+            "pairing": "equal shape",
+            "n_images": len(ids),
+        },
+    )
 
 
 def _summarize(ids, records, params, options, joint=()) -> Result:
@@ -171,11 +217,21 @@ def _write(out, result, ids, records, options) -> None:
 
 
 CONSISTENCY = Family(
-    name="consistency", version=1, defaults={"pairs": 1000, "seed": 0},
-    evaluate=_evaluate, to_json=_to_json, from_json=_from_json, summarize=_summarize,
-    write=_write, check=_check, label="GCE/LCE same image", joint_tasks=_joint_tasks,
-    evaluate_joint=_evaluate_joint, joint_to_json=_joint_to_json,
-    joint_from_json=_joint_from_json)
+    name="consistency",
+    version=1,
+    defaults={"pairs": 1000, "seed": 0},
+    evaluate=_evaluate,
+    to_json=_to_json,
+    from_json=_from_json,
+    summarize=_summarize,
+    write=_write,
+    check=_check,
+    label="GCE/LCE same image",
+    joint_tasks=_joint_tasks,
+    evaluate_joint=_evaluate_joint,
+    joint_to_json=_joint_to_json,
+    joint_from_json=_joint_from_json,
+)
 
 
 # --- Figure 5: every pair of the segmentations of a subset of images ----------------
@@ -191,15 +247,18 @@ def _matrix_joint_tasks(ids, records, params) -> list[JointTask]:
     """Every pair of distinct images of Figure 5's subset that have equal shapes."""
     shapes = [tuple(r["shape"]) for r in records]
     sub = _matrix_subset(ids, records, params)
-    pairs = [(a, b) for x, a in enumerate(sub) for b in sub[x + 1:]
-             if shapes[a] == shapes[b]]
+    pairs = [
+        (a, b) for x, a in enumerate(sub) for b in sub[x + 1 :] if shapes[a] == shapes[b]
+    ]
     return _blocks(ids, shapes, pairs)
 
 
 def _matrix_check(params: dict) -> None:
     if params["figure_images"] < 0:
-        raise InputError("the images of Figure 5 must be a non-negative number (0: all), "
-                         f"got {params['figure_images']}")
+        raise InputError(
+            "the images of Figure 5 must be a non-negative number (0: all), "
+            f"got {params['figure_images']}"
+        )
 
 
 def _matrix_summarize(ids, records, params, options, joint=()) -> Result:
@@ -210,12 +269,20 @@ def _matrix_summarize(ids, records, params, options, joint=()) -> Result:
     for task, rows in zip(_matrix_joint_tasks(ids, records, params), joint):
         for p, (a, b) in enumerate(task.payload):
             cross[local[index[a]], local[index[b]]] = rows[rows[:, 0] == p][:, 1:]
-    report = matrix_report([ids[n] for n in sub], [records[n]["shape"] for n in sub],
-                           [records[n]["counts"] for n in sub],
-                           [records[n]["same"] for n in sub], cross,
-                           n_images_total=len(ids), seed=int(params["seed"]),
-                           params={"figure_images": int(params["figure_images"]),
-                                   "seed": int(params["seed"]), "pairing": "equal shape"})
+    report = matrix_report(
+        [ids[n] for n in sub],
+        [records[n]["shape"] for n in sub],
+        [records[n]["counts"] for n in sub],
+        [records[n]["same"] for n in sub],
+        cross,
+        n_images_total=len(ids),
+        seed=int(params["seed"]),
+        params={
+            "figure_images": int(params["figure_images"]),
+            "seed": int(params["seed"]),
+            "pairing": "equal shape",
+        },
+    )
     result = report.to_result()
     result.detail = report
     return result
@@ -233,13 +300,21 @@ def _matrix_write(out, result, ids, records, options) -> None:
 #: as joint tasks, every pair of distinct images of equal shape among a seeded subset
 #: of ``figure_images`` images (0: all; the paper's figure has 50).
 CONSISTENCY_MATRIX = Family(
-    name="consistency_matrix", version=1,
+    name="consistency_matrix",
+    version=1,
     defaults={"figure_images": PAPER_IMAGES, "seed": 0},
-    evaluate=_evaluate, to_json=_to_json, from_json=_from_json,
-    summarize=_matrix_summarize, write=_matrix_write, check=_matrix_check,
-    label="GCE/LCE all pairs (Fig. 5)", joint_tasks=_matrix_joint_tasks,
-    evaluate_joint=_evaluate_joint, joint_to_json=_joint_to_json,
-    joint_from_json=_joint_from_json)
+    evaluate=_evaluate,
+    to_json=_to_json,
+    from_json=_from_json,
+    summarize=_matrix_summarize,
+    write=_matrix_write,
+    check=_matrix_check,
+    label="GCE/LCE all pairs (Fig. 5)",
+    joint_tasks=_matrix_joint_tasks,
+    evaluate_joint=_evaluate_joint,
+    joint_to_json=_joint_to_json,
+    joint_from_json=_joint_from_json,
+)
 
 
 # --- matched granularity -----------------------------------------------------------
@@ -257,30 +332,38 @@ def needs_image(segmenter) -> bool:
 
 def _evaluate_granularity(sample, params: dict, *, segmenter) -> dict:
     from ..io import write_label_map
+
     gts = sample.ground_truth()
     image = None
     if needs_image(segmenter):
         if sample.item.image_path is None:
-            raise InputError(f"image {sample.id!r}: the segmenter needs the photograph; "
-                             "give the image folder (--images)",
-                             sample.item.sources[0] if sample.item.sources else None)
+            raise InputError(
+                f"image {sample.id!r}: the segmenter needs the photograph; "
+                "give the image folder (--images)",
+                sample.item.sources[0] if sample.item.sources else None,
+            )
         image = sample.item.image
         if image.shape[:2] != gts[0].shape:
-            raise InputError(f"image is {image.shape[0]}x{image.shape[1]} (HxW) but its "
-                             f"ground truth is {gts[0].shape[0]}x{gts[0].shape[1]}",
-                             sample.item.image_path)
+            raise InputError(
+                f"image is {image.shape[0]}x{image.shape[1]} (HxW) but its "
+                f"ground truth is {gts[0].shape[0]}x{gts[0].shape[1]}",
+                sample.item.image_path,
+            )
     compact: dict = {}
     flat, counts = _prepared(sample)
     try:
-        rows = _granularity_rows(image, flat, counts, gts[0].shape,
-                                 _bind(segmenter, sample.id), {}, compact)
+        rows = _granularity_rows(
+            image, flat, counts, gts[0].shape, _bind(segmenter, sample.id), {}, compact
+        )
     except InputError as exc:
         if exc.path is None:
-            raise InputError(f"image {sample.id}: {exc.problem}",
-                             sample.item.image_path) from None
+            raise InputError(
+                f"image {sample.id}: {exc.problem}", sample.item.image_path
+            ) from None
         raise
     if params["save_dir"]:
         from pathlib import Path
+
         for k, (cm, _) in compact.items():
             write_label_map(Path(params["save_dir"]) / f"{sample.id}_{int(k)}.png", cm - 1)
     return {"rows": rows, "human": _same_image_rows(flat, counts)}
@@ -297,8 +380,10 @@ def _granularity_inputs(sample, params: dict, *, segmenter) -> dict:
 
 
 def _gran_to_json(rec: dict) -> dict:
-    return {"rows": np.asarray(rec["rows"]).tolist(),
-            "human": np.asarray(rec["human"]).tolist()}
+    return {
+        "rows": np.asarray(rec["rows"]).tolist(),
+        "human": np.asarray(rec["human"]).tolist(),
+    }
 
 
 def _gran_from_json(d: dict) -> dict:
@@ -314,9 +399,13 @@ def _gran_from_json(d: dict) -> dict:
 
 
 def _gran_summarize(ids, records, params, options) -> Result:
-    report = GranularityReport(list(ids), [r["rows"] for r in records],
-                               [r["human"] for r in records], params["segmenter"],
-                               {"segmenter": params["segmenter"], "n_images": len(ids)})
+    report = GranularityReport(
+        list(ids),
+        [r["rows"] for r in records],
+        [r["human"] for r in records],
+        params["segmenter"],
+        {"segmenter": params["segmenter"], "n_images": len(ids)},
+    )
     result = report.to_result()
     result.detail = report
     return result
@@ -332,7 +421,7 @@ def segmenter_name(segmenter) -> str:
     """The name a segmenter's records are keyed by (``name``, ``__name__``, or that of
     the function of a ``functools.partial``)."""
     name = getattr(segmenter, "name", None) or getattr(segmenter, "__name__", None)
-    if name is None and hasattr(segmenter, "func"):          # functools.partial
+    if name is None and hasattr(segmenter, "func"):  # functools.partial
         name = getattr(segmenter.func, "__name__", None)
     return name or repr(segmenter)
 
@@ -348,9 +437,14 @@ def granularity_family(segmenter, *, name: str | None = None) -> Family:
     """
     label = name or segmenter_name(segmenter)
     return Family(
-        name="granularity", version=1,
+        name="granularity",
+        version=1,
         defaults={"segmenter": label, "save_dir": ""},
         evaluate=partial(_evaluate_granularity, segmenter=segmenter),
-        to_json=_gran_to_json, from_json=_gran_from_json, summarize=_gran_summarize,
-        write=_gran_write, label="granularity",
-        input_files=partial(_granularity_inputs, segmenter=segmenter))
+        to_json=_gran_to_json,
+        from_json=_gran_from_json,
+        summarize=_gran_summarize,
+        write=_gran_write,
+        label="granularity",
+        input_files=partial(_granularity_inputs, segmenter=segmenter),
+    )

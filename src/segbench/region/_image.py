@@ -6,11 +6,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..primitives import default_thresholds  # the same thresholds (re-exported)
 from ..errors import InputError
+from ..primitives import (
+    coarser_tables,
+    compact_labels,
+    default_thresholds,  # the same thresholds (re-exported)
+    prepare_ground_truth,
+    stacked_tables,
+)
 from ._levels import ucm_levels
-from ..primitives import (coarser_tables, compact_labels, prepare_ground_truth,
-                          stacked_tables)
 from ._measures import _scores_from_stacked
 
 
@@ -50,37 +54,55 @@ class RegionRecord:
 
     def ev2_table(self) -> np.ndarray:
         """``(T, 5)``: threshold, cntR, sumR, cntP, sumP (the ``_ev2.txt`` rows)."""
-        return np.column_stack([self.thresholds, self.cnt_r, self.sum_r, self.cnt_p,
-                                self.sum_p])
+        return np.column_stack(
+            [self.thresholds, self.cnt_r, self.sum_r, self.cnt_p, self.sum_p]
+        )
 
     def ev4_table(self) -> np.ndarray:
         """``(T, 3)``: threshold, RI, VOI (the ``_ev4.txt`` rows)."""
         return np.column_stack([self.thresholds, self.ri, self.voi])
 
     @classmethod
-    def from_tables(cls, ev2, ev3, ev4) -> "RegionRecord":
+    def from_tables(cls, ev2, ev3, ev4) -> RegionRecord:
         """Inverse of :meth:`ev2_table` / :meth:`ev4_table` (e.g. official files)."""
         a = np.asarray(ev2, dtype=np.float64)
         b = np.asarray(ev4, dtype=np.float64)
-        if a.ndim != 2 or a.shape[1] != 5 or b.ndim != 2 or b.shape[1] != 3 \
-                or a.shape[0] != b.shape[0]:
-            raise InputError(f"region tables have 5 and 3 columns and equal rows, got "
-                             f"shapes {a.shape} and {b.shape}")
+        if (
+            a.ndim != 2
+            or a.shape[1] != 5
+            or b.ndim != 2
+            or b.shape[1] != 3
+            or a.shape[0] != b.shape[0]
+        ):
+            raise InputError(
+                f"region tables have 5 and 3 columns and equal rows, got "
+                f"shapes {a.shape} and {b.shape}"
+            )
         best = float(np.asarray(ev3, dtype=np.float64).ravel()[0])
-        return cls(a[:, 0].copy(), a[:, 1].copy(), a[:, 2].copy(), a[:, 3].copy(),
-                   a[:, 4].copy(), best, b[:, 1].copy(), b[:, 2].copy())
+        return cls(
+            a[:, 0].copy(),
+            a[:, 1].copy(),
+            a[:, 2].copy(),
+            a[:, 3].copy(),
+            a[:, 4].copy(),
+            best,
+            b[:, 1].copy(),
+            b[:, 2].copy(),
+        )
 
     def to_json(self) -> dict:
         """Plain-JSON form (lists of floats); :meth:`from_json` restores it exactly."""
-        d = {k: getattr(self, k).tolist() for k in
-             ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")}
+        d = {
+            k: getattr(self, k).tolist()
+            for k in ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")
+        }
         d["cnt_r_best"] = float(self.cnt_r_best)
         if self.n_regions is not None:
             d["n_regions"] = self.n_regions.tolist()
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "RegionRecord":
+    def from_json(cls, d: dict) -> RegionRecord:
         """Inverse of :meth:`to_json`.
 
         Raises
@@ -92,12 +114,15 @@ class RegionRecord:
             the area), a Rand index outside [0, 1], a negative VI, or region counts
             that are not positive integers.
         """
-        arr = {k: np.asarray(d[k], dtype=np.float64) for k in
-               ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")}
+        arr = {
+            k: np.asarray(d[k], dtype=np.float64)
+            for k in ("thresholds", "cnt_r", "sum_r", "cnt_p", "sum_p", "ri", "voi")
+        }
         n = arr["thresholds"].shape
         if len(n) != 1 or n[0] == 0 or any(a.shape != n for a in arr.values()):
-            raise ValueError("region record lists are not of equal length, one entry "
-                             "per threshold")
+            raise ValueError(
+                "region record lists are not of equal length, one entry per threshold"
+            )
         best = float(d["cnt_r_best"])
         if not (all(np.isfinite(a).all() for a in arr.values()) and np.isfinite(best)):
             raise ValueError("region record values must be finite")
@@ -105,19 +130,27 @@ class RegionRecord:
             raise ValueError("thresholds must increase")
         # sums of area x overlap (overlap <= 1): within rounding of their area
         slack = 1e-9 * max(1.0, float(arr["sum_r"].max()), float(arr["sum_p"].max()))
-        if ((arr["cnt_r"] < 0) | (arr["cnt_r"] > arr["sum_r"] + slack)).any() or \
-                ((arr["cnt_p"] < 0) | (arr["cnt_p"] > arr["sum_p"] + slack)).any() or \
-                not 0 <= best <= float(arr["sum_r"].max()) + slack:
-            raise ValueError("a covering numerator exceeds its area (cntR > sumR, "
-                             "cntP > sumP) or is negative")
-        eps = 1e-9             # RI and VI of equal segmentations, within rounding
+        if (
+            ((arr["cnt_r"] < 0) | (arr["cnt_r"] > arr["sum_r"] + slack)).any()
+            or ((arr["cnt_p"] < 0) | (arr["cnt_p"] > arr["sum_p"] + slack)).any()
+            or not 0 <= best <= float(arr["sum_r"].max()) + slack
+        ):
+            raise ValueError(
+                "a covering numerator exceeds its area (cntR > sumR, "
+                "cntP > sumP) or is negative"
+            )
+        eps = 1e-9  # RI and VI of equal segmentations, within rounding
         if ((arr["ri"] < -eps) | (arr["ri"] > 1 + eps)).any() or (arr["voi"] < -eps).any():
             raise ValueError("the Rand index must be in [0, 1] and VI non-negative")
         nreg = d.get("n_regions")
         if nreg is not None:
             raw = np.asarray(nreg, dtype=np.float64)
-            if raw.shape != n or not np.isfinite(raw).all() or (raw < 1).any() or \
-                    (raw != np.round(raw)).any():
+            if (
+                raw.shape != n
+                or not np.isfinite(raw).all()
+                or (raw < 1).any()
+                or (raw != np.round(raw)).any()
+            ):
                 raise ValueError("n_regions must hold one positive integer per threshold")
             nreg = raw.astype(np.int64)
         return cls(cnt_r_best=best, n_regions=nreg, **arr)
@@ -127,28 +160,36 @@ def _levels(pred, shape, thresholds, void):
     """(thresholds, iterator of (labels, k, changed)) for any accepted prediction."""
     kind = getattr(pred, "kind", None)
     if kind == "soft":
-        raise InputError("the region benchmark needs a hierarchy (ucm2) or segmentations; "
-                         "got a soft boundary map", getattr(pred, "source", None))
+        raise InputError(
+            "the region benchmark needs a hierarchy (ucm2) or segmentations; "
+            "got a soft boundary map",
+            getattr(pred, "source", None),
+        )
     if kind == "ucm2":
         return thresholds, ucm_levels(pred.ucm2, thresholds)
     if kind == "segs" or isinstance(pred, (list, tuple)):
         segs = list(pred.segs if kind == "segs" else pred)
         if not segs:
             raise InputError("the list of segmentations is empty")
-        return (np.arange(1, len(segs) + 1, dtype=np.float64),
-                ((*compact_labels(s, void=void), True) for s in segs))
+        return (
+            np.arange(1, len(segs) + 1, dtype=np.float64),
+            ((*compact_labels(s, void=void), True) for s in segs),
+        )
     arr = np.asarray(pred)
     h, w = shape
     if arr.shape == (2 * h + 1, 2 * w + 1):
         return thresholds, ucm_levels(arr, thresholds)
     if arr.shape == (h, w):
         return np.ones(1), iter([(*compact_labels(arr, void=void), True)])
-    raise InputError(f"prediction has shape {arr.shape}; expected a label map {h}x{w} or "
-                     f"a doubleSize ucm2 {2 * h + 1}x{2 * w + 1}")
+    raise InputError(
+        f"prediction has shape {arr.shape}; expected a label map {h}x{w} or "
+        f"a doubleSize ucm2 {2 * h + 1}x{2 * w + 1}"
+    )
 
 
-def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
-                   void=0) -> RegionRecord:
+def evaluate_image(
+    pred, gts, *, nthresh: int = 99, thresholds=None, void=0
+) -> RegionRecord:
     """Region record of one image at every threshold, as ``evaluation_reg_image.m``.
 
     Parameters
@@ -180,11 +221,15 @@ def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
     gflat, n_gts = prepare_ground_truth(gts, void=void)
     g0 = np.asarray(getattr(gts[0], "segmentation", gts[0]))
     shape = g0.shape
-    ths = default_thresholds(nthresh) if thresholds is None else \
-        np.asarray(thresholds, dtype=np.float64).ravel()
+    ths = (
+        default_thresholds(nthresh)
+        if thresholds is None
+        else np.asarray(thresholds, dtype=np.float64).ravel()
+    )
     ths, levels = _levels(pred, shape, ths, void)
-    gt_area = np.concatenate([np.bincount(g, minlength=n + 1)[1:]
-                              for g, n in zip(gflat, n_gts)]).astype(np.float64)
+    gt_area = np.concatenate(
+        [np.bincount(g, minlength=n + 1)[1:] for g, n in zip(gflat, n_gts)]
+    ).astype(np.float64)
     n_t = len(ths)
     out = np.zeros((6, n_t))
     nreg = np.zeros(n_t, np.int64)
@@ -192,14 +237,18 @@ def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
     row = None
     prev = stacked = None
     kind = getattr(pred, "kind", None)
-    hierarchy = kind == "ucm2" or (kind is None and not isinstance(pred, (list, tuple))
-                                   and np.shape(pred) == (2 * shape[0] + 1,
-                                                          2 * shape[1] + 1))
+    hierarchy = kind == "ucm2" or (
+        kind is None
+        and not isinstance(pred, (list, tuple))
+        and np.shape(pred) == (2 * shape[0] + 1, 2 * shape[1] + 1)
+    )
     for t, (labels, k, changed) in enumerate(levels):
         if labels.shape != shape:
-            raise InputError(f"segmentation {t + 1} is {labels.shape[0]}x{labels.shape[1]}"
-                             f" but the ground truth is {shape[0]}x{shape[1]}",
-                             getattr(pred, "source", None))
+            raise InputError(
+                f"segmentation {t + 1} is {labels.shape[0]}x{labels.shape[1]}"
+                f" but the ground truth is {shape[0]}x{shape[1]}",
+                getattr(pred, "source", None),
+            )
         if changed:
             # the cuts of a hierarchy at rising thresholds are nested: each level's
             # tables are the previous level's with rows merged (checked pixel by pixel;
@@ -214,8 +263,17 @@ def evaluate_image(pred, gts, *, nthresh: int = 99, thresholds=None,
             np.maximum(best, match_gt, out=best)
         out[:, t] = row
         nreg[t] = k
-    return RegionRecord(ths.copy(), out[0], out[1], out[2], out[3],
-                        float(gt_area @ best), out[4], out[5], nreg)
+    return RegionRecord(
+        ths.copy(),
+        out[0],
+        out[1],
+        out[2],
+        out[3],
+        float(gt_area @ best),
+        out[4],
+        out[5],
+        nreg,
+    )
 
 
 def human_region(gts, *, void=0) -> np.ndarray:
@@ -238,8 +296,9 @@ def human_region(gts, *, void=0) -> np.ndarray:
         return np.zeros((0, 6))
     for j in range(k_ann):
         others = [i for i in range(k_ann) if i != j]
-        stacked = stacked_tables(gflat[j], n_gts[j], gflat[others],
-                                 [n_gts[i] for i in others])
+        stacked = stacked_tables(
+            gflat[j], n_gts[j], gflat[others], [n_gts[i] for i in others]
+        )
         sc, _ = _scores_from_stacked(stacked, [n_gts[i] for i in others])
         rows.append((sc.cnt_r, sc.sum_r, sc.cnt_p, sc.sum_p, sc.pri, sc.vi))
     return np.asarray(rows, dtype=np.float64)

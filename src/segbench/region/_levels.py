@@ -28,8 +28,9 @@ from ..primitives import find_root as _find
 
 prepare_kernels()
 
-_NEIGHBOURS_8 = np.array([(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0),
-                          (1, 1)], np.int64)
+_NEIGHBOURS_8 = np.array(
+    [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)], np.int64
+)
 _NEIGHBOURS_4 = np.array([(-1, 0), (0, -1), (0, 1), (1, 0)], np.int64)
 
 
@@ -101,18 +102,21 @@ def _pixel_labels(parent, rows, cols, lab_of_root, out):
 
 def _check_ucm2(ucm2) -> np.ndarray:
     if not isinstance(ucm2, np.ndarray) and getattr(ucm2, "ucm2", None) is not None:
-        ucm2 = ucm2.ucm2                        # a Prediction of kind 'ucm2'
+        ucm2 = ucm2.ucm2  # a Prediction of kind 'ucm2'
     u = np.asarray(ucm2, dtype=np.float64)
     if u.ndim != 2 or u.shape[0] % 2 == 0 or u.shape[1] % 2 == 0 or min(u.shape) < 3:
-        raise InputError(f"a doubleSize ucm2 is (2H+1, 2W+1), odd in both dimensions; "
-                         f"got shape {u.shape}")
+        raise InputError(
+            f"a doubleSize ucm2 is (2H+1, 2W+1), odd in both dimensions; "
+            f"got shape {u.shape}"
+        )
     if not np.isfinite(u).all():
         raise InputError("the ucm2 contains NaN or infinite values")
     return np.ascontiguousarray(u)
 
 
-def ucm_levels(ucm2, thresholds, *, connectivity: int = 8
-               ) -> Iterator[tuple[np.ndarray, int, bool]]:
+def ucm_levels(
+    ucm2, thresholds, *, connectivity: int = 8
+) -> Iterator[tuple[np.ndarray, int, bool]]:
     """Yield the segmentation at each threshold of an ultrametric contour map.
 
     Parameters
@@ -149,14 +153,15 @@ def ucm_levels(ucm2, thresholds, *, connectivity: int = 8
     state = None
     prev_t = -np.inf
     for t in ths:
-        if state is None or t < prev_t:     # (re)start: descending thresholds
+        if state is None or t < prev_t:  # (re)start: descending thresholds
             parent = np.full(values.size, -1, np.int64)
             size = np.zeros(values.size, np.int64)
             has_px = np.zeros(values.size, np.bool_)
             lab_of_root = np.zeros(values.size, np.int32)
             state, pos, labels = True, 0, None
-        pos, changed = _activate(values, order, pos, float(t), parent, size, has_px,
-                                 rows, cols, nbrs)
+        pos, changed = _activate(
+            values, order, pos, float(t), parent, size, has_px, rows, cols, nbrs
+        )
         prev_t = t
         if labels is None or changed:
             flat = np.empty(h * w, np.int32)

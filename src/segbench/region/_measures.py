@@ -15,9 +15,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..primitives import as_labels as _as_labels
-from ..primitives import (block_offsets, checked_counts, compact_labels,
-                          contingency_table, overlaps_and_indices,
-                          prepare_ground_truth, split_tables, stacked_tables)
+from ..primitives import (
+    block_offsets,
+    checked_counts,
+    compact_labels,
+    contingency_table,
+    overlaps_and_indices,
+    prepare_ground_truth,
+    stacked_tables,
+)
 
 
 def _table(a, b, table, void) -> np.ndarray:
@@ -29,6 +35,7 @@ def _table(a, b, table, void) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- covering (BSDS500)
+
 
 def region_overlaps(table) -> np.ndarray:
     """Overlap ``|R ∩ R'| / |R ∪ R'|`` of every pair of regions, as match_segmentations.m.
@@ -65,7 +72,7 @@ def _best_overlaps(stacked: np.ndarray, n_gts) -> tuple[np.ndarray, ...]:
     gt_area (sum G,), best overlap of each annotator region with any segment (sum G,).
     """
     t = stacked.astype(np.float64)
-    seg_area = t[:, :int(n_gts[0]) + 1].sum(axis=1)      # rows of any block: same sums
+    seg_area = t[:, : int(n_gts[0]) + 1].sum(axis=1)  # rows of any block: same sums
     col_area = t.sum(axis=0)
     keep = np.ones(t.shape[1], bool)
     keep[np.concatenate([[0], np.cumsum([int(g) + 1 for g in n_gts])[:-1]])] = False
@@ -122,6 +129,7 @@ def covering(seg=None, gt=None, *, table=None, void=0) -> float:
 
 
 # ---------------------------------------------------------------- Rand index, VI
+
 
 def _labelled(t: np.ndarray) -> np.ndarray:
     return np.asarray(t)[1:, 1:]
@@ -223,6 +231,7 @@ def probabilistic_rand_index(seg, gts: Sequence, *, void=0) -> float:
 
 
 # ---------------------------------------------------------------- the 2001 measures
+
 
 def _refinement_sum(m: np.ndarray) -> float:
     """``sum_p E(S1, S2, p)`` with S1 the rows of the (labelled) table ``m``.
@@ -348,6 +357,7 @@ def lce(seg1=None, seg2=None, *, table=None, void=None) -> float:
 
 # ---------------------------------------------------------------- one level, K annotators
 
+
 @dataclass(frozen=True)
 class RegionScores:
     """The region benchmark's numbers for one segmentation against its annotators.
@@ -388,7 +398,8 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     """
     offsets = block_offsets(n_gts)
     seg_area, match_seg, col_area, match_col, ris, vis = overlaps_and_indices(
-        np.ascontiguousarray(stacked, dtype=np.int64), offsets)
+        np.ascontiguousarray(stacked, dtype=np.int64), offsets
+    )
     keep = np.ones(stacked.shape[1], bool)
     keep[offsets[:-1]] = False
     gt_area, match_gt = col_area[keep], match_col[keep]
@@ -397,9 +408,20 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     sum_r = float(gt_area.sum())
     cnt_p = float(seg_area @ match_seg)
     sum_p = float(seg_area.sum())
-    ratio = (lambda a, b: a / b if b else 0.0)
-    return RegionScores(ratio(cnt_r, sum_r), ratio(cnt_p, sum_p), float(np.mean(ris)),
-                        float(np.mean(vis)), cnt_r, sum_r, cnt_p, sum_p), match_gt
+
+    def ratio(a, b):
+        return a / b if b else 0.0
+
+    return RegionScores(
+        ratio(cnt_r, sum_r),
+        ratio(cnt_p, sum_p),
+        float(np.mean(ris)),
+        float(np.mean(vis)),
+        cnt_r,
+        sum_r,
+        cnt_p,
+        sum_p,
+    ), match_gt
 
 
 def region_scores(seg, gts: Sequence, *, void=0) -> RegionScores:
@@ -427,8 +449,10 @@ def region_scores(seg, gts: Sequence, *, void=0) -> RegionScores:
     gflat, n_gts = prepare_ground_truth(gts, void=void)
     a = _as_labels(seg, "seg")
     if a.size != gflat.shape[1]:
-        raise InputError(f"segmentation has shape {a.shape}, the ground truth "
-                         f"{np.asarray(getattr(gts[0], 'segmentation', gts[0])).shape}")
+        raise InputError(
+            f"segmentation has shape {a.shape}, the ground truth "
+            f"{np.asarray(getattr(gts[0], 'segmentation', gts[0])).shape}"
+        )
     ca, na = compact_labels(a, void=void)
     stacked = stacked_tables(ca, na, gflat, n_gts)
     return _scores_from_stacked(stacked, n_gts)[0]

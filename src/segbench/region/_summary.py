@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..primitives import bsr_ratio
 from ..errors import InputError
+from ..primitives import bsr_ratio
 
 
 def _as_printed(x):
     """Values as the official per-image files carry them: ``%10g``, 6 significant digits."""
     a = np.asarray(x, dtype=np.float64)
-    return np.array([float("%g" % v) for v in a.ravel()]).reshape(a.shape)
+    return np.array([float(f"{v:g}") for v in a.ravel()]).reshape(a.shape)
 
 
 def _first_max(x) -> int:
@@ -82,9 +82,11 @@ class RegionSummary:
             "covering_ODS_threshold": self.covering_ods[0],
             "covering_OIS": self.covering_ois,
             "covering_best": self.covering_best,
-            "PRI_ODS": self.pri_ods[1], "PRI_ODS_threshold": self.pri_ods[0],
+            "PRI_ODS": self.pri_ods[1],
+            "PRI_ODS_threshold": self.pri_ods[0],
             "PRI_OIS": self.pri_ois,
-            "VI_ODS": self.vi_ods[1], "VI_ODS_threshold": self.vi_ods[0],
+            "VI_ODS": self.vi_ods[1],
+            "VI_ODS_threshold": self.vi_ods[0],
             "VI_OIS": self.vi_ois,
         }
 
@@ -92,11 +94,23 @@ class RegionSummary:
         """One dict per image: covering at its first best threshold (as
         ``eval_cover_img.txt``) and the per-image bests that OIS pools."""
         out = []
-        for iid, (t, r, p), (tc, c, tr, ri, tv, vi) in zip(self.ids, self.per_image,
-                                                            self.per_image_best):
-            out.append({"id": iid, "threshold": t, "covering": r, "covering_seg": p,
-                        "ois_threshold": tc, "ois_covering": c,
-                        "pri_threshold": tr, "pri": ri, "vi_threshold": tv, "vi": vi})
+        for iid, (t, r, p), (tc, c, tr, ri, tv, vi) in zip(
+            self.ids, self.per_image, self.per_image_best
+        ):
+            out.append(
+                {
+                    "id": iid,
+                    "threshold": t,
+                    "covering": r,
+                    "covering_seg": p,
+                    "ois_threshold": tc,
+                    "ois_covering": c,
+                    "pri_threshold": tr,
+                    "pri": ri,
+                    "vi_threshold": tv,
+                    "vi": vi,
+                }
+            )
         return out
 
 
@@ -137,13 +151,15 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     ths = records[0].thresholds
     for rec in records[1:]:
         if rec.thresholds.shape != ths.shape or not np.allclose(rec.thresholds, ths):
-            raise InputError("per-image records were computed at different thresholds "
-                             "(e.g. different numbers of segmentations per image)")
+            raise InputError(
+                "per-image records were computed at different thresholds "
+                "(e.g. different numbers of segmentations per image)"
+            )
     fix = _as_printed if official_rounding else (lambda a: np.asarray(a, np.float64))
-    ev2 = np.stack([fix(r.ev2_table()) for r in records])          # (N, T, 5)
-    ev4 = np.stack([fix(r.ev4_table()) for r in records])          # (N, T, 3)
+    ev2 = np.stack([fix(r.ev2_table()) for r in records])  # (N, T, 5)
+    ev4 = np.stack([fix(r.ev4_table()) for r in records])  # (N, T, 3)
     best = fix(np.array([r.cnt_r_best for r in records]))
-    ths = ev2[-1, :, 0]            # the official code uses the last file's thresholds
+    ths = ev2[-1, :, 0]  # the official code uses the last file's thresholds
     cnt_r, sum_r, cnt_p, sum_p = (ev2[:, :, k] for k in range(1, 5))
     ri, voi = ev4[:, :, 1], ev4[:, :, 2]
     n = len(records)
@@ -170,13 +186,19 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     jv = _first_max(-vi)
     total_sum_r = sum_r[:, 0].sum()
     return RegionSummary(
-        thresholds=ths.copy(), covering=cov, pri=pri, vi=vi,
+        thresholds=ths.copy(),
+        covering=cov,
+        pri=pri,
+        vi=vi,
         covering_ods=(float(ths[j]), float(cov[j])),
         covering_ois=float(bsr_ratio(ois[0], ois[1])),
         covering_best=float(best.sum() / total_sum_r) if total_sum_r else float("nan"),
-        pri_ods=(float(ths[jr]), float(pri[jr])), pri_ois=float(per_best[:, 3].mean()),
-        vi_ods=(float(ths[jv]), float(vi[jv])), vi_ois=float(per_best[:, 5].mean()),
-        per_image=per_image, per_image_best=per_best,
+        pri_ods=(float(ths[jr]), float(pri[jr])),
+        pri_ois=float(per_best[:, 3].mean()),
+        vi_ods=(float(ths[jv]), float(vi[jv])),
+        vi_ois=float(per_best[:, 5].mean()),
+        per_image=per_image,
+        per_image_best=per_best,
         ids=list(ids) if ids is not None else [str(i + 1) for i in range(n)],
     )
 
@@ -212,13 +234,15 @@ def resampler(records, *, official_rounding: bool = True):
         total_sum_r = weights @ sum_r[:, 0]
         with np.errstate(invalid="ignore", divide="ignore"):
             best_cover = np.where(total_sum_r > 0, (weights @ best) / total_sum_r, np.nan)
-        return {"covering_ODS": bsr_ratio(weights @ cnt_r, weights @ sum_r).max(axis=1),
-                "covering_OIS": bsr_ratio(pooled_ois[:, 0], pooled_ois[:, 1]),
-                "covering_best": best_cover,
-                "PRI_ODS": (weights @ ri).max(axis=1) / n,
-                "PRI_OIS": weights @ pri_best / n,
-                "VI_ODS": (weights @ voi).min(axis=1) / n,
-                "VI_OIS": weights @ vi_best / n}
+        return {
+            "covering_ODS": bsr_ratio(weights @ cnt_r, weights @ sum_r).max(axis=1),
+            "covering_OIS": bsr_ratio(pooled_ois[:, 0], pooled_ois[:, 1]),
+            "covering_best": best_cover,
+            "PRI_ODS": (weights @ ri).max(axis=1) / n,
+            "PRI_OIS": weights @ pri_best / n,
+            "VI_ODS": (weights @ voi).min(axis=1) / n,
+            "VI_OIS": weights @ vi_best / n,
+        }
 
     return statistic
 
@@ -238,10 +262,12 @@ def summarize_human_region(tables) -> dict:
     rows = np.concatenate(rows) if rows else np.zeros((0, 6))
     if rows.shape[0] == 0:
         nan = float("nan")
-        return {"covering": nan, "covering_seg": nan, "PRI": nan, "VI": nan,
-                "n_pairs": 0}
+        return {"covering": nan, "covering_seg": nan, "PRI": nan, "VI": nan, "n_pairs": 0}
     tot = rows.sum(axis=0)
-    return {"covering": float(bsr_ratio(tot[0], tot[1])),
-            "covering_seg": float(bsr_ratio(tot[2], tot[3])),
-            "PRI": float(rows[:, 4].mean()), "VI": float(rows[:, 5].mean()),
-            "n_pairs": int(rows.shape[0])}
+    return {
+        "covering": float(bsr_ratio(tot[0], tot[1])),
+        "covering_seg": float(bsr_ratio(tot[2], tot[3])),
+        "PRI": float(rows[:, 4].mean()),
+        "VI": float(rows[:, 5].mean()),
+        "n_pairs": int(rows.shape[0]),
+    }

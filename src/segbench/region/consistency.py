@@ -2,8 +2,9 @@
 GCE and LCE, and the matched-granularity evaluation of a segmenter.
 
 Human consistency (§3.2, Figures 4-6)
-    :func:`segbench.api_consistency.human_consistency` scores every pair of human segmentations of the same image
-    and a seeded sample of pairs of segmentations of different images with GCE and LCE
+    :func:`segbench.api_consistency.human_consistency` scores every pair of human
+    segmentations of the same image and a seeded sample of pairs of segmentations of
+    different images with GCE and LCE
     (:func:`pair_errors`, built on :func:`~segbench.region.contingency_table`,
     :func:`~segbench.region.gce` and :func:`~segbench.region.lce`), and reports the means
     and the fraction of pairs on the wrong side of the best separating threshold
@@ -12,8 +13,9 @@ Human consistency (§3.2, Figures 4-6)
     of it and writes the files.
 
 Matched granularity (§4, Figure 8)
-    :func:`segbench.api_consistency.evaluate_granularity` runs a segmenter ``(image, k) -> labels`` with the number
-    of segments ``k`` of each human segmentation and scores the result against that
+    :func:`segbench.api_consistency.evaluate_granularity` runs a segmenter
+    ``(image, k) -> labels`` with the number of segments ``k`` of each human
+    segmentation and scores the result against that
     person (:func:`granularity_image`); the summary is the mean GCE and LCE over images.
     Baselines: :mod:`segbench.algorithms.segmenters`.
     :func:`segbench.api_consistency.run_granularity` writes the files.
@@ -54,8 +56,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..primitives import as_labels as _as_labels
-from ..primitives import (compact_labels, prepare_ground_truth, split_tables,
-                          stacked_tables)
+from ..primitives import compact_labels, prepare_ground_truth, split_tables, stacked_tables
 from ._measures import gce, lce
 
 __all__ = [
@@ -74,10 +75,12 @@ __all__ = [
 ]
 
 #: The paper's figures (§3.2 and §4; 50 grayscale images, 150 segmentations).
-PAPER = {"human_same": {"GCE": 0.11, "LCE": 0.07},
-         "human_different": {"GCE": 0.39, "LCE": 0.30},
-         "wrong_side": {"GCE": (0.16, 0.059), "LCE": (0.12, 0.059)},
-         "ncuts": {"GCE": 0.28, "LCE": 0.22}}
+PAPER = {
+    "human_same": {"GCE": 0.11, "LCE": 0.07},
+    "human_different": {"GCE": 0.39, "LCE": 0.30},
+    "wrong_side": {"GCE": (0.16, 0.059), "LCE": (0.12, 0.059)},
+    "ncuts": {"GCE": 0.28, "LCE": 0.22},
+}
 
 #: Images per block of the different-image pass: a task loads at most two blocks.
 BLOCK = 16
@@ -113,6 +116,7 @@ def pair_errors(seg1, seg2, *, void=None) -> tuple[float, float]:
     ((0.0, 0.0), (0.25, 0.125))
     """
     from ..primitives import contingency_table
+
     return _errors(contingency_table(seg1, seg2, void=void))
 
 
@@ -174,8 +178,10 @@ def cross_image_errors(gts_a, gts_b, *, void=None, prepared: bool = False) -> np
     sa = np.shape(getattr(gts_a[0], "segmentation", gts_a[0]))
     sb = np.shape(getattr(gts_b[0], "segmentation", gts_b[0]))
     if sa != sb:
-        raise InputError(f"the images differ in shape ({sa} and {sb}); only images of "
-                         "equal shape are paired")
+        raise InputError(
+            f"the images differ in shape ({sa} and {sb}); only images of "
+            "equal shape are paired"
+        )
     fa, ca = prepare_ground_truth(gts_a, void=void)
     fb, cb = prepare_ground_truth(gts_b, void=void)
     return _cross(fa, ca, fb, cb)
@@ -183,8 +189,10 @@ def cross_image_errors(gts_a, gts_b, *, void=None, prepared: bool = False) -> np
 
 def _cross(fa, ca, fb, cb) -> np.ndarray:
     if fa.shape[1] != fb.shape[1]:
-        raise InputError(f"images differ in size ({fa.shape[1]} and {fb.shape[1]} pixels); "
-                         "only images of equal shape are paired")
+        raise InputError(
+            f"images differ in size ({fa.shape[1]} and {fb.shape[1]} pixels); "
+            "only images of equal shape are paired"
+        )
     rows = []
     fb32 = np.asarray(fb, np.int32)
     for i in range(len(ca)):
@@ -235,15 +243,19 @@ def separation(same, different, *, diff_weight: float = 1.0) -> dict:
     if s.size == 0 or d.size == 0 or not np.isfinite(diff_weight) or diff_weight <= 0:
         return {"threshold": nan, "wrong": nan, "wrong_same": nan, "wrong_different": nan}
     vals = np.unique(np.concatenate([s, d]))
-    cands = np.concatenate([[vals[0] - 0.01], (vals[:-1] + vals[1:]) / 2, [vals[-1] + 0.01]])
+    cands = np.concatenate(
+        [[vals[0] - 0.01], (vals[:-1] + vals[1:]) / 2, [vals[-1] + 0.01]]
+    )
     above_same = s.size - np.searchsorted(s, cands, side="right")
     below_diff = np.searchsorted(d, cands, side="left")
     wrong = above_same + diff_weight * below_diff
     best = int(np.argmin(wrong))
-    return {"threshold": float(cands[best]),
-            "wrong": float(wrong[best] / (s.size + diff_weight * d.size)),
-            "wrong_same": float(above_same[best] / s.size),
-            "wrong_different": float(below_diff[best] / d.size)}
+    return {
+        "threshold": float(cands[best]),
+        "wrong": float(wrong[best] / (s.size + diff_weight * d.size)),
+        "wrong_same": float(above_same[best] / s.size),
+        "wrong_different": float(below_diff[best] / d.size),
+    }
 
 
 def wrong_side(same, different, threshold: float, *, diff_weight: float = 1.0) -> float:
@@ -315,14 +327,19 @@ class ConsistencyReport:
     def metrics(self) -> dict:
         """Means, separating thresholds and wrong-side fractions (NaN where undefined)."""
         nan = float("nan")
-        mean = (lambda a: float(np.mean(a)) if len(a) else nan)
-        m = {"n_images": len(self.ids),
-             "n_segmentations": int(sum(len(k) for k in self.n_segments)),
-             "n_same_pairs": int(len(self.same)),
-             "n_different_pairs": int(len(self.different)),
-             "n_image_pairs": int(self.n_image_pairs),
-             "n_image_pairs_total": int(self.n_image_pairs_total),
-             "seed": int(self.seed)}
+
+        def mean(a):
+            return float(np.mean(a)) if len(a) else nan
+
+        m = {
+            "n_images": len(self.ids),
+            "n_segmentations": int(sum(len(k) for k in self.n_segments)),
+            "n_same_pairs": int(len(self.same)),
+            "n_different_pairs": int(len(self.different)),
+            "n_image_pairs": int(self.n_image_pairs),
+            "n_image_pairs_total": int(self.n_image_pairs_total),
+            "seed": int(self.seed),
+        }
         for col, name in ((-2, "GCE"), (-1, "LCE")):
             s, d = self.same[:, col], self.different[:, col]
             m[f"{name}_same"] = mean(s)
@@ -337,10 +354,12 @@ class ConsistencyReport:
             m[f"{name}_wrong_side_balanced"] = bal["wrong"]
             t_paper = PAPER["wrong_side"][name][0]
             m[f"{name}_wrong_side_at_paper_threshold"] = wrong_side(
-                s, d, t_paper, diff_weight=self.diff_weight)
-        m["LCE_le_GCE"] = bool((self.same[:, -1] <= self.same[:, -2] + 1e-12).all()
-                               and (self.different[:, -1]
-                                    <= self.different[:, -2] + 1e-12).all())
+                s, d, t_paper, diff_weight=self.diff_weight
+            )
+        m["LCE_le_GCE"] = bool(
+            (self.same[:, -1] <= self.same[:, -2] + 1e-12).all()
+            and (self.different[:, -1] <= self.different[:, -2] + 1e-12).all()
+        )
         return m
 
     def per_image(self) -> list[dict]:
@@ -349,12 +368,17 @@ class ConsistencyReport:
         img = self.same[:, 0].astype(np.int64) if len(self.same) else np.zeros(0, np.int64)
         for n, iid in enumerate(self.ids):
             sel = self.same[img == n]
-            rows.append({"id": iid, "shape": list(self.shapes[n]),
-                         "n_annotators": len(self.n_segments[n]),
-                         "segments": list(self.n_segments[n]),
-                         "n_pairs": int(len(sel)),
-                         "GCE": float(sel[:, 3].mean()) if len(sel) else float("nan"),
-                         "LCE": float(sel[:, 4].mean()) if len(sel) else float("nan")})
+            rows.append(
+                {
+                    "id": iid,
+                    "shape": list(self.shapes[n]),
+                    "n_annotators": len(self.n_segments[n]),
+                    "segments": list(self.n_segments[n]),
+                    "n_pairs": int(len(sel)),
+                    "GCE": float(sel[:, 3].mean()) if len(sel) else float("nan"),
+                    "LCE": float(sel[:, 4].mean()) if len(sel) else float("nan"),
+                }
+            )
         return rows
 
     def histograms(self, bins: int = 50) -> dict:
@@ -369,8 +393,14 @@ class ConsistencyReport:
     def to_result(self):
         """The common :class:`segbench.result.Result` shape (family 'consistency')."""
         from ..result import Result, provenance
-        return Result("consistency", self.metrics(), self.per_image(), self.histograms(),
-                      provenance(**self.params))
+
+        return Result(
+            "consistency",
+            self.metrics(),
+            self.per_image(),
+            self.histograms(),
+            provenance(**self.params),
+        )
 
     def write_pairs_csv(self, path) -> Path:
         """Every scored pair: kind, image ids, annotators (1-based, as ``groundTruth{k}``),
@@ -379,18 +409,49 @@ class ConsistencyReport:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["kind", "iid_a", "annotator_a", "iid_b", "annotator_b",
-                        "segments_a", "segments_b", "GCE", "LCE"])
+            w.writerow(
+                [
+                    "kind",
+                    "iid_a",
+                    "annotator_a",
+                    "iid_b",
+                    "annotator_b",
+                    "segments_a",
+                    "segments_b",
+                    "GCE",
+                    "LCE",
+                ]
+            )
             for a, i, j, g, e in self.same:
                 a, i, j = int(a), int(i), int(j)
-                w.writerow(["same", self.ids[a], i + 1, self.ids[a], j + 1,
-                            self.n_segments[a][i], self.n_segments[a][j],
-                            f"{g:.6f}", f"{e:.6f}"])
+                w.writerow(
+                    [
+                        "same",
+                        self.ids[a],
+                        i + 1,
+                        self.ids[a],
+                        j + 1,
+                        self.n_segments[a][i],
+                        self.n_segments[a][j],
+                        f"{g:.6f}",
+                        f"{e:.6f}",
+                    ]
+                )
             for a, b, i, j, g, e in self.different:
                 a, b, i, j = int(a), int(b), int(i), int(j)
-                w.writerow(["different", self.ids[a], i + 1, self.ids[b], j + 1,
-                            self.n_segments[a][i], self.n_segments[b][j],
-                            f"{g:.6f}", f"{e:.6f}"])
+                w.writerow(
+                    [
+                        "different",
+                        self.ids[a],
+                        i + 1,
+                        self.ids[b],
+                        j + 1,
+                        self.n_segments[a][i],
+                        self.n_segments[b][j],
+                        f"{g:.6f}",
+                        f"{e:.6f}",
+                    ]
+                )
         return path
 
 
@@ -456,6 +517,7 @@ def sample_image_pairs(shapes: Sequence, pairs: int, seed: int) -> tuple[np.ndar
 def _new_figure(size):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
     fig = Figure(figsize=size)
     FigureCanvasAgg(fig)
     return fig
@@ -467,14 +529,16 @@ def _tidy(ax):
     ax.grid(True, color="0.93", lw=0.6, zorder=-1)
 
 
-def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
-                     dpi: int = 110) -> list[Path]:
+def plot_consistency(
+    report: ConsistencyReport, out_dir, *, bins: int = 50, dpi: int = 110
+) -> list[Path]:
     """Figure 4 and Figure 6 of the 2001 paper for a :class:`ConsistencyReport`.
 
     Writes ``consistency_hist.png`` (distributions of LCE and GCE for same-image pairs,
     top, and different-image pairs, bottom, as percentages of pairs, with the mean and
-    the best separating thresholds, pooled and balanced: see :func:`separation`) and ``consistency_gce_lce.png`` (GCE against LCE for
-    every pair: all points lie on or above the diagonal). matplotlib's Agg canvas, no
+    the best separating thresholds, pooled and balanced: see :func:`separation`) and
+    ``consistency_gce_lce.png`` (GCE against LCE for every pair: all points lie on or
+    above the diagonal). matplotlib's Agg canvas, no
     display and no pyplot state.
 
     Returns
@@ -487,33 +551,61 @@ def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
     m = report.metrics()
     edges = np.linspace(0.0, 1.0, bins + 1)
     fig = _new_figure((8.0, 6.0))
-    kinds = (("same", report.same, "C0", "same image"),
-             ("different", report.different, "C3", "different images"))
+    kinds = (
+        ("same", report.same, "C0", "same image"),
+        ("different", report.different, "C3", "different images"),
+    )
     for r, (kind, arr, colour, label) in enumerate(kinds):
         for c, (col, name) in enumerate(((-1, "LCE"), (-2, "GCE"))):
             ax = fig.add_subplot(2, 2, 2 * r + c + 1)
             vals = arr[:, col] if len(arr) else np.zeros(0)
             if len(vals):
-                ax.hist(vals, edges, weights=np.full(len(vals), 100.0 / len(vals)),
-                        color=colour, alpha=0.85, zorder=2)
-                ax.axvline(m[f"{name}_{kind}"], color="black", ls="--", lw=1,
-                           label=f"mean {m[f'{name}_{kind}']:.3f}")
-                for key, ls, what in (("threshold", ":", "pooled"),
-                                      ("threshold_balanced", "-.", "balanced")):
+                ax.hist(
+                    vals,
+                    edges,
+                    weights=np.full(len(vals), 100.0 / len(vals)),
+                    color=colour,
+                    alpha=0.85,
+                    zorder=2,
+                )
+                ax.axvline(
+                    m[f"{name}_{kind}"],
+                    color="black",
+                    ls="--",
+                    lw=1,
+                    label=f"mean {m[f'{name}_{kind}']:.3f}",
+                )
+                for key, ls, what in (
+                    ("threshold", ":", "pooled"),
+                    ("threshold_balanced", "-.", "balanced"),
+                ):
                     t = m[f"{name}_{key}"]
                     if np.isfinite(t):
-                        ax.axvline(t, color="0.45", ls=ls, lw=1.2,
-                                   label=f"threshold ({what}) {t:.3f}")
-                ax.legend(fontsize=7, loc="upper right", frameon=True, framealpha=0.9,
-                          edgecolor="0.85")
+                        ax.axvline(
+                            t,
+                            color="0.45",
+                            ls=ls,
+                            lw=1.2,
+                            label=f"threshold ({what}) {t:.3f}",
+                        )
+                ax.legend(
+                    fontsize=7,
+                    loc="upper right",
+                    frameon=True,
+                    framealpha=0.9,
+                    edgecolor="0.85",
+                )
             ax.set_xlim(0, 1)
             ax.set_title(f"{name}, {label} (n = {len(vals)})", fontsize=9)
             ax.set_xlabel(f"{name}", fontsize=8)
             ax.set_ylabel("% of pairs", fontsize=8)
             ax.tick_params(labelsize=7)
             _tidy(ax)
-    fig.suptitle(f"Human segmentations: {m['n_images']} images, "
-                 f"{m['n_segmentations']} segmentations", fontsize=10)
+    fig.suptitle(
+        f"Human segmentations: {m['n_images']} images, "
+        f"{m['n_segmentations']} segmentations",
+        fontsize=10,
+    )
     fig.tight_layout()
     p1 = out / "consistency_hist.png"
     fig.savefig(p1, dpi=dpi, format="png")
@@ -521,10 +613,19 @@ def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
     fig = _new_figure((5.2, 5.2))
     ax = fig.add_subplot(1, 1, 1)
     ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, zorder=1)
-    for kind, arr, colour, label in kinds[::-1]:
+    for _kind, arr, colour, label in kinds[::-1]:
         if len(arr):
-            ax.scatter(arr[:, -1], arr[:, -2], s=2, color=colour, alpha=0.35, lw=0,
-                       label=f"{label} ({len(arr)})", rasterized=True, zorder=2)
+            ax.scatter(
+                arr[:, -1],
+                arr[:, -2],
+                s=2,
+                color=colour,
+                alpha=0.35,
+                lw=0,
+                label=f"{label} ({len(arr)})",
+                rasterized=True,
+                zorder=2,
+            )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -544,8 +645,9 @@ def plot_consistency(report: ConsistencyReport, out_dir, *, bins: int = 50,
 # matched granularity
 
 
-def granularity_image(image, gts, segmenter: Callable, *, void=None,
-                      cache: dict | None = None) -> np.ndarray:
+def granularity_image(
+    image, gts, segmenter: Callable, *, void=None, cache: dict | None = None
+) -> np.ndarray:
     """Score a segmenter against each person of one image at that person's granularity.
 
     For each human segmentation with ``k`` segments, ``segmenter(image, k)`` is run
@@ -571,8 +673,9 @@ def granularity_image(image, gts, segmenter: Callable, *, void=None,
     """
     flat, counts = prepare_ground_truth(gts, void=void)
     shape = np.asarray(getattr(gts[0], "segmentation", gts[0])).shape
-    return _granularity_rows(image, flat, counts, shape, segmenter,
-                             {} if cache is None else cache, {})
+    return _granularity_rows(
+        image, flat, counts, shape, segmenter, {} if cache is None else cache, {}
+    )
 
 
 def _prepared(segmenter, image) -> Callable:
@@ -586,8 +689,9 @@ def _prepared(segmenter, image) -> Callable:
     return lambda k: segmenter(image, k)
 
 
-def _granularity_rows(image, flat, counts, shape, segmenter, segs: dict,
-                      compact: dict) -> np.ndarray:
+def _granularity_rows(
+    image, flat, counts, shape, segmenter, segs: dict, compact: dict
+) -> np.ndarray:
     """:func:`granularity_image` of prepared ground truth; ``segs`` receives each k's
     segmentation and ``compact`` its ``compact_labels(.., void=None)``."""
     run = None
@@ -597,13 +701,15 @@ def _granularity_rows(image, flat, counts, shape, segmenter, segs: dict,
             run = run or _prepared(segmenter, image)
             lab = _as_labels(run(int(k)), "segmenter output")
             if lab.shape != shape:
-                raise InputError(f"segmenter returned a {lab.shape[0]}x{lab.shape[1]} "
-                                 f"(HxW) label map for a {shape[0]}x{shape[1]} image")
+                raise InputError(
+                    f"segmenter returned a {lab.shape[0]}x{lab.shape[1]} "
+                    f"(HxW) label map for a {shape[0]}x{shape[1]} image"
+                )
             segs[k] = lab
         if k not in compact:
             compact[k] = compact_labels(segs[k], void=None)
         cm, km = compact[k]
-        (g, e), = _against(cm.ravel(), km, flat[a:a + 1], [k])
+        ((g, e),) = _against(cm.ravel(), km, flat[a : a + 1], [k])
         rows.append((k, km, g, e, a))
     return np.asarray(rows, dtype=np.float64).reshape(-1, 5)
 
@@ -637,45 +743,68 @@ class GranularityReport:
         allrows = np.concatenate(self.rows) if self.rows else np.zeros((0, 5))
         hum = np.concatenate(self.human) if self.human else np.zeros((0, 4))
         per_img = [(r[:, 2].mean(), r[:, 3].mean()) for r in self.rows if len(r)]
-        mean = (lambda a: float(np.mean(a)) if len(a) else nan)
-        return {"segmenter": self.segmenter,
-                "GCE": mean([p[0] for p in per_img]),
-                "LCE": mean([p[1] for p in per_img]),
-                "GCE_pairs": mean(allrows[:, 2]), "LCE_pairs": mean(allrows[:, 3]),
-                "human_GCE_same": mean(hum[:, 2]), "human_LCE_same": mean(hum[:, 3]),
-                "n_images": len(self.ids), "n_pairs": int(len(allrows)),
-                "n_human_pairs": int(len(hum)),
-                "n_k_mismatch": int((allrows[:, 0] != allrows[:, 1]).sum())}
+
+        def mean(a):
+            return float(np.mean(a)) if len(a) else nan
+
+        return {
+            "segmenter": self.segmenter,
+            "GCE": mean([p[0] for p in per_img]),
+            "LCE": mean([p[1] for p in per_img]),
+            "GCE_pairs": mean(allrows[:, 2]),
+            "LCE_pairs": mean(allrows[:, 3]),
+            "human_GCE_same": mean(hum[:, 2]),
+            "human_LCE_same": mean(hum[:, 3]),
+            "n_images": len(self.ids),
+            "n_pairs": int(len(allrows)),
+            "n_human_pairs": int(len(hum)),
+            "n_k_mismatch": int((allrows[:, 0] != allrows[:, 1]).sum()),
+        }
 
     def per_image(self) -> list[dict]:
         out = []
         for iid, r, h in zip(self.ids, self.rows, self.human):
-            out.append({"id": iid, "k": r[:, 0].astype(int).tolist(),
-                        "k_machine": r[:, 1].astype(int).tolist(),
-                        "GCE_each": r[:, 2].tolist(), "LCE_each": r[:, 3].tolist(),
-                        "GCE": float(r[:, 2].mean()) if len(r) else float("nan"),
-                        "LCE": float(r[:, 3].mean()) if len(r) else float("nan"),
-                        "human_GCE": float(h[:, 2].mean()) if len(h) else float("nan"),
-                        "human_LCE": float(h[:, 3].mean()) if len(h) else float("nan")})
+            out.append(
+                {
+                    "id": iid,
+                    "k": r[:, 0].astype(int).tolist(),
+                    "k_machine": r[:, 1].astype(int).tolist(),
+                    "GCE_each": r[:, 2].tolist(),
+                    "LCE_each": r[:, 3].tolist(),
+                    "GCE": float(r[:, 2].mean()) if len(r) else float("nan"),
+                    "LCE": float(r[:, 3].mean()) if len(r) else float("nan"),
+                    "human_GCE": float(h[:, 2].mean()) if len(h) else float("nan"),
+                    "human_LCE": float(h[:, 3].mean()) if len(h) else float("nan"),
+                }
+            )
         return out
 
     def to_result(self):
         """The common :class:`segbench.result.Result` shape (family 'granularity')."""
         from ..result import Result, provenance
+
         edges = np.linspace(0.0, 1.0, 51)
         allrows = np.concatenate(self.rows) if self.rows else np.zeros((0, 5))
         hum = np.concatenate(self.human) if self.human else np.zeros((0, 4))
-        curves = {"bin_edges": edges,
-                  "GCE_machine": np.histogram(allrows[:, 2], edges)[0],
-                  "LCE_machine": np.histogram(allrows[:, 3], edges)[0],
-                  "GCE_human": np.histogram(hum[:, 2], edges)[0],
-                  "LCE_human": np.histogram(hum[:, 3], edges)[0]}
-        return Result("granularity", self.metrics(), self.per_image(), curves,
-                      provenance(**self.params))
+        curves = {
+            "bin_edges": edges,
+            "GCE_machine": np.histogram(allrows[:, 2], edges)[0],
+            "LCE_machine": np.histogram(allrows[:, 3], edges)[0],
+            "GCE_human": np.histogram(hum[:, 2], edges)[0],
+            "LCE_human": np.histogram(hum[:, 3], edges)[0],
+        }
+        return Result(
+            "granularity",
+            self.metrics(),
+            self.per_image(),
+            curves,
+            provenance(**self.params),
+        )
 
 
-def plot_granularity(report: GranularityReport, path, *, bins: int = 50,
-                     dpi: int = 110) -> Path:
+def plot_granularity(
+    report: GranularityReport, path, *, bins: int = 50, dpi: int = 110
+) -> Path:
     """Figure 8 of the 2001 paper: distributions of the segmenter-vs-human errors beside
     the human-vs-human (same image) errors on the same images, LCE left, GCE right."""
     path = Path(path)
@@ -686,13 +815,20 @@ def plot_granularity(report: GranularityReport, path, *, bins: int = 50,
     fig = _new_figure((8.0, 3.4))
     for c, (mcol, hcol, name) in enumerate(((3, 3, "LCE"), (2, 2, "GCE"))):
         ax = fig.add_subplot(1, 2, c + 1)
-        for vals, colour, label in ((hum[:, hcol], "C0", "human vs human"),
-                                    (allrows[:, mcol], "C1",
-                                     f"{report.segmenter} vs human")):
+        for vals, colour, label in (
+            (hum[:, hcol], "C0", "human vs human"),
+            (allrows[:, mcol], "C1", f"{report.segmenter} vs human"),
+        ):
             if len(vals):
-                ax.hist(vals, edges, weights=np.full(len(vals), 100.0 / len(vals)),
-                        color=colour, alpha=0.55, zorder=2,
-                        label=f"{label}: mean {vals.mean():.3f}")
+                ax.hist(
+                    vals,
+                    edges,
+                    weights=np.full(len(vals), 100.0 / len(vals)),
+                    color=colour,
+                    alpha=0.55,
+                    zorder=2,
+                    label=f"{label}: mean {vals.mean():.3f}",
+                )
         ax.set_xlim(0, 1)
         ax.set_xlabel(name, fontsize=8)
         ax.set_ylabel("% of pairs", fontsize=8)

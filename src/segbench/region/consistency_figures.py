@@ -31,12 +31,23 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MatrixReport", "FIGURE_NAMES", "matrix_images", "matrix_report",
-           "pick_examples", "plot_error_matrices", "plot_examples", "plot_gce_boxplots"]
+__all__ = [
+    "MatrixReport",
+    "FIGURE_NAMES",
+    "matrix_images",
+    "matrix_report",
+    "pick_examples",
+    "plot_error_matrices",
+    "plot_examples",
+    "plot_gce_boxplots",
+]
 
 #: The files, named as the paper numbers its figures.
-FIGURE_NAMES = {"fig5": ("fig5_gce.png", "fig5_lce.png"), "fig7": "fig7_ncuts.png",
-                "fig9": "fig9_gce_boxplot.png"}
+FIGURE_NAMES = {
+    "fig5": ("fig5_gce.png", "fig5_lce.png"),
+    "fig7": "fig7_ncuts.png",
+    "fig9": "fig9_gce_boxplot.png",
+}
 
 #: The paper's Figure 5 is on 150 segmentations of 50 images.
 PAPER_IMAGES = 50
@@ -49,8 +60,7 @@ def matrix_images(ids, n: int, seed: int = 0) -> list:
     ids = sorted(ids)
     if n <= 0 or n >= len(ids):
         return ids
-    pick = np.sort(np.random.default_rng(seed).choice(len(ids), size=int(n),
-                                                       replace=False))
+    pick = np.sort(np.random.default_rng(seed).choice(len(ids), size=int(n), replace=False))
     return [ids[i] for i in pick]
 
 
@@ -60,8 +70,9 @@ def _shape_order(ids, shapes) -> list[int]:
     size: dict = {}
     for s in shapes:
         size[tuple(s)] = size.get(tuple(s), 0) + 1
-    return sorted(range(len(ids)), key=lambda n: (-size[tuple(shapes[n])],
-                                                  tuple(shapes[n]), ids[n]))
+    return sorted(
+        range(len(ids)), key=lambda n: (-size[tuple(shapes[n])], tuple(shapes[n]), ids[n])
+    )
 
 
 @dataclass
@@ -99,18 +110,23 @@ class MatrixReport:
     @property
     def segments(self) -> np.ndarray:
         """Segments of each segmentation, in the matrix order."""
-        return np.array([self.n_segments[o][a] for o, a in zip(self.owner, self.annotator)],
-                        np.int64)
+        return np.array(
+            [self.n_segments[o][a] for o, a in zip(self.owner, self.annotator)], np.int64
+        )
 
     def metrics(self) -> dict:
         nan = float("nan")
         same = self.owner[:, None] == self.owner[None, :]
         upper = np.triu(np.ones_like(same), 1)
         compared = upper & np.isfinite(self.gce)
-        m = {"n_images": len(self.ids), "n_images_total": int(self.n_images_total),
-             "n_segmentations": int(len(self.owner)), "seed": int(self.seed),
-             "n_pairs": int(compared.sum()),
-             "n_pairs_not_compared": int((upper & ~np.isfinite(self.gce)).sum())}
+        m = {
+            "n_images": len(self.ids),
+            "n_images_total": int(self.n_images_total),
+            "n_segmentations": int(len(self.owner)),
+            "seed": int(self.seed),
+            "n_pairs": int(compared.sum()),
+            "n_pairs_not_compared": int((upper & ~np.isfinite(self.gce)).sum()),
+        }
         for name, mat in (("GCE", self.gce), ("LCE", self.lce)):
             s, d = mat[compared & same], mat[compared & ~same]
             m[f"{name}_same"] = float(s.mean()) if s.size else nan
@@ -118,28 +134,51 @@ class MatrixReport:
         return m
 
     def per_image(self) -> list[dict]:
-        return [{"id": iid, "shape": list(s), "n_annotators": len(k), "segments": list(k)}
-                for iid, s, k in zip(self.ids, self.shapes, self.n_segments)]
+        return [
+            {"id": iid, "shape": list(s), "n_annotators": len(k), "segments": list(k)}
+            for iid, s, k in zip(self.ids, self.shapes, self.n_segments)
+        ]
 
     def to_result(self):
         """The common :class:`segbench.result.Result` (family 'consistency_matrix'); the
         matrices themselves are in ``fig5_errors.npz`` (:meth:`write_npz`)."""
         from ..result import Result, provenance
-        return Result("consistency_matrix", self.metrics(), self.per_image(), {},
-                      provenance(**self.params))
+
+        return Result(
+            "consistency_matrix",
+            self.metrics(),
+            self.per_image(),
+            {},
+            provenance(**self.params),
+        )
 
     def write_npz(self, path) -> Path:
         """The matrices with their row labels: ``ids``, ``owner``, ``annotator`` (1-based,
         as ``groundTruth{k}``), ``segments``, ``gce``, ``lce``."""
         path = Path(path)
-        np.savez_compressed(path, ids=np.array(self.ids), owner=self.owner,
-                            annotator=self.annotator + 1, segments=self.segments,
-                            gce=self.gce, lce=self.lce)
+        np.savez_compressed(
+            path,
+            ids=np.array(self.ids),
+            owner=self.owner,
+            annotator=self.annotator + 1,
+            segments=self.segments,
+            gce=self.gce,
+            lce=self.lce,
+        )
         return path
 
 
-def matrix_report(ids, shapes, counts, same_rows, cross_rows, *, n_images_total: int,
-                  seed: int, params: dict | None = None) -> MatrixReport:
+def matrix_report(
+    ids,
+    shapes,
+    counts,
+    same_rows,
+    cross_rows,
+    *,
+    n_images_total: int,
+    seed: int,
+    params: dict | None = None,
+) -> MatrixReport:
     """Assemble Figure 5's matrices from the families' rows.
 
     Parameters
@@ -155,8 +194,11 @@ def matrix_report(ids, shapes, counts, same_rows, cross_rows, *, n_images_total:
     start = np.concatenate([[0], np.cumsum([len(counts[n]) for n in order])]).astype(int)
     size = int(start[-1])
     owner = np.repeat(np.arange(len(order)), [len(counts[n]) for n in order])
-    annot = np.concatenate([np.arange(len(counts[n])) for n in order]) if order \
+    annot = (
+        np.concatenate([np.arange(len(counts[n])) for n in order])
+        if order
         else np.zeros(0, int)
+    )
     mats = [np.full((size, size), np.nan), np.full((size, size), np.nan)]
     for m in mats:
         np.fill_diagonal(m, 0.0)
@@ -174,9 +216,18 @@ def matrix_report(ids, shapes, counts, same_rows, cross_rows, *, n_images_total:
         put(n, n, np.asarray(rows).reshape(-1, 4))
     for (a, b), rows in cross_rows.items():
         put(a, b, np.asarray(rows).reshape(-1, 4))
-    return MatrixReport([ids[n] for n in order], [tuple(shapes[n]) for n in order],
-                        [list(counts[n]) for n in order], owner, annot, mats[0], mats[1],
-                        int(n_images_total), int(seed), dict(params or {}))
+    return MatrixReport(
+        [ids[n] for n in order],
+        [tuple(shapes[n]) for n in order],
+        [list(counts[n]) for n in order],
+        owner,
+        annot,
+        mats[0],
+        mats[1],
+        int(n_images_total),
+        int(seed),
+        dict(params or {}),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,13 +237,15 @@ def matrix_report(ids, shapes, counts, same_rows, cross_rows, *, n_images_total:
 def _new_figure(size):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
     fig = Figure(figsize=size)
     FigureCanvasAgg(fig)
     return fig
 
 
-def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
-                        dpi: int = 130) -> list[Path]:
+def plot_error_matrices(
+    report: MatrixReport, out_dir, *, vmax: float = 0.6, dpi: int = 130
+) -> list[Path]:
     """Figure 5: ``fig5_gce.png`` and ``fig5_lce.png`` in ``out_dir``.
 
     Each is the matrix of one measure (dark: low error) with, beside it, the number of
@@ -204,6 +257,7 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
     from matplotlib import colormaps
     from matplotlib.colors import LogNorm
     from mpl_toolkits.axes_grid1 import make_axes_locatable
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     segs = report.segments
@@ -212,16 +266,26 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
     bounds = [n + 0.5 for n in range(size - 1) if shp[n] != shp[n + 1]]
     m = report.metrics()
     paths = []
-    sub = (f"{m['n_images']} of {m['n_images_total']} images (seeded sample, seed "
-           f"{m['seed']})" if m["n_images"] < m["n_images_total"]
-           else f"all {m['n_images']} images")
-    for name, mat, fname in (("GCE", report.gce, FIGURE_NAMES["fig5"][0]),
-                             ("LCE", report.lce, FIGURE_NAMES["fig5"][1])):
+    sub = (
+        f"{m['n_images']} of {m['n_images_total']} images (seeded sample, seed {m['seed']})"
+        if m["n_images"] < m["n_images_total"]
+        else f"all {m['n_images']} images"
+    )
+    for name, mat, fname in (
+        ("GCE", report.gce, FIGURE_NAMES["fig5"][0]),
+        ("LCE", report.lce, FIGURE_NAMES["fig5"][1]),
+    ):
         fig = _new_figure((7.2, 6.6))
         ax = fig.add_axes((0.09, 0.04, 0.77, 0.82))
         cmap = colormaps["magma"].with_extremes(bad="white")
-        im = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, vmin=0.0, vmax=vmax,
-                       interpolation="nearest", aspect="equal")
+        im = ax.imshow(
+            np.ma.masked_invalid(mat),
+            cmap=cmap,
+            vmin=0.0,
+            vmax=vmax,
+            interpolation="nearest",
+            aspect="equal",
+        )
         for b in bounds:
             ax.axhline(b, color="0.5", lw=0.6)
             ax.axvline(b, color="0.5", lw=0.6)
@@ -229,12 +293,14 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
         ax.set_yticks([])
         ax.set_xlabel("segmentation (sorted by image)", fontsize=8)
         divider = make_axes_locatable(ax)
-        norm = LogNorm(vmin=max(1, segs.min()) if size else 1,
-                       vmax=max(2, segs.max()) if size else 2)
+        norm = LogNorm(
+            vmin=max(1, segs.min()) if size else 1, vmax=max(2, segs.max()) if size else 2
+        )
         for side, strip in (("left", segs[:, None]), ("top", segs[None, :])):
             sax = divider.append_axes(side, size="3%", pad=0.04)
-            sax.imshow(strip, cmap="Greens_r", norm=norm, interpolation="nearest",
-                       aspect="auto")
+            sax.imshow(
+                strip, cmap="Greens_r", norm=norm, interpolation="nearest", aspect="auto"
+            )
             sax.set_xticks([])
             sax.set_yticks([])
             if side == "left":
@@ -243,13 +309,22 @@ def plot_error_matrices(report: MatrixReport, out_dir, *, vmax: float = 0.6,
         cb = fig.colorbar(im, cax=cax, extend="max")
         cb.set_label(name, fontsize=8)
         cb.ax.tick_params(labelsize=7)
-        fig.suptitle(f"Fig. 5: {name} of every pair of human segmentations, sorted by "
-                     f"image\n{sub}, {m['n_segmentations']} segmentations; "
-                     f"mean same image {m[f'{name}_same']:.3f}, different images "
-                     f"{m[f'{name}_different']:.3f}", fontsize=9)
-        fig.text(0.5, 0.9, "strips: segments of each segmentation (log scale, dark "
-                 "green: few); white: images of different shape, not compared",
-                 fontsize=7, color="0.3", ha="center")
+        fig.suptitle(
+            f"Fig. 5: {name} of every pair of human segmentations, sorted by "
+            f"image\n{sub}, {m['n_segmentations']} segmentations; "
+            f"mean same image {m[f'{name}_same']:.3f}, different images "
+            f"{m[f'{name}_different']:.3f}",
+            fontsize=9,
+        )
+        fig.text(
+            0.5,
+            0.9,
+            "strips: segments of each segmentation (log scale, dark "
+            "green: few); white: images of different shape, not compared",
+            fontsize=7,
+            color="0.3",
+            ha="center",
+        )
         p = out / fname
         # at least one pixel per segmentation (the matrix is about 4.9 inches wide)
         fig.savefig(p, dpi=max(dpi, int(np.ceil(size / 4.9))), format="png")
@@ -289,15 +364,17 @@ def _region_picture(image: np.ndarray, labels: np.ndarray) -> np.ndarray:
     _, inv = np.unique(labels, return_inverse=True)
     inv = inv.ravel()
     area = np.bincount(inv)
-    mean = np.stack([np.bincount(inv, weights=img[..., c].ravel()) / area
-                     for c in range(3)], axis=1)
+    mean = np.stack(
+        [np.bincount(inv, weights=img[..., c].ravel()) / area for c in range(3)], axis=1
+    )
     pic = mean[inv].reshape(img.shape)
     pic[_boundaries(labels)] = 0.0
     return pic
 
 
-def plot_examples(examples: list[dict], path, *, segmenter: str = "ncut-2001",
-                  dpi: int = 110) -> Path:
+def plot_examples(
+    examples: list[dict], path, *, segmenter: str = "ncut-2001", dpi: int = 110
+) -> Path:
     """Figure 7: one row per image: the photograph, then for two of its human
     segmentations (the fewest and the most segments) the human's and the segmenter's
     segmentation with that number of segments, regions filled with their mean colour.
@@ -325,14 +402,15 @@ def plot_examples(examples: list[dict], path, *, segmenter: str = "ncut-2001",
             ax = fig.add_subplot(len(examples), cols, r * cols + 3 + 2 * c)
             if machine is not None:
                 ax.imshow(_region_picture(ex["image"], machine), interpolation="nearest")
-                ax.set_title(f"{segmenter}, k = {k}: GCE {g:.2f}, LCE {e:.2f}",
-                             fontsize=7)
+                ax.set_title(f"{segmenter}, k = {k}: GCE {g:.2f}, LCE {e:.2f}", fontsize=7)
             else:
                 ax.set_title(f"{segmenter}, k = {k}: not saved", fontsize=7)
             ax.set_axis_off()
-    fig.suptitle(f"Fig. 7: {segmenter} beside the human segmentations, at each "
-                 "person's number of segments (rows: best to worst mean GCE)",
-                 fontsize=9)
+    fig.suptitle(
+        f"Fig. 7: {segmenter} beside the human segmentations, at each "
+        "person's number of segments (rows: best to worst mean GCE)",
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.96), h_pad=0.6, w_pad=0.3)
     fig.savefig(path, dpi=dpi, format="png")
     return path
@@ -343,8 +421,16 @@ def _id_key(iid: str):
     return (0, int(iid), iid) if iid.isdigit() else (1, 0, iid)
 
 
-def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str = "ncut-2001",
-                      min_segmentations: int = 3, dpi: int = 110) -> Path:
+def plot_gce_boxplots(
+    ids,
+    human: list,
+    machine: list,
+    path,
+    *,
+    segmenter: str = "ncut-2001",
+    min_segmentations: int = 3,
+    dpi: int = 110,
+) -> Path:
     """Figure 9: per image with at least ``min_segmentations`` human segmentations, a
     box plot of the human-vs-human GCE (grey) and one of the segmenter-vs-human GCE
     (white), in image-id order (numeric ids numerically).
@@ -360,17 +446,26 @@ def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str =
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    keep = sorted(((i, np.asarray(h, float), np.asarray(m, float))
-                   for i, h, m in zip(ids, human, machine) if len(m) >= min_segmentations),
-                  key=lambda k: _id_key(k[0]))
+    keep = sorted(
+        (
+            (i, np.asarray(h, float), np.asarray(m, float))
+            for i, h, m in zip(ids, human, machine)
+            if len(m) >= min_segmentations
+        ),
+        key=lambda k: _id_key(k[0]),
+    )
     n = len(keep)
     fig = _new_figure((max(6.0, 0.24 * n + 1.5), 4.6))
     ax = fig.add_subplot(1, 1, 1)
     if n:
         x = np.arange(n)
-        style = dict(widths=0.34, patch_artist=True, manage_ticks=False,
-                     medianprops={"color": "black", "lw": 1},
-                     flierprops={"markersize": 2.5, "markeredgewidth": 0.5})
+        style = dict(
+            widths=0.34,
+            patch_artist=True,
+            manage_ticks=False,
+            medianprops={"color": "black", "lw": 1},
+            flierprops={"markersize": 2.5, "markeredgewidth": 0.5},
+        )
         bh = ax.boxplot([k[1] for k in keep], positions=x - 0.19, **style)
         bm = ax.boxplot([k[2] for k in keep], positions=x + 0.19, **style)
         for b in bh["boxes"]:
@@ -380,12 +475,19 @@ def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str =
         ax.set_xticks(x)
         ax.set_xticklabels([k[0] for k in keep], rotation=90, fontsize=6)
         ax.set_xlim(-0.7, n - 0.3)
-        ax.legend([bh["boxes"][0], bm["boxes"][0]],
-                  [f"human vs human (mean {np.mean(np.concatenate([k[1] for k in keep])):.3f})",
-                   f"{segmenter} vs human (mean "
-                   f"{np.mean(np.concatenate([k[2] for k in keep])):.3f})"],
-                  fontsize=7, loc="upper left", frameon=True, framealpha=0.9,
-                  edgecolor="0.85")
+        ax.legend(
+            [bh["boxes"][0], bm["boxes"][0]],
+            [
+                f"human vs human (mean {np.mean(np.concatenate([k[1] for k in keep])):.3f})",
+                f"{segmenter} vs human (mean "
+                f"{np.mean(np.concatenate([k[2] for k in keep])):.3f})",
+            ],
+            fontsize=7,
+            loc="upper left",
+            frameon=True,
+            framealpha=0.9,
+            edgecolor="0.85",
+        )
     top = max([0.6, *(float(k[j].max()) for k in keep for j in (1, 2) if len(k[j]))])
     ax.set_ylim(0, min(1.0, top + 0.05))
     ax.set_ylabel("GCE", fontsize=8)
@@ -394,9 +496,11 @@ def plot_gce_boxplots(ids, human: list, machine: list, path, *, segmenter: str =
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.grid(True, axis="y", color="0.93", lw=0.6, zorder=-1)
-    ax.set_title(f"Fig. 9: GCE per image, human vs human and {segmenter} vs human "
-                 f"({n} images with at least {min_segmentations} segmentations)",
-                 fontsize=9)
+    ax.set_title(
+        f"Fig. 9: GCE per image, human vs human and {segmenter} vs human "
+        f"({n} images with at least {min_segmentations} segmentations)",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=dpi, format="png")
     return path

@@ -31,9 +31,11 @@ def annotator(a: Annotation) -> dict:
     """How pages name an annotation's author: ``subject`` (user id as a string, or
     None) and ``kind`` ('colour' or 'grey' as the image was shown, '' when unknown);
     ``regions``: False for an edge map (boundaries only, no regions to draw)."""
-    return {"subject": None if a.user is None else str(a.user),
-            "kind": "" if a.gray is None else ("grey" if a.gray else "colour"),
-            "regions": bool(getattr(a, "has_segmentation", True))}
+    return {
+        "subject": None if a.user is None else str(a.user),
+        "kind": "" if a.gray is None else ("grey" if a.gray else "colour"),
+        "regions": bool(getattr(a, "has_segmentation", True)),
+    }
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,9 @@ class SiteDataset:
     ids: tuple[str, ...]
     has_subjects: bool
     label: str
-    _items: dict                     # iid -> segbench.datasets item (loads lazily)
-    _source: Path | None = None      # the root given, to open one presentation of it
-    _other: Dataset | None = None    # a layout other than BSDS (edge or label maps)
+    _items: dict  # iid -> segbench.datasets item (loads lazily)
+    _source: Path | None = None  # the root given, to open one presentation of it
+    _other: Dataset | None = None  # a layout other than BSDS (edge or label maps)
 
     @property
     def name(self) -> str:
@@ -64,8 +66,10 @@ class SiteDataset:
             return self._other
         ds = open_any(self._source or self.root, presentation="all")
         if isinstance(ds, BSDS300) and group != "all":
-            ds = open_any(self._source or self.root,
-                          presentation="gray" if group == "grey" else "color")
+            ds = open_any(
+                self._source or self.root,
+                presentation="gray" if group == "grey" else "color",
+            )
         return ds
 
     def item(self, iid: str) -> DatasetItem:
@@ -88,6 +92,7 @@ def open_dataset(root, split: str = "test", gt_format=None) -> SiteDataset:
         If ``root`` holds no layout segbench reads, or the split has no images.
     """
     from ..datasets import open_ground_truth
+
     root = Path(root)
     other = None
     if gt_format is not None:
@@ -99,11 +104,19 @@ def open_dataset(root, split: str = "test", gt_format=None) -> SiteDataset:
             try:
                 ds = other = open_ground_truth(root)
             except InputError:
-                raise bsds_error from None      # neither: the BSDS layouts' message
+                raise bsds_error from None  # neither: the BSDS layouts' message
     if tuple(ds.splits) == ("unknown",) or (other is not None and len(ds.splits) == 1):
         split = ds.splits[0]
     ids = tuple(ds.ids(split))
     if not ids:
         raise InputError(f"split {split!r} has no images", root)
-    return SiteDataset(Path(ds.root or root), split, ids, bool(ds.subjects()),
-                       root.resolve().name, {iid: ds[iid] for iid in ids}, root, other)
+    return SiteDataset(
+        Path(ds.root or root),
+        split,
+        ids,
+        bool(ds.subjects()),
+        root.resolve().name,
+        {iid: ds[iid] for iid in ids},
+        root,
+        other,
+    )

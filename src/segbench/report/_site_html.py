@@ -47,9 +47,15 @@ def sort_value(x) -> str:
 def environment():
     """The Jinja2 environment: package templates, autoescape on, undefined is an error."""
     import jinja2
-    env = jinja2.Environment(loader=jinja2.PackageLoader("segbench.report", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("segbench.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["fmt"] = fmt
     env.filters["sortval"] = sort_value
     env.filters["interval"] = interval

@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..boundary import seg2bdry, shared_matcher
+from ..boundary import detected_map, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
-from ..boundary import detected_map
 from ..datasets.bsds import DatasetItem
 from ..errors import InputError
 from ..io import MAX_PIXELS, image_size, write_image
@@ -31,7 +30,7 @@ from ._site_data import annotator
 THUMB = 240
 # Dollár's edgesEvalImg colours (minus white): miss red, true positive green,
 # false positive light blue.
-_MISS, _TP, _FP = (np.array(c) - 1.0 for c in ((1, 0, 0), (0, .7, 0), (.7, .8, 1)))
+_MISS, _TP, _FP = (np.array(c) - 1.0 for c in ((1, 0, 0), (0, 0.7, 0), (0.7, 0.8, 1)))
 
 
 @dataclass(frozen=True)
@@ -44,14 +43,14 @@ class RunSpec:
     thin: bool
     max_dist: float
     region_only: bool
-    presentation: str = "colour"    # the human segmentations it is scored against
-    overlay: bool = False           # draw the TP/FP/miss overlay (runs the matcher)
+    presentation: str = "colour"  # the human segmentations it is scored against
+    overlay: bool = False  # draw the TP/FP/miss overlay (runs the matcher)
 
 
 @dataclass(frozen=True)
 class ImageTask:
-    item: DatasetItem   # the image's dataset item (paths and loaders; nothing loaded)
-    key: str            # file-safe id: pictures go to img/<key>/
+    item: DatasetItem  # the image's dataset item (paths and loaders; nothing loaded)
+    key: str  # file-safe id: pictures go to img/<key>/
     site: str
     runs: tuple
 
@@ -104,9 +103,10 @@ def _min3(arr: np.ndarray) -> np.ndarray:
 def _thumb(im, dst: Path, *, lines: bool = False) -> tuple[int, int]:
     """Write a thumbnail of a picture (array or Pillow image); ``lines`` thickens dark
     lines first so they survive."""
-    if not isinstance(im, np.ndarray):    # bilevel as grey, palette as RGB
-        im = np.asarray(im if im.mode in ("L", "RGB") else
-                        im.convert("L" if im.mode == "1" else "RGB"))
+    if not isinstance(im, np.ndarray):  # bilevel as grey, palette as RGB
+        im = np.asarray(
+            im if im.mode in ("L", "RGB") else im.convert("L" if im.mode == "1" else "RGB")
+        )
     h, w = im.shape[:2]
     scale = min(1.0, THUMB / max(w, h))
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
@@ -133,8 +133,12 @@ def _palette(n: int) -> np.ndarray:
 def _ranks(lab: np.ndarray) -> np.ndarray:
     """Each pixel's label as its rank among the labels present (``np.unique``'s
     inverse), by a table for small non-negative integer labels (no sort)."""
-    if lab.size and np.issubdtype(lab.dtype, np.integer) and lab.min() >= 0 \
-            and lab.max() <= 4 * lab.size:
+    if (
+        lab.size
+        and np.issubdtype(lab.dtype, np.integer)
+        and lab.min() >= 0
+        and lab.max() <= 4 * lab.size
+    ):
         present = np.bincount(lab.ravel()) > 0
         return (np.cumsum(present) - 1)[lab]
     return np.unique(lab, return_inverse=True)[1].reshape(lab.shape)
@@ -178,7 +182,7 @@ def region_image(labels: np.ndarray, *, zero_unlabelled: bool = True):
     if len(pal) > MAX_PALETTE_REGIONS + 1:
         return region_picture(labels, zero_unlabelled=zero_unlabelled)
     index = index.astype(np.uint8)
-    index[edge] += len(pal)               # the darkened copy of each colour
+    index[edge] += len(pal)  # the darkened copy of each colour
     pic = Image.fromarray(index, mode="P")
     pic.putpalette(np.concatenate([pal, _darken(pal)]).tobytes())
     return pic
@@ -247,17 +251,21 @@ def _prediction(spec: RunSpec):
     output is a soft map (whose picture is then drawn at that threshold too)."""
     if spec.pred_path is None:
         return None
-    from ..region import read_region_prediction
     from ..io import read_prediction
+    from ..region import read_region_prediction
+
     path = Path(spec.pred_path)
     label_map = spec.region_only and path.suffix.lower() != ".mat"
     pred = read_region_prediction(path) if label_map else read_prediction(path)
     soft = getattr(pred, "kind", None) in ("soft", "ucm2")
     t = spec.threshold
     if math.isnan(t):
-        t = 0.5 if soft else 1      # no ODS threshold: the middle / the first segmentation
-    detected = detected_map(pred, t) if spec.overlay or (soft and not math.isnan(
-        spec.threshold)) else None
+        t = 0.5 if soft else 1  # no ODS threshold: the middle / the first segmentation
+    detected = (
+        detected_map(pred, t)
+        if spec.overlay or (soft and not math.isnan(spec.threshold))
+        else None
+    )
     if soft:
         return strength_picture(pred.pb), detected
     segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
@@ -273,6 +281,7 @@ STAMP = ".inputs.json"
 
 def _digest(path) -> str | None:
     from ..engine import fingerprint
+
     return None if path is None else fingerprint(path)
 
 
@@ -281,22 +290,36 @@ def _stamps(task: ImageTask, item) -> tuple[dict | None, dict]:
     the SHA-256 of every input file and the settings of the drawing. None for the
     image's part where its ground truth has no file (nothing to compare with)."""
     from .._version import __version__
+
     base = {"version": [__version__, PICTURES_VERSION, THUMB, PNG_LEVEL]}
     own = None
     if item.sources:
-        own = {**base, "photo": _digest(item.image_path),
-               "gt": [_digest(p) for p in item.sources]}
+        own = {
+            **base,
+            "photo": _digest(item.image_path),
+            "gt": [_digest(p) for p in item.sources],
+        }
     runs = {}
     for spec in task.runs:
-        runs[spec.slug] = {**base, "pred": _digest(spec.pred_path), "gt": own and own["gt"],
-                           "spec": [spec.threshold if spec.threshold == spec.threshold
-                                    else None, spec.thin, spec.max_dist,
-                                    spec.region_only, spec.presentation, spec.overlay]}
+        runs[spec.slug] = {
+            **base,
+            "pred": _digest(spec.pred_path),
+            "gt": own and own["gt"],
+            "spec": [
+                spec.threshold if spec.threshold == spec.threshold else None,
+                spec.thin,
+                spec.max_dist,
+                spec.region_only,
+                spec.presentation,
+                spec.overlay,
+            ],
+        }
     return own, runs
 
 
 def _read_stamp(folder: Path) -> dict:
     import json
+
     try:
         data = json.loads((folder / STAMP).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
@@ -320,14 +343,18 @@ def render_image(task: ImageTask) -> dict:
     segmentations of its presentation, as the benchmark does.
     """
     import json
-    item = replace(task.item)           # a fresh item: its pixels go with this call
+
+    item = replace(task.item)  # a fresh item: its pixels go with this call
     folder = Path(task.site) / "img" / task.key
     folder.mkdir(parents=True, exist_ok=True)
     own, run_stamps = _stamps(task, item)
     old = _read_stamp(folder)
     made: set = set()
-    if own is not None and old.get("own") == own and \
-            all((folder / f).is_file() for f in old.get("files", [])):
+    if (
+        own is not None
+        and old.get("own") == own
+        and all((folder / f).is_file() for f in old.get("files", []))
+    ):
         info = old["info"]
         made.update(old["own_files"])
         reused = old.get("runs", {})
@@ -351,36 +378,54 @@ def render_image(task: ImageTask) -> dict:
             files = sorted(made - before)
         runs[spec.slug] = entry
         errors += entry["errors"]
-        stamp_runs[spec.slug] = {"stamp": run_stamps[spec.slug], "entry": entry,
-                                 "files": files}
+        stamp_runs[spec.slug] = {
+            "stamp": run_stamps[spec.slug],
+            "entry": entry,
+            "files": files,
+        }
     info = {**info, "runs": runs, "errors": errors}
-    for f in folder.iterdir():          # pictures of runs no longer shown
+    for f in folder.iterdir():  # pictures of runs no longer shown
         if f.name not in made and f.name != STAMP and f.is_file():
             f.unlink()
     if own is not None:
-        (folder / STAMP).write_text(json.dumps(
-            {"own": own, "info": {k: v for k, v in info.items()
-                                  if k not in ("runs", "errors")},
-             "own_files": own_files, "runs": stamp_runs, "files": sorted(made)},
-            sort_keys=True, separators=(",", ":")), encoding="utf-8")
+        (folder / STAMP).write_text(
+            json.dumps(
+                {
+                    "own": own,
+                    "info": {k: v for k, v in info.items() if k not in ("runs", "errors")},
+                    "own_files": own_files,
+                    "runs": stamp_runs,
+                    "files": sorted(made),
+                },
+                sort_keys=True,
+                separators=(",", ":"),
+            ),
+            encoding="utf-8",
+        )
     return info
 
 
 def _draw_image(item, folder: Path, made: set) -> dict:
     """The photo and the human segmentations' pictures of one image; its info."""
     anns = item.annotations
-    info: dict = {"iid": item.iid, "photo": None,
-                  "annotators": [annotator(a) for a in anns]}
+    info: dict = {
+        "iid": item.iid,
+        "photo": None,
+        "annotators": [annotator(a) for a in anns],
+    }
     src = item.image_path
     shape = anns[0].boundaries.shape if anns else None
     if src is not None:
         ext = src.suffix.lower()
         if ext in (".jpg", ".jpeg", ".png"):
             full = folder / f"photo{'.jpg' if ext == '.jpeg' else ext}"
-            h, w = image_size(src)                 # from the header, before decoding
+            h, w = image_size(src)  # from the header, before decoding
             if h * w > MAX_PIXELS:
-                raise InputError(f"photograph claims {w}x{h} pixels, above the limit of "
-                                 f"{MAX_PIXELS / 1e6:.0f} megapixels; not decoded", src)
+                raise InputError(
+                    f"photograph claims {w}x{h} pixels, above the limit of "
+                    f"{MAX_PIXELS / 1e6:.0f} megapixels; not decoded",
+                    src,
+                )
             shutil.copyfile(src, full)
             with Image.open(full) as im:
                 im.load()
@@ -395,9 +440,10 @@ def _draw_image(item, folder: Path, made: set) -> dict:
         made.update((full.name, "photo_t.jpg"))
     info["shape"] = list(shape) if shape else None
     for k, a in enumerate(anns):
-        made.update(_picture(boundary_image(a.boundaries), folder / f"h{k}_b.png",
-                             lines=True))
-        if getattr(a, "has_segmentation", True):      # an edge map has no regions
+        made.update(
+            _picture(boundary_image(a.boundaries), folder / f"h{k}_b.png", lines=True)
+        )
+        if getattr(a, "has_segmentation", True):  # an edge map has no regions
             made.update(_picture(region_image(a.segmentation), folder / f"h{k}_r.png"))
     if anns:
         mean = np.mean([a.boundaries.astype(np.float64) for a in anns], axis=0)
@@ -408,8 +454,13 @@ def _draw_image(item, folder: Path, made: set) -> dict:
 def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -> dict:
     """One run's output (and overlay) of one image: ``{"output", "overlay", "counts",
     "errors"}``."""
-    entry = {"output": False, "overlay": False, "at_threshold": False, "counts": None,
-             "errors": []}
+    entry = {
+        "output": False,
+        "overlay": False,
+        "at_threshold": False,
+        "counts": None,
+        "errors": [],
+    }
     try:
         got = _prediction(spec)
     except Exception as exc:  # one bad file must not sink the site: say so on the page
@@ -418,25 +469,35 @@ def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -
     kinds = [x["kind"] for x in info["annotators"]]
     hb = [bmaps[k] for k in group_members(kinds, spec.presentation)]
     if got is not None and bmaps and not hb:
-        entry["errors"].append(f"{spec.slug}: no {spec.presentation} human "
-                               "segmentation of this image to compare with")
+        entry["errors"].append(
+            f"{spec.slug}: no {spec.presentation} human "
+            "segmentation of this image to compare with"
+        )
     elif got is not None and bmaps:
         picture, detected = got
         if picture.shape[:2] != bmaps[0].shape:
-            entry["errors"].append(f"{spec.slug}: output is {picture.shape[1]}x"
-                                   f"{picture.shape[0]}, the image "
-                                   f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}")
+            entry["errors"].append(
+                f"{spec.slug}: output is {picture.shape[1]}x"
+                f"{picture.shape[0]}, the image "
+                f"{bmaps[0].shape[1]}x{bmaps[0].shape[0]}"
+            )
         else:
-            made.update(_picture(picture, folder / f"a_{spec.slug}.png",
-                                 lines=picture.ndim == 2))
+            made.update(
+                _picture(picture, folder / f"a_{spec.slug}.png", lines=picture.ndim == 2)
+            )
             entry["output"] = True
             if detected is not None and spec.thin:
                 detected = thin_map(detected)
             if detected is not None and picture.ndim == 2:
                 # a soft map's picture is not what is scored: also its boundaries at
                 # the ODS threshold, thinned as the benchmark thins them
-                made.update(_picture(boundary_image(detected),
-                                     folder / f"a_{spec.slug}_at.png", lines=True))
+                made.update(
+                    _picture(
+                        boundary_image(detected),
+                        folder / f"a_{spec.slug}_at.png",
+                        lines=True,
+                    )
+                )
                 entry["at_threshold"] = True
             if detected is not None and spec.overlay:
                 ov, counts = overlay_counts(detected, hb, spec.max_dist)

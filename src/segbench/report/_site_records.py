@@ -47,8 +47,15 @@ class RunRecords:
         """The family's :class:`~segbench.result.Result` on ``ids`` (a subset of the
         run's images, in order): its own summary over those records."""
         from ..engine import summarize_records
-        return summarize_records(self.family, list(ids), [self.records[i] for i in ids],
-                                 self.params, {}, name=name)
+
+        return summarize_records(
+            self.family,
+            list(ids),
+            [self.records[i] for i in ids],
+            self.params,
+            {},
+            name=name,
+        )
 
 
 def read_records(result_path, data: dict | None = None) -> RunRecords:
@@ -77,6 +84,7 @@ def read_records(result_path, data: dict | None = None) -> RunRecords:
     from ..api import family_spec
     from ..engine import RunFolder
     from ..result import Result
+
     path = Path(result_path)
     if data is None:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -88,8 +96,7 @@ def read_records(result_path, data: dict | None = None) -> RunRecords:
     try:
         params = {**family.resolve(given), **family.resolve_summary(given)}
     except (TypeError, ValueError) as exc:
-        raise InputError(f"its recorded parameters do not validate ({exc})",
-                         path) from None
+        raise InputError(f"its recorded parameters do not validate ({exc})", path) from None
     result = Result.from_json(path)
     _, found = RunFolder(path).records(family, result)
     records = dict(zip((str(row["id"]) for row in result.per_item), found))
@@ -103,8 +110,12 @@ def counts_at(record, threshold: float) -> list[int] | None:
     if threshold != threshold:
         return None
     k = int(np.argmin(np.abs(np.asarray(record.thresholds, np.float64) - threshold)))
-    return [int(record.cnt_r[k]), int(record.sum_r[k]), int(record.cnt_p[k]),
-            int(record.sum_p[k])]
+    return [
+        int(record.cnt_r[k]),
+        int(record.sum_r[k]),
+        int(record.cnt_p[k]),
+        int(record.sum_p[k]),
+    ]
 
 
 @dataclass
@@ -147,6 +158,7 @@ def _seed(cache: Path, seeds, specs) -> None:
     import shutil
 
     from ..engine import RECORDS_DIR
+
     for seed in seeds or ():
         for spec in specs:
             src = Path(seed) / RECORDS_DIR / spec.name
@@ -159,8 +171,9 @@ def _seed(cache: Path, seeds, specs) -> None:
                     shutil.copyfile(rec, dst / rec.name)
 
 
-def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
-                 progress: bool = True, seeds=()) -> dict:
+def human_groups(
+    dataset, ids_of: dict, cache: Path, *, workers: int = 1, progress: bool = True, seeds=()
+) -> dict:
     """Run ``HUMAN_BOUNDARY`` and ``HUMAN_REGION`` per presentation group.
 
     Parameters
@@ -184,23 +197,32 @@ def human_groups(dataset, ids_of: dict, cache: Path, *, workers: int = 1,
 
     from ..api import family_spec
     from ..engine import run
+
     specs = [family_spec("HUMAN_BOUNDARY"), family_spec("HUMAN_REGION")]
     first = next((dataset.item(i) for ids in ids_of.values() for i in ids), None)
-    if first is not None and not all(getattr(a, "has_segmentation", True)
-                                     for a in first.annotations):
-        specs = specs[:1]               # edge maps: boundaries only, no regions
+    if first is not None and not all(
+        getattr(a, "has_segmentation", True) for a in first.annotations
+    ):
+        specs = specs[:1]  # edge maps: boundaries only, no regions
     out = {}
     log = logging.getLogger("segbench")
     level = log.level
-    log.setLevel(max(level, logging.WARNING))   # the site's own cache reused: no news
+    log.setLevel(max(level, logging.WARNING))  # the site's own cache reused: no news
     try:
         for group, ids in ids_of.items():
             if not ids:
                 continue
             view = dataset.presentation(group).subset(ids)
             _seed(Path(cache) / f"human-{group}", seeds, specs)
-            b, *r = run(specs, view, out=Path(cache) / f"human-{group}", name="human",
-                        workers=workers, progress=progress, save_results=False)
+            b, *r = run(
+                specs,
+                view,
+                out=Path(cache) / f"human-{group}",
+                name="human",
+                workers=workers,
+                progress=progress,
+                save_results=False,
+            )
             out[group] = HumanGroup(b, r[0] if r else None, list(ids))
     finally:
         log.setLevel(level)

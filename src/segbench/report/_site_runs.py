@@ -19,11 +19,22 @@ PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
 
 #: Files of a run folder copied into the site for download (``downloads/<slug>/``), in
 #: the order the run page lists them; those absent are skipped.
-DOWNLOADS = ("result_boundary.json", "per_item_boundary.csv", "result.json", "per_item.csv",
-             "result_region.json", "per_item_region.csv",
-             "eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt",
-             "eval_cover.txt", "eval_cover_th.txt", "eval_cover_img.txt",
-             "eval_RI_VOI.txt", "eval_RI_VOI_thr.txt")
+DOWNLOADS = (
+    "result_boundary.json",
+    "per_item_boundary.csv",
+    "result.json",
+    "per_item.csv",
+    "result_region.json",
+    "per_item_region.csv",
+    "eval_bdry.txt",
+    "eval_bdry_thr.txt",
+    "eval_bdry_img.txt",
+    "eval_cover.txt",
+    "eval_cover_th.txt",
+    "eval_cover_img.txt",
+    "eval_RI_VOI.txt",
+    "eval_RI_VOI_thr.txt",
+)
 
 #: Presentations a run can be ranked under: the segmentations it was scored against
 #: (BSDS300 ``--presentation``). BSDS500 ground truth is the BSDS300 colour set.
@@ -32,9 +43,15 @@ PRESENTATIONS = ("colour", "grey", "all")
 #: Boundary columns of the ranking: (metric key, header).
 BOUNDARY_COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("R50", "R50"))
 #: Region columns, shown when any run has region results.
-REGION_COLUMNS = (("covering_ODS", "Cov ODS"), ("covering_OIS", "Cov OIS"),
-                  ("covering_best", "Cov Best"), ("PRI_ODS", "PRI ODS"),
-                  ("PRI_OIS", "PRI OIS"), ("VI_ODS", "VI ODS"), ("VI_OIS", "VI OIS"))
+REGION_COLUMNS = (
+    ("covering_ODS", "Cov ODS"),
+    ("covering_OIS", "Cov OIS"),
+    ("covering_best", "Cov Best"),
+    ("PRI_ODS", "PRI ODS"),
+    ("PRI_OIS", "PRI OIS"),
+    ("VI_ODS", "VI ODS"),
+    ("VI_OIS", "VI OIS"),
+)
 
 
 def num(x) -> float:
@@ -81,21 +98,21 @@ class Run:
     slug: str = ""
     about_html: str = ""
     kind: str = ""
-    date: str = ""                        # meta.json date, else the result's created
-    presentation: str = "colour"          # one of PRESENTATIONS
-    boundary: dict | None = None          # result.json of family 'boundary'
-    region: dict | None = None            # result_region.json, or result.json 'region'
-    files: dict = field(default_factory=dict)   # family -> its result file
+    date: str = ""  # meta.json date, else the result's created
+    presentation: str = "colour"  # one of PRESENTATIONS
+    boundary: dict | None = None  # result.json of family 'boundary'
+    region: dict | None = None  # result_region.json, or result.json 'region'
+    files: dict = field(default_factory=dict)  # family -> its result file
     #: Other run folders of the same algorithm merged into this one
     #: (:func:`merge_runs`: a boundary run and a region run are one row).
     also: list = field(default_factory=list)
     pred_dir: Path | None = None
-    preds: dict = field(default_factory=dict)   # iid -> prediction file
+    preds: dict = field(default_factory=dict)  # iid -> prediction file
     #: Figures on the images the site shows, where they differ from the run's own
     #: (:func:`restrict_run`); :meth:`metric` reads these first.
     shown: dict = field(default_factory=dict)
-    shown_curves: dict = field(default_factory=dict)   # family -> curves on those images
-    scope: dict = field(default_factory=dict)          # family -> Scope
+    shown_curves: dict = field(default_factory=dict)  # family -> curves on those images
+    scope: dict = field(default_factory=dict)  # family -> Scope
     #: The ranking's "vs. next" column (see :func:`vs_next`): text shown in the cell,
     #: e.g. ``"p = 0.012"``, and the value the column sorts by. Empty: no cell text.
     vs_next: str = ""
@@ -109,6 +126,7 @@ class Run:
         folder has none that match its result; read once."""
         if family not in self._records:
             from ._site_records import read_records
+
             res = self.boundary if family == "boundary" else self.region
             got = None
             if res is not None and family in self.files:
@@ -143,8 +161,11 @@ class Run:
         if family is None or self.scope.get(family, Scope()).recomputed:
             return None
         res = self.boundary if family == "boundary" else self.region
-        iv = (res.get("intervals") or {}).get(key) if isinstance(res.get("intervals"),
-                                                                 dict) else None
+        iv = (
+            (res.get("intervals") or {}).get(key)
+            if isinstance(res.get("intervals"), dict)
+            else None
+        )
         if not isinstance(iv, (list, tuple)) or len(iv) != 2:
             return None
         return num(iv[0]), num(iv[1])
@@ -161,8 +182,12 @@ class Run:
         fams = (family,) if family else ("boundary", "region")
         for fam in fams:
             res = self.boundary if fam == "boundary" else self.region
-            if res is not None and not self.scope.get(fam, Scope()).recomputed and \
-                    isinstance(res.get("intervals"), dict) and res["intervals"]:
+            if (
+                res is not None
+                and not self.scope.get(fam, Scope()).recomputed
+                and isinstance(res.get("intervals"), dict)
+                and res["intervals"]
+            ):
                 return True
         return False
 
@@ -189,21 +214,30 @@ class Run:
                 continue
             what = "Boundary" if family == "boundary" else "Region"
             if sc.stale:
-                text = (f"{what} figures are the run's own, on all {sc.n_run} images it "
-                        f"evaluated, not on the {n_images} shown: the run folder has no "
-                        f"per-image records (.segbench-records) that match its result "
-                        f"to summarize them from.")
+                text = (
+                    f"{what} figures are the run's own, on all {sc.n_run} images it "
+                    f"evaluated, not on the {n_images} shown: the run folder has no "
+                    f"per-image records (.segbench-records) that match its result "
+                    f"to summarize them from."
+                )
                 notes.append((text, True))
             elif sc.recomputed:
-                ivs = (f"; intervals not shown: they were computed on all {sc.n_run}"
-                       if self._had_intervals(family) else "")
-                text = (f"{what} figures recomputed on the {sc.n_scored} images shown "
-                        f"from the run's per-image records (the run evaluated "
-                        f"{sc.n_run}; its downloads are on all {sc.n_run}{ivs}).")
+                ivs = (
+                    f"; intervals not shown: they were computed on all {sc.n_run}"
+                    if self._had_intervals(family)
+                    else ""
+                )
+                text = (
+                    f"{what} figures recomputed on the {sc.n_scored} images shown "
+                    f"from the run's per-image records (the run evaluated "
+                    f"{sc.n_run}; its downloads are on all {sc.n_run}{ivs})."
+                )
                 notes.append((text, False))
             if not sc.stale and sc.n_scored < n_images:
-                text = (f"{what} figures are on {sc.n_scored} of the {n_images} images "
-                        "shown: the run has no result for the others.")
+                text = (
+                    f"{what} figures are on {sc.n_scored} of the {n_images} images "
+                    "shown: the run has no result for the others."
+                )
                 notes.append((text, True))
         return notes
 
@@ -216,9 +250,11 @@ class Run:
         once (do not modify the result)."""
         if family not in self._rows:
             res = self.boundary if family == "boundary" else self.region
-            self._rows[family] = ({} if res is None else
-                                  {str(row.get("id")): row
-                                   for row in res.get("per_item", [])})
+            self._rows[family] = (
+                {}
+                if res is None
+                else {str(row.get("id")): row for row in res.get("per_item", [])}
+            )
         return self._rows[family]
 
     @property
@@ -287,6 +323,7 @@ def _find_pred_dir(run_dir: Path, meta: dict, params: dict, explicit) -> Path | 
     """The prediction folder: given, the run folder's manifest, a submission's, or
     (folders older than the manifest) the one the result's parameters name."""
     from ..engine import RunFolder
+
     cands = []
     if explicit is not None:
         cands.append(Path(explicit))
@@ -330,15 +367,17 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     if not isinstance(meta, dict):
         raise InputError("meta.json must hold a JSON object", d / "meta.json")
     from ..result import check_result_data
+
     boundary = region = None
     from ..engine import RunFolder
+
     folder = RunFolder(d)
     for family in ("boundary", "region"):
         path = folder.result_file(family)
         data = None if path is None else _read_json(path)
         if data is None:
             continue
-        check_result_data(data, path)    # the check Result.from_json makes
+        check_result_data(data, path)  # the check Result.from_json makes
         if data.get("family") != family:
             continue
         run_files[family] = path
@@ -347,30 +386,53 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         else:
             region = data
     if boundary is None and region is None:
-        raise InputError("no boundary or region result (result_boundary.json, "
-                         "result_region.json): is this a run folder?", d)
+        raise InputError(
+            "no boundary or region result (result_boundary.json, "
+            "result_region.json): is this a run folder?",
+            d,
+        )
 
     def text(key):
         v = meta.get(key)
         return v.strip() if isinstance(v, str) else ""
 
-    recorded = next((r.get("name") for r in (boundary, region)
-                     if r is not None and isinstance(r.get("name"), str)
-                     and r.get("name").strip()), "")
-    created = next((r["provenance"]["created"] for r in (boundary, region)
-                    if r is not None and isinstance(r.get("provenance"), dict)
-                    and isinstance(r["provenance"].get("created"), str)), "")
-    run = Run(d, text("name") or recorded.strip() or d.resolve().name,
-              about_html=text("about_html"), kind=text("kind"),
-              date=text("date") or created.strip(), boundary=boundary, region=region,
-              files=run_files)
-    run.presentation = presentation_of(meta.get("presentation")
-                                       or run.params.get("presentation"))
+    recorded = next(
+        (
+            r.get("name")
+            for r in (boundary, region)
+            if r is not None and isinstance(r.get("name"), str) and r.get("name").strip()
+        ),
+        "",
+    )
+    created = next(
+        (
+            r["provenance"]["created"]
+            for r in (boundary, region)
+            if r is not None
+            and isinstance(r.get("provenance"), dict)
+            and isinstance(r["provenance"].get("created"), str)
+        ),
+        "",
+    )
+    run = Run(
+        d,
+        text("name") or recorded.strip() or d.resolve().name,
+        about_html=text("about_html"),
+        kind=text("kind"),
+        date=text("date") or created.strip(),
+        boundary=boundary,
+        region=region,
+        files=run_files,
+    )
+    run.presentation = presentation_of(
+        meta.get("presentation") or run.params.get("presentation")
+    )
     for family in ("boundary", "region"):
         run.per_item(family)
     run.pred_dir = _find_pred_dir(d, meta, run.params, pred_dir)
     if run.pred_dir is not None:
         from ..io import list_files
+
         try:
             run.preds = list_files(run.pred_dir, PRED_EXTS)
         except InputError:
@@ -397,9 +459,9 @@ def restrict_run(run: Run, ids) -> None:
         have = [i for i in shown if i in rows]
         sc = Scope(n_run=len(rows), n_scored=len(have))
         run.scope[family] = sc
-        if len(have) == len(rows):          # every image the run has is shown
+        if len(have) == len(rows):  # every image the run has is shown
             continue
-        if not have:                        # none of the images shown: no figure
+        if not have:  # none of the images shown: no figure
             sc.recomputed = True
             run.shown.update({k: math.nan for k in res.get("metrics", {})})
             run.shown_curves[family] = {}
@@ -411,8 +473,9 @@ def restrict_run(run: Run, ids) -> None:
         view = recs.view(have, run.name)
         sc.recomputed = True
         run.shown.update({k: view.metrics.get(k, math.nan) for k in res.get("metrics", {})})
-        run.shown_curves[family] = {k: np.asarray(v).tolist()
-                                    for k, v in (view.curves or {}).items()}
+        run.shown_curves[family] = {
+            k: np.asarray(v).tolist() for k, v in (view.curves or {}).items()
+        }
 
 
 def merge_runs(runs: list[Run]) -> list[Run]:
@@ -427,11 +490,18 @@ def merge_runs(runs: list[Run]) -> list[Run]:
     """
     out: list[Run] = []
     for run in runs:
-        mate = next((r for r in out if r.name == run.name
-                     and r.presentation == run.presentation
-                     and (r.boundary is None) != (run.boundary is None)
-                     and (r.region is None) != (run.region is None)
-                     and (r.boundary is None) == (run.region is None)), None)
+        mate = next(
+            (
+                r
+                for r in out
+                if r.name == run.name
+                and r.presentation == run.presentation
+                and (r.boundary is None) != (run.boundary is None)
+                and (r.region is None) != (run.region is None)
+                and (r.boundary is None) == (run.region is None)
+            ),
+            None,
+        )
         if mate is None:
             out.append(run)
             continue
@@ -444,8 +514,10 @@ def merge_runs(runs: list[Run]) -> list[Run]:
                 mate._records.pop(family, None)
         mate.about_html = mate.about_html or run.about_html
         mate.kind = mate.kind or run.kind
-        if not mate.date or (run.date_key and mate.date_key and run.date_key < mate.date_key):
-            mate.date = run.date or mate.date      # benchmarked when first scored
+        if not mate.date or (
+            run.date_key and mate.date_key and run.date_key < mate.date_key
+        ):
+            mate.date = run.date or mate.date  # benchmarked when first scored
         if mate.pred_dir is None and run.pred_dir is not None:
             mate.pred_dir, mate.preds = run.pred_dir, run.preds
         mate.also.append(run.dir)
@@ -486,43 +558,60 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     """
     from ..comparison import compare, holm
     from ..errors import InputError
+
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
         try:
-            res = compare(a.files.get("boundary", a.dir), b.files.get("boundary", b.dir),
-                          ids=[str(i) for i in ids], per_image=False)
+            res = compare(
+                a.files.get("boundary", a.dir),
+                b.files.get("boundary", b.dir),
+                ids=[str(i) for i in ids],
+                per_image=False,
+            )
             pvalues.append(res["pairs"][0]["bootstrap"]["ODS"]["p"])
         except (InputError, KeyError):
             pvalues.append(math.nan)
     cells: list = []
     for p in holm(pvalues):
-        cells.append(None if math.isnan(p) else (f"p = {p:.3f}" if p >= 0.001
-                                                 else f"p = {p:.0e}", p))
+        cells.append(
+            None if math.isnan(p) else (f"p = {p:.3f}" if p >= 0.001 else f"p = {p:.0e}", p)
+        )
     return cells + [None] * (len(ranked) - len(cells))
 
 
 #: The settings that make boundary figures comparable, with the values a run that does
 #: not record one was scored with (the BSR protocol).
-SETTINGS_DEFAULTS = {"protocol": "bsr", "nthresh": 99, "max_dist": 0.0075,
-                     "min_agreement": None, "max_dist_px": None, "resolution": "full"}
+SETTINGS_DEFAULTS = {
+    "protocol": "bsr",
+    "nthresh": 99,
+    "max_dist": 0.0075,
+    "min_agreement": None,
+    "max_dist_px": None,
+    "resolution": "full",
+}
 
 
 def settings_of(run: Run) -> tuple:
     """``((key, value), ...)`` of :data:`SETTINGS_DEFAULTS` as the run was scored:
     runs with other settings are ranked in separate tables."""
     params = run.params
-    return tuple((k, v if params.get(k) is None else params[k])
-                 for k, v in SETTINGS_DEFAULTS.items())
+    return tuple(
+        (k, v if params.get(k) is None else params[k]) for k, v in SETTINGS_DEFAULTS.items()
+    )
 
 
 def settings_text(settings) -> str:
     """How a ranking table says its settings: ``'protocol bsr, 99 thresholds,
     max_dist 0.0075'`` (and ``'min_agreement 3'`` where set)."""
     d = {**SETTINGS_DEFAULTS, **dict(settings)}
-    parts = [f"protocol {d['protocol']}", f"{d['nthresh']} thresholds",
-             f"max_dist {d['max_dist']:g}" if isinstance(d["max_dist"], (int, float))
-             else f"max_dist {d['max_dist']}"]
-    if d["max_dist_px"] is not None:          # it overrides the fraction
+    parts = [
+        f"protocol {d['protocol']}",
+        f"{d['nthresh']} thresholds",
+        f"max_dist {d['max_dist']:g}"
+        if isinstance(d["max_dist"], (int, float))
+        else f"max_dist {d['max_dist']}",
+    ]
+    if d["max_dist_px"] is not None:  # it overrides the fraction
         parts[-1] = f"max_dist {d['max_dist_px']:g} px"
     if d["resolution"] != "full":
         parts.append(f"{d['resolution']} resolution")
@@ -535,17 +624,27 @@ def tell_apart(runs: list[Run]) -> None:
     """Give runs that share a name distinct names, by their folders: ``'hed (runs/a)'``
     and ``'hed (runs/b)'`` (:func:`segbench.comparison.distinct_names`)."""
     from ..comparison import distinct_names
-    for run, name in zip(runs, distinct_names([r.name for r in runs],
-                                              [r.dir for r in runs])):
+
+    for run, name in zip(
+        runs, distinct_names([r.name for r in runs], [r.dir for r in runs])
+    ):
         run.name = name
 
 
 def rank_runs(runs: list[Run]) -> list[Run]:
     """Best first: boundary ODS, then region covering ODS, then name (NaN last)."""
+
     def key(r: Run):
         ods, cov = r.metric("ODS"), r.metric("covering_ODS")
-        return (math.isnan(ods), -ods if not math.isnan(ods) else 0.0,
-                math.isnan(cov), -cov if not math.isnan(cov) else 0.0, r.name, r.slug)
+        return (
+            math.isnan(ods),
+            -ods if not math.isnan(ods) else 0.0,
+            math.isnan(cov),
+            -cov if not math.isnan(cov) else 0.0,
+            r.name,
+            r.slug,
+        )
+
     return sorted(runs, key=key)
 
 

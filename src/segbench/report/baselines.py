@@ -82,37 +82,78 @@ GPB_PAIR = ("gpb", "gpb-owt-ucm")
 #: Every baseline, in the table's order before ranking.
 BASELINES = {
     "gm": Baseline("soft", "image", "gradient magnitude of L*a*b*, thinned", {}),
-    "canny": Baseline("soft", "image", "Canny, soft (hysteresis levels)",
-                      {"ODS": 0.60, "OIS": 0.63, "AP": 0.58, "source": _ARBELAEZ}),
+    "canny": Baseline(
+        "soft",
+        "image",
+        "Canny, soft (hysteresis levels)",
+        {"ODS": 0.60, "OIS": 0.63, "AP": 0.58, "source": _ARBELAEZ},
+    ),
     "pb-bg": Baseline("soft", "image", "Pb, brightness gradient", {}),
     "pb-cg": Baseline("soft", "image", "Pb, colour gradient", {}),
     "pb-tg": Baseline("soft", "image", "Pb, texture gradient", {}),
     "pb-bgtg": Baseline("soft", "image", "greyscale Pb (Martin et al. 2004)", {}),
-    "pb-cgtg": Baseline("soft", "image", "colour Pb (Martin et al. 2004)",
-                        {"ODS": 0.65, "source": "Arbelaez et al. 2011, on the BSDS300"}),
+    "pb-cgtg": Baseline(
+        "soft",
+        "image",
+        "colour Pb (Martin et al. 2004)",
+        {"ODS": 0.65, "source": "Arbelaez et al. 2011, on the BSDS300"},
+    ),
     "2mm": Baseline("soft", "image", "second moment matrix", {}),
-    "gpb": Baseline("soft", "image", "gPb (Arbelaez et al. 2011), edge NMS",
-                    {"ODS": 0.71, "source": _ARBELAEZ}, {"nms": True}),
-    "gpb-owt-ucm": Baseline("ucm", "image", "gPb-owt-ucm (Arbelaez et al. 2011)",
-                            {"ODS": 0.73, "OIS": 0.76, "AP": 0.73, "covering": 0.59,
-                             "PRI": 0.83, "VI": 1.69, "source": _ARBELAEZ}),
+    "gpb": Baseline(
+        "soft",
+        "image",
+        "gPb (Arbelaez et al. 2011), edge NMS",
+        {"ODS": 0.71, "source": _ARBELAEZ},
+        {"nms": True},
+    ),
+    "gpb-owt-ucm": Baseline(
+        "ucm",
+        "image",
+        "gPb-owt-ucm (Arbelaez et al. 2011)",
+        {
+            "ODS": 0.73,
+            "OIS": 0.76,
+            "AP": 0.73,
+            "covering": 0.59,
+            "PRI": 0.83,
+            "VI": 1.69,
+            "source": _ARBELAEZ,
+        },
+    ),
     "canny-owt-ucm": Baseline("ucm", "canny", "OWT-UCM of the canny maps", {}),
     "pb-owt-ucm": Baseline("ucm", "pb-cgtg", "OWT-UCM of the pb-cgtg maps", {}),
     "hed-owt-ucm": Baseline("ucm", "hed", "OWT-UCM of the given HED maps", {}),
-    "ncut": Baseline("segs", "image", "multiway normalized cut on SLIC superpixels, "
-                     f"K = {','.join(map(str, NCUT_KS))}", {}),
-    "felzenszwalb": Baseline("segs", "image", "Felzenszwalb-Huttenlocher at the "
-                             "superpixel sweep's K", {}),
+    "ncut": Baseline(
+        "segs",
+        "image",
+        f"multiway normalized cut on SLIC superpixels, K = {','.join(map(str, NCUT_KS))}",
+        {},
+    ),
+    "felzenszwalb": Baseline(
+        "segs", "image", "Felzenszwalb-Huttenlocher at the superpixel sweep's K", {}
+    ),
     "slic": Baseline("segs", "image", "SLIC at the superpixel sweep's K", {}),
 }
 
 #: Published figures of the annotators scored against each other (BSDS500).
-HUMAN_PUBLISHED = {"ODS": 0.80, "OIS": 0.80, "covering": 0.72, "PRI": 0.88, "VI": 1.17,
-                   "source": _ARBELAEZ}
+HUMAN_PUBLISHED = {
+    "ODS": 0.80,
+    "OIS": 0.80,
+    "covering": 0.72,
+    "PRI": 0.88,
+    "VI": 1.17,
+    "source": _ARBELAEZ,
+}
 
 #: The columns of the table: (metric key in the results, column name).
-COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("covering_ODS", "covering"),
-           ("PRI_ODS", "PRI"), ("VI_ODS", "VI"))
+COLUMNS = (
+    ("ODS", "ODS"),
+    ("OIS", "OIS"),
+    ("AP", "AP"),
+    ("covering_ODS", "covering"),
+    ("PRI_ODS", "PRI"),
+    ("VI_ODS", "VI"),
+)
 
 
 def algorithm_names(text=None, *, hed: bool = False) -> list[str]:
@@ -138,12 +179,15 @@ def algorithm_names(text=None, *, hed: bool = False) -> list[str]:
     """
     if text is None:
         return [a for a in BASELINES if a != "hed-owt-ucm" or hed]
-    names = [s.strip() for s in (text.split(",") if isinstance(text, str) else text)
-             if s.strip()]
+    names = [
+        s.strip() for s in (text.split(",") if isinstance(text, str) else text) if s.strip()
+    ]
     unknown = [a for a in names if a not in BASELINES]
     if unknown or not names:
-        raise InputError(f"--algorithms: unknown {', '.join(map(repr, unknown)) or 'empty list'}"
-                         f"; choose from {', '.join(BASELINES)}")
+        raise InputError(
+            f"--algorithms: unknown {', '.join(map(repr, unknown)) or 'empty list'}"
+            f"; choose from {', '.join(BASELINES)}"
+        )
     if "hed-owt-ucm" in names and not hed:
         raise InputError("--algorithms hed-owt-ucm needs the HED maps: give --hed DIR")
     return [a for a in BASELINES if a in names]
@@ -153,11 +197,14 @@ def _segs(image, algorithm: str) -> list:
     """The segs list of a segmenter: one label map (labels from 1) per K."""
     from ..algorithms import felzenszwalb, slic
     from ..algorithms.segmenters import prepare_ncut
+
     if algorithm == "ncut":
         run, ks = prepare_ncut(image), NCUT_KS
     else:
-        run, ks = partial({"slic": slic, "felzenszwalb": felzenszwalb}[algorithm],
-                          image), SWEEP_KS
+        run, ks = (
+            partial({"slic": slic, "felzenszwalb": felzenszwalb}[algorithm], image),
+            SWEEP_KS,
+        )
     return [run(k) + 1 for k in ks]
 
 
@@ -187,23 +234,29 @@ def make_map(job, *, algorithm: str) -> str:
     src, dst = job
     if algorithm == GPB_PAIR:
         from ..algorithms import gpb_file
+
         gpb_file(src, dst[0], output="soft", ucm_dst=dst[1])
         return dst
     base = BASELINES[algorithm]
     if base.kind == "soft" and algorithm == "gpb":
         from ..algorithms import gpb_file
+
         gpb_file(src, dst, output="soft")
     elif base.kind == "soft":
         from ..algorithms import detect_file
+
         detect_file(src, dst, algorithm)
     elif algorithm == "gpb-owt-ucm":
         from ..algorithms import gpb_file
+
         gpb_file(src, dst, output="ucm")
     elif base.kind == "ucm":
         from ..algorithms import ucm_file
+
         ucm_file(src, dst, **UCM_OPTIONS)
     else:
         from ..io import read_image, write_segs
+
         try:
             segs = _segs(read_image(src), algorithm)
         except InputError as e:
@@ -212,20 +265,31 @@ def make_map(job, *, algorithm: str) -> str:
     return dst
 
 
-def _make_gpb_pair(records: dict, photos: dict, ids, maps: dict, *, executor, workers,
-                   progress) -> None:
+def _make_gpb_pair(
+    records: dict, photos: dict, ids, maps: dict, *, executor, workers, progress
+) -> None:
     """Make the gpb and gpb-owt-ucm maps that either of their records lacks, both from
     one gPb of each photograph (remaking a map that was there gives the same bytes)."""
     from ..engine import map_items
+
     soft, ucm = (records[a] for a in GPB_PAIR)
     missing = {Path(dst).stem for r in (soft, ucm) for _, dst in r.todo}
-    jobs = [(str(photos[i]), (str(maps["gpb"] / f"{i}.png"),
-                              str(maps["gpb-owt-ucm"] / f"{i}.mat")))
-            for i in ids if i in missing]
-    for soft_dst, ucm_dst in map_items(partial(make_map, algorithm=GPB_PAIR), jobs,
-                                       workers=workers, executor=executor,
-                                       progress=progress and bool(jobs),
-                                       desc="gpb + gpb-owt-ucm"):
+    jobs = [
+        (
+            str(photos[i]),
+            (str(maps["gpb"] / f"{i}.png"), str(maps["gpb-owt-ucm"] / f"{i}.mat")),
+        )
+        for i in ids
+        if i in missing
+    ]
+    for soft_dst, ucm_dst in map_items(
+        partial(make_map, algorithm=GPB_PAIR),
+        jobs,
+        workers=workers,
+        executor=executor,
+        progress=progress and bool(jobs),
+        desc="gpb + gpb-owt-ucm",
+    ):
         soft.keep(soft_dst)
         ucm.keep(ucm_dst)
 
@@ -237,26 +301,35 @@ def _photographs(ds, ids) -> dict:
     for iid in ids:
         path = ds[iid].image_path
         if path is None:
-            raise InputError(f"image {iid} has no photograph: --gt must be a dataset root "
-                             "with images/ (BSR/BSDS500/data)", ds.root)
+            raise InputError(
+                f"image {iid} has no photograph: --gt must be a dataset root "
+                "with images/ (BSR/BSDS500/data)",
+                ds.root,
+            )
         found[iid] = Path(path)
     return found
 
 
 def _hed_maps(hed, ids) -> dict:
     from ..io import list_files
+
     found = list_files(Path(hed), (".png", ".bmp", ".npy"))
     missing = [i for i in ids if i not in found]
     if missing:
-        raise InputError(f"no HED map for {len(missing)} of {len(ids)} images (e.g. "
-                         f"{missing[0]}.png)", hed)
+        raise InputError(
+            f"no HED map for {len(missing)} of {len(ids)} images (e.g. {missing[0]}.png)",
+            hed,
+        )
     return {i: found[i] for i in ids}
 
 
 def _table_row(name: str, metrics: dict, published: dict, about: str) -> dict:
-    return {"algorithm": name, "about": about,
-            **{col: _number(metrics.get(key)) for key, col in COLUMNS},
-            "published": {k: v for k, v in published.items()}}
+    return {
+        "algorithm": name,
+        "about": about,
+        **{col: _number(metrics.get(key)) for key, col in COLUMNS},
+        "published": {k: v for k, v in published.items()},
+    }
 
 
 def _number(v):
@@ -281,11 +354,16 @@ def table_markdown(rows, *, n_images: int, split: str, command: str | None = Non
     str
     """
     head = ["algorithm", *(c for _, c in COLUMNS), "published figures from"]
-    lines = [f"Baselines on {n_images} {split} images"
-             + (f", made by `{command}`" if command else "") + ". Published figures "
-             "(in parentheses) are on the full test set of the paper named in the last "
-             "column.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"Baselines on {n_images} {split} images"
+        + (f", made by `{command}`" if command else "")
+        + ". Published figures "
+        "(in parentheses) are on the full test set of the paper named in the last "
+        "column.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for r in rows:
         cells = []
         for _, col in COLUMNS:
@@ -294,15 +372,29 @@ def table_markdown(rows, *, n_images: int, split: str, command: str | None = Non
             if p is not None:
                 text += f" ({p:.2f})"
             cells.append(text)
-        lines.append(f"| {r['algorithm']} | " + " | ".join(cells)
-                     + f" | {r['published'].get('source', '')} |")
+        lines.append(
+            f"| {r['algorithm']} | "
+            + " | ".join(cells)
+            + f" | {r['published'].get('source', '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=None,
-                  hed=None, workers: int = 1, scheduler: str | None = None,
-                  progress: bool = True, site: bool = True, command: str | None = None,
-                  log=None) -> dict:
+def run_baselines(
+    gt,
+    out,
+    *,
+    split: str | None = "test",
+    algorithms=None,
+    ids=None,
+    hed=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    site: bool = True,
+    command: str | None = None,
+    log=None,
+) -> dict:
     """Run the package's detectors and segmenters on a split, score them, rank them.
 
     Parameters
@@ -341,9 +433,10 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
     from ..datasets import open_ground_truth, parse_ids
     from ..engine import MapRecords, map_items, open_executor
     from ..io import atomic_write_text, claim_folder, ensure_dir
+
     say = log or (lambda line: None)
     names = algorithm_names(algorithms, hed=hed is not None)
-    if scheduler is None and workers < 1:       # refused before the folder is claimed
+    if scheduler is None and workers < 1:  # refused before the folder is claimed
         raise InputError(f"--workers must be at least 1, got {workers}")
     gt = Path(gt)
     ds = open_ground_truth(gt, split=split)
@@ -352,8 +445,11 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
     if wanted is not None:
         missing = [i for i in wanted if i not in all_ids]
         if missing:
-            raise InputError(f"--ids: {len(missing)} ids are not in the {split} split "
-                             f"(e.g. {missing[0]})", gt)
+            raise InputError(
+                f"--ids: {len(missing)} ids are not in the {split} split "
+                f"(e.g. {missing[0]})",
+                gt,
+            )
         keep = set(wanted)
         run_ids = [i for i in all_ids if i in keep]
     else:
@@ -363,10 +459,15 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
     photos = _photographs(ds, run_ids)
     hed_maps = _hed_maps(hed, run_ids) if "hed-owt-ucm" in names else {}
     settings = {"gt": str(gt), "split": split, "hed": None if hed is None else str(hed)}
-    out = claim_folder(out, MARKER, "segbench baselines",
-                       "written by segbench baselines; its maps, runs and site are "
-                       "replaced when it runs again\n" + json.dumps(settings, indent=1)
-                       + "\n", inputs={"--gt": gt, "--hed": hed}, apart=True)
+    out = claim_folder(
+        out,
+        MARKER,
+        "segbench baselines",
+        "written by segbench baselines; its maps, runs and site are "
+        "replaced when it runs again\n" + json.dumps(settings, indent=1) + "\n",
+        inputs={"--gt": gt, "--hed": hed},
+        apart=True,
+    )
 
     # the algorithms whose soft maps another one's OWT-UCM is made from come first
     needed = list(names)
@@ -383,73 +484,146 @@ def run_baselines(gt, out, *, split: str | None = "test", algorithms=None, ids=N
             base = BASELINES[a]
             folder = ensure_dir(out / "maps" / a)
             suffix = ".png" if base.kind == "soft" else ".mat"
-            source = (photos if base.made_from == "image" else hed_maps
-                      if base.made_from == "hed" else
-                      {i: maps[base.made_from] / f"{i}.png" for i in run_ids})
+            source = (
+                photos
+                if base.made_from == "image"
+                else hed_maps
+                if base.made_from == "hed"
+                else {i: maps[base.made_from] / f"{i}.png" for i in run_ids}
+            )
             jobs = [(str(source[i]), str(folder / f"{i}{suffix}")) for i in run_ids]
             extra = UCM_OPTIONS if base.kind == "ucm" and a != "gpb-owt-ucm" else {}
-            records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra},
-                                 jobs)
+            records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra}, jobs)
             say(f"{a}: {len(jobs)} maps" + records.note())
             maps[a] = folder
-            done[a] = {"maps": len(jobs), "maps_reused": records.reused,
-                       "maps_folder": str(folder)}
+            done[a] = {
+                "maps": len(jobs),
+                "maps_reused": records.reused,
+                "maps_folder": str(folder),
+            }
             if a in paired:
                 paired[a] = records
                 if None not in paired.values():
-                    _make_gpb_pair(paired, photos, run_ids, maps, executor=executor,
-                                   workers=workers, progress=progress)
+                    _make_gpb_pair(
+                        paired,
+                        photos,
+                        run_ids,
+                        maps,
+                        executor=executor,
+                        workers=workers,
+                        progress=progress,
+                    )
                 continue
-            for dst in map_items(partial(make_map, algorithm=a), records.todo,
-                                 workers=workers, executor=executor,
-                                 progress=progress and bool(records.todo), desc=a):
+            for dst in map_items(
+                partial(make_map, algorithm=a),
+                records.todo,
+                workers=workers,
+                executor=executor,
+                progress=progress and bool(records.todo),
+                desc=a,
+            ):
                 records.keep(dst)
-        where = dict(split=split, ids=run_ids, workers=workers, progress=progress,
-                     executor=executor, scheduler=scheduler if executor is None else None)
+        where = dict(
+            split=split,
+            ids=run_ids,
+            workers=workers,
+            progress=progress,
+            executor=executor,
+            scheduler=scheduler if executor is None else None,
+        )
         say(f"human: the annotators against each other on {len(run_ids)} images")
-        hb, hr = evaluate("human", gt, None, out / "runs" / "human", name="human",
-                          **where)
+        hb, hr = evaluate("human", gt, None, out / "runs" / "human", name="human", **where)
         human = {**hb.metrics, **hr.metrics}
-        human_row = _table_row("human", {"ODS": human["F"], "OIS": human["F"],
-                                         "covering_ODS": human["covering"],
-                                         "PRI_ODS": human["PRI"], "VI_ODS": human["VI"]},
-                               HUMAN_PUBLISHED, "each annotator against the others")
+        human_row = _table_row(
+            "human",
+            {
+                "ODS": human["F"],
+                "OIS": human["F"],
+                "covering_ODS": human["covering"],
+                "PRI_ODS": human["PRI"],
+                "VI_ODS": human["VI"],
+            },
+            HUMAN_PUBLISHED,
+            "each annotator against the others",
+        )
         for a in names:
             run_dir = out / "runs" / a
             say(f"{a}: scoring")
             if BASELINES[a].kind == "soft":
-                res = evaluate("boundary", gt, maps[a], run_dir, name=a, plot=False,
-                               **BASELINES[a].scoring, **where)
+                res = evaluate(
+                    "boundary",
+                    gt,
+                    maps[a],
+                    run_dir,
+                    name=a,
+                    plot=False,
+                    **BASELINES[a].scoring,
+                    **where,
+                )
                 metrics = res.metrics
             else:
                 b, r = evaluate("all", gt, maps[a], run_dir, name=a, plot=False, **where)
                 metrics = {**b.metrics, **r.metrics}
             done[a].update(run=str(run_dir), metrics=metrics)
-    rows = sorted((_table_row(a, done[a]["metrics"], BASELINES[a].published,
-                              BASELINES[a].about) for a in names),
-                  key=lambda r: -(r["ODS"] if r["ODS"] is not None else -1.0))
+    rows = sorted(
+        (
+            _table_row(a, done[a]["metrics"], BASELINES[a].published, BASELINES[a].about)
+            for a in names
+        ),
+        key=lambda r: -(r["ODS"] if r["ODS"] is not None else -1.0),
+    )
     rows.insert(0, human_row)
-    summary = {"n_images": len(run_ids), "split": split, "ids": run_ids,
-               "command": command, "rows": rows,
-               "algorithms": {a: {k: v for k, v in done[a].items() if k != "metrics"}
-                              for a in names}}
+    summary = {
+        "n_images": len(run_ids),
+        "split": split,
+        "ids": run_ids,
+        "command": command,
+        "rows": rows,
+        "algorithms": {
+            a: {k: v for k, v in done[a].items() if k != "metrics"} for a in names
+        },
+    }
     atomic_write_text(out / "baselines.json", json.dumps(summary, indent=1) + "\n")
     table = out / "baselines.md"
-    atomic_write_text(table, table_markdown(rows, n_images=len(run_ids), split=split,
-                                            command=command))
+    atomic_write_text(
+        table, table_markdown(rows, n_images=len(run_ids), split=split, command=command)
+    )
     index = None
     if site:
         from .site import build_site
+
         say("site: building")
-        index = build_site(gt, [done[a]["run"] for a in names], out / "site",
-                           split=split, workers=workers, progress=progress, ids=run_ids,
-                           pred_dirs={done[a]["run"]: maps[a] for a in names},
-                           title=f"segbench baselines: {len(run_ids)} {split} images")
-    summary.update(algorithms={a: {**done[a]} for a in names}, table=str(table),
-                   site=None if index is None else str(index))
+        index = build_site(
+            gt,
+            [done[a]["run"] for a in names],
+            out / "site",
+            split=split,
+            workers=workers,
+            progress=progress,
+            ids=run_ids,
+            pred_dirs={done[a]["run"]: maps[a] for a in names},
+            title=f"segbench baselines: {len(run_ids)} {split} images",
+        )
+    summary.update(
+        algorithms={a: {**done[a]} for a in names},
+        table=str(table),
+        site=None if index is None else str(index),
+    )
     return summary
 
 
-__all__ = ["BASELINES", "COLUMNS", "GPB_PAIR", "HUMAN_PUBLISHED", "MARKER", "NCUT_KS",
-           "SWEEP_KS", "UCM_OPTIONS", "Baseline", "algorithm_names", "make_map",
-           "run_baselines", "table_markdown"]
+__all__ = [
+    "BASELINES",
+    "COLUMNS",
+    "GPB_PAIR",
+    "HUMAN_PUBLISHED",
+    "MARKER",
+    "NCUT_KS",
+    "SWEEP_KS",
+    "UCM_OPTIONS",
+    "Baseline",
+    "algorithm_names",
+    "make_map",
+    "run_baselines",
+    "table_markdown",
+]

@@ -12,9 +12,16 @@ from pathlib import Path
 __all__ = ["build_demo_site"]
 
 
-def build_demo_site(demo_dir, run_dirs=None, *, dataset_root=None, out_dir=None,
-                    title: str = "segbench demo", workers: int = 1,
-                    progress: bool = True) -> Path:
+def build_demo_site(
+    demo_dir,
+    run_dirs=None,
+    *,
+    dataset_root=None,
+    out_dir=None,
+    title: str = "segbench demo",
+    workers: int = 1,
+    progress: bool = True,
+) -> Path:
     """Build the site of a demo folder; return the path of its ``index.html``.
 
     Parameters
@@ -41,12 +48,25 @@ def build_demo_site(demo_dir, run_dirs=None, *, dataset_root=None, out_dir=None,
     demo = Path(demo_dir)
     if run_dirs is None:
         res = demo / "results"
-        run_dirs = sorted(p for p in res.iterdir() if RunFolder(p).families()) \
-            if res.is_dir() else []
+        run_dirs = (
+            sorted(p for p in res.iterdir() if RunFolder(p).families())
+            if res.is_dir()
+            else []
+        )
     run_dirs = [Path(d) for d in run_dirs]
-    pred_dirs = {d: demo / "predictions" / d.name for d in run_dirs
-                 if (demo / "predictions" / d.name).is_dir()}
+    pred_dirs = {
+        d: demo / "predictions" / d.name
+        for d in run_dirs
+        if (demo / "predictions" / d.name).is_dir()
+    }
     # a handful of small images: the overlays cost little here
-    return build_site(dataset_root or demo / "dataset", run_dirs, out_dir or demo / "site",
-                      pred_dirs=pred_dirs, title=title, workers=workers, progress=progress,
-                      overlays=True)
+    return build_site(
+        dataset_root or demo / "dataset",
+        run_dirs,
+        out_dir or demo / "site",
+        pred_dirs=pred_dirs,
+        title=title,
+        workers=workers,
+        progress=progress,
+        overlays=True,
+    )

@@ -4,11 +4,23 @@ read back into :class:`~segbench.boundary.BoundaryCounts`."""
 from __future__ import annotations
 
 from ..boundary import BoundaryCounts
-from ..io import atomic_write_text, format_ev1, read_eval_bdry, read_ev1_table, \
-    write_eval_bdry, write_texts
+from ..io import (
+    atomic_write_text,
+    format_ev1,
+    read_ev1_table,
+    read_eval_bdry,
+    write_eval_bdry,
+    write_texts,
+)
 
-__all__ = ["format_ev1", "read_ev1", "read_eval_bdry", "write_eval_bdry", "write_ev1",
-           "write_texts"]
+__all__ = [
+    "format_ev1",
+    "read_ev1",
+    "read_eval_bdry",
+    "write_eval_bdry",
+    "write_ev1",
+    "write_texts",
+]
 
 
 def write_ev1(path, counts: BoundaryCounts) -> None:

@@ -52,13 +52,34 @@ from ..datasets.bsds import valid_iid
 from ..errors import InputError
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
-from ._site_images import (ImageTask, RunSpec, group_members, presentation_group,
-                           render_image)
+from ._site_images import (
+    ImageTask,
+    RunSpec,
+    group_members,
+    presentation_group,
+    render_image,
+)
 from ._site_records import CACHE_DIR, counts_at, human_groups
-from ._site_runs import (BOUNDARY_COLUMNS, PRESENTATIONS, REGION_COLUMNS,
-                         SETTINGS_DEFAULTS, Run, by_date, date_key, downloads, load_run,
-                         merge_runs, num, rank_runs, restrict_run, settings_of,
-                         settings_text, slugify, tell_apart, vs_next)
+from ._site_runs import (
+    BOUNDARY_COLUMNS,
+    PRESENTATIONS,
+    REGION_COLUMNS,
+    SETTINGS_DEFAULTS,
+    Run,
+    by_date,
+    date_key,
+    downloads,
+    load_run,
+    merge_runs,
+    num,
+    rank_runs,
+    restrict_run,
+    settings_of,
+    settings_text,
+    slugify,
+    tell_apart,
+    vs_next,
+)
 
 __all__ = ["build_site", "make_server", "serve"]
 
@@ -96,9 +117,16 @@ def _prepare_out(out: Path) -> None:
     """Create ``out``, or empty it if it is a site we built (but for :data:`_KEPT`);
     refuse any other folder (:func:`segbench.io.claim_folder`)."""
     from ..io import claim_folder
-    claim_folder(out, MARKER, "segbench site", "written by segbench site; rebuilt each "
-                 "time (records in .segbench-cache/ and unchanged pictures in img/ are "
-                 "kept)\n", what="segbench site")
+
+    claim_folder(
+        out,
+        MARKER,
+        "segbench site",
+        "written by segbench site; rebuilt each "
+        "time (records in .segbench-cache/ and unchanged pictures in img/ are "
+        "kept)\n",
+        what="segbench site",
+    )
     for e in list(out.iterdir()):
         if e.name in _KEPT and e.is_dir() and not e.is_symlink() or e.name == MARKER:
             continue
@@ -111,8 +139,10 @@ def _prepare_out(out: Path) -> None:
 def _copy_static(out: Path) -> None:
     dst = out / "static"
     dst.mkdir(exist_ok=True)
-    for entry in sorted(resources.files("segbench.report").joinpath("static").iterdir(),
-                        key=lambda e: e.name):
+    for entry in sorted(
+        resources.files("segbench.report").joinpath("static").iterdir(),
+        key=lambda e: e.name,
+    ):
         if entry.is_file() and not entry.name.startswith("."):
             (dst / entry.name).write_bytes(entry.read_bytes())
 
@@ -133,17 +163,20 @@ def _curve(run: Run) -> dict | None:
 
 
 #: How the pages name each presentation's ranking.
-GROUP_TITLES = {"colour": "Colour images", "grey": "Greyscale images",
-                "all": "Colour and greyscale segmentations together"}
+GROUP_TITLES = {
+    "colour": "Colour images",
+    "grey": "Greyscale images",
+    "all": "Colour and greyscale segmentations together",
+}
 GROUP_LEDES = {
     "colour": "Algorithms scored against the segmentations people made on the colour "
-              "images; the human row scores each of those against the other colour "
-              "segmentations of the same image.",
+    "images; the human row scores each of those against the other colour "
+    "segmentations of the same image.",
     "grey": "Algorithms scored against the segmentations people made on the greyscale "
-            "images (as the BSDS300 grey benchmark); the human row scores each of those "
-            "against the other greyscale segmentations of the same image.",
+    "images (as the BSDS300 grey benchmark); the human row scores each of those "
+    "against the other greyscale segmentations of the same image.",
     "all": "Algorithms scored against every segmentation of each image, colour and "
-           "greyscale; the human row scores each against all the others.",
+    "greyscale; the human row scores each against all the others.",
 }
 
 
@@ -152,8 +185,15 @@ def _seg_scores(info, k) -> dict:
     scored = info["n_others"][k] >= 1
     r, p, f = _prf(info["human"][k]) if scored else (math.nan,) * 3
     g = info["human_region"][k]
-    return {"recall": r, "precision": p, "f": f, "covering": _ratio(g[0], g[1]),
-            "pri": g[4], "vi": g[5], "n_others": info["n_others"][k]}
+    return {
+        "recall": r,
+        "precision": p,
+        "f": f,
+        "covering": _ratio(g[0], g[1]),
+        "pri": g[4],
+        "vi": g[5],
+        "n_others": info["n_others"][k],
+    }
 
 
 def _human_group(group: str, got) -> dict:
@@ -170,9 +210,17 @@ def _human_group(group: str, got) -> dict:
         region = dict(got.region.metrics) if got.region is not None else None
         n_images = len(got.ids)
         n_segs = sum(len(rec.users) for rec in got.boundary.records)
-    return {"key": group, "title": GROUP_TITLES[group], "recall": r, "precision": p,
-            "F": f, "counts": counts, "region": region, "n_images": n_images,
-            "n_segs": n_segs}
+    return {
+        "key": group,
+        "title": GROUP_TITLES[group],
+        "recall": r,
+        "precision": p,
+        "F": f,
+        "counts": counts,
+        "region": region,
+        "n_images": n_images,
+        "n_segs": n_segs,
+    }
 
 
 def _human_rows(infos: dict, humans: dict) -> None:
@@ -198,8 +246,9 @@ def _human_rows(infos: dict, humans: dict) -> None:
         if "all" in humans:
             rows = humans["all"].rows(iid)
             info["human_all"] = (rows[0] if rows else np.zeros((n, 4), np.int64)).tolist()
-            info["human_all_region"] = (rows[1] if rows else np.full((n, 6), np.nan)
-                                        ).tolist()
+            info["human_all_region"] = (
+                rows[1] if rows else np.full((n, 6), np.nan)
+            ).tolist()
 
 
 def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
@@ -211,11 +260,21 @@ def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
             if info["n_others"][k] < 1:
                 continue
             sc = _seg_scores(info, k)
-            pairs.append({"iid": iid, "key": info["key"], "k": k, "subject": ann["subject"],
-                          "subject_key": ann["subject_key"], "kind": ann["kind"], **sc})
+            pairs.append(
+                {
+                    "iid": iid,
+                    "key": info["key"],
+                    "k": k,
+                    "subject": ann["subject"],
+                    "subject_key": ann["subject_key"],
+                    "kind": ann["kind"],
+                    **sc,
+                }
+            )
             if ann["subject"] is not None:
-                s = subjects.setdefault(ann["subject"], {"counts": np.zeros(4, np.int64),
-                                                         "reg": []})
+                s = subjects.setdefault(
+                    ann["subject"], {"counts": np.zeros(4, np.int64), "reg": []}
+                )
                 s["counts"] += np.asarray(info["human"][k], np.int64)
                 s["reg"].append(info["human_region"][k])
     per_subject = {}
@@ -223,17 +282,26 @@ def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
         sr, sp, sf = _prf(s["counts"])
         reg = np.asarray(s["reg"], float).reshape(-1, 6)
         cov = _ratio(reg[:, 0].sum(), reg[:, 1].sum()) if reg.shape[0] else math.nan
-        per_subject[uid] = {"recall": sr, "precision": sp, "f": sf, "covering": cov,
-                            "pri": float(np.nanmean(reg[:, 4])) if reg.shape[0] else math.nan,
-                            "vi": float(np.nanmean(reg[:, 5])) if reg.shape[0] else math.nan}
-    return {"groups": {g: _human_group(g, humans.get(g)) for g in groups},
-            "pairs": pairs, "subjects": per_subject}
+        per_subject[uid] = {
+            "recall": sr,
+            "precision": sp,
+            "f": sf,
+            "covering": cov,
+            "pri": float(np.nanmean(reg[:, 4])) if reg.shape[0] else math.nan,
+            "vi": float(np.nanmean(reg[:, 5])) if reg.shape[0] else math.nan,
+        }
+    return {
+        "groups": {g: _human_group(g, humans.get(g)) for g in groups},
+        "pairs": pairs,
+        "subjects": per_subject,
+    }
 
 
 def _run_kind(folder) -> str:
     """``'human'`` (a ``segbench human`` run folder: the human families only),
     ``'consistency'`` (a ``segbench consistency`` one) or ``'algorithm'``."""
     from ..engine import RunFolder
+
     found = set(RunFolder(folder).families()) if Path(folder).is_dir() else set()
     if found and found <= {"human_boundary", "human_region"}:
         return "human"
@@ -245,19 +313,35 @@ def _run_kind(folder) -> str:
 #: The figures of a ``segbench consistency`` run folder (Martin et al., ICCV 2001) that
 #: the human page shows, in the paper's order; each is shown where the folder has it.
 CONSISTENCY_FIGURES = (
-    ("consistency_hist.png", "Figure 4: LCE and GCE of pairs of segmentations of the same "
-     "image (top) and of different images (bottom), as percentages of pairs"),
-    ("fig5_gce.png", "Figure 5: GCE of every pair of segmentations of the sampled images, "
-     "sorted by image (dark: low error); the strips give each one's number of segments"),
+    (
+        "consistency_hist.png",
+        "Figure 4: LCE and GCE of pairs of segmentations of the same "
+        "image (top) and of different images (bottom), as percentages of pairs",
+    ),
+    (
+        "fig5_gce.png",
+        "Figure 5: GCE of every pair of segmentations of the sampled images, "
+        "sorted by image (dark: low error); the strips give each one's number of segments",
+    ),
     ("fig5_lce.png", "Figure 5: LCE of the same pairs"),
-    ("consistency_gce_lce.png", "Figure 6: GCE against LCE for every pair (all on or above "
-     "the diagonal)"),
-    ("fig7_ncuts.png", "Figure 7: the segmenter's output beside the human segmentations "
-     "with the fewest and the most segments, at the same number of segments"),
-    ("granularity.png", "Figure 8: the segmenter against the humans at each person's "
-     "number of segments"),
-    ("fig9_gce_boxplot.png", "Figure 9: per image, the GCE of every pair of human "
-     "segmentations (grey) and of the segmenter against each person (white)"),
+    (
+        "consistency_gce_lce.png",
+        "Figure 6: GCE against LCE for every pair (all on or above the diagonal)",
+    ),
+    (
+        "fig7_ncuts.png",
+        "Figure 7: the segmenter's output beside the human segmentations "
+        "with the fewest and the most segments, at the same number of segments",
+    ),
+    (
+        "granularity.png",
+        "Figure 8: the segmenter against the humans at each person's number of segments",
+    ),
+    (
+        "fig9_gce_boxplot.png",
+        "Figure 9: per image, the GCE of every pair of human "
+        "segmentations (grey) and of the segmenter against each person (white)",
+    ),
 )
 _CONSISTENCY_FAMILIES = {"consistency", "consistency_matrix", "granularity"}
 
@@ -266,6 +350,7 @@ def _consistency_views(out: Path, folders) -> list[dict]:
     """Copy each consistency run's figures into ``consistency/<k>/`` (same bytes); per
     run its headline (mean GCE/LCE, same and different images) and the figures found."""
     from ..engine import RunFolder
+
     views = []
     for k, folder in enumerate(folders, start=1):
         run_folder = RunFolder(folder)
@@ -280,20 +365,37 @@ def _consistency_views(out: Path, folders) -> list[dict]:
                 shutil.copyfile(src, dst)
                 figures.append({"href": f"consistency/{k}/{name}", "caption": caption})
         m = result.metrics
-        views.append({"name": Path(folder).name, "figures": figures,
-                      "gt": made.get("gt_dir"), "split": made.get("split"),
-                      "metrics": {key: num(m.get(key)) for key in
-                                  ("GCE_same", "LCE_same", "GCE_different",
-                                   "LCE_different")},
-                      "n_images": num(m.get("n_images"))})
+        views.append(
+            {
+                "name": Path(folder).name,
+                "figures": figures,
+                "gt": made.get("gt_dir"),
+                "split": made.get("split"),
+                "metrics": {
+                    key: num(m.get(key))
+                    for key in ("GCE_same", "LCE_same", "GCE_different", "LCE_different")
+                },
+                "n_images": num(m.get("n_images")),
+            }
+        )
     return views
 
 
-def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
-               pred_dirs: dict | None = None, title: str | None = None,
-               workers: int = 1, progress: bool = True,
-               max_images: int | None = None, ids=None, overlays: bool = False,
-               gt_format=None) -> Path:
+def build_site(
+    dataset_root,
+    run_dirs,
+    out_dir,
+    *,
+    split: str = "test",
+    pred_dirs: dict | None = None,
+    title: str | None = None,
+    workers: int = 1,
+    progress: bool = True,
+    max_images: int | None = None,
+    ids=None,
+    overlays: bool = False,
+    gt_format=None,
+) -> Path:
     """Write the benchmark site of a dataset split and the runs of algorithms on it.
 
     Parameters
@@ -357,10 +459,13 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
     kinds = [_run_kind(d) for d in run_dirs]
     human_dirs = [d for d, k in zip(run_dirs, kinds) if k == "human"]
     consistency_dirs = [d for d, k in zip(run_dirs, kinds) if k == "consistency"]
-    runs = [load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
-            for d, k in zip(run_dirs, kinds) if k == "algorithm"]
-    runs = merge_runs(runs)                # a boundary and a region run: one algorithm
-    tell_apart(runs)                       # two runs of one name: two names
+    runs = [
+        load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
+        for d, k in zip(run_dirs, kinds)
+        if k == "algorithm"
+    ]
+    runs = merge_runs(runs)  # a boundary and a region run: one algorithm
+    tell_apart(runs)  # two runs of one name: two names
     # slugs name algorithms/<slug>.html and plots/<slug>.png: keep the site's own names
     taken = {"index", "pr", "pr-grey", "pr-all"}
     for run in runs:
@@ -378,19 +483,28 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
         for run in runs:
             path = run.preds.get(iid)
             params = run.params
-            rs.append(RunSpec(run.slug, None if path is None else str(path),
-                              run.overlay_threshold(), bool(params.get("thin", True)),
-                              float(params.get("max_dist", DEFAULT_MAX_DIST)),
-                              run.boundary is None, run.presentation, overlays))
+            rs.append(
+                RunSpec(
+                    run.slug,
+                    None if path is None else str(path),
+                    run.overlay_threshold(),
+                    bool(params.get("thin", True)),
+                    float(params.get("max_dist", DEFAULT_MAX_DIST)),
+                    run.boundary is None,
+                    run.presentation,
+                    overlays,
+                )
+            )
         tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
     infos = {}
-    for info in map_items(render_image, tasks, workers=workers, progress=progress,
-                          desc="site"):
+    for info in map_items(
+        render_image, tasks, workers=workers, progress=progress, desc="site"
+    ):
         infos[info["iid"]] = info
     infos = {iid: infos[iid] for iid in ids}
     shown_keys = set(keys.values())
     for e in list((out / "img").iterdir()) if (out / "img").is_dir() else []:
-        if e.name not in shown_keys:        # an image no longer shown
+        if e.name not in shown_keys:  # an image no longer shown
             shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
     for run in runs:
         _ods_counts(run, ids, infos)
@@ -404,20 +518,36 @@ def build_site(dataset_root, run_dirs, out_dir, *, split: str = "test",
             if uid is not None and uid not in subject_keys:
                 subject_keys[uid] = _key(uid, subj_taken)
             ann["subject_key"] = subject_keys.get(uid)
-    present = {presentation_group(a["kind"]) for i in infos.values()
-               for a in i["annotators"]} | {r.presentation for r in runs}
+    present = {
+        presentation_group(a["kind"]) for i in infos.values() for a in i["annotators"]
+    } | {r.presentation for r in runs}
     groups = [g for g in PRESENTATIONS if g in present] or ["colour"]
     # the human families score the images with two or more segmentations of a group
-    ids_of = {g: [iid for iid in ids
-                  if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g))
-                  >= 2] for g in groups}
-    humans = human_groups(ds, ids_of, out / CACHE_DIR, workers=workers,
-                          progress=progress, seeds=human_dirs)
+    ids_of = {
+        g: [
+            iid
+            for iid in ids
+            if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g)) >= 2
+        ]
+        for g in groups
+    }
+    humans = human_groups(
+        ds, ids_of, out / CACHE_DIR, workers=workers, progress=progress, seeds=human_dirs
+    )
     _human_rows(infos, humans)
     human = _human_summary(infos, groups, humans)
     human["consistency"] = _consistency_views(out, consistency_dirs)
-    _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys,
-                 title or f"segbench: {ds.name}")
+    _write_pages(
+        out,
+        ds,
+        ids,
+        infos,
+        runs,
+        groups,
+        human,
+        subject_keys,
+        title or f"segbench: {ds.name}",
+    )
     if progress:
         print(f"site: {out / 'index.html'}", file=sys.stderr)
     return out / "index.html"
@@ -449,18 +579,29 @@ def _image_entries(ids, infos, runs):
             if not math.isnan(f) and (math.isnan(best) or f > best):
                 best, who = f, run
         info = infos[iid]
-        out.append({"iid": iid, "key": info["key"], "best": best,
-                    "best_name": who.name if who else None,
-                    "best_slug": who.slug if who else None,
-                    "photo": info["photo"], "n_humans": len(info["human"])})
+        out.append(
+            {
+                "iid": iid,
+                "key": info["key"],
+                "best": best,
+                "best_name": who.name if who else None,
+                "best_slug": who.slug if who else None,
+                "photo": info["photo"],
+                "n_humans": len(info["human"]),
+            }
+        )
     return out
 
 
 def _order(entries, hard_first: bool):
     def k(e):
         b = e["best"]
-        return (math.isnan(b), (b if hard_first else -b) if not math.isnan(b) else 0.0,
-                e["iid"])
+        return (
+            math.isnan(b),
+            (b if hard_first else -b) if not math.isnan(b) else 0.0,
+            e["iid"],
+        )
+
     return sorted(entries, key=k)
 
 
@@ -482,19 +623,31 @@ def _copy_downloads(out: Path, run: Run) -> list[dict]:
     for src, name in files:
         data = src.read_bytes()
         (dst / name).write_bytes(data)
-        got.append({"name": name, "href": f"../downloads/{run.slug}/{name}",
-                    "size": _size(len(data))})
+        got.append(
+            {
+                "name": name,
+                "href": f"../downloads/{run.slug}/{name}",
+                "size": _size(len(data)),
+            }
+        )
     return got
 
 
 def _size(n: int) -> str:
-    return f"{n} bytes" if n < 1000 else (f"{n / 1000:.1f} kB" if n < 1_000_000
-                                          else f"{n / 1_000_000:.1f} MB")
+    return (
+        f"{n} bytes"
+        if n < 1000
+        else (f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB")
+    )
 
 
 def _cell(run: Run, key: str) -> dict:
-    return {"key": key, "value": run.metric(key), "iv": run.interval(key),
-            "stale": run.stale(key)}
+    return {
+        "key": key,
+        "value": run.metric(key),
+        "iv": run.interval(key),
+        "stale": run.stale(key),
+    }
 
 
 def _ci_text(runs) -> str:
@@ -519,12 +672,14 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         (out / sub).mkdir(exist_ok=True)
 
     from ..boundary import plot_pr
+
     multi = len(groups) > 1
     hpoints = {}
     for g in groups:
         h = human["groups"][g]
-        hpoints[g] = ((h["recall"], h["precision"], h["F"])
-                      if not math.isnan(h["F"]) else None)
+        hpoints[g] = (
+            (h["recall"], h["precision"], h["F"]) if not math.isnan(h["F"]) else None
+        )
     has_boundary = any(r.boundary is not None for r in runs)
     has_region = any(r.region is not None for r in runs)
     columns = list(BOUNDARY_COLUMNS if has_boundary or not has_region else ())
@@ -537,11 +692,14 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
     tables = []
     for g in groups:
         members = [r for r in runs if r.presentation == g]
-        kinds = sorted({settings_of(r) for r in members},      # the BSR protocol first
-                       key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)))
+        kinds = sorted(
+            {settings_of(r) for r in members},  # the BSR protocol first
+            key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)),
+        )
         for n, k in enumerate(kinds or [None]):
-            tables.append((g, n, k, len(kinds) > 1,
-                           [r for r in members if settings_of(r) == k]))
+            tables.append(
+                (g, n, k, len(kinds) > 1, [r for r in members if settings_of(r) == k])
+            )
     several = len(tables) > 1
     for g, n, settings, split, members in tables:
         ranked = rank_runs(members)
@@ -552,18 +710,24 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         table_title = GROUP_TITLES[g]
         lede = GROUP_LEDES[g]
         key = g
-        if n:    # '--' never appears in a slug, so no run's plot or page is taken
+        if n:  # '--' never appears in a slug, so no run's plot or page is taken
             plot, key = plot.replace(".png", f"--{n + 1}.png"), f"{g}--{n + 1}"
         if split:
             table_title = f"{table_title}: {settings_text(settings)}"
-            lede = (f"{lede} Scored with {settings_text(settings)}; runs scored with "
-                    "other settings are ranked in their own tables, never against "
-                    "these.")
+            lede = (
+                f"{lede} Scored with {settings_text(settings)}; runs scored with "
+                "other settings are ranked in their own tables, never against "
+                "these."
+            )
         for pos, r in enumerate(ranked):
             rank_of[r.slug] = (pos + 1, len(ranked), table_title)
         curves = [curve[r.slug] for r in ranked if curve[r.slug] is not None]
-        plot_pr(curves, out / "plots" / plot, human=hpoints[g],
-                title="Boundaries" + (f" ({table_title.lower()})" if several else ""))
+        plot_pr(
+            curves,
+            out / "plots" / plot,
+            human=hpoints[g],
+            title="Boundaries" + (f" ({table_title.lower()})" if several else ""),
+        )
         for r in ranked:
             c = curve[r.slug]
             has_plot[r.slug] = c is not None
@@ -571,70 +735,154 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                 plot_pr([c], out / "plots" / f"{r.slug}.png", human=hpoints[g])
         h = human["groups"][g]
         hr = h["region"] or {}
-        notes = [{"slug": r.slug, "name": r.name, "text": t}
-                 for r in ranked for t, c in r.scope_notes(len(ids)) if c]
-        group_views.append({
-            "key": key, "title": table_title, "lede": lede,
-            "table_id": "ranking" if key == "colour" else f"ranking-{key}", "plot": plot,
-            "human": h,
-            "human_metrics": {"ODS": h["F"], "OIS": h["F"],
-                              "covering_ODS": hr.get("covering"),
-                              "covering_OIS": hr.get("covering"),
-                              "PRI_ODS": hr.get("PRI"), "PRI_OIS": hr.get("PRI"),
-                              "VI_ODS": hr.get("VI"), "VI_OIS": hr.get("VI")},
-            "ranking": [{"rank": i + 1, "name": r.name, "slug": r.slug, "kind": r.kind,
-                         "date": _show_date(r.date), "date_full": r.date,
-                         "date_key": r.date_key,
-                         "cells": [_cell(r, k) for k, _ in columns],
-                         "vs_next": r.vs_next, "vs_next_value": r.vs_next_value,
-                         "flagged": any(c for _, c in r.scope_notes(len(ids)))}
-                        for i, r in enumerate(ranked)],
-            "has_vs_next": any(r.vs_next for r in ranked),
-            "ci_text": _ci_text(ranked), "notes": notes})
+        notes = [
+            {"slug": r.slug, "name": r.name, "text": t}
+            for r in ranked
+            for t, c in r.scope_notes(len(ids))
+            if c
+        ]
+        group_views.append(
+            {
+                "key": key,
+                "title": table_title,
+                "lede": lede,
+                "table_id": "ranking" if key == "colour" else f"ranking-{key}",
+                "plot": plot,
+                "human": h,
+                "human_metrics": {
+                    "ODS": h["F"],
+                    "OIS": h["F"],
+                    "covering_ODS": hr.get("covering"),
+                    "covering_OIS": hr.get("covering"),
+                    "PRI_ODS": hr.get("PRI"),
+                    "PRI_OIS": hr.get("PRI"),
+                    "VI_ODS": hr.get("VI"),
+                    "VI_OIS": hr.get("VI"),
+                },
+                "ranking": [
+                    {
+                        "rank": i + 1,
+                        "name": r.name,
+                        "slug": r.slug,
+                        "kind": r.kind,
+                        "date": _show_date(r.date),
+                        "date_full": r.date,
+                        "date_key": r.date_key,
+                        "cells": [_cell(r, k) for k, _ in columns],
+                        "vs_next": r.vs_next,
+                        "vs_next_value": r.vs_next_value,
+                        "flagged": any(c for _, c in r.scope_notes(len(ids))),
+                    }
+                    for i, r in enumerate(ranked)
+                ],
+                "has_vs_next": any(r.vs_next for r in ranked),
+                "ci_text": _ci_text(ranked),
+                "notes": notes,
+            }
+        )
     entries = _image_entries(ids, infos, runs)
     hard, easy = _order(entries, True), _order(entries, False)
-    base = {"site_title": title, "version": __version__, "has_subjects": ds.has_subjects,
-            "dataset": ds.name, "n_images": len(ids), "has_region": has_region,
-            "multi": multi}
+    base = {
+        "site_title": title,
+        "version": __version__,
+        "has_subjects": ds.has_subjects,
+        "dataset": ds.name,
+        "n_images": len(ids),
+        "has_region": has_region,
+        "multi": multi,
+    }
 
     def write(rel: str, template: str, **ctx):
         depth = rel.count("/")
         html = env.get_template(template).render(root="../" * depth, **base, **ctx)
         (out / rel).write_text(html, encoding="utf-8")
 
-    write("index.html", "home.html", page="home", columns=columns, groups=group_views,
-          n_runs=len(runs), several=several,
-          any_flagged=any(r["flagged"] for v in group_views for r in v["ranking"]),
-          any_recomputed=any(sc.recomputed for r in runs for sc in r.scope.values()),
-          hard=hard[:6], easy=easy[:6])
-    write("algorithms/index.html", "algorithms.html", page="algorithms",
-          runs=[{"name": r.name, "slug": r.slug, "kind": r.kind,
-                 "presentation": r.presentation, "date": _show_date(r.date),
-                 "date_full": r.date, "date_key": r.date_key,
-                 "ods": r.metric("ODS"), "cov": r.metric("covering_ODS"),
-                 "n_pred": len(r.preds)} for r in by_date(runs)])
+    write(
+        "index.html",
+        "home.html",
+        page="home",
+        columns=columns,
+        groups=group_views,
+        n_runs=len(runs),
+        several=several,
+        any_flagged=any(r["flagged"] for v in group_views for r in v["ranking"]),
+        any_recomputed=any(sc.recomputed for r in runs for sc in r.scope.values()),
+        hard=hard[:6],
+        easy=easy[:6],
+    )
+    write(
+        "algorithms/index.html",
+        "algorithms.html",
+        page="algorithms",
+        runs=[
+            {
+                "name": r.name,
+                "slug": r.slug,
+                "kind": r.kind,
+                "presentation": r.presentation,
+                "date": _show_date(r.date),
+                "date_full": r.date,
+                "date_key": r.date_key,
+                "ods": r.metric("ODS"),
+                "cov": r.metric("covering_ODS"),
+                "n_pred": len(r.preds),
+            }
+            for r in by_date(runs)
+        ],
+    )
     for run in runs:
-        _write_algorithm(write, out, run, ids, infos, has_plot[run.slug], rank_of[run.slug],
-                         several)
+        _write_algorithm(
+            write, out, run, ids, infos, has_plot[run.slug], rank_of[run.slug], several
+        )
     for name, order, hard_first in (("index.html", hard, True), ("easy.html", easy, False)):
-        write(f"images/{name}", "images.html", page="images", entries=order,
-              hard_first=hard_first)
-    ranked_all = [r for g in groups for r in rank_runs([x for x in runs
-                                                        if x.presentation == g])]
+        write(
+            f"images/{name}",
+            "images.html",
+            page="images",
+            entries=order,
+            hard_first=hard_first,
+        )
+    ranked_all = [
+        r for g in groups for r in rank_runs([x for x in runs if x.presentation == g])
+    ]
     for pos, e in enumerate(hard):
-        _write_image(write, e, infos[e["iid"]], ranked_all,
-                     hard[pos - 1] if pos > 0 else None,
-                     hard[pos + 1] if pos + 1 < len(hard) else None)
-    write("human.html", "human.html", page="human", human=human, subject_keys=subject_keys,
-          groups=[human["groups"][g] for g in groups],
-          pairs=sorted(human["pairs"], key=lambda p: (p["iid"], p["k"])))
+        _write_image(
+            write,
+            e,
+            infos[e["iid"]],
+            ranked_all,
+            hard[pos - 1] if pos > 0 else None,
+            hard[pos + 1] if pos + 1 < len(hard) else None,
+        )
+    write(
+        "human.html",
+        "human.html",
+        page="human",
+        human=human,
+        subject_keys=subject_keys,
+        groups=[human["groups"][g] for g in groups],
+        pairs=sorted(human["pairs"], key=lambda p: (p["iid"], p["k"])),
+    )
     if ds.has_subjects:
         _write_subjects(write, infos, ids, human, subject_keys)
 
 
-_SHOWN = ("ODS", "ODS_threshold", "ODS_recall", "ODS_precision", "OIS", "AP", "R50",
-          "covering_ODS", "covering_OIS", "covering_best", "PRI_ODS", "PRI_OIS", "VI_ODS",
-          "VI_OIS")
+_SHOWN = (
+    "ODS",
+    "ODS_threshold",
+    "ODS_recall",
+    "ODS_precision",
+    "OIS",
+    "AP",
+    "R50",
+    "covering_ODS",
+    "covering_OIS",
+    "covering_best",
+    "PRI_ODS",
+    "PRI_OIS",
+    "VI_ODS",
+    "VI_OIS",
+)
 
 
 def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
@@ -644,53 +892,103 @@ def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
         b, g = bd.get(iid, {}), rg.get(iid, {})
         c = (infos[iid]["runs"].get(run.slug) or {}).get("counts")
         ods = _prf(c) if c else (math.nan,) * 3
-        rows.append({"iid": iid, "key": infos[iid]["key"], "photo": infos[iid]["photo"],
-                     "threshold": num(b.get("threshold")), "recall": num(b.get("recall")),
-                     "precision": num(b.get("precision")), "f": num(b.get("f")),
-                     "ods_f": ods[2], "covering": num(g.get("ois_covering")),
-                     "pri": num(g.get("pri")), "vi": num(g.get("vi"))})
+        rows.append(
+            {
+                "iid": iid,
+                "key": infos[iid]["key"],
+                "photo": infos[iid]["photo"],
+                "threshold": num(b.get("threshold")),
+                "recall": num(b.get("recall")),
+                "precision": num(b.get("precision")),
+                "f": num(b.get("f")),
+                "ods_f": ods[2],
+                "covering": num(g.get("ois_covering")),
+                "pri": num(g.get("pri")),
+                "vi": num(g.get("vi")),
+            }
+        )
     m = {k: run.metric(k) for k in _SHOWN}
     iv = {k: run.interval(k) for k in _SHOWN}
     stale = {k: run.stale(k) for k in _SHOWN}
     cis = [(fam, run.ci(fam)) for fam in ("boundary", "region") if run.has_intervals(fam)]
     params = run.params
-    write(f"algorithms/{run.slug}.html", "algorithm.html", page="algorithms",
-          run={"name": run.name, "slug": run.slug, "kind": run.kind,
-               "date": _show_date(run.date), "date_full": run.date,
-               "presentation": run.presentation,
-               "group_title": rank[2] if multi else "",
-               "about": sanitize_html(run.about_html), "rank": rank[0], "of": rank[1],
-               "has_boundary": run.boundary is not None,
-               "has_region": run.region is not None, "has_plot": has_plot,
-               "n_pred": len(run.preds),
-               "n_thresholds": len(run.curves("boundary" if run.boundary is not None
-                                              else "region").get("thresholds") or []),
-               "max_dist": params.get("max_dist"),
-               "notes": run.scope_notes(len(ids)), "cis": cis,
-               "downloads": _copy_downloads(out, run)},
-          m=m, iv=iv, stale=stale, rows=rows)
+    write(
+        f"algorithms/{run.slug}.html",
+        "algorithm.html",
+        page="algorithms",
+        run={
+            "name": run.name,
+            "slug": run.slug,
+            "kind": run.kind,
+            "date": _show_date(run.date),
+            "date_full": run.date,
+            "presentation": run.presentation,
+            "group_title": rank[2] if multi else "",
+            "about": sanitize_html(run.about_html),
+            "rank": rank[0],
+            "of": rank[1],
+            "has_boundary": run.boundary is not None,
+            "has_region": run.region is not None,
+            "has_plot": has_plot,
+            "n_pred": len(run.preds),
+            "n_thresholds": len(
+                run.curves("boundary" if run.boundary is not None else "region").get(
+                    "thresholds"
+                )
+                or []
+            ),
+            "max_dist": params.get("max_dist"),
+            "notes": run.scope_notes(len(ids)),
+            "cis": cis,
+            "downloads": _copy_downloads(out, run),
+        },
+        m=m,
+        iv=iv,
+        stale=stale,
+        rows=rows,
+    )
 
 
 def _write_image(write, entry, info, ranked, prev, nxt):
     iid = entry["iid"]
-    humans = [{"k": k, **ann, **_seg_scores(info, k)}
-              for k, ann in enumerate(info["annotators"])]
+    humans = [
+        {"k": k, **ann, **_seg_scores(info, k)} for k, ann in enumerate(info["annotators"])
+    ]
     algs = []
     for run in ranked:
         b = run.per_item("boundary").get(iid, {})
         g = run.per_item("region").get(iid, {})
         got = info["runs"].get(run.slug) or {}
         ods = _prf(got["counts"]) if got.get("counts") else (math.nan,) * 3
-        algs.append({"name": run.name, "slug": run.slug, "output": got.get("output", False),
-                     "overlay": got.get("overlay", False),
-                     "at_threshold": got.get("at_threshold", False),
-                     "presentation": run.presentation,
-                     "threshold": run.overlay_threshold(), "ods_r": ods[0],
-                     "ods_p": ods[1], "ods_f": ods[2], "ois_f": num(b.get("f")),
-                     "covering": num(g.get("ois_covering")), "pri": num(g.get("pri")),
-                     "vi": num(g.get("vi"))})
-    write(f"images/{entry['key']}.html", "image.html", page="images", e=entry,
-          info=info, humans=humans, algs=algs, prev=prev, next=nxt)
+        algs.append(
+            {
+                "name": run.name,
+                "slug": run.slug,
+                "output": got.get("output", False),
+                "overlay": got.get("overlay", False),
+                "at_threshold": got.get("at_threshold", False),
+                "presentation": run.presentation,
+                "threshold": run.overlay_threshold(),
+                "ods_r": ods[0],
+                "ods_p": ods[1],
+                "ods_f": ods[2],
+                "ois_f": num(b.get("f")),
+                "covering": num(g.get("ois_covering")),
+                "pri": num(g.get("pri")),
+                "vi": num(g.get("vi")),
+            }
+        )
+    write(
+        f"images/{entry['key']}.html",
+        "image.html",
+        page="images",
+        e=entry,
+        info=info,
+        humans=humans,
+        algs=algs,
+        prev=prev,
+        next=nxt,
+    )
 
 
 def _write_subjects(write, infos, ids, human, subject_keys):
@@ -701,32 +999,56 @@ def _write_subjects(write, infos, ids, human, subject_keys):
             if ann["subject"] is None:
                 continue
             segs.setdefault(ann["subject"], []).append(
-                {"iid": iid, "key": info["key"], "k": k, "kind": ann["kind"],
-                 "photo": info["photo"], **_seg_scores(info, k)})
+                {
+                    "iid": iid,
+                    "key": info["key"],
+                    "k": k,
+                    "kind": ann["kind"],
+                    "photo": info["photo"],
+                    **_seg_scores(info, k),
+                }
+            )
 
     def order(uid):
         return (0, int(uid), uid) if uid.isdigit() else (1, 0, uid)
+
     subjects = []
     for uid in sorted(segs, key=order):
         s = human["subjects"].get(uid, {})
         kinds = sorted({g["kind"] for g in segs[uid] if g["kind"]})
-        subjects.append({"uid": uid, "key": subject_keys[uid], "n": len(segs[uid]),
-                         "kinds": ", ".join(kinds),
-                         "f": s.get("f", math.nan), "covering": s.get("covering", math.nan)})
+        subjects.append(
+            {
+                "uid": uid,
+                "key": subject_keys[uid],
+                "n": len(segs[uid]),
+                "kinds": ", ".join(kinds),
+                "f": s.get("f", math.nan),
+                "covering": s.get("covering", math.nan),
+            }
+        )
     write("subjects/index.html", "subjects.html", page="subjects", subjects=subjects)
     for s in subjects:
         # a subject with no other segmentation of the same image and presentation
         # (a fresh collection) has no pooled score: the page says so
         stats = human["subjects"].get(s["uid"])
-        write(f"subjects/{s['key']}.html", "subject.html", page="subjects", s=s,
-              stats=stats or {}, compared=stats is not None, segs=segs[s["uid"]])
+        write(
+            f"subjects/{s['key']}.html",
+            "subject.html",
+            page="subjects",
+            s=s,
+            stats=stats or {},
+            compared=stats is not None,
+            segs=segs[s["uid"]],
+        )
 
 
 # ---------------------------------------------------------------------------------------
 # serving
 
 
-def make_server(site_dir, host: str = "127.0.0.1", port: int = 8000, *, quiet: bool = False):
+def make_server(
+    site_dir, host: str = "127.0.0.1", port: int = 8000, *, quiet: bool = False
+):
     """An HTTP server of ``site_dir`` (not yet serving); ``port=0`` picks a free port.
 
     Serves files only (no directory listings), binds ``127.0.0.1`` unless told
@@ -737,8 +1059,9 @@ def make_server(site_dir, host: str = "127.0.0.1", port: int = 8000, *, quiet: b
 
     root = Path(site_dir)
     if not (root / "index.html").is_file():
-        raise InputError("no index.html: not a site folder (build it with segbench site)",
-                         root)
+        raise InputError(
+            "no index.html: not a site folder (build it with segbench site)", root
+        )
 
     class Handler(SimpleHTTPRequestHandler):
         def list_directory(self, path):
@@ -757,10 +1080,15 @@ def make_server(site_dir, host: str = "127.0.0.1", port: int = 8000, *, quiet: b
     handler = functools.partial(Handler, directory=str(root.resolve()))
     try:
         return ThreadingHTTPServer((host, int(port)), handler)
-    except OSError as exc:            # port in use, address not on this machine, ...
-        raise InputError(f"cannot serve on {host}:{port}: {exc.strerror or exc}"
-                         + (" (choose another --port, or 0 for any free one)"
-                            if exc.errno == errno.EADDRINUSE else "")) from None
+    except OSError as exc:  # port in use, address not on this machine, ...
+        raise InputError(
+            f"cannot serve on {host}:{port}: {exc.strerror or exc}"
+            + (
+                " (choose another --port, or 0 for any free one)"
+                if exc.errno == errno.EADDRINUSE
+                else ""
+            )
+        ) from None
 
 
 def serve(site_dir, host: str = "127.0.0.1", port: int = 8000) -> None:

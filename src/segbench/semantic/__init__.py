@@ -20,13 +20,30 @@ Numbers follow mmsegmentation's ``IoUMetric`` (1.2.2) for the IoU family, detect
 fwIoU and the authors' ``mask_to_boundary`` for boundary IoU; see ``docs/semantic.md``.
 """
 
-from ._core import LabelError, boundary_band, boundary_counts, dilation_pixels, pixel_confusion
+from ._core import (
+    LabelError,
+    boundary_band,
+    boundary_counts,
+    dilation_pixels,
+    pixel_confusion,
+)
 from ._evaluator import SemanticEval
 from ._family import SEMANTIC
-from ._metrics import (CLASS_METRICS, METRIC_NAMES, accuracy_per_class, boundary_iou,
-                       class_areas, confusion_metrics, dice_per_class,
-                       frequency_weighted_iou, iou_per_class, mean_accuracy, mean_dice,
-                       mean_iou, pixel_accuracy)
+from ._metrics import (
+    CLASS_METRICS,
+    METRIC_NAMES,
+    accuracy_per_class,
+    boundary_iou,
+    class_areas,
+    confusion_metrics,
+    dice_per_class,
+    frequency_weighted_iou,
+    iou_per_class,
+    mean_accuracy,
+    mean_dice,
+    mean_iou,
+    pixel_accuracy,
+)
 
 __all__ = [
     "CLASS_METRICS",

@@ -39,21 +39,31 @@ def dilation_pixels(shape, ratio: float) -> int:
 
 
 def check_options(num_classes, ignore_index, reduce_zero_label, dilation_ratio) -> None:
-    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) \
-            or num_classes < 1:
+    if (
+        isinstance(num_classes, bool)
+        or not isinstance(num_classes, (int, np.integer))
+        or num_classes < 1
+    ):
         raise ValueError(f"num_classes must be a positive integer, got {num_classes!r}")
-    if ignore_index is not None and (isinstance(ignore_index, bool)
-                                     or not isinstance(ignore_index, (int, np.integer))):
+    if ignore_index is not None and (
+        isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
+    ):
         raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
     if reduce_zero_label and ignore_index != 255:
         raise ValueError(
             "reduce_zero_label maps ground-truth 0 to 255 and needs ignore_index=255 (mmseg "
-            f"hardcodes that value); got ignore_index={ignore_index!r}")
+            f"hardcodes that value); got ignore_index={ignore_index!r}"
+        )
     if dilation_ratio is not None:
-        if isinstance(dilation_ratio, bool) or not isinstance(dilation_ratio, (int, float)) \
-                or not (0 < dilation_ratio < 1):
-            raise ValueError("boundary_dilation must be a fraction of the image diagonal in "
-                             f"(0, 1), or None to skip boundary IoU; got {dilation_ratio!r}")
+        if (
+            isinstance(dilation_ratio, bool)
+            or not isinstance(dilation_ratio, (int, float))
+            or not (0 < dilation_ratio < 1)
+        ):
+            raise ValueError(
+                "boundary_dilation must be a fraction of the image diagonal in "
+                f"(0, 1), or None to skip boundary IoU; got {dilation_ratio!r}"
+            )
 
 
 def as_label_stack(x, what: str) -> np.ndarray:
@@ -65,8 +75,9 @@ def as_label_stack(x, what: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except Exception as exc:  # a CUDA tensor, for example
-        raise InputError(f"{what} cannot be read as an array ({exc}); move it to the CPU "
-                         "first") from None
+        raise InputError(
+            f"{what} cannot be read as an array ({exc}); move it to the CPU first"
+        ) from None
     if arr.dtype == bool:
         arr = arr.view(np.uint8)
     if arr.dtype.kind not in "iu":
@@ -85,33 +96,43 @@ def as_label_stack(x, what: str) -> np.ndarray:
 
 def check_pair(gt: np.ndarray, pred: np.ndarray) -> None:
     if gt.shape != pred.shape:
-        raise InputError(f"ground truth and prediction differ in shape: {gt.shape[1:]} vs "
-                         f"{pred.shape[1:]}" + (f" (batches of {gt.shape[0]} and "
-                                                f"{pred.shape[0]})" if gt.shape[0] > 1
-                                                or pred.shape[0] > 1 else ""))
+        raise InputError(
+            f"ground truth and prediction differ in shape: {gt.shape[1:]} vs "
+            f"{pred.shape[1:]}"
+            + (
+                f" (batches of {gt.shape[0]} and {pred.shape[0]})"
+                if gt.shape[0] > 1 or pred.shape[0] > 1
+                else ""
+            )
+        )
 
 
 # --- counts -------------------------------------------------------------------------------
+
 
 @dataclass
 class Counts:
     """Integer state of a split: the flat confusion matrix and the band counts."""
 
-    conf: np.ndarray          # (C*C,) int64, row = gt
-    gt_band: np.ndarray       # (C,) int64
-    pred_band: np.ndarray     # (C,) int64
-    band_inter: np.ndarray    # (C,) int64
+    conf: np.ndarray  # (C*C,) int64, row = gt
+    gt_band: np.ndarray  # (C,) int64
+    pred_band: np.ndarray  # (C,) int64
+    band_inter: np.ndarray  # (C,) int64
 
     @classmethod
-    def zeros(cls, num_classes: int) -> "Counts":
+    def zeros(cls, num_classes: int) -> Counts:
         c = num_classes
-        return cls(np.zeros(c * c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),
-                   np.zeros(c, np.int64))
+        return cls(
+            np.zeros(c * c, np.int64),
+            np.zeros(c, np.int64),
+            np.zeros(c, np.int64),
+            np.zeros(c, np.int64),
+        )
 
     def arrays(self):
         return self.conf, self.gt_band, self.pred_band, self.band_inter
 
-    def add(self, other: "Counts") -> None:
+    def add(self, other: Counts) -> None:
         for mine, theirs in zip(self.arrays(), other.arrays()):
             mine += theirs
 
@@ -125,8 +146,7 @@ class Task:
     b: int
 
 
-def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18
-         ) -> list[list[Task]]:
+def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18) -> list[list[Task]]:
     """Split a (N, H, W) stack into per-slot task lists of similar size.
 
     One slot when there is little work (a thread hand-off and each slot's own counts
@@ -145,8 +165,10 @@ def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18
         return slots
     extent = h if band else h * w
     cuts = [round(extent * k / n_slots) for k in range(n_slots + 1)]
-    return [[Task(i, cuts[k], cuts[k + 1]) for i in range(n) if cuts[k] < cuts[k + 1]]
-            for k in range(n_slots)]
+    return [
+        [Task(i, cuts[k], cuts[k + 1]) for i in range(n) if cuts[k] < cuts[k + 1]]
+        for k in range(n_slots)
+    ]
 
 
 _WORK = threading.local()
@@ -165,36 +187,61 @@ def run_task(task: Task, gt, pred, num_classes, ign, rzl, dilation, counts: Coun
     """Count one task into ``counts``; the flat in-image index of a bad label, or -1."""
     g, p = gt[task.image], pred[task.image]
     if dilation is None:
-        bad = K.count_pairs(g.reshape(-1)[task.a:task.b], p.reshape(-1)[task.a:task.b],
-                            num_classes, ign, rzl, counts.conf, _byte_pairs())
+        bad = K.count_pairs(
+            g.reshape(-1)[task.a : task.b],
+            p.reshape(-1)[task.a : task.b],
+            num_classes,
+            ign,
+            rzl,
+            counts.conf,
+            _byte_pairs(),
+        )
         return -1 if bad < 0 else task.a + bad
     d = dilation_pixels(g.shape, dilation)
-    return K.count_pairs_band(g, p, num_classes, ign, rzl, d, task.a, task.b,
-                              counts.conf, counts.gt_band, counts.pred_band,
-                              counts.band_inter)
+    return K.count_pairs_band(
+        g,
+        p,
+        num_classes,
+        ign,
+        rzl,
+        d,
+        task.a,
+        task.b,
+        counts.conf,
+        counts.gt_band,
+        counts.pred_band,
+        counts.band_inter,
+    )
 
 
 def label_error(gt, pred, num_classes, ign, rzl) -> LabelError:
     """The error for the first out-of-range label of a stack (slow path)."""
     for i in range(gt.shape[0]):
-        idx, side = K.first_bad_pixel(gt[i].reshape(-1), pred[i].reshape(-1), num_classes,
-                                      ign, rzl)
+        idx, side = K.first_bad_pixel(
+            gt[i].reshape(-1), pred[i].reshape(-1), num_classes, ign, rzl
+        )
         if idx < 0:
             continue
         row, col = divmod(int(idx), gt.shape[2])
         raw = int((gt if side == 0 else pred)[i].reshape(-1)[idx])
         where = f"image {i}, " if gt.shape[0] > 1 else ""
         if side == 0:
-            rule = (f"below num_classes ({num_classes}) or equal to the ignore index "
-                    f"({'none' if ign == _NO_IGNORE else ign})")
-            shown = f"label {raw}" + (f" (class {raw - 1} after reduce_zero_label)"
-                                      if rzl else "")
+            rule = (
+                f"below num_classes ({num_classes}) or equal to the ignore index "
+                f"({'none' if ign == _NO_IGNORE else ign})"
+            )
+            shown = f"label {raw}" + (
+                f" (class {raw - 1} after reduce_zero_label)" if rzl else ""
+            )
         else:
             rule = f"below num_classes ({num_classes}) everywhere, ignored pixels included"
             shown = f"label {raw}"
         name = ("ground truth", "prediction")[side]
-        return LabelError(f"{name} pixel ({where}row {row}, col {col}) has {shown}; "
-                          f"labels must be {rule}. Nothing from this pair was counted", name)
+        return LabelError(
+            f"{name} pixel ({where}row {row}, col {col}) has {shown}; "
+            f"labels must be {rule}. Nothing from this pair was counted",
+            name,
+        )
     return LabelError("a label is out of range")  # pragma: no cover - kernels agree
 
 
@@ -202,8 +249,15 @@ def kernel_ignore(ignore_index) -> int:
     return _NO_IGNORE if ignore_index is None else int(ignore_index)
 
 
-def count_stack(gt, pred, num_classes, ignore_index, reduce_zero_label,
-                dilation, into: Counts | None = None) -> Counts:
+def count_stack(
+    gt,
+    pred,
+    num_classes,
+    ignore_index,
+    reduce_zero_label,
+    dilation,
+    into: Counts | None = None,
+) -> Counts:
     """Counts of a whole (N, H, W) stack, serially; raises LabelError (nothing counted).
 
     With ``into``, the counts are added to it (and it is returned): no C x C arrays are
@@ -215,13 +269,26 @@ def count_stack(gt, pred, num_classes, ignore_index, reduce_zero_label,
     ign = kernel_ignore(ignore_index)
     tasks = plan(gt.shape, 1, dilation is not None)[0]
     for task in tasks:
-        if run_task(task, gt, pred, num_classes, ign, reduce_zero_label, dilation,
-                    counts) >= 0:
+        if (
+            run_task(task, gt, pred, num_classes, ign, reduce_zero_label, dilation, counts)
+            >= 0
+        ):
             if into is not None:
                 partial = Counts.zeros(num_classes)
                 for again in tasks:
-                    if run_task(again, gt, pred, num_classes, ign, reduce_zero_label,
-                                dilation, partial) >= 0:
+                    if (
+                        run_task(
+                            again,
+                            gt,
+                            pred,
+                            num_classes,
+                            ign,
+                            reduce_zero_label,
+                            dilation,
+                            partial,
+                        )
+                        >= 0
+                    ):
                         break
                 for mine, extra in zip(into.arrays(), partial.arrays()):
                     mine -= extra
@@ -231,8 +298,15 @@ def count_stack(gt, pred, num_classes, ignore_index, reduce_zero_label,
 
 # --- functional forms ----------------------------------------------------------------------
 
-def pixel_confusion(gt, pred, num_classes: int, *, ignore_index: int | None = DEFAULT_IGNORE,
-                    reduce_zero_label: bool = False) -> np.ndarray:
+
+def pixel_confusion(
+    gt,
+    pred,
+    num_classes: int,
+    *,
+    ignore_index: int | None = DEFAULT_IGNORE,
+    reduce_zero_label: bool = False,
+) -> np.ndarray:
     """The (C, C) pixel confusion matrix of one pair or a batch; row = ground truth.
 
     Parameters
@@ -271,10 +345,15 @@ def pixel_confusion(gt, pred, num_classes: int, *, ignore_index: int | None = DE
     return counts.conf.reshape(num_classes, num_classes).astype(np.uint64)
 
 
-def boundary_counts(gt, pred, num_classes: int, *,
-                    ignore_index: int | None = DEFAULT_IGNORE,
-                    reduce_zero_label: bool = False,
-                    dilation_ratio: float = DEFAULT_DILATION) -> dict:
+def boundary_counts(
+    gt,
+    pred,
+    num_classes: int,
+    *,
+    ignore_index: int | None = DEFAULT_IGNORE,
+    reduce_zero_label: bool = False,
+    dilation_ratio: float = DEFAULT_DILATION,
+) -> dict:
     """Per-class boundary-band counts of one pair or a batch (summed over the batch).
 
     For each class c and image, B(G_c) is the band of the ground-truth mask ``gt == c``
@@ -298,15 +377,20 @@ def boundary_counts(gt, pred, num_classes: int, *,
     g = as_label_stack(gt, "ground truth")
     p = as_label_stack(pred, "prediction")
     check_pair(g, p)
-    c = count_stack(g, p, int(num_classes), ignore_index, reduce_zero_label,
-                    float(dilation_ratio))
-    return {"intersection": c.band_inter.copy(),
-            "union": c.gt_band + c.pred_band - c.band_inter,
-            "gt_band": c.gt_band.copy(), "pred_band": c.pred_band.copy()}
+    c = count_stack(
+        g, p, int(num_classes), ignore_index, reduce_zero_label, float(dilation_ratio)
+    )
+    return {
+        "intersection": c.band_inter.copy(),
+        "union": c.gt_band + c.pred_band - c.band_inter,
+        "gt_band": c.gt_band.copy(),
+        "pred_band": c.pred_band.copy(),
+    }
 
 
-def boundary_band(labels, *, dilation_ratio: float = DEFAULT_DILATION,
-                  dilation_px: int | None = None) -> np.ndarray:
+def boundary_band(
+    labels, *, dilation_ratio: float = DEFAULT_DILATION, dilation_px: int | None = None
+) -> np.ndarray:
     """Pixels in the boundary band of their own label, as a boolean (H, W) map.
 
     The band of class c's mask is ``boundary_band(labels) & (labels == c)``; for a binary

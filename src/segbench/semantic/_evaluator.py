@@ -10,12 +10,29 @@ from os import PathLike
 import numpy as np
 
 from ..errors import InputError
-from ..result import Result, json_ready as _plain, provenance
+from ..result import Result, provenance
+from ..result import json_ready as _plain
 from . import _core
-from ._core import (DEFAULT_DILATION, DEFAULT_IGNORE, Counts, LabelError, as_label_stack,
-                    check_options, check_pair, kernel_ignore, label_error, plan, run_task)
-from ._metrics import (CLASS_METRICS, METRIC_NAMES, boundary_iou, class_areas,
-                       confusion_metrics)
+from ._core import (
+    DEFAULT_DILATION,
+    DEFAULT_IGNORE,
+    Counts,
+    LabelError,
+    as_label_stack,
+    check_options,
+    check_pair,
+    kernel_ignore,
+    label_error,
+    plan,
+    run_task,
+)
+from ._metrics import (
+    CLASS_METRICS,
+    METRIC_NAMES,
+    boundary_iou,
+    class_areas,
+    confusion_metrics,
+)
 
 REFERENCES = {
     "IoU, Acc, Dice, mIoU, mAcc, mDice, aAcc": "mmsegmentation IoUMetric 1.2.2",
@@ -34,6 +51,7 @@ def class_names(classes) -> list[str]:
         (a ValueError) for a count below 1, no or duplicated names, or anything else.
     """
     from ..errors import InputError
+
     if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
         if classes < 1:
             raise InputError(f"classes must be at least 1, got {classes}")
@@ -101,17 +119,24 @@ class SemanticEval:
            [0, 1]], dtype=uint64)
     """
 
-    def __init__(self, classes: int | Sequence[str], *,
-                 ignore_index: int | None = DEFAULT_IGNORE,
-                 reduce_zero_label: bool = False,
-                 boundary_dilation: float | None = DEFAULT_DILATION,
-                 workers: int = 1):
+    def __init__(
+        self,
+        classes: int | Sequence[str],
+        *,
+        ignore_index: int | None = DEFAULT_IGNORE,
+        reduce_zero_label: bool = False,
+        boundary_dilation: float | None = DEFAULT_DILATION,
+        workers: int = 1,
+    ):
         if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
             check_options(classes, ignore_index, reduce_zero_label, boundary_dilation)
         names = class_names(classes)
         check_options(len(names), ignore_index, reduce_zero_label, boundary_dilation)
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
-                or workers < 1:
+        if (
+            isinstance(workers, bool)
+            or not isinstance(workers, (int, np.integer))
+            or workers < 1
+        ):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         self._names = names
         self._ignore = None if ignore_index is None else int(ignore_index)
@@ -189,10 +214,17 @@ class SemanticEval:
         read_and_count((gt, pred), self._settings(), self._counts)
         self._n_images += 1
 
-    def update_folders(self, gt_dir: str | PathLike, pred_dir: str | PathLike, *,
-                       recursive: bool = False, gt_suffix: str = ".png",
-                       pred_suffix: str = ".png", workers: int | None = None,
-                       progress: bool = False) -> int:
+    def update_folders(
+        self,
+        gt_dir: str | PathLike,
+        pred_dir: str | PathLike,
+        *,
+        recursive: bool = False,
+        gt_suffix: str = ".png",
+        pred_suffix: str = ".png",
+        workers: int | None = None,
+        progress: bool = False,
+    ) -> int:
         """Count every pair of two folders: the engine's folder run
         (:func:`segbench.api_semantic.evaluate_semantic`, what ``segbench semantic``
         runs), its summed counts added to this evaluator.
@@ -232,17 +264,27 @@ class SemanticEval:
         # an upward import, lazy and declared in tests/test_architecture.py: the folder
         # loop is the engine's, so this method and segbench semantic cannot disagree
         from ..api_semantic import evaluate_semantic
-        run = evaluate_semantic(gt_dir, pred_dir, None, classes=self._names,
-                                ignore_index=self._ignore, reduce_zero_label=self._rzl,
-                                boundary_dilation=self._dilation, recursive=recursive,
-                                gt_suffix=gt_suffix, pred_suffix=pred_suffix,
-                                workers=workers or 1, progress=progress)
+
+        run = evaluate_semantic(
+            gt_dir,
+            pred_dir,
+            None,
+            classes=self._names,
+            ignore_index=self._ignore,
+            reduce_zero_label=self._rzl,
+            boundary_dilation=self._dilation,
+            recursive=recursive,
+            gt_suffix=gt_suffix,
+            pred_suffix=pred_suffix,
+            workers=workers or 1,
+            progress=progress,
+        )
         counted = run.detail
         self._add(counted._total())
         self._n_images += counted._n_images
         return counted._n_images
 
-    def merge(self, other: "SemanticEval") -> None:
+    def merge(self, other: SemanticEval) -> None:
         """Add another evaluator's counts (a disjoint shard of the split) to this one.
 
         Raises
@@ -256,8 +298,10 @@ class SemanticEval:
         mine, theirs = self._config(), other._config()
         diff = [k for k in mine if mine[k] != theirs[k]]
         if diff:
-            raise ValueError("cannot merge evaluators with different settings: " + ", ".join(
-                f"{k} {mine[k]!r} vs {theirs[k]!r}" for k in diff))
+            raise ValueError(
+                "cannot merge evaluators with different settings: "
+                + ", ".join(f"{k} {mine[k]!r} vs {theirs[k]!r}" for k in diff)
+            )
         self._add(other._total())
         self._n_images += other._n_images
 
@@ -279,16 +323,28 @@ class SemanticEval:
         tp, gt_area, pred_area = class_areas(conf)  # float64, exact below 2**53 pixels
         rows = []
         for i, name in enumerate(self._names):
-            rows.append({"name": name, "IoU": float(m["IoU"][i]), "Acc": float(m["Acc"][i]),
-                         "Dice": float(m["Dice"][i]), "BIoU": float(biou[i]),
-                         "tp": int(tp[i]), "gt_area": int(gt_area[i]),
-                         "pred_area": int(pred_area[i]),
-                         "band_intersection": None if inter is None else int(inter[i]),
-                         "band_union": None if union is None else int(union[i])})
+            rows.append(
+                {
+                    "name": name,
+                    "IoU": float(m["IoU"][i]),
+                    "Acc": float(m["Acc"][i]),
+                    "Dice": float(m["Dice"][i]),
+                    "BIoU": float(biou[i]),
+                    "tp": int(tp[i]),
+                    "gt_area": int(gt_area[i]),
+                    "pred_area": int(pred_area[i]),
+                    "band_intersection": None if inter is None else int(inter[i]),
+                    "band_union": None if union is None else int(union[i]),
+                }
+            )
         out = {k: m[k] for k in ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice")}
         out["mBIoU"] = mbiou
-        out.update(per_class=rows, n_images=self._n_images, n_pixels=int(conf.sum()),
-                   **self._config())
+        out.update(
+            per_class=rows,
+            n_images=self._n_images,
+            n_pixels=int(conf.sum()),
+            **self._config(),
+        )
         return out
 
     def report(self) -> dict:
@@ -319,10 +375,15 @@ class SemanticEval:
         rule = "-" * len(head)
         lines = [head, rule]
         for r in res["per_class"]:
-            lines.append(f"{r['name']:<{width}} |" + "".join(f"{pct(r[c]):>7}" for c in cols))
+            lines.append(
+                f"{r['name']:<{width}} |" + "".join(f"{pct(r[c]):>7}" for c in cols)
+            )
         means = [k for k in METRIC_NAMES if k != "mBIoU" or self._dilation is not None]
-        lines += [rule, "  ".join(f"{k} {pct(res[k])}" for k in means)
-                  + f"   ({res['n_images']} images, {res['n_pixels']} pixels)"]
+        lines += [
+            rule,
+            "  ".join(f"{k} {pct(res[k])}" for k in means)
+            + f"   ({res['n_images']} images, {res['n_pixels']} pixels)",
+        ]
         return lines
 
     def summarize(self) -> str:
@@ -342,27 +403,38 @@ class SemanticEval:
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
-        return (f"SemanticEval({self.num_classes} classes, ignore_index={self._ignore}, "
-                f"reduce_zero_label={self._rzl}, boundary_dilation={self._dilation}, "
-                f"{self._n_images} images)")
+        return (
+            f"SemanticEval({self.num_classes} classes, ignore_index={self._ignore}, "
+            f"reduce_zero_label={self._rzl}, boundary_dilation={self._dilation}, "
+            f"{self._n_images} images)"
+        )
 
     # --- internals ---------------------------------------------------------------------
 
-    def _result(self) -> "_SemanticResult":
+    def _result(self) -> _SemanticResult:
         res = self.results()
-        prov = provenance(**self._config(), n_images=res["n_images"],
-                          n_pixels=res["n_pixels"])
+        prov = provenance(
+            **self._config(), n_images=res["n_images"], n_pixels=res["n_pixels"]
+        )
         prov["status"] = "parity_verified"
         prov["references"] = dict(REFERENCES)
         return _SemanticResult(
-            "semantic", {k: res[k] for k in METRIC_NAMES}, provenance=prov,
-            per_class={row["name"]: {k: row[k] for k in CLASS_METRICS}
-                       for row in res["per_class"]})
+            "semantic",
+            {k: res[k] for k in METRIC_NAMES},
+            provenance=prov,
+            per_class={
+                row["name"]: {k: row[k] for k in CLASS_METRICS} for row in res["per_class"]
+            },
+        )
 
     def _config(self) -> dict:
-        return {"classes": list(self._names), "num_classes": self.num_classes,
-                "ignore_index": self._ignore, "reduce_zero_label": self._rzl,
-                "boundary_dilation": self._dilation}
+        return {
+            "classes": list(self._names),
+            "num_classes": self.num_classes,
+            "ignore_index": self._ignore,
+            "reduce_zero_label": self._rzl,
+            "boundary_dilation": self._dilation,
+        }
 
     def _settings(self) -> tuple:
         return (self.num_classes, self._ignore, self._rzl, self._dilation)
@@ -387,9 +459,10 @@ class SemanticEval:
         c = self.num_classes
         ign = kernel_ignore(self._ignore)
         slots = plan(g.shape, self._workers, self._dilation is not None)
-        if len(slots) == 1:   # into the state itself, which an error leaves as it was
-            _core.count_stack(g, p, c, self._ignore, self._rzl, self._dilation,
-                              self._counts)
+        if len(slots) == 1:  # into the state itself, which an error leaves as it was
+            _core.count_stack(
+                g, p, c, self._ignore, self._rzl, self._dilation, self._counts
+            )
             return
         args = (g, p, c, ign, self._rzl, self._dilation)
 
@@ -434,13 +507,18 @@ class _SemanticResult(Result):
 
     def report(self) -> dict:
         """The report dict, ``nan`` kept (``to_dict`` / ``to_json`` make it null)."""
-        return {"family": self.family, "metrics": self.metrics, "per_class": self.per_class,
-                "per_item": self.per_item, "curves": self.curves,
-                "provenance": self._provenance()}
+        return {
+            "family": self.family,
+            "metrics": self.metrics,
+            "per_class": self.per_class,
+            "per_item": self.per_item,
+            "curves": self.curves,
+            "provenance": self._provenance(),
+        }
 
     def to_dict(self) -> dict:
         out = self.report()
-        if self.name:     # a run's result is named; an evaluator's report is not
+        if self.name:  # a run's result is named; an evaluator's report is not
             out = {"family": out.pop("family"), "name": self.name, **out}
         return _plain(out)
 
@@ -448,15 +526,24 @@ class _SemanticResult(Result):
         if not self.notes:
             return self.provenance
         prov = {**self.provenance, **{k: v for k, v in self.notes.items() if k != "params"}}
-        prov["params"] = {**self.provenance.get("params", {}),
-                          **self.notes.get("params", {})}
+        prov["params"] = {
+            **self.provenance.get("params", {}),
+            **self.notes.get("params", {}),
+        }
         return prov
 
 
 # --- per-file work (module level, so worker processes can run it) --------------------------
 
-def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings,
-               into: Counts | None = None) -> Counts:
+
+def count_pair(
+    gt: np.ndarray,
+    pred: np.ndarray,
+    gt_path,
+    pred_path,
+    settings,
+    into: Counts | None = None,
+) -> Counts:
     """Count one pair of label maps read from ``gt_path`` and ``pred_path`` (added to
     ``into`` when given, which an error leaves as it was).
 
@@ -464,20 +551,25 @@ def count_pair(gt: np.ndarray, pred: np.ndarray, gt_path, pred_path, settings,
     """
     num_classes, ignore, rzl, dilation = settings
     if gt.shape != pred.shape:
-        raise InputError(f"prediction is {pred.shape[0]}x{pred.shape[1]} but its ground "
-                         f"truth {gt_path} is {gt.shape[0]}x{gt.shape[1]}", pred_path)
+        raise InputError(
+            f"prediction is {pred.shape[0]}x{pred.shape[1]} but its ground "
+            f"truth {gt_path} is {gt.shape[0]}x{gt.shape[1]}",
+            pred_path,
+        )
     try:
-        return _core.count_stack(gt[None], pred[None], num_classes, ignore, rzl, dilation,
-                                 into)
+        return _core.count_stack(
+            gt[None], pred[None], num_classes, ignore, rzl, dilation, into
+        )
     except LabelError as exc:
-        raise InputError(exc.problem,
-                         gt_path if exc.side == "ground truth" else pred_path) from None
+        raise InputError(
+            exc.problem, gt_path if exc.side == "ground truth" else pred_path
+        ) from None
 
 
 def read_and_count(paths, settings, into: Counts | None = None) -> Counts:
     """Read one pair of label-map files and count it (into ``into`` when given);
     InputError names the file."""
-    from ..io import read_stored_label_pair   # uint8 maps stay uint8
+    from ..io import read_stored_label_pair  # uint8 maps stay uint8
 
     gt_path, pred_path = paths
     gt, pred = read_stored_label_pair(gt_path, pred_path)

@@ -18,8 +18,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
-from ._evaluator import (REFERENCES, SemanticEval, _SemanticResult,
-                         class_names, count_pair)
+from ._evaluator import REFERENCES, SemanticEval, _SemanticResult, class_names, count_pair
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
 #: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
@@ -32,16 +31,24 @@ _RECORD_FORMAT = 1
 def _check(params: dict) -> None:
     names = class_names(params["classes"])
     try:
-        check_options(len(names), params["ignore_index"], params["reduce_zero_label"],
-                      params["boundary_dilation"])
-    except ValueError as exc:     # a bad option combination is an input error here
+        check_options(
+            len(names),
+            params["ignore_index"],
+            params["reduce_zero_label"],
+            params["boundary_dilation"],
+        )
+    except ValueError as exc:  # a bad option combination is an input error here
         raise InputError(str(exc)) from None
 
 
 def _settings(params: dict) -> tuple:
-    classes = params["classes"]     # checked by resolve: a count or a list of names
-    return (classes if isinstance(classes, int) else len(classes), params["ignore_index"],
-            params["reduce_zero_label"], params["boundary_dilation"])
+    classes = params["classes"]  # checked by resolve: a count or a list of names
+    return (
+        classes if isinstance(classes, int) else len(classes),
+        params["ignore_index"],
+        params["reduce_zero_label"],
+        params["boundary_dilation"],
+    )
 
 
 def _exts(params: dict) -> tuple[str, ...]:
@@ -54,17 +61,20 @@ def _gt_file(sample):
         return item.gt_path
     if len(item.sources) == 1:
         return item.sources[0]
-    raise InputError(f"image {item.iid!r}: the semantic benchmark reads one ground-truth "
-                     f"label map per image, this item has {len(item.sources)} files",
-                     item.sources[0] if item.sources else None)
+    raise InputError(
+        f"image {item.iid!r}: the semantic benchmark reads one ground-truth "
+        f"label map per image, this item has {len(item.sources)} files",
+        item.sources[0] if item.sources else None,
+    )
 
 
 def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
-    from ..io import read_stored_label_pair, read_stored_labels   # uint8 stays uint8
+    from ..io import read_stored_label_pair, read_stored_labels  # uint8 stays uint8
     from ._kernels import take_cells
+
     gt_path = _gt_file(sample)
     if sample.value is None and sample.prediction is not None:
         # both files at once, into this thread's buffers: the maps are dropped below
@@ -75,7 +85,7 @@ def _evaluate(sample, params: dict) -> tuple:
     settings = _settings(params)
     counts = _scratch(settings[0])
     count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
-    nz, vals = take_cells(counts.conf)      # and back to zeros
+    nz, vals = take_cells(counts.conf)  # and back to zeros
     gb, pb, bi = counts.gt_band, counts.pred_band, counts.band_inter
     record = (nz, vals, gb.copy(), pb.copy(), bi.copy())
     for arr in (gb, pb, bi):
@@ -97,9 +107,15 @@ def _scratch(num_classes: int) -> Counts:
 
 def _record_to_json(record) -> dict:
     nz, vals, gb, pb, bi = record
-    return {"format": _RECORD_FORMAT, "num_classes": int(len(gb)),
-            "conf_index": nz.tolist(), "conf_count": vals.tolist(),
-            "gt_band": gb.tolist(), "pred_band": pb.tolist(), "band_inter": bi.tolist()}
+    return {
+        "format": _RECORD_FORMAT,
+        "num_classes": int(len(gb)),
+        "conf_index": nz.tolist(),
+        "conf_count": vals.tolist(),
+        "gt_band": gb.tolist(),
+        "pred_band": pb.tolist(),
+        "band_inter": bi.tolist(),
+    }
 
 
 def _ints(value, what: str) -> np.ndarray:
@@ -123,8 +139,9 @@ def _record_from_json(d) -> tuple:
     if nz.shape != vals.shape:
         raise ValueError("conf_index and conf_count differ in length")
     if nz.size and (nz[-1] >= c * c or (np.diff(nz) <= 0).any() or (vals == 0).any()):
-        raise ValueError("conf_index must be increasing cells of the C x C matrix, with "
-                         "non-zero counts")
+        raise ValueError(
+            "conf_index must be increasing cells of the C x C matrix, with non-zero counts"
+        )
     gb, pb, bi = (_ints(d[k], k) for k in ("gt_band", "pred_band", "band_inter"))
     if not gb.shape == pb.shape == bi.shape == (c,):
         raise ValueError("the band counts need one value per class")
@@ -163,12 +180,12 @@ def _areas(block, c: int, conf: np.ndarray | None = None):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records;
     their confusion cells are added to ``conf`` (flat int64) when given."""
     from ._kernels import record_areas
+
     tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
     into = np.zeros(0, np.int64) if conf is None else conf
     for k, r in enumerate(block):
         # as they are: int32 from counting, int64 read back from JSON (no copies)
-        record_areas(_integers(r[0]), _integers(r[1]), c, k, tp, gt_area, pred_area,
-                     into)
+        record_areas(_integers(r[0]), _integers(r[1]), c, k, tp, gt_area, pred_area, into)
     # float64 as before: the sums are integers below 2**53, so exact either way
     return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 
@@ -184,8 +201,17 @@ def _resampler(ids, records, params, options):
         gb, pb, bi = (np.array([r[k] for r in records], np.float64) for k in (2, 3, 4))
 
     def statistic(weights: np.ndarray) -> dict:
-        out = {k: np.empty(len(weights)) for k in
-               ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice", *(("mBIoU",) if boundary else ()))}
+        out = {
+            k: np.empty(len(weights))
+            for k in (
+                "mIoU",
+                "fwIoU",
+                "mAcc",
+                "aAcc",
+                "mDice",
+                *(("mBIoU",) if boundary else ()),
+            )
+        }
         areas = (weights @ tp, weights @ gt_area, weights @ pred_area)
         if boundary:
             inter = weights @ bi
@@ -204,31 +230,42 @@ def _resampler(ids, records, params, options):
     return statistic
 
 
-def _item_rows(ids, records, num_classes: int, boundary: bool, chunk: int = 4096,
-               conf: np.ndarray | None = None) -> list:
+def _item_rows(
+    ids,
+    records,
+    num_classes: int,
+    boundary: bool,
+    chunk: int = 4096,
+    conf: np.ndarray | None = None,
+) -> list:
     """One row per image: the split's rules applied to that image's counts alone,
     computed for a block of images at a time ((images, classes) arrays). Every
     record's confusion cells are added to ``conf`` when given."""
     c = num_classes
     rows = []
     for a in range(0, len(records), chunk):
-        block = records[a:a + chunk]
+        block = records[a : a + chunk]
         n = len(block)
         tp, gt_area, pred_area = _areas(block, c, conf)
         iou = _iou(tp, gt_area, pred_area)
-        counted = gt_area.sum(axis=1)        # exact: sums of integers below 2**53
+        counted = gt_area.sum(axis=1)  # exact: sums of integers below 2**53
         aacc = np.full(n, np.nan)
         np.divide(tp.sum(axis=1), counted, out=aacc, where=counted > 0)
         miou = _row_means(iou)
         n_classes = c - np.isnan(iou).sum(axis=1)
         if boundary:
-            gb, pb, bi = (np.array([r[k] for r in block], np.float64).reshape(n, c)
-                          for k in (2, 3, 4))
-            mbiou = _row_means(_iou(bi, gb, pb))   # |G & P| / (|G| + |P| - |G & P|)
+            gb, pb, bi = (
+                np.array([r[k] for r in block], np.float64).reshape(n, c) for k in (2, 3, 4)
+            )
+            mbiou = _row_means(_iou(bi, gb, pb))  # |G & P| / (|G| + |P| - |G & P|)
         for k in range(n):
-            row = {"id": ids[a + k], "n_pixels": int(counted[k]),
-                   "n_classes": int(n_classes[k]), "aAcc": float(aacc[k]),
-                   "mIoU": float(miou[k])}
+            row = {
+                "id": ids[a + k],
+                "n_pixels": int(counted[k]),
+                "n_classes": int(n_classes[k]),
+                "aAcc": float(aacc[k]),
+                "mIoU": float(miou[k]),
+            }
             if boundary:
                 row["mBIoU"] = float(mbiou[k])
             rows.append(row)
@@ -248,14 +285,18 @@ def _summarize(ids, records, params, options) -> Result:
     the split's rules applied to the one image, i.e. what a :class:`SemanticEval` fed
     that pair alone reports. Not computed is ``nan``.
     """
-    ev = SemanticEval(class_names(params["classes"]), ignore_index=params["ignore_index"],
-                      reduce_zero_label=params["reduce_zero_label"],
-                      boundary_dilation=params["boundary_dilation"])
+    ev = SemanticEval(
+        class_names(params["classes"]),
+        ignore_index=params["ignore_index"],
+        reduce_zero_label=params["reduce_zero_label"],
+        boundary_dilation=params["boundary_dilation"],
+    )
     total = Counts.zeros(ev.num_classes)
     boundary = params["boundary_dilation"] is not None
     # the confusion cells are summed by the per-image pass (one read of the records)
-    per_item = _item_rows(list(ids), list(records), ev.num_classes, boundary,
-                          conf=total.conf)
+    per_item = _item_rows(
+        list(ids), list(records), ev.num_classes, boundary, conf=total.conf
+    )
     for _nz, _vals, gb, pb, bi in records:
         total.gt_band += gb
         total.pred_band += pb
@@ -263,18 +304,31 @@ def _summarize(ids, records, params, options) -> Result:
     ev._add(total)
     ev._n_images = len(records)
     whole = ev._result()
-    notes = {"status": "parity_verified", "references": dict(REFERENCES),
-             "params": {**ev._config(), "n_pixels": ev.n_pixels}}
-    return _SemanticResult("semantic", whole.metrics, per_item, {},
-                           per_class=whole.per_class, notes=notes, detail=ev)
+    notes = {
+        "status": "parity_verified",
+        "references": dict(REFERENCES),
+        "params": {**ev._config(), "n_pixels": ev.n_pixels},
+    }
+    return _SemanticResult(
+        "semantic",
+        whole.metrics,
+        per_item,
+        {},
+        per_class=whole.per_class,
+        notes=notes,
+        detail=ev,
+    )
 
 
 def _warm_up(params: dict) -> None:
     """The counting kernels once on a 2 x 2 pair."""
     tiny = np.zeros((1, 2, 2), np.int32)
-    SemanticEval(class_names(params["classes"]), ignore_index=params["ignore_index"],
-                 reduce_zero_label=params["reduce_zero_label"],
-                 boundary_dilation=params["boundary_dilation"]).update(tiny, tiny)
+    SemanticEval(
+        class_names(params["classes"]),
+        ignore_index=params["ignore_index"],
+        reduce_zero_label=params["reduce_zero_label"],
+        boundary_dilation=params["boundary_dilation"],
+    ).update(tiny, tiny)
 
 
 class _SemanticFamily(Family):
@@ -283,16 +337,31 @@ class _SemanticFamily(Family):
 
     def resolve(self, params=None) -> dict:
         out = super().resolve(params)
-        classes = out["classes"]     # JSON-stable in record keys: an int or a list of str
-        out["classes"] = int(classes) if isinstance(classes, (int, np.integer)) \
-            else class_names(classes)
+        classes = out["classes"]  # JSON-stable in record keys: an int or a list of str
+        out["classes"] = (
+            int(classes) if isinstance(classes, (int, np.integer)) else class_names(classes)
+        )
         return out
 
 
 SEMANTIC = _SemanticFamily(
-    name="semantic", version=1,
-    defaults={"classes": None, "ignore_index": DEFAULT_IGNORE, "reduce_zero_label": False,
-              "boundary_dilation": DEFAULT_DILATION},
-    evaluate=_evaluate, to_json=_record_to_json, from_json=_record_from_json,
-    validate=_validate, summarize=_summarize, prediction_exts=_exts, check=_check, label="semantic",
-    resampler=_resampler, item_score="mIoU", warm_up=_warm_up)
+    name="semantic",
+    version=1,
+    defaults={
+        "classes": None,
+        "ignore_index": DEFAULT_IGNORE,
+        "reduce_zero_label": False,
+        "boundary_dilation": DEFAULT_DILATION,
+    },
+    evaluate=_evaluate,
+    to_json=_record_to_json,
+    from_json=_record_from_json,
+    validate=_validate,
+    summarize=_summarize,
+    prediction_exts=_exts,
+    check=_check,
+    label="semantic",
+    resampler=_resampler,
+    item_score="mIoU",
+    warm_up=_warm_up,
+)

@@ -49,8 +49,8 @@ _ONES = np.uint64(0x0101010101010101)
 _PACK = np.uint64(0x0102040810204080)  # (w * _PACK) >> 56: bit j = byte j of 0/1 bytes
 _S56 = np.uint64(56)
 _BLOCK = 1 << 14  # pixels per mark buffer in the flat kernel (stays in L1/L2)
-_DENSE = 8        # per pixel from one change in this many pixels, else run walk
-_AHEAD = 8        # rows the band kernel asks the CPU to fetch before it reads them
+_DENSE = 8  # per pixel from one change in this many pixels, else run walk
+_AHEAD = 8  # rows the band kernel asks the CPU to fetch before it reads them
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -96,6 +96,7 @@ def first_bad_pixel(gt, pred, num_classes, ign, rzl):
 
 # --- confusion matrix -----------------------------------------------------------------------
 
+
 @njit(cache=True, nogil=True)
 def count_pairs(gt, pred, num_classes, ign, rzl, conf, byte_pairs):
     """Add one pair's pixel counts to ``conf`` (flat C*C, row = gt class).
@@ -125,20 +126,20 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf, byte_pairs):
     bad_dense = False
     # two byte maps: counts by the raw byte pair (256 x 256), added to ``conf`` over
     # the byte values seen (one increment a pixel, no look-up)
-    byte_pair = gt.itemsize == 1 and pred.itemsize == 1   # uint8: no signed byte type
+    byte_pair = gt.itemsize == 1 and pred.itemsize == 1  # uint8: no signed byte type
     raw = byte_pairs
     gmax = np.uint64(0)
     pmax = np.uint64(0)
     for b0 in range(0, n, _BLOCK):
         m = min(_BLOCK, n - b0)
-        g = gt[b0:b0 + m]
-        p = pred[b0:b0 + m]
+        g = gt[b0 : b0 + m]
+        p = pred[b0 : b0 + m]
         # the first _SAMPLE pixels decide (a whole-block look would cost a sixth of
         # the per-pixel path's time)
         k = min(m, _SAMPLE)
         _changes(g[:k], p[:k], ch)
         if _DENSE * _n_marks(ch, k) >= k and ign >= -1:
-            if in_dense + m >= _INT32_MAX:   # int32 cells: flush before they could wrap
+            if in_dense + m >= _INT32_MAX:  # int32 cells: flush before they could wrap
                 if byte_pair:
                     bad_dense |= _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf)
                 else:
@@ -159,7 +160,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf, byte_pairs):
             continue
         if k < m:
             _changes(g, p, ch)
-        ch[m + 1:8 * (m // 8 + 1)] = 0
+        ch[m + 1 : 8 * (m // 8 + 1)] = 0
         bad = _count_row(g, p, ch, words, m, nc, ign, rzl, conf)
         if bad >= 0:
             bad_dense = True
@@ -169,7 +170,7 @@ def count_pairs(gt, pred, num_classes, ign, rzl, conf, byte_pairs):
             bad_dense |= _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf)
         else:
             bad_dense |= _flush_dense(dense, nc, conf)
-    if bad_dense:   # the first bad pixel may lie in a block counted per pixel
+    if bad_dense:  # the first bad pixel may lie in a block counted per pixel
         return first_bad_pixel(gt, pred, nc, ign, rzl)[0]
     return -1
 
@@ -261,7 +262,7 @@ def _fold_raw(raw, gmax, pmax, nc, ign, rzl, conf):
         if gl != ign:
             if 0 <= gl < nc:
                 row = np.uint64(gl * nc)
-                for u in range(cols):       # zeros too: vectorized
+                for u in range(cols):  # zeros too: vectorized
                     conf[row + u] += raw[base + u]
             else:
                 for u in range(cols):
@@ -292,6 +293,7 @@ def _flush_dense(dense, nc, conf):
 
 # --- boundary band -------------------------------------------------------------------------
 
+
 @njit(cache=True, nogil=True, inline="always")
 def _marks_map(x, lc, thr, full):
     """full[c] = column c of map x unchanged since row ``thr`` and equal to its left
@@ -316,7 +318,7 @@ def _interval(a, j, lc, thr, d, iv, n):
     is complete too (lc[c-d] <= thr)."""
     s = a + d - np.int64(lc[a - 1] <= thr)
     t = j - d
-    iv[2 * n] = s      # written even when empty (not counted): no branch to mispredict
+    iv[2 * n] = s  # written even when empty (not counted): no branch to mispredict
     iv[2 * n + 1] = t
     return n + np.int64(s < t)
 
@@ -324,8 +326,10 @@ def _interval(a, j, lc, thr, d, iv, n):
 @intrinsic
 def _popcount(typingctx, src):
     """Set bits of an integer (LLVM ctpop: one instruction)."""
+
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
+
     return src(src), codegen
 
 
@@ -333,18 +337,22 @@ def _popcount(typingctx, src):
 def _prefetch(typingctx, arr, index):
     """Hint the CPU to bring arr[index] into cache (LLVM's prefetch: read, keep). A hint
     only: no effect on any result, a no-op where the target has no such instruction."""
+
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
+        ptr = cgutils.get_item_pointer(
+            context, builder, aryty, ary, [args[1]], wraparound=False
+        )
         vp = context.get_value_type(types.voidptr)
         i32 = ir.IntType(32)
         name = "llvm.prefetch.p0" if str(vp) == "ptr" else "llvm.prefetch.p0i8"
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [vp, i32, i32, i32]), name)
+            builder.module, ir.FunctionType(ir.VoidType(), [vp, i32, i32, i32]), name
+        )
         builder.call(fn, [builder.bitcast(ptr, vp), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
+
     return types.void(arr, index), codegen
 
 
@@ -398,7 +406,9 @@ def _set_runs(buf, runs):
     carry = _U0
     for q in range(0, nwd, 8):
         b = _bit_word(words, q, nwd)
-        n = _list_bits(b ^ ((b << _U1) | carry), 8 * q, runs, n)  # where a run opens or closes
+        n = _list_bits(
+            b ^ ((b << _U1) | carry), 8 * q, runs, n
+        )  # where a run opens or closes
         carry = b >> np.uint64(63)
     return n // 2
 
@@ -418,7 +428,7 @@ def _byte_runs(buf, runs):
         while x:
             j = 8 * k + (trailing_zeros(x) >> 3)
             runs[2 * n + cur] = j
-            n += cur                      # a run closed
+            n += cur  # a run closed
             cur ^= 1
             shift = np.uint64(8 * (j - 8 * k) + 8)  # look above j, against the new state
             if shift == 64:
@@ -457,7 +467,7 @@ def _interior_wide(full, lc, thr, d, iv, wflag):
         wflag[k] = words[k] == _ONES  # the last word holds full's padding: never set
     n = 0
     for r in range(_set_runs(wflag, iv)):
-        k1 = iv[2 * r]                # words k1 .. k-1 all set; full[0] = 0, so k1 >= 1
+        k1 = iv[2 * r]  # words k1 .. k-1 all set; full[0] = 0, so k1 >= 1
         k = iv[2 * r + 1]
         zeros = ~words[k1 - 1] & _ONES
         a = 8 * k1 - 7 + ((63 - leading_zeros(zeros)) >> 3)
@@ -479,7 +489,9 @@ def _find_interior(x, lc, thr, d, full, iv, wflag):
 def _advance_map(x, xprev, lc, r):
     """Move one map's change rows to row r; returns whether row r equals row r-1 (then
     ``lc`` needs no update, which is most rows of most label maps)."""
-    diff = False  # a bool reduction vectorizes at byte width; ``x ^ y`` would widen to int64
+    diff = (
+        False  # a bool reduction vectorizes at byte width; ``x ^ y`` would widen to int64
+    )
     for c in range(_U0, np.uint64(x.size)):
         diff |= x[c] != xprev[c]
     if not diff:
@@ -509,13 +521,14 @@ def band_map(labels, d):
         if o >= d:  # rows nearer the top than d have no interior
             n = _find_interior(labels[o], lc, np.int32(o - d), d, full, iv, wflag)
             for i in range(n):
-                out[o, iv[2 * i]:iv[2 * i + 1]] = 0
+                out[o, iv[2 * i] : iv[2 * i + 1]] = 0
     return out
 
 
 @njit(cache=True, nogil=True)
-def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
-                     conf, gt_band, pred_band, band_inter):
+def count_pairs_band(
+    gt, pred, num_classes, ign, rzl, d, row0, row1, conf, gt_band, pred_band, band_inter
+):
     """Confusion and band counts of output rows ``row0 .. row1-1`` of one (H, W) pair.
 
     Ignored ground-truth pixels shape both bands (they are "another label" to their
@@ -549,33 +562,75 @@ def count_pairs_band(gt, pred, num_classes, ign, rzl, d, row0, row1,
     r_start = max(0, row0 - d)
     if h < 32767:
         lc16 = np.full(w, r_start, np.int16)
-        return _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
-                                conf, gt_band, pred_band, band_inter, lc16, lc16.copy())
+        return _count_band_rows(
+            gt,
+            pred,
+            num_classes,
+            ign,
+            rzl,
+            d,
+            row0,
+            row1,
+            conf,
+            gt_band,
+            pred_band,
+            band_inter,
+            lc16,
+            lc16.copy(),
+        )
     lc32 = np.full(w, r_start, np.int32)
-    return _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
-                            conf, gt_band, pred_band, band_inter, lc32, lc32.copy())
+    return _count_band_rows(
+        gt,
+        pred,
+        num_classes,
+        ign,
+        rzl,
+        d,
+        row0,
+        row1,
+        conf,
+        gt_band,
+        pred_band,
+        band_inter,
+        lc32,
+        lc32.copy(),
+    )
 
 
 @njit(cache=True, nogil=True)
-def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
-                     conf, gt_band, pred_band, band_inter, lcg, lcp):
+def _count_band_rows(
+    gt,
+    pred,
+    num_classes,
+    ign,
+    rzl,
+    d,
+    row0,
+    row1,
+    conf,
+    gt_band,
+    pred_band,
+    band_inter,
+    lcg,
+    lcp,
+):
     """Body of ``count_pairs_band``; ``lcg`` / ``lcp`` hold the change rows."""
     h, w = gt.shape
     nc = np.int64(num_classes)
     full = _mark_buffer(w)
     ch = _mark_buffer(w)
     wflag = _mark_buffer(full.size // 8)
-    runs = _runs_state(w)            # label runs of the latest distinct row
+    runs = _runs_state(w)  # label runs of the latest distinct row
     n_runs = -1
     # interior intervals of the pending band row, and what each takes back
     ivg = _position_buffer(w)
     ivp = _position_buffer(w)
-    lab_g = np.zeros(w // 2 + 1, np.int64)    # class of each gt interval
-    both_g = np.zeros(w // 2 + 1, np.int64)   # its pixels with pred == class
-    ov_g = np.zeros(w // 2 + 1, np.int64)     # of those, the ones in a pred interval too
-    lab_p = np.zeros(w // 2 + 1, np.int64)    # class of each pred interval
+    lab_g = np.zeros(w // 2 + 1, np.int64)  # class of each gt interval
+    both_g = np.zeros(w // 2 + 1, np.int64)  # its pixels with pred == class
+    ov_g = np.zeros(w // 2 + 1, np.int64)  # of those, the ones in a pred interval too
+    lab_p = np.zeros(w // 2 + 1, np.int64)  # class of each pred interval
     valid_p = np.zeros(w // 2 + 1, np.int64)  # its pixels with a valid gt
-    both_p = np.zeros(w // 2 + 1, np.int64)   # its pixels with gt == class
+    both_p = np.zeros(w // 2 + 1, np.int64)  # its pixels with gt == class
     ng = 0
     np_ = 0
     eqg = np.zeros(h + 1, np.bool_)  # eqX[r]: row r equals row r-1 (read rows only)
@@ -583,8 +638,8 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
     r_start = max(0, row0 - d)
     thr_box = lcg[:1].copy()
     r_next = r_start
-    c_mult = 0   # rows the pending runs stand for
-    b_row = -1   # row whose band take-backs are pending, and the rows it stands for
+    c_mult = 0  # rows the pending runs stand for
+    b_row = -1  # row whose band take-backs are pending, and the rows it stands for
     b_mult = 0
     for o in range(row0, row1):
         r_end = min(h - 1, o + d)
@@ -595,16 +650,21 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
                 _prefetch_row(gt[r_next + _AHEAD])
                 _prefetch_row(pred[r_next + _AHEAD])
             if r_next > r_start:
-                eqg[r_next] = _advance_map(gt[r_next], gt[r_next - 1], lcg, np.int32(r_next))
-                eqp[r_next] = _advance_map(pred[r_next], pred[r_next - 1], lcp,
-                                           np.int32(r_next))
+                eqg[r_next] = _advance_map(
+                    gt[r_next], gt[r_next - 1], lcg, np.int32(r_next)
+                )
+                eqp[r_next] = _advance_map(
+                    pred[r_next], pred[r_next - 1], lcp, np.int32(r_next)
+                )
             r_next += 1
         rows_same = eqg[o] and eqp[o]
         if n_runs >= 0 and rows_same:
             c_mult += 1
         else:
             if n_runs >= 0:
-                _add_runs(runs, n_runs, nc, ign, c_mult, conf, gt_band, pred_band, band_inter)
+                _add_runs(
+                    runs, n_runs, nc, ign, c_mult, conf, gt_band, pred_band, band_inter
+                )
             n_runs = _row_runs(gt[o], pred[o], ch, w, nc, ign, rzl, runs)
             if n_runs < 0:
                 return o * w - 1 - n_runs
@@ -622,8 +682,23 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
             if same_g and same_p and rows_same:
                 b_mult += 1
                 continue
-            _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
-                       b_mult, gt_band, pred_band, band_inter)
+            _take_back(
+                ivg,
+                lab_g,
+                both_g,
+                ov_g,
+                ng,
+                ivp,
+                lab_p,
+                valid_p,
+                both_p,
+                np_,
+                ign,
+                b_mult,
+                gt_band,
+                pred_band,
+                band_inter,
+            )
         g = gt[o]
         p = pred[o]
         thr_box[0] = o - d
@@ -672,14 +747,44 @@ def _count_band_rows(gt, pred, num_classes, ign, rzl, d, row0, row1,
     if n_runs >= 0:
         _add_runs(runs, n_runs, nc, ign, c_mult, conf, gt_band, pred_band, band_inter)
     if b_row >= 0:
-        _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign,
-                   b_mult, gt_band, pred_band, band_inter)
+        _take_back(
+            ivg,
+            lab_g,
+            both_g,
+            ov_g,
+            ng,
+            ivp,
+            lab_p,
+            valid_p,
+            both_p,
+            np_,
+            ign,
+            b_mult,
+            gt_band,
+            pred_band,
+            band_inter,
+        )
     return -1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _take_back(ivg, lab_g, both_g, ov_g, ng, ivp, lab_p, valid_p, both_p, np_, ign, mult,
-               gt_band, pred_band, band_inter):
+def _take_back(
+    ivg,
+    lab_g,
+    both_g,
+    ov_g,
+    ng,
+    ivp,
+    lab_p,
+    valid_p,
+    both_p,
+    np_,
+    ign,
+    mult,
+    gt_band,
+    pred_band,
+    band_inter,
+):
     """Remove the interior pixels of one row (standing for ``mult`` rows) from the band
     counts, which counted every valid pixel."""
     for i in range(ng):
@@ -727,9 +832,15 @@ def _runs_state(w):
     words, marks before each bit word, agreeing pixels before each run, ignored pixels
     before each run)."""
     nbw = w // 64 + 2
-    return (_position_buffer(w), np.zeros(w + 1, np.int64), np.zeros(w + 1, np.int64),
-            np.zeros(nbw, np.uint64), np.zeros(nbw, np.int64),
-            np.zeros(w + 1, np.int64), np.zeros(w + 1, np.int64))
+    return (
+        _position_buffer(w),
+        np.zeros(w + 1, np.int64),
+        np.zeros(w + 1, np.int64),
+        np.zeros(nbw, np.uint64),
+        np.zeros(nbw, np.int64),
+        np.zeros(w + 1, np.int64),
+        np.zeros(w + 1, np.int64),
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -754,7 +865,7 @@ def _row_runs(g, p, ch, w, nc, ign, rzl, runs):
         b = _bit_word(words, q, nwd)
         bits[q >> 3] = b
         before[q >> 3] = m
-        m = _list_bits(b, 8 * q, rs, m)   # rs[0] = 0, ..., rs[m-1] = w
+        m = _list_bits(b, 8 * q, rs, m)  # rs[0] = 0, ..., rs[m-1] = w
     unc = np.uint64(nc)
     agree = 0
     ignored = 0
@@ -779,7 +890,7 @@ def _run_at(runs, x):
     """Index of the run that holds column x (0 <= x < w) of the last ``_row_runs``."""
     bits, before = runs[3], runs[4]
     q = x >> 6
-    upto = (_U1 << np.uint64(x & 63) << _U1) - _U1   # bits 0 .. x & 63
+    upto = (_U1 << np.uint64(x & 63) << _U1) - _U1  # bits 0 .. x & 63
     return before[q] + np.int64(_popcount(bits[q] & upto)) - 1
 
 
@@ -791,8 +902,10 @@ def _before(runs, ign, x):
     k = _run_at(runs, x)
     into = x - rs[k]
     gk = rg[k]
-    return (apre[k] + into * np.int64((gk == rp[k]) & (gk != ign)),
-            ipre[k] + into * np.int64(gk == ign))
+    return (
+        apre[k] + into * np.int64((gk == rp[k]) & (gk != ign)),
+        ipre[k] + into * np.int64(gk == ign),
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -822,6 +935,7 @@ def _add_runs(runs, n, nc, ign, mult, conf, gt_total, pred_total, diag_total):
 
 # --- per-image areas of sparse records ------------------------------------------------------
 
+
 @njit(cache=True, nogil=True)
 def record_areas(nz, w, c, k, tp, gt_area, pred_area, conf):
     """Add one image's class areas to row k of ``tp`` / ``gt_area`` / ``pred_area``
@@ -834,7 +948,7 @@ def record_areas(nz, w, c, k, tp, gt_area, pred_area, conf):
     numpy's gathers over every image's cells at once took seconds for a few hundred
     images. The cells of a record are increasing, so the row is followed, not divided
     for."""
-    row0 = 0                       # first cell of row g
+    row0 = 0  # first cell of row g
     g = 0
     for i in range(nz.size):
         cell = nz[i]

@@ -22,8 +22,9 @@ CLASS_METRICS = ("IoU", "Acc", "Dice", "BIoU")
 def _matrix(confusion) -> np.ndarray:
     m = np.asarray(confusion)
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
-        raise ValueError(f"confusion must be a non-empty square (C, C) matrix, got shape "
-                         f"{m.shape}")
+        raise ValueError(
+            f"confusion must be a non-empty square (C, C) matrix, got shape {m.shape}"
+        )
     if m.dtype.kind not in "iuf":
         raise ValueError(f"confusion must hold counts, got dtype {m.dtype}")
     return m.astype(np.float64)
@@ -50,6 +51,7 @@ def class_areas(confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 # the metrics of the areas class_areas returns: tp, gt (tp + fn), pred (tp + fp)
+
 
 def _iou(tp, gt, pred) -> np.ndarray:
     return _ratio(tp, gt + pred - tp)
@@ -150,10 +152,16 @@ def confusion_metrics(confusion) -> dict:
     """
     areas = class_areas(confusion)  # the one float conversion of the matrix
     iou, acc, dice = _iou(*areas), _acc(*areas), _dice(*areas)
-    return {"IoU": iou, "Acc": acc, "Dice": dice,
-            "mIoU": _nanmean(iou), "fwIoU": _fwiou(*areas),
-            "mAcc": _nanmean(acc), "aAcc": _aacc(*areas),
-            "mDice": _nanmean(dice)}
+    return {
+        "IoU": iou,
+        "Acc": acc,
+        "Dice": dice,
+        "mIoU": _nanmean(iou),
+        "fwIoU": _fwiou(*areas),
+        "mAcc": _nanmean(acc),
+        "aAcc": _aacc(*areas),
+        "mDice": _nanmean(dice),
+    }
 
 
 def boundary_iou(intersection, union) -> tuple[np.ndarray, float]:

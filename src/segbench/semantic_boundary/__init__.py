@@ -15,23 +15,73 @@ Pieces: :func:`mask2edge` / :func:`class_edges` (boundaries from label maps),
 ``segbench semantic-boundary``). docs/semantic-boundary.md.
 """
 
-from ._core import (SemanticBoundaryCounts, SemanticBoundarySummary, evaluate_classes,
-                    resampler, summarize_classes)
-from ._datasets import (SemanticBoundaryDataset, class_folder_predictions,
-                        open_cityscapes, open_multilabel, open_sbd)
-from ._edges import (class_edges, decode_class, decode_multilabel, encode_multilabel,
-                     kill_mask, mask2edge, resize_nearest)
+from ._core import (
+    SemanticBoundaryCounts,
+    SemanticBoundarySummary,
+    evaluate_classes,
+    resampler,
+    summarize_classes,
+)
+from ._datasets import (
+    SemanticBoundaryDataset,
+    class_folder_predictions,
+    open_cityscapes,
+    open_multilabel,
+    open_sbd,
+)
+from ._edges import (
+    class_edges,
+    decode_class,
+    decode_multilabel,
+    encode_multilabel,
+    kill_mask,
+    mask2edge,
+    resize_nearest,
+)
 from ._family import PRED_EXTS, SEMANTIC_BOUNDARY, read_ground_truth
-from ._protocols import (CITYSCAPES_CLASSES, CITYSCAPES_IGNORE, CITYSCAPES_LABEL_IDS,
-                         GT_EDGES, PROTOCOLS, SBD_CLASSES, SOURCES, class_names)
+from ._protocols import (
+    CITYSCAPES_CLASSES,
+    CITYSCAPES_IGNORE,
+    CITYSCAPES_LABEL_IDS,
+    GT_EDGES,
+    PROTOCOLS,
+    SBD_CLASSES,
+    SOURCES,
+    class_names,
+)
 from ._readers import GroundTruth, GroundTruthSource, PredictionMaps, ground_truth_source
 
-__all__ = ["CITYSCAPES_CLASSES", "CITYSCAPES_IGNORE", "CITYSCAPES_LABEL_IDS", "GT_EDGES",
-           "GroundTruth", "GroundTruthSource", "PRED_EXTS", "PROTOCOLS",
-           "PredictionMaps", "SBD_CLASSES", "SEMANTIC_BOUNDARY", "SOURCES",
-           "SemanticBoundaryCounts", "SemanticBoundaryDataset", "SemanticBoundarySummary",
-           "class_edges", "class_folder_predictions", "class_names", "decode_class",
-           "decode_multilabel", "encode_multilabel", "evaluate_classes",
-           "ground_truth_source", "kill_mask", "mask2edge", "open_cityscapes",
-           "open_multilabel", "open_sbd", "read_ground_truth", "resampler",
-           "resize_nearest", "summarize_classes"]
+__all__ = [
+    "CITYSCAPES_CLASSES",
+    "CITYSCAPES_IGNORE",
+    "CITYSCAPES_LABEL_IDS",
+    "GT_EDGES",
+    "GroundTruth",
+    "GroundTruthSource",
+    "PRED_EXTS",
+    "PROTOCOLS",
+    "PredictionMaps",
+    "SBD_CLASSES",
+    "SEMANTIC_BOUNDARY",
+    "SOURCES",
+    "SemanticBoundaryCounts",
+    "SemanticBoundaryDataset",
+    "SemanticBoundarySummary",
+    "class_edges",
+    "class_folder_predictions",
+    "class_names",
+    "decode_class",
+    "decode_multilabel",
+    "encode_multilabel",
+    "evaluate_classes",
+    "ground_truth_source",
+    "kill_mask",
+    "mask2edge",
+    "open_cityscapes",
+    "open_multilabel",
+    "open_sbd",
+    "read_ground_truth",
+    "resampler",
+    "resize_nearest",
+    "summarize_classes",
+]

@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..primitives import (
+    BoundaryCounts,
+    default_thresholds,
+    edge_nms,
+    evaluate_image,
+    summarize_boundary,
+    thin,
+)
 from ._edges import kill_mask
-from ..primitives import (BoundaryCounts, default_thresholds, edge_nms, evaluate_image,
-                       summarize_boundary, thin)
 
 _COUNTS = ("cnt_r", "sum_r", "cnt_p", "sum_p")
 
@@ -53,11 +59,14 @@ class SemanticBoundaryCounts:
 
     def to_json(self) -> dict:
         """Plain-JSON form; :meth:`from_json` restores it exactly."""
-        return {"kind": self.kind, "thresholds": self.thresholds.tolist(),
-                **{k: getattr(self, k).tolist() for k in _COUNTS}}
+        return {
+            "kind": self.kind,
+            "thresholds": self.thresholds.tolist(),
+            **{k: getattr(self, k).tolist() for k in _COUNTS},
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "SemanticBoundaryCounts":
+    def from_json(cls, d: dict) -> SemanticBoundaryCounts:
         """Inverse of :meth:`to_json`.
 
         Raises
@@ -73,9 +82,12 @@ class SemanticBoundaryCounts:
         n = len(rows[0]) if isinstance(rows[0], list) else 0
         if n < 1 or any(not isinstance(r, list) or len(r) != n for r in rows):
             raise ValueError("counts are not (classes, thresholds) tables of one shape")
-        classes = [BoundaryCounts.from_json({"thresholds": d["thresholds"],
-                                             **{k: d[k][c] for k in _COUNTS}})
-                   for c in range(n)]
+        classes = [
+            BoundaryCounts.from_json(
+                {"thresholds": d["thresholds"], **{k: d[k][c] for k in _COUNTS}}
+            )
+            for c in range(n)
+        ]
         ths = classes[0].thresholds
         ints = [np.stack([getattr(rec, k) for rec in classes]) for k in _COUNTS]
         kind = d.get("kind", "")
@@ -89,8 +101,10 @@ def _getter(maps, what: str) -> Callable[[int], np.ndarray]:
         return maps
     arr = np.asarray(maps)
     if arr.ndim != 3:
-        raise InputError(f"{what} must be a (C, H, W) array or a function of the class, "
-                         f"got shape {arr.shape}")
+        raise InputError(
+            f"{what} must be a (C, H, W) array or a function of the class, "
+            f"got shape {arr.shape}"
+        )
     return lambda c: arr[c]
 
 
@@ -101,25 +115,37 @@ def _killed_counts(pb, gt, kill, thresholds, max_dist: float, thin_maps: bool):
     out = np.zeros((4, thresholds.size), np.int64)
     reach = thresholds <= pb[kill].max()
     if (~reach).any():
-        c = evaluate_image(pb, [gt], thresholds=thresholds[~reach], max_dist=max_dist,
-                           thin=thin_maps)
+        c = evaluate_image(
+            pb, [gt], thresholds=thresholds[~reach], max_dist=max_dist, thin=thin_maps
+        )
         out[:, ~reach] = [c.cnt_r, c.sum_r, c.cnt_p, c.sum_p]
     for j in np.flatnonzero(reach):
         frame = pb >= thresholds[j]
         if thin_maps:
             frame = thin(frame)
         frame &= ~kill
-        c = evaluate_image(frame.astype(np.float64), [gt], thresholds=[0.5],
-                           max_dist=max_dist, thin=False)
+        c = evaluate_image(
+            frame.astype(np.float64), [gt], thresholds=[0.5], max_dist=max_dist, thin=False
+        )
         out[:, j] = [c.cnt_r[0], c.sum_r[0], c.cnt_p[0], c.sum_p[0]]
     return out
 
 
-def evaluate_classes(pred, gt, *, regions=None, n_classes: int | None = None,
-                     thresholds=None, nthresh: int = 99, max_dist: float = 0.02,
-                     thin: bool = True, kill_internal: bool = False,
-                     skip_if_nonexistent: bool = False, nms: bool = False,
-                     kind: str = "") -> SemanticBoundaryCounts:
+def evaluate_classes(
+    pred,
+    gt,
+    *,
+    regions=None,
+    n_classes: int | None = None,
+    thresholds=None,
+    nthresh: int = 99,
+    max_dist: float = 0.02,
+    thin: bool = True,
+    kill_internal: bool = False,
+    skip_if_nonexistent: bool = False,
+    nms: bool = False,
+    kind: str = "",
+) -> SemanticBoundaryCounts:
     """Boundary counts of one image for every class, on segbench's exact matcher.
 
     Class by class, the class's soft map is matched with its ground-truth boundary map
@@ -171,8 +197,11 @@ def evaluate_classes(pred, gt, *, regions=None, n_classes: int | None = None,
     never reaches the lowest threshold gets its ground-truth count and zeros without
     matching, as the matcher would give.
     """
-    ths = default_thresholds(nthresh) if thresholds is None else \
-        np.asarray(thresholds, dtype=np.float64).ravel()
+    ths = (
+        default_thresholds(nthresh)
+        if thresholds is None
+        else np.asarray(thresholds, dtype=np.float64).ravel()
+    )
     get_gt, get_pred = _getter(gt, "gt"), _getter(pred, "pred")
     if n_classes is None:
         if callable(gt):
@@ -188,15 +217,16 @@ def evaluate_classes(pred, gt, *, regions=None, n_classes: int | None = None,
             continue
         p = np.asarray(get_pred(c), dtype=np.float64)
         if p.shape != g.shape:
-            raise InputError(f"class {c + 1}: prediction {p.shape} and ground truth "
-                             f"{g.shape} differ in size")
+            raise InputError(
+                f"class {c + 1}: prediction {p.shape} and ground truth "
+                f"{g.shape} differ in size"
+            )
         if nms:
             p = edge_nms(p).astype(np.float64)
-        if p.max(initial=0.0) < ths[0]:            # nothing detected at any threshold
+        if p.max(initial=0.0) < ths[0]:  # nothing detected at any threshold
             out[1, c] = np.count_nonzero(g)
             continue
-        kill = kill_mask(g, get_region(c), max_dist) if kill_internal and g.any() \
-            else None
+        kill = kill_mask(g, get_region(c), max_dist) if kill_internal and g.any() else None
         if kill is not None and kill.any():
             out[:, c] = _killed_counts(p, g, kill, ths, max_dist, thin)
         else:
@@ -243,8 +273,11 @@ def _check_records(records) -> tuple[int, str]:
         raise InputError("no per-image records to summarize")
     first = records[0]
     for r in records[1:]:
-        if r.n_classes != first.n_classes or r.kind != first.kind or \
-                not np.array_equal(r.thresholds, first.thresholds):
+        if (
+            r.n_classes != first.n_classes
+            or r.kind != first.kind
+            or not np.array_equal(r.thresholds, first.thresholds)
+        ):
             raise InputError("per-image records of different classes or thresholds")
     return first.n_classes, first.kind
 
@@ -254,8 +287,9 @@ def _nanmean(values) -> float:
     return float(np.mean(v[~np.isnan(v)])) if (~np.isnan(v)).any() else float("nan")
 
 
-def summarize_classes(records, ids=None, *, names=None,
-                      alpha: float = 0.5) -> SemanticBoundarySummary:
+def summarize_classes(
+    records, ids=None, *, names=None, alpha: float = 0.5
+) -> SemanticBoundarySummary:
     """Pool per-image records into each class's scores and their means over classes.
 
     Parameters
@@ -286,38 +320,63 @@ def summarize_classes(records, ids=None, *, names=None,
     records = list(records)
     n_classes, _ = _check_records(records)
     ids = [str(i + 1) for i in range(len(records))] if ids is None else list(ids)
-    names = tuple(names) if names is not None else \
-        tuple(f"class_{k:03d}" for k in range(1, n_classes + 1))
-    present = np.array([r.sum_r[:, 0] > 0 for r in records]).reshape(len(records),
-                                                                      n_classes)
+    names = (
+        tuple(names)
+        if names is not None
+        else tuple(f"class_{k:03d}" for k in range(1, n_classes + 1))
+    )
+    present = np.array([r.sum_r[:, 0] > 0 for r in records]).reshape(
+        len(records), n_classes
+    )
     classes, table = [], []
     best_f = np.full((len(records), n_classes), np.nan)
     for c in range(n_classes):
         n_img = int(present[:, c].sum())
         if n_img == 0:
             classes.append(None)
-            table.append({"class": c + 1, "name": names[c], "ODS": np.nan,
-                          "ODS_threshold": np.nan, "ODS_recall": np.nan,
-                          "ODS_precision": np.nan, "OIS": np.nan, "AP": np.nan,
-                          "R50": np.nan, "n_images": 0})
+            table.append(
+                {
+                    "class": c + 1,
+                    "name": names[c],
+                    "ODS": np.nan,
+                    "ODS_threshold": np.nan,
+                    "ODS_recall": np.nan,
+                    "ODS_precision": np.nan,
+                    "OIS": np.nan,
+                    "AP": np.nan,
+                    "R50": np.nan,
+                    "n_images": 0,
+                }
+            )
             continue
         s = summarize_boundary([r.counts(c) for r in records], ids, alpha=alpha)
         classes.append(s)
         m = s.metrics()
-        table.append({"class": c + 1, "name": names[c], "ODS": m["ODS"],
-                      "ODS_threshold": m["ODS_threshold"], "ODS_recall": m["ODS_recall"],
-                      "ODS_precision": m["ODS_precision"], "OIS": m["OIS"],
-                      "AP": m["AP"], "R50": m["R50"], "n_images": n_img})
+        table.append(
+            {
+                "class": c + 1,
+                "name": names[c],
+                "ODS": m["ODS"],
+                "ODS_threshold": m["ODS_threshold"],
+                "ODS_recall": m["ODS_recall"],
+                "ODS_precision": m["ODS_precision"],
+                "OIS": m["OIS"],
+                "AP": m["AP"],
+                "R50": m["R50"],
+                "n_images": n_img,
+            }
+        )
         best_f[present[:, c], c] = s.per_image[present[:, c], 3]
-    metrics = {"MF_ODS": _nanmean([t["ODS"] for t in table]),
-               "MF_OIS": _nanmean([t["OIS"] for t in table]),
-               "MAP": _nanmean([t["AP"] for t in table]),
-               "n_classes": n_classes,
-               "n_classes_scored": int(sum(s is not None for s in classes))}
+    metrics = {
+        "MF_ODS": _nanmean([t["ODS"] for t in table]),
+        "MF_OIS": _nanmean([t["OIS"] for t in table]),
+        "MAP": _nanmean([t["AP"] for t in table]),
+        "n_classes": n_classes,
+        "n_classes_scored": int(sum(s is not None for s in classes)),
+    }
     for key in ("ODS", "OIS", "AP"):
         metrics.update({f"{key}_{t['name']}": t[key] for t in table})
-    per_image = np.array([_nanmean(row) for row in best_f]) if len(records) else \
-        np.zeros(0)
+    per_image = np.array([_nanmean(row) for row in best_f]) if len(records) else np.zeros(0)
     return SemanticBoundarySummary(names, classes, table, metrics, per_image)
 
 
@@ -353,10 +412,11 @@ def resampler(records, *, alpha: float = 0.5):
     n_classes, _ = _check_records(records)
     stacks = []
     for c in range(n_classes):
-        cnt = np.stack([np.column_stack([getattr(r, k)[c] for k in _COUNTS])
-                        for r in records]).astype(np.float64)          # (N, T, 4)
+        cnt = np.stack(
+            [np.column_stack([getattr(r, k)[c] for k in _COUNTS]) for r in records]
+        ).astype(np.float64)  # (N, T, 4)
         f = _f(_ratio(cnt[..., 0], cnt[..., 1]), _ratio(cnt[..., 2], cnt[..., 3]), alpha)
-        best_rows = cnt[np.arange(len(cnt)), np.argmax(f, axis=1)]     # (N, 4)
+        best_rows = cnt[np.arange(len(cnt)), np.argmax(f, axis=1)]  # (N, 4)
         stacks.append((cnt.reshape(len(cnt), -1), best_rows, cnt.shape[1]))
 
     def statistic(weights: np.ndarray) -> dict:
@@ -370,10 +430,18 @@ def resampler(records, *, alpha: float = 0.5):
             p = _ratio(total[..., 2], total[..., 3])
             ods[c] = np.where(scored, _best_f_rows(r, p, alpha), np.nan)
             pooled = w @ best_rows
-            ois[c] = np.where(scored, _f(_ratio(pooled[:, 0], pooled[:, 1]),
-                                         _ratio(pooled[:, 2], pooled[:, 3]), alpha),
-                              np.nan)
-        return {"MF_ODS": np.array([_nanmean(col) for col in ods.T]),
-                "MF_OIS": np.array([_nanmean(col) for col in ois.T])}
+            ois[c] = np.where(
+                scored,
+                _f(
+                    _ratio(pooled[:, 0], pooled[:, 1]),
+                    _ratio(pooled[:, 2], pooled[:, 3]),
+                    alpha,
+                ),
+                np.nan,
+            )
+        return {
+            "MF_ODS": np.array([_nanmean(col) for col in ods.T]),
+            "MF_OIS": np.array([_nanmean(col) for col in ois.T]),
+        }
 
     return statistic

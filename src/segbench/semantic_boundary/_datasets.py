@@ -32,8 +32,9 @@ class SemanticBoundaryDataset(Dataset):
         super().__init__()
         self.root = Path(root)
         for iid, path in sorted(files.items()):
-            self._protos[iid] = DatasetItem(iid, split, annotation_loader=partial(
-                _source, path), sources=(path,))
+            self._protos[iid] = DatasetItem(
+                iid, split, annotation_loader=partial(_source, path), sources=(path,)
+            )
 
 
 def _id_list(path: Path) -> list[str]:
@@ -41,8 +42,11 @@ def _id_list(path: Path) -> list[str]:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InputError(f"cannot read the list of ids: {exc.strerror}", path) from None
-    return [w for w in (line.strip() for line in text.splitlines())
-            if w and not w.startswith("#")]
+    return [
+        w
+        for w in (line.strip() for line in text.splitlines())
+        if w and not w.startswith("#")
+    ]
 
 
 def open_sbd(root, split: str | None = None) -> SemanticBoundaryDataset:
@@ -65,8 +69,11 @@ def open_sbd(root, split: str | None = None) -> SemanticBoundaryDataset:
     root = Path(root)
     cls = root / "cls"
     if not cls.is_dir():
-        raise InputError("no cls/ folder here (SBD's benchmark_RELEASE/dataset holds "
-                         "cls/, inst/, train.txt and val.txt)", root)
+        raise InputError(
+            "no cls/ folder here (SBD's benchmark_RELEASE/dataset holds "
+            "cls/, inst/, train.txt and val.txt)",
+            root,
+        )
     if split is None:
         files = {p.stem: p for p in sorted(cls.glob("*.mat")) if p.is_file()}
     else:
@@ -76,8 +83,11 @@ def open_sbd(root, split: str | None = None) -> SemanticBoundaryDataset:
         files = {i: cls / f"{i}.mat" for i in _id_list(listed)}
         missing = [i for i, p in files.items() if not p.is_file()]
         if missing:
-            raise InputError(f"{len(missing)} ids of {split}.txt have no cls/<id>.mat: "
-                             f"{', '.join(missing[:10])}", cls)
+            raise InputError(
+                f"{len(missing)} ids of {split}.txt have no cls/<id>.mat: "
+                f"{', '.join(missing[:10])}",
+                cls,
+            )
     if not files:
         raise InputError("no <id>.mat file in cls/", cls)
     return SemanticBoundaryDataset(root, files, split or "sbd")
@@ -99,15 +109,19 @@ def open_cityscapes(root, split: str = "val") -> SemanticBoundaryDataset:
     folder = fine / split
     if not folder.is_dir():
         raise InputError(f"no gtFine/{split} folder here", root)
-    files = {p.name[:-len(_CITY_LABELS)]: p
-             for p in sorted(folder.glob(f"*/*{_CITY_LABELS}")) if p.is_file()}
+    files = {
+        p.name[: -len(_CITY_LABELS)]: p
+        for p in sorted(folder.glob(f"*/*{_CITY_LABELS}"))
+        if p.is_file()
+    }
     if not files:
         raise InputError(f"no <city>/<name>{_CITY_LABELS} file", folder)
     return SemanticBoundaryDataset(root, files, split)
 
 
-def open_multilabel(folder, suffix: str = ".png",
-                    split: str = "test") -> SemanticBoundaryDataset:
+def open_multilabel(
+    folder, suffix: str = ".png", split: str = "test"
+) -> SemanticBoundaryDataset:
     """A folder of multi-label edge PNGs (pyEdgeEval's converted ground truth,
     ``<id><suffix>``) as a Dataset; give the run ``n_classes``.
 
@@ -122,8 +136,11 @@ def open_multilabel(folder, suffix: str = ".png",
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("ground-truth folder not found", folder)
-    files = {p.name[:-len(suffix)]: p for p in sorted(folder.iterdir())
-             if p.is_file() and p.name.endswith(suffix) and len(p.name) > len(suffix)}
+    files = {
+        p.name[: -len(suffix)]: p
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name.endswith(suffix) and len(p.name) > len(suffix)
+    }
     if not files:
         raise InputError(f"no <id>{suffix} file here", folder)
     return SemanticBoundaryDataset(folder, files, split)
@@ -151,12 +168,18 @@ def class_folder_predictions(root, ids, pattern: str = "{id}.png") -> dict:
     """
     first = Path(root) / "class_001"
     if not first.is_dir():
-        raise InputError("no class_001 folder here (one folder per class, class_001 .. "
-                         "class_NNN, as SEAL and pyEdgeEval write them)", root)
+        raise InputError(
+            "no class_001 folder here (one folder per class, class_001 .. "
+            "class_NNN, as SEAL and pyEdgeEval write them)",
+            root,
+        )
     ids = ids.ids() if isinstance(ids, Dataset) else list(ids)
     out = {i: first / pattern.format(id=i, city=i.split("_")[0]) for i in ids}
     missing = [i for i, p in out.items() if not p.is_file()]
     if missing:
-        raise InputError(f"{len(missing)} of {len(out)} images have no prediction "
-                         f"({pattern}): {', '.join(missing[:10])}", first)
+        raise InputError(
+            f"{len(missing)} of {len(out)} images have no prediction "
+            f"({pattern}): {', '.join(missing[:10])}",
+            first,
+        )
     return out

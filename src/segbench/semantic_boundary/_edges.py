@@ -21,8 +21,10 @@ def _bbox(mask: np.ndarray, pad: int) -> tuple[slice, slice] | None:
         return None
     cols = np.flatnonzero(mask.any(axis=0))
     h, w = mask.shape
-    return (slice(max(rows[0] - pad, 0), min(rows[-1] + pad + 1, h)),
-            slice(max(cols[0] - pad, 0), min(cols[-1] + pad + 1, w)))
+    return (
+        slice(max(rows[0] - pad, 0), min(rows[-1] + pad + 1, h)),
+        slice(max(cols[0] - pad, 0), min(cols[-1] + pad + 1, w)),
+    )
 
 
 def mask2edge(mask, *, radius: float = 2, ignore=None) -> np.ndarray:
@@ -66,9 +68,10 @@ def mask2edge(mask, *, radius: float = 2, ignore=None) -> np.ndarray:
     if box is None:
         return out
     from scipy.ndimage import distance_transform_edt
+
     mb, gb = m[box], g[box] & ~m[box]
     inside = mb | gb
-    if inside.all():                     # nothing else within reach: no boundary
+    if inside.all():  # nothing else within reach: no boundary
         return out
     inner = distance_transform_edt(inside)
     outer = distance_transform_edt(~mb)
@@ -77,8 +80,15 @@ def mask2edge(mask, *, radius: float = 2, ignore=None) -> np.ndarray:
     return out
 
 
-def class_edges(labels, label: int, *, radius: float = 2, ignore=None,
-                instances=None, thin: bool = False) -> np.ndarray:
+def class_edges(
+    labels,
+    label: int,
+    *,
+    radius: float = 2,
+    ignore=None,
+    instances=None,
+    thin: bool = False,
+) -> np.ndarray:
     """The boundary map of one category of a label map.
 
     Parameters
@@ -114,6 +124,7 @@ def class_edges(labels, label: int, *, radius: float = 2, ignore=None,
             edge |= mask2edge(inst == k, radius=radius, ignore=ignore)
     if thin and edge.any():
         from ..primitives import thin as thin_map
+
         edge = thin_map(edge)
     return edge
 
@@ -142,6 +153,7 @@ def kill_mask(gt_edges, region, max_dist: float) -> np.ndarray:
     ``common/multi_label/options.py`` L7-25 (``distance_transform_edt(1 - gt)``).
     """
     from scipy.ndimage import distance_transform_edt
+
     g = np.asarray(gt_edges, dtype=bool)
     h, w = g.shape
     buffer = max_dist * np.hypot(h, w)
@@ -178,8 +190,10 @@ def encode_multilabel(edges) -> np.ndarray:
     """
     e = np.asarray(edges, dtype=bool)
     if e.ndim != 3 or not 0 < e.shape[0] <= MAX_ENCODED_CLASSES:
-        raise InputError(f"expected (C, H, W) boundary maps with 1 <= C <= "
-                         f"{MAX_ENCODED_CLASSES}, got shape {e.shape}")
+        raise InputError(
+            f"expected (C, H, W) boundary maps with 1 <= C <= "
+            f"{MAX_ENCODED_CLASSES}, got shape {e.shape}"
+        )
     out = np.zeros(e.shape[1:] + (3,), dtype=np.uint8)
     for k in range(e.shape[0]):
         ch, bit = _slot(k)
@@ -198,8 +212,9 @@ def decode_multilabel(rgb, n_classes: int) -> np.ndarray:
     """Every class's boundary map of a multi-label RGB image: (C, H, W) bool, the
     inverse of :func:`encode_multilabel` (pyEdgeEval's ``decode_png``)."""
     if not 0 < n_classes <= MAX_ENCODED_CLASSES:
-        raise InputError(f"the RGB encoding holds 1 to {MAX_ENCODED_CLASSES} classes, "
-                         f"not {n_classes}")
+        raise InputError(
+            f"the RGB encoding holds 1 to {MAX_ENCODED_CLASSES} classes, not {n_classes}"
+        )
     return np.stack([decode_class(rgb, k) for k in range(n_classes)])
 
 

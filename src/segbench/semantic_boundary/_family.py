@@ -12,10 +12,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..families import SEMANTIC_BOUNDARY_PARAMS, defaults, summary_defaults
+from ..primitives import default_thresholds
 from ..result import Result
 from ..spec import Family
 from ._core import SemanticBoundaryCounts, evaluate_classes, resampler, summarize_classes
-from ..primitives import default_thresholds
 from ._protocols import check_params, class_names
 from ._readers import GroundTruth, PredictionMaps, _crop, ground_truth_source
 
@@ -32,10 +32,14 @@ def _source(item):
 
 def read_ground_truth(item, params: dict) -> GroundTruth:
     """The :class:`GroundTruth` of a dataset item under resolved parameters."""
-    return GroundTruth(_source(item), gt_edges=params["gt_edges"],
-                       instance_sensitive=params["instance_sensitive"],
-                       scale=params["scale"], margin=params["margin"],
-                       n_classes=params["n_classes"])
+    return GroundTruth(
+        _source(item),
+        gt_edges=params["gt_edges"],
+        instance_sensitive=params["instance_sensitive"],
+        scale=params["scale"],
+        margin=params["margin"],
+        n_classes=params["n_classes"],
+    )
 
 
 def _evaluate(sample, params: dict) -> SemanticBoundaryCounts:
@@ -46,14 +50,19 @@ def _evaluate(sample, params: dict) -> SemanticBoundaryCounts:
     m = params["margin"]
     try:
         return evaluate_classes(
-            lambda c: _crop(pred(c), m), gt.edges,
+            lambda c: _crop(pred(c), m),
+            gt.edges,
             regions=gt.region if params["kill_internal"] else None,
-            n_classes=gt.n_classes, nthresh=params["nthresh"],
+            n_classes=gt.n_classes,
+            nthresh=params["nthresh"],
             thresholds=params.get("thresholds"),
-            max_dist=params["max_dist"], thin=params["thin"],
+            max_dist=params["max_dist"],
+            thin=params["thin"],
             kill_internal=params["kill_internal"],
-            skip_if_nonexistent=params["skip_if_nonexistent"], nms=params["nms"],
-            kind=gt.kind)
+            skip_if_nonexistent=params["skip_if_nonexistent"],
+            nms=params["nms"],
+            kind=gt.kind,
+        )
     except InputError as exc:
         if exc.path is None:
             raise InputError(exc.problem, sample.prediction) from None
@@ -66,6 +75,7 @@ def _input_files(sample, params: dict) -> dict:
     out = {}
     if sample.prediction is not None and sample.value is None:
         from ._readers import class_file
+
         try:
             first = class_file(sample.prediction, 0)
         except InputError:
@@ -75,16 +85,21 @@ def _input_files(sample, params: dict) -> dict:
             files = [class_file(sample.prediction, c) for c in range(n)]
             missing = [p for p in files if not p.is_file()]
             if missing:
-                raise InputError(f"{len(missing)} of the {n} class folders have no "
-                                 f"prediction of image {sample.id!r}", missing[0])
+                raise InputError(
+                    f"{len(missing)} of the {n} class folders have no "
+                    f"prediction of image {sample.id!r}",
+                    missing[0],
+                )
             out["pred_classes"] = files
     if params["instance_sensitive"]:
         src = _source(sample.item)
         if src.instances is not None:
             if not src.instances.is_file():
-                raise InputError("instance-sensitive boundaries read this file; it is "
-                                 "missing (or score without instance_sensitive)",
-                                 src.instances)
+                raise InputError(
+                    "instance-sensitive boundaries read this file; it is "
+                    "missing (or score without instance_sensitive)",
+                    src.instances,
+                )
             out["gt_instances"] = [src.instances]
     return out
 
@@ -92,22 +107,30 @@ def _input_files(sample, params: dict) -> dict:
 def _n_classes(item) -> int:
     kind = _source(item).kind
     if kind == "multilabel":
-        raise InputError("a multi-label edge PNG does not say how many classes it "
-                         "encodes: give n_classes", item.sources[0])
+        raise InputError(
+            "a multi-label edge PNG does not say how many classes it "
+            "encodes: give n_classes",
+            item.sources[0],
+        )
     return 20 if kind == "sbd" else 19
 
 
 def _validate(rec: SemanticBoundaryCounts, params: dict) -> None:
     explicit = params.get("thresholds")
-    expected = (default_thresholds(params["nthresh"]) if explicit is None
-                else np.asarray(explicit, dtype=np.float64))
+    expected = (
+        default_thresholds(params["nthresh"])
+        if explicit is None
+        else np.asarray(explicit, dtype=np.float64)
+    )
     if not np.array_equal(rec.thresholds, expected):
-        given = (f"nthresh = {params['nthresh']}" if explicit is None
-                 else f"the {len(explicit)} given")
+        given = (
+            f"nthresh = {params['nthresh']}"
+            if explicit is None
+            else f"the {len(explicit)} given"
+        )
         raise ValueError(f"{rec.thresholds.size} thresholds, not those of {given}")
     if params["n_classes"] is not None and rec.n_classes != params["n_classes"]:
-        raise ValueError(f"{rec.n_classes} classes, not n_classes = "
-                         f"{params['n_classes']}")
+        raise ValueError(f"{rec.n_classes} classes, not n_classes = {params['n_classes']}")
 
 
 def _summary(ids, records, params):
@@ -118,17 +141,25 @@ def _summary(ids, records, params):
 
 def _summarize(ids, records, params, options) -> Result:
     s = _summary(ids, records, params)
-    per_item = [{"id": iid, "f": float(f),
-                 "n_classes": int(np.count_nonzero(rec.sum_r[:, 0]))}
-                for iid, f, rec in zip(ids, s.per_image_f, records)]
+    per_item = [
+        {"id": iid, "f": float(f), "n_classes": int(np.count_nonzero(rec.sum_r[:, 0]))}
+        for iid, f, rec in zip(ids, s.per_image_f, records)
+    ]
     notes = {}
     if s.metrics["n_classes_scored"] < s.metrics["n_classes"]:
-        notes["MF_ODS"] = (f"mean over the {s.metrics['n_classes_scored']} of "
-                           f"{s.metrics['n_classes']} classes that have ground-truth "
-                           "boundaries in these images (the others are NaN)")
-    return Result("semantic_boundary", s.metrics, per_item,
-                  curves={"thresholds": records[0].thresholds if records else []},
-                  detail=s, notes=notes)
+        notes["MF_ODS"] = (
+            f"mean over the {s.metrics['n_classes_scored']} of "
+            f"{s.metrics['n_classes']} classes that have ground-truth "
+            "boundaries in these images (the others are NaN)"
+        )
+    return Result(
+        "semantic_boundary",
+        s.metrics,
+        per_item,
+        curves={"thresholds": records[0].thresholds if records else []},
+        detail=s,
+        notes=notes,
+    )
 
 
 def _write(out, result: Result, ids, records, options) -> None:
@@ -137,17 +168,31 @@ def _write(out, result: Result, ids, records, options) -> None:
     write one folder per class) and ``eval_semantic_bdry.txt``: one line per class
     (number, ODS threshold, R, P, F, OIS F, AP, name) and the means."""
     from ..io import atomic_write_text, ensure_dir, write_eval_bdry
+
     s = result.detail
     lines = []
     for row, summary in zip(s.table, s.classes):
         if summary is not None:
             write_eval_bdry(ensure_dir(out / f"class_{row['class']:03d}"), summary)
-        lines.append(" ".join(f"{row[k]:.6g}" for k in (
-            "class", "ODS_threshold", "ODS_recall", "ODS_precision", "ODS", "OIS",
-            "AP")) + f" {row['name']}")
+        lines.append(
+            " ".join(
+                f"{row[k]:.6g}"
+                for k in (
+                    "class",
+                    "ODS_threshold",
+                    "ODS_recall",
+                    "ODS_precision",
+                    "ODS",
+                    "OIS",
+                    "AP",
+                )
+            )
+            + f" {row['name']}"
+        )
     m = s.metrics
-    lines.append(f"mean MF-ODS {m['MF_ODS']:.6g} MF-OIS {m['MF_OIS']:.6g} "
-                 f"MAP {m['MAP']:.6g}")
+    lines.append(
+        f"mean MF-ODS {m['MF_ODS']:.6g} MF-OIS {m['MF_OIS']:.6g} MAP {m['MAP']:.6g}"
+    )
     atomic_write_text(out / "eval_semantic_bdry.txt", "\n".join(lines) + "\n")
 
 
@@ -161,8 +206,14 @@ def _warm_up(params: dict) -> None:
     gt[0, 2:6, 3] = True
     pb = np.zeros((1, 8, 8))
     pb[0, 2:6, 3:5] = 0.7
-    evaluate_classes(pb, gt, nthresh=params["nthresh"], thresholds=params.get("thresholds"),
-                     max_dist=params["max_dist"], thin=params["thin"])
+    evaluate_classes(
+        pb,
+        gt,
+        nthresh=params["nthresh"],
+        thresholds=params.get("thresholds"),
+        max_dist=params["max_dist"],
+        thin=params["thin"],
+    )
 
 
 def _exts(params: dict) -> tuple[str, ...]:
@@ -170,9 +221,11 @@ def _exts(params: dict) -> tuple[str, ...]:
 
 
 def _missing_hint(params: dict, found) -> str:
-    return ("predictions are <id>.npy or <id>.npz (C, H, W) arrays, multi-label "
-            "<id>.png, or one folder per class: then give the first class's folder, "
-            "PRED/class_001 (the others are read beside it)")
+    return (
+        "predictions are <id>.npy or <id>.npz (C, H, W) arrays, multi-label "
+        "<id>.png, or one folder per class: then give the first class's folder, "
+        "PRED/class_001 (the others are read beside it)"
+    )
 
 
 def _open_ground_truth(gt, split):
@@ -181,6 +234,7 @@ def _open_ground_truth(gt, split):
     from pathlib import Path
 
     from ._datasets import open_cityscapes, open_multilabel, open_sbd
+
     root = Path(gt)
     if not root.is_dir():
         return None
@@ -188,17 +242,18 @@ def _open_ground_truth(gt, split):
         return open_sbd(root, split)
     if root.name == "gtFine" or (root / "gtFine").is_dir():
         return open_cityscapes(root, split or "val")
-    if root.parent.name == "gtFine":                       # gtFine/<split>
+    if root.parent.name == "gtFine":  # gtFine/<split>
         return open_cityscapes(root.parent, root.name)
     first = next((p for p in sorted(root.iterdir()) if p.suffix.lower() == ".png"), None)
     if first is not None:
         from PIL import Image
+
         try:
             with Image.open(first) as im:
                 rgb = im.mode == "RGB"
         except OSError:
             return None
-        if rgb:                                            # bits of classes in R, G, B
+        if rgb:  # bits of classes in R, G, B
             return open_multilabel(root)
     return None
 
@@ -209,6 +264,7 @@ def _pair_predictions(ids, pred_dir):
     from pathlib import Path
 
     from ._datasets import class_folder_predictions
+
     root = Path(pred_dir)
     if not (root / "class_001").is_dir():
         return None
@@ -220,12 +276,24 @@ def _pair_predictions(ids, pred_dir):
 
 
 SEMANTIC_BOUNDARY = Family(
-    name="semantic_boundary", version=1,
+    name="semantic_boundary",
+    version=1,
     defaults=defaults(SEMANTIC_BOUNDARY_PARAMS),
-    evaluate=_evaluate, to_json=SemanticBoundaryCounts.to_json,
-    from_json=SemanticBoundaryCounts.from_json, validate=_validate,
-    summarize=_summarize, write=_write, prediction_exts=_exts,
-    missing_hint=_missing_hint, check=check_params, label="semantic boundary",
-    input_files=_input_files, summary_defaults=summary_defaults(SEMANTIC_BOUNDARY_PARAMS),
-    resampler=_resampler, item_score="f", warm_up=_warm_up,
-    open_ground_truth=_open_ground_truth, pair_predictions=_pair_predictions)
+    evaluate=_evaluate,
+    to_json=SemanticBoundaryCounts.to_json,
+    from_json=SemanticBoundaryCounts.from_json,
+    validate=_validate,
+    summarize=_summarize,
+    write=_write,
+    prediction_exts=_exts,
+    missing_hint=_missing_hint,
+    check=check_params,
+    label="semantic boundary",
+    input_files=_input_files,
+    summary_defaults=summary_defaults(SEMANTIC_BOUNDARY_PARAMS),
+    resampler=_resampler,
+    item_score="f",
+    warm_up=_warm_up,
+    open_ground_truth=_open_ground_truth,
+    pair_predictions=_pair_predictions,
+)

@@ -18,16 +18,41 @@ engine (``STATS_SCALE`` then ``STATS``) and writes ``result_stats.json`` and the
 (:func:`plot_stats`).
 """
 
-from ._api import (EcologicalStatistics, convexity, count_segments, ecological_statistics,
-                   proximity, region_area, similarity, summarize)
-from ._api import NORMALIZE
+from ._api import (
+    NORMALIZE,
+    EcologicalStatistics,
+    convexity,
+    count_segments,
+    ecological_statistics,
+    proximity,
+    region_area,
+    similarity,
+    summarize,
+)
 from ._family import STATS, STATS_SCALE, segmentations
-from ._measure import (CUES, ImageCues, Item, SegmentationRecord, gray_levels, item_seed,
-                       lab_colors, max_scaled_distance, measure, texture_features)
+from ._measure import (
+    CUES,
+    ImageCues,
+    Item,
+    SegmentationRecord,
+    gray_levels,
+    item_seed,
+    lab_colors,
+    max_scaled_distance,
+    measure,
+    texture_features,
+)
 from ._plots import plot_stats
 from ._regions import region_shapes
-from ._summary import (Curve, GroupStatistics, Histogram, PowerLaw, curve_from_counts,
-                       fit_power_law, plateau)
+from ._summary import (
+    Curve,
+    GroupStatistics,
+    Histogram,
+    PowerLaw,
+    curve_from_counts,
+    fit_power_law,
+    plateau,
+)
 
 __all__ = [
     "CUES",

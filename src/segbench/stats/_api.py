@@ -8,11 +8,23 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError
-from ._measure import (CUES, Item, SegmentationRecord, check_segmentation,
-                       max_scaled_distance)
+from ._measure import (
+    CUES,
+    Item,
+    SegmentationRecord,
+    check_segmentation,
+    max_scaled_distance,
+)
 from ._pooled import EcologicalStatistics, count_segments, summarize
-from ._summary import (Curve, Histogram, PowerLaw, convexity_histogram, fit_power_law,
-                       proximity_curve, similarity_curve)
+from ._summary import (
+    Curve,
+    Histogram,
+    PowerLaw,
+    convexity_histogram,
+    fit_power_law,
+    proximity_curve,
+    similarity_curve,
+)
 
 
 def _as_items(items: Iterable) -> list[Item]:
@@ -23,16 +35,19 @@ def _as_items(items: Iterable) -> list[Item]:
         elif isinstance(it, (tuple, list)) and len(it) == 2:
             item = Item(it[0], it[1])
         else:
-            raise InputError(f"item {k}: expected a segbench.stats.Item or an (image, "
-                             f"segmentation) pair, got {type(it).__name__}")
+            raise InputError(
+                f"item {k}: expected a segbench.stats.Item or an (image, "
+                f"segmentation) pair, got {type(it).__name__}"
+            )
         key = item.id if item.id is not None else str(k)
         seg = check_segmentation(item.segmentation, key)
         out.append(Item(item.image, seg, key, item.image_id, item.gray))
     keys = [it.id for it in out]
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})[:3]
-        raise InputError(f"item ids must be unique (they seed the samples); repeated: "
-                         f"{', '.join(dup)}")
+        raise InputError(
+            f"item ids must be unique (they seed the samples); repeated: {', '.join(dup)}"
+        )
     return out
 
 
@@ -46,34 +61,50 @@ def _scale(items: list[Item], normalize: str, given: float | None) -> float | No
             raise InputError(f"max_scaled_distance must be positive, got {given}")
         return float(given)
     if normalize not in NORMALIZE:
-        raise InputError(f"normalize must be one of {', '.join(NORMALIZE)}, got "
-                         f"{normalize!r}")
+        raise InputError(
+            f"normalize must be one of {', '.join(NORMALIZE)}, got {normalize!r}"
+        )
     if normalize == "image":
         return None
     return max((max_scaled_distance_of(it.segmentation) for it in items), default=1.0)
 
 
-def _records(items: list[Item], *, samples: int, seed: int, bins: int,
-             scale: float | None, cues: bool) -> list[SegmentationRecord]:
+def _records(
+    items: list[Item],
+    *,
+    samples: int,
+    seed: int,
+    bins: int,
+    scale: float | None,
+    cues: bool,
+) -> list[SegmentationRecord]:
     """Each item measured by the STATS family's own evaluation (a folder run's code):
     the items of one image (the same array and image id) are one in-memory dataset
     item, so its cues are filtered once; each segmentation keeps its item's id as its
     key (which seeds its pixel sample)."""
     from ..datasets import Annotation, DatasetItem, memory_sample
     from ._family import STATS
+
     groups: dict = {}
     for it in items:
-        image_id = it.image_id if it.image_id is not None else \
-            (it.id.rsplit("/", 1)[0] if "/" in it.id else it.id)
+        image_id = (
+            it.image_id
+            if it.image_id is not None
+            else (it.id.rsplit("/", 1)[0] if "/" in it.id else it.id)
+        )
         image = it.image if cues else None
         groups.setdefault((image_id, id(image)), (image, []))[1].append(
-            Annotation(it.segmentation, gray=it.gray, key=it.id))
+            Annotation(it.segmentation, gray=it.gray, key=it.id)
+        )
     params = {"samples": samples, "seed": seed, "scale": scale, "proximity_bins": bins}
     recs = []
     for (image_id, _), (image, anns) in groups.items():
-        item = DatasetItem(str(image_id), "memory",
-                           image_loader=None if image is None else partial(_given, image),
-                           annotation_loader=partial(_given, tuple(anns)))
+        item = DatasetItem(
+            str(image_id),
+            "memory",
+            image_loader=None if image is None else partial(_given, image),
+            annotation_loader=partial(_given, tuple(anns)),
+        )
         recs.extend(STATS.evaluate(memory_sample(item), params))
     return recs
 
@@ -82,9 +113,16 @@ def _given(value):
     return value
 
 
-def proximity(items: Iterable, *, samples: int = 1000, seed: int = 0, bins: int = 20,
-              normalize: str = "dataset", max_scaled_distance: float | None = None,
-              min_pairs: int = 20) -> Curve:
+def proximity(
+    items: Iterable,
+    *,
+    samples: int = 1000,
+    seed: int = 0,
+    bins: int = 20,
+    normalize: str = "dataset",
+    max_scaled_distance: float | None = None,
+    min_pairs: int = 20,
+) -> Curve:
     """Probability that two pixels share a segment, against their normalised distance.
 
     Parameters
@@ -133,14 +171,27 @@ def proximity(items: Iterable, *, samples: int = 1000, seed: int = 0, bins: int 
     ([54, 45, 21], [0.8148, 0.2667, 0.0])
     """
     its = _as_items(items)
-    recs = _records(its, samples=samples, seed=seed, bins=bins,
-                    scale=_scale(its, normalize, max_scaled_distance), cues=False)
+    recs = _records(
+        its,
+        samples=samples,
+        seed=seed,
+        bins=bins,
+        scale=_scale(its, normalize, max_scaled_distance),
+        cues=False,
+    )
     norm = "image" if normalize == "image" and max_scaled_distance is None else "dataset"
     return proximity_curve(recs, min_pairs=min_pairs, normalize=norm)
 
 
-def similarity(items: Iterable, *, cue: str = "gray", samples: int = 1000, seed: int = 0,
-               bins: int = 32, min_pairs: int = 20) -> Curve:
+def similarity(
+    items: Iterable,
+    *,
+    cue: str = "gray",
+    samples: int = 1000,
+    seed: int = 0,
+    bins: int = 32,
+    min_pairs: int = 20,
+) -> Curve:
     """Probability that two pixels share a segment, against their difference in a cue.
 
     Parameters
@@ -191,14 +242,22 @@ def convexity(items: Iterable, *, bins: int = 20) -> Histogram:
     (4, 1.0)
     """
     from ._regions import region_shapes
+
     its = _as_items(items)
     vals = [region_shapes(it.segmentation)[1] for it in its]
     return convexity_histogram(np.concatenate(vals) if vals else np.zeros(0), bins)
 
 
-def region_area(items: Iterable, *, bins_per_decade: int = 5, max_fraction: float = 0.25,
-                min_area: float = 1000.0, n_boot: int = 1000, confidence: float = 0.95,
-                seed: int = 0) -> PowerLaw:
+def region_area(
+    items: Iterable,
+    *,
+    bins_per_decade: int = 5,
+    max_fraction: float = 0.25,
+    min_area: float = 1000.0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PowerLaw:
     """Histogram of region areas on log bins and the fit density = A / area^alpha.
 
     Parameters
@@ -235,6 +294,7 @@ def region_area(items: Iterable, *, bins_per_decade: int = 5, max_fraction: floa
     (16, 16)
     """
     from ._regions import region_shapes
+
     its = _as_items(items)
     if not its:
         raise InputError("no segmentations given")
@@ -244,15 +304,28 @@ def region_area(items: Iterable, *, bins_per_decade: int = 5, max_fraction: floa
         by_image.setdefault(iid, []).append(region_shapes(it.segmentation)[0])
     per_image = [np.concatenate(v) for _, v in sorted(by_image.items())]
     image_area = float(np.median([it.segmentation.size for it in its]))
-    return fit_power_law(per_image, image_area, bins_per_decade=bins_per_decade,
-                         max_fraction=max_fraction, min_area=min_area, n_boot=n_boot,
-                         confidence=confidence, seed=seed)
+    return fit_power_law(
+        per_image,
+        image_area,
+        bins_per_decade=bins_per_decade,
+        max_fraction=max_fraction,
+        min_area=min_area,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+    )
 
 
-def ecological_statistics(items: Iterable, *, samples: int = 1000, seed: int = 0,
-                          proximity_bins: int = 20, normalize: str = "dataset",
-                          max_scaled_distance: float | None = None,
-                          **summary_options) -> EcologicalStatistics:
+def ecological_statistics(
+    items: Iterable,
+    *,
+    samples: int = 1000,
+    seed: int = 0,
+    proximity_bins: int = 20,
+    normalize: str = "dataset",
+    max_scaled_distance: float | None = None,
+    **summary_options,
+) -> EcologicalStatistics:
     """Every statistic in one pass over in-memory items (one pixel sample per item).
 
     ``summary_options`` go to :func:`summarize`. For folders of BSDS files, with worker
@@ -262,13 +335,21 @@ def ecological_statistics(items: Iterable, *, samples: int = 1000, seed: int = 0
     if not its:
         raise InputError("no segmentations given")
     scale = _scale(its, normalize, max_scaled_distance)
-    recs = _records(its, samples=samples, seed=seed, bins=proximity_bins, scale=scale,
-                    cues=True)
-    return summarize(recs, seed=seed, params=dict(samples=samples, seed=seed,
-                                                 proximity_bins=proximity_bins,
-                                                 normalize=normalize,
-                                                 max_scaled_distance=scale),
-                     **summary_options)
+    recs = _records(
+        its, samples=samples, seed=seed, bins=proximity_bins, scale=scale, cues=True
+    )
+    return summarize(
+        recs,
+        seed=seed,
+        params=dict(
+            samples=samples,
+            seed=seed,
+            proximity_bins=proximity_bins,
+            normalize=normalize,
+            max_scaled_distance=scale,
+        ),
+        **summary_options,
+    )
 
 
 def max_scaled_distance_of(segmentation: np.ndarray) -> float:

@@ -91,7 +91,7 @@ class SegmentationRecord:
 def item_seed(seed: int, key: str) -> np.random.SeedSequence:
     """The SeedSequence of one item: (seed, SHA-256 of its key), independent of order."""
     digest = hashlib.sha256(key.encode("utf-8")).digest()
-    words = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    words = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
     return np.random.SeedSequence(entropy=int(seed), spawn_key=words)
 
 
@@ -118,14 +118,16 @@ def gray_levels(image: np.ndarray) -> np.ndarray:
 def lab_colors(image: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of an 8-bit sRGB image, (H, W, 3) float32 (skimage.color.rgb2lab)."""
     from skimage.color import rgb2lab
+
     image = np.asarray(image)
     if image.ndim == 2:
         image = np.repeat(image[..., None], 3, axis=2)
     return rgb2lab(image[..., :3].astype(np.float64) / 255.0).astype(np.float32)
 
 
-def texture_features(gray: np.ndarray, *, sigma: float = TEXTURE_SIGMA,
-                     window: float = TEXTURE_WINDOW) -> np.ndarray:
+def texture_features(
+    gray: np.ndarray, *, sigma: float = TEXTURE_SIGMA, window: float = TEXTURE_WINDOW
+) -> np.ndarray:
     """Local filter-bank energies, (H, W, 4) float32, in grey levels.
 
     Four filters on the grey image at scale ``sigma``: the Gaussian derivatives along
@@ -137,11 +139,14 @@ def texture_features(gray: np.ndarray, *, sigma: float = TEXTURE_SIGMA,
     Euclidean distance between their vectors.
     """
     from scipy import ndimage as ndi
+
     g = np.asarray(gray, np.float32)
-    responses = [ndi.gaussian_filter(g, sigma, order=(1, 0)),
-                 ndi.gaussian_filter(g, sigma, order=(0, 1)),
-                 ndi.gaussian_laplace(g, sigma) * sigma ** 2,
-                 ndi.gaussian_laplace(g, 2 * sigma) * (2 * sigma) ** 2]
+    responses = [
+        ndi.gaussian_filter(g, sigma, order=(1, 0)),
+        ndi.gaussian_filter(g, sigma, order=(0, 1)),
+        ndi.gaussian_laplace(g, sigma) * sigma**2,
+        ndi.gaussian_laplace(g, 2 * sigma) * (2 * sigma) ** 2,
+    ]
     energy = [np.sqrt(ndi.gaussian_filter(r * r, window)) for r in responses]
     return np.stack(energy, axis=-1).astype(np.float32)
 
@@ -155,8 +160,8 @@ class ImageCues:
     whole image.
     """
 
-    rgb: np.ndarray       # (H*W, 3) uint8
-    texture: np.ndarray   # (H*W, 4) float32
+    rgb: np.ndarray  # (H*W, 3) uint8
+    texture: np.ndarray  # (H*W, 4) float32
 
     @classmethod
     def of(cls, image: np.ndarray) -> ImageCues:
@@ -229,8 +234,9 @@ def _score_pairs(r, c, lab, factor, nbins, gray, color, tex, with_cues):
     return prox, gcount, ccount, tcount
 
 
-def sample_pixels(shape: tuple[int, int], samples: int, rng: np.random.Generator
-                  ) -> np.ndarray:
+def sample_pixels(
+    shape: tuple[int, int], samples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Flat indices of ``samples`` distinct pixels, uniformly; all pixels if fewer."""
     n = shape[0] * shape[1]
     if samples >= n:
@@ -242,18 +248,28 @@ def check_segmentation(segmentation, key: str) -> np.ndarray:
     """The label map as an array, or InputError naming the item."""
     seg = np.asarray(segmentation)
     if seg.ndim != 2 or seg.size == 0:
-        raise InputError(f"item {key}: segmentation must be a nonempty 2-D array, got "
-                         f"shape {seg.shape}")
+        raise InputError(
+            f"item {key}: segmentation must be a nonempty 2-D array, got shape {seg.shape}"
+        )
     if not np.issubdtype(seg.dtype, np.integer):
-        raise InputError(f"item {key}: segmentation must hold integer labels, got "
-                         f"{seg.dtype}")
+        raise InputError(
+            f"item {key}: segmentation must hold integer labels, got {seg.dtype}"
+        )
     return seg
 
 
-def measure(segmentation: np.ndarray, *, key: str, scale: float | None,
-            image_id: str | None = None, gray: bool | None = None,
-            cues: ImageCues | None = None, samples: int = 1000, seed: int = 0,
-            proximity_bins: int = 20) -> SegmentationRecord:
+def measure(
+    segmentation: np.ndarray,
+    *,
+    key: str,
+    scale: float | None,
+    image_id: str | None = None,
+    gray: bool | None = None,
+    cues: ImageCues | None = None,
+    samples: int = 1000,
+    seed: int = 0,
+    proximity_bins: int = 20,
+) -> SegmentationRecord:
     """Score one segmentation: the per-item function of every statistic.
 
     Parameters
@@ -288,8 +304,10 @@ def measure(segmentation: np.ndarray, *, key: str, scale: float | None,
     factor = np.sqrt(n_seg / (h * w)) / max(scale, 1e-300) * proximity_bins
     if cues is not None:
         if cues.n_pixels != h * w:
-            raise InputError(f"item {key}: the image has {cues.n_pixels} pixels but the "
-                             f"segmentation is {h}x{w}")
+            raise InputError(
+                f"item {key}: the image has {cues.n_pixels} pixels but the "
+                f"segmentation is {h}x{w}"
+            )
         rgb = cues.rgb[idx]
         gray_s = gray_levels(rgb[:, None, :])[:, 0].astype(np.int64)
         color_s = lab_colors(rgb[:, None, :])[:, 0, :].astype(np.float64)
@@ -298,12 +316,28 @@ def measure(segmentation: np.ndarray, *, key: str, scale: float | None,
         gray_s = np.zeros(idx.size, np.int64)
         color_s = np.zeros((idx.size, 3))
         tex_s = np.zeros((idx.size, 1))
-    prox, gc, cc, tc = _score_pairs(r.astype(np.int64), c.astype(np.int64), lab,
-                                    float(factor), int(proximity_bins), gray_s, color_s,
-                                    tex_s, cues is not None)
+    prox, gc, cc, tc = _score_pairs(
+        r.astype(np.int64),
+        c.astype(np.int64),
+        lab,
+        float(factor),
+        int(proximity_bins),
+        gray_s,
+        color_s,
+        tex_s,
+        cues is not None,
+    )
     out = {} if cues is None else {"gray": gc, "color": cc, "texture": tc}
     if image_id is None:
         image_id = key.rsplit("/", 1)[0] if "/" in key else key
-    return SegmentationRecord(key=key, image_id=image_id, gray=gray, shape=(h, w),
-                              n_segments=n_seg, proximity=prox, cues=out, areas=areas,
-                              convexity=convexity)
+    return SegmentationRecord(
+        key=key,
+        image_id=image_id,
+        gray=gray,
+        shape=(h, w),
+        n_segments=n_seg,
+        proximity=prox,
+        cues=out,
+        areas=areas,
+        convexity=convexity,
+    )

@@ -14,6 +14,7 @@ _OFFSET = {"all": 0.0, "gray": -0.12, "color": 0.12}  # of a bin width: error ba
 def _figure():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.0, 4.4))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
@@ -44,9 +45,18 @@ def _curve_plot(curves: dict, path: Path, *, title: str, dpi: int, xlim=None) ->
         ok = np.isfinite(curve.mean)
         width = np.diff(curve.edges)
         x = curve.x + _OFFSET.get(name, 0.0) * width
-        ax.errorbar(x[ok], curve.mean[ok], yerr=curve.std[ok], color=_COLOURS.get(name, "C0"),
-                    marker="o", ms=3.5, lw=1.4, capsize=2.5, elinewidth=0.8,
-                    label=f"{name} ({n} segmentations)")
+        ax.errorbar(
+            x[ok],
+            curve.mean[ok],
+            yerr=curve.std[ok],
+            color=_COLOURS.get(name, "C0"),
+            marker="o",
+            ms=3.5,
+            lw=1.4,
+            capsize=2.5,
+            elinewidth=0.8,
+            label=f"{name} ({n} segmentations)",
+        )
     ax.set_ylim(0, 1.05)
     if xlim is not None:
         ax.set_xlim(*xlim)
@@ -68,18 +78,30 @@ def plot_stats(stats, out: str | PathLike, *, dpi: int = 130) -> list[Path]:
     """
     out = Path(out)
     gs = _groups(stats)
-    paths = [_curve_plot({k: (g.proximity, g.n_segmentations) for k, g in gs.items()},
-                         out / "proximity.png", dpi=dpi, xlim=(0, 1),
-                         title="Proximity: same segment vs normalised distance")]
-    titles = {"gray": "Similarity: same segment vs grey-level difference",
-              "color": "Similarity: same segment vs CIELAB colour difference",
-              "texture": "Similarity: same segment vs texture difference"}
+    paths = [
+        _curve_plot(
+            {k: (g.proximity, g.n_segmentations) for k, g in gs.items()},
+            out / "proximity.png",
+            dpi=dpi,
+            xlim=(0, 1),
+            title="Proximity: same segment vs normalised distance",
+        )
+    ]
+    titles = {
+        "gray": "Similarity: same segment vs grey-level difference",
+        "color": "Similarity: same segment vs CIELAB colour difference",
+        "texture": "Similarity: same segment vs texture difference",
+    }
     for cue in ("gray", "color", "texture"):
-        cs = {k: (g.similarity[cue], g.similarity[cue].n_items)
-              for k, g in gs.items() if cue in g.similarity}
+        cs = {
+            k: (g.similarity[cue], g.similarity[cue].n_items)
+            for k, g in gs.items()
+            if cue in g.similarity
+        }
         if cs:
-            paths.append(_curve_plot(cs, out / f"similarity_{cue}.png", dpi=dpi,
-                                     title=titles[cue]))
+            paths.append(
+                _curve_plot(cs, out / f"similarity_{cue}.png", dpi=dpi, title=titles[cue])
+            )
 
     fig, ax = _figure()
     for k, g in gs.items():
@@ -88,9 +110,14 @@ def plot_stats(stats, out: str | PathLike, *, dpi: int = 130) -> list[Path]:
             continue
         w = np.diff(h.edges)
         shift = _OFFSET.get(k, 0.0) * w if len(gs) > 1 else 0.0
-        ax.bar(h.edges[:-1] + w / 2 + shift, h.fraction, width=w / len(gs) * 0.95,
-               color=_COLOURS.get(k, "C0"), alpha=0.85,
-               label=f"{k} ({h.n_regions} regions, median {h.median:.2f})")
+        ax.bar(
+            h.edges[:-1] + w / 2 + shift,
+            h.fraction,
+            width=w / len(gs) * 0.95,
+            color=_COLOURS.get(k, "C0"),
+            alpha=0.85,
+            label=f"{k} ({h.n_regions} regions, median {h.median:.2f})",
+        )
     ax.set_xlim(0, 1)
     ax.set_xlabel("convexity = region area / convex hull area")
     ax.set_ylabel("fraction of regions")
@@ -105,25 +132,40 @@ def plot_stats(stats, out: str | PathLike, *, dpi: int = 130) -> list[Path]:
             continue
         c = _COLOURS.get(k, "C0")
         ok = np.isfinite(a.density) & (a.counts > 0)
-        ax.loglog(a.area[ok & ~a.fitted], a.density[ok & ~a.fitted], "o", mfc="none",
-                  color=c, ms=4)
+        ax.loglog(
+            a.area[ok & ~a.fitted],
+            a.density[ok & ~a.fitted],
+            "o",
+            mfc="none",
+            color=c,
+            ms=4,
+        )
         ax.loglog(a.area[a.fitted], a.density[a.fitted], "o", color=c, ms=4)
         xs = a.area[a.fitted]
         if xs.size and np.isfinite(a.alpha):
             xx = np.array([xs.min(), xs.max()])
             lo, hi = a.alpha_ci
-            ax.loglog(xx, a.amplitude / xx ** a.alpha, "-", color=c, lw=1.6,
-                      label=f"{k}: y = A / x^α,  α = {a.alpha:.3f} "
-                            f"[{lo:.3f}, {hi:.3f}]")
+            ax.loglog(
+                xx,
+                a.amplitude / xx**a.alpha,
+                "-",
+                color=c,
+                lw=1.6,
+                label=f"{k}: y = A / x^α,  α = {a.alpha:.3f} [{lo:.3f}, {hi:.3f}]",
+            )
         else:
-            ax.plot([], [], " ", label=f"{k}: no bins in the fit range "
-                                       f"[{a.min_area:g}, {a.cutoff:g}] px")
+            ax.plot(
+                [],
+                [],
+                " ",
+                label=f"{k}: no bins in the fit range [{a.min_area:g}, {a.cutoff:g}] px",
+            )
         ax.axvline(a.cutoff, color="0.6", ls="--", lw=0.8)
     ax.set_xlabel("region area (pixels)")
     ax.set_ylabel("frequency (regions per unit area, normalised)")
-    ax.set_title("Region area: open markers not fitted; dashed: 25% of the image",
-                 fontsize=10)
+    ax.set_title(
+        "Region area: open markers not fitted; dashed: 25% of the image", fontsize=10
+    )
     ax.legend(fontsize=8, frameon=False, loc="lower left")
     paths.append(_save(fig, out / "region_area.png", dpi))
     return paths
-

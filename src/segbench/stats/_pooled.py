@@ -43,33 +43,67 @@ class EcologicalStatistics:
     def to_result(self, **extra_params) -> Result:
         """The common segbench result shape (``result_stats.json`` is its JSON); one row per
         segmentation, ``id`` its key."""
-        rows = [{"id": r.key, "image": r.image_id, "gray": r.gray,
-                 "height": r.shape[0], "width": r.shape[1], "segments": r.n_segments,
-                 "convexity_median": float(np.median(r.convexity))}
-                for r in self.records]
-        return Result(family="stats", metrics=self.all.metrics(), per_item=rows,
-                      curves={k: g.to_dict() for k, g in self.groups.items()},
-                      provenance=provenance(**self.params, **extra_params))
+        rows = [
+            {
+                "id": r.key,
+                "image": r.image_id,
+                "gray": r.gray,
+                "height": r.shape[0],
+                "width": r.shape[1],
+                "segments": r.n_segments,
+                "convexity_median": float(np.median(r.convexity)),
+            }
+            for r in self.records
+        ]
+        return Result(
+            family="stats",
+            metrics=self.all.metrics(),
+            per_item=rows,
+            curves={k: g.to_dict() for k, g in self.groups.items()},
+            provenance=provenance(**self.params, **extra_params),
+        )
 
 
-def summarize(records: Iterable[SegmentationRecord], *, cue_bins: int = 32,
-              convexity_bins: int = 20, min_pairs: int = 20, bins_per_decade: int = 5,
-              max_fraction: float = 0.25, min_area: float = 1000.0, n_boot: int = 1000,
-              confidence: float = 0.95, seed: int = 0, params: dict | None = None
-              ) -> EcologicalStatistics:
+def summarize(
+    records: Iterable[SegmentationRecord],
+    *,
+    cue_bins: int = 32,
+    convexity_bins: int = 20,
+    min_pairs: int = 20,
+    bins_per_decade: int = 5,
+    max_fraction: float = 0.25,
+    min_area: float = 1000.0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    params: dict | None = None,
+) -> EcologicalStatistics:
     """Pool per-segmentation records into every statistic, split by the gray flag.
 
     The result depends only on the set of records, not on their order.
     """
     records = sorted(records, key=lambda r: r.key)
-    opts = dict(cue_bins=cue_bins, convexity_bins=convexity_bins, min_pairs=min_pairs,
-                bins_per_decade=bins_per_decade, max_fraction=max_fraction,
-                min_area=min_area, n_boot=n_boot, confidence=confidence, seed=seed)
+    opts = dict(
+        cue_bins=cue_bins,
+        convexity_bins=convexity_bins,
+        min_pairs=min_pairs,
+        bins_per_decade=bins_per_decade,
+        max_fraction=max_fraction,
+        min_area=min_area,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+    )
     p = dict(params or {})
     # which proximity axis the records were binned on (names the axis only)
-    norm = ("image" if p.get("normalize") == "image" and p.get("max_scaled_distance") is None
-            else "dataset")
-    groups = {name: summarize_group(recs, name, normalize=norm, **opts)
-              for name, recs in split_groups(records).items()}
+    norm = (
+        "image"
+        if p.get("normalize") == "image" and p.get("max_scaled_distance") is None
+        else "dataset"
+    )
+    groups = {
+        name: summarize_group(recs, name, normalize=norm, **opts)
+        for name, recs in split_groups(records).items()
+    }
     p.update(opts)
     return EcologicalStatistics(groups, p, records)

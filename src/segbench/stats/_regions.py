@@ -71,16 +71,20 @@ def _hull_areas(cmin, cmax):
         # monotone chain over points sorted by (y, x): lower then upper hull
         t = 0
         for i in range(m):
-            while t >= 2 and _cross(hx[t - 2], hy[t - 2], hx[t - 1], hy[t - 1],
-                                    px[i], py[i]) <= 0:
+            while (
+                t >= 2
+                and _cross(hx[t - 2], hy[t - 2], hx[t - 1], hy[t - 1], px[i], py[i]) <= 0
+            ):
                 t -= 1
             hx[t] = px[i]
             hy[t] = py[i]
             t += 1
         lower = t + 1
         for i in range(m - 2, -1, -1):
-            while t >= lower and _cross(hx[t - 2], hy[t - 2], hx[t - 1], hy[t - 1],
-                                        px[i], py[i]) <= 0:
+            while (
+                t >= lower
+                and _cross(hx[t - 2], hy[t - 2], hx[t - 1], hy[t - 1], px[i], py[i]) <= 0
+            ):
                 t -= 1
             hx[t] = px[i]
             hy[t] = py[i]
@@ -110,7 +114,7 @@ def region_shapes(segmentation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         Area over the area of the convex hull of the region's pixels taken as unit
         squares; 1 for any digital rectangle, in (0, 1] always.
     """
-    compact, n = compact_labels(segmentation, void=None)   # 1..n, increasing label order
+    compact, n = compact_labels(segmentation, void=None)  # 1..n, increasing label order
     lab = np.ascontiguousarray(compact, dtype=np.int64) - 1
     area, cmin, cmax = _row_extents(lab, n)
     hull = _hull_areas(cmin, cmax) / 2.0

@@ -9,15 +9,26 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..errors import InputError
-from ._measure import (COLOR_CAP, CUES, GRAY_LEVELS, N_TEXTURE_BINS, TEXTURE_CAP,
-                       SegmentationRecord)
+from ._measure import (
+    COLOR_CAP,
+    CUES,
+    GRAY_LEVELS,
+    N_TEXTURE_BINS,
+    TEXTURE_CAP,
+    SegmentationRecord,
+)
 
 #: Full range of each cue's recorded bins (their edges are range * k / 256).
-CUE_RANGE = {"gray": float(GRAY_LEVELS), "color": float(COLOR_CAP),
-             "texture": float(TEXTURE_CAP)}
-CUE_LABEL = {"gray": "absolute grey-level difference (0-255)",
-             "color": "CIELAB difference ΔE*ab (CIE 1976)",
-             "texture": "texture difference (filter-bank energy, grey levels)"}
+CUE_RANGE = {
+    "gray": float(GRAY_LEVELS),
+    "color": float(COLOR_CAP),
+    "texture": float(TEXTURE_CAP),
+}
+CUE_LABEL = {
+    "gray": "absolute grey-level difference (0-255)",
+    "color": "CIELAB difference ΔE*ab (CIE 1976)",
+    "texture": "texture difference (filter-bank energy, grey levels)",
+}
 _FINE = {"gray": GRAY_LEVELS, "color": COLOR_CAP, "texture": N_TEXTURE_BINS}
 
 
@@ -158,16 +169,20 @@ class GroupStatistics:
     n_segmentations: int
     n_images: int
     proximity: Curve
-    similarity: dict = field(default_factory=dict)   # cue -> Curve
+    similarity: dict = field(default_factory=dict)  # cue -> Curve
     convexity: Histogram | None = None
     area: PowerLaw | None = None
 
     def metrics(self) -> dict:
         """Headline numbers of this group."""
         p0, p1 = self.proximity.ends()
-        m = {"n_segmentations": self.n_segmentations, "n_images": self.n_images,
-             "proximity_first": p0, "proximity_last": p1,
-             "proximity_plateau": plateau(self.proximity)}
+        m = {
+            "n_segmentations": self.n_segmentations,
+            "n_images": self.n_images,
+            "proximity_first": p0,
+            "proximity_last": p1,
+            "proximity_plateau": plateau(self.proximity),
+        }
         for cue, c in self.similarity.items():
             a, b = c.ends()
             m[f"similarity_{cue}_first"] = a
@@ -182,11 +197,14 @@ class GroupStatistics:
         return m
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "metrics": self.metrics(),
-                "proximity": self.proximity.to_dict(),
-                "similarity": {k: v.to_dict() for k, v in self.similarity.items()},
-                "convexity": None if self.convexity is None else self.convexity.to_dict(),
-                "region_area": None if self.area is None else self.area.to_dict()}
+        return {
+            "name": self.name,
+            "metrics": self.metrics(),
+            "proximity": self.proximity.to_dict(),
+            "similarity": {k: v.to_dict() for k, v in self.similarity.items()},
+            "convexity": None if self.convexity is None else self.convexity.to_dict(),
+            "region_area": None if self.area is None else self.area.to_dict(),
+        }
 
 
 def plateau(curve: Curve, start: float = 0.5) -> float:
@@ -200,8 +218,9 @@ def plateau(curve: Curve, start: float = 0.5) -> float:
     return float(np.average(curve.mean[sel], weights=curve.pairs[sel]))
 
 
-def curve_from_counts(counts: np.ndarray, edges: np.ndarray, *, name: str, x_label: str,
-                      min_pairs: int = 20) -> Curve:
+def curve_from_counts(
+    counts: np.ndarray, edges: np.ndarray, *, name: str, x_label: str, min_pairs: int = 20
+) -> Curve:
     """Build a :class:`Curve` from stacked (segmentations, bins, 2) pair counts."""
     counts = np.asarray(counts, np.int64)
     nb = len(edges) - 1
@@ -215,12 +234,23 @@ def curve_from_counts(counts: np.ndarray, edges: np.ndarray, *, name: str, x_lab
         n_ok = ok.sum(axis=0)
         mean = np.where(n_ok > 0, np.nansum(frac, axis=0) / np.maximum(n_ok, 1), np.nan)
         dev = np.where(ok, frac - mean, 0.0)
-        std = np.where(n_ok > 0, np.sqrt((dev ** 2).sum(axis=0) / np.maximum(n_ok, 1)),
-                       np.nan)
+        std = np.where(
+            n_ok > 0, np.sqrt((dev**2).sum(axis=0) / np.maximum(n_ok, 1)), np.nan
+        )
         tot = pairs.sum(axis=0)
         pooled = np.where(tot > 0, same.sum(axis=0) / np.where(tot > 0, tot, 1), np.nan)
-    return Curve(name, x_label, np.asarray(edges, float), mean, std, pooled, tot, n_ok,
-                 int(min_pairs), int(counts.shape[0]))
+    return Curve(
+        name,
+        x_label,
+        np.asarray(edges, float),
+        mean,
+        std,
+        pooled,
+        tot,
+        n_ok,
+        int(min_pairs),
+        int(counts.shape[0]),
+    )
 
 
 def coarsen(counts: np.ndarray, bins: int) -> np.ndarray:
@@ -257,10 +287,17 @@ def _slopes(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.where((n >= 2) & (den > 0), (n * sxy - sx * sy) / den, np.nan)
 
 
-def fit_power_law(areas_per_image: Sequence[np.ndarray], image_area: float, *,
-                  bins_per_decade: int = 5, max_fraction: float = 0.25,
-                  min_area: float = 1000.0, n_boot: int = 1000, confidence: float = 0.95,
-                  seed: int = 0) -> PowerLaw:
+def fit_power_law(
+    areas_per_image: Sequence[np.ndarray],
+    image_area: float,
+    *,
+    bins_per_decade: int = 5,
+    max_fraction: float = 0.25,
+    min_area: float = 1000.0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PowerLaw:
     """Log-binned histogram of region areas and the power law fitted to it.
 
     Parameters
@@ -291,8 +328,11 @@ def fit_power_law(areas_per_image: Sequence[np.ndarray], image_area: float, *,
     has = width > 0
     # geometric mean of the integers first..last: exp(mean log k) via log-gamma
     with np.errstate(invalid="ignore", divide="ignore"):
-        area = np.where(has, np.exp((gammaln(last + 1) - gammaln(first)) /
-                                    np.where(has, width, 1)), np.sqrt(edges[:-1] * edges[1:]))
+        area = np.where(
+            has,
+            np.exp((gammaln(last + 1) - gammaln(first)) / np.where(has, width, 1)),
+            np.sqrt(edges[:-1] * edges[1:]),
+        )
     counts_img = np.stack([np.histogram(a, edges)[0] for a in per_image])
     counts = counts_img.sum(0)
     n = int(counts.sum())
@@ -317,7 +357,7 @@ def fit_power_law(areas_per_image: Sequence[np.ndarray], image_area: float, *,
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0x5A7,)))
         k = len(per_image)
         w = rng.multinomial(k, np.full(k, 1.0 / k), size=int(n_boot))
-        cb = w @ counts_img                      # (n_boot, bins)
+        cb = w @ counts_img  # (n_boot, bins)
         mask = usable[None, :] & (cb > 0)
         with np.errstate(divide="ignore"):
             yb = np.log10(np.where(mask, cb / np.where(has, width, 1)[None, :], 1.0))
@@ -326,9 +366,24 @@ def fit_power_law(areas_per_image: Sequence[np.ndarray], image_area: float, *,
         if boots.size:
             q = (1 - confidence) / 2
             lo, hi = (float(v) for v in np.quantile(boots, [q, 1 - q]))
-    return PowerLaw(alpha, (lo, hi), amp, edges, area, counts, density, fitted, cutoff,
-                    float(min_area), float(max_fraction), n, len(per_image), int(n_boot),
-                    float(confidence), alpha_log)
+    return PowerLaw(
+        alpha,
+        (lo, hi),
+        amp,
+        edges,
+        area,
+        counts,
+        density,
+        fitted,
+        cutoff,
+        float(min_area),
+        float(max_fraction),
+        n,
+        len(per_image),
+        int(n_boot),
+        float(confidence),
+        alpha_log,
+    )
 
 
 def convexity_histogram(values: np.ndarray, bins: int = 20) -> Histogram:
@@ -338,31 +393,48 @@ def convexity_histogram(values: np.ndarray, bins: int = 20) -> Histogram:
     counts = np.histogram(np.clip(v, 0, 1), edges)[0]
     med = float(np.median(v)) if v.size else float("nan")
     mean = float(v.mean()) if v.size else float("nan")
-    return Histogram("convexity", "region area / convex hull area", edges, counts,
-                     int(v.size), med, mean)
+    return Histogram(
+        "convexity", "region area / convex hull area", edges, counts, int(v.size), med, mean
+    )
 
 
-PROXIMITY_LABEL = {"dataset": "normalised distance  d·sqrt(segments/area) / max",
-                   "image": "distance / image diagonal"}
+PROXIMITY_LABEL = {
+    "dataset": "normalised distance  d·sqrt(segments/area) / max",
+    "image": "distance / image diagonal",
+}
 
 
-def proximity_curve(records: Sequence[SegmentationRecord], *, min_pairs: int = 20,
-                    normalize: str = "dataset") -> Curve:
+def proximity_curve(
+    records: Sequence[SegmentationRecord],
+    *,
+    min_pairs: int = 20,
+    normalize: str = "dataset",
+) -> Curve:
     """The proximity curve of records measured with the same bins (``normalize`` only
     names the axis)."""
     nb = {r.proximity.shape[0] for r in records}
     if len(nb) > 1:
-        raise InputError(f"records were measured with different proximity bins: {sorted(nb)}")
+        raise InputError(
+            f"records were measured with different proximity bins: {sorted(nb)}"
+        )
     nb_ = nb.pop() if nb else 20
-    counts = (np.stack([r.proximity for r in records]) if records
-              else np.zeros((0, nb_, 2), np.int64))
-    return curve_from_counts(counts, np.linspace(0, 1, nb_ + 1), name="proximity",
-                             x_label=PROXIMITY_LABEL.get(normalize, normalize),
-                             min_pairs=min_pairs)
+    counts = (
+        np.stack([r.proximity for r in records])
+        if records
+        else np.zeros((0, nb_, 2), np.int64)
+    )
+    return curve_from_counts(
+        counts,
+        np.linspace(0, 1, nb_ + 1),
+        name="proximity",
+        x_label=PROXIMITY_LABEL.get(normalize, normalize),
+        min_pairs=min_pairs,
+    )
 
 
-def similarity_curve(records: Sequence[SegmentationRecord], cue: str, *, bins: int = 32,
-                     min_pairs: int = 20) -> Curve:
+def similarity_curve(
+    records: Sequence[SegmentationRecord], cue: str, *, bins: int = 32, min_pairs: int = 20
+) -> Curve:
     """The similarity curve of one cue ('gray', 'color', 'texture'); records without an
     image are left out."""
     if cue not in CUES:
@@ -370,9 +442,13 @@ def similarity_curve(records: Sequence[SegmentationRecord], cue: str, *, bins: i
     rows = [r.cues[cue] for r in records if cue in r.cues]
     counts = np.stack(rows) if rows else np.zeros((0, _FINE[cue], 2), np.int64)
     counts = coarsen(counts, bins)
-    return curve_from_counts(counts, np.linspace(0, CUE_RANGE[cue], bins + 1),
-                             name=f"similarity_{cue}", x_label=CUE_LABEL[cue],
-                             min_pairs=min_pairs)
+    return curve_from_counts(
+        counts,
+        np.linspace(0, CUE_RANGE[cue], bins + 1),
+        name=f"similarity_{cue}",
+        x_label=CUE_LABEL[cue],
+        min_pairs=min_pairs,
+    )
 
 
 def _areas_by_image(records: Sequence[SegmentationRecord]) -> tuple[list, float]:
@@ -384,27 +460,48 @@ def _areas_by_image(records: Sequence[SegmentationRecord]) -> tuple[list, float]
     return areas, image_area
 
 
-def summarize_group(records: Sequence[SegmentationRecord], name: str = "all", *,
-                    cue_bins: int = 32, convexity_bins: int = 20, min_pairs: int = 20,
-                    bins_per_decade: int = 5, max_fraction: float = 0.25,
-                    min_area: float = 1000.0, n_boot: int = 1000,
-                    confidence: float = 0.95, seed: int = 0,
-                    normalize: str = "dataset") -> GroupStatistics:
+def summarize_group(
+    records: Sequence[SegmentationRecord],
+    name: str = "all",
+    *,
+    cue_bins: int = 32,
+    convexity_bins: int = 20,
+    min_pairs: int = 20,
+    bins_per_decade: int = 5,
+    max_fraction: float = 0.25,
+    min_area: float = 1000.0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    normalize: str = "dataset",
+) -> GroupStatistics:
     """Every statistic of one group of records (sorted by key first: order-free)."""
     records = sorted(records, key=lambda r: r.key)
     prox = proximity_curve(records, min_pairs=min_pairs, normalize=normalize)
-    sim = {cue: similarity_curve(records, cue, bins=cue_bins, min_pairs=min_pairs)
-           for cue in CUES if any(cue in r.cues for r in records)}
+    sim = {
+        cue: similarity_curve(records, cue, bins=cue_bins, min_pairs=min_pairs)
+        for cue in CUES
+        if any(cue in r.cues for r in records)
+    }
     conv = area = None
     if records:
-        conv = convexity_histogram(np.concatenate([r.convexity for r in records]),
-                                   convexity_bins)
+        conv = convexity_histogram(
+            np.concatenate([r.convexity for r in records]), convexity_bins
+        )
         per_image, image_area = _areas_by_image(records)
-        area = fit_power_law(per_image, image_area, bins_per_decade=bins_per_decade,
-                             max_fraction=max_fraction, min_area=min_area, n_boot=n_boot,
-                             confidence=confidence, seed=seed)
-    return GroupStatistics(name, len(records), len({r.image_id for r in records}), prox,
-                           sim, conv, area)
+        area = fit_power_law(
+            per_image,
+            image_area,
+            bins_per_decade=bins_per_decade,
+            max_fraction=max_fraction,
+            min_area=min_area,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+        )
+    return GroupStatistics(
+        name, len(records), len({r.image_id for r in records}), prox, sim, conv, area
+    )
 
 
 def split_groups(records: Iterable[SegmentationRecord]) -> dict[str, list]:

@@ -37,27 +37,78 @@ which); :mod:`segbench.io` reads and writes its CSV layout and its outputs (re-e
 here: :func:`read_csv_labels`, :func:`read_stutz_results`, ...).
 """
 
-from ..io import (list_annotator_files, read_annotators, read_csv_labels,
-                  read_opencv_matrix, read_stutz_results, read_superpixels,
-                  write_csv_labels, write_stutz_results)
-from ._boundary import (BOUNDARIES, DEFAULT_TOLERANCE, WINDOWS, BoundaryCounts,
-                        BoundaryScorer, boundary_counts, boundary_map, boundary_pixels,
-                        boundary_precision, boundary_recall)
-from ._evaluate import (ANNOTATOR_MEASURES, DERIVED_MEASURES, IMAGE_MEASURES,
-                        LOWER_IS_BETTER,
-                        SuperpixelRecord, SuperpixelSummary, evaluate_image, summarize)
+from ..io import (
+    list_annotator_files,
+    read_annotators,
+    read_csv_labels,
+    read_opencv_matrix,
+    read_stutz_results,
+    read_superpixels,
+    write_csv_labels,
+    write_stutz_results,
+)
+from ._boundary import (
+    BOUNDARIES,
+    DEFAULT_TOLERANCE,
+    WINDOWS,
+    BoundaryCounts,
+    BoundaryScorer,
+    boundary_counts,
+    boundary_map,
+    boundary_pixels,
+    boundary_precision,
+    boundary_recall,
+)
+from ._evaluate import (
+    ANNOTATOR_MEASURES,
+    DERIVED_MEASURES,
+    IMAGE_MEASURES,
+    LOWER_IS_BETTER,
+    SuperpixelRecord,
+    SuperpixelSummary,
+    evaluate_image,
+    summarize,
+)
 from ._family import SUPERPIXEL, superpixel_dataset
-from ._image import (SuperpixelCount, compactness, contour_density, explained_variation,
-                     intra_cluster_variation, mean_distance_to_edge, perimeters,
-                     size_statistics, sum_squared_error, superpixel_count)
-from ._measures import (ACHANTA_MIN_OVERLAP, UE_VARIANTS, achanta_ue,
-                        achievable_segmentation_accuracy, asa, corrected_ue,
-                        levinshtein_ue, neubert_protzel_ue, normalized_seeds_ue,
-                        oversegmentation_error, seeds_ue, table_measures,
-                        undersegmentation_error)
+from ._image import (
+    SuperpixelCount,
+    compactness,
+    contour_density,
+    explained_variation,
+    intra_cluster_variation,
+    mean_distance_to_edge,
+    perimeters,
+    size_statistics,
+    sum_squared_error,
+    superpixel_count,
+)
+from ._measures import (
+    ACHANTA_MIN_OVERLAP,
+    UE_VARIANTS,
+    achanta_ue,
+    achievable_segmentation_accuracy,
+    asa,
+    corrected_ue,
+    levinshtein_ue,
+    neubert_protzel_ue,
+    normalized_seeds_ue,
+    oversegmentation_error,
+    seeds_ue,
+    table_measures,
+    undersegmentation_error,
+)
 from ._stutz import STUTZ_COLUMNS, stutz_columns, stutz_radius, stutz_rows
-from ._sweep import (AVERAGED, PLOTTED, SWEEP_OPTIONS, average_over_range, plot_sweep,
-                     sweep_family, sweep_ks, sweep_result, write_sweep)
+from ._sweep import (
+    AVERAGED,
+    PLOTTED,
+    SWEEP_OPTIONS,
+    average_over_range,
+    plot_sweep,
+    sweep_family,
+    sweep_ks,
+    sweep_result,
+    write_sweep,
+)
 from ._table import compact_superpixels, superpixel_table, superpixel_tables
 
 __all__ = [

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..primitives import Matcher, seg2bdry
 from ..compilation import prepare_kernels
 from ..errors import InputError
+from ..primitives import Matcher, seg2bdry
 
 prepare_kernels()
 
@@ -77,8 +77,9 @@ def _checked(labels, boundary: str) -> np.ndarray:
     if lab.ndim != 2:
         raise InputError(f"a label map is 2-D, got shape {lab.shape}")
     if boundary not in BOUNDARIES:
-        raise InputError(f"boundary must be one of {', '.join(BOUNDARIES)}, not "
-                         f"{boundary!r}")
+        raise InputError(
+            f"boundary must be one of {', '.join(BOUNDARIES)}, not {boundary!r}"
+        )
     if lab.dtype == bool:
         lab = lab.astype(np.uint8)
     return np.ascontiguousarray(lab)
@@ -94,9 +95,12 @@ def _two_sided_pixels(lab):
     for y in range(h):
         for x in range(w):
             v = lab[y, x]
-            if ((y > 0 and lab[y - 1, x] != v) or (y < h - 1 and lab[y + 1, x] != v)
-                    or (x > 0 and lab[y, x - 1] != v)
-                    or (x < w - 1 and lab[y, x + 1] != v)):
+            if (
+                (y > 0 and lab[y - 1, x] != v)
+                or (y < h - 1 and lab[y + 1, x] != v)
+                or (x > 0 and lab[y, x - 1] != v)
+                or (x < w - 1 and lab[y, x + 1] != v)
+            ):
                 out[n] = y * w + x
                 n += 1
     return out[:n].copy()
@@ -105,15 +109,16 @@ def _two_sided_pixels(lab):
 def window_offsets(tolerance: float, window: str) -> tuple[np.ndarray, np.ndarray]:
     """(dy, dx) int64 offsets of the neighbourhood searched around a boundary pixel."""
     if not (tolerance >= 0 and math.isfinite(tolerance)):
-        raise InputError(f"tolerance must be a non-negative number of pixels, got "
-                         f"{tolerance}")
+        raise InputError(
+            f"tolerance must be a non-negative number of pixels, got {tolerance}"
+        )
     if window == "square":
         r = int(math.floor(tolerance + 1e-9))
-        dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
+        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
         return dy.ravel().astype(np.int64), dx.ravel().astype(np.int64)
     if window == "euclidean":
         r = int(math.floor(tolerance + 1e-9))
-        dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
+        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
         keep = dy * dy + dx * dx <= tolerance * tolerance + 1e-9
         return dy[keep].astype(np.int64), dx[keep].astype(np.int64)
     raise InputError(f"window must be one of {', '.join(WINDOWS)}, not {window!r}")
@@ -206,8 +211,14 @@ class BoundaryScorer:
     boundary : {'bsds', 'two-sided'}
     """
 
-    def __init__(self, sp, *, tolerance: float = DEFAULT_TOLERANCE,
-                 window: str = "euclidean", boundary: str = "bsds"):
+    def __init__(
+        self,
+        sp,
+        *,
+        tolerance: float = DEFAULT_TOLERANCE,
+        window: str = "euclidean",
+        boundary: str = "bsds",
+    ):
         #: The superpixel boundary map, (H, W) bool.
         self.sp_boundary = boundary_map(sp, boundary=boundary)
         self.shape = self.sp_boundary.shape
@@ -224,8 +235,9 @@ class BoundaryScorer:
         else:
             self._dy, self._dx = window_offsets(self.tolerance, window)
             # pixels within the tolerance of a superpixel boundary, computed once
-            self._near_sp = _spread(self._sp_pix, self.shape[0], self.shape[1],
-                                    self._dy, self._dx)
+            self._near_sp = _spread(
+                self._sp_pix, self.shape[0], self.shape[1], self._dy, self._dx
+            )
 
     def counts(self, gt=None, *, gt_boundary=None) -> BoundaryCounts:
         """Counts against one annotator (a label map, or its boundary map directly)."""
@@ -234,29 +246,39 @@ class BoundaryScorer:
                 raise InputError("give a ground-truth label map or gt_boundary=")
             g = np.asarray(getattr(gt, "segmentation", gt))
             if g.shape != self.shape:
-                raise InputError(f"ground truth is {g.shape} but the superpixels are "
-                                 f"{self.shape}")
+                raise InputError(
+                    f"ground truth is {g.shape} but the superpixels are {self.shape}"
+                )
             gt_pix = boundary_pixels(g, boundary=self.boundary)
         else:
             gb = np.asarray(gt_boundary) != 0
             if gb.shape != self.shape:
-                raise InputError(f"ground truth is {gb.shape} but the superpixels are "
-                                 f"{self.shape}")
+                raise InputError(
+                    f"ground truth is {gb.shape} but the superpixels are {self.shape}"
+                )
             gt_pix = np.flatnonzero(gb).astype(np.int64)
         if self.window == "matched":
-            m_gt, m_sp = self._matcher.match(pixel_map(gt_pix, self.shape),
-                                             self.sp_boundary)
-            return BoundaryCounts(gt_pix.size, int(m_gt.sum()), self._sp_pix.size,
-                                  int(m_sp.sum()))
+            m_gt, m_sp = self._matcher.match(
+                pixel_map(gt_pix, self.shape), self.sp_boundary
+            )
+            return BoundaryCounts(
+                gt_pix.size, int(m_gt.sum()), self._sp_pix.size, int(m_sp.sum())
+            )
         gt_found = _count_in(gt_pix, self._near_sp)
         near_gt = _spread(gt_pix, self.shape[0], self.shape[1], self._dy, self._dx)
         sp_found = _count_in(self._sp_pix, near_gt)
         return BoundaryCounts(gt_pix.size, gt_found, self._sp_pix.size, sp_found)
 
 
-def boundary_counts(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
-                    window: str = "euclidean", boundary: str = "bsds",
-                    gt_boundary=None) -> BoundaryCounts:
+def boundary_counts(
+    sp,
+    gt=None,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    gt_boundary=None,
+) -> BoundaryCounts:
     """Boundary pixels of both maps and how many are found within the tolerance.
 
     Parameters
@@ -284,9 +306,15 @@ def boundary_counts(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
     return scorer.counts(gt, gt_boundary=gt_boundary)
 
 
-def boundary_recall(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
-                    window: str = "euclidean", boundary: str = "bsds",
-                    gt_boundary=None) -> float:
+def boundary_recall(
+    sp,
+    gt=None,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    gt_boundary=None,
+) -> float:
     """Boundary recall (BR): ground-truth boundary pixels found by the superpixels.
 
     The fraction of ground-truth boundary pixels with a superpixel boundary pixel
@@ -320,13 +348,25 @@ def boundary_recall(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
     >>> boundary_recall(near, gt), boundary_recall(far, gt)
     (1.0, 0.0)
     """
-    return boundary_counts(sp, gt, tolerance=tolerance, window=window, boundary=boundary,
-                           gt_boundary=gt_boundary).recall
+    return boundary_counts(
+        sp,
+        gt,
+        tolerance=tolerance,
+        window=window,
+        boundary=boundary,
+        gt_boundary=gt_boundary,
+    ).recall
 
 
-def boundary_precision(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
-                       window: str = "euclidean", boundary: str = "bsds",
-                       gt_boundary=None) -> float:
+def boundary_precision(
+    sp,
+    gt=None,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    gt_boundary=None,
+) -> float:
     """Boundary precision (BP): superpixel boundary pixels near a ground-truth boundary.
 
     The fraction of superpixel boundary pixels with a ground-truth boundary pixel
@@ -334,5 +374,11 @@ def boundary_precision(sp, gt=None, *, tolerance: float = DEFAULT_TOLERANCE,
     superpixels have no boundary (a single superpixel). The C++ benchmark's ``pre``
     is a different ratio (:attr:`BoundaryCounts.stutz_precision`).
     """
-    return boundary_counts(sp, gt, tolerance=tolerance, window=window, boundary=boundary,
-                           gt_boundary=gt_boundary).precision
+    return boundary_counts(
+        sp,
+        gt,
+        tolerance=tolerance,
+        window=window,
+        boundary=boundary,
+        gt_boundary=gt_boundary,
+    ).precision

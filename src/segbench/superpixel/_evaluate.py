@@ -9,20 +9,36 @@ import numpy as np
 
 from ..errors import InputError
 from ._boundary import DEFAULT_TOLERANCE, BoundaryScorer
-from ._image import (_colour_stats, _colours, _compactness, _count,
-                     _explained_variation, _shape_pass)
+from ._image import (
+    _colour_stats,
+    _colours,
+    _compactness,
+    _count,
+    _explained_variation,
+    _shape_pass,
+)
 from ._measures import ACHANTA_MIN_OVERLAP, normalized_seeds_ue, table_measures
 from ._table import superpixel_tables
 
 #: Measures computed against each annotator, in record order.
-ANNOTATOR_MEASURES = ("ue", "cue", "ue_levinshtein", "ue_np", "ue_achanta", "asa", "oe",
-                      "br", "bp")
+ANNOTATOR_MEASURES = (
+    "ue",
+    "cue",
+    "ue_levinshtein",
+    "ue_np",
+    "ue_achanta",
+    "asa",
+    "oe",
+    "br",
+    "bp",
+)
 #: Derived from those in the summaries (not stored in records): ``ue_norm``, the SEEDS
 #: recipe's UE normalized to stay in [0, 1) (``UE / (1 + UE)``, :func:`normalized_seeds_ue`).
 DERIVED_MEASURES = ("ue_norm",)
 #: Of those, the ones where lower is better (the others: higher is better).
-LOWER_IS_BETTER = frozenset({"ue", "ue_norm", "cue", "ue_levinshtein", "ue_np",
-                             "ue_achanta", "oe"})
+LOWER_IS_BETTER = frozenset(
+    {"ue", "ue_norm", "cue", "ue_levinshtein", "ue_np", "ue_achanta", "oe"}
+)
 #: Measures of the superpixels alone (or with the image).
 IMAGE_MEASURES = ("n_superpixels", "n_components", "n_split", "co", "ev")
 #: Version of :meth:`SuperpixelRecord.to_json`'s layout.
@@ -99,31 +115,45 @@ class SuperpixelRecord:
         for m, v in self.annotator_values().items():
             v = np.asarray(v, dtype=np.float64)
             ok = v[np.isfinite(v)]
-            out[m] = float("nan") if not ok.size else float(
-                ok.min() if m in LOWER_IS_BETTER else ok.max())
+            out[m] = (
+                float("nan")
+                if not ok.size
+                else float(ok.min() if m in LOWER_IS_BETTER else ok.max())
+            )
         return out
 
     def image_measures(self) -> dict:
-        return {"n_superpixels": self.n_superpixels, "n_components": self.n_components,
-                "n_split": self.n_split, "co": self.co, "ev": self.ev}
+        return {
+            "n_superpixels": self.n_superpixels,
+            "n_components": self.n_components,
+            "n_split": self.n_split,
+            "co": self.co,
+            "ev": self.ev,
+        }
 
     def to_json(self) -> dict:
         """Plain JSON, exact: floats as written by ``repr``, NaN as None, infinities as
         ``"inf"``/``"-inf"``; :meth:`from_json` restores the same numbers."""
-        out = {"format": RECORD_FORMAT,
-               "per_annotator": {k: [_enc(x) for x in np.asarray(v, np.float64)]
-                                 for k, v in self.per_annotator.items()},
-               "boundary_counts": np.asarray(self.boundary_counts, np.int64).tolist(),
-               "n_superpixels": int(self.n_superpixels),
-               "n_components": int(self.n_components), "n_split": int(self.n_split),
-               "co": _enc(self.co), "ev": _enc(self.ev),
-               "extra": {k: _enc(v) for k, v in self.extra.items()}}
+        out = {
+            "format": RECORD_FORMAT,
+            "per_annotator": {
+                k: [_enc(x) for x in np.asarray(v, np.float64)]
+                for k, v in self.per_annotator.items()
+            },
+            "boundary_counts": np.asarray(self.boundary_counts, np.int64).tolist(),
+            "n_superpixels": int(self.n_superpixels),
+            "n_components": int(self.n_components),
+            "n_split": int(self.n_split),
+            "co": _enc(self.co),
+            "ev": _enc(self.ev),
+            "extra": {k: _enc(v) for k, v in self.extra.items()},
+        }
         if self.stutz is not None:
             out["stutz"] = [{k: _enc(v) for k, v in row.items()} for row in self.stutz]
         return out
 
     @classmethod
-    def from_json(cls, d: dict) -> "SuperpixelRecord":
+    def from_json(cls, d: dict) -> SuperpixelRecord:
         """The record of :meth:`to_json`.
 
         Raises
@@ -133,34 +163,51 @@ class SuperpixelRecord:
             or an annotator missing, counts that are not non-negative integers).
         """
         if d.get("format") != RECORD_FORMAT:
-            raise ValueError(f"record format {d.get('format')!r}, expected "
-                             f"{RECORD_FORMAT}")
+            raise ValueError(f"record format {d.get('format')!r}, expected {RECORD_FORMAT}")
         counts = np.asarray(d["boundary_counts"], dtype=np.float64)
-        if counts.ndim != 2 or counts.shape[1] != 4 or counts.shape[0] < 1 or \
-                (counts < 0).any() or (counts != np.round(counts)).any():
+        if (
+            counts.ndim != 2
+            or counts.shape[1] != 4
+            or counts.shape[0] < 1
+            or (counts < 0).any()
+            or (counts != np.round(counts)).any()
+        ):
             raise ValueError("boundary_counts are (annotators, 4) non-negative integers")
         if (counts[:, 1] > counts[:, 0]).any() or (counts[:, 3] > counts[:, 2]).any():
             raise ValueError("boundary_counts find more boundary pixels than there are")
         k = counts.shape[0]
         per = d["per_annotator"]
         if sorted(per) != sorted(ANNOTATOR_MEASURES):
-            raise ValueError(f"per_annotator holds {sorted(per)}, expected "
-                             f"{sorted(ANNOTATOR_MEASURES)}")
-        arrays = {m: np.array([_dec(x) for x in per[m]], dtype=np.float64)
-                  for m in ANNOTATOR_MEASURES}
+            raise ValueError(
+                f"per_annotator holds {sorted(per)}, expected {sorted(ANNOTATOR_MEASURES)}"
+            )
+        arrays = {
+            m: np.array([_dec(x) for x in per[m]], dtype=np.float64)
+            for m in ANNOTATOR_MEASURES
+        }
         if any(a.shape != (k,) for a in arrays.values()):
             raise ValueError(f"every measure needs one value per annotator ({k})")
         stutz = None
         if d.get("stutz") is not None:
             from ._stutz import STUTZ_COLUMNS
+
             rows = d["stutz"]
             if len(rows) != k or any(sorted(r) != sorted(STUTZ_COLUMNS) for r in rows):
-                raise ValueError(f"stutz holds one row of {len(STUTZ_COLUMNS)} columns "
-                                 f"per annotator ({k})")
+                raise ValueError(
+                    f"stutz holds one row of {len(STUTZ_COLUMNS)} columns "
+                    f"per annotator ({k})"
+                )
             stutz = tuple({c: _dec(r[c]) for c in STUTZ_COLUMNS} for r in rows)
         ints = [_nonneg_int(d[n], n) for n in ("n_superpixels", "n_components", "n_split")]
-        return cls(arrays, counts.astype(np.int64), *ints, _dec(d["co"]), _dec(d["ev"]),
-                   {str(n): _dec(v) for n, v in d.get("extra", {}).items()}, stutz)
+        return cls(
+            arrays,
+            counts.astype(np.int64),
+            *ints,
+            _dec(d["co"]),
+            _dec(d["ev"]),
+            {str(n): _dec(v) for n, v in d.get("extra", {}).items()},
+            stutz,
+        )
 
 
 def _enc(x):
@@ -198,10 +245,18 @@ def _nanmean(v) -> float:
     return float(ok.mean()) if ok.size else float("nan")
 
 
-def evaluate_image(sp, gts, image=None, *, tolerance: float = DEFAULT_TOLERANCE,
-                   window: str = "euclidean", boundary: str = "bsds",
-                   min_overlap: float = ACHANTA_MIN_OVERLAP, void=None,
-                   connectivity: int = 4) -> SuperpixelRecord:
+def evaluate_image(
+    sp,
+    gts,
+    image=None,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    window: str = "euclidean",
+    boundary: str = "bsds",
+    min_overlap: float = ACHANTA_MIN_OVERLAP,
+    void=None,
+    connectivity: int = 4,
+) -> SuperpixelRecord:
     """Every superpixel measure of one map against every annotator of its image.
 
     Parameters
@@ -236,20 +291,28 @@ def evaluate_image(sp, gts, image=None, *, tolerance: float = DEFAULT_TOLERANCE,
     superpixel boundary map is built once; each annotator then costs a scan over the
     boundary pixels.
     """
-    return _evaluate_image(sp, gts, image, tolerance=tolerance, window=window,
-                           boundary=boundary, min_overlap=min_overlap, void=void,
-                           connectivity=connectivity)[0]
+    return _evaluate_image(
+        sp,
+        gts,
+        image,
+        tolerance=tolerance,
+        window=window,
+        boundary=boundary,
+        min_overlap=min_overlap,
+        void=void,
+        connectivity=connectivity,
+    )[0]
 
 
-def _evaluate_image(sp, gts, image, *, tolerance, window, boundary, min_overlap, void,
-                    connectivity):
+def _evaluate_image(
+    sp, gts, image, *, tolerance, window, boundary, min_overlap, void, connectivity
+):
     """:func:`evaluate_image`, also returning what :func:`superpixel_tables` built
     (``tables, compact, n_superpixels``) for reuse."""
     if len(gts) == 0:
         raise InputError("no ground-truth segmentations given")
     tables, compact, n_sp = superpixel_tables(sp, gts, void=void)
-    scorer = BoundaryScorer(compact, tolerance=tolerance, window=window,
-                            boundary=boundary)
+    scorer = BoundaryScorer(compact, tolerance=tolerance, window=window, boundary=boundary)
     per = {m: np.empty(len(tables)) for m in ANNOTATOR_MEASURES}
     counts = np.zeros((len(tables), 4), np.int64)
     for k, (t, g) in enumerate(zip(tables, gts)):
@@ -262,10 +325,20 @@ def _evaluate_image(sp, gts, image, *, tolerance, window, boundary, min_overlap,
     lab = np.ascontiguousarray(compact)
     cnt = _count(lab, n_sp, connectivity)
     area, per_sides = _shape_pass(lab, n_sp)
-    ev = float("nan") if image is None else _explained_variation(
-        *_colour_stats(lab, n_sp, _colours(image, lab.shape)))
-    record = SuperpixelRecord(per, counts, cnt.n_superpixels, cnt.n_components,
-                              cnt.n_split, _compactness(area[1:], per_sides[1:]), ev)
+    ev = (
+        float("nan")
+        if image is None
+        else _explained_variation(*_colour_stats(lab, n_sp, _colours(image, lab.shape)))
+    )
+    record = SuperpixelRecord(
+        per,
+        counts,
+        cnt.n_superpixels,
+        cnt.n_components,
+        cnt.n_split,
+        _compactness(area[1:], per_sides[1:]),
+        ev,
+    )
     return record, (tables, compact, n_sp)
 
 
@@ -321,8 +394,10 @@ def summarize(records) -> SuperpixelSummary:
     best = {m: _nanmean([d[m] for d in bests]) for m in bests[0]}
     image = {m: _nanmean([d[m] for d in imgs]) for m in imgs[0]}
     tot = np.sum([r.boundary_counts.sum(axis=0) for r in records], axis=0)
-    pooled = {"br_pooled": tot[1] / tot[0] if tot[0] else float("nan"),
-              "bp_pooled": tot[3] / tot[2] if tot[2] else float("nan")}
+    pooled = {
+        "br_pooled": tot[1] / tot[0] if tot[0] else float("nan"),
+        "bp_pooled": tot[3] / tot[2] if tot[2] else float("nan"),
+    }
     return SuperpixelSummary(mean, best, image, pooled, len(records))
 
 
@@ -345,7 +420,7 @@ def resampler(records):
         for k, v in row.items():
             columns.setdefault(k, []).append(v)
     names = list(columns)
-    x = np.array([columns[k] for k in names], dtype=np.float64).T      # (N, M)
+    x = np.array([columns[k] for k in names], dtype=np.float64).T  # (N, M)
     defined = np.isfinite(x)
     x = np.where(defined, x, 0.0)
     tot = np.array([r.boundary_counts.sum(axis=0) for r in records], dtype=np.float64)

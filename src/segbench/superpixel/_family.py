@@ -18,13 +18,23 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..io import (SUPERPIXEL_EXTS, atomic_write_text, check_same_shape, read_superpixels,
-                  write_stutz_results)
+from ..io import (
+    SUPERPIXEL_EXTS,
+    atomic_write_text,
+    check_same_shape,
+    read_superpixels,
+    write_stutz_results,
+)
 from ..result import Result
 from ..spec import Family
 from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, window_offsets
-from ._evaluate import (ANNOTATOR_MEASURES, SuperpixelRecord, _evaluate_image, resampler,
-                        summarize)
+from ._evaluate import (
+    ANNOTATOR_MEASURES,
+    SuperpixelRecord,
+    _evaluate_image,
+    resampler,
+    summarize,
+)
 from ._measures import ACHANTA_MIN_OVERLAP
 from ._stutz import STUTZ_COLUMNS, _check_labels, _stutz_rows, stutz_rows
 
@@ -32,8 +42,14 @@ from ._stutz import STUTZ_COLUMNS, _check_labels, _stutz_rows, stutz_rows
 _OWN_GT_EXTS = (".npz", ".csv")
 
 
-def superpixel_dataset(gt, images=None, *, split: str | None = None,
-                       presentation: str | None = None, required: bool = True):
+def superpixel_dataset(
+    gt,
+    images=None,
+    *,
+    split: str | None = None,
+    presentation: str | None = None,
+    required: bool = True,
+):
     """The ground truth of a superpixel run as a :class:`~segbench.datasets.Dataset`.
 
     Parameters
@@ -56,10 +72,12 @@ def superpixel_dataset(gt, images=None, *, split: str | None = None,
     Dataset
     """
     from ..datasets import SPLIT_NAMES, FolderPairs, open_ground_truth, with_images
+
     if isinstance(gt, (str, PathLike)) and _holds(Path(gt), _OWN_GT_EXTS):
         folder = Path(gt)
-        gt = FolderPairs(None, folder, split=folder.name if folder.name in SPLIT_NAMES
-                         else "test")
+        gt = FolderPairs(
+            None, folder, split=folder.name if folder.name in SPLIT_NAMES else "test"
+        )
     ds = open_ground_truth(gt, split=split, presentation=presentation)
     if images is not None:
         if not Path(images).is_dir():
@@ -73,7 +91,8 @@ def _holds(folder: Path, exts) -> bool:
     try:
         return folder.is_dir() and any(
             p.suffix.lower() in exts and not p.name.startswith(".") and p.is_file()
-            for p in folder.iterdir())
+            for p in folder.iterdir()
+        )
     except OSError:
         return False
 
@@ -95,8 +114,11 @@ def photograph(sample, shape, what: str = "the ground truth") -> np.ndarray | No
         return None
     image = sample.item.image
     if image.shape[:2] != tuple(shape):
-        raise InputError(f"image is {image.shape[0]}x{image.shape[1]} but {what} is "
-                         f"{shape[0]}x{shape[1]}", sample.item.image_path)
+        raise InputError(
+            f"image is {image.shape[0]}x{image.shape[1]} but {what} is "
+            f"{shape[0]}x{shape[1]}",
+            sample.item.image_path,
+        )
     return image
 
 
@@ -116,8 +138,9 @@ def check_evaluation(params: dict) -> None:
     if window == "matched" and not tolerance > 0:
         raise InputError("window='matched' needs a positive tolerance")
     if params.get("boundary", "bsds") not in BOUNDARIES:
-        raise InputError(f"boundary must be one of {', '.join(BOUNDARIES)}, not "
-                         f"{params['boundary']!r}")
+        raise InputError(
+            f"boundary must be one of {', '.join(BOUNDARIES)}, not {params['boundary']!r}"
+        )
     if params.get("connectivity", 4) not in (4, 8):
         raise InputError(f"connectivity must be 4 or 8, got {params['connectivity']}")
     if not 0 <= params.get("min_overlap", ACHANTA_MIN_OVERLAP) < 1:
@@ -137,19 +160,34 @@ def _evaluate(sample, params: dict) -> SuperpixelRecord:
         check_same_shape(sp, gts[0].shape, sample.prediction)
     image = photograph(sample, sp.shape, "the superpixel map")
     record, built = _evaluate_image(
-        sp, gts, image, tolerance=params["tolerance"], window=params["window"],
-        boundary=params["boundary"], min_overlap=params["min_overlap"],
-        void=params["void"], connectivity=params["connectivity"])
+        sp,
+        gts,
+        image,
+        tolerance=params["tolerance"],
+        window=params["window"],
+        boundary=params["boundary"],
+        min_overlap=params["min_overlap"],
+        void=params["void"],
+        connectivity=params["connectivity"],
+    )
     if not params["stutz"]:
         return record
-    if params["void"] is None:          # the tables the benchmark's columns use
+    if params["void"] is None:  # the tables the benchmark's columns use
         sp, gs = _check_labels(sp, gts)
         rows = _stutz_rows(sp, gs, image, *built)
     else:
         rows = stutz_rows(sp, gts, image)
-    return SuperpixelRecord(record.per_annotator, record.boundary_counts,
-                            record.n_superpixels, record.n_components, record.n_split,
-                            record.co, record.ev, record.extra, tuple(rows))
+    return SuperpixelRecord(
+        record.per_annotator,
+        record.boundary_counts,
+        record.n_superpixels,
+        record.n_components,
+        record.n_split,
+        record.co,
+        record.ev,
+        record.extra,
+        tuple(rows),
+    )
 
 
 def _exts(params: dict) -> tuple[str, ...]:
@@ -165,8 +203,9 @@ def item_rows(ids, records) -> list[dict]:
         row.update(r.mean())
         row.update({f"{k}_best": v for k, v in r.best().items()})
         row.update(r.image_measures())
-        row["per_annotator"] = {k: np.asarray(v).tolist()
-                                for k, v in r.per_annotator.items()}
+        row["per_annotator"] = {
+            k: np.asarray(v).tolist() for k, v in r.per_annotator.items()
+        }
         rows.append(row)
     return rows
 
@@ -198,16 +237,34 @@ def per_annotator_csv(ids, records) -> str:
     """The text of ``per_annotator.csv``: one row per (image, annotator), 6
     significant digits."""
     buf = StringIO()
-    w = csv.writer(buf)                 # its \r\n line ends, as always
-    w.writerow(["image", "annotator", *ANNOTATOR_MEASURES, "n_superpixels",
-                "n_components", "n_split", "co", "ev"])
+    w = csv.writer(buf)  # its \r\n line ends, as always
+    w.writerow(
+        [
+            "image",
+            "annotator",
+            *ANNOTATOR_MEASURES,
+            "n_superpixels",
+            "n_components",
+            "n_split",
+            "co",
+            "ev",
+        ]
+    )
     for iid, r in zip(ids, records):
         img = r.image_measures()
         for k in range(r.n_annotators):
-            w.writerow([iid, k, *(f"{r.per_annotator[m][k]:.6g}"
-                                  for m in ANNOTATOR_MEASURES),
-                        img["n_superpixels"], img["n_components"], img["n_split"],
-                        f"{img['co']:.6g}", f"{img['ev']:.6g}"])
+            w.writerow(
+                [
+                    iid,
+                    k,
+                    *(f"{r.per_annotator[m][k]:.6g}" for m in ANNOTATOR_MEASURES),
+                    img["n_superpixels"],
+                    img["n_components"],
+                    img["n_split"],
+                    f"{img['co']:.6g}",
+                    f"{img['ev']:.6g}",
+                ]
+            )
     return buf.getvalue()
 
 
@@ -220,10 +277,27 @@ def _from_json(d: dict) -> SuperpixelRecord:
 
 
 SUPERPIXEL = Family(
-    name="superpixel", version=1,
-    defaults={"tolerance": DEFAULT_TOLERANCE, "window": "euclidean", "boundary": "bsds",
-              "min_overlap": ACHANTA_MIN_OVERLAP, "void": None, "connectivity": 4,
-              "max_annotators": None, "stutz": False},
-    evaluate=_evaluate, to_json=_to_json, from_json=_from_json, summarize=_summarize,
-    write=_write, prediction_exts=_exts, check=check_evaluation, label="superpixel",
-    input_files=image_files, resampler=_resampler, item_score="asa")
+    name="superpixel",
+    version=1,
+    defaults={
+        "tolerance": DEFAULT_TOLERANCE,
+        "window": "euclidean",
+        "boundary": "bsds",
+        "min_overlap": ACHANTA_MIN_OVERLAP,
+        "void": None,
+        "connectivity": 4,
+        "max_annotators": None,
+        "stutz": False,
+    },
+    evaluate=_evaluate,
+    to_json=_to_json,
+    from_json=_from_json,
+    summarize=_summarize,
+    write=_write,
+    prediction_exts=_exts,
+    check=check_evaluation,
+    label="superpixel",
+    input_files=image_files,
+    resampler=_resampler,
+    item_score="asa",
+)

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..compilation import prepare_kernels
 from ..errors import InputError
-from ._boundary import boundary_map
-from ._table import compact_superpixels
 from ..primitives import find_root as _find
 from ..primitives import union_lower as _union
+from ._boundary import boundary_map
+from ._table import compact_superpixels
 
 prepare_kernels()
 
@@ -27,8 +27,9 @@ prepare_kernels()
 def _compact(sp) -> tuple[np.ndarray, int]:
     arr = np.asarray(sp)
     if arr.ndim != 2:
-        raise InputError(f"superpixels must be a 2-D (H, W) label map, got shape "
-                         f"{arr.shape}")
+        raise InputError(
+            f"superpixels must be a 2-D (H, W) label map, got shape {arr.shape}"
+        )
     lab, k = compact_superpixels(arr)
     return np.ascontiguousarray(lab), k
 
@@ -39,14 +40,17 @@ def _colours(image, shape) -> np.ndarray:
     if img.ndim == 2:
         img = img[..., None]
     if img.ndim != 3 or img.shape[:2] != tuple(shape):
-        raise InputError(f"image of shape {img.shape} does not match the superpixels "
-                         f"({shape[0]}x{shape[1]})")
+        raise InputError(
+            f"image of shape {img.shape} does not match the superpixels "
+            f"({shape[0]}x{shape[1]})"
+        )
     if img.dtype == bool or not np.issubdtype(img.dtype, np.number):
         raise InputError(f"image must hold numbers, got {img.dtype}")
     return np.ascontiguousarray(img.reshape(-1, img.shape[2]))
 
 
 # ------------------------------------------------------------------ compiled passes
+
 
 @nb.njit(cache=True)
 def _shape_pass(lab, k):
@@ -101,6 +105,7 @@ def _coordinates(shape) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ shape
+
 
 def perimeters(sp) -> tuple[np.ndarray, np.ndarray]:
     """Area and perimeter of every superpixel, in pixels and pixel sides.
@@ -259,6 +264,7 @@ def contour_density(sp, *, boundary: str = "two-sided") -> float:
 
 # ------------------------------------------------------------------ colour
 
+
 def _explained_variation(count, s, ss) -> float:
     n = count.sum()
     tot = s.sum(axis=0)
@@ -340,14 +346,14 @@ def sum_squared_error(sp, image=None) -> float:
 #: b = 1.3693), and the cap it writes where no boundary exists (INT_MAX >> 2).
 _CHAMFER_A = int(round(0.955 * 65536))
 _CHAMFER_B = int(round(1.3693 * 65536))
-_CHAMFER_CAP = (2 ** 31 - 1) >> 2
+_CHAMFER_CAP = (2**31 - 1) >> 2
 
 
 @nb.njit(cache=True)
 def _chamfer3(zero, a, b, cap):
     """Two-pass 3x3 chamfer distance to the True pixels of ``zero`` (fixed point)."""
     h, w = zero.shape
-    big = np.int64(2 ** 31 - 1)
+    big = np.int64(2**31 - 1)
     t = np.full((h + 2, w + 2), big, np.int64)
     for y in range(h):
         for x in range(w):
@@ -373,8 +379,9 @@ def _chamfer3(zero, a, b, cap):
     return out
 
 
-def mean_distance_to_edge(sp, gt=None, *, boundary: str = "bsds",
-                          distance: str = "euclidean", gt_boundary=None) -> float:
+def mean_distance_to_edge(
+    sp, gt=None, *, boundary: str = "bsds", distance: str = "euclidean", gt_boundary=None
+) -> float:
     """Mean distance to edge (MDE) of Benesova and Kottman.
 
     The mean, over ground-truth boundary pixels, of the distance to the nearest
@@ -401,8 +408,9 @@ def mean_distance_to_edge(sp, gt=None, *, boundary: str = "bsds",
     if gt_boundary is None:
         if gt is None:
             raise InputError("give a ground-truth label map or gt_boundary=")
-        gt_boundary = boundary_map(np.asarray(getattr(gt, "segmentation", gt)),
-                                   boundary=boundary)
+        gt_boundary = boundary_map(
+            np.asarray(getattr(gt, "segmentation", gt)), boundary=boundary
+        )
     gb = np.asarray(gt_boundary) != 0
     if not gb.any():
         return float("nan")
@@ -418,7 +426,8 @@ def _edge_distance(sp_b, distance: str):
         raise InputError(f"distance must be 'euclidean' or 'chamfer', not {distance!r}")
     if not sp_b.any():
         return None
-    from scipy import ndimage    # here: importing it costs 0.4 s, most runs never call it
+    from scipy import ndimage  # here: importing it costs 0.4 s, most runs never call it
+
     return ndimage.distance_transform_edt(~sp_b)
 
 

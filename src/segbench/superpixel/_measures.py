@@ -26,8 +26,10 @@ def _table(sp, gt, table, void) -> np.ndarray:
     if table is not None:
         t = checked_counts(table, "an overlap table")
         if t[0].any():
-            raise InputError("row 0 of an overlap table (void superpixel pixels) must be "
-                             "empty: every pixel belongs to a superpixel")
+            raise InputError(
+                "row 0 of an overlap table (void superpixel pixels) must be "
+                "empty: every pixel belongs to a superpixel"
+            )
         return t
     if sp is None or gt is None:
         raise InputError("give a superpixel map and a ground truth, or table=")
@@ -166,8 +168,7 @@ def _corrected_ue(m, size, total) -> float:
     return _ratio((size - _best_per_superpixel(m)).sum(), total)
 
 
-def achievable_segmentation_accuracy(sp=None, gt=None, *, table=None,
-                                     void=None) -> float:
+def achievable_segmentation_accuracy(sp=None, gt=None, *, table=None, void=None) -> float:
     """Achievable segmentation accuracy (ASA) of Liu et al.
 
     ``ASA = sum_s max_g M[s, g] / T``: the accuracy of the best segmentation that uses
@@ -276,8 +277,9 @@ def _neubert_protzel_ue(m, size, total) -> float:
     return _ratio(np.minimum(m, size[:, None] - m).sum(), total)
 
 
-def achanta_ue(sp=None, gt=None, *, table=None, void=None,
-               min_overlap: float = ACHANTA_MIN_OVERLAP) -> float:
+def achanta_ue(
+    sp=None, gt=None, *, table=None, void=None, min_overlap: float = ACHANTA_MIN_OVERLAP
+) -> float:
     """Undersegmentation error of the SLIC paper (Achanta et al.).
 
     ``(sum_g sum_{s: M[s, g] > B_s} |s| - T) / T`` with ``B_s = min_overlap * |s|``:
@@ -346,30 +348,48 @@ def _oversegmentation_error(m, size, total) -> float:
 _MEASURES = {
     "ue": (_seeds_ue, seeds_ue, "SEEDS evaluation (van den Bergh et al.)"),
     "cue": (_corrected_ue, corrected_ue, "corrected UE (van den Bergh et al.)"),
-    "ue_levinshtein": (_levinshtein_ue, levinshtein_ue,
-                       "TurboPixels (Levinshtein et al. 2009)"),
+    "ue_levinshtein": (
+        _levinshtein_ue,
+        levinshtein_ue,
+        "TurboPixels (Levinshtein et al. 2009)",
+    ),
     "ue_np": (_neubert_protzel_ue, neubert_protzel_ue, "Neubert and Protzel 2012"),
-    "ue_achanta": (_achanta_ue, achanta_ue,
-                   "SLIC paper (Achanta et al. 2012), 5% overlap rule"),
+    "ue_achanta": (
+        _achanta_ue,
+        achanta_ue,
+        "SLIC paper (Achanta et al. 2012), 5% overlap rule",
+    ),
     "asa": (_asa, achievable_segmentation_accuracy, "Liu et al. 2011"),
-    "oe": (_oversegmentation_error, oversegmentation_error,
-           "undersegmentation error with the roles swapped"),
+    "oe": (
+        _oversegmentation_error,
+        oversegmentation_error,
+        "undersegmentation error with the roles swapped",
+    ),
 }
 
 #: The undersegmentation errors by name: the name of each variant in segbench's
 #: results, its function, and what it follows.
-UE_VARIANTS = {k: (f, what) for k, (_, f, what) in _MEASURES.items()
-               if k not in ("asa", "oe")}
+UE_VARIANTS = {
+    k: (f, what) for k, (_, f, what) in _MEASURES.items() if k not in ("asa", "oe")
+}
 
 #: ``variant=`` of :func:`undersegmentation_error` -> the name in :data:`UE_VARIANTS`.
-_VARIANT_ALIASES = {"seeds": "ue", "seeds-normalized": "ue_norm", "corrected": "cue",
-                    "cue": "cue",
-                    "levinshtein": "ue_levinshtein", "neubert-protzel": "ue_np",
-                    "np": "ue_np", "achanta": "ue_achanta", "slic": "ue_achanta"}
+_VARIANT_ALIASES = {
+    "seeds": "ue",
+    "seeds-normalized": "ue_norm",
+    "corrected": "cue",
+    "cue": "cue",
+    "levinshtein": "ue_levinshtein",
+    "neubert-protzel": "ue_np",
+    "np": "ue_np",
+    "achanta": "ue_achanta",
+    "slic": "ue_achanta",
+}
 
 
-def undersegmentation_error(sp=None, gt=None, *, variant: str = "seeds", table=None,
-                            void=None) -> float:
+def undersegmentation_error(
+    sp=None, gt=None, *, variant: str = "seeds", table=None, void=None
+) -> float:
     """Undersegmentation error under a named variant.
 
     Parameters
@@ -381,9 +401,11 @@ def undersegmentation_error(sp=None, gt=None, *, variant: str = "seeds", table=N
         :func:`achanta_ue`.
     """
     if variant not in _VARIANT_ALIASES:
-        raise InputError(f"unknown undersegmentation-error variant {variant!r}; choose "
-                         "seeds, seeds-normalized, corrected, levinshtein, "
-                         "neubert-protzel or achanta")
+        raise InputError(
+            f"unknown undersegmentation-error variant {variant!r}; choose "
+            "seeds, seeds-normalized, corrected, levinshtein, "
+            "neubert-protzel or achanta"
+        )
     name = _VARIANT_ALIASES[variant]
     if name == "ue_norm":
         return seeds_ue(sp, gt, table=table, void=void, normalized=True)
@@ -398,5 +420,7 @@ def table_measures(table, *, min_overlap: float = ACHANTA_MIN_OVERLAP) -> dict:
     (the same cores, on the table converted once).
     """
     m, size, total = _parts(np.asarray(table))
-    return {k: core(m, size, total, min_overlap) if k == "ue_achanta"
-            else core(m, size, total) for k, (core, _, _) in _MEASURES.items()}
+    return {
+        k: core(m, size, total, min_overlap) if k == "ue_achanta" else core(m, size, total)
+        for k, (core, _, _) in _MEASURES.items()
+    }

@@ -19,18 +19,26 @@ import numpy as np
 
 from ..errors import InputError
 from ._boundary import BoundaryScorer, boundary_map
-from ._image import (_colour_stats, _colours, _compactness, _coordinates,
-                     _edge_distance, _explained_variation, _mean_at, _shape_pass)
+from ._image import (
+    _colour_stats,
+    _colours,
+    _compactness,
+    _coordinates,
+    _edge_distance,
+    _explained_variation,
+    _mean_at,
+    _shape_pass,
+)
 from ._measures import table_measures
 from ._table import superpixel_tables
 
 #: Column of the C++ benchmark -> the segbench measure it is, and the difference.
 STUTZ_COLUMNS = {
     "ue": "corrected_ue (CUE, van den Bergh et al.) = 1 - asa; not Neubert-Protzel's "
-          "error, as the benchmark's documentation says",
+    "error, as the benchmark's documentation says",
     "oe": "oversegmentation_error",
     "rec": "boundary_recall(window='square', tolerance=round(0.0025 * diagonal), "
-           "boundary='two-sided')",
+    "boundary='two-sided')",
     "pre": "BoundaryCounts.stutz_precision at the same setting (not boundary precision)",
     "ue_np": "neubert_protzel_ue",
     "ue_levin": "levinshtein_ue x (segments present) / (largest label + 1)",
@@ -61,7 +69,7 @@ def stutz_radius(shape) -> int:
 def _regularity(sp: np.ndarray, n_boundary: int) -> float:
     """The benchmark's ``reg``, as its code computes it (width taken as the height)."""
     h = sp.shape[0]
-    w = sp.shape[0]                       # sic: the benchmark uses rows for both
+    w = sp.shape[0]  # sic: the benchmark uses rows for both
     n_labels = int(sp.max()) + 1
     region = int(math.sqrt((sp.shape[0] * sp.shape[1]) // n_labels))
     if region == 0:
@@ -110,8 +118,7 @@ def _check_labels(sp, gts) -> tuple[np.ndarray, list[np.ndarray]]:
     gs = [np.asarray(getattr(g, "segmentation", g)) for g in gts]
     for what, a in (("superpixels", sp), *(("ground truth", g) for g in gs)):
         if a.ndim != 2 or not np.issubdtype(a.dtype, np.integer) or a.min() < 0:
-            raise InputError(f"the benchmark's {what} are 2-D non-negative integer "
-                             "labels")
+            raise InputError(f"the benchmark's {what} are 2-D non-negative integer labels")
     return sp, gs
 
 
@@ -125,7 +132,7 @@ def _stutz_rows(sp, gs, image, tables, compact, n_sp) -> list[dict]:
     xy = _coordinates(lab.shape)
     x = np.hstack([_colours(image, lab.shape).astype(np.float64), xy]) if colour else xy
     count, s, ss = _colour_stats(lab, n_sp, x)
-    c = x.shape[1] - 2                        # colour channels, then (row, col)
+    c = x.shape[1] - 2  # colour channels, then (row, col)
 
     def part(a, cols):
         return np.ascontiguousarray(a[:, cols])
@@ -140,19 +147,27 @@ def _stutz_rows(sp, gs, image, tables, compact, n_sp) -> list[dict]:
     if colour:
         sc, ssc = part(s, slice(0, c)), part(ss, slice(0, c))
         var = (ssc - sc * sc / count[:, None]).sum(axis=1) / count
-        row.update(sse_rgb=sse(slice(0, c)),
-                   ev=_explained_variation(count, sc, ssc),
-                   icv=float(np.sqrt(np.maximum(var, 0)).mean()) * n_sp / sp_max)
+        row.update(
+            sse_rgb=sse(slice(0, c)),
+            ev=_explained_variation(count, sc, ssc),
+            icv=float(np.sqrt(np.maximum(var, 0)).mean()) * n_sp / sp_max,
+        )
     else:
         row.update(sse_rgb=nan, ev=nan, icv=nan)
     area, sides = _shape_pass(lab, n_sp)
-    scorer = BoundaryScorer(lab, tolerance=stutz_radius(sp.shape), window="square",
-                            boundary="two-sided")
+    scorer = BoundaryScorer(
+        lab, tolerance=stutz_radius(sp.shape), window="square", boundary="two-sided"
+    )
     sp_b = scorer.sp_boundary
     dist = _edge_distance(sp_b, "chamfer")
-    row.update(co=_compactness(area[1:], sides[1:]), cd=float(sp_b.mean()),
-               reg=_regularity(sp, int(sp_b.sum())), sp=float(n_sp),
-               sp_size=float(size.mean()), sp_size_variation=float(size.std()))
+    row.update(
+        co=_compactness(area[1:], sides[1:]),
+        cd=float(sp_b.mean()),
+        reg=_regularity(sp, int(sp_b.sum())),
+        sp=float(n_sp),
+        sp_size=float(size.mean()),
+        sp_size_variation=float(size.std()),
+    )
     # -------- against each annotator
     rows = []
     for t, g in zip(tables, gs):
@@ -161,10 +176,16 @@ def _stutz_rows(sp, gs, image, tables, compact, n_sp) -> list[dict]:
         n_gt = int((t[:, 1:].sum(axis=0) > 0).sum())
         gb = boundary_map(g, boundary="two-sided")
         bc = scorer.counts(gt_boundary=gb)
-        r = {"ue": tm["cue"], "oe": tm["oe"],
-             "rec": bc.recall if bc.gt_pixels else 0.0,
-             "pre": bc.stutz_precision, "ue_np": tm["ue_np"],
-             "ue_levin": tm["ue_levinshtein"] * n_gt / (int(g.max()) + 1),
-             "asa": tm["asa"], "mde": _mean_at(dist, gb), **row}
+        r = {
+            "ue": tm["cue"],
+            "oe": tm["oe"],
+            "rec": bc.recall if bc.gt_pixels else 0.0,
+            "pre": bc.stutz_precision,
+            "ue_np": tm["ue_np"],
+            "ue_levin": tm["ue_levinshtein"] * n_gt / (int(g.max()) + 1),
+            "asa": tm["asa"],
+            "mde": _mean_at(dist, gb),
+            **row,
+        }
         rows.append({k: r[k] for k in STUTZ_COLUMNS})
     return rows

@@ -23,21 +23,35 @@ from ..errors import InputError
 from ..result import Result, provenance
 from ..spec import Family
 from ._boundary import DEFAULT_TOLERANCE
-from ._evaluate import (ANNOTATOR_MEASURES, DERIVED_MEASURES, SuperpixelRecord,
-                        evaluate_image, summarize)
+from ._evaluate import (
+    ANNOTATOR_MEASURES,
+    DERIVED_MEASURES,
+    SuperpixelRecord,
+    evaluate_image,
+    summarize,
+)
 from ._family import annotators, check_evaluation, image_files, item_rows, photograph
 
 #: Measures drawn in the curves figure, with their axis labels.
-PLOTTED = {"br": "boundary recall", "bp": "boundary precision",
-           "ue": "undersegmentation error (SEEDS recipe; can exceed 1)",
-           "cue": "corrected UE (CUE)",
-           "asa": "achievable segmentation accuracy", "ue_np": "UE (Neubert-Protzel)",
-           "ev": "explained variation", "co": "compactness"}
+PLOTTED = {
+    "br": "boundary recall",
+    "bp": "boundary precision",
+    "ue": "undersegmentation error (SEEDS recipe; can exceed 1)",
+    "cue": "corrected UE (CUE)",
+    "asa": "achievable segmentation accuracy",
+    "ue_np": "UE (Neubert-Protzel)",
+    "ev": "explained variation",
+    "co": "compactness",
+}
 #: Measures averaged over the K range.
 AVERAGED = (*ANNOTATOR_MEASURES, *DERIVED_MEASURES, "co", "ev")
 #: The evaluation options of a sweep (the others keep their defaults).
-SWEEP_OPTIONS = {"tolerance": DEFAULT_TOLERANCE, "window": "euclidean", "boundary": "bsds",
-                 "max_annotators": None}
+SWEEP_OPTIONS = {
+    "tolerance": DEFAULT_TOLERANCE,
+    "window": "euclidean",
+    "boundary": "bsds",
+    "max_annotators": None,
+}
 
 
 def average_over_range(counts, values, k_min: float, k_max: float) -> float:
@@ -74,6 +88,7 @@ def average_over_range(counts, values, k_min: float, k_max: float) -> float:
 
 def _algorithms() -> dict:
     from ..algorithms.superpixels import SUPERPIXEL_ALGORITHMS
+
     return SUPERPIXEL_ALGORITHMS
 
 
@@ -86,43 +101,74 @@ def sweep_family(algorithm: str, k: int, algorithm_params: dict | None = None) -
     from the run's parameters.
     """
     if algorithm not in _algorithms():
-        raise InputError(f"unknown superpixel algorithm {algorithm!r}; choose from "
-                         f"{', '.join(_algorithms())}")
+        raise InputError(
+            f"unknown superpixel algorithm {algorithm!r}; choose from "
+            f"{', '.join(_algorithms())}"
+        )
     from ..algorithms.superpixels import check_available
-    check_available(algorithm)          # an optional package: say so before any image
+
+    check_available(algorithm)  # an optional package: say so before any image
     if isinstance(k, bool) or int(k) != k or k < 1:
         raise InputError(f"K values must be positive integers, got {k!r}")
-    try:      # as JSON holds it, so that a saved key compares equal (tuples -> lists)
+    try:  # as JSON holds it, so that a saved key compares equal (tuples -> lists)
         aparams = json.loads(json.dumps(dict(algorithm_params or {}), sort_keys=True))
     except (TypeError, ValueError):
-        raise InputError(f"parameters of {algorithm} must be plain numbers, strings or "
-                         f"lists, got {algorithm_params!r}") from None
+        raise InputError(
+            f"parameters of {algorithm} must be plain numbers, strings or "
+            f"lists, got {algorithm_params!r}"
+        ) from None
     return Family(
-        name=f"superpixel_sweep-{algorithm}-k{int(k)}", version=1,
-        defaults={"algorithm": algorithm, "k": int(k), "algorithm_params": aparams,
-                  **SWEEP_OPTIONS},
-        evaluate=_evaluate_sweep, to_json=_to_json, from_json=_from_json,
-        summarize=_summarize_sweep, check=check_evaluation,
-        label=f"{algorithm}{int(k)}", input_files=image_files)
+        name=f"superpixel_sweep-{algorithm}-k{int(k)}",
+        version=1,
+        defaults={
+            "algorithm": algorithm,
+            "k": int(k),
+            "algorithm_params": aparams,
+            **SWEEP_OPTIONS,
+        },
+        evaluate=_evaluate_sweep,
+        to_json=_to_json,
+        from_json=_from_json,
+        summarize=_summarize_sweep,
+        check=check_evaluation,
+        label=f"{algorithm}{int(k)}",
+        input_files=image_files,
+    )
 
 
 def _evaluate_sweep(sample, params: dict) -> SuperpixelRecord:
     """Run the algorithm on the photograph (timed) and score its superpixels."""
     from ..algorithms.superpixels import superpixels
+
     if sample.item.image_path is None and sample.item.image_loader is None:
-        raise InputError(f"image {sample.id!r} has no photograph: the sweep runs the "
-                         "algorithms on it (give images)",
-                         sample.item.sources[0] if sample.item.sources else None)
+        raise InputError(
+            f"image {sample.id!r} has no photograph: the sweep runs the "
+            "algorithms on it (give images)",
+            sample.item.sources[0] if sample.item.sources else None,
+        )
     gts = annotators(sample, params["max_annotators"])
     image = photograph(sample, gts[0].shape)
     t0 = time.perf_counter()
     sp = superpixels(image, params["k"], params["algorithm"], **params["algorithm_params"])
     seconds = time.perf_counter() - t0
-    rec = evaluate_image(sp, gts, image, tolerance=params["tolerance"],
-                         window=params["window"], boundary=params["boundary"])
-    return SuperpixelRecord(rec.per_annotator, rec.boundary_counts, rec.n_superpixels,
-                            rec.n_components, rec.n_split, rec.co, rec.ev,
-                            {"seconds": seconds})
+    rec = evaluate_image(
+        sp,
+        gts,
+        image,
+        tolerance=params["tolerance"],
+        window=params["window"],
+        boundary=params["boundary"],
+    )
+    return SuperpixelRecord(
+        rec.per_annotator,
+        rec.boundary_counts,
+        rec.n_superpixels,
+        rec.n_components,
+        rec.n_split,
+        rec.co,
+        rec.ev,
+        {"seconds": seconds},
+    )
 
 
 def _to_json(record: SuperpixelRecord) -> dict:
@@ -140,8 +186,7 @@ def _summarize_sweep(ids, records, params, options) -> Result:
     """The point's figures (as the superpixel benchmark's) and ``seconds``, the mean
     algorithm time per image."""
     metrics = summarize(records).metrics()
-    metrics["seconds"] = float(np.mean([r.extra.get("seconds", np.nan)
-                                        for r in records]))
+    metrics["seconds"] = float(np.mean([r.extra.get("seconds", np.nan) for r in records]))
     rows = item_rows(ids, records)
     for row, r in zip(rows, records):
         row["seconds"] = r.extra.get("seconds", float("nan"))
@@ -202,14 +247,25 @@ def sweep_result(points: dict, k_range, *, algorithm_params=None, **params) -> R
         for m in AVERAGED:
             metrics[f"{a}/avg_{m}"] = average_over_range(c["n_superpixels"], c[m], lo, hi)
     ks = sorted({k for _, k in points})
-    return Result("superpixel-sweep", metrics, [], curves,
-                  provenance(algorithms=algos, ks=ks, k_range=[lo, hi],
-                             algorithm_params=algorithm_params or {}, **params))
+    return Result(
+        "superpixel-sweep",
+        metrics,
+        [],
+        curves,
+        provenance(
+            algorithms=algos,
+            ks=ks,
+            k_range=[lo, hi],
+            algorithm_params=algorithm_params or {},
+            **params,
+        ),
+    )
 
 
 def write_sweep(out, result: Result, *, plot: bool = True) -> None:
     """``sweep.json``, ``sweep.csv`` and (``plot``) ``curves.png`` of a sweep."""
     from ..io import atomic_write_text, ensure_dir
+
     out = ensure_dir(out)
     result.to_json(out / "sweep.json")
     atomic_write_text(out / "sweep.csv", sweep_csv(result.curves))
@@ -221,13 +277,19 @@ def write_sweep(out, result: Result, *, plot: bool = True) -> None:
 def sweep_csv(curves: dict) -> str:
     """The text of ``sweep.csv``: one row per (algorithm, K)."""
     buf = StringIO()
-    w = csv.writer(buf)                 # its \r\n line ends, as always
+    w = csv.writer(buf)  # its \r\n line ends, as always
     w.writerow(["algorithm", "k", "n_superpixels", "seconds", *AVERAGED])
     for a, c in curves.items():
         for i in range(len(c["k"])):
-            w.writerow([a, c["k"][i], f"{c['n_superpixels'][i]:.1f}",
-                        f"{c['seconds'][i]:.4f}",
-                        *(f"{c[m][i]:.6g}" for m in AVERAGED)])
+            w.writerow(
+                [
+                    a,
+                    c["k"][i],
+                    f"{c['n_superpixels'][i]:.1f}",
+                    f"{c['seconds'][i]:.4f}",
+                    *(f"{c[m][i]:.6g}" for m in AVERAGED),
+                ]
+            )
     return buf.getvalue()
 
 
@@ -239,6 +301,7 @@ def plot_sweep(curves: dict, path, *, k_range=None, measures=None, dpi: int = 12
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
     measures = list(measures or PLOTTED)
     cols = 4
     rows = (len(measures) + cols - 1) // cols
@@ -247,8 +310,15 @@ def plot_sweep(curves: dict, path, *, k_range=None, measures=None, dpi: int = 12
     for i, m in enumerate(measures):
         ax = fig.add_subplot(rows, cols, i + 1)
         for j, (a, c) in enumerate(curves.items()):
-            ax.plot(c["n_superpixels"], c[m], marker="os^D"[j % 4], ms=3.5, lw=1.2,
-                    color=f"C{j}", label=a)
+            ax.plot(
+                c["n_superpixels"],
+                c[m],
+                marker="os^D"[j % 4],
+                ms=3.5,
+                lw=1.2,
+                color=f"C{j}",
+                label=a,
+            )
         if k_range is not None:
             ax.axvspan(k_range[0], k_range[1], color="0.93", zorder=0)
         ax.set_title(PLOTTED.get(m, m), fontsize=9)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..primitives import (compact_labels, prepare_ground_truth, split_tables,
-                          stacked_tables)
+from ..primitives import compact_labels, prepare_ground_truth, split_tables, stacked_tables
 
 
 def compact_superpixels(sp) -> tuple[np.ndarray, int]:
@@ -52,8 +51,9 @@ def superpixel_table(sp, gt, *, void=None) -> np.ndarray:
     s = np.asarray(sp)
     g = np.asarray(getattr(gt, "segmentation", gt))
     if s.shape != g.shape:
-        raise InputError(f"superpixels are {_hw(s.shape)} but the ground truth is "
-                         f"{_hw(g.shape)}")
+        raise InputError(
+            f"superpixels are {_hw(s.shape)} but the ground truth is {_hw(g.shape)}"
+        )
     cs, ns = compact_superpixels(s)
     cg, ng = compact_labels(g, void=void)
     return stacked_tables(cs, ns, [cg], [ng])
@@ -74,8 +74,9 @@ def superpixel_tables(sp, gts, *, void=None) -> tuple[list[np.ndarray], np.ndarr
     gflat, n_gts = prepare_ground_truth(gts, void=void)
     shape = np.asarray(getattr(gts[0], "segmentation", gts[0])).shape
     if s.shape != shape:
-        raise InputError(f"superpixels are {_hw(s.shape)} but the ground truth is "
-                         f"{_hw(shape)}")
+        raise InputError(
+            f"superpixels are {_hw(s.shape)} but the ground truth is {_hw(shape)}"
+        )
     cs, ns = compact_superpixels(s)
     stacked = stacked_tables(cs, ns, gflat, n_gts)
     return split_tables(stacked, n_gts), cs, ns
