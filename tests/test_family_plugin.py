@@ -77,6 +77,17 @@ def test_an_installed_family_has_its_command_evaluate_and_compare(plugin):
     import json
     saved = json.loads((plugin / "runs" / "soft" / "result_boundary_count.json").read_text())
     assert float(py.stdout) == saved["metrics"]["ratio"]
+    # and the site ranks its runs by its headline, as it ranks a built-in family's
+    site = _run(plugin, "site", "--gt", plugin / "data", "--results", plugin / "runs" / "soft",
+                plugin / "runs" / "noisy", "--out", plugin / "site-out", "--quiet")
+    assert site.returncode == 0, site.stderr
+    html = (plugin / "site-out" / "index.html").read_text()
+    ranking = html.split('id="ranking"', 1)[1].split("</table>", 1)[0]
+    assert re.search(r'<th data-sort="num">ratio</th>', ranking), ranking
+    ratios = {n: json.loads((plugin / "runs" / n / "result_boundary_count.json").read_text())[
+        "metrics"]["ratio"] for n in ("soft", "noisy")}
+    order = re.findall(r'<tr data-slug="([^"]+)">', ranking)
+    assert order == sorted(ratios, key=lambda n: -ratios[n]), (order, ratios)
 
 
 def test_a_broken_plugin_is_one_warning_and_segbench_works(plugin, tmp_path):

@@ -183,7 +183,10 @@ def test_the_site_ranks_other_tolerances_and_resolutions_apart():
     from segbench.report._site_runs import Run, settings_of, settings_text
 
     def run(**params):
-        return Run(dir=Path("."), name="x", boundary={"provenance": {"params": params}})
+        from segbench import Result
+
+        res = Result("boundary", {}, provenance={"params": params})
+        return Run(dir=Path("."), name="x", results={"boundary": res})
 
     old = run(protocol="bsr", nthresh=99, max_dist=0.0075)      # recorded before either
     assert settings_of(old) == settings_of(run(protocol="bsr", nthresh=99,

@@ -192,3 +192,103 @@ def test_declared_metrics_say_which_way_is_better():
         if entry.metrics:
             keys = {m.key for m in entry.metrics}
             assert set(entry.headline) <= keys, entry.name
+
+
+def test_a_family_added_at_run_time_has_a_site_and_a_compare_table(data, tmp_path, capsys):
+    """Issue 39: a family declared only by its registry entry is ranked by the site
+    (its declared metrics as columns, in their declared direction), listed with its
+    per-image scores on its algorithm page, offered for download, and compared,
+    beside a boundary run of the same algorithm; no site, CLI or compare code names
+    it."""
+    from dataclasses import replace
+
+    from segbench.families import Metric, register, unregister
+    from segbench.report.site import build_site
+
+    # lower-is-better, so the ranking must put the smaller ratio first
+    entry = replace(
+        toy_family.ENTRY,
+        metrics=(Metric("ratio", "Marked ratio", higher_is_better=False),),
+        per_image=(Metric("marked", "Marked px"),),
+    )
+    register(entry, replace=True)
+    try:
+        runs = {}
+        for name in ("soft", "blur"):
+            runs[name] = tmp_path / "runs" / name
+            res = segbench.evaluate("boundary_count", data["gt"], data[name], runs[name],
+                                    threshold=0.3, progress=False)
+            runs[name + "_ratio"] = res.metrics["ratio"]
+        segbench.evaluate("boundary", data["gt"], data["soft"], tmp_path / "runs" / "soft",
+                          progress=False)
+        index = build_site(data["root"], [runs["soft"], runs["blur"]], tmp_path / "site",
+                           progress=False)
+        html = index.read_text()
+        ranking = html.split('id="ranking"', 1)[1].split("</table>", 1)[0]
+        head = ranking.split("</thead>", 1)[0]
+        assert '<th data-sort="num" data-lower-better>Marked ratio</th>' in head, head
+        assert re.search(r">ODS</th>.*>Marked ratio</th>", head, re.S), head
+        rows = re.findall(r'<tr data-slug="([^"]+)">', ranking)
+        # soft has a boundary result, blur none: ODS ranks first, then the ratio
+        assert rows == ["soft", "blur"], rows
+        assert f"{runs['blur_ratio']:.3f}" in ranking and f"{runs['soft_ratio']:.3f}" in ranking
+        page = (tmp_path / "site" / "algorithms" / "blur.html").read_text()
+        assert "<th colspan=\"2\">Boundary count</th>" in page and "Marked ratio" in page
+        assert '<th data-sort="num">Marked px</th>' in page
+        marked = segbench.engine.RunFolder(runs["blur"]).read().per_item[0]["marked"]
+        assert f'data-value="{float(marked)!r}"' in page or f">{marked}<" in page, page
+        assert "result_boundary_count.json" in page and "per_item_boundary_count.csv" in page
+        listing = (tmp_path / "site" / "algorithms" / "index.html").read_text()
+        assert ">ODS</th>" in listing and ">Marked ratio</th>" in listing
+        # the declared direction orders runs of the family alone: smaller ratio first
+        from segbench.report._site_runs import load_run, rank_runs
+
+        high = segbench.evaluate("boundary_count", data["gt"], data["blur"],
+                                 tmp_path / "runs" / "high", threshold=0.1, progress=False)
+        assert high.metrics["ratio"] > runs["blur_ratio"]
+        for given in ([runs["blur"], tmp_path / "runs" / "high"],
+                      [tmp_path / "runs" / "high", runs["blur"]]):
+            ranked = rank_runs([load_run(d) for d in given])
+            assert [r.dir for r in ranked] == [runs["blur"], tmp_path / "runs" / "high"]
+        # the compare table in Python and on the command line
+        cmp = segbench.compare(runs["soft"] / "result_boundary_count.json",
+                               runs["blur"], resamples=40)
+        assert cmp.family == "boundary_count" and cmp.names == ["soft", "blur"]
+        assert main(["compare", str(runs["soft"] / "result_boundary_count.json"),
+                     str(runs["blur"]), "--resamples", "40"]) == 0
+        assert re.search(r"^run +ratio$", capsys.readouterr().out, re.M)
+    finally:
+        unregister(entry.name)
+
+
+def apply_scale(value, setup):
+    """A run option's hook, declared below as ``Option("scale", (this module,
+    "apply_scale"))``: it scales the toy's level."""
+    setup.params["threshold"] = setup.params.get("threshold", 0.5) * value
+
+
+def test_run_options_are_declared_with_a_hook_and_refused_where_undeclared(data, tmp_path):
+    """Issue 39 item 1: a run option is the registry's (an Option with a hook), not
+    code in segbench.evaluate: a family declares its own and evaluate calls its hook;
+    the boundary's options are refused by a benchmark that does not declare them."""
+    from dataclasses import replace
+
+    from segbench.families import Option, register, unregister
+
+    entry = replace(toy_family.ENTRY, options=(Option("scale", (__name__, "apply_scale")),))
+    register(entry, replace=True)
+    try:
+        res = segbench.evaluate("boundary_count", data["gt"], data["soft"], threshold=0.6,
+                                scale=0.5, progress=False)
+    finally:
+        unregister(entry.name)
+    assert res.provenance["params"]["threshold"] == pytest.approx(0.3)
+    want = _direct(data, data["soft"], 0.3)
+    assert res.metrics["ratio"] == pytest.approx(np.mean(list(want.values())))
+    for option, value in (("calibrate_on", tmp_path), ("human", True), ("protocol", "nyud")):
+        with pytest.raises(InputError, match=rf"{option} is an option of the boundary.* not "
+                                             r"of 'crispness'"):
+            segbench.evaluate("crispness", data["gt"], data["soft"], progress=False,
+                              **{option: value})
+    assert {o.name for o in segbench.families.BENCHMARKS["boundary"].options} == {
+        "protocol", "calibrate_on", "calibrate_name", "human"}

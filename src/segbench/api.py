@@ -38,41 +38,19 @@ def families(benchmark: str) -> list:
 
 
 def human_options(results) -> dict:
-    """Summary options carrying the human figures of a ``human`` run to a plot/result."""
-    out = {}
-    for r in results:
-        if r.family == "human_boundary":
-            out["human_boundary"] = (
-                r.metrics["recall"],
-                r.metrics["precision"],
-                r.metrics["F"],
-            )
-        elif r.family == "human_region":
-            out["human_region"] = r.metrics
-    return out
+    """Summary options carrying the human figures of a ``human`` run to a plot/result
+    (:func:`segbench.boundary.options.human_options`)."""
+    from .boundary.options import human_options as carried
+
+    return carried(results)
 
 
 def protocol_params(benchmark: str, name: str) -> dict:
-    """The record and summary parameters of a protocol preset, named by ``protocol``."""
-    from .boundary import protocol
+    """The record and summary parameters of a protocol preset, named by ``protocol``
+    (:func:`segbench.boundary.options.protocol_params`)."""
+    from .boundary.options import protocol_params as preset
 
-    if benchmark not in ("boundary", "all", "human", "human_boundary"):
-        raise InputError(
-            f"a protocol preset applies to the boundary and human "
-            f"benchmarks (and 'all'), not to {benchmark!r}"
-        )
-    preset = protocol(name)
-    keys = (
-        "nthresh",
-        "max_dist",
-        "thin",
-        "thin_gt",
-        "upsample",
-        "lone",
-        "resolution",
-        "alpha",
-    ) + (("nms",) if benchmark in ("boundary", "all") else ())
-    return {"protocol": name, **{k: preset[k] for k in keys}}
+    return preset(benchmark, name)
 
 
 def read_run(path, family: str | None = None):
@@ -87,22 +65,6 @@ def read_run(path, family: str | None = None):
     return RunFolder(path).read(family)
 
 
-#: Record and summary parameters that must agree between a run and the run it is
-#: calibrated on: a threshold chosen under other settings is not this run's best.
-CALIBRATION_KEYS = (
-    "protocol",
-    "nthresh",
-    "max_dist",
-    "thin",
-    "thin_gt",
-    "upsample",
-    "nms",
-    "min_agreement",
-    "resolution",
-    "max_dist_px",
-)
-
-
 def calibration(
     run,
     alpha: float = 0.5,
@@ -113,8 +75,8 @@ def calibration(
 ) -> dict:
     """The summary parameters that calibrate a boundary run on another run.
 
-    The calibration run's dataset PR curve (from its ``result_boundary.json``) gives the sampled
-    threshold of its best F (weight ``alpha``; first maximum, not interpolated):
+    The calibration run's dataset PR curve (from its ``result_boundary.json``) gives the
+    sampled threshold of its best F (weight ``alpha``; first maximum, not interpolated):
     ``{"calibrated_threshold": t, "calibrated_on": "<folder>", "calibrated_name":
     "<its name>"}``.
 
@@ -128,7 +90,8 @@ def calibration(
         same algorithm on other images), unless ``calibrate_name`` says otherwise.
     params : dict, optional
         The parameters of the run being calibrated: the calibration run's
-        :data:`CALIBRATION_KEYS` must equal them (defaults filled in on both sides).
+        :data:`~segbench.boundary.options.CALIBRATION_KEYS` must equal them (defaults
+        filled in on both sides).
     calibrate_name : str, optional
         The name the calibration run must bear instead of ``name``: to calibrate on
         another algorithm's run on purpose.
@@ -138,51 +101,45 @@ def calibration(
     InputError
         Not a boundary run; another name; other settings (each one named).
     """
-    from .boundary import BOUNDARY, calibration_index
+    from .boundary.options import calibration_params
 
-    res = read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
-    curves = res.curves
-    if res.family != "boundary" or not {"thresholds", "recall", "precision"} <= set(curves):
-        raise InputError(
-            "a calibration run must be a boundary run (its result file has "
-            "no boundary PR curve)",
-            run,
-        )
-    expected = calibrate_name if calibrate_name is not None else name
-    if expected is not None and res.name != expected:
-        how = (
-            f"not {expected!r} (--calibrate-name)"
-            if calibrate_name is not None
-            else f"this run is {name!r}: calibrate on a run of the same algorithm, or say "
-            f"--calibrate-name {res.name!r} to use it on purpose"
-        )
-        raise InputError(f"the calibration run is {res.name!r}, {how}", run)
-    if params is not None:
-        theirs = res.provenance.get("params", {})
-        mine = {**BOUNDARY.resolve(params), **BOUNDARY.resolve_summary(params)}
-        other = {**BOUNDARY.resolve(theirs), **BOUNDARY.resolve_summary(theirs)}
-        differ = [
-            f"{k} {other.get(k)!r} there, {mine.get(k)!r} here"
-            for k in CALIBRATION_KEYS
-            if other.get(k) != mine.get(k)
-        ]
-        if differ:
-            raise InputError(
-                "the calibration run was scored with other settings ("
-                + "; ".join(differ)
-                + "): its best threshold is not one "
-                "of this run's thresholds under the same protocol; rerun "
-                "it with this run's options",
-                run,
-            )
-    j = calibration_index(
-        curves["thresholds"], curves["recall"], curves["precision"], alpha
+    res = _read_boundary(run)
+    return calibration_params(
+        res, run, alpha, name=name, params=params, calibrate_name=calibrate_name
     )
-    return {
-        "calibrated_threshold": float(curves["thresholds"][j]),
-        "calibrated_on": str(run),
-        "calibrated_name": res.name,
-    }
+
+
+def _read_boundary(run):
+    return read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
+
+
+def _own_options(entry, given: dict, params: dict) -> dict:
+    """Check the run options given against those ``entry`` declares; a ``protocol``
+    the benchmark has as a record parameter of its own (the semantic-boundary
+    family's) joins ``params``, which are returned.
+
+    Raises
+    ------
+    InputError
+        An option the benchmark does not take, naming those that do.
+    """
+    from .families import BENCHMARKS
+
+    declared = {o.name for o in entry.options}
+    for key, value in given.items():
+        if value is None or value is False or key in declared:
+            continue
+        if any(p.name == key for p in entry.params):
+            params = {**params, key: value}
+            continue
+        takers = [
+            b.name for b in BENCHMARKS.values() if any(o.name == key for o in b.options)
+        ]
+        raise InputError(
+            f"{key} is an option of the {', '.join(takers)} benchmarks, "
+            f"not of {entry.name!r}"
+        )
+    return params
 
 
 def _call_runner(func, entry, gt, pred, out, options: dict, params: dict):
@@ -429,8 +386,8 @@ def evaluate(
     >>> res.metrics["ODS"], res.to_pandas().head()
     """
     from .engine import run
+    from .families import RunSetup, check_keywords, runner
     from .families import benchmark as entry_of
-    from .families import check_keywords, runner
 
     if preset is not None:
         if protocol is not None and protocol != preset:
@@ -471,6 +428,8 @@ def evaluate(
             {k: v for k, v in given.items() if v != usual.get(k)},
             params,
         )
+    # a benchmark's other declared run options arrive as keywords
+    declared = {o.name: params.pop(o.name) for o in entry.options if o.name in params}
     check_keywords(benchmark, params)
     if isinstance(pred, (list, tuple)) and benchmark == "boundary":
         return _granularities(
@@ -503,52 +462,52 @@ def evaluate(
         gt_format=gt_format,
     )
     options = {"plot": plot}
-    if protocol is not None:
-        # the boundary protocol's values, or a family's own protocol parameter
-        own = benchmark not in ("boundary", "all", "human", "human_boundary") and any(
-            p.name == "protocol" for p in entry.params
-        )
-        params = (
-            {**params, "protocol": protocol}
-            if own
-            else {**protocol_params(benchmark, protocol), **params}
-        )
     if ci:
         from .resampling import ci_settings
 
         options["ci"] = ci_settings(ci)
-    if calibrate_on is not None:
-        from .datasets import run_name
+    # the run options: each a declared option of the benchmark, whose hook sets up
+    given = {
+        "protocol": protocol,
+        "calibrate_on": calibrate_on,
+        "calibrate_name": calibrate_name,
+        "human": human,
+    }
+    given.update(declared)
+    params = _own_options(entry, given, params)
 
-        # this run's name, as engine.run will give it
-        this = name or ("predictions" if isinstance(pred, Mapping) else run_name(pred))
-        params.update(
-            calibration(
-                calibrate_on,
-                params.get("alpha", 0.5),
-                name=this,
-                params=params,
-                calibrate_name=calibrate_name,
-            )
-        )
+    def run_name() -> str:  # the name engine.run will give this run
+        from .datasets import run_name as named
+
+        return name or ("predictions" if isinstance(pred, Mapping) else named(pred))
+
+    setup = RunSetup(
+        benchmark,
+        params,
+        options,
+        given,
+        run_name,
+        read_result=lambda where, family: (
+            _read_boundary(where) if family == "boundary" else read_run(where, family)
+        ),
+        run_benchmark=lambda other: run(families(other), gt, **where, params=setup.params),
+    )
     with _threads(
         threads,
         workers,
         scheduler is None and executor is None,
         executor is not None and scheduler is None,
     ):
-        if human and benchmark not in ("human", "human_boundary", "human_region"):
-            options.update(
-                human_options(run(families("human"), gt, **where, params=params))
-            )
+        for option in entry.options:
+            option.apply(given.get(option.name), setup)
         results = run(
             families(benchmark),
             gt,
             pred,
             out,
             name=name,
-            params=params,
-            options=options,
+            params=setup.params,
+            options=setup.options,
             **where,
         )
     return results[0] if len(results) == 1 else tuple(results)

@@ -500,29 +500,134 @@ class Metric:
     Attributes
     ----------
     key : str
-        The key in :attr:`segbench.Result.metrics`.
+        The key in :attr:`segbench.Result.metrics` (of a per-image metric: the column
+        of :attr:`segbench.Result.per_item`).
     label : str
-        How tables title it ('' : the key).
+        How the site's tables title it ('' : the key; ``compare`` titles columns by key).
     higher_is_better : bool
         False for a distance or an error (VI, GCE, UE): the site ranks such a score
         ascending and marks its best run by the smallest value.
     digits : int
         Decimals shown.
+    long : str
+        Its title where it stands alone, as on the site's list of algorithms ('' : the
+        label).
+    compare : bool
+        One of ``segbench compare``'s columns.
+    site : bool
+        One of the site's ranking columns.
     """
 
     key: str
     label: str = ""
     higher_is_better: bool = True
     digits: int = 4
+    long: str = ""
+    compare: bool = True
+    site: bool = True
 
     @property
     def title(self) -> str:
         return self.label or self.key
 
+    @property
+    def long_title(self) -> str:
+        return self.long or self.title
+
 
 def _m(*keys: str, lower: tuple = ()) -> tuple:
     """Metrics of these keys, those in ``lower`` lower-is-better."""
     return tuple(Metric(k, higher_is_better=k not in lower) for k in keys)
+
+
+#: The region benchmark's scores as tables show them; the OIS of PRI and VI are on the
+#: site's ranking, not among compare's columns.
+_REGION_METRICS = (
+    Metric("covering_ODS", "Cov ODS", long="Covering ODS"),
+    Metric("covering_OIS", "Cov OIS"),
+    Metric("covering_best", "Cov Best"),
+    Metric("PRI_ODS", "PRI ODS"),
+    Metric("PRI_OIS", "PRI OIS", compare=False),
+    Metric("VI_ODS", "VI ODS", higher_is_better=False),
+    Metric("VI_OIS", "VI OIS", higher_is_better=False, compare=False),
+)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A keyword of :func:`segbench.evaluate` that sets a run up rather than entering
+    its records (the boundary protocol preset, a calibration run, the human figures),
+    declared by the benchmarks that take it; :func:`segbench.evaluate` refuses it for
+    the others.
+
+    Attributes
+    ----------
+    name : str
+        The keyword.
+    hook : (module, function) or None
+        ``function(value, setup)``, called with the value given (not None, not False)
+        and the :class:`RunSetup`, which it changes, in the order the benchmark
+        declares its options; None: a companion read by another option's hook
+        (``calibrate_name`` of ``calibrate_on``).
+    help : str
+    """
+
+    name: str
+    hook: tuple | None = None
+    help: str = ""
+
+    def apply(self, value, setup: RunSetup) -> None:
+        if self.hook is None or value is None or value is False:
+            return
+        from importlib import import_module
+
+        module, func = self.hook
+        getattr(import_module(module), func)(value, setup)
+
+
+@dataclass
+class RunSetup:
+    """What a run option's hook may change before the engine runs, and what it may
+    use.
+
+    Attributes
+    ----------
+    benchmark : str
+    params : dict
+        The record and summary parameters (the hook may add or replace).
+    options : dict
+        The summary options (plot, human figures, ...).
+    given : dict
+        Every option's value as given (companions included).
+    run_name : callable
+        ``run_name()``: the name the run will bear.
+    read_result : callable
+        ``read_result(path, family)``: a run folder's (or result file's) Result.
+    run_benchmark : callable
+        ``run_benchmark(name)``: the Results of benchmark ``name`` run on this run's
+        ground truth alone, with its parameters (the human benchmark).
+    """
+
+    benchmark: str
+    params: dict
+    options: dict
+    given: dict
+    run_name: Callable
+    read_result: Callable
+    run_benchmark: Callable
+
+
+_BO = "segbench.boundary.options"
+#: The boundary benchmark's run options (segbench.boundary.options), in hook order:
+#: the protocol fills parameters the calibration then checks.
+PROTOCOL_OPTION = Option(
+    "protocol", (_BO, "apply_protocol"), "a preset of the boundary protocol"
+)
+CALIBRATION_OPTIONS = (
+    Option("calibrate_on", (_BO, "apply_calibration"), "a boundary run to calibrate on"),
+    Option("calibrate_name", None, "the name the calibration run bears"),
+)
+HUMAN_OPTION = Option("human", (_BO, "apply_human"), "add the annotators' figures")
 
 
 @dataclass(frozen=True)
@@ -562,6 +667,17 @@ class Benchmark:
         The help of ``--gt`` and ``--pred`` of a generic command, where the family
         reads other ground truth or predictions than the boundary benchmark's ('':
         the common text).
+    site : bool
+        The site ranks runs of this family (a benchmark of one family, scoring an
+        algorithm's predictions; not the human or dataset studies).
+    per_image : tuple of Metric
+        The per-image columns (keys of :attr:`segbench.Result.per_item`) an
+        algorithm's page on the site lists.
+    files : tuple of str
+        The family's own files in a run folder besides its result and per-item table
+        (the official text files), offered for download in this order.
+    options : tuple of Option
+        Its run options (keywords of :func:`segbench.evaluate` that set the run up).
     """
 
     name: str
@@ -576,11 +692,20 @@ class Benchmark:
     metrics: tuple = ()
     gt_help: str = ""
     pred_help: str = ""
+    site: bool = True
+    per_image: tuple = ()
+    files: tuple = ()
+    options: tuple = ()
 
     def shown_metrics(self) -> tuple:
-        """The :class:`Metric` s its tables show (:attr:`metrics`, else the headline's
-        keys as higher-is-better scores)."""
-        return self.metrics or _m(*self.headline)
+        """The :class:`Metric` s ``compare``'s tables show (:attr:`metrics` so marked,
+        else the headline's keys as higher-is-better scores)."""
+        return tuple(m for m in self.metrics if m.compare) or _m(*self.headline)
+
+    def site_metrics(self) -> tuple:
+        """The :class:`Metric` s of the site's ranking, the first the one it ranks by
+        (:attr:`metrics` so marked, else the headline's keys)."""
+        return tuple(m for m in self.metrics if m.site) or _m(*self.headline)
 
     def metric(self, key: str) -> Metric:
         """The declared :class:`Metric` of a key; an undeclared key is a
@@ -693,6 +818,8 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
                 help="boundary benchmark (ODS, OIS, AP, R50)",
                 headline=("ODS", "OIS", "AP", "R50"),
                 metrics=_m("ODS", "OIS", "AP", "R50"),
+                files=("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt"),
+                options=(PROTOCOL_OPTION, *CALIBRATION_OPTIONS, HUMAN_OPTION),
             ),
             Benchmark(
                 "region",
@@ -702,41 +829,49 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
                 group="benchmark",
                 help="region benchmark (covering, PRI, VI at ODS/OIS)",
                 headline=("covering_ODS", "covering_OIS", "PRI_ODS", "VI_ODS"),
-                metrics=_m(
-                    "covering_ODS",
-                    "covering_OIS",
-                    "covering_best",
-                    "PRI_ODS",
-                    "VI_ODS",
-                    lower=("VI_ODS",),
+                metrics=_REGION_METRICS,
+                files=(
+                    "eval_cover.txt",
+                    "eval_cover_th.txt",
+                    "eval_cover_img.txt",
+                    "eval_RI_VOI.txt",
+                    "eval_RI_VOI_thr.txt",
                 ),
+                options=(HUMAN_OPTION,),
             ),
             Benchmark(
                 "all",
                 ((_B, "BOUNDARY"), (_R, "REGION")),
+                site=False,
                 group="benchmark",
                 params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
+                options=(PROTOCOL_OPTION, *CALIBRATION_OPTIONS, HUMAN_OPTION),
                 help="boundary and region benchmarks in one pass (allBench)",
             ),
             Benchmark(
                 "human",
                 ((_B, "HUMAN_BOUNDARY"), (_R, "HUMAN_REGION")),
+                site=False,
                 params=BOUNDARY_PARAMS,
                 needs_predictions=False,
                 group="benchmark",
                 help="human consistency: each annotator against the others",
+                options=(PROTOCOL_OPTION,),
             ),
             Benchmark(
                 "human_boundary",
                 ((_B, "HUMAN_BOUNDARY"),),
+                site=False,
                 params=BOUNDARY_PARAMS,
                 needs_predictions=False,
                 group=None,
                 headline=("F", "recall", "precision"),
+                options=(PROTOCOL_OPTION,),
             ),
             Benchmark(
                 "human_region",
                 ((_R, "HUMAN_REGION"),),
+                site=False,
                 needs_predictions=False,
                 group=None,
                 headline=("covering", "PRI", "VI"),
@@ -763,6 +898,7 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
             Benchmark(
                 "consistency",
                 ((_R, "CONSISTENCY"),),
+                site=False,
                 needs_predictions=False,
                 runner=("segbench.api_consistency", "run_consistency"),
                 group="consistency",
@@ -773,6 +909,7 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
             Benchmark(
                 "agreement",
                 ((_B, "AGREEMENT"),),
+                site=False,
                 needs_predictions=False,
                 runner=("segbench.api_agreement", "run_agreement"),
                 group="agreement",
@@ -781,6 +918,7 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
             Benchmark(
                 "stats",
                 (("segbench.stats", "STATS"),),
+                site=False,
                 needs_predictions=False,
                 runner=("segbench.api_stats", "run_stats"),
                 group="stats",
@@ -928,6 +1066,40 @@ def comparable_spec(result_family: str):
             if spec.name == result_family:
                 return spec
     raise KeyError(result_family)
+
+
+def result_entry(result_family: str) -> tuple[Benchmark, object] | None:
+    """``(entry, spec)``: the benchmark of one family whose results are of
+    ``result_family`` (the ``family`` of a result file), and that family's spec; None
+    when no registered benchmark makes such results alone (a family of a package not
+    installed here). The entry named as the family is looked at first, so a built-in
+    lookup imports only its own package."""
+    from importlib import import_module
+
+    named = BENCHMARKS.get(result_family)
+    entries = ([named] if named is not None else []) + [
+        b for b in BENCHMARKS.values() if b is not named
+    ]
+    for entry in entries:
+        if len(entry.specs) != 1:
+            continue
+        module, attr = entry.specs[0]
+        spec = getattr(import_module(module), attr)
+        if spec.name == result_family:
+            return entry, spec
+    return None
+
+
+def ranked_families(families) -> list[tuple[str, Benchmark]]:
+    """``[(family, entry)]`` of the result families among ``families`` that the site
+    ranks (:attr:`Benchmark.site`), in the registry's order."""
+    found = {}
+    for family in families:
+        got = result_entry(family)
+        if got is not None and got[0].site:
+            found[family] = got[0]
+    order = {b.name: n for n, b in enumerate(BENCHMARKS.values())}
+    return sorted(found.items(), key=lambda fe: (order.get(fe[1].name, len(order)), fe[0]))
 
 
 def comparable() -> list[str]:

@@ -12,6 +12,8 @@ from ._algorithm_folders import FolderResult, detect_folder, nms_folder, ucm_fol
 from ._executor import execution, map_items, open_executor
 from ._folder import (
     MANIFEST,
+    META,
+    PREDICTIONS,
     RUN_MARKER,
     RunFolder,
     claim_run_folder,
@@ -32,6 +34,8 @@ from ._store import (
 
 __all__ = [
     "MANIFEST",
+    "META",
+    "PREDICTIONS",
     "RECORDS_DIR",
     "RUN_MARKER",
     "ExcludedWarning",

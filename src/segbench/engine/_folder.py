@@ -11,7 +11,10 @@ record store). :class:`RunFolder` owns its layout:
 - ``.segbench-records/``: one record per (family, image), so a rerun resumes;
 - ``manifest.json``: the families run here (in the order first run), the inputs of
   the latest run of each (ground truth, the prediction folder) and its command line;
-- each family's own files (official text files, plots).
+- each family's own files (official text files, plots);
+- a submission's (``segbench submit``) ``meta.json`` (name, about text, kind, date,
+  presentation, where its predictions are) and its copy of the predictions in
+  ``predictions/``.
 
 Every reader of a run folder (``segbench compare``, ``segbench site``, ``segbench
 submit``, :func:`segbench.api.read_run`, :meth:`segbench.Result.from_json` given a
@@ -35,6 +38,10 @@ RUN_MARKER = ".segbench-run"
 RUN_ACCEPTS = (RECORDS_DIR, ".segbench-submission")
 #: The run folder's manifest: families, inputs and command line (:class:`RunFolder`).
 MANIFEST = "manifest.json"
+#: A submission's description of itself (:meth:`RunFolder.meta`).
+META = "meta.json"
+#: A submission's copy of the predictions it was scored on.
+PREDICTIONS = "predictions"
 #: The environment variable through which the command line reaches the manifest
 #: (set by ``segbench``'s entry point; the engine never imports the CLI).
 COMMAND_ENV = "SEGBENCH_COMMAND_LINE"
@@ -272,29 +279,85 @@ class RunFolder:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def _recorded_param(self, family: str | None, key: str):
+        found = self.result_file(family)
+        if found is None:
+            return None
+        try:
+            data = json.loads(found.read_text(encoding="utf-8"))
+            return data.get("provenance", {}).get("params", {}).get(key)
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            return None
+
     def prediction_folder(self, family: str | None = None) -> Path | None:
-        """The prediction folder the latest run of ``family`` (default: the first
-        family) read, from the manifest, else from its result's provenance; None for
-        predictions held in memory or a folder no longer there."""
+        """The prediction folder of the latest run of ``family`` (default: the first
+        family): the first that exists of the one the manifest records (else its
+        result's provenance); a submission's (:meth:`meta` ``pred_dir``, relative to
+        the run folder); ``predictions/`` or ``pred/`` in the run folder; a relative
+        ``pred_dir`` of the result's provenance (folders older than the manifest) from
+        the run folder, its parent or grandparent. None for predictions held in
+        memory or a folder no longer there."""
         runs = self.manifest().get("runs", {})
         names = [family] if family else self.families()[:1]
         for name in names:
             pred = (runs.get(name) or {}).get("pred_dir")
             if pred is None:
-                found = self.result_file(name)
-                if found is not None:
-                    try:
-                        pred = (
-                            json.loads(found.read_text(encoding="utf-8"))
-                            .get("provenance", {})
-                            .get("params", {})
-                            .get("pred_dir")
-                        )
-                    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-                        pred = None
+                pred = self._recorded_param(name, "pred_dir")
             if pred and Path(pred).is_dir():
                 return Path(pred)
-        return None
+        cands = []
+        meta_pred = self.meta().get("pred_dir")
+        if isinstance(meta_pred, str):
+            p = Path(meta_pred)
+            cands.append(p if p.is_absolute() else self.path / p)
+        cands += [self.path / PREDICTIONS, self.path / "pred"]
+        recorded = self._recorded_param(family, "pred_dir")
+        if isinstance(recorded, str) and not Path(recorded).is_absolute():
+            cands += [
+                self.path / recorded,
+                self.path.parent / recorded,
+                self.path.parent.parent / recorded,
+            ]
+        return next((c for c in cands if c.is_dir()), None)
+
+    def meta(self) -> dict:
+        """A submission's ``meta.json`` (``{}`` where there is none).
+
+        Raises
+        ------
+        InputError
+            The file is there but is not readable JSON holding an object.
+        """
+        path = self.path / META
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise InputError(f"unreadable JSON: {exc}", path) from None
+        if not isinstance(data, dict):
+            raise InputError("meta.json must hold a JSON object", path)
+        return data
+
+    def downloads(self, families, official: Mapping | None = None) -> list[Path]:
+        """The files of ``families`` a reader may take away, those present as regular
+        files (a symbolic link is not followed out of the folder): each family's
+        result and per-item table (an older run's ``result.json`` and ``per_item.csv``
+        in the place of the family they hold), then each family's own files
+        (``official``: family -> file names, in order)."""
+        legacy = self._legacy_family()
+        names: list[str] = []
+        for family in families:
+            names += ["result.json", "per_item.csv"] if family == legacy else []
+            names += [self.result_path(family).name, self.per_item_path(family).name]
+        for family in families:
+            names += list((official or {}).get(family, ()))
+        out = []
+        for name in dict.fromkeys(names):
+            p = self.path / name
+            if p.is_file() and not p.is_symlink():
+                out.append(p)
+        return out
 
     def note_run(self, families, where: Mapping) -> None:
         """Record a run of ``families`` in the manifest: their names (kept in the
@@ -323,6 +386,8 @@ class RunFolder:
 
 __all__ = [
     "MANIFEST",
+    "META",
+    "PREDICTIONS",
     "RUN_ACCEPTS",
     "RUN_MARKER",
     "RunFolder",

@@ -11,16 +11,12 @@ into a cache folder of the site, so a rebuild reuses them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-
-#: Result family -> the name of its spec (:func:`segbench.api.family_spec`).
-SPECS = {"boundary": "BOUNDARY", "region": "REGION"}
 
 #: The site's cache, kept when the site is rebuilt (the human families' records).
 CACHE_DIR = ".segbench-cache"
@@ -58,7 +54,7 @@ class RunRecords:
         )
 
 
-def read_records(result_path, data: dict | None = None) -> RunRecords:
+def read_records(result_path, result=None) -> RunRecords:
     """The records a run's result was summarized from, checked against its digest.
 
     Parameters
@@ -66,38 +62,38 @@ def read_records(result_path, data: dict | None = None) -> RunRecords:
     result_path : path
         A result file (``result.json``, ``result_<family>.json``); the records are in
         the record store of its folder.
-    data : dict, optional
-        The file's content, when already read.
+    result : segbench.Result, optional
+        The file's result, when already read.
 
     Raises
     ------
     InputError
-        No digest recorded (an older segbench, a run without ``--out``), a record
-        missing or damaged, or records that are not those the result was made from
-        (a later run with other inputs): the site cannot take a view of that run.
+        No family of the registry makes results of its family, no digest recorded
+        (an older segbench, a run without ``--out``), a record missing or damaged,
+        or records that are not those the result was made from (a later run with
+        other inputs): the site cannot take a view of that run.
 
     Notes
     -----
     The check is the run folder's (:meth:`segbench.engine.RunFolder.records`), the
     one ``segbench compare`` makes.
     """
-    from ..api import family_spec
     from ..engine import RunFolder
+    from ..families import result_entry
     from ..result import Result
 
     path = Path(result_path)
-    if data is None:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    try:
-        family = family_spec(SPECS[data.get("family")])
-    except KeyError:
-        raise InputError(f"no records of a {data.get('family')!r} result", path) from None
-    given = (data.get("provenance") or {}).get("params") or {}
+    if result is None:
+        result = Result.from_json(path)
+    got = result_entry(result.family)
+    if got is None:
+        raise InputError(f"no records of a {result.family!r} result", path)
+    family = got[1]
+    given = (result.provenance or {}).get("params") or {}
     try:
         params = {**family.resolve(given), **family.resolve_summary(given)}
     except (TypeError, ValueError) as exc:
         raise InputError(f"its recorded parameters do not validate ({exc})", path) from None
-    result = Result.from_json(path)
     _, found = RunFolder(path).records(family, result)
     records = dict(zip((str(row["id"]) for row in result.per_item), found))
     return RunRecords(family, params, records)

@@ -1,9 +1,15 @@
-"""Run folders as the site sees them: name, about text, date, presentation, results,
-the scores on the images the site shows, their intervals, downloads and predictions."""
+"""Run folders as the site sees them: name, about text, date, presentation, the result
+of each family the site ranks, the scores on the images the site shows, their
+intervals, downloads and predictions.
+
+A run is read through :class:`segbench.engine.RunFolder` as ``{family: Result}``; which
+families the site ranks, and by which metrics, is the registry's
+(:func:`segbench.families.ranked_families`, :meth:`Benchmark.site_metrics
+<segbench.families.Benchmark.site_metrics>`).
+"""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -17,41 +23,9 @@ from ..errors import InputError
 
 PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
 
-#: Files of a run folder copied into the site for download (``downloads/<slug>/``), in
-#: the order the run page lists them; those absent are skipped.
-DOWNLOADS = (
-    "result_boundary.json",
-    "per_item_boundary.csv",
-    "result.json",
-    "per_item.csv",
-    "result_region.json",
-    "per_item_region.csv",
-    "eval_bdry.txt",
-    "eval_bdry_thr.txt",
-    "eval_bdry_img.txt",
-    "eval_cover.txt",
-    "eval_cover_th.txt",
-    "eval_cover_img.txt",
-    "eval_RI_VOI.txt",
-    "eval_RI_VOI_thr.txt",
-)
-
 #: Presentations a run can be ranked under: the segmentations it was scored against
 #: (BSDS300 ``--presentation``). BSDS500 ground truth is the BSDS300 colour set.
 PRESENTATIONS = ("colour", "grey", "all")
-
-#: Boundary columns of the ranking: (metric key, header).
-BOUNDARY_COLUMNS = (("ODS", "ODS"), ("OIS", "OIS"), ("AP", "AP"), ("R50", "R50"))
-#: Region columns, shown when any run has region results.
-REGION_COLUMNS = (
-    ("covering_ODS", "Cov ODS"),
-    ("covering_OIS", "Cov OIS"),
-    ("covering_best", "Cov Best"),
-    ("PRI_ODS", "PRI ODS"),
-    ("PRI_OIS", "PRI OIS"),
-    ("VI_ODS", "VI ODS"),
-    ("VI_OIS", "VI OIS"),
-)
 
 
 def num(x) -> float:
@@ -61,6 +35,41 @@ def num(x) -> float:
     except (TypeError, ValueError):
         return math.nan
     return v
+
+
+def entry_of(family: str):
+    """The registry's :class:`~segbench.families.Benchmark` of a ranked family."""
+    from ..families import result_entry
+
+    got = result_entry(family)
+    if got is None:
+        raise KeyError(family)
+    return got[0]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the ranking: a family's metric as the registry declares it."""
+
+    family: str
+    key: str
+    label: str
+    long: str
+    higher_is_better: bool
+
+
+def columns_of(families) -> list[Column]:
+    """The ranking's columns for runs of ``families`` (registry order): each family's
+    site metrics (:meth:`~segbench.families.Benchmark.site_metrics`); without any
+    family (a site of the dataset alone), the boundary benchmark's."""
+    from ..families import ranked_families
+
+    found = ranked_families(families) or ranked_families(["boundary"])
+    return [
+        Column(family, m.key, m.title, m.long_title, m.higher_is_better)
+        for family, entry in found
+        for m in entry.site_metrics()
+    ]
 
 
 @dataclass
@@ -91,7 +100,8 @@ class Scope:
 
 @dataclass
 class Run:
-    """One algorithm's run folder, loaded."""
+    """One algorithm's run folder, loaded: ``results`` is ``{family: Result}`` of the
+    families the site ranks, in the registry's order."""
 
     dir: Path
     name: str
@@ -100,8 +110,7 @@ class Run:
     kind: str = ""
     date: str = ""  # meta.json date, else the result's created
     presentation: str = "colour"  # one of PRESENTATIONS
-    boundary: dict | None = None  # result.json of family 'boundary'
-    region: dict | None = None  # result_region.json, or result.json 'region'
+    results: dict = field(default_factory=dict)  # family -> segbench.Result
     files: dict = field(default_factory=dict)  # family -> its result file
     #: Other run folders of the same algorithm merged into this one
     #: (:func:`merge_runs`: a boundary run and a region run are one row).
@@ -109,7 +118,7 @@ class Run:
     pred_dir: Path | None = None
     preds: dict = field(default_factory=dict)  # iid -> prediction file
     #: Figures on the images the site shows, where they differ from the run's own
-    #: (:func:`restrict_run`); :meth:`metric` reads these first.
+    #: (:func:`restrict_run`), per family; :meth:`metric` reads these first.
     shown: dict = field(default_factory=dict)
     shown_curves: dict = field(default_factory=dict)  # family -> curves on those images
     scope: dict = field(default_factory=dict)  # family -> Scope
@@ -120,6 +129,16 @@ class Run:
     _rows: dict = field(default_factory=dict, repr=False)  # family -> {iid: row}
     _records: dict = field(default_factory=dict, repr=False)  # family -> RunRecords
 
+    @property
+    def boundary(self):
+        """The boundary benchmark's result, or None."""
+        return self.results.get("boundary")
+
+    @property
+    def region(self):
+        """The region benchmark's result, or None."""
+        return self.results.get("region")
+
     def records(self, family: str):
         """The family's records the result was summarized from
         (:class:`~segbench.report._site_records.RunRecords`), or None where the run
@@ -127,7 +146,7 @@ class Run:
         if family not in self._records:
             from ._site_records import read_records
 
-            res = self.boundary if family == "boundary" else self.region
+            res = self.results.get(family)
             got = None
             if res is not None and family in self.files:
                 try:
@@ -137,35 +156,28 @@ class Run:
             self._records[family] = got
         return self._records[family]
 
-    def metric(self, key: str) -> float:
-        """A headline figure as the site shows it: on the images shown (recomputed
-        where the run covers more), else the run's own."""
-        if key in self.shown:
-            return num(self.shown[key])
-        for res in (self.boundary, self.region):
-            if res is not None and key in res.get("metrics", {}):
-                return num(res["metrics"][key])
-        return math.nan
-
     def _family_of(self, key: str) -> str | None:
-        for family, res in (("boundary", self.boundary), ("region", self.region)):
-            if res is not None and key in res.get("metrics", {}):
-                return family
-        return None
+        return next((f for f, res in self.results.items() if key in res.metrics), None)
 
-    def interval(self, key: str) -> tuple[float, float] | None:
-        """The run's recorded interval ``[lo, hi]`` of a metric (``result.json``
-        ``"intervals"``), or None: none recorded, or the figure shown was recomputed on
+    def metric(self, key: str, family: str | None = None) -> float:
+        """A figure as the site shows it: on the images shown (recomputed where the
+        run covers more), else the run's own; NaN where the run has none."""
+        family = family or self._family_of(key)
+        if family is None or family not in self.results:
+            return math.nan
+        shown = self.shown.get(family, {})
+        if key in shown:
+            return num(shown[key])
+        return num(self.results[family].metrics.get(key))
+
+    def interval(self, key: str, family: str | None = None) -> tuple[float, float] | None:
+        """The run's recorded interval ``[lo, hi]`` of a metric (the result's
+        ``intervals``), or None: none recorded, or the figure shown was recomputed on
         fewer images than the interval was (it would not belong to the number)."""
-        family = self._family_of(key)
-        if family is None or self.scope.get(family, Scope()).recomputed:
+        family = family or self._family_of(key)
+        if family not in self.results or self.scope.get(family, Scope()).recomputed:
             return None
-        res = self.boundary if family == "boundary" else self.region
-        iv = (
-            (res.get("intervals") or {}).get(key)
-            if isinstance(res.get("intervals"), dict)
-            else None
-        )
+        iv = (self.results[family].intervals or {}).get(key)
         if not isinstance(iv, (list, tuple)) or len(iv) != 2:
             return None
         return num(iv[0]), num(iv[1])
@@ -173,46 +185,40 @@ class Run:
     def ci(self, family: str = "boundary") -> dict:
         """The provenance ``ci`` settings of a family's intervals (resamples, level,
         seed), or {}."""
-        res = self.boundary if family == "boundary" else self.region
-        prov = (res or {}).get("provenance") or {}
+        res = self.results.get(family)
+        prov = (res.provenance if res is not None else None) or {}
         ci = prov.get("ci", (prov.get("params") or {}).get("ci"))
         return ci if isinstance(ci, dict) else {}
 
     def has_intervals(self, family: str | None = None) -> bool:
-        fams = (family,) if family else ("boundary", "region")
-        for fam in fams:
-            res = self.boundary if fam == "boundary" else self.region
-            if (
-                res is not None
-                and not self.scope.get(fam, Scope()).recomputed
-                and isinstance(res.get("intervals"), dict)
-                and res["intervals"]
-            ):
-                return True
-        return False
+        fams = (family,) if family else tuple(self.results)
+        return any(
+            self._had_intervals(f) and not self.scope.get(f, Scope()).recomputed
+            for f in fams
+        )
 
-    def stale(self, key: str) -> bool:
+    def stale(self, key: str, family: str | None = None) -> bool:
         """Whether a metric could not be recomputed on the images shown."""
-        family = self._family_of(key)
+        family = family or self._family_of(key)
         return family is not None and self.scope.get(family, Scope()).stale
 
     def curves(self, family: str = "boundary") -> dict:
         """The family's curves on the images shown (else the run's own)."""
         if family in self.shown_curves:
             return self.shown_curves[family]
-        res = self.boundary if family == "boundary" else self.region
-        return (res or {}).get("curves") or {}
+        res = self.results.get(family)
+        return (res.curves if res is not None else None) or {}
 
     def scope_notes(self, n_images: int) -> list[tuple[str, bool]]:
         """Sentences saying on which images this run's figures are computed, where that
         is not simply the ``n_images`` images the site shows: ``(text, caveat)``, with
         ``caveat`` True where the figures are *not* those of the images shown."""
         notes = []
-        for family in ("boundary", "region"):
+        for family in self.results:
             sc = self.scope.get(family)
             if sc is None:
                 continue
-            what = "Boundary" if family == "boundary" else "Region"
+            what = family.replace("_", " ").capitalize()
             if sc.stale:
                 text = (
                     f"{what} figures are the run's own, on all {sc.n_run} images it "
@@ -242,18 +248,16 @@ class Run:
         return notes
 
     def _had_intervals(self, family: str) -> bool:
-        res = self.boundary if family == "boundary" else self.region
-        return isinstance((res or {}).get("intervals"), dict) and bool(res["intervals"])
+        res = self.results.get(family)
+        return res is not None and isinstance(res.intervals, dict) and bool(res.intervals)
 
     def per_item(self, family: str) -> dict:
-        """The per-image rows of a family ('boundary' or 'region') by image id; built
-        once (do not modify the result)."""
+        """The per-image rows of a family by image id (empty where the run has no
+        result of it); built once (do not modify the result)."""
         if family not in self._rows:
-            res = self.boundary if family == "boundary" else self.region
+            res = self.results.get(family)
             self._rows[family] = (
-                {}
-                if res is None
-                else {str(row.get("id")): row for row in res.get("per_item", [])}
+                {} if res is None else {str(row.get("id")): row for row in res.per_item}
             )
         return self._rows[family]
 
@@ -264,16 +268,15 @@ class Run:
 
     @property
     def params(self) -> dict:
-        for res in (self.boundary, self.region):
-            if res is not None:
-                return (res.get("provenance") or {}).get("params") or {}
+        for res in self.results.values():
+            return (res.provenance or {}).get("params") or {}
         return {}
 
     def overlay_threshold(self) -> float:
         """The threshold of the TP/FP/miss overlay: boundary ODS, else covering ODS."""
-        t = self.metric("ODS_threshold")
+        t = self.metric("ODS_threshold", "boundary")
         if math.isnan(t):
-            t = self.metric("covering_ODS_threshold")
+            t = self.metric("covering_ODS_threshold", "region")
         return t
 
 
@@ -310,85 +313,43 @@ def slugify(text: str, taken: set) -> str:
     return slug
 
 
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"unreadable JSON: {exc}", path) from None
-
-
-def _find_pred_dir(run_dir: Path, meta: dict, params: dict, explicit) -> Path | None:
-    """The prediction folder: given, the run folder's manifest, a submission's, or
-    (folders older than the manifest) the one the result's parameters name."""
-    from ..engine import RunFolder
-
-    cands = []
-    if explicit is not None:
-        cands.append(Path(explicit))
-    recorded = RunFolder(run_dir).prediction_folder()
-    if recorded is not None:
-        cands.append(recorded)
-    if isinstance(meta.get("pred_dir"), str):
-        p = Path(meta["pred_dir"])
-        cands.append(p if p.is_absolute() else run_dir / p)
-    cands += [run_dir / "predictions", run_dir / "pred"]
-    if isinstance(params.get("pred_dir"), str):
-        p = Path(params["pred_dir"])
-        cands.append(p)
-        if not p.is_absolute():
-            cands += [run_dir / p, run_dir.parent / p, run_dir.parent.parent / p]
-    for c in cands:
-        if c.is_dir():
-            return c
-    return None
-
-
 def load_run(run_dir, *, pred_dir=None) -> Run:
-    """Read a run folder written by ``segbench boundary``/``region``/``all``/``submit``.
+    """Read a run folder written by a benchmark command (``segbench boundary``,
+    ``region``, ``all``, ``submit``, or any family the site ranks) through
+    :class:`segbench.engine.RunFolder`: ``{family: Result}`` of the families the
+    registry ranks, the submission's ``meta.json`` and the prediction folder.
 
     ``meta.json`` (name, about_html, kind, date) is optional; without it the name is
     the one the result records (``--name``, ``name.txt`` or the prediction folder),
-    else the folder name. Predictions (for the per-image pictures) are found in
-    ``pred_dir`` if given, else ``meta.json``'s ``pred_dir``, ``RUN_DIR/predictions``,
-    ``RUN_DIR/pred``, or the ``pred_dir`` recorded in the result's provenance.
+    else the folder name. Predictions (for the per-image pictures) are in ``pred_dir``
+    if given, else the folder :meth:`RunFolder.prediction_folder
+    <segbench.engine.RunFolder.prediction_folder>` finds.
 
     The date (:attr:`Run.date`) is ``meta.json``'s (a submission's), else the
     ``provenance.created`` of the result; the presentation (the BSDS300 segmentations
     the run was scored against) is ``meta.json``'s ``presentation``, else the one the
     result records, else colour.
     """
+    from ..engine import RunFolder
+    from ..families import ranked_families
+
     d = Path(run_dir)
     if not d.is_dir():
         raise InputError("run folder not found", d)
-    meta = _read_json(d / "meta.json") or {}
-    run_files: dict = {}
-    if not isinstance(meta, dict):
-        raise InputError("meta.json must hold a JSON object", d / "meta.json")
-    from ..result import check_result_data
-
-    boundary = region = None
-    from ..engine import RunFolder
-
     folder = RunFolder(d)
-    for family in ("boundary", "region"):
+    meta = folder.meta()
+    results, files = {}, {}
+    for family, _entry in ranked_families(folder.families()):
         path = folder.result_file(family)
-        data = None if path is None else _read_json(path)
-        if data is None:
+        if path is None:
             continue
-        check_result_data(data, path)  # the check Result.from_json makes
-        if data.get("family") != family:
-            continue
-        run_files[family] = path
-        if family == "boundary":
-            boundary = data
-        else:
-            region = data
-    if boundary is None and region is None:
+        res = folder.read(family)
+        if res.family == family:
+            results[family], files[family] = res, path
+    if not results:
         raise InputError(
-            "no boundary or region result (result_boundary.json, "
-            "result_region.json): is this a run folder?",
+            "no result of a family the site ranks (result_boundary.json, "
+            "result_region.json, result_<family>.json): is this a run folder?",
             d,
         )
 
@@ -396,21 +357,12 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         v = meta.get(key)
         return v.strip() if isinstance(v, str) else ""
 
-    recorded = next(
-        (
-            r.get("name")
-            for r in (boundary, region)
-            if r is not None and isinstance(r.get("name"), str) and r.get("name").strip()
-        ),
-        "",
-    )
+    recorded = next((r.name for r in results.values() if r.name.strip()), "")
     created = next(
         (
-            r["provenance"]["created"]
-            for r in (boundary, region)
-            if r is not None
-            and isinstance(r.get("provenance"), dict)
-            and isinstance(r["provenance"].get("created"), str)
+            r.provenance["created"]
+            for r in results.values()
+            if isinstance(r.provenance.get("created"), str)
         ),
         "",
     )
@@ -420,16 +372,18 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         about_html=text("about_html"),
         kind=text("kind"),
         date=text("date") or created.strip(),
-        boundary=boundary,
-        region=region,
-        files=run_files,
+        results=results,
+        files=files,
     )
     run.presentation = presentation_of(
         meta.get("presentation") or run.params.get("presentation")
     )
-    for family in ("boundary", "region"):
+    for family in results:
         run.per_item(family)
-    run.pred_dir = _find_pred_dir(d, meta, run.params, pred_dir)
+    explicit = Path(pred_dir) if pred_dir is not None else None
+    run.pred_dir = explicit if explicit is not None and explicit.is_dir() else None
+    if run.pred_dir is None:
+        run.pred_dir = folder.prediction_folder()
     if run.pred_dir is not None:
         from ..io import list_files
 
@@ -452,9 +406,7 @@ def restrict_run(run: Run, ids) -> None:
     the run's own and :class:`Scope` ``stale`` says so, for the pages to flag.
     """
     shown = list(ids)
-    for family, res in (("boundary", run.boundary), ("region", run.region)):
-        if res is None:
-            continue
+    for family, res in run.results.items():
         rows = run.per_item(family)
         have = [i for i in shown if i in rows]
         sc = Scope(n_run=len(rows), n_scored=len(have))
@@ -463,7 +415,7 @@ def restrict_run(run: Run, ids) -> None:
             continue
         if not have:  # none of the images shown: no figure
             sc.recomputed = True
-            run.shown.update({k: math.nan for k in res.get("metrics", {})})
+            run.shown[family] = {k: math.nan for k in res.metrics}
             run.shown_curves[family] = {}
             continue
         recs = run.records(family)
@@ -472,19 +424,19 @@ def restrict_run(run: Run, ids) -> None:
             continue
         view = recs.view(have, run.name)
         sc.recomputed = True
-        run.shown.update({k: view.metrics.get(k, math.nan) for k in res.get("metrics", {})})
+        run.shown[family] = {k: view.metrics.get(k, math.nan) for k in res.metrics}
         run.shown_curves[family] = {
             k: np.asarray(v).tolist() for k, v in (view.curves or {}).items()
         }
 
 
 def merge_runs(runs: list[Run]) -> list[Run]:
-    """One run per algorithm: a boundary-only run and a region-only run of the same
-    name and presentation (two folders, as ``segbench boundary`` and ``segbench
-    region`` write them) become one, as ``segbench all`` writes one folder.
+    """One run per algorithm: runs of the same name and presentation whose families
+    differ (two folders, as ``segbench boundary`` and ``segbench region`` write them)
+    become one, as ``segbench all`` writes one folder.
 
     Runs are taken in the order given; the first of a pair keeps its place, folder and
-    meta.json, and takes the other's family result (files, records, predictions where
+    meta.json, and takes the other's family results (files, records, predictions where
     it has none). Runs that both hold a family, or differ in name or presentation,
     stay apart.
     """
@@ -496,22 +448,22 @@ def merge_runs(runs: list[Run]) -> list[Run]:
                 for r in out
                 if r.name == run.name
                 and r.presentation == run.presentation
-                and (r.boundary is None) != (run.boundary is None)
-                and (r.region is None) != (run.region is None)
-                and (r.boundary is None) == (run.region is None)
+                and not set(r.results) & set(run.results)
             ),
             None,
         )
         if mate is None:
             out.append(run)
             continue
-        for family in ("boundary", "region"):
-            res = getattr(run, family)
-            if res is not None:
-                setattr(mate, family, res)
-                mate.files[family] = run.files[family]
-                mate._rows.pop(family, None)
-                mate._records.pop(family, None)
+        mate.results.update(run.results)
+        mate.files.update(run.files)
+        order = {f: n for n, f in enumerate(_registry_order())}
+        mate.results = dict(
+            sorted(mate.results.items(), key=lambda fr: order.get(fr[0], 0))
+        )
+        for family in run.results:
+            mate._rows.pop(family, None)
+            mate._records.pop(family, None)
         mate.about_html = mate.about_html or run.about_html
         mate.kind = mate.kind or run.kind
         if not mate.date or (
@@ -524,19 +476,28 @@ def merge_runs(runs: list[Run]) -> list[Run]:
     return out
 
 
+def _registry_order() -> list[str]:
+    from ..families import BENCHMARKS
+
+    return list(BENCHMARKS)
+
+
 def downloads(run: Run) -> list[tuple[Path, str]]:
-    """The run's files offered for download: ``(file, name)`` of :data:`DOWNLOADS`
-    present in its folder, as regular files (symbolic links are not followed out of the
-    run folder); of a merged run (:func:`merge_runs`) also those of its other folders,
+    """The run's files offered for download: ``(file, name)`` as
+    :meth:`RunFolder.downloads <segbench.engine.RunFolder.downloads>` lists them (each
+    family's result and per-item table, then its own files as the registry names
+    them); of a merged run (:func:`merge_runs`) also those of its other folders,
     named ``<folder>-<file>`` where a name is taken."""
+    from ..engine import RunFolder
+
+    families = list(run.results)
+    official = {f: entry_of(f).files for f in families}
     out, taken = [], set()
     for folder in (run.dir, *run.also):
-        for name in DOWNLOADS:
-            p = folder / name
-            if p.is_file() and not p.is_symlink():
-                dst = name if name not in taken else f"{Path(folder).name}-{name}"
-                taken.add(dst)
-                out.append((p, dst))
+        for p in RunFolder(folder).downloads(families, official):
+            dst = p.name if p.name not in taken else f"{Path(folder).name}-{p.name}"
+            taken.add(dst)
+            out.append((p, dst))
     return out
 
 
@@ -551,24 +512,37 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     The column appears on the ranking only when some cell has text; it sorts by
     ``sort_value``.
 
-    Each cell is the two-sided p-value of the paired bootstrap of the boundary ODS
-    difference between the run and the next one (:func:`segbench.comparison.compare`,
-    1000 draws, seed 0, on the images shown), Holm-corrected across the ranking's
-    adjacent pairs; empty where either run has no boundary records in its folder.
+    Each cell is the two-sided p-value of the paired bootstrap of the difference in
+    the ranking's first metric (the headline of the first family the runs share that
+    ``segbench compare`` takes: boundary ODS on a boundary site) between the run and
+    the next one (:func:`segbench.comparison.compare`, 1000 draws, seed 0, on the
+    images shown), Holm-corrected across the ranking's adjacent pairs; empty where
+    either run has no records of it in its folder.
     """
     from ..comparison import compare, holm
-    from ..errors import InputError
+    from ..families import result_entry
 
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
+        family = next(
+            (
+                f
+                for f in a.results
+                if f in b.results and (result_entry(f) or (None,))[0].compare
+            ),
+            None,
+        )
         try:
+            if family is None:
+                raise KeyError(family)
+            head = entry_of(family).site_metrics()[0].key
             res = compare(
-                a.files.get("boundary", a.dir),
-                b.files.get("boundary", b.dir),
+                a.files.get(family, a.dir),
+                b.files.get(family, b.dir),
                 ids=[str(i) for i in ids],
                 per_image=False,
             )
-            pvalues.append(res["pairs"][0]["bootstrap"]["ODS"]["p"])
+            pvalues.append(res["pairs"][0]["bootstrap"][head]["p"])
         except (InputError, KeyError):
             pvalues.append(math.nan)
     cells: list = []
@@ -632,18 +606,21 @@ def tell_apart(runs: list[Run]) -> None:
 
 
 def rank_runs(runs: list[Run]) -> list[Run]:
-    """Best first: boundary ODS, then region covering ODS, then name (NaN last)."""
+    """Best first: by the ranking metric of each family the runs have (the first of
+    its site metrics; ascending where lower is better), in the registry's order
+    (boundary ODS, then region covering ODS, ...), then by name (NaN last)."""
+    from ..families import ranked_families
+
+    families = ranked_families({f for r in runs for f in r.results})
+    heads = [(f, e.site_metrics()[0]) for f, e in families]
 
     def key(r: Run):
-        ods, cov = r.metric("ODS"), r.metric("covering_ODS")
-        return (
-            math.isnan(ods),
-            -ods if not math.isnan(ods) else 0.0,
-            math.isnan(cov),
-            -cov if not math.isnan(cov) else 0.0,
-            r.name,
-            r.slug,
-        )
+        out: list = []
+        for family, m in heads:
+            v = r.metric(m.key, family)
+            nan = math.isnan(v)
+            out += [nan, 0.0 if nan else (-v if m.higher_is_better else v)]
+        return (*out, r.name, r.slug)
 
     return sorted(runs, key=key)
 

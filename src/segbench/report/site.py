@@ -61,14 +61,15 @@ from ._site_images import (
 )
 from ._site_records import CACHE_DIR, counts_at, human_groups
 from ._site_runs import (
-    BOUNDARY_COLUMNS,
     PRESENTATIONS,
-    REGION_COLUMNS,
     SETTINGS_DEFAULTS,
+    Column,
     Run,
     by_date,
+    columns_of,
     date_key,
     downloads,
+    entry_of,
     load_run,
     merge_runs,
     num,
@@ -641,12 +642,12 @@ def _size(n: int) -> str:
     )
 
 
-def _cell(run: Run, key: str) -> dict:
+def _cell(run: Run, column: Column) -> dict:
     return {
-        "key": key,
-        "value": run.metric(key),
-        "iv": run.interval(key),
-        "stale": run.stale(key),
+        "key": column.key,
+        "value": run.metric(column.key, column.family),
+        "iv": run.interval(column.key, column.family),
+        "stale": run.stale(column.key, column.family),
     }
 
 
@@ -662,6 +663,28 @@ def _ci_text(runs) -> str:
     if len(levels) == 1 and not math.isnan(next(iter(levels))):
         return f"{next(iter(levels)) * 100:g}% bootstrap intervals over images"
     return "bootstrap intervals over images (levels as each algorithm's page says)"
+
+
+#: The human figures beside an algorithm's: the boundary F of each annotator against
+#: the others for ODS and OIS, the region measures for both of theirs.
+_HUMAN_OF = {
+    ("boundary", "ODS"): "F",
+    ("boundary", "OIS"): "F",
+    ("region", "covering_ODS"): "covering",
+    ("region", "covering_OIS"): "covering",
+    ("region", "PRI_ODS"): "PRI",
+    ("region", "PRI_OIS"): "PRI",
+    ("region", "VI_ODS"): "VI",
+    ("region", "VI_OIS"): "VI",
+}
+
+
+def _human_value(column: Column, f: float, region: dict):
+    """The human row's figure in a ranking column (None: no human figure there)."""
+    name = _HUMAN_OF.get((column.family, column.key))
+    if name is None:
+        return None
+    return f if name == "F" else region.get(name)
 
 
 def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
@@ -680,10 +703,12 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         hpoints[g] = (
             (h["recall"], h["precision"], h["F"]) if not math.isnan(h["F"]) else None
         )
-    has_boundary = any(r.boundary is not None for r in runs)
     has_region = any(r.region is not None for r in runs)
-    columns = list(BOUNDARY_COLUMNS if has_boundary or not has_region else ())
-    columns += list(REGION_COLUMNS if has_region else ())
+    columns = columns_of({f for r in runs for f in r.results})
+    # each family's ranking metric, as the list of algorithms shows it
+    heads = [
+        c for n, c in enumerate(columns) if n == 0 or c.family != columns[n - 1].family
+    ]
 
     curve = {r.slug: _curve(r) for r in runs}
     has_plot, rank_of, group_views = {}, {}, []
@@ -749,16 +774,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                 "table_id": "ranking" if key == "colour" else f"ranking-{key}",
                 "plot": plot,
                 "human": h,
-                "human_metrics": {
-                    "ODS": h["F"],
-                    "OIS": h["F"],
-                    "covering_ODS": hr.get("covering"),
-                    "covering_OIS": hr.get("covering"),
-                    "PRI_ODS": hr.get("PRI"),
-                    "PRI_OIS": hr.get("PRI"),
-                    "VI_ODS": hr.get("VI"),
-                    "VI_OIS": hr.get("VI"),
-                },
+                "human_cells": [_human_value(c, h["F"], hr) for c in columns],
                 "ranking": [
                     {
                         "rank": i + 1,
@@ -768,7 +784,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                         "date": _show_date(r.date),
                         "date_full": r.date,
                         "date_key": r.date_key,
-                        "cells": [_cell(r, k) for k, _ in columns],
+                        "cells": [_cell(r, c) for c in columns],
                         "vs_next": r.vs_next,
                         "vs_next_value": r.vs_next_value,
                         "flagged": any(c for _, c in r.scope_notes(len(ids))),
@@ -814,6 +830,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         "algorithms/index.html",
         "algorithms.html",
         page="algorithms",
+        heads=heads,
         runs=[
             {
                 "name": r.name,
@@ -823,8 +840,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                 "date": _show_date(r.date),
                 "date_full": r.date,
                 "date_key": r.date_key,
-                "ods": r.metric("ODS"),
-                "cov": r.metric("covering_ODS"),
+                "heads": [r.metric(c.key, c.family) for c in heads],
                 "n_pred": len(r.preds),
             }
             for r in by_date(runs)
@@ -885,8 +901,23 @@ _SHOWN = (
 )
 
 
+def _other_families(run: Run) -> list[tuple[str, list, tuple]]:
+    """``(family, ranking columns, per-image metrics)`` of the run's families other
+    than boundary and region (whose pages are their own), as the registry declares
+    them."""
+    found = []
+    for family in run.results:
+        if family in ("boundary", "region"):
+            continue
+        entry = entry_of(family)
+        cols = [c for c in columns_of([family]) if c.family == family]
+        found.append((family, cols, entry.per_image))
+    return found
+
+
 def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
     bd, rg = run.per_item("boundary"), run.per_item("region")
+    others = _other_families(run)
     rows = []
     for iid in ids:
         b, g = bd.get(iid, {}), rg.get(iid, {})
@@ -905,12 +936,17 @@ def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
                 "covering": num(g.get("ois_covering")),
                 "pri": num(g.get("pri")),
                 "vi": num(g.get("vi")),
+                "others": [
+                    num(run.per_item(fam).get(iid, {}).get(c.key))
+                    for fam, _, per_image in others
+                    for c in per_image
+                ],
             }
         )
     m = {k: run.metric(k) for k in _SHOWN}
     iv = {k: run.interval(k) for k in _SHOWN}
     stale = {k: run.stale(k) for k in _SHOWN}
-    cis = [(fam, run.ci(fam)) for fam in ("boundary", "region") if run.has_intervals(fam)]
+    cis = [(fam, run.ci(fam)) for fam in run.results if run.has_intervals(fam)]
     params = run.params
     write(
         f"algorithms/{run.slug}.html",
@@ -940,6 +976,14 @@ def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
             "max_dist": params.get("max_dist"),
             "notes": run.scope_notes(len(ids)),
             "cis": cis,
+            "others": [
+                {
+                    "title": family.replace("_", " ").capitalize(),
+                    "cells": [{"label": c.label, **_cell(run, c)} for c in cols],
+                    "per_image": per_image,
+                }
+                for family, cols, per_image in others
+            ],
             "downloads": _copy_downloads(out, run),
         },
         m=m,
