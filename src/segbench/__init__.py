@@ -14,6 +14,7 @@ numerical library.
 import sys as _sys
 import types as _types
 
+from . import hooks as _hooks
 from ._version import __version__
 
 
@@ -65,6 +66,17 @@ _STREAM = (
     "human_scores",
 )
 _FOLDERS = ("FolderResult", "detect_folder", "nms_folder", "ucm_folder")
+
+
+def _compare(*runs, **options):
+    """:func:`segbench.comparison.compare`, imported on first use (the slot
+    :data:`segbench.hooks.compare` that :meth:`segbench.Result.compare` calls)."""
+    from .comparison import compare
+
+    return compare(*runs, **options)
+
+
+_hooks.compare = _compare
 
 
 def __getattr__(name):
