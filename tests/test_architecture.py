@@ -37,7 +37,7 @@ LAYERS = [
     {"boundary", "region", "superpixel", "semantic", "stats", "semantic_boundary"},
     {"engine"},
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
-     "api_superpixel"},
+     "api_superpixel", "algorithm_folders"},
     {"comparison"},
     {"stream"},
     {"submit"},

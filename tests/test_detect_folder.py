@@ -16,10 +16,10 @@ import scipy.io
 from PIL import Image
 
 import segbench
-from segbench import engine
+from segbench import algorithm_folders
 from segbench.algorithms import DETECTORS, NMS_FORMATS, WEIGHTED, edge_nms
 from segbench.cli import main
-from segbench.engine import FolderResult, detect_folder, nms_folder, ucm_folder
+from segbench.algorithm_folders import FolderResult, detect_folder, nms_folder, ucm_folder
 from segbench.errors import InputError
 from segbench.io import read_prediction
 
@@ -70,8 +70,8 @@ def test_the_cli_literals_are_the_librarys():
     """cli/detect.py keeps its names as literals (so --help imports nothing numerical)."""
     from segbench.cli import detect
     assert {"nms": detect.MARKER, "ucm": detect.UCM_MARKER,
-            "detect": detect.DETECT_MARKER} == engine._algorithm_folders.MARKERS
-    assert set(detect._GPB) == set(engine._algorithm_folders.GPB_DETECTORS)
+            "detect": detect.DETECT_MARKER} == algorithm_folders.MARKERS
+    assert set(detect._GPB) == set(algorithm_folders.GPB_DETECTORS)
     assert set(detect._FORMATS) == set(NMS_FORMATS)
     assert set(detect._WEIGHTED) == set(WEIGHTED)
     assert set(detect._DETECTORS) == set(DETECTORS) | set(detect._GPB)
@@ -79,7 +79,7 @@ def test_the_cli_literals_are_the_librarys():
 
 def test_top_level_names():
     for name in ("FolderResult", "detect_folder", "nms_folder", "ucm_folder"):
-        assert getattr(segbench, name) is getattr(engine, name)
+        assert getattr(segbench, name) is getattr(algorithm_folders, name)
         assert name in segbench.__all__
 
 

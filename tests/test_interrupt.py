@@ -36,7 +36,7 @@ def data(tmp_path_factory):
         make_synthetic_dataset,
         write_synthetic_dataset,
     )
-    from segbench.engine import ucm_folder
+    from segbench.algorithm_folders import ucm_folder
     from segbench.io import write_label_map, write_soft_map
     tmp = tmp_path_factory.mktemp("interrupt")
     items = make_synthetic_dataset(16, shape=(160, 240), n_annotators=3, seed=3)

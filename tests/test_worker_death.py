@@ -100,7 +100,7 @@ def test_killed_worker_of_a_folder_runner_is_one_line(data, tmp_path):
     _, root, ids = data
     args = ["detect", "--detector", "gm", "--images", str(root / "images" / "test"),
             "--out", str(tmp_path / "maps"), "--quiet", "--workers", "2"]
-    status, err = _segbench(args, hook=("segbench.engine._algorithm_folders",
+    status, err = _segbench(args, hook=("segbench.algorithm_folders",
                                         "_detect_one"), victim=ids[N_IMAGES // 2])
     assert status != 0
     m = DIED.fullmatch(_one_line(err))

@@ -93,9 +93,9 @@ def __getattr__(name):
 
         return getattr(stream, name)
     if name in _FOLDERS:
-        from . import engine
+        from . import algorithm_folders
 
-        return getattr(engine, name)
+        return getattr(algorithm_folders, name)
     if name == "Result":
         from .result import Result
 

@@ -3,8 +3,9 @@
 a boundary detector (the Pb family, 2mm, gm, canny, gPb) on a folder of images.
 
 Registered by :mod:`segbench.cli` (``add_parsers``). Argument parsing and printing
-only: each command calls :func:`segbench.engine.nms_folder`,
-:func:`~segbench.engine.ucm_folder` or :func:`~segbench.engine.detect_folder` (imported
+only: each command calls :func:`segbench.algorithm_folders.nms_folder`,
+:func:`~segbench.algorithm_folders.ucm_folder` or
+:func:`~segbench.algorithm_folders.detect_folder` (imported
 lazily, so ``segbench --help`` loads no numerical library), which check the options,
 claim the output folder and make the maps, and prints the result.
 """
@@ -50,7 +51,7 @@ def _print(res, as_json: bool) -> int:
 
 
 def _cmd_nms(a) -> int:
-    from ..engine import nms_folder
+    from ..algorithm_folders import nms_folder
 
     return _print(
         nms_folder(
@@ -71,7 +72,7 @@ def _cmd_nms(a) -> int:
 
 
 def _cmd_ucm(a) -> int:
-    from ..engine import ucm_folder
+    from ..algorithm_folders import ucm_folder
 
     return _print(
         ucm_folder(
@@ -91,7 +92,7 @@ def _cmd_ucm(a) -> int:
 
 
 def _cmd_detect(a) -> int:
-    from ..engine import detect_folder
+    from ..algorithm_folders import detect_folder
 
     return _print(
         detect_folder(

@@ -27,10 +27,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..errors import ClusterLostError, InputError
-from ._executor import map_items, open_executor, scheduler_address
-from ._maps import MapRecords
-from ._store import fingerprint
+from .engine import MapRecords, fingerprint, map_items, open_executor, scheduler_address
+from .errors import ClusterLostError, InputError
 
 #: The file that marks a folder as written by :func:`nms_folder` (``segbench nms``),
 #: :func:`ucm_folder` (``segbench ucm``) or :func:`detect_folder` (``segbench
@@ -146,7 +144,7 @@ class FolderResult:
 
 
 def _nms_one(job, **options):
-    from ..algorithms import nms_file
+    from .algorithms import nms_file
 
     src, dst = job
     nms_file(src, dst, **options)
@@ -154,7 +152,7 @@ def _nms_one(job, **options):
 
 
 def _ucm_one(job, **options):
-    from ..algorithms import ucm_file
+    from .algorithms import ucm_file
 
     src, dst = job
     ucm_file(src, dst, **options)
@@ -164,9 +162,9 @@ def _ucm_one(job, **options):
 def _detect_half(src, dst, detector: str, weights):
     """``detect_file`` on the photograph at half resolution (the 2004 protocol's cells,
     :func:`segbench.boundary.halve_image`); errors name ``src``."""
-    from ..algorithms import detect
-    from ..boundary import halve_image
-    from ..io import read_image, write_soft_map
+    from .algorithms import detect
+    from .boundary import halve_image
+    from .io import read_image, write_soft_map
 
     image, half = read_image(src), None
     try:
@@ -191,11 +189,11 @@ def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
     if half:
         _detect_half(src, dst, detector, weights)
     elif detector in GPB_DETECTORS:
-        from ..algorithms import gpb_file
+        from .algorithms import gpb_file
 
         gpb_file(src, dst, output=GPB_DETECTORS[detector][0], rsz=rsz)
     else:
-        from ..algorithms import detect_file
+        from .algorithms import detect_file
 
         detect_file(src, dst, detector, weights=weights)
     return dst
@@ -215,8 +213,8 @@ def _check_workers(workers, scheduler) -> None:
 def _select(found: dict, ids, folder: Path, what: str) -> dict:
     """The inputs of ``--ids`` (all of them without it), in the folder's order;
     InputError naming the ids that have no input file in ``folder``."""
-    from ..datasets import parse_ids
-    from ..io import check_all_present
+    from .datasets import parse_ids
+    from .io import check_all_present
 
     wanted = parse_ids(ids)
     if wanted is None:
@@ -250,7 +248,7 @@ def _claim(
     maps of ``others`` (inputs left out by ``--ids``) made with these same settings
     stay. Only files that the command's records say it wrote, as they still are, are
     removed; any other map-like file is left and named in one warning."""
-    from ..io import claim_folder
+    from .io import claim_folder
 
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
@@ -338,8 +336,8 @@ def _warn_if_thinned(path: Path) -> None:
 
     import numpy as np
 
-    from ..algorithms import looks_thinned
-    from ..io import read_prediction
+    from .algorithms import looks_thinned
+    from .io import read_prediction
 
     try:
         if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
@@ -428,8 +426,8 @@ def nms_folder(
     not write (other ids, the other suffix) are removed, but only those its records say
     it wrote (and as it wrote them): any other file is left and named in one warning.
     """
-    from ..algorithms import NMS_FORMATS
-    from ..io import list_files
+    from .algorithms import NMS_FORMATS
+    from .io import list_files
 
     pred, out = Path(pred), Path(out)
     for name, v in (("--r", r), ("--s", s)):
@@ -536,7 +534,7 @@ def ucm_folder(
         A bad option, no contour map in ``pred``, an ``out`` that is not this
         function's, or an unreadable map (the message names the file).
     """
-    from ..io import list_files
+    from .io import list_files
 
     pred, out = Path(pred), Path(out)
     if not isinstance(radius, numbers.Real) or radius < 1 or not math.isfinite(radius):
@@ -660,8 +658,8 @@ def detect_folder(
     >>> print(res.headline())                                            # doctest: +SKIP
     wrote 2 soft maps of gm into maps/gm (16-bit PNG)
     """
-    from ..algorithms import DETECTORS, WEIGHTED
-    from ..io import list_files
+    from .algorithms import DETECTORS, WEIGHTED
+    from .io import list_files
 
     images, out = Path(images), Path(out)
     if detector not in DETECTORS and detector not in GPB_DETECTORS:
@@ -677,7 +675,7 @@ def detect_folder(
         )
     values, recorded = weights, weights if detector in WEIGHTED else None
     if detector in WEIGHTED and weights not in ("trained", "published"):
-        from ..algorithms import read_weight_file
+        from .algorithms import read_weight_file
 
         path = Path(weights)
         values = [float(v) for v in read_weight_file(path, detector)]
