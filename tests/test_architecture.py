@@ -56,6 +56,9 @@ DYNAMIC_IMPORTS = {
     "cli/__init__.py": "the command table: builds only the parser of the group asked for",
     "families.py": "the registry: imports a benchmark's family package (or runner) by "
                    "the name its entry gives, only when that benchmark runs",
+    "compilation.py": "hides optional third-party modules (scipy, yaml) from Numba's "
+                      "start-up through sys.modules; never a segbench module",
+    "__init__.py": "registers the deprecated module name segbench.compare in sys.modules",
 }
 
 #: Imports that go up the layers on purpose, as (importing file, imported module):
@@ -178,6 +181,15 @@ def engine_in_families(root: Path = SRC) -> list[str]:
             if imp.module and imp.module[0] == "engine"]
 
 
+def families_in_engine(root: Path = SRC) -> list[str]:
+    """Engine modules that import a family package or the algorithms: the engine
+    runs family specs and names none (issue 39)."""
+    named = set(FAMILY_PACKAGES) | {"algorithms"}
+    return [f"{imp.file}:{imp.line}" for p in _sources(root)
+            if _file_unit(p, root) == "engine" for imp in _imports(p, root)
+            if imp.module and imp.module[0] in named]
+
+
 def import_graph(root: Path = SRC) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
     """File -> the files it imports (module paths; ``()`` is the package's
     ``__init__.py``), lazy imports included, declared upward imports left out."""
@@ -264,21 +276,53 @@ def absolute_imports(root: Path = SRC) -> list[str]:
             if imp.absolute]
 
 
+#: What loads or reaches a module by a computed name, which the import checks cannot
+#: read: importlib's import_module and util, __import__, sys.modules, pkgutil, runpy,
+#: exec and eval.
+_DYNAMIC_CALLS = {"import_module", "__import__", "exec", "eval"}
+_DYNAMIC_MODULES = {"pkgutil", "runpy", "importlib.util"}
+
+
+def _dynamic_uses(tree) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in _DYNAMIC_CALLS:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            if node.attr in _DYNAMIC_CALLS - {"exec", "eval"}:
+                found.append((node.lineno, node.attr))
+            elif node.attr == "modules" and isinstance(node.value, ast.Name) and \
+                    node.value.id.lstrip("_") == "sys":
+                found.append((node.lineno, "sys.modules"))
+            elif node.attr == "util" and isinstance(node.value, ast.Name) and \
+                    node.value.id == "importlib":
+                found.append((node.lineno, "importlib.util"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names
+                      if a.name in _DYNAMIC_MODULES]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module in _DYNAMIC_MODULES:
+                found.append((node.lineno, node.module))
+            elif node.module == "importlib":
+                found += [(node.lineno, f"importlib.{a.name}") for a in node.names
+                          if a.name in ("util", "import_module")]
+        elif isinstance(node, ast.alias) and node.name.split(".")[-1] in _DYNAMIC_CALLS:
+            found.append((getattr(node, "lineno", 0), node.name))
+    return found
+
+
 def dynamic_imports(root: Path = SRC) -> list[str]:
-    """Uses of ``import_module`` / ``__import__`` outside :data:`DYNAMIC_IMPORTS`."""
+    """Imports by a computed name outside :data:`DYNAMIC_IMPORTS`: ``import_module``,
+    ``__import__``, ``sys.modules``, ``pkgutil``, ``importlib.util``, ``runpy``,
+    ``exec``, ``eval`` (an upward or cyclic import made through one of these would
+    pass every other check)."""
     bad = []
     for path in _sources(root):
         rel = path.relative_to(root).as_posix()
         if rel in DYNAMIC_IMPORTS:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            name = None
-            if isinstance(node, ast.Name) or isinstance(node, ast.Attribute):
-                name = node.id if isinstance(node, ast.Name) else node.attr
-            elif isinstance(node, ast.alias):
-                name = node.name.split(".")[-1]
-            if name in ("import_module", "__import__"):
-                bad.append(f"{rel}:{getattr(node, 'lineno', '?')} {name}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bad += [f"{rel}:{line} {what}" for line, what in _dynamic_uses(tree)]
     return bad
 
 
@@ -293,6 +337,11 @@ def test_layers_import_only_downwards():
 def test_no_family_module_imports_the_engine():
     bad = engine_in_families()
     assert not bad, "family modules importing the engine: " + ", ".join(bad)
+
+
+def test_the_engine_imports_no_family_and_no_algorithm():
+    bad = families_in_engine()
+    assert not bad, "engine modules naming a family or an algorithm: " + ", ".join(bad)
 
 
 def test_no_import_cycle_between_files():
@@ -323,7 +372,7 @@ def test_declared_exceptions_still_exist():
         imps = _imports(SRC / file, SRC)
         assert any(_unit(t) == target for i in imps for t in _targets(i, SRC)), file
     for file in DYNAMIC_IMPORTS:
-        assert "import_module" in (SRC / file).read_text(encoding="utf-8"), file
+        assert _dynamic_uses(ast.parse((SRC / file).read_text(encoding="utf-8"))), file
 
 
 @pytest.mark.parametrize("module", ["segbench.superpixel", "segbench.cli.superpixel"])
@@ -420,11 +469,27 @@ def test_import_of_a_higher_layer_is_caught(tmp_path):
     "from importlib import import_module\n",
     "import importlib\n\ndef f():\n    return importlib.import_module('segbench.api')\n",
     "def f():\n    return __import__('segbench.api')\n",
+    "import sys\n\ndef f():\n    return sys.modules['segbench.api'].evaluate\n",
+    "import pkgutil\n\ndef f():\n    return pkgutil.resolve_name('segbench.api:evaluate')\n",
+    "import importlib.util\n\ndef f():\n    importlib.util.find_spec('segbench.api')\n",
+    "from importlib import util\n",
+    "import runpy\n\ndef f():\n    runpy.run_module('segbench.api')\n",
+    "def f():\n    exec('from segbench import api')\n",
 ])
 def test_dynamic_import_is_caught(tmp_path, text):
     root = _tree(tmp_path, {**CLEAN, "datasets/bsds.py": text})
     bad = dynamic_imports(root)
     assert bad and all(b.startswith("datasets/bsds.py:") for b in bad)
+
+
+def test_family_importing_another_family_is_caught(tmp_path):
+    root = _tree(tmp_path, {**CLEAN, "region/_family.py": "from ..boundary import thin\n"})
+    assert layer_violations(root) == ["region/_family.py:1 imports segbench.boundary"]
+
+
+def test_engine_importing_a_family_is_caught(tmp_path):
+    root = _tree(tmp_path, {**CLEAN, "engine/_run.py": "def f():\n    from ..boundary import thin\n"})
+    assert families_in_engine(root) == ["engine/_run.py:2"]
 
 
 def test_family_importing_the_engine_is_caught(tmp_path):
