@@ -292,3 +292,10 @@ def test_run_options_are_declared_with_a_hook_and_refused_where_undeclared(data,
                               **{option: value})
     assert {o.name for o in segbench.families.BENCHMARKS["boundary"].options} == {
         "protocol", "calibrate_on", "calibrate_name", "human"}
+
+
+def test_all_refuses_label_maps_rather_than_score_their_boundaries_zero(data):
+    """'all' declared the region's ``labels``, but its boundary half reads predictions
+    as soft maps: label-map images scored boundary F = 0. It is refused now."""
+    with pytest.raises(InputError, match="'all' does not read label-map images"):
+        segbench.evaluate("all", data["gt"], data["sem_pred"], labels=True, progress=False)

@@ -570,11 +570,27 @@ class Option:
         declares its options; None: a companion read by another option's hook
         (``calibrate_name`` of ``calibrate_on``).
     help : str
+        Its help, on the command line and in docs/options.md.
+    metavar : str, optional
+        The command line's name of its value.
+    switch : bool
+        An on/off option (``--human``), no value.
+    cli : bool
+        Offered by the benchmark's command (False: offered otherwise, as the
+        protocol through the ``--preset`` parameter).
     """
 
     name: str
     hook: tuple | None = None
     help: str = ""
+    metavar: str | None = None
+    switch: bool = False
+    cli: bool = True
+
+    @property
+    def option(self) -> str:
+        """Its command-line option: ``--`` and the name, ``_`` as ``-``."""
+        return "--" + self.name.replace("_", "-")
 
     def apply(self, value, setup: RunSetup) -> None:
         if self.hook is None or value is None or value is False:
@@ -621,13 +637,40 @@ _BO = "segbench.boundary.options"
 #: The boundary benchmark's run options (segbench.boundary.options), in hook order:
 #: the protocol fills parameters the calibration then checks.
 PROTOCOL_OPTION = Option(
-    "protocol", (_BO, "apply_protocol"), "a preset of the boundary protocol"
+    "protocol",
+    (_BO, "apply_protocol"),
+    "a preset of the boundary protocol (the --preset parameter)",
+    cli=False,
 )
 CALIBRATION_OPTIONS = (
-    Option("calibrate_on", (_BO, "apply_calibration"), "a boundary run to calibrate on"),
-    Option("calibrate_name", None, "the name the calibration run bears"),
+    Option(
+        "calibrate_on",
+        (_BO, "apply_calibration"),
+        "a boundary run on other images (train or val): report this run's P, R, F at "
+        "that run's best threshold as ODS_calibrated; it must be a run of the same "
+        "name (see --calibrate-name) and protocol settings",
+        metavar="RUN_DIR",
+    ),
+    Option(
+        "calibrate_name",
+        None,
+        "the name of the --calibrate-on run when it is another algorithm's, to "
+        "calibrate on it on purpose",
+        metavar="NAME",
+    ),
 )
-HUMAN_OPTION = Option("human", (_BO, "apply_human"), "add the annotators' figures")
+LABELS_REFUSED = Option(
+    "labels",
+    (_BO, "refuse_label_maps"),
+    "refused: label-map images are the region benchmark's (region --labels)",
+    cli=False,
+)
+HUMAN_OPTION = Option(
+    "human",
+    (_BO, "apply_human"),
+    "also score each annotator against the others",
+    switch=True,
+)
 
 
 @dataclass(frozen=True)
@@ -844,8 +887,16 @@ BENCHMARKS: dict[str, Benchmark] = _Registry(
                 ((_B, "BOUNDARY"), (_R, "REGION")),
                 site=False,
                 group="benchmark",
-                params=BOUNDARY_PARAMS + REGION_PARAMS[:1],
-                options=(PROTOCOL_OPTION, *CALIBRATION_OPTIONS, HUMAN_OPTION),
+                # no 'labels': the boundary family reads predictions as soft maps or
+                # .mat segmentations, so label-map images would score F = 0 here
+                # (region's nthresh is the boundary's: allBench.m has one)
+                params=BOUNDARY_PARAMS,
+                options=(
+                    LABELS_REFUSED,
+                    PROTOCOL_OPTION,
+                    *CALIBRATION_OPTIONS,
+                    HUMAN_OPTION,
+                ),
                 help="boundary and region benchmarks in one pass (allBench)",
             ),
             Benchmark(
@@ -1157,6 +1208,20 @@ def add_options(parser, params, names=None) -> None:
                 metavar=p.metavar,
                 choices=p.choices,
                 help=text,
+            )
+
+
+def add_run_options(parser, options) -> None:
+    """Add the command-line options of a benchmark's run options (:class:`Option`
+    with ``cli``) to an argparse parser."""
+    for o in options:
+        if not o.cli:
+            continue
+        if o.switch:
+            parser.add_argument(o.option, dest=o.name, action="store_true", help=o.help)
+        else:
+            parser.add_argument(
+                o.option, dest=o.name, default=None, metavar=o.metavar, help=o.help
             )
 
 

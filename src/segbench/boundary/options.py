@@ -172,3 +172,14 @@ def apply_human(value, setup) -> None:
     and carry their figures into the result and the plot."""
     if value:
         setup.options.update(human_options(setup.run_benchmark("human")))
+
+
+def refuse_label_maps(value, setup) -> None:
+    """``labels`` with 'all': refused. The boundary half reads predictions as soft
+    maps or ``.mat`` segmentations, so label-map images would score boundary F = 0."""
+    if value:
+        raise InputError(
+            f"{setup.benchmark!r} does not read label-map images (its boundary benchmark "
+            "would take them for soft maps): run 'region' with labels=True (--labels), "
+            "and 'boundary' on their boundaries or on .mat segmentations"
+        )

@@ -13,6 +13,7 @@ from ..families import (
     BOUNDARY_PARAMS,
     REGION_PARAMS,
     add_options,
+    add_run_options,
     options_from_args,
 )
 from ._common import add_ci, add_common, add_inputs, ci_option, print_table, where
@@ -30,38 +31,17 @@ def _boundary_params(
     add_options(p, BOUNDARY_PARAMS, names)
 
 
-def _finish(
-    p, func, *, plot: bool = True, human: bool = True, protocol: bool = False
-) -> None:
-    """The options boundary, region and all share after their own, and the command."""
+def _finish(p, func, name: str, *, plot: bool = True, protocol: bool = False) -> None:
+    """The options boundary, region and all share after their own (the benchmark's
+    run options as the registry declares them), and the command."""
     if plot:
         p.add_argument("--no-plot", action="store_true", help="skip the PR-curve PNG")
         _boundary_params(p, protocol=protocol)
         add_options(
             p, BOUNDARY_PARAMS, ["min_agreement", "nms", "alpha"] if protocol else ["alpha"]
         )
-        p.add_argument(
-            "--calibrate-on",
-            metavar="RUN_DIR",
-            help="a boundary run on other images (train or val): report this "
-            "run's P, R, F at that run's best threshold as "
-            "ODS_calibrated; it must be a run of the same name (see "
-            "--calibrate-name) and protocol settings",
-        )
-        p.add_argument(
-            "--calibrate-name",
-            metavar="NAME",
-            default=None,
-            help="the name of the --calibrate-on run when it is another "
-            "algorithm's, to calibrate on it on purpose",
-        )
+    add_run_options(p, BENCHMARKS[name].options)
     add_ci(p)
-    if human:
-        p.add_argument(
-            "--human",
-            action="store_true",
-            help="also score each annotator against the others",
-        )
     add_common(p, scheduler=True)
     if plot:
         p.add_argument(
@@ -377,7 +357,7 @@ def add_parsers(sub) -> None:
         formats=True,
         several_pred=True,
     )
-    _finish(p, _cmd_boundary, protocol=True)
+    _finish(p, _cmd_boundary, "boundary", protocol=True)
 
     p = sub.add_parser(
         "region",
@@ -393,7 +373,7 @@ def add_parsers(sub) -> None:
         formats=True,
     )
     add_options(p, REGION_PARAMS)
-    _finish(p, _cmd_region, plot=False)
+    _finish(p, _cmd_region, "region", plot=False)
 
     p = sub.add_parser(
         "all",
@@ -402,7 +382,7 @@ def add_parsers(sub) -> None:
         "each image read once (allBench.m); writes the files of both.",
     )
     add_inputs(p, pred_help="folder of <iid>.mat (ucm2 or segs)", formats=True)
-    _finish(p, _cmd_all, protocol=True)
+    _finish(p, _cmd_all, "all", protocol=True)
 
     p = sub.add_parser(
         "human",

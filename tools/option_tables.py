@@ -1,0 +1,81 @@
+"""Write docs/options.md: each benchmark's options as the registry declares them
+(:data:`segbench.families.BENCHMARKS`: its parameters, the command-line options and
+keywords of :func:`segbench.evaluate`, and its run options), so the docs' option tables
+are derived from the one declaration. tests/test_docs_options.py checks the file is
+current.
+
+    python tools/option_tables.py            # rewrite docs/options.md
+    python tools/option_tables.py --check    # exit 1 if it is not current
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "options.md"
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _default(p) -> str:
+    if p.default_text:
+        return p.default_text
+    if p.default_text is None and p.default is not None and not isinstance(p.default, bool):
+        return repr(p.default) if isinstance(p.default, str) else str(p.default)
+    if p.default is True:
+        return "on"
+    return "off" if p.type is bool or p.default is False else ""
+
+
+def render() -> str:
+    from segbench.families import BENCHMARKS
+
+    lines = [
+        "# Options of each benchmark",
+        "",
+        "Generated from the registry (`segbench.families.BENCHMARKS`) by "
+        "`python tools/option_tables.py`; do not edit by hand. The options every "
+        "benchmark command shares (`--gt`, `--pred`, `--out`, `--ids`, `--workers`, "
+        "...) are in [engine.md](engine.md). Each option below is also a keyword of "
+        "`segbench.evaluate(name, ...)`.",
+        "",
+    ]
+    for name, entry in BENCHMARKS.items():
+        if entry.group is None:
+            continue  # a part of another benchmark, no command of its own
+        params = [p for p in entry.params if p.cli]
+        options = [o for o in entry.options if o.name not in {p.name for p in params}]
+        if not params and not options:
+            continue
+        lines += [f"## segbench {name.replace('_', '-')}", "", _cell(entry.help), ""]
+        lines += ["| option | keyword | default | meaning |", "|---|---|---|---|"]
+        for p in params:
+            flags = ", ".join(f"`{f}`" for f in (p.option, *p.aliases))
+            lines.append(
+                f"| {flags} | `{p.name}` | {_cell(_default(p))} | {_cell(p.help)} |"
+            )
+        for o in options:
+            flag = f"`{o.option}`" if o.cli else "(keyword only)"
+            lines.append(f"| {flag} | `{o.name}` | | {_cell(o.help)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv) -> int:
+    text = render()
+    if "--check" in argv:
+        current = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else ""
+        if current != text:
+            print(f"{DOCS} is not current: run python tools/option_tables.py")
+            return 1
+        return 0
+    DOCS.write_text(text, encoding="utf-8")
+    print(f"wrote {DOCS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
