@@ -230,3 +230,30 @@ def test_readable_on_a_phone(browser, server, built, tmp_path):
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert _errors(browser) == []
+
+
+@pytest.mark.parametrize("width", [1280, 1920, 390])
+def test_the_ranking_uses_the_screen(browser, server, width):
+    """Issue 40 item 18: the ranking (every boundary and region column, intervals,
+    dates) fits in the page on a 1920 px screen without scrolling inside its box, the
+    page never scrolls sideways at 1280 or 390 px, and where the table is wider than
+    the screen, it scrolls inside its own box."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": width < 600})
+    try:
+        _load(browser, server + "/index.html")
+        page, inner, table, box, free = browser.execute_script(
+            "const t = document.querySelector('#ranking'); const b = t.parentElement;"
+            "const m = document.querySelector('main');"
+            "return [document.documentElement.scrollWidth, window.innerWidth,"
+            " t.getBoundingClientRect().width, b.clientWidth,"
+            " window.innerWidth - m.getBoundingClientRect().right];")
+        assert page <= inner, (width, page, inner)
+        if table <= width - 80:      # a table that can fit the screen is not cut
+            assert table <= box + 1, (width, table, box)
+        else:
+            assert box < table       # it scrolls in its box, not the page
+        if width >= 1600:            # no wide empty margin beside a scrolling table
+            assert table <= box + 1 or free < 100, (width, table, box, free)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
