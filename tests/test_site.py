@@ -273,6 +273,9 @@ def test_bsds300_without_photographs(inputs, tmp_path):
     assert pages == sorted([f"{it.iid}.html" for it in inputs["items"][:2]] +
                            ["easy.html", "index.html"])
     assert "no photo" in (site / "images" / f"{inputs['items'][0].iid}.html").read_text()
+    # no split to name without photographs (issue 40 item 19): not "(unknown)"
+    home = (site / "index.html").read_text()
+    assert "(unknown)" not in home and "b300 (every segmented image)" in home
     for page in _pages(site):
         for link in internal_links(page):
             assert resolve(page, link).is_file(), link

@@ -280,3 +280,25 @@ def test_a_consistency_run_shows_on_the_human_page(made, tmp_path):
     plain = build_site(inputs["dataset"], made["runs"], tmp_path / "p", progress=False,
                        max_images=2).parent
     assert "Consistency of the segmentations" not in (plain / "human.html").read_text()
+
+
+def test_a_consistency_run_of_another_split_is_refused(made, tmp_path):
+    """Issue 40 item 19: a test-split site refuses a consistency run made on other
+    images (a val run), naming the folder, before it writes anything."""
+    import shutil
+
+    from segbench.api_consistency import run_consistency
+    from segbench.errors import InputError
+    inputs = made["inputs"]
+    val = tmp_path / "val-gt"
+    val.mkdir()
+    for k, mat in enumerate(sorted(inputs["gt"].glob("*.mat"))):
+        shutil.copyfile(mat, val / f"val{k:03d}.mat")      # other images: other ids
+    folder = tmp_path / "consistency-val"
+    run_consistency(val, folder, pairs=10, progress=False, figures=False)
+    with pytest.raises(InputError, match=r"not in the site's split 'test'.*another split") \
+            as err:
+        build_site(inputs["dataset"], [*made["runs"], folder], tmp_path / "s",
+                   progress=False, max_images=2)
+    assert str(folder) in str(err.value)
+    assert not (tmp_path / "s").exists()

@@ -25,6 +25,12 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+#: Under a table with an R50 of 'n/a': why it has none.
+R50_NOTE = (
+    "n/a: R50 is the recall where precision falls to 0.5; this curve never reaches it"
+)
+
+
 def add_common(
     p: argparse.ArgumentParser, *, workers: bool = True, scheduler: bool = False
 ) -> None:

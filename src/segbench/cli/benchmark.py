@@ -16,7 +16,15 @@ from ..families import (
     add_run_options,
     options_from_args,
 )
-from ._common import add_ci, add_common, add_inputs, ci_option, print_table, where
+from ._common import (
+    R50_NOTE,
+    add_ci,
+    add_common,
+    add_inputs,
+    ci_option,
+    print_table,
+    where,
+)
 
 
 def _boundary_params(
@@ -141,13 +149,27 @@ def _print_human(m) -> None:
         )
 
 
+def _number(value) -> str:
+    """A figure of a table: 'n/a' where undefined (NaN), as :func:`_cell` says it."""
+    return "n/a" if value != value else f"{value:.4f}"
+
+
+def _print_table_noted(rows, header) -> None:
+    """The table, and under it why a figure is 'n/a' (an R50 never reached)."""
+    print_table(rows, header)
+    if "R50" in header:
+        k = list(header).index("R50")
+        if any(str(row[k]).startswith("n/a") for row in rows):
+            print(R50_NOTE)
+
+
 def _report(a, res, rows, header) -> int:
     """Print one result: as JSON with ``--json``, else a table and the human figures."""
     if a.json:
         print(res.to_json())
         return 0
     _header(res, a.out)
-    print_table(rows, header)
+    _print_table_noted(rows, header)
     _print_notes(res)
     _print_calibrated(res.metrics)
     _print_human(res.metrics)
@@ -161,7 +183,7 @@ def _cmd_boundary(a) -> int:
     if alone:  # each granularity alone, beside the best of them
         rows[0] = (f"{res.name} (best of {len(alone)})", *rows[0][1:])
         rows += [
-            (f"  {g['pred']}", *(f"{g[m]:.4f}" for m in ("ODS", "OIS", "AP", "R50")))
+            (f"  {g['pred']}", *(_number(g[m]) for m in ("ODS", "OIS", "AP", "R50")))
             for g in alone
         ]
     return _report(a, res, rows, ("algorithm", "ODS", "OIS", "AP", "R50"))
@@ -320,7 +342,7 @@ def _cmd_import_run(a) -> int:
         for d in a.ev1_dir:
             one = import_run(d, None, max_dist=a.max_dist, plot=False)
             rows.append((f"  {d}", *_boundary_rows(one)[0]))
-    print_table(rows, ("algorithm", "ODS", "OIS", "AP", "R50"))
+    _print_table_noted(rows, ("algorithm", "ODS", "OIS", "AP", "R50"))
     theirs = res.provenance.get("imported")
     if theirs:
         print(

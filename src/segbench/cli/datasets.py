@@ -10,7 +10,7 @@ import argparse
 import json
 import math
 
-from ._common import add_common
+from ._common import R50_NOTE, add_common
 
 
 def _cmd_fetch(a) -> int:
@@ -60,6 +60,8 @@ def _cmd_submit(a) -> int:
     print(
         f"  boundary  ODS {m['ODS']:.4f}  OIS {m['OIS']:.4f}  AP {m['AP']:.4f}  R50 {r50}"
     )
+    if math.isnan(m["R50"]):
+        print(f"  {R50_NOTE}")
     if res.region is not None:
         r = res.region.metrics
         print(

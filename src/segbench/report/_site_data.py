@@ -53,7 +53,10 @@ class SiteDataset:
 
     @property
     def name(self) -> str:
-        """How pages name the dataset: the folder given, and the split."""
+        """How pages name the dataset: the folder given, and the split (a BSDS300
+        root without photographs has none: every segmented image is shown)."""
+        if self.split == "unknown":
+            return f"{self.label or self.root.name} (every segmented image)"
         return f"{self.label or self.root.name} ({self.split})"
 
     def presentation(self, group: str) -> Dataset:

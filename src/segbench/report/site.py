@@ -347,6 +347,29 @@ CONSISTENCY_FIGURES = (
 _CONSISTENCY_FAMILIES = {"consistency", "consistency_matrix", "granularity"}
 
 
+def _check_consistency_split(folders, ds) -> None:
+    """Refuse a consistency run made on images of another split than the site's.
+
+    Raises
+    ------
+    InputError
+        Naming the run folder, the split and an image not in it.
+    """
+    from ..engine import RunFolder
+
+    in_split = set(ds.ids)
+    for folder in folders:
+        ids = [str(row.get("id")) for row in RunFolder(folder).read("consistency").per_item]
+        foreign = [i for i in ids if i not in in_split]
+        if foreign:
+            raise InputError(
+                f"a consistency run on {len(foreign)} of its {len(ids)} images that "
+                f"are not in the site's split {ds.split!r} (e.g. {foreign[0]}): it was "
+                "run on another split; run segbench consistency on this one",
+                folder,
+            )
+
+
 def _consistency_views(out: Path, folders) -> list[dict]:
     """Copy each consistency run's figures into ``consistency/<k>/`` (same bytes); per
     run its headline (mean GCE/LCE, same and different images) and the figures found."""
@@ -460,6 +483,7 @@ def build_site(
     kinds = [_run_kind(d) for d in run_dirs]
     human_dirs = [d for d, k in zip(run_dirs, kinds) if k == "human"]
     consistency_dirs = [d for d, k in zip(run_dirs, kinds) if k == "consistency"]
+    _check_consistency_split(consistency_dirs, ds)
     runs = [
         load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
         for d, k in zip(run_dirs, kinds)
