@@ -84,17 +84,24 @@ def analyse(root: Path):
             (target in cache[me] and target != me, ".".join(target) or "segbench")
         )
     # a statement does nothing when everything it imports is loaded already
-    idle = [(rel, line, ", ".join(sorted({n for _, n in got})))
-            for (rel, line), got in sorted(statements.items()) if all(k for k, _ in got)]
+    idle = [
+        (rel, line, ", ".join(sorted({n for _, n in got})))
+        for (rel, line), got in sorted(statements.items())
+        if all(k for k, _ in got)
+    ]
     return list(statements), idle
 
 
 def main(argv) -> int:
     args = [a for a in argv if not a.startswith("--")]
-    root = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "src" / "segbench"
+    root = (
+        Path(args[0]) if args else Path(__file__).resolve().parents[1] / "src" / "segbench"
+    )
     lazy, idle = analyse(root)
-    print(f"function-level internal import statements: {len(lazy)}; of them importing "
-          f"only modules loaded at module level already (doing nothing): {len(idle)}")
+    print(
+        f"function-level internal import statements: {len(lazy)}; of them importing "
+        f"only modules loaded at module level already (doing nothing): {len(idle)}"
+    )
     if "--list" in argv:
         for rel, line, target in idle:
             print(f"  {rel}:{line} {target}")

@@ -27,8 +27,17 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from .datasets import parse_ids
 from .engine import MapRecords, fingerprint, map_items, open_executor, scheduler_address
 from .errors import ClusterLostError, InputError
+from .io import (
+    check_all_present,
+    claim_folder,
+    list_files,
+    read_image,
+    read_prediction,
+    write_soft_map,
+)
 
 #: The file that marks a folder as written by :func:`nms_folder` (``segbench nms``),
 #: :func:`ucm_folder` (``segbench ucm``) or :func:`detect_folder` (``segbench
@@ -164,7 +173,6 @@ def _detect_half(src, dst, detector: str, weights):
     :func:`segbench.boundary.halve_image`); errors name ``src``."""
     from .algorithms import detect
     from .boundary import halve_image
-    from .io import read_image, write_soft_map
 
     image, half = read_image(src), None
     try:
@@ -213,8 +221,6 @@ def _check_workers(workers, scheduler) -> None:
 def _select(found: dict, ids, folder: Path, what: str) -> dict:
     """The inputs of ``--ids`` (all of them without it), in the folder's order;
     InputError naming the ids that have no input file in ``folder``."""
-    from .datasets import parse_ids
-    from .io import check_all_present
 
     wanted = parse_ids(ids)
     if wanted is None:
@@ -248,7 +254,6 @@ def _claim(
     maps of ``others`` (inputs left out by ``--ids``) made with these same settings
     stay. Only files that the command's records say it wrote, as they still are, are
     removed; any other map-like file is left and named in one warning."""
-    from .io import claim_folder
 
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
@@ -337,7 +342,6 @@ def _warn_if_thinned(path: Path) -> None:
     import numpy as np
 
     from .algorithms import looks_thinned
-    from .io import read_prediction
 
     try:
         if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
@@ -427,7 +431,6 @@ def nms_folder(
     it wrote (and as it wrote them): any other file is left and named in one warning.
     """
     from .algorithms import NMS_FORMATS
-    from .io import list_files
 
     pred, out = Path(pred), Path(out)
     for name, v in (("--r", r), ("--s", s)):
@@ -534,7 +537,6 @@ def ucm_folder(
         A bad option, no contour map in ``pred``, an ``out`` that is not this
         function's, or an unreadable map (the message names the file).
     """
-    from .io import list_files
 
     pred, out = Path(pred), Path(out)
     if not isinstance(radius, numbers.Real) or radius < 1 or not math.isfinite(radius):
@@ -659,7 +661,6 @@ def detect_folder(
     wrote 2 soft maps of gm into maps/gm (16-bit PNG)
     """
     from .algorithms import DETECTORS, WEIGHTED
-    from .io import list_files
 
     images, out = Path(images), Path(out)
     if detector not in DETECTORS and detector not in GPB_DETECTORS:

@@ -26,8 +26,17 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .resampling import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, check_settings
-from .result import Result
+from .resampling import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    bootstrap_indices,
+    check_settings,
+    differences_of_draws,
+    draws,
+    percentile_interval,
+)
+from .result import Result, json_ready
 
 __all__ = [
     "Comparison",
@@ -104,7 +113,6 @@ class Comparison(dict):
 
     def to_dict(self) -> dict:
         """The comparison as JSON-ready plain data (NaN as None): ``compare.json``."""
-        from .result import json_ready
 
         return json_ready(dict(self))
 
@@ -434,12 +442,6 @@ def compare(
         recorded parameter but how predictions are read, each one that differs
         named).
     """
-    from .resampling import (
-        bootstrap_indices,
-        differences_of_draws,
-        draws,
-        percentile_interval,
-    )
 
     check_settings(resamples, level)
     loaded = [load_run(r) for r in runs]
@@ -545,7 +547,6 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
     import json
 
     from .io import atomic_write_text, claim_folder
-    from .result import json_ready
 
     out = claim_folder(
         out,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import hooks
 from ._version import __version__
 
 
@@ -203,7 +204,6 @@ class Result:
         ``ids``, ``per_image``)."""
         # the comparison layer sits above the result shape: its function reaches
         # here through the slot segbench/__init__.py fills, not an import
-        from . import hooks
 
         if hooks.compare is None:  # pragma: no cover - segbench/__init__ always sets it
             raise RuntimeError("segbench.hooks.compare is not set: import segbench")

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 
+from .._version import __version__
 from ._common import HelpFormatter
 
 # No command does linear algebra large enough for BLAS threads to pay; commands run in
@@ -101,8 +102,6 @@ def _group_of(command: str) -> str | None:
 def build_parser(groups=_GROUPS) -> argparse.ArgumentParser:
     """The ``segbench`` parser with the commands of ``groups`` (default: all)."""
     from importlib import import_module
-
-    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="segbench",

@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._common import add_ci, add_common, add_inputs, ci_option, print_intervals
+
 
 def add_parsers(subparsers) -> None:
     """Register the ``semantic`` subcommand on an argparse subparsers object."""
-    from ._common import add_ci, add_common, add_inputs
 
     p = subparsers.add_parser(
         "semantic",
@@ -124,7 +125,6 @@ def read_classes(value: str) -> int | list[str]:
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
     from ..api_semantic import evaluate_semantic
-    from ._common import ci_option, print_intervals
 
     res = evaluate_semantic(
         a.gt,

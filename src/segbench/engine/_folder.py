@@ -28,8 +28,11 @@ from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 
+from .._version import __version__
 from ..errors import InputError
-from ._store import RECORDS_DIR
+from ..io import atomic_write_text, claim_folder
+from ..result import Result
+from ._store import RECORDS_DIR, RecordStore, records_digest
 
 #: The file that marks a folder as a segbench run folder (every benchmark command).
 RUN_MARKER = ".segbench-run"
@@ -79,7 +82,6 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
     -------
     Path
     """
-    from ..io import claim_folder
 
     return claim_folder(
         out,
@@ -205,7 +207,6 @@ class RunFolder:
             No such result here (naming the folder), or an unreadable one (naming the
             file).
         """
-        from ..result import Result
 
         found = self.result_file(family)
         if found is None:
@@ -227,7 +228,6 @@ class RunFolder:
             No digest recorded (an older run), a record missing or damaged, or records
             that are not those the result was made from.
         """
-        from ._store import RecordStore, records_digest
 
         where = self.file or self.path
         digest = result.provenance.get("records")
@@ -364,9 +364,6 @@ class RunFolder:
         order first run), the inputs ``where`` (``gt_dir``, ``pred_dir``, ``split``,
         ``presentation``) and the command line, when segbench's CLI ran it."""
         import os
-
-        from .._version import __version__
-        from ..io import atomic_write_text
 
         data = self.manifest()
         names = [f if isinstance(f, str) else f.name for f in families]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .._version import __version__
+from ..io import atomic_write_text, ensure_dir
 from ._store import RECORDS_DIR, fingerprint
 
 
@@ -63,7 +65,6 @@ class MapRecords:
     @staticmethod
     def recorded_settings(settings: dict) -> dict:
         """``settings`` as a record holds them (with the segbench version)."""
-        from .._version import __version__
 
         return json.loads(json.dumps({**settings, "segbench": __version__}))
 
@@ -99,7 +100,6 @@ class MapRecords:
     def keep(self, dst) -> None:
         """Record the map ``dst`` just written (atomically: a killed run leaves a whole
         record or none)."""
-        from ..io import atomic_write_text, ensure_dir
 
         ensure_dir(self.root)
         atomic_write_text(

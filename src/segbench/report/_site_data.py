@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..datasets import open_ground_truth
 from ..datasets.bsds import BSDS300, Annotation, Dataset, DatasetItem
 from ..datasets.bsds import open_dataset as open_any
 from ..errors import InputError
@@ -94,7 +95,6 @@ def open_dataset(root, split: str = "test", gt_format=None) -> SiteDataset:
     InputError
         If ``root`` holds no layout segbench reads, or the split has no images.
     """
-    from ..datasets import open_ground_truth
 
     root = Path(root)
     other = None

@@ -19,11 +19,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from .._version import __version__
 from ..boundary import detected_map, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..datasets.bsds import DatasetItem
 from ..errors import InputError
-from ..io import MAX_PIXELS, image_size, write_image
+from ..io import MAX_PIXELS, image_size, read_prediction, write_image
+from ..region import read_region_prediction
 from ._site_data import annotator
 
 #: Longest side of a thumbnail, in pixels.
@@ -251,8 +253,6 @@ def _prediction(spec: RunSpec):
     output is a soft map (whose picture is then drawn at that threshold too)."""
     if spec.pred_path is None:
         return None
-    from ..io import read_prediction
-    from ..region import read_region_prediction
 
     path = Path(spec.pred_path)
     label_map = spec.region_only and path.suffix.lower() != ".mat"
@@ -289,7 +289,6 @@ def _stamps(task: ImageTask, item) -> tuple[dict | None, dict]:
     """What the image's own pictures (photo, humans) and each run's are drawn from:
     the SHA-256 of every input file and the settings of the drawing. None for the
     image's part where its ground truth has no file (nothing to compare with)."""
-    from .._version import __version__
 
     base = {"version": [__version__, PICTURES_VERSION, THUMB, PNG_LEVEL]}
     own = None

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..families import result_entry
+from ..result import Result
 
 #: The site's cache, kept when the site is rebuilt (the human families' records).
 CACHE_DIR = ".segbench-cache"
@@ -79,8 +81,6 @@ def read_records(result_path, result=None) -> RunRecords:
     one ``segbench compare`` makes.
     """
     from ..engine import RunFolder
-    from ..families import result_entry
-    from ..result import Result
 
     path = Path(result_path)
     if result is None:

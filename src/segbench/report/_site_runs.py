@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..families import BENCHMARKS, ranked_families, result_entry
+from ..io import list_files
 
 PRED_EXTS = ("png", "bmp", "npy", "mat", "tif", "tiff")
 
@@ -39,7 +41,6 @@ def num(x) -> float:
 
 def entry_of(family: str):
     """The registry's :class:`~segbench.families.Benchmark` of a ranked family."""
-    from ..families import result_entry
 
     got = result_entry(family)
     if got is None:
@@ -62,7 +63,6 @@ def columns_of(families) -> list[Column]:
     """The ranking's columns for runs of ``families`` (registry order): each family's
     site metrics (:meth:`~segbench.families.Benchmark.site_metrics`); without any
     family (a site of the dataset alone), the boundary benchmark's."""
-    from ..families import ranked_families
 
     found = ranked_families(families) or ranked_families(["boundary"])
     return [
@@ -331,7 +331,6 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     result records, else colour.
     """
     from ..engine import RunFolder
-    from ..families import ranked_families
 
     d = Path(run_dir)
     if not d.is_dir():
@@ -385,8 +384,6 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
     if run.pred_dir is None:
         run.pred_dir = folder.prediction_folder()
     if run.pred_dir is not None:
-        from ..io import list_files
-
         try:
             run.preds = list_files(run.pred_dir, PRED_EXTS)
         except InputError:
@@ -477,7 +474,6 @@ def merge_runs(runs: list[Run]) -> list[Run]:
 
 
 def _registry_order() -> list[str]:
-    from ..families import BENCHMARKS
 
     return list(BENCHMARKS)
 
@@ -520,7 +516,6 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     either run has no records of it in its folder.
     """
     from ..comparison import compare, holm
-    from ..families import result_entry
 
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
@@ -609,7 +604,6 @@ def rank_runs(runs: list[Run]) -> list[Run]:
     """Best first: by the ranking metric of each family the runs have (the first of
     its site metrics; ascending where lower is better), in the registry's order
     (boundary ODS, then region covering ODS, ...), then by name (NaN last)."""
-    from ..families import ranked_families
 
     families = ranked_families({f for r in runs for f in r.results})
     heads = [(f, e.site_metrics()[0]) for f, e in families]

@@ -27,6 +27,14 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import InputError
+from ..io import (
+    atomic_write_text,
+    claim_folder,
+    ensure_dir,
+    list_files,
+    read_image,
+    write_segs,
+)
 
 #: The file that marks a folder written by ``segbench baselines``.
 MARKER = ".segbench-baselines"
@@ -255,8 +263,6 @@ def make_map(job, *, algorithm: str) -> str:
 
         ucm_file(src, dst, **UCM_OPTIONS)
     else:
-        from ..io import read_image, write_segs
-
         try:
             segs = _segs(read_image(src), algorithm)
         except InputError as e:
@@ -311,7 +317,6 @@ def _photographs(ds, ids) -> dict:
 
 
 def _hed_maps(hed, ids) -> dict:
-    from ..io import list_files
 
     found = list_files(Path(hed), (".png", ".bmp", ".npy"))
     missing = [i for i in ids if i not in found]
@@ -432,7 +437,6 @@ def run_baselines(
     from ..api import evaluate
     from ..datasets import open_ground_truth, parse_ids
     from ..engine import MapRecords, map_items, open_executor
-    from ..io import atomic_write_text, claim_folder, ensure_dir
 
     say = log or (lambda line: None)
     names = algorithm_names(algorithms, hed=hed is not None)

@@ -47,9 +47,10 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
-from ..boundary import DEFAULT_MAX_DIST, summarize_human
+from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
 from ..errors import InputError
+from ..io import claim_folder
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (
@@ -117,7 +118,6 @@ _KEPT = (MARKER, CACHE_DIR, "img")
 def _prepare_out(out: Path) -> None:
     """Create ``out``, or empty it if it is a site we built (but for :data:`_KEPT`);
     refuse any other folder (:func:`segbench.io.claim_folder`)."""
-    from ..io import claim_folder
 
     claim_folder(
         out,
@@ -717,8 +717,6 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
     (out / "plots").mkdir(exist_ok=True)
     for sub in ("algorithms", "images") + (("subjects",) if ds.has_subjects else ()):
         (out / sub).mkdir(exist_ok=True)
-
-    from ..boundary import plot_pr
 
     multi = len(groups) > 1
     hpoints = {}
