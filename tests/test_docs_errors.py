@@ -8,7 +8,11 @@ Quoted error texts are found in docs/*.md and README.md in these forms:
   quoted beginning;
 - an indented block right after a line ending in ``:`` whose paragraph speaks of an
   error or a warning (as docs/python.md quotes ``InputError`` lines): each line is one
-  message.
+  message;
+- a text in double quotes in the prose, right after a word that says it is a message
+  (``a warning line ("...")``, ``refused ("...")``, ``stops with "..."``, ``is said at
+  the start ("...")``); a few such quotes are of other programs or of the past, listed
+  in ``NOT_OURS`` with the reason.
 
 Each must be an expansion of one string of the sources: a literal, or an f-string whose
 fields may hold anything (a message a ``path`` prefixes, ``path: message``, counts too).
@@ -65,12 +69,45 @@ def _quoted_blocks(text: str) -> list[str]:
     return out
 
 
+#: The word that makes the quote after it a message (at most 30 characters before it,
+#: in the same sentence, no other quote between).
+_SAYS = re.compile(r"\b(?:warn\w*|errors?|refus\w*|stops? with|said)\b"
+                   r"[^\".;`]{0,30}$", re.I)
+
+#: Quotes of the prose form that are not segbench's messages: (document, message) -> why.
+NOT_OURS = {
+    ("protocol.md", "must be the same size"):
+        "the official MATLAB code's error, in the table of how it differs",
+    ("annotate.md", "the contour holds no pixel of the current segment"):
+        "what the editor (JavaScript) said before issue 28, quoted as history",
+}
+
+
+def _quoted_prose(text: str) -> list[str]:
+    """Double-quoted texts of the prose that a message word introduces."""
+    out = []
+    fences = [m.start() for m in re.finditer(r"^```", text, re.M)]
+    for m in re.finditer(r'"([^"]{3,400}?)"', text, re.S):
+        start = m.start()
+        if sum(f < start for f in fences) % 2:            # inside a fenced code block
+            continue
+        line = text[text.rfind("\n", 0, start) + 1:start]
+        if line.startswith("    ") or line.count("`") % 2:   # code, or inside backticks
+            continue
+        before = text[max(0, start - 60):start].split("\n\n")[-1]
+        if _SAYS.search(before.rstrip(" (")):
+            out.append(_norm(m.group(1)))
+    return out
+
+
 def quoted_messages() -> list[tuple[str, str]]:
     """(document name, message) of every quoted error text."""
     found = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
         found += [(doc.name, m) for m in _quoted_cli(text) + _quoted_blocks(text)]
+        found += [(doc.name, m) for m in _quoted_prose(text)
+                  if (doc.name, m) not in NOT_OURS]
     return found
 
 
@@ -92,10 +129,29 @@ def _parts(node) -> list:
     return parts
 
 
+def _composed() -> list[list]:
+    """Messages an error class composes from its class attributes (``_what`` of
+    ``ClusterLostError`` and its subclasses), as parts: counts are fields."""
+    from segbench import errors
+
+    out = []
+    for cls in vars(errors).values():
+        if isinstance(cls, type) and issubclass(cls, errors.ClusterLostError):
+            for saved in (True, False):
+                text = str(cls(111111, 222222, saved=saved))
+                parts = []
+                for i, piece in enumerate(re.split(r"111111|222222", text)):
+                    parts += [None] if i else []
+                    parts.append(_norm(piece))
+                out.append(parts)
+    return out
+
+
 @lru_cache(maxsize=1)
 def templates() -> list[list]:
-    """Every string of the package's sources (docstrings aside), as parts."""
-    out = []
+    """Every string of the package's sources (docstrings aside), as parts, and the
+    messages the error classes compose."""
+    out = _composed()
     for path in sorted(SOURCES.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(n.value) for n in ast.walk(tree)
@@ -163,6 +219,19 @@ def test_the_forms_are_found():
     """Every form is recognised (a doc that quotes none would pass vacuously)."""
     docs = {d for d, _ in quoted_messages()}
     assert "python.md" in docs and "detectors.md" in docs and "agreement.md" in docs
+
+
+def test_prose_quotes_are_found():
+    """The prose form finds the quotes it was made for, and each exception listed in
+    NOT_OURS is still quoted where it says (else the list has gone stale)."""
+    found = set(quoted_messages())
+    assert ("engine.md", "the Dask cluster went away after N of M images; finished "
+            "images are saved, rerun to resume") in found
+    assert any(d == "annotate.md" and "waiting for the ledger lock" in m for d, m in found)
+    for doc, msg in NOT_OURS:
+        assert msg in _quoted_prose((ROOT / "docs" / doc).read_text(encoding="utf-8"))
+    assert not printable("the Dask cluster went away after 3 of 7 images; nothing was "
+                         "kept")
 
 
 def test_matcher_refuses_a_text_the_code_cannot_print():

@@ -242,8 +242,9 @@ def test_r50_never_reached_is_n_a(data, tmp_path, capsys):
     code, out, err = _run(capsys, "boundary", "--gt", gt, "--pred", blank, "--out",
                           tmp_path / "run", "--no-plot")
     assert code == 0, err
-    header, row = out.splitlines()[-2:]
+    header, row, note = out.splitlines()[-3:]
     assert header.split()[-1] == "R50" and row.split()[-1] == "n/a"
+    assert note.startswith("n/a: R50 is the recall where precision falls to 0.5")
     assert json.loads((tmp_path / "run" / "result_boundary.json").read_text())["metrics"][
         "R50"] is None
 

@@ -40,7 +40,9 @@ def run_consistency(
     gt : path, sequence of paths, or Dataset
         Ground truth of any layout (folders of BSDS500 ``<iid>.mat``, BSDS300
         ``human/color`` trees, a dataset root); several folders are taken together
-        (e.g. train, val and test) and every split of a root is used unless ``split``.
+        (e.g. train, val and test; the results' ``provenance['params']['gt_dir']`` and
+        the manifest then list them all) and every split of a root is used unless
+        ``split``.
     out : path, optional
         Writes ``result_consistency.json`` (metrics, one row per image, histograms),
         ``per_item_consistency.csv``, ``consistency_pairs.csv`` (every scored pair) and, with
@@ -66,7 +68,7 @@ def run_consistency(
         (``result_granularity.json``, ``granularity.png``, its segmentations in
         ``<segmenter>_segmentations/``), from whose records ``fig7_ncuts.png`` and
         ``fig9_gce_boxplot.png`` are drawn.
-    segmenter : str or callable, default 'ncut'
+    segmenter : str or callable, default 'ncut-2001'
         With ``figures``: a name of :func:`segbench.algorithms.segmenters.get_segmenter`
         or a segmenter ``(image, k) -> labels``.
     figure_images : int, default 50

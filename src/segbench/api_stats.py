@@ -37,6 +37,7 @@ def run_stats(
     split=None,
     presentation: str = "all",
     ids=None,
+    name: str | None = None,
     workers: int = 1,
     scheduler=None,
     executor=None,
@@ -65,6 +66,8 @@ def run_stats(
         As :func:`segbench.stats.proximity`.
     presentation : {'all', 'color', 'gray'}, default 'all'
         BSDS300: which segmentations (the statistics split by the gray flag).
+    name : str, optional
+        Name of the run in ``result_stats.json`` (default: 'human').
     split, ids, workers, scheduler, executor, progress
         As :func:`segbench.engine.run`.
     plot : bool
@@ -118,15 +121,15 @@ def run_stats(
         "all_splits": True,
     }
     if scale is None and normalize == "dataset":
-        scale = run(STATS_SCALE, ds, None, out, name="human", save_results=False, **engine)[
-            0
-        ].metrics["max_scaled_distance"]
+        scale = run(
+            STATS_SCALE, ds, None, out, name=name or "human", save_results=False, **engine
+        )[0].metrics["max_scaled_distance"]
     (result,) = run(
         STATS,
         ds,
         None,
         out,
-        name="human",
+        name=name or "human",
         params={
             "samples": int(samples),
             "seed": int(seed),

@@ -285,8 +285,9 @@ def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
 
         def spot(p):
             gt_dir = p.get("gt_dir")
+            folders = gt_dir if isinstance(gt_dir, list) else [gt_dir]
             return (
-                None if gt_dir is None else str(Path(gt_dir).resolve()),
+                None if gt_dir is None else tuple(str(Path(g).resolve()) for g in folders),
                 p.get("split"),
                 p.get("presentation"),
             )

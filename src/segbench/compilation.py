@@ -27,6 +27,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = [
     "LEAN_NUMBA",
@@ -213,7 +217,7 @@ def lean_cache_loading() -> bool:
             return self._load_overload(sig, target_context)
         return None  # the guard swallowed a spurious I/O error: compile instead
 
-    caching.FunctionCache.load_overload = load_overload
+    caching.FunctionCache.load_overload = load_overload  # type: ignore[method-assign]  # patched on purpose
     _lean_installed = True
     return True
 
@@ -235,7 +239,8 @@ def import_numba_lean() -> None:
     if "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml"):
         hidden.append("yaml")
     for name in hidden:
-        sys.modules[name] = None  # "import name" raises ImportError
+        # "import name" raises ImportError
+        sys.modules[name] = None  # type: ignore[assignment]  # typeshed allows no None
     try:
         import numba  # noqa: F401
     finally:
@@ -255,7 +260,7 @@ def is_cached(dispatcher) -> bool:
         return True
 
 
-_ahead = []
+_ahead: list[subprocess.Popen[bytes]] = []
 
 
 def compile_ahead(entry: str, *, announce: str | None = None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ DEMO_MARKER = ".segbench-demo"
 #: Numbers of segments of the demo segmenter's hierarchy (one "threshold" each).
 DEMO_KS = (2, 3, 4, 6, 8, 12)
 
-DETECTORS = {
+DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "gradient-magnitude-lab": gradient_magnitude,
     "canny-grey": canny_soft,
 }

@@ -52,7 +52,8 @@ def _human_point(human, result) -> tuple[float, float, float] | None:
         return None
     point = getattr(human, "point", None)
     if point is not None:
-        return tuple(float(v) for v in point)
+        r, p, f = (float(v) for v in point)
+        return (r, p, f)
     metrics = getattr(human, "metrics", None)
     if metrics is not None:
         return (float(metrics["recall"]), float(metrics["precision"]), float(metrics["F"]))
@@ -64,7 +65,8 @@ def _human_point(human, result) -> tuple[float, float, float] | None:
         raise InputError(
             "human: give HumanScores, a human_boundary Result or (recall, precision[, F])"
         )
-    return tuple(vals)
+    r, p, f = vals
+    return (r, p, f)
 
 
 def _iso_f(ax) -> None:

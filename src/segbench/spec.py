@@ -197,7 +197,11 @@ class JointTask:
 
 def common_exts(families: Sequence[Family], params: Mapping[str, Any]) -> tuple[str, ...]:
     """Prediction extensions every family of ``families`` reads (in the first's order)."""
-    lists = [f.prediction_exts(f.resolve(params)) for f in families if f.needs_predictions]
+    lists = [
+        f.prediction_exts(f.resolve(params))
+        for f in families
+        if f.prediction_exts is not None  # needs_predictions, in a form mypy narrows
+    ]
     if not lists:
         return ()
     return tuple(e for e in lists[0] if all(e in other for other in lists[1:]))

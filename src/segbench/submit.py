@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from .datasets import ABOUT_MAX, safe_extract, sanitize_html
 from .datasets.bsds import BSDS300, Dataset, open_dataset, valid_iid
@@ -505,7 +506,7 @@ def submit(
     region = None
     # the benchmark's own defaults where none is given (declared once, in the registry)
     given = {"nthresh": nthresh, "max_dist": None if max_dist is None else float(max_dist)}
-    opts = dict(
+    opts: dict[str, Any] = dict(
         split=split,
         name=clean,
         workers=workers,

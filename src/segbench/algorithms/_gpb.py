@@ -354,7 +354,7 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
         small = np.stack([imresize_bicubic(ch, scale=rsz) for ch in mpb_all])
         thin = np.clip(_MPB_GAIN * nonmax_channels(small), 0.0, 1.0)
     t1 = time.process_time()
-    stage = {}
+    stage: dict[str, float] = {}  # CPU seconds by stage
     spb, _, _ = spectral_pb(thin, out_shape=(h, w), timings=stage)
     t2 = time.process_time()
     weights = GPB_WEIGHTS[kind]

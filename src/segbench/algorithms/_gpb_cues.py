@@ -261,7 +261,7 @@ def texton_filters() -> tuple:
     8 even (Gaussian 2nd derivative across, elongation 3), the 8 odd (their Hilbert
     transforms) at orientations ``n pi / 8`` from +row towards +col, and one
     centre-surround. A tuple of read-only float64 arrays."""
-    out = []
+    out: list[np.ndarray] = []
     for sigma in _TEX_SIGMAS:
         step, oris, o = math.pi / NORIENT, [], 0.0
         for _ in range(NORIENT):  # BSR accumulates the angle

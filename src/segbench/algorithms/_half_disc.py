@@ -134,8 +134,8 @@ def pb_slice_map(radius_px: float, norient: int):
     offmap = np.where(first, runs - 1, 2 * norient - 1 - runs)
     offmap = np.where(disc, offmap, -1).astype(np.int64)
     # the halves must be runs of slices (a pixel changes side at most once)
-    o = np.arange(norient)[:, None, None]
-    again = (np.mod(offmap[None] - o, 2 * norient) < norient) & disc[None]
+    orients = np.arange(norient)[:, None, None]
+    again = (np.mod(offmap[None] - orients, 2 * norient) < norient) & disc[None]
     if not np.array_equal(again, right):
         raise AssertionError("half discs are not runs of slices")
     offmap.setflags(write=False)

@@ -432,4 +432,4 @@ def prepare_ncut_2001(
 
 #: ``segmenter.prepare(image, **options)``: the per-image callable ``k -> labels``
 #: (:func:`segbench.region.consistency.granularity_image` uses it when present).
-ncut_2001.prepare = prepare_ncut_2001
+ncut_2001.prepare = prepare_ncut_2001  # type: ignore[attr-defined]  # mypy types no function attributes

@@ -27,6 +27,7 @@ row, down).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from os import PathLike
 from pathlib import Path
@@ -240,8 +241,10 @@ def _parab_table(ra: float, rb: float, theta: float):
     """fitparab.m's support and interior weights: (du, dv, dist, wts, wr)."""
     ra, rb = max(1.5, ra), max(1.5, rb)
     wr = int(np.floor(max(ra, rb)))
-    u, v = np.meshgrid(np.arange(-wr, wr + 1), np.arange(-wr, wr + 1), indexing="ij")
-    u, v = u.ravel(), v.ravel()  # u (the column) outer, as fitparab.m loops
+    grid_u, grid_v = np.meshgrid(
+        np.arange(-wr, wr + 1), np.arange(-wr, wr + 1), indexing="ij"
+    )
+    u, v = grid_u.ravel(), grid_v.ravel()  # u (the column) outer, as fitparab.m loops
     d = -u * np.sin(theta) + v * np.cos(theta)  # along the fit ("major axis")
     e = u * np.cos(theta) + v * np.sin(theta)  # along theta
     inside = d * d / ra**2 + e * e / rb**2 <= 1
@@ -948,15 +951,15 @@ def detect(image, detector: str, *, weights="trained") -> np.ndarray:
         return (gradient_magnitude if detector == "gm" else canny_soft)(image)
     if detector == "pb-gm":
         return pb_gm(image)[0]  # pbGM.m's published fit, no other weights
-    fn = {
+    detectors: dict[str, Callable[..., tuple]] = {
         "pb-cgtg": pb_cgtg,
         "pb-bgtg": pb_bgtg,
         "pb-bg": pb_bg,
         "pb-cg": pb_cg,
         "pb-tg": pb_tg,
         "2mm": pb_2mm,
-    }[detector]
-    return fn(image, weights=weights)[0]
+    }
+    return detectors[detector](image, weights=weights)[0]
 
 
 def detect_file(src, dst, detector: str, *, weights="trained"):

@@ -89,7 +89,7 @@ def _kmeans(
             # move each empty centre onto the point farthest from its own centre
             _fill_empty(x, labels, c, empty, move_centres=True)
             mass = np.bincount(labels, weights=w, minlength=kk)
-        new = np.stack(
+        new: np.ndarray = np.stack(  # float64: bincount with weights
             [
                 np.bincount(labels, weights=w * x[:, j], minlength=kk)
                 for j in range(x.shape[1])

@@ -355,7 +355,7 @@ def prepare_ncut(
 
 #: ``segmenter.prepare(image, **options)``: the per-image callable ``k -> labels``
 #: (:func:`segbench.region.consistency.granularity_image` uses it when present).
-ncut_segmenter.prepare = prepare_ncut
+ncut_segmenter.prepare = prepare_ncut  # type: ignore[attr-defined]  # mypy types no function attributes
 
 
 # ---------------------------------------------------------------------------------------

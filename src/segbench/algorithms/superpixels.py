@@ -320,8 +320,9 @@ def seeds(
         raise InputError(
             f"SEEDS colour space must be one of {', '.join(_SEEDS_COLORS)}, not {color!r}"
         )
-    if _SEEDS_COLORS[color] is not None:
-        img = cv2.cvtColor(img, getattr(cv2, _SEEDS_COLORS[color]))
+    conversion = _SEEDS_COLORS[color]
+    if conversion is not None:
+        img = cv2.cvtColor(img, getattr(cv2, conversion))
     h, w = img.shape[:2]
     if num_levels is None:
         counts = {lv: seeds_count((h, w), k, lv) for lv in (4, 3, 2)}
@@ -338,7 +339,7 @@ def seeds(
 
 
 #: name -> function(image, k, **params)
-SUPERPIXEL_ALGORITHMS = {
+SUPERPIXEL_ALGORITHMS: dict[str, Callable[..., np.ndarray]] = {
     "slic": slic,
     "felzenszwalb": felzenszwalb,
     "watershed": watershed,

@@ -119,7 +119,9 @@ def export_ground_truth(
     per_image: dict[str, list] = {}
     damaged = []
     for s in wanted:
-        _, width, height, _ = images[s.iid]
+        image = images[s.iid]
+        assert image is not None  # a submission's image is in the ledger
+        _, width, height, _ = image
         try:
             labels = s.label_array(width, height)
         except ValueError as exc:
@@ -135,7 +137,9 @@ def export_ground_truth(
     photos = {}
     if copy_images:
         for iid in per_image:
-            path = Path(images[iid][3])
+            image = images[iid]
+            assert image is not None  # a submission's image is in the ledger
+            path = Path(image[3])
             if not path.is_file():
                 raise InputError(f"the photograph of image {iid!r} is gone", path)
             photos[iid] = path
@@ -165,7 +169,7 @@ def export_ground_truth(
         path = gt_dir / f"{iid}.mat"
         write_ground_truth(path, per_image[iid])
         written.append(path)
-        if copy_images:
+        if img_dir is not None:  # copy_images
             src = photos[iid]
             try:
                 data = src.read_bytes()

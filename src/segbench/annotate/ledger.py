@@ -412,8 +412,12 @@ class Ledger:
             )
             if iid is None:
                 return None
-            total = tuple(sum(c[k] for c in per_gray.values()) for k in (0, 1))
-            gray = choose_gray(tuple(per_gray[iid]), total, rng)
+            colour, grey = per_gray[iid]
+            total = (
+                sum(c[0] for c in per_gray.values()),
+                sum(c[1] for c in per_gray.values()),
+            )
+            gray = choose_gray((colour, grey), total, rng)
             db.execute(
                 "INSERT INTO assignments VALUES (?, ?, ?, ?, ?, ?, 0)",
                 (subject, iid, int(gray), int(invert), int(flipflop), time.time()),

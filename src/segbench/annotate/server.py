@@ -234,6 +234,13 @@ class AnnotateApp:
         """(number, width, height, path) of image ``iid``, or None if unknown."""
         return self._images.get(iid)
 
+    def known_image(self, iid: str) -> tuple[int, int, int, str]:
+        """:meth:`image` of an id known to be in the ledger (checked by the request, or
+        an assignment's or submission's)."""
+        found = self.image(iid)
+        assert found is not None, iid
+        return found
+
     # -- files -------------------------------------------------------------------------
     def seg_path(self, subject: int, iid: str, gray: bool) -> Path:
         """``OUT/human/{color,gray}/<subject id>/<iid>.seg`` (checked to lie in OUT)."""
@@ -251,7 +258,7 @@ class AnnotateApp:
 
         from ..io import SegFile, ensure_dir, write_seg
 
-        number, width, height, _ = self.image(sub.iid)
+        number, width, height, _ = self.known_image(sub.iid)
         labels = np.frombuffer(unpack_labels(sub.labels), "<u2").reshape(height, width)
         p = sub.presentation
         seg = SegFile(
@@ -315,7 +322,7 @@ class AnnotateApp:
 
         from ..io import read_image
 
-        img = read_image(self.image(iid)[3])
+        img = read_image(self.known_image(iid)[3])
         if p.gray:  # ITU-R BT.601 luma, as MATLAB's rgb2gray
             g = np.rint(img.astype(np.float64) @ [0.298936, 0.587043, 0.114021])
             img = np.clip(g, 0, 255).astype(np.uint8)
@@ -398,7 +405,7 @@ class AnnotateApp:
         """
         import numpy as np
 
-        _, width, height, _ = self.image(iid)
+        _, width, height, _ = self.known_image(iid)
         if len(body) != 2 * width * height:
             raise InputError(
                 f"the segmentation has {len(body) // 2} pixels, the image "
@@ -591,6 +598,7 @@ class Handler(BaseHTTPRequestHandler):
     # bare body: no status line, so no security header either)
     default_request_version = "HTTP/1.0"
     app: AnnotateApp
+    server: AnnotateServer  # the server this handler is bound to
 
     # -- helpers -----------------------------------------------------------------------
     def log_message(self, fmt, *args):
@@ -936,7 +944,7 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def _labels_body(self, iid: str) -> bytes:
-        _, width, height, _ = self.app.image(iid)
+        _, width, height, _ = self.app.known_image(iid)
         return self._body(2 * width * height)
 
     def put_draft(self):
@@ -1148,7 +1156,8 @@ class AnnotateServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         """``http://host:port/`` (``https`` with TLS) of the server."""
-        host, port = self.server_address[:2]
+        address, port = self.server_address[:2]
+        host = str(address)  # an IP address (typeshed allows bytes, for AF_UNIX)
         host = f"[{host}]" if ":" in host else host
         return f"{'https' if self.tls else 'http'}://{host}:{port}/"
 
@@ -1210,7 +1219,8 @@ def make_server(
             "--tls-cert and --tls-key go together: give both (the "
             "certificate and its private key, PEM files)"
         )
-    ctx = None if tls_cert is None else tls_context(tls_cert, tls_key)
+    # both or neither (checked above)
+    ctx = None if tls_cert is None or tls_key is None else tls_context(tls_cert, tls_key)
     if public_url is not None:
         _public_origin(public_url)  # refused before anything is written
     app = AnnotateApp(images, out, **options)

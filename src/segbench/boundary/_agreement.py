@@ -645,6 +645,7 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
 
     m, c = result.metrics, result.curves
     detail = result.detail or {}
+    assert isinstance(detail, dict)  # as _summarize made it, or none
     by_k = detail.get("by_k") or {
         int(k): np.asarray(v) for k, v in c.get("pixels_by_annotators", {}).items()
     }
@@ -697,7 +698,7 @@ def plot_agreement(result: Result, *, dpi: int = 150) -> bytes:
         if vals.size:
             bx.hist(
                 vals,
-                bins=bins,
+                bins=bins,  # type: ignore[arg-type]  # stubs want a Sequence; arrays work
                 histtype="step",
                 lw=1.6,
                 color=colour,

@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..families import BOUNDARY_PARAMS, defaults, summary_defaults
 from ..primitives import (
     BoundaryCounts,
+    BoundarySummary,
     check_alpha,
     check_thresholds,
     edge_nms,
@@ -355,6 +356,7 @@ def _write(out, result: Result, ids, records, options) -> None:
         from ._plots import plot_pr
 
         s = result.detail
+        assert isinstance(s, BoundarySummary)  # as _summarize made it
         plot_pr(
             [
                 {
@@ -522,6 +524,7 @@ def _write_human(out, result: Result, ids, records, options) -> None:
     from ..io import atomic_write_text
 
     buf = io.StringIO()
+    assert isinstance(result.detail, dict)  # as _summarize_human made it
     rows = result.detail["subjects"]
     cols = [
         "subject",

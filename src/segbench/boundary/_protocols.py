@@ -505,7 +505,7 @@ class SubjectCounts:
             return NotImplemented
         return self.users == other.users and np.array_equal(self.counts, other.counts)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable; typeshed allows no None
 
     def rpf(self) -> np.ndarray:
         """``(K, 3)`` recall, precision, F of each subject (``human/<iid>_pr.txt``)."""

@@ -69,6 +69,7 @@ def add_inputs(
     layouts: bool = True,
     formats: bool = False,
     several_pred: bool = False,
+    name_help: str | None = None,
 ) -> None:
     """The input options of every command that scores a dataset (``several``: ``--gt``
     takes several folders, and a dataset root's splits are all used without
@@ -121,7 +122,8 @@ def add_inputs(
         "--name",
         default=None,
         metavar="NAME",
-        help="name of the run in results, plots and the site (default: "
+        help=name_help
+        or "name of the run in results, plots and the site (default: "
         + (
             "name.txt in PRED, else its folder name, skipping split names)"
             if pred

@@ -33,6 +33,7 @@ def _cmd_stats(a) -> int:
         cue_bins=a.cue_bins,
         n_boot=a.resamples,
         min_area=a.min_area,
+        name=a.name,
         **opts,
     )
     if a.json:
@@ -86,6 +87,7 @@ def add_parsers(subparsers) -> None:
         out_help="output folder: result_stats.json, per_item_stats.csv (one row per "
         "segmentation), one PNG per figure, and records so that a "
         "rerun resumes",
+        name_help="name of the run in result_stats.json (default: 'human')",
     )
     p.add_argument(
         "--images",

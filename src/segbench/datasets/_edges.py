@@ -241,6 +241,7 @@ class _FileGroundTruth(Dataset):
 
     _exts: tuple = ()
     _what = ""
+    format: GroundTruthFormat  # set by each subclass
 
     def __init__(
         self, gt_dir, *, images_dir=None, split: str = "test", annotators: str | None = None
@@ -448,6 +449,7 @@ def sniff_file(path: str | PathLike) -> str:
             mode = im.mode
             if mode == "P" or mode.startswith("I"):
                 return "labels"
+            pixels: np.ndarray | None  # None: a colour image
             pixels = np.asarray(im.convert("RGB") if mode not in ("1", "L") else im)
     except (OSError, ValueError, SyntaxError) as exc:
         raise InputError(

@@ -114,6 +114,7 @@ def open_ground_truth(
         if isinstance(gt, Dataset) or not Path(gt).is_dir()
         else open_layout(Path(gt), fmt)
     )
+    ds: Dataset
     if isinstance(gt, Dataset):
         ds = gt
     elif layout is not None:
@@ -140,16 +141,18 @@ def open_ground_truth(
                 None, folder, split=folder.name if folder.name in SPLIT_NAMES else "test"
             )
         elif _split_folders(folder):  # a groundTruth folder: one per split
-            ds = None
+            beside = None
             if folder.name == "groundTruth" and (folder.parent / "images").is_dir():
-                ds = BSDS500(folder.parent)  # with the photographs beside it
-            if ds is None or Path(ds.root).resolve() != folder.parent.resolve():
+                beside = BSDS500(folder.parent)  # with the photographs beside it
+            if beside is None or Path(beside.root).resolve() != folder.parent.resolve():
                 ds = _split_merge(
                     folder,
                     _split_folders(folder),
                     split,
                     lambda d: FolderPairs(None, d, split=d.name),
                 )
+            else:
+                ds = beside
         else:
             try:
                 ds = open_dataset(folder, presentation=presentation or "color")
@@ -346,7 +349,7 @@ class Sample:
     """
 
     item: DatasetItem
-    prediction: Path | None = None
+    prediction: Path | str | None = None
     value: object = None
     _memo: dict = field(default_factory=dict, repr=False)
 
@@ -370,9 +373,9 @@ class Sample:
             self._memo[reader] = reader(self.prediction)
         return self._memo[reader]
 
-    def input_files(self) -> dict[str, list[Path]]:
+    def input_files(self) -> dict[str, list[Path | str]]:
         """The files a record of this sample depends on, by role."""
-        out = {"gt": list(self.item.sources)}
+        out: dict[str, list[Path | str]] = {"gt": list(self.item.sources)}
         if self.prediction is not None and self.value is None:
             out["pred"] = [self.prediction]
         return out
@@ -384,10 +387,14 @@ class Sample:
 
         import numpy as np
 
-        h = hashlib.sha256(str(self.value.kind).encode())
+        from ..io import Prediction
+
+        value = self.value
+        assert isinstance(value, Prediction)  # the only value with no file
+        h = hashlib.sha256(str(value.kind).encode())
         for arr in (
-            self.value.ucm2 if self.value.ucm2 is not None else self.value.pb,
-            *(self.value.segs or ()),
+            value.ucm2 if value.ucm2 is not None else value.pb,
+            *(value.segs or ()),
         ):
             if arr is None:
                 continue

@@ -40,11 +40,12 @@ def _listing(
     if not folder.is_dir():
         raise InputError(f"expected a {side} folder but this is a file", folder)
     found: dict[str, list[Path]] = {}
+    walk: list[tuple[Path, list[str]]]
     if recursive:
         walk = []
-        for root, dirs, files in os.walk(folder):
+        for top, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            walk.append((Path(root), sorted(files)))
+            walk.append((Path(top), sorted(files)))
     else:
         walk = [(folder, sorted(e.name for e in os.scandir(folder) if e.is_file()))]
     for root, names in walk:
@@ -217,4 +218,9 @@ def pair_folders(
     _check_suffix(pred_suffix)
     gts = LabelMapFolder(gt_dir, suffix=gt_suffix, recursive=recursive)
     preds = predictions_by_suffix(gts, pred_dir, suffix=pred_suffix, recursive=recursive)
-    return [(k, gts[k].gt_path, preds[k]) for k in gts.ids()]
+    pairs = []
+    for k in gts.ids():
+        gt_path = gts[k].gt_path
+        assert gt_path is not None  # every item of a LabelMapFolder has its file
+        pairs.append((k, gt_path, preds[k]))
+    return pairs

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from os import PathLike
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -124,13 +125,13 @@ class Annotation:
 
     @property
     def boundaries(self) -> np.ndarray:
-        if self._boundaries is None:
+        boundaries = self._boundaries
+        if boundaries is None:
             from ..primitives import seg2bdry, thin
 
-            object.__setattr__(
-                self, "_boundaries", np.asarray(thin(seg2bdry(self.segmentation)), bool)
-            )
-        return self._boundaries
+            boundaries = np.asarray(thin(seg2bdry(self.segmentation)), bool)
+            object.__setattr__(self, "_boundaries", boundaries)
+        return boundaries
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -613,6 +614,7 @@ class BSDS500(Dataset):
     """
 
     name = "BSDS500"
+    root: Path  # always a folder here
 
     def __init__(self, root: str | PathLike):
         super().__init__()
@@ -726,6 +728,7 @@ class BSDS300(Dataset):
     """
 
     name = "BSDS300"
+    root: Path  # always a folder here
 
     def __init__(
         self,
@@ -852,8 +855,8 @@ class BSDS300(Dataset):
                 out.setdefault(user, []).append(
                     SubjectEntry(user, iid, split, index, gray, path)
                 )
-        for entries in out.values():
-            entries.sort(key=lambda e: (_split_key(e.split), e.iid, e.gray))
+        for listed in out.values():
+            listed.sort(key=lambda e: (_split_key(e.split), e.iid, e.gray))
         return dict(sorted(out.items()))
 
 
@@ -1005,7 +1008,10 @@ class SyntheticDataset(Dataset):
 # combining
 
 
-def _merge(parts: list[Dataset]) -> Dataset:
+_DatasetT = TypeVar("_DatasetT", bound=Dataset)
+
+
+def _merge(parts: Sequence[_DatasetT]) -> _DatasetT:
     """One dataset holding the items of several (ids must be unique)."""
     out = copy.copy(parts[0])
     out._protos = dict(parts[0]._protos)
@@ -1019,12 +1025,14 @@ def _merge(parts: list[Dataset]) -> Dataset:
                 )
             out._protos[iid] = proto
     out._protos = dict(sorted(out._protos.items()))
+    # every folder read, for the provenance (``root`` stays the first one's)
+    out.sources = [s for ds in parts for s in (getattr(ds, "sources", None) or [ds.root])]
     return out
 
 
 def with_images(
-    dataset: Dataset, image_dirs, *, required: bool = True, recursive: bool = False
-) -> Dataset:
+    dataset: _DatasetT, image_dirs, *, required: bool = True, recursive: bool = False
+) -> _DatasetT:
     """``dataset`` with its photographs taken from ``image_dirs`` (one folder or several;
     ``<iid>.jpg|jpeg|png|bmp|tif|tiff``, the first folder holding an id wins).
 

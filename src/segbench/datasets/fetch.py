@@ -244,8 +244,8 @@ def _transfer(
             # server's file). Complete if the server's length equals ours.
             content_range = exc.headers.get("Content-Range", "") or ""
             exc.close()
-            total = re.search(r"/(\d+)\s*$", content_range)
-            if total and int(total.group(1)) == offset:
+            found = re.search(r"/(\d+)\s*$", content_range)
+            if found and int(found.group(1)) == offset:
                 return
             part.unlink()
             return _transfer(url, part, size, progress, timeout)

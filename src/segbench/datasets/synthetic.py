@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -180,6 +181,7 @@ def _window(shape: _Shape, h: int, w: int, margin: float = 6.0):
 
 def _part_side(shape: _Shape, y, x) -> np.ndarray:
     """Signed distance to the part line of ``shape``, positive on the second part."""
+    assert shape.part is not None  # called only for shapes with a part line
     angle, offset = shape.part
     return (np.cos(angle) * (x - shape.cx) + np.sin(angle) * (y - shape.cy)) - offset
 
@@ -275,8 +277,9 @@ def _make_scene(rng: np.random.Generator, h: int, w: int):
     """Shapes in painting order (index 0, the background, is None), their paint, and
     the unannotated details as (shape, colour) pairs."""
     shapes: list[_Shape | None] = [None]
+    bg_colour = rng.uniform(0.15, 0.85, 3)
     bg = _Paint(
-        rng.uniform(0.15, 0.85, 3),
+        bg_colour,
         "mottle",
         {
             "amp": rng.uniform(0.01, 0.06),
@@ -285,7 +288,7 @@ def _make_scene(rng: np.random.Generator, h: int, w: int):
         },
     )
     paints = [bg]
-    colours = [bg.colour]
+    colours = [bg_colour]
     if rng.random() < 0.6:  # a horizon splits the background into sky and ground
         waves = tuple(
             (rng.uniform(1, 5), rng.uniform(0.6, 1.5) * w, rng.uniform(0, 2 * np.pi))
@@ -328,7 +331,7 @@ def _make_scene(rng: np.random.Generator, h: int, w: int):
         texture = rng.choice(
             ["none", "stripes", "checker", "mottle"], p=[0.25, 0.3, 0.15, 0.3]
         )
-        tp = {
+        tp: dict[str, Any] = {
             "amp": rng.uniform(0.04, 0.2),
             "dir": rng.uniform(0, np.pi),
             "period": rng.uniform(3.0, 9.0),

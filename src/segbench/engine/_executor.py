@@ -244,8 +244,16 @@ class _NoBar:
 def _progress_bar(total: int, desc: str):
     from tqdm.auto import tqdm
 
+    # a terminal clears a finished bar; a log keeps the last state drawn, which must be
+    # the final count, not the 0 % of a bar whose work ended before its first redraw
+    tty = getattr(sys.stderr, "isatty", lambda: False)()
     return tqdm(
-        total=total, desc=desc, file=sys.stderr, unit="img", dynamic_ncols=True, leave=False
+        total=total,
+        desc=desc,
+        file=sys.stderr,
+        unit="img",
+        dynamic_ncols=True,
+        leave=not tty,
     )
 
 
@@ -282,7 +290,8 @@ def map_items(
     flat.
     """
     items = list(items)
-    bar = _progress_bar(len(items), desc) if progress else _NoBar()
+    # no bar for no work (a run resumed whole): it would show an empty "0img" line
+    bar = _progress_bar(len(items), desc) if progress and items else _NoBar()
     try:
         if executor is None and (workers <= 1 or len(items) <= 1):
             items.reverse()

@@ -329,8 +329,11 @@ def run(
     else:
         label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
+    sources = getattr(dataset, "sources", None) or []
+    if len(sources) > 1:  # folders read together: every one, not the first
+        gt_dir = [str(s) for s in sources]
     where = {
-        "gt_dir": None if gt_dir is None else str(gt_dir),
+        "gt_dir": gt_dir if gt_dir is None or isinstance(gt_dir, list) else str(gt_dir),
         "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
         "split": split,
         "presentation": presentation,

@@ -102,6 +102,7 @@ def read_edge_map(
 
 
 def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
+    arr: object  # an array, or a MATLAB variable of any type
     if ext == ".npy":
         from ._prediction import _load_npy
 

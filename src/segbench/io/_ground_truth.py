@@ -34,15 +34,16 @@ class HumanSegmentation:
     __slots__ = ("_segmentation", "_stored", "boundaries")
 
     def __init__(self, segmentation: np.ndarray, boundaries: np.ndarray):
-        self._segmentation = segmentation
-        self._stored = None
+        self._segmentation: np.ndarray | None = segmentation
+        self._stored: np.ndarray | None = None
         self.boundaries = boundaries
 
     @classmethod
     def _from_stored(cls, stored: np.ndarray, boundaries: np.ndarray) -> HumanSegmentation:
         """Labels kept as read (a small unsigned type, MATLAB's column order) and made
         the int32 (H, W) array on first use: the boundary benchmark never needs them."""
-        obj = cls(None, boundaries)
+        obj = cls(stored, boundaries)
+        obj._segmentation = None
         obj._stored = stored
         return obj
 
@@ -65,7 +66,8 @@ class HumanSegmentation:
             self.boundaries, other.boundaries
         )
 
-    __hash__ = None  # mutable arrays inside: not hashable
+    # mutable arrays inside: not hashable
+    __hash__ = None  # type: ignore[assignment]  # unhashable; typeshed allows no None
 
     def __repr__(self) -> str:
         return f"HumanSegmentation(shape={self.shape})"
@@ -118,7 +120,7 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
     cells = cell_elements(variables["groundTruth"])
     if not cells:
         raise InputError("'groundTruth' is empty: no human segmentations", path)
-    result = []
+    result: list[HumanSegmentation] = []
     for k, cell in enumerate(cells, start=1):
         fields = {}
         for name in ("Segmentation", "Boundaries"):
@@ -202,7 +204,7 @@ def write_ground_truth(
     segs = list(segmentations)
     if not segs:
         raise InputError("write_ground_truth needs at least one segmentation", path)
-    checked = []
+    checked: list[np.ndarray] = []
     for k, seg in enumerate(segs, start=1):
         seg = integer_array(np.asarray(seg), f"segmentation {k}", path, dtype=np.uint16)
         if checked and seg.shape != checked[0].shape:

@@ -130,6 +130,8 @@ def read_stored_label_pair(
     if _is_png(gt_path) and _is_png(pred_path):
         from ._png import decode_label_png_pair, read_into_scratch
 
+        a: tuple[np.ndarray, int] | None
+        b: tuple[np.ndarray, int] | None
         try:
             a = read_into_scratch(gt_path, "gt")
             b = read_into_scratch(pred_path, "pred")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def _segs(items: Sequence[object], path) -> list[np.ndarray]:
     items = list(items)
     if not items:
         raise InputError("segs is empty: no segmentations", path)
-    segs = []
+    segs: list[np.ndarray] = []
     for k, item in enumerate(items, start=1):
         seg = integer_array(np.asarray(item), f"segs{{{k}}}", path)
         if segs and seg.shape != segs[0].shape:
@@ -163,7 +164,10 @@ class Prediction:
     @property
     def shape(self) -> tuple[int, int]:
         """(H, W) of the image in pixels (not of the doubleSize ucm2)."""
-        return self.pb.shape if self.pb is not None else self.segs[0].shape
+        if self.pb is not None:
+            return self.pb.shape
+        assert self.segs is not None  # a 'segs' Prediction, the only kind without pb
+        return self.segs[0].shape
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Prediction):
@@ -190,7 +194,7 @@ class Prediction:
             )
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable; typeshed allows no None
 
 
 def _image_soft_map(path: Path) -> np.ndarray:
@@ -303,8 +307,10 @@ def read_prediction(path: str | PathLike, *, kind: str | None = None) -> Predict
                 f"no variable {kind!r}; found {describe_variables(variables)}", path
             )
         if kind == "ucm2":
-            return Prediction("ucm2", ucm2=variables["ucm2"], source=str(path))
-        return Prediction("segs", segs=cell_elements(variables["segs"]), source=str(path))
+            # raw values from the file: Prediction validates and converts them
+            return Prediction("ucm2", ucm2=cast(Any, variables["ucm2"]), source=str(path))
+        segs = cell_elements(variables["segs"])
+        return Prediction("segs", segs=cast(Any, segs), source=str(path))
     if ext in (".jpg", ".jpeg"):
         raise InputError(
             "JPEG is lossy and would change boundary strengths; save the "
@@ -366,7 +372,8 @@ def as_prediction(
             if isinstance(obj, np.ndarray) and obj.dtype == object
             else list(obj)
         )
-        return Prediction("segs", segs=items, source=src)
+        # Prediction validates and converts the items
+        return Prediction("segs", segs=cast(Any, items), source=src)
     if isinstance(obj, np.ndarray):
         if kind == "segs":
             return Prediction("segs", segs=[obj], source=src)
@@ -401,28 +408,27 @@ def check_same_shape(
     get their own message: a transposed map, a ucm2 saved at image size instead of
     doubleSize, and a doubleSize map given as a soft map.
     """
+    given: tuple[int, ...]
     if isinstance(prediction, Prediction):
-        shape = prediction.shape
+        given = prediction.shape
         path = prediction.source if path is None else path
     elif isinstance(prediction, np.ndarray):
-        shape = prediction.shape
+        given = prediction.shape
     else:
-        shape = tuple(prediction)
-    shape, gt_shape = tuple(int(n) for n in shape), tuple(int(n) for n in gt_shape)
-    if shape == gt_shape:
+        given = tuple(prediction)
+    shape, gt = tuple(int(n) for n in given), tuple(int(n) for n in gt_shape)
+    if shape == gt:
         return
-    h, w = gt_shape
-    got = (
-        f"prediction is {_hw(shape)} (HxW) but the image and ground truth are "
-        f"{_hw(gt_shape)}"
-    )
+    h, w = gt
+    got = f"prediction is {_hw(shape)} (HxW) but the image and ground truth are {_hw(gt)}"
     if (
         isinstance(prediction, Prediction)
         and prediction.kind == "ucm2"
-        and prediction.ucm2.shape == gt_shape
+        and prediction.ucm2 is not None  # always, for a 'ucm2' Prediction
+        and prediction.ucm2.shape == gt
     ):
         raise InputError(
-            f"the ucm2 is {_hw(gt_shape)}, the image size; the benchmark "
+            f"the ucm2 is {_hw(gt)}, the image size; the benchmark "
             f"needs the doubleSize ucm2, {2 * h + 1}x{2 * w + 1}",
             path,
         )

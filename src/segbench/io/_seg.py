@@ -26,6 +26,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -146,7 +147,7 @@ class SegFile:
             if k not in ("width", "height")
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable; typeshed allows no None
 
 
 def _split_header_line(line: str) -> tuple[str, str]:
@@ -160,6 +161,7 @@ def _split_header_line(line: str) -> tuple[str, str]:
 
 def _parse_header(lines: list[str], path: Path) -> dict[str, object]:
     values: dict[str, object] = {}
+    value: object  # the header's text, then the parsed value
     for lineno, line in enumerate(lines, start=1):
         key, value = _split_header_line(line)
         if key not in _KEY_ORDER:
@@ -348,7 +350,10 @@ def read_seg(path: str | PathLike) -> SegFile:
         header_lines.append(line)
     values = _parse_header(header_lines, path)
     labels = _decode_runs(raw[pos:], lineno + 1, values, path)
-    fields = {k: v for k, v in values.items() if k not in ("width", "height")}
+    # parsed values of SegFile's own field types (see _parse_header)
+    fields: dict[str, Any] = {
+        k: v for k, v in values.items() if k not in ("width", "height")
+    }
     return SegFile(labels=labels, header=tuple(header_lines), **fields)
 
 

@@ -245,8 +245,11 @@ def read_opencv_matrix(path: str | PathLike) -> np.ndarray:
     path = require_file(path)
     text = path.read_text(encoding="utf-8-sig")
     try:
-        rows = int(re.search(r"rows:\s*(\d+)", text).group(1))
-        cols = int(re.search(r"cols:\s*(\d+)", text).group(1))
+        found_rows = re.search(r"rows:\s*(\d+)", text)
+        found_cols = re.search(r"cols:\s*(\d+)", text)
+        if found_rows is None or found_cols is None:
+            raise ValueError("no rows or cols")
+        rows, cols = int(found_rows.group(1)), int(found_cols.group(1))
         body = text[text.index("data:") :]
         body = body[body.index("[") + 1 : body.index("]")]
     except (AttributeError, ValueError):

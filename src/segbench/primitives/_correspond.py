@@ -19,6 +19,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ COST_MULTIPLIER = 100
 DEFAULT_OUTLIER_COST = 100.0
 
 
-def tolerance_px(shape: tuple[int, int], max_dist: float) -> float:
+def tolerance_px(shape: tuple[int, ...], max_dist: float) -> float:
     """Matching radius in pixels: ``max_dist`` times the image diagonal.
 
     Parameters
@@ -82,7 +83,7 @@ def _disc_tables(dv, du, costs):
     return half, cost_tab
 
 
-def _workspace(shape: tuple[int, int]) -> tuple:
+def _workspace(shape: tuple[int, ...]) -> tuple:
     """Image-sized state of :func:`_match_sequence`, allocated once per shape: bitmaps
     of the rows and columns present and of their keys (empty between calls; one spare
     word per image row, so that a 64-bit window can always read two words), and the
@@ -194,10 +195,11 @@ class Matcher:
         self.dv, self.du, self.costs = _offsets(self.radius)
         self._half, self._cost_tab = _disc_tables(self.dv, self.du, self.costs)
         self.outlier = int(np.rint(outlier_cost * self.radius * COST_MULTIPLIER))
-        self._ws = None
-        self._box = [None]  # the solver arrays; shared_matcher shares one box
-        self._pool_key = None
-        self._pool = None
+        self._ws: tuple | None = None
+        # the solver arrays (None until a call needs them); shared_matcher shares one box
+        self._box: list[Any] = [None]
+        self._pool_key: tuple | None = None
+        self._pool: tuple | None = None
 
     def _frame_pool(self, frames) -> tuple:
         """(ptr, pix, gone_ptr, gone_pix, came_ptr, came_pix, union) of a frame list:
@@ -220,6 +222,7 @@ class Matcher:
                 pix = np.concatenate(arrs) if arrs else np.zeros(0, np.int64)
             self._pool = frame_pool(ptr, pix)
             self._pool_key = key
+        assert self._pool is not None  # set with _pool_key
         return self._pool
 
     def _share_pool(self, frames, pool) -> None:

@@ -20,11 +20,14 @@ cheap matchings do not depend on where the lists are kept.
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba.core import types
+from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
 from ..compilation import prepare_kernels
@@ -37,6 +40,16 @@ prepare_kernels()
 #: called from Python (:mod:`._correspond`, tests) keep theirs.
 _INTERNAL = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 _PUBLIC = {"cache": True, "no_cfunc_wrapper": True}
+
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+def _kernel(**options: Any) -> Callable[[_F], Dispatcher[_F]]:
+    """``nb.njit(**options)``. Numba takes every compiler flag as a keyword, but its
+    stubs list only the documented ones, not ``no_cpython_wrapper``,
+    ``no_cfunc_wrapper`` or ``_nrt``; options typed as Any pass them through."""
+    return nb.njit(**options)
+
 
 _INF = np.iinfo(np.int64).max // 8
 _U1 = np.uint64(1)
@@ -119,7 +132,7 @@ def _clz(typingctx, src):
     return types.int64(src), codegen
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _rh_link(heap, node, x, last):
     """Put ``node`` (value ``x``) in the bucket of the bits it differs from ``last`` in."""
     b = 64 - _clz(np.uint64(x ^ last))
@@ -130,7 +143,7 @@ def _rh_link(heap, node, x, last):
     meta[1] |= bit
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _heap_reset(heap):
     """Empty the heap for a new search (the smallest value popped so far: 0)."""
     meta = heap.meta
@@ -139,7 +152,7 @@ def _heap_reset(heap):
     meta[2] = 0
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _heap_push(heap, size, key, val, shift):
     """Push ``(key, val)`` as the int64 entry ``key << shift | val`` (``key >= 0``,
     ``0 <= val < 2**shift``: one comparison orders by key, then val) on a radix heap:
@@ -154,7 +167,7 @@ def _heap_push(heap, size, key, val, shift):
     return size + 1
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _heap_min(heap):
     """The smallest entry (the heap must not be empty), moved to bucket 0.
 
@@ -187,7 +200,7 @@ def _heap_min(heap):
     return m
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _heap_pop(heap, size, shift):
     """Pop the smallest entry of :func:`_heap_push`'s heap: (key, val, new size)."""
     top = _heap_min(heap)
@@ -215,7 +228,7 @@ def _popcount(typingctx, src):
     return types.int64(src), codegen
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _set_bit(bits, p, width, on):
     """Mark pixel ``p`` present (``on``) or absent in a presence bitmap: bit ``x % 64`` of
     word ``x // 64`` of image row ``y``."""
@@ -228,7 +241,7 @@ def _set_bit(bits, p, width, on):
         bits[y, x >> 6] &= ~b
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _key_of(p, side, width):
     """Position of key pixel ``p`` among its side's sorted keys (see :class:`Side`)."""
     y = p // width
@@ -238,7 +251,7 @@ def _key_of(p, side, width):
     return side.rank[y, w] + _popcount(below)
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _near(p, side, width, height, half, cost_tab, out_slot, out_cost):
     """The present pixels of a side within the tolerance of pixel ``p``, as slots.
 
@@ -282,7 +295,7 @@ def _near(p, side, width, height, half, cost_tab, out_slot, out_cost):
     return n
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _count_near(p, bits, width, height, half):
     """How many present pixels of a bitmap lie within the tolerance of pixel ``p``: the
     count :func:`_near` would list, from the same 64-bit windows, by popcount."""
@@ -310,7 +323,7 @@ def _count_near(p, bits, width, height, half):
     return n
 
 
-@nb.njit(**_PUBLIC, nogil=True)  # called by each matching thread
+@_kernel(**_PUBLIC, nogil=True)  # called by each matching thread
 def _layout(keys, others, height, width, half, bits):
     """Where each pixel's candidate list starts: ``off[i]:off[i + 1]`` is room for
     every pixel of ``others`` within the tolerance of ``keys[i]``.
@@ -331,7 +344,7 @@ def _layout(keys, others, height, width, half, bits):
     return off
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _side(keys, bits, kbits, rank, width):
     """The :class:`Side` of sorted ``keys`` on workspace bitmaps (``bits`` and ``kbits``
     empty): the keys marked in ``kbits``, the ranks counted, every slot -1. Undone by
@@ -346,14 +359,14 @@ def _side(keys, bits, kbits, rank, width):
     return Side(bits, kbits, rank, np.full(keys.shape[0], -1, np.int64))
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _keys_off(keys, side, width):
     """Clear the keys from their bitmap (the workspace is left empty)."""
     for t in range(keys.shape[0]):
         _set_bit(side.kbits, keys[t], width, False)
 
 
-@nb.njit(**_INTERNAL, _nrt=False)
+@_kernel(**_INTERNAL, _nrt=False)
 def _repair_column(
     j0,
     u,
@@ -488,7 +501,7 @@ def _repair_column(
     return t_col
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _diff_sorted(old, new, out_gone, out_came):
     """Elements only in ``old`` and only in ``new`` (both sorted); returns the counts."""
     a = 0
@@ -510,7 +523,7 @@ def _diff_sorted(old, new, out_gone, out_came):
     return n_gone, n_came
 
 
-@nb.njit(**_PUBLIC)
+@_kernel(**_PUBLIC)
 def _frame_diffs(ptr, pix):
     """Pixels leaving and arriving between consecutive frames of a sequence.
 
@@ -538,7 +551,7 @@ def _frame_diffs(ptr, pix):
     return gone_ptr, gone_pix[:n_g], came_ptr, came_pix[:n_c]
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _side_diff(same, f, side, diffs, prev, cur, gone, came):
     """Pixels of one side (0 rows, 1 columns) leaving and arriving at frame ``f``, into
     ``gone`` / ``came``; returns their counts. Read from ``diffs`` (side, first entry,
@@ -577,7 +590,7 @@ def _transposed(rows, cols, end, outlier):
     return cols, rows, partner, new_u, new_v
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _relax(
     j,
     r,
@@ -632,7 +645,7 @@ def _relax(
     return n_touched, hsize, best, sink, n_level
 
 
-@nb.njit(**_INTERNAL, _nrt=False)
+@_kernel(**_INTERNAL, _nrt=False)
 def _augment(
     cur,
     u,
@@ -781,7 +794,7 @@ def _augment(
     return sink
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _mark(s, is_dirty, dirty, n_dirty):
     """List slot ``s`` as possibly changed (once); returns the new list length."""
     if not is_dirty[s]:
@@ -791,7 +804,7 @@ def _mark(s, is_dirty, dirty, n_dirty):
     return n_dirty
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
     """List what a repair of column ``j0`` that released ``t_col`` may have changed
     on the frame side: columns ``j0`` (now matched) and ``t_col``; or, for rows, the
@@ -808,7 +821,7 @@ def _repaired(frame_side, j0, t_col, n_real, is_dirty, dirty, n_dirty):
     return n_dirty
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
     """Record that ``pix`` became matched (+1) or not (-1) at frame ``f``."""
     ev_frame[n_ev] = f
@@ -817,7 +830,7 @@ def _event(ev_frame, ev_pix, ev_sign, n_ev, f, pix, sign):
     return n_ev + 1
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _grown(ev_frame, ev_pix, ev_sign, need):
     """The event arrays copied into ones of at least ``need`` (doubling) entries."""
     size = max(need, 2 * ev_frame.shape[0])
@@ -831,7 +844,7 @@ def _grown(ev_frame, ev_pix, ev_sign, need):
     return f2, p2, s2
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _occupy(
     q,
     k,
@@ -860,7 +873,7 @@ def _occupy(
     return s, n_spare, n_dirty
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _vacate(
     q, side, width, frame_side, reported, ev_frame, ev_pix, ev_sign, n_ev, f, m_now
 ):
@@ -877,7 +890,7 @@ def _vacate(
     return s, n_ev, m_now
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _unlist(lst, cost, at, length, a, b):
     """Remove ``b`` from the list of ``a`` (entries ``at[a]`` on): the last entry takes
     its place."""
@@ -891,7 +904,7 @@ def _unlist(lst, cost, at, length, a, b):
     length[a] = last
 
 
-@nb.njit(**_INTERNAL)
+@_kernel(**_INTERNAL)
 def _list_row(
     s,
     q,
@@ -929,7 +942,7 @@ def _list_row(
             cn_len[j] += 1
 
 
-@nb.njit(**_INTERNAL, _nrt=False)
+@_kernel(**_INTERNAL, _nrt=False)
 def _frame_step(
     f,
     rows,
@@ -1280,7 +1293,7 @@ def _frame_step(
     )
 
 
-@nb.njit(**_INTERNAL, _nrt=False)
+@_kernel(**_INTERNAL, _nrt=False)
 def _load_start(start, geo, sol, buf, lists, layout, maps, st):
     """Install ``start`` (see _match_sequence) in the solver state; no allocation, so
     no reference counting (``_nrt=False``)."""
@@ -1371,7 +1384,7 @@ def _load_start(start, geo, sol, buf, lists, layout, maps, st):
         c_row[j] = s
 
 
-@nb.njit(**_INTERNAL, _nrt=False)
+@_kernel(**_INTERNAL, _nrt=False)
 def _unload(rows, cols, geo, sol, maps, row_flags, col_flags, end_u, end_partner, end_v):
     """Read off the last frame (``rows``, ``cols``): matched flags and the optimum
     (see _match_sequence), and clear the presence bitmaps of its pixels."""
@@ -1495,7 +1508,7 @@ def _fit_lists(state, n_entries):
     return sol, buf, ev, _new_lists(max(n_entries, have + have // 4), n_nodes)
 
 
-@nb.njit(**_PUBLIC, nogil=True)
+@_kernel(**_PUBLIC, nogil=True)
 def _match_sequence(
     height,
     width,
@@ -1720,7 +1733,7 @@ def _walk_frames(
     n_matched = np.zeros(n_frames, np.int64)
     forward = (n_frames == 0 or sizes[0] <= sizes[n_frames - 1]) != bool(departing)
     walk = np.arange(n_frames) if forward else np.arange(n_frames)[::-1].copy()
-    events = ([], [], [])
+    events: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
     empty = np.zeros(0, np.int64)
     start = (empty, empty, empty, empty, empty)
     last_rows, last_cols = empty, empty
@@ -1801,7 +1814,7 @@ def _walk_frames(
     return n_matched, walk, out, state, (last_rows, last_cols, last_end)
 
 
-@nb.njit(**_PUBLIC)
+@_kernel(**_PUBLIC)
 def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
     """Whether each pixel of each frame (aligned with ``pix``) is matched, from the
     events of :meth:`Matcher.frame_events`."""
@@ -1818,7 +1831,7 @@ def _replay_flags(walk, ptr, pix, ev_frame, ev_pix, ev_sign, n_pix):
     return out
 
 
-@nb.njit(**_PUBLIC)
+@_kernel(**_PUBLIC)
 def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
     """Frame pixels matched by at least one of several maps, per frame.
 

@@ -496,10 +496,13 @@ def plot_gce_boxplots(
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.grid(True, axis="y", color="0.93", lw=0.6, zorder=-1)
+    # two lines, wrapped to the figure: the figure's width follows the images, and
+    # at 6 in (up to ~20 images) one line of title ran past both edges
     ax.set_title(
-        f"Fig. 9: GCE per image, human vs human and {segmenter} vs human "
+        f"Fig. 9: GCE per image, human vs human and {segmenter} vs human\n"
         f"({n} images with at least {min_segmentations} segmentations)",
         fontsize=9,
+        wrap=True,
     )
     fig.tight_layout()
     fig.savefig(path, dpi=dpi, format="png")

@@ -393,7 +393,9 @@ def _consistency_views(out: Path, folders) -> list[dict]:
             {
                 "name": Path(folder).name,
                 "figures": figures,
-                "gt": made.get("gt_dir"),
+                "gt": ", ".join(made["gt_dir"])
+                if isinstance(made.get("gt_dir"), list)
+                else made.get("gt_dir"),
                 "split": made.get("split"),
                 "metrics": {
                     key: num(m.get(key))

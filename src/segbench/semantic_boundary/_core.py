@@ -89,11 +89,13 @@ class SemanticBoundaryCounts:
             for c in range(n)
         ]
         ths = classes[0].thresholds
-        ints = [np.stack([getattr(rec, k) for rec in classes]) for k in _COUNTS]
+        cnt_r, sum_r, cnt_p, sum_p = (
+            np.stack([getattr(rec, k) for rec in classes]) for k in _COUNTS
+        )
         kind = d.get("kind", "")
         if not isinstance(kind, str):
             raise ValueError("kind must be a string")
-        return cls(ths, *ints, kind=kind)
+        return cls(ths, cnt_r, sum_r, cnt_p, sum_p, kind=kind)
 
 
 def _getter(maps, what: str) -> Callable[[int], np.ndarray]:
@@ -226,13 +228,18 @@ def evaluate_classes(
         if p.max(initial=0.0) < ths[0]:  # nothing detected at any threshold
             out[1, c] = np.count_nonzero(g)
             continue
-        kill = kill_mask(g, get_region(c), max_dist) if kill_internal and g.any() else None
+        # kill_internal implies get_region (checked above)
+        kill = (
+            kill_mask(g, get_region(c), max_dist)
+            if kill_internal and get_region is not None and g.any()
+            else None
+        )
         if kill is not None and kill.any():
             out[:, c] = _killed_counts(p, g, kill, ths, max_dist, thin)
         else:
             r = evaluate_image(p, [g], thresholds=ths, max_dist=max_dist, thin=thin)
             out[:, c] = [r.cnt_r, r.sum_r, r.cnt_p, r.sum_p]
-    return SemanticBoundaryCounts(ths, *out, kind=kind)
+    return SemanticBoundaryCounts(ths, out[0], out[1], out[2], out[3], kind=kind)
 
 
 # -- summary ----------------------------------------------------------------------------
@@ -328,7 +335,8 @@ def summarize_classes(
     present = np.array([r.sum_r[:, 0] > 0 for r in records]).reshape(
         len(records), n_classes
     )
-    classes, table = [], []
+    classes: list = []  # a BoundarySummary, or None, per class
+    table: list[dict] = []
     best_f = np.full((len(records), n_classes), np.nan)
     for c in range(n_classes):
         n_img = int(present[:, c].sum())

@@ -15,7 +15,13 @@ from ..families import SEMANTIC_BOUNDARY_PARAMS, defaults, summary_defaults
 from ..primitives import default_thresholds
 from ..result import Result
 from ..spec import Family
-from ._core import SemanticBoundaryCounts, evaluate_classes, resampler, summarize_classes
+from ._core import (
+    SemanticBoundaryCounts,
+    SemanticBoundarySummary,
+    evaluate_classes,
+    resampler,
+    summarize_classes,
+)
 from ._protocols import check_params, class_names
 from ._readers import GroundTruth, PredictionMaps, _crop, ground_truth_source
 
@@ -170,6 +176,7 @@ def _write(out, result: Result, ids, records, options) -> None:
     from ..io import atomic_write_text, ensure_dir, write_eval_bdry
 
     s = result.detail
+    assert isinstance(s, SemanticBoundarySummary)  # as _summarize made it
     lines = []
     for row, summary in zip(s.table, s.classes):
         if summary is not None:

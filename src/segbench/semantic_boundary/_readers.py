@@ -297,6 +297,7 @@ class GroundTruth:
             self._ignore = None
             self._values = tuple(range(1, len(SBD_CLASSES) + 1))
             if instance_sensitive:
+                assert source.instances is not None  # as ground_truth_source sets it
                 seg, cat_of, bdry = _read_sbd_inst(source.instances, self._labels.shape)
                 self._inst, self._inst_cat, self._inst_bdry = seg, cat_of, bdry
         elif self.kind == "cityscapes":
@@ -311,6 +312,7 @@ class GroundTruth:
             self._ignore = np.isin(self._labels, CITYSCAPES_IGNORE)
             self._values = CITYSCAPES_LABEL_IDS
             if instance_sensitive:
+                assert source.instances is not None  # as ground_truth_source sets it
                 if not source.instances.is_file():
                     raise InputError(
                         "instance-sensitive boundaries read the "
@@ -386,13 +388,15 @@ class GroundTruth:
             return _crop(decode_class(self._scaled_rgb, c), self.margin)
         if self.gt_edges == "stored":
             if self._inst is not None:  # SEAL demoGenGT.m L110-119
+                inst_bdry, instances = self._inst_bdry, self.source.instances
+                assert inst_bdry is not None and instances is not None  # read with _inst
                 full = np.zeros(self.full_shape, bool)
                 for k in np.flatnonzero(self._inst_cat == c + 1):
                     full |= _edge_map(
-                        self._inst_bdry[k - 1],
+                        inst_bdry[k - 1],
                         self.full_shape,
                         f"GTinst.Boundaries{{{k}}}",
-                        self.source.instances,
+                        instances,
                     )
                 if full.any():
                     from ..primitives import thin
@@ -572,6 +576,7 @@ class PredictionMaps:
     def __call__(self, c: int) -> np.ndarray:
         """Class ``c``'s (0-based) soft map, (H, W) float64 in [0, 1]."""
         if self.layout == "array":
+            assert self._array is not None  # loaded for this layout
             return _as_unit(np.asarray(self._array[c]), f"class {c + 1}'s map", self.path)
         if self.layout == "multilabel":
             return decode_class(self._rgb, c).astype(np.float64)
@@ -585,5 +590,6 @@ class PredictionMaps:
                 path,
             )
         pb = read_prediction(path, kind="soft").pb
+        assert pb is not None  # a 'soft' Prediction has one
         self._check(pb.shape, path)
         return pb

@@ -29,6 +29,7 @@ from ._summary import (
 
 def _as_items(items: Iterable) -> list[Item]:
     out = []
+    keys: list[str] = []
     for k, it in enumerate(items):
         if isinstance(it, Item):
             item = it
@@ -42,7 +43,7 @@ def _as_items(items: Iterable) -> list[Item]:
         key = item.id if item.id is not None else str(k)
         seg = check_segmentation(item.segmentation, key)
         out.append(Item(item.image, seg, key, item.image_id, item.gray))
-    keys = [it.id for it in out]
+        keys.append(key)
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})[:3]
         raise InputError(
@@ -87,6 +88,7 @@ def _records(
 
     groups: dict = {}
     for it in items:
+        assert it.id is not None  # _as_items gives every item its id
         image_id = (
             it.image_id
             if it.image_id is not None
@@ -300,6 +302,7 @@ def region_area(
         raise InputError("no segmentations given")
     by_image: dict[str, list] = {}
     for it in its:
+        assert it.id is not None  # _as_items gives every item its id
         iid = it.image_id or (it.id.rsplit("/", 1)[0] if "/" in it.id else it.id)
         by_image.setdefault(iid, []).append(region_shapes(it.segmentation)[0])
     per_image = [np.concatenate(v) for _, v in sorted(by_image.items())]

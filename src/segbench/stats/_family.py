@@ -153,11 +153,12 @@ def _record_from_json(d: dict) -> SegmentationRecord:
     if (prox < 0).any() or any((v < 0).any() for v in cues.values()):
         raise ValueError("pair counts are non-negative")
     gray = d["gray"]
+    height, width = (int(n) for n in d["shape"])  # ValueError unless (H, W)
     return SegmentationRecord(
         key=str(d["key"]),
         image_id=str(d["image_id"]),
         gray=None if gray is None else bool(gray),
-        shape=tuple(int(n) for n in d["shape"]),
+        shape=(height, width),
         n_segments=int(d["n_segments"]),
         proximity=prox,
         cues=cues,

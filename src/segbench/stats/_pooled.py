@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ def summarize(
     The result depends only on the set of records, not on their order.
     """
     records = sorted(records, key=lambda r: r.key)
-    opts = dict(
+    opts: dict[str, Any] = dict(
         cue_bins=cue_bins,
         convexity_bins=convexity_bins,
         min_pairs=min_pairs,

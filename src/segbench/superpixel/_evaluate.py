@@ -198,11 +198,15 @@ class SuperpixelRecord:
                     f"per annotator ({k})"
                 )
             stutz = tuple({c: _dec(r[c]) for c in STUTZ_COLUMNS} for r in rows)
-        ints = [_nonneg_int(d[n], n) for n in ("n_superpixels", "n_components", "n_split")]
+        n_superpixels, n_components, n_split = (
+            _nonneg_int(d[n], n) for n in ("n_superpixels", "n_components", "n_split")
+        )
         return cls(
             arrays,
             counts.astype(np.int64),
-            *ints,
+            n_superpixels,
+            n_components,
+            n_split,
             _dec(d["co"]),
             _dec(d["ev"]),
             {str(n): _dec(v) for n, v in d.get("extra", {}).items()},

@@ -12,6 +12,8 @@ Notation used in the docstrings: ``M[s, g]`` = pixels of superpixel s in segment
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..errors import InputError
@@ -345,7 +347,7 @@ def _oversegmentation_error(m, size, total) -> float:
 #: Every table measure by its name in segbench's results (the keys of
 #: :func:`table_measures`, in that order): its core on ``(M, |s|, T)``, its function,
 #: and what it follows.
-_MEASURES = {
+_MEASURES: dict[str, tuple[Callable[..., float], Callable[..., float], str]] = {
     "ue": (_seeds_ue, seeds_ue, "SEEDS evaluation (van den Bergh et al.)"),
     "cue": (_corrected_ue, corrected_ue, "corrected UE (van den Bergh et al.)"),
     "ue_levinshtein": (

@@ -232,7 +232,7 @@ def sweep_result(points: dict, k_range, *, algorithm_params=None, **params) -> R
     algos = list(dict.fromkeys(a for a, _ in points))
     curves, metrics = {}, {}
     for a in algos:
-        c = {"k": [], "n_superpixels": [], "seconds": []}
+        c: dict[str, list] = {"k": [], "n_superpixels": [], "seconds": []}
         c.update({m: [] for m in AVERAGED})
         for (alg, k), res in points.items():
             if alg != a:
