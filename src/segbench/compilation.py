@@ -72,6 +72,7 @@ GROUPS = {
     "segbench.algorithms._owt_contours_kernels": ("the OWT contour fit", 8),
     "segbench.algorithms._ncut2001_kernels": ("the 2001 normalized cuts graph", 1),
     "segbench.algorithms._se_kernels": ("the structured edge channels", 2),
+    "segbench.algorithms._se_forest_kernels": ("the structured edge forests", 25),
 }
 
 _registered = False

@@ -492,16 +492,35 @@ def _resample_planes(planes: np.ndarray, hb: int, wb: int, norm: float = 1.0):
         for j in range(1, kx):
             cx = cx + planes[:, :, j::kx][:, :, :wb]
     else:
-        wx = _coef_matrix(wa, wb)
-        cx = np.einsum("chw,vw->chv", planes.astype(np.float64), wx).astype(_F32)
+        idx, wts = _sparse_coefs(_coef_matrix(wa, wb))
+        cx = np.empty((planes.shape[0], ha, wb), _F32)
+        _k.resample_x(planes, idx, wts, cx)
     # along y
     if ky:
         acc = cx[:, 0::ky][:, :hb].copy()
         for j in range(1, ky):
             acc = acc + cx[:, j::ky][:, :hb]
         return (acc * (r / f(ky))).astype(_F32)
-    wy = _coef_matrix(ha, hb) * float(r)
-    return np.einsum("chw,uh->cuw", cx.astype(np.float64), wy).astype(_F32)
+    idx, wts = _sparse_coefs(_coef_matrix(ha, hb) * float(r))
+    out = np.empty((cx.shape[0], hb, cx.shape[2]), _F32)
+    _k.resample_y(np.ascontiguousarray(cx), idx, wts, out)
+    return out
+
+
+def _sparse_coefs(wmat: np.ndarray):
+    """The nonzero weights of each row of a dense (nb, na) coefficient matrix, as
+    (nb, k) source indices and weights (increasing source index; unused slots weight 0
+    on index 0)."""
+    nb = wmat.shape[0]
+    nz = wmat != 0
+    k = max(int(nz.sum(axis=1).max()), 1)
+    idx = np.zeros((nb, k), np.int64)
+    wts = np.zeros((nb, k), np.float64)
+    for i in range(nb):  # once per output row/column of a resampling, not per pixel
+        cols = np.nonzero(nz[i])[0]
+        idx[i, : cols.size] = cols
+        wts[i, : cols.size] = wmat[i, cols]
+    return idx, wts
 
 
 def im_resample(image, scale) -> np.ndarray:

@@ -81,26 +81,37 @@ def conv_sep(img, taps, out):
     """Separable convolution of each (H, W) plane of ``img`` (C, H, W) float32 by the
     symmetric 1-D filter ``taps`` (length 2r+1) along rows, then columns, with symmetric
     padding (edge repeated): ``convTri``'s definition (convTri.m: padarray symmetric, two
-    ``convn(..., 'valid')``). Sums in float64, stored float32 (the mex's float32 running
-    sums differ from this by rounding only)."""
+    ``convn(..., 'valid')``). Sums in float64, taps in order, stored float32 (the mex's
+    float32 running sums differ from this by rounding only). Each row is padded into a
+    buffer once, and the column pass accumulates whole rows, so the inner loops run over
+    contiguous memory."""
     c, h, w = img.shape
     r = (taps.shape[0] - 1) // 2
+    nt = taps.shape[0]
     tmp = np.empty((h, w), np.float64)
+    buf = np.empty(w + 2 * r, np.float64)
+    acc = np.empty(w, np.float64)
     for ch in range(c):
         # along x (columns) first, within each row
         for y in range(h):
+            for x in range(w + 2 * r):
+                buf[x] = img[ch, y, _sym(x - r, w)]
             for x in range(w):
                 s = 0.0
-                for k in range(-r, r + 1):
-                    s += taps[k + r] * img[ch, y, _sym(x + k, w)]
+                for k in range(nt):
+                    s += taps[k] * buf[x + k]
                 tmp[y, x] = s
-        # then along y
+        # then along y, a row at a time
         for y in range(h):
             for x in range(w):
-                s = 0.0
-                for k in range(-r, r + 1):
-                    s += taps[k + r] * tmp[_sym(y + k, h), x]
-                out[ch, y, x] = s
+                acc[x] = 0.0
+            for k in range(nt):
+                t = taps[k]
+                yy = _sym(y + k - r, h)
+                for x in range(w):
+                    acc[x] += t * tmp[yy, x]
+            for x in range(w):
+                out[ch, y, x] = acc[x]
 
 
 @numba.njit(cache=True, fastmath=False, inline="always")
@@ -208,3 +219,38 @@ def grad_hist(mag, ori, bin_size, n_orients, o_mult, norm, out):
             yb = y // bin_size
             out[o0, yb, xb] += m0
             out[o1, yb, xb] += m1
+
+
+@numba.njit(cache=True, fastmath=False)
+def resample_x(img, idx, wts, out):
+    """``out[c, y, v] = sum_j wts[v, j] img[c, y, idx[v, j]]`` (float64 sums in the
+    order of j, stored float32): one axis of imResample's weights, applied sparsely."""
+    c, h, _ = img.shape
+    nb, k = idx.shape
+    for ch in range(c):
+        for y in range(h):
+            for v in range(nb):
+                s = 0.0
+                for j in range(k):
+                    s += wts[v, j] * img[ch, y, idx[v, j]]
+                out[ch, y, v] = s
+
+
+@numba.njit(cache=True, fastmath=False)
+def resample_y(img, idx, wts, out):
+    """``out[c, u, x] = sum_j wts[u, j] img[c, idx[u, j], x]`` (float64 sums in the
+    order of j, stored float32), a whole row at a time."""
+    c, _, w = img.shape
+    nb, k = idx.shape
+    acc = np.empty(w, np.float64)
+    for ch in range(c):
+        for u in range(nb):
+            for x in range(w):
+                acc[x] = 0.0
+            for j in range(k):
+                t = wts[u, j]
+                src = idx[u, j]
+                for x in range(w):
+                    acc[x] += t * img[ch, src, x]
+            for x in range(w):
+                out[ch, u, x] = acc[x]
