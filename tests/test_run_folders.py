@@ -199,7 +199,7 @@ def test_boundary_and_region_runs_share_a_run_folder(data, tmp_path, capsys, fir
     # readers find each family
     from segbench.report._site_runs import load_run
     run = load_run(out)
-    assert run.boundary["family"] == "boundary" and run.region["family"] == "region"
+    assert run.boundary.family == "boundary" and run.region.family == "region"
     assert main(["boundary", "--gt", gt, "--pred", str(data["segs"]), "--name", "segs",
                  "--out", str(tmp_path / "cal"), "--calibrate-on", str(out), "--no-plot",
                  "--quiet"]) == 0
