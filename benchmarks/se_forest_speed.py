@@ -6,8 +6,10 @@ OpenBLAS threads, whose busy-waiting inflates CPU time tenfold on a loaded machi
 
 ``train``: one tree with ``n_pos = n_neg = N`` on the first ``--images`` BSDS500 train
 images, other options the toolbox's defaults; prints the patch collection and growing
-times, the tree's size, and, with ``--save``, writes it (``.npz`` of its arrays). The
-kernels are compiled first on a tiny run, outside the timing.
+times, the tree's size, the peak resident memory of the process (``ru_maxrss``: the
+interpreter, compiled kernels and the training data; before the tiny warm-up run too)
+and, with ``--save``, writes it (``.npz`` of its arrays). The kernels are compiled first
+on a tiny run, outside the timing.
 
 ``detect``: ``se()`` on a 481 x 321 BSDS image, single-scale and multiscale, sharpen 0
 and 2, with a saved forest (``SEForest.save``) or eight copies of a tree saved by
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import time
 from pathlib import Path
 
@@ -44,22 +47,27 @@ def train(args) -> None:
     n_use = sf._mround(opts.n_tot_ftrs * opts.frac_ftrs)
     fids = np.sort(rng.choice(opts.n_tot_ftrs, n_use, replace=False)).astype(np.int64)
     t0 = time.process_time()
-    ftrs, labels = sf._collect(items, opts, fids, rng)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    patches = sf._collect(items, opts, fids, rng)
     t1 = time.process_time()
-    tree = sf._grow(ftrs, labels, opts, rng, fids)
+    tree = sf._grow(patches, opts, rng, fids)
     t2 = time.process_time()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
             dict(
                 n_pos=n,
                 n_neg=n,
                 images=len(items),
-                patches=int(labels.shape[0]),
+                patches=patches.n,
+                channels_mb=round(patches.src[0].nbytes / 2**20),
                 collect_cpu_s=round(t1 - t0, 2),
                 grow_cpu_s=round(t2 - t1, 2),
                 nodes=tree.n_nodes,
                 leaves=tree.n_leaves,
                 depth=int(tree.depth.max()),
+                peak_rss_mb_warmup=round(rss0 / 1024),
+                peak_rss_mb=round(rss / 1024),
             )
         )
     )

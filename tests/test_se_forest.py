@@ -12,6 +12,14 @@ Expected values, each saying how it was produced:
   row r, column c; self-similarity features difference the cells at rows/columns
   [1, 4, 8, 11, 14] of the 16-pixel patch (values of ``edgesDetectMex.cpp``'s ``locs``
   worked out by hand), per channel, pairs i < j of the column-major 5 x 5 grid.
+- **A golden file digest** (``TINY_GOLDEN``): the saved tiny forest's arrays as the
+  code before training computed features on the fly wrote them (commit 0bf06d5, which
+  stored a features x patches matrix); recomputing features per node must not change a
+  single byte. Skipped if numpy's random stream differs from the one the digest was made
+  with.
+- **OpenCV's model format** (opencv_contrib ``structured_edge_detection.cpp``, the model
+  reader): option names, arrays and their layout, parsed back by a small reader here;
+  with OpenCV installed (an optional extra), OpenCV's own detector on the exported model.
 - **Synthetic images with known boundaries** (rectangles and discs of random colours
   plus noise): a tiny forest trained on 8 of them finds the edges of 4 others. The
   boundary benchmark's ODS F (segbench.BoundaryEval) of its soft map was measured at
@@ -22,8 +30,11 @@ Expected values, each saying how it was produced:
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import io
 import math
+import zipfile
 
 import numpy as np
 import pytest
@@ -31,9 +42,13 @@ import pytest
 import segbench
 from segbench.algorithms import _se_forest_kernels as fk
 from segbench.algorithms._se_detect import se, se_orientation
+from segbench.algorithms._se_export import OPENCV_OPTION_NAMES, export_opencv
 from segbench.algorithms._se_forest import (
     FOREST_FORMAT_VERSION,
     SEForest,
+    _collect,
+    _image_planes,
+    _pad_to_multiple,
     best_gini_split,
     channel_planes,
     discretize_patches,
@@ -276,6 +291,47 @@ def test_detection_reads_the_features_training_reads():
             assert ind[r, c, 0] == 2 * t + (0 if v[0, 0] < thr[t, 0] else 1)
 
 
+def test_training_features_from_stored_channels_equal_the_feature_matrix():
+    """Training computes each node's features from the images' stored channels instead
+    of storing a features x patches matrix: bit-identical to patch_features (the layout
+    detection shares) on images of two plane sizes, and the same split found."""
+    opts = forest_options(dict(n_pos=150, n_neg=150))
+    items = [_synthetic(i) for i in range(2)] + [
+        _synthetic(9 + i, 128, 96) for i in range(2)
+    ]
+    fids = np.sort(np.random.default_rng(0).choice(opts.n_tot_ftrs, 300, replace=False))
+    patches = _collect(items, opts, fids, np.random.default_rng(5))
+    chn, base, tab, offa, offb = patches.src
+    assert offa.shape == offb.shape == (2, 300) and patches.n == 300
+    m = patches.matrix()
+    start = 0
+    for i, (img, _) in enumerate(items):
+        planes, nrm = _image_planes(img)
+        reg, sim = channel_planes(_pad_to_multiple(planes), nrm, opts)
+        size = reg.size + sim.size
+        assert np.array_equal(chn[start : start + reg.size], reg.ravel())
+        mine = np.nonzero((base >= start) & (base < start + size))[0]
+        assert mine.size and (tab[mine] == (0 if i < 2 else 1)).all()
+        rows, cols = np.divmod(base[mine] - start, reg.shape[2])
+        want = np.zeros((len(fids), mine.size), F32)
+        cids, c1, c2 = feature_offsets(opts, reg.shape[1], reg.shape[2])
+        fk.patch_features(
+            reg, sim, rows, cols, fids, opts.n_chn_ftrs, cids, c1, c2, want, 0
+        )
+        assert np.array_equal(m[:, mine].view(np.uint32), want.view(np.uint32))
+        start += size
+    assert start == chn.size
+    rng = np.random.default_rng(6)
+    for _ in range(5):
+        idx = np.sort(rng.choice(patches.n, 120, replace=False)).astype(np.int64)
+        feats = rng.choice(len(fids), 43, replace=False).astype(np.int64)
+        hs = rng.integers(0, 2, idx.size).astype(np.int32)
+        hs[(m[feats[7], idx] > np.median(m[feats[7], idx]))] = 1  # one useful feature
+        want = fk.best_split(m, idx, feats, hs, 2)
+        assert fk.best_split_stored(patches.src, idx, feats, hs, 2) == want
+        np.testing.assert_array_equal(patches.feature(int(feats[0]), idx), m[feats[0], idx])
+
+
 # ---------------------------------------------------------------------------------------
 # leaves (mergeTrees): small segments, edge bands
 
@@ -315,6 +371,30 @@ def test_training_is_deterministic_for_a_seed(items, forest):
     assert t.depth.max() <= TINY["max_depth"] + 1
     internal = t.child > 0
     assert (t.count[t.child[internal]] >= 8).all()  # min_child
+
+
+#: SHA-256 over the saved TINY forest's zip entries (name, then the .npy bytes; entries
+#: by name), as commit 0bf06d5 wrote it (training from a features x patches matrix).
+TINY_GOLDEN = "ee22630d01129d4cadce712491aac518bd3a965c9834850d2434e2cead617302"
+#: The first draws of numpy's Generator for tree 0 when the digest was made
+#: (``default_rng([1, 0]).choice(7228, 6, replace=False)``, numpy 2.4).
+TINY_GOLDEN_STREAM = [5456, 3697, 6868, 3417, 1041, 251]
+
+
+def test_saved_forest_bytes_are_those_of_the_golden(forest, tmp_path):
+    a = forest.save(tmp_path / "a.npz")
+    b = forest.save(tmp_path / "b.npz")
+    assert a.read_bytes() == b.read_bytes()  # no time stamp in the file
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(a) as z:
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        for name in sorted(z.namelist()):
+            digest.update(name.encode())
+            digest.update(z.read(name))
+    stream = np.random.default_rng([1, 0]).choice(7228, 6, replace=False).tolist()
+    if stream != TINY_GOLDEN_STREAM:
+        pytest.skip("numpy's random stream is not the one the golden digest was made with")
+    assert digest.hexdigest() == TINY_GOLDEN
 
 
 def _ods(maps, truths):
@@ -462,6 +542,167 @@ def test_damaged_or_foreign_model_files_are_refused(forest, tmp_path):
         with pytest.raises(InputError) as exc:
             load_forest(path)
         assert words in _one_line_naming(exc, path), path
+
+
+# ---------------------------------------------------------------------------------------
+# export to OpenCV's model format
+
+
+def _read_opencv_yaml(path):
+    """A small reader of the YAML subset OpenCV's FileStorage reads and export_opencv
+    writes: ``%YAML:1.0``, a map ``options`` of integers, then top-level keys each
+    holding a sequence of flow sequences ``- [a,b,...]``."""
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    lines = raw.decode("ascii").splitlines()
+    assert lines[0] == "%YAML:1.0"
+    out, key = {}, None
+    for line in lines[1:]:
+        if line in ("---", ""):
+            continue
+        if not line.startswith(" "):
+            key, colon, rest = line.partition(":")
+            assert colon and not rest.strip(), line
+            out[key] = {} if key == "options" else []
+        elif key == "options":
+            name, _, value = line.strip().partition(": ")
+            out[key][name] = int(value)
+        else:
+            item = line.strip()
+            assert item.startswith("- [") and item.endswith("]"), item[:40]
+            body = item[3:-1]
+            conv = float if key == "thresholds" else int
+            out[key].append([conv(v) for v in body.split(",")] if body else [])
+    return out
+
+
+def test_opencv_export_writes_what_opencvs_reader_reads(forest, tmp_path):
+    path = export_opencv(forest, tmp_path / "tiny.yml.gz")
+    m = _read_opencv_yaml(path)
+    assert list(m) == [
+        "options",
+        "childs",
+        "featureIds",
+        "thresholds",
+        "edgeBoundaries",
+        "edgeBins",
+    ]
+    assert m["options"] == {
+        "numberOfTrees": 2,
+        "numberOfTreesToEvaluate": 2,
+        "selfsimilarityGridSize": 5,
+        "stride": 2,
+        "shrinkNumber": 2,
+        "patchSize": 32,
+        "patchInnerSize": 16,
+        "numberOfGradientOrientations": 4,
+        "gradientSmoothingRadius": 0,
+        "regFeatureSmoothingRadius": 2,
+        "ssFeatureSmoothingRadius": 8,
+        "gradientNormalizationRadius": 4,
+    }
+    assert list(m["options"]) == list(OPENCV_OPTION_NAMES)
+    trees = [forest.trees[0], forest.trees[1]]
+    n = max(t.n_nodes for t in trees)
+    # one row per tree, padded to one length (OpenCV divides the total by the trees)
+    for key in ("childs", "featureIds", "thresholds"):
+        assert [len(r) for r in m[key]] == [n, n]
+    n_bands = forest.options.sharpen + 1
+    bnds = np.concatenate([np.array(r, np.int64) for r in m["edgeBoundaries"]])
+    bins = np.concatenate([np.array(r, np.int64) for r in m["edgeBins"]])
+    assert bnds.shape == (2 * n * n_bands + 1,) and bnds[0] == 0 and bnds[-1] == bins.size
+    assert np.all(np.diff(bnds) >= 0) and bins.max() < 16 * 16
+    tabs = forest.detection_tables(n_bands)
+    leaf = 0
+    for t, tree in enumerate(trees):
+        k = tree.n_nodes
+        inner = tree.child > 0
+        childs = np.array(m["childs"][t])
+        np.testing.assert_array_equal(childs[:k][inner], tree.child[inner] + 1)
+        assert not childs[:k][~inner].any() and not childs[k:].any()
+        fids = np.array(m["featureIds"][t])
+        np.testing.assert_array_equal(fids[:k][inner], tree.fids[inner])
+        thrs = np.array(m["thresholds"][t], np.float64).astype(F32)  # strtod, then float
+        assert np.array_equal(
+            thrs[:k][inner].view(np.uint32), tree.thrs[inner].view(np.uint32)
+        )
+        for node in range(n):
+            g = (t * n + node) * n_bands
+            got = bins[bnds[g] : bnds[g + 1]]
+            if node < k and not inner[node]:
+                b0, b1 = tabs["bnds"][leaf * n_bands], tabs["bnds"][leaf * n_bands + 1]
+                np.testing.assert_array_equal(got, tabs["bins"][b0:b1])
+                leaf += 1
+            else:
+                assert bnds[g + n_bands] == bnds[g]  # internal or padding: no pixels
+    plain = export_opencv(forest, tmp_path / "tiny.yml")
+    assert gzip.decompress(path.read_bytes()) == plain.read_bytes()
+    again = export_opencv(forest, tmp_path / "again.yml.gz")
+    assert again.read_bytes() == path.read_bytes()
+    eight = _read_opencv_yaml(export_opencv(forest, tmp_path / "e.yaml", n_trees_eval=1))
+    assert eight["options"]["numberOfTreesToEvaluate"] == 1
+
+
+def test_opencv_export_refuses_what_opencv_cannot_hold(forest, tmp_path):
+    with pytest.raises(InputError, match=r"\.yml, \.yaml"):
+        export_opencv(forest, tmp_path / "model.npz")
+    odd = SEForest({**TINY, "chn_smooth": 2.5}, forest.trees)
+    with pytest.raises(InputError, match="regFeatureSmoothingRadius"):
+        export_opencv(odd, tmp_path / "odd.yml")
+    with pytest.raises(InputError, match="1 of 2 trees"):
+        export_opencv(SEForest(TINY, {0: forest.trees[0]}), tmp_path / "part.yml")
+    with pytest.raises(InputError, match="n_trees_eval"):
+        export_opencv(forest, tmp_path / "x.yml", n_trees_eval=3)
+    assert not list(tmp_path.iterdir())
+
+
+def _opencv_kernel(rad):
+    """OpenCV's imsmooth kernel (structured_edge_detection.cpp), float32."""
+    if rad <= 1:
+        p = F32(12) / F32(rad) / F32(rad + 2) - F32(2)
+        return np.array([1 / (p + 2), p / (p + 2), 1 / (p + 2)], F32)
+    nrml = F32(rad + 1) ** 2
+    return np.array([F32(min(i, 2 * rad - i) + 1) / nrml for i in range(2 * rad + 1)], F32)
+
+
+def test_opencv_runs_the_exported_model_as_we_do(forest, tmp_path):
+    """OpenCV's detector on the exported tiny model: our tree evaluation on OpenCV's
+    channels gives OpenCV's map (the model file means to OpenCV what it means to us);
+    se(), with the toolbox's channels, a close one."""
+    cv2 = pytest.importorskip("cv2")
+    if not hasattr(cv2, "ximgproc"):
+        pytest.skip("OpenCV without the contrib module ximgproc")
+    path = export_opencv(forest, tmp_path / "tiny.yml.gz")
+    det = cv2.ximgproc.createStructuredEdgeDetection(str(path))
+    img = np.ascontiguousarray(_synthetic(400)[0].astype(F32) / F32(255))
+    e_cv = det.detectEdges(img)
+    # OpenCV's channels of the image padded as detectEdges pads it, smoothed as
+    # predictEdges smooths them; then our kernels, placed as predictEdges places them
+    src = cv2.copyMakeBorder(img, 8, 8, 8, 8, cv2.BORDER_REFLECT)
+    feats = np.zeros((src.shape[0] // 2, src.shape[1] // 2, 13), F32)
+    cv2.ximgproc.createRFFeatureGetter().getFeatures(src, feats, 4, 0, 2, 13, 4)
+    reg, sim = (
+        np.ascontiguousarray(np.moveaxis(cv2.sepFilter2D(feats, -1, k, k), 2, 0))
+        for k in (_opencv_kernel(1), _opencv_kernel(4))
+    )
+    hf, wf = feats.shape[:2]
+    h1, w1 = math.ceil((hf * 2 - 32) / 2), math.ceil((wf * 2 - 32) / 2)
+    tabs = forest.detection_tables(1)
+    cids, c1, c2 = feature_offsets(forest.options, hf, wf)
+    ind = fk.apply_forest(reg, sim, h1, w1, 1, tabs["nodes"], 2, 3328, cids, c1, c2)
+    acc = np.zeros((h1 * 2 + 16, w1 * 2 + 16), F32)
+    fk.accumulate_edges(ind, tabs["bins"], tabs["bnds"], 1, 2, 16, acc)
+    h, w = img.shape[:2]
+    e = np.zeros((h, w), F32)
+    e[: min(h, acc.shape[0]), : min(w, acc.shape[1])] = acc[:h, :w] * F32(2 * 4 / 256 / 2)
+    k1 = _opencv_kernel(1)
+    e = cv2.sepFilter2D(e, -1, k1, k1)
+    np.testing.assert_allclose(e, e_cv, atol=1e-6)
+    ours, _ = se(img, forest, sharpen=0)
+    inner = (slice(16, -16), slice(16, -16))
+    corr = np.corrcoef(ours[inner].ravel(), np.clip(e_cv, 0, 1)[inner].ravel())[0, 1]
+    assert corr > 0.8, corr
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,13 @@ One tree (:func:`train_tree`):
    ``image_width / 2`` px inside the border; each location's label is the 16 x 16 patch
    of the same annotator's segmentation (relabelled 1..k). Every annotator contributes
    its share, as the toolbox's code does (each patch carries one annotator's labels).
-   Collection stops when ``n_pos + n_neg`` patches are gathered.
+   Collection stops when ``n_pos + n_neg`` patches are gathered. What is stored per
+   tree: the channel planes of the images (regular and self-similarity, ~4 MB a BSDS
+   image), each patch's position in them and its labels; a node's candidate features
+   are computed from the planes when the node is split (bit-identical to reading them
+   from a features x patches matrix, which would take 1807 x 1e6 float32 = 7.2 GB at
+   the default size: the toolbox's "8 GB per tree"). Peak memory of a default tree:
+   ~1.5 GB.
 3. **Growing.** Breadth-first, nodes numbered in creation order. At each node the
    structured labels are discretised (:func:`discretize_patches`: 256 random pixel
    pairs -> binary code "same segment?", centred, PCA, class = sign pattern of the
@@ -54,6 +60,7 @@ import io
 import json
 import math
 import time
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from os import PathLike
@@ -502,8 +509,62 @@ def _grid_positions(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
-def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
-    """Sample patches: features (F, N) float32 and labels (N, g, g) uint8."""
+@dataclass(eq=False)
+class _Patches:
+    """A tree's training patches, features computed on demand (not stored).
+
+    ``src`` = (chn, base, tab, offa, offb) as the kernels' ``gather_feature`` reads
+    it: the regular and self-similarity channel planes of the images that gave patches
+    (one flat float32 array, about 4 MB per BSDS image), each patch's flat offset in it
+    and its image's plane-size table, and per table the offsets of the tree's features.
+    ``labels`` (N, g, g) uint8. Memory: ~0.8 GB for 200 BSDS images plus 268 bytes a
+    patch (and, while a node is split, 4 bytes per candidate feature and sample of the
+    node: 172 MB at the root of a default tree), where a feature matrix would take 4
+    bytes x 1807 features a patch (7.2 GB for the default 1e6 patches).
+    """
+
+    src: tuple
+    labels: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.src[3].shape[1])
+
+    def feature(self, j: int, idx: np.ndarray) -> np.ndarray:
+        """Feature ``j`` (column of the tree's list) of the samples ``idx``, float32."""
+        out = np.empty(idx.shape[0], _F32)
+        _fk.gather_feature(self.src, idx, np.int64(j), out)
+        return out
+
+    def matrix(self) -> np.ndarray:
+        """All features (F, N) float32 (small cases and checks only)."""
+        idx = np.arange(self.n, dtype=np.int64)
+        return np.stack([self.feature(j, idx) for j in range(self.n_features)])
+
+
+def _feature_table(opts: SEForestOptions, fids: np.ndarray, hc: int, wc: int):
+    """(offa, offb) (F,) int64 of the features ``fids`` for (C, hc, wc) planes stored
+    as [regular planes | self-similarity planes]: offsets from a patch's top-left
+    regular-channel pixel; offb = -1 for a regular feature."""
+    cids, cids1, cids2 = feature_offsets(opts, hc, wc)
+    n_chn = opts.n_chn_ftrs
+    sim0 = opts.n_channels * hc * wc
+    reg = fids < n_chn
+    offa = np.empty(fids.shape[0], np.int64)
+    offb = np.full(fids.shape[0], -1, np.int64)
+    offa[reg] = cids[fids[reg]]
+    k = fids[~reg] - n_chn
+    offa[~reg] = sim0 + cids1[k]
+    offb[~reg] = sim0 + cids2[k]
+    return offa, offb
+
+
+def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng) -> _Patches:
+    """Sample patches: their images' channel planes, locations and labels."""
     from scipy.ndimage import distance_transform_edt
 
     n_items = len(items)
@@ -516,10 +577,16 @@ def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
     ri = opts.image_width // 2 // s  # half patch, channel pixels
     r_im = opts.image_width // 2
     rg = g // 2
-    ftrs = np.empty((len(fids), total), _F32)
+    base = np.empty(total, np.int64)
+    tab = np.empty(total, np.int32)
     labels = np.empty((total, g, g), np.uint8)
+    # the channels of the images that gave patches, [reg | sim] flat per image, in one
+    # array sized for n_imgs images like the first (np.empty: pages not written are
+    # never resident), grown if later images are larger
+    chn = np.empty(0, _F32)
+    n_stored = 0
     k = 0
-    tables = {}
+    tables: dict[tuple[int, int], int] = {}
     for i in range(n_imgs):
         image, annotators = items[i]
         where = f"training image {i}"
@@ -537,10 +604,8 @@ def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
                     f"the image {h}x{w}"
                 )
         reg, sim = channel_planes(_pad_to_multiple(planes), nrm, opts)
-        key = reg.shape
-        if key not in tables:
-            tables[key] = feature_offsets(opts, reg.shape[1], reg.shape[2])
-        cids, cids1, cids2 = tables[key]
+        hc, wc = reg.shape[1:]
+        t = tables.setdefault((hc, wc), len(tables))
         # the sampling grid: 1-based multiples of shrink, r_im px inside the border
         grid = np.zeros((h, w), bool)
         grid[s - 1 :: s, s - 1 :: s] = True
@@ -563,6 +628,7 @@ def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
                 sel = rng.choice(len(ys), k2, replace=False) if k2 else np.zeros(0, int)
                 picks.append((j, ys[sel], xs[sel]))
         room = total - k
+        k_image = k
         for j, ys, xs in picks:
             if room <= 0:
                 break
@@ -572,9 +638,8 @@ def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
                 continue
             crow = ((ys + 1) // s - ri).astype(np.int64)
             ccol = ((xs + 1) // s - ri).astype(np.int64)
-            _fk.patch_features(
-                reg, sim, crow, ccol, fids, opts.n_chn_ftrs, cids, cids1, cids2, ftrs, k
-            )
+            base[k : k + n1] = n_stored + crow * wc + ccol
+            tab[k : k + n1] = t
             seg = anns[j][0]
             _fk.patch_labels(
                 seg,
@@ -586,11 +651,26 @@ def _collect(items, opts: SEForestOptions, fids: np.ndarray, rng):
             )
             k += n1
             room -= n1
+        if k > k_image:
+            size = reg.size + sim.size
+            if n_stored + size > chn.size:
+                grown = np.empty(max(n_stored + size, size * n_imgs), _F32)
+                grown[:n_stored] = chn[:n_stored]
+                chn = grown
+            chn[n_stored : n_stored + reg.size] = reg.ravel()
+            chn[n_stored + reg.size : n_stored + size] = sim.ravel()
+            n_stored += size
         if k >= total:
             break
     if k == 0:
         raise InputError("no training patches: the images are too small for the patches")
-    return ftrs[:, :k].copy() if k < total else ftrs, labels[:k]
+    offa = np.empty((len(tables), fids.shape[0]), np.int64)
+    offb = np.empty((len(tables), fids.shape[0]), np.int64)
+    for (hc, wc), t in tables.items():
+        offa[t], offb[t] = _feature_table(opts, fids, hc, wc)
+    if k < total:
+        base, tab, labels = base[:k].copy(), tab[:k].copy(), labels[:k].copy()
+    return _Patches(src=(chn, base, tab, offa, offb), labels=labels)
 
 
 # ---------------------------------------------------------------------------------------
@@ -826,9 +906,10 @@ class SETree:
         return int(self.segs.shape[0])
 
 
-def _grow(ftrs, labels, opts: SEForestOptions, rng, fids, progress=None) -> SETree:
-    n_total = ftrs.shape[1]
-    n_f = ftrs.shape[0]
+def _grow(patches: _Patches, opts: SEForestOptions, rng, fids, progress=None) -> SETree:
+    labels = patches.labels
+    n_total = patches.n
+    n_f = patches.n_features
     f1 = min(n_f, max(1, _mround(math.sqrt(n_f))))
     min_child = max(1, opts.min_child)
     min_count = max(1, opts.min_count, min_child)
@@ -855,9 +936,11 @@ def _grow(ftrs, labels, opts: SEForestOptions, rng, fids, progress=None) -> SETr
         t_rep[k] = idx[rep]
         if can_split and classes is not None:
             feats = rng.choice(n_f, f1, replace=False).astype(np.int64)
-            fpos, thr, gain = _fk.best_split(ftrs, idx, feats, classes, opts.n_classes)
+            fpos, thr, gain = _fk.best_split_stored(
+                patches.src, idx, feats, classes, opts.n_classes
+            )
             f = int(feats[fpos])
-            left = ftrs[f, idx] < thr
+            left = patches.feature(f, idx) < thr
             n_left = int(np.count_nonzero(left))
             if gain > 1e-10 and n_left >= min_child and n - n_left >= min_child:
                 t_child[k] = nk
@@ -921,10 +1004,10 @@ def train_tree(
     n_use = min(max(n_use, 1), opts.n_tot_ftrs)
     fids = np.sort(rng.choice(opts.n_tot_ftrs, n_use, replace=False)).astype(np.int64)
     t0 = time.process_time()
-    ftrs, labels = _collect(items, opts, fids, rng)
+    patches = _collect(items, opts, fids, rng)
     if progress is not None:
         progress(
-            f"tree {tree_index}: {labels.shape[0]} patches, {len(fids)} features "
+            f"tree {tree_index}: {patches.n} patches, {len(fids)} features "
             f"({time.process_time() - t0:.1f} CPU-s)"
         )
     report = None
@@ -933,7 +1016,8 @@ def train_tree(
         def report(k, nk):
             progress(f"tree {tree_index}: node {k} of {nk} so far")
 
-    tree = _grow(ftrs, labels, opts, rng, fids, report)
+    tree = _grow(patches, opts, rng, fids, report)
+    del patches
     if progress is not None:
         progress(
             f"tree {tree_index}: {tree.n_nodes} nodes, {tree.n_leaves} leaves, depth "
@@ -995,6 +1079,10 @@ class SEForest:
     def save(self, path: str | PathLike) -> Path:
         """Write the forest to ``path`` (``.npz``, compressed, atomically).
 
+        The bytes depend on the forest only (zip entries dated 1980-01-01, as
+        ``np.savez_compressed`` writes them otherwise with the time of writing): the same
+        options, seed and data give the same file.
+
         Layout (format version :data:`FOREST_FORMAT_VERSION`): ``format``, ``version``,
         ``options`` (JSON), ``tree_index`` (k,), ``node_offsets``/``leaf_offsets``
         (k+1,), and the trees' arrays concatenated: ``fids``, ``thrs``, ``child``,
@@ -1028,9 +1116,7 @@ class SEForest:
             "depth": cat("depth", np.int32),
             "segs": cat("segs", np.uint8, (0, g, g)),
         }
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(path, buf.getvalue())
+        atomic_write_bytes(path, _npz_bytes(arrays))
         return path
 
     @classmethod
@@ -1075,6 +1161,20 @@ class SEForest:
             self._cache[key] = (bins, bnds)
         bins, bnds = self._cache[key]
         return dict(packed, bins=bins, bnds=bnds, n_bands=n_bands)
+
+
+def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """An ``.npz`` (deflated, as ``np.savez_compressed``) whose bytes depend on the
+    arrays only: every entry carries the same fixed date."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        for name, arr in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o600 << 16
+            with zf.open(info, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+    return buf.getvalue()
 
 
 def _check_tree(tree: SETree, opts: SEForestOptions, what: str) -> None:

@@ -49,7 +49,9 @@ def _popcount(typingctx, src):
 @numba.njit(cache=True)
 def patch_features(reg, sim, rows, cols, fids, n_chn, cids, cids1, cids2, out, start):
     """Features ``fids`` of the patches whose top-left channel pixels are
-    (``rows[i]``, ``cols[i]``): ``out[j, start + i]`` for feature ``fids[j]``.
+    (``rows[i]``, ``cols[i]``): ``out[j, start + i]`` for feature ``fids[j]``. (The
+    layout's reference: training computes the same values per node from stored
+    channels, :func:`gather_features`; tests hold the two equal.)
 
     ``reg``, ``sim``: (C, Hc, Wc) float32 (the regular and self-similarity channels);
     ``cids``/``cids1``/``cids2``: flat offsets of each feature (module docstring).
@@ -323,6 +325,70 @@ def _from_key(key):
 
 
 @numba.njit(cache=True)
+def _scan_cuts(col, hs, tot, g, nn, keys, vbits, cl, cr, v_best):
+    """One feature's cuts (forestFindThr.cpp's inner loop): ``col`` (n,) float32 holds
+    the feature of the node's samples (classes ``hs``), ``tot``/``g`` the class counts
+    and the sum of their squares. Returns (True, v, thr) for the first cut whose
+    ``v`` is strictly below ``v_best``'s running minimum, else (False, v_best, 0)."""
+    n = col.shape[0]
+    n_classes = tot.shape[0]
+    colbits = col.view(np.uint32)
+    for i in range(n):
+        kb = np.uint64(_order_key(colbits[i]))
+        keys[i] = (kb << np.uint64(32)) | np.uint64(hs[i])
+    keys.sort()
+    for i in range(n):
+        vbits[i] = _from_key(np.uint32(keys[i] >> np.uint64(32)))
+    vals = vbits.view(np.float32)
+    for h in range(n_classes):
+        cl[h] = 0
+        cr[h] = tot[h]
+    gl = 0.0
+    gr = g
+    found = False
+    thr = np.float32(0.0)
+    eps = np.float32(1e-6)
+    half = np.float32(0.5)
+    for j in range(n - 1):
+        h = np.int64(keys[j] & np.uint64(0xFFFFFFFF))
+        c = float(cl[h])
+        gl += 2.0 * c + 1.0  # (c+1)^2 - c^2
+        cl[h] += 1
+        c = float(cr[h])
+        gr -= 2.0 * c - 1.0  # c^2 - (c-1)^2
+        cr[h] -= 1
+        nl = float(j + 1)
+        nr = nn - nl
+        v = (nl - gl / nl + nr - gr / nr) / nn
+        if v < v_best and vals[j + 1] - vals[j] >= eps:
+            v_best = v
+            found = True
+            thr = half * (vals[j] + vals[j + 1])
+    return found, v_best, thr
+
+
+@numba.njit(cache=True)
+def _node_totals(hs, n_classes):
+    """Class counts of the node, the sum of their squares, v of the unsplit node."""
+    n = hs.shape[0]
+    tot = np.zeros(n_classes, np.int64)
+    for i in range(n):
+        tot[hs[i]] += 1
+    g = 0.0
+    for h in range(n_classes):
+        g += float(tot[h]) * float(tot[h])
+    nn = float(n)
+    return tot, g, 1.0 - g / nn / nn
+
+
+@numba.njit(cache=True)
+def _gather_rows(data, idx, f, out):
+    row = data[f]
+    for i in range(idx.shape[0]):
+        out[i] = row[idx[i]]
+
+
+@numba.njit(cache=True)
 def best_split(data, idx, feats, hs, n_classes):
     """The Gini-best threshold split of the samples ``idx`` over the candidate features
     ``feats`` (rows of ``data`` (F, N) float32); ``hs`` (n,) are the samples' classes
@@ -335,54 +401,100 @@ def best_split(data, idx, feats, hs, n_classes):
     unsplit node. Returns (position in ``feats`` (0 if none improves), threshold (the
     float32 midpoint of the two values), gain = v_unsplit - v_best).
     """
+    tot, g, v_init = _node_totals(hs, n_classes)
     n = idx.shape[0]
-    tot = np.zeros(n_classes, np.int64)
-    for i in range(n):
-        tot[hs[i]] += 1
-    g = 0.0
-    for h in range(n_classes):
-        g += float(tot[h]) * float(tot[h])
-    nn = float(n)
-    v_init = 1.0 - g / nn / nn
+    keys = np.empty(n, np.uint64)
+    vbits = np.empty(n, np.uint32)
+    col = np.empty(n, np.float32)
+    cl = np.zeros(n_classes, np.int64)
+    cr = np.zeros(n_classes, np.int64)
     v_best = v_init
     best_f = 0
     best_thr = np.float32(0.0)
+    for fi in range(feats.shape[0]):
+        _gather_rows(data, idx, feats[fi], col)
+        found, v_best, thr = _scan_cuts(
+            col, hs, tot, g, float(n), keys, vbits, cl, cr, v_best
+        )
+        if found:
+            best_f = fi
+            best_thr = thr
+    return best_f, best_thr, v_init - v_best
+
+
+# ---------------------------------------------------------------------------------------
+# features computed on the fly from the stored channels (training)
+#
+# ``src`` = (chn, base, tab, offa, offb): ``chn`` float32, the regular then the
+# self-similarity channel planes of every training image, one block per image, flat;
+# ``base[s]`` the flat offset in ``chn`` of sample s's patch (its top-left channel pixel
+# in its image's regular planes); ``tab[s]`` the row of ``offa``/``offb`` (n_tables, F)
+# int64 for its image's plane size: feature j of the tree is ``chn[base + offa[t, j]]``
+# (regular; ``offb`` < 0) or ``chn[base + offa[t, j]] - chn[base + offb[t, j]]``
+# (self-similarity, float32 difference as patch_features computes it).
+
+
+@numba.njit(cache=True)
+def gather_feature(src, idx, j, out):
+    """Feature ``j`` (column of the tree's feature list) of the samples ``idx`` into
+    ``out`` (n,) float32, bit-identical to patch_features' value."""
+    chn, base, tab, offa, offb = src
+    if offb[0, j] < 0:
+        for i in range(idx.shape[0]):
+            s = idx[i]
+            out[i] = chn[base[s] + offa[tab[s], j]]
+    else:
+        for i in range(idx.shape[0]):
+            s = idx[i]
+            o = base[s]
+            t = tab[s]
+            out[i] = chn[o + offa[t, j]] - chn[o + offb[t, j]]
+
+
+@numba.njit(cache=True)
+def gather_features(src, idx, feats, out):
+    """Features ``feats`` of the samples ``idx`` into ``out`` (len(feats), n) float32,
+    sample by sample: a sample's features lie in its image's channels (a few MB, in
+    cache for the image's consecutive samples), where feature by feature every read
+    would sweep all images' channels."""
+    chn, base, tab, offa, offb = src
+    nf = feats.shape[0]
+    for i in range(idx.shape[0]):
+        s = idx[i]
+        o = base[s]
+        t = tab[s]
+        for q in range(nf):
+            j = feats[q]
+            b = offb[t, j]
+            if b < 0:
+                out[q, i] = chn[o + offa[t, j]]
+            else:
+                out[q, i] = chn[o + offa[t, j]] - chn[o + b]
+
+
+@numba.njit(cache=True)
+def best_split_stored(src, idx, feats, hs, n_classes):
+    """:func:`best_split` with the features computed from the stored channels ``src``
+    (see above) instead of read from a feature matrix: the same values, the same
+    result."""
+    tot, g, v_init = _node_totals(hs, n_classes)
+    n = idx.shape[0]
     keys = np.empty(n, np.uint64)
     vbits = np.empty(n, np.uint32)
+    cols = np.empty((feats.shape[0], n), np.float32)
+    gather_features(src, idx, feats, cols)
     cl = np.zeros(n_classes, np.int64)
     cr = np.zeros(n_classes, np.int64)
-    eps = np.float32(1e-6)
-    half = np.float32(0.5)
+    v_best = v_init
+    best_f = 0
+    best_thr = np.float32(0.0)
     for fi in range(feats.shape[0]):
-        row = data[feats[fi]]
-        rowbits = row.view(np.uint32)
-        for i in range(n):
-            kb = np.uint64(_order_key(rowbits[idx[i]]))
-            keys[i] = (kb << np.uint64(32)) | np.uint64(hs[i])
-        keys.sort()
-        for i in range(n):
-            vbits[i] = _from_key(np.uint32(keys[i] >> np.uint64(32)))
-        vals = vbits.view(np.float32)
-        for h in range(n_classes):
-            cl[h] = 0
-            cr[h] = tot[h]
-        gl = 0.0
-        gr = g
-        for j in range(n - 1):
-            h = np.int64(keys[j] & np.uint64(0xFFFFFFFF))
-            c = float(cl[h])
-            gl += 2.0 * c + 1.0  # (c+1)^2 - c^2
-            cl[h] += 1
-            c = float(cr[h])
-            gr -= 2.0 * c - 1.0  # c^2 - (c-1)^2
-            cr[h] -= 1
-            nl = float(j + 1)
-            nr = nn - nl
-            v = (nl - gl / nl + nr - gr / nr) / nn
-            if v < v_best and vals[j + 1] - vals[j] >= eps:
-                v_best = v
-                best_f = fi
-                best_thr = half * (vals[j] + vals[j + 1])
+        found, v_best, thr = _scan_cuts(
+            cols[fi], hs, tot, g, float(n), keys, vbits, cl, cr, v_best
+        )
+        if found:
+            best_f = fi
+            best_thr = thr
     return best_f, best_thr, v_init - v_best
 
 
