@@ -76,7 +76,17 @@ def _compare(*runs, **options):
     return compare(*runs, **options)
 
 
+def _evaluate(*args, **options):
+    """:func:`segbench.evaluate`, imported on first use (the slot
+    :data:`segbench.hooks.evaluate` through which
+    :meth:`segbench.semantic.SemanticEval.update_folders` runs its benchmark)."""
+    from .api import evaluate
+
+    return evaluate(*args, **options)
+
+
 _hooks.compare = _compare
+_hooks.evaluate = _evaluate
 
 
 def __getattr__(name):

@@ -232,8 +232,8 @@ def _select(found: dict, ids, folder: Path, what: str) -> dict:
         folder,
         note=f"it holds {len(found)} {what}",
     )
-    wanted = set(wanted)
-    return {iid: path for iid, path in found.items() if iid in wanted}
+    keep = set(wanted)
+    return {iid: path for iid, path in found.items() if iid in keep}
 
 
 def _claim(
@@ -674,7 +674,11 @@ def detect_folder(
         raise InputError(
             "2mm has no published weights that fit its features; use --weights trained"
         )
-    values, recorded = weights, weights if detector in WEIGHTED else None
+    # what the detector gets (a name, or the file's weights) and what the record says
+    values: str | PathLike | list[float] = weights
+    recorded: str | PathLike | dict[str, str] | None = (
+        weights if detector in WEIGHTED else None
+    )
     if detector in WEIGHTED and weights not in ("trained", "published"):
         from .algorithms import read_weight_file
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 
@@ -461,7 +462,7 @@ def evaluate(
         progress=progress,
         gt_format=gt_format,
     )
-    options = {"plot": plot}
+    options: dict[str, Any] = {"plot": plot}
     if ci:
         from .resampling import ci_settings
 

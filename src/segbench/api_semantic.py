@@ -1,10 +1,14 @@
 """Semantic segmentation over two folders of label maps, on the one engine.
 
-:func:`evaluate_semantic` pairs the folders by file-name suffix
+:func:`evaluate_semantic` is the registry's runner of the 'semantic' benchmark
+(:data:`segbench.families.BENCHMARKS`): call it as ``segbench.evaluate("semantic",
+gt, pred, out, classes=...)``, the one way in (which
+:meth:`segbench.semantic.SemanticEval.update_folders` runs; ``segbench semantic`` calls
+this runner). It pairs the folders by file-name suffix
 (:class:`segbench.datasets.LabelMapFolder`, :func:`segbench.datasets.predictions_by_suffix`)
 and hands :data:`segbench.semantic.SEMANTIC` to :func:`segbench.engine.run`, so runs keep
 one record per pair and resume, and ``workers`` or a Dask ``scheduler`` change nothing
-in the numbers. ``segbench semantic`` calls it.
+in the numbers.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ def evaluate_semantic(
     progress: bool = True,
     ci=None,
 ):
-    """Score a folder of predicted label maps against a folder of ground-truth ones.
+    """Score a folder of predicted label maps against a folder of ground-truth ones:
+    the runner behind ``segbench.evaluate("semantic", ...)``, which takes the same
+    keywords (call that).
 
     Parameters
     ----------
@@ -94,9 +100,10 @@ def evaluate_semantic(
 
     Examples
     --------
-    >>> from segbench.api_semantic import evaluate_semantic       # doctest: +SKIP
-    >>> res = evaluate_semantic("gtFine/val", "preds", "runs/ours", classes=19,
-    ...                         recursive=True, gt_suffix="_gtFine_labelTrainIds.png",
+    >>> import segbench                                           # doctest: +SKIP
+    >>> res = segbench.evaluate("semantic", "gtFine/val", "preds", "runs/ours",
+    ...                         classes=19, recursive=True,
+    ...                         gt_suffix="_gtFine_labelTrainIds.png",
     ...                         pred_suffix="_leftImg8bit.png", workers=2)
     >>> res.metrics["mIoU"], res.to_pandas().sort_values("mIoU").head()
     """

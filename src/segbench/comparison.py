@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from .resampling import (
     percentile_interval,
 )
 from .result import Result, json_ready
+
+if TYPE_CHECKING:
+    from .spec import Family
 
 __all__ = [
     "Comparison",
@@ -54,7 +58,7 @@ class ComparedRun:
 
     result: Result
     records: list
-    family: object
+    family: Family
     path: str | None = None
     #: The record keys (what each record was computed from), when read from a folder.
     keys: list | None = None
@@ -314,6 +318,8 @@ def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
 
 
 def _statistic(run: ComparedRun):
+    # a benchmark marked compare resamples (families.Benchmark.compare): _spec gave it
+    assert run.family.resampler is not None
     return run.family.resampler(run.ids, run.records, _params(run), {})
 
 
@@ -487,7 +493,7 @@ def compare(
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
             boot = differences_of_draws(drawn[i], drawn[j], observed[i], observed[j], level)
-            pair = {"a": names[i], "b": names[j], "bootstrap": boot}
+            pair: dict[str, Any] = {"a": names[i], "b": names[j], "bootstrap": boot}
             if per_image:
                 pair["per_image"] = _image_tests(item[i], item[j])
             pairs.append(pair)

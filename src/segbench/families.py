@@ -473,7 +473,7 @@ SEMANTIC_BOUNDARY_PARAMS = (
 
 
 def _named(params, names) -> tuple[Param, ...]:
-    index = {}
+    index: dict[str, Param] = {}
     for p in params:  # the first declaration of a name wins
         index.setdefault(p.name, p)
     return tuple(index[n] for n in names)
@@ -1119,7 +1119,9 @@ def comparable_spec(result_family: str):
     raise KeyError(result_family)
 
 
-def result_entry(result_family: str) -> tuple[Benchmark, object] | None:
+# the spec is a segbench.spec.Family: Any here, as this module sits in spec's layer and
+# imports none of it
+def result_entry(result_family: str) -> tuple[Benchmark, Any] | None:
     """``(entry, spec)``: the benchmark of one family whose results are of
     ``result_family`` (the ``family`` of a result file), and that family's spec; None
     when no registered benchmark makes such results alone (a family of a package not

@@ -8,6 +8,7 @@ import platform
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,10 @@ class Result:
     provenance: dict = field(default_factory=dict)
     name: str = ""
     intervals: dict = field(default_factory=dict)
-    detail: object = field(default=None, repr=False, compare=False)
+    # each family's own summary object (a BoundarySummary, a RegionSummary, a
+    # ConsistencyReport, a dict, ...): its family's writers and callers know which,
+    # so it is Any rather than a union every reader would have to narrow
+    detail: Any = field(default=None, repr=False, compare=False)
     records: list | None = field(default=None, repr=False, compare=False)
     notes: dict = field(default_factory=dict)
 

@@ -11,6 +11,10 @@ disagree with a folder run. Their state is the per-image records (counts per
 threshold, a few KB an image), never the maps, and it merges: ranks of a distributed
 job gather :meth:`~BoundaryEval.state_dict` and :meth:`~BoundaryEval.merge` them.
 
+They and :class:`segbench.semantic.SemanticEval` are built on one base,
+:class:`StreamEvalBase` (whole updates, threads, merging, state dicts, pickling);
+``SemanticEval``'s state is a sum of counts rather than per-image records.
+
 :func:`human_scores` scores the annotators of a split against each other once, for
 the human point on a plot.
 """
@@ -18,17 +22,17 @@ the human point on a plot.
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from os import PathLike
 
 import numpy as np
 
 from .errors import InputError
 from .result import Result
+from .streaming import StreamEvalBase
 
 __all__ = ["BoundaryEval", "HumanScores", "RegionEval", "human_scores"]
 
@@ -89,24 +93,26 @@ def _labels(n: int, batch: bool, ids) -> list[str]:
     ]
 
 
-class _StreamEval:
-    """What :class:`BoundaryEval` and :class:`RegionEval` share: the state (ids and
-    records, in update order), the pool, merging and state dicts."""
+class _StreamEval(StreamEvalBase):
+    """What :class:`BoundaryEval`, :class:`RegionEval` and :class:`SemanticBoundaryEval`
+    share on the streaming base: a family spec's per-image records as the state (ids
+    and records, in update order), counted in update or by background threads, and
+    the engine's summary of them."""
 
     _benchmark = ""
+    _layout = STATE_VERSION
+    _transient = ("_pool", "_pending")
 
     def __init__(self, family, params: dict, workers: int, name: str, bits=None):
         self._family = family
         self._params = family.resolve(params)
         self._summary = family.resolve_summary(params)
-        self._workers = _check_workers(workers)
+        workers = _check_workers(workers)
         if bits not in (None, 8, 16):
             raise InputError(f"bits must be None, 8 or 16, not {bits!r}")
         self._bits = bits
         self.name = str(name)
-        self._lock = threading.Lock()
-        self._pool = None
-        self._reset_state()
+        super().__init__(workers)
 
     # --- state --------------------------------------------------------------------------
 
@@ -118,6 +124,9 @@ class _StreamEval:
         self._call_of: list = []  # the update each slot came from (0: merged)
         self._calls = 0
 
+    def _restore(self) -> None:
+        self._pending = deque()
+
     def __len__(self) -> int:
         """Images counted (those still in the pool included)."""
         return sum(i is not False for i in self._ids)
@@ -126,43 +135,6 @@ class _StreamEval:
     def params(self) -> dict:
         """The family's record and summary parameters (as a folder run records them)."""
         return {**self._params, **self._summary}
-
-    def reset(self) -> None:
-        """Forget every image (waiting for those in the pool; their errors dropped)."""
-        self._drain(raise_errors=False)
-        self._reset_state()
-
-    def close(self) -> None:
-        """Wait for the pool and stop its threads (the state is kept; a later
-        :meth:`update` starts a new pool)."""
-        self._drain(raise_errors=False)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            pool.shutdown(wait=False)
-
-    def __getstate__(self):
-        self._drain()
-        state = self.__dict__.copy()
-        state["_pool"] = None
-        state["_lock"] = None
-        state["_pending"] = None
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-        self._pending = deque()
 
     def __repr__(self) -> str:
         return (
@@ -270,6 +242,7 @@ class _StreamEval:
     def _ids_of(self, ids, gts, n: int) -> list:
         from .datasets import DatasetItem
 
+        out: list[str | None]
         if ids is None:
             out = []
             for g in gts:
@@ -280,10 +253,10 @@ class _StreamEval:
                 else:
                     out.append(None)
         else:
-            out = [ids] if isinstance(ids, (str, int, np.integer)) else list(ids)
-            if len(out) != n:
-                raise InputError(f"ids: {len(out)} ids for {n} images")
-            out = [str(i) for i in out]
+            given = [ids] if isinstance(ids, (str, int, np.integer)) else list(ids)
+            if len(given) != n:
+                raise InputError(f"ids: {len(given)} ids for {n} images")
+            out = [str(i) for i in given]
             if any(not i for i in out):
                 raise InputError("ids: an id is empty")
         named = [i for i in out if i is not None]
@@ -304,8 +277,11 @@ class _StreamEval:
         self._calls += 1
         call, start = self._calls, len(self._ids)
         if self._workers == 0:
+            evaluate, params = self._family.evaluate, self._params
             try:
-                records = [self._family.evaluate(s, self._params) for s in samples]
+                records = self._run_whole(
+                    [partial(evaluate, s, params) for s in samples], 0
+                )
             finally:
                 for s in samples:
                     s.release()
@@ -333,13 +309,10 @@ class _StreamEval:
             self._named.add(iid)
         self._ids.append(iid)
         self._call_of.append(call)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(
-                max_workers=self._workers, thread_name_prefix="segbench-stream"
-            )
+        pool = self._threads(self._workers)
         threads = max(1, (os.cpu_count() or 1) // self._workers)
         self._records.append(None)
-        future = self._pool.submit(
+        future = pool.submit(
             _evaluate_in_thread, self._family, sample, self._params, threads
         )
         self._pending.append((index, future, label, sample.prediction))
@@ -434,10 +407,11 @@ class _StreamEval:
         concatenated over images (``sum(lengths)`` values), the per-image ones as (N,)
         arrays.
         """
+        return super().state_dict()
+
+    def _state_fields(self) -> dict:
         ids, records = self._items()
-        out = dict(self._config())
-        out["layout"] = STATE_VERSION
-        out["ids"] = np.array(["" if i is None else i for i in ids], dtype=str)
+        out: dict = {"ids": np.array(["" if i is None else i for i in ids], dtype=str)}
         jsons = [self._family.to_json(r) for r in records]
         lengths = np.array([len(d["thresholds"]) for d in jsons], np.int64)
         out["lengths"] = lengths
@@ -456,27 +430,14 @@ class _StreamEval:
     #: The record fields: (one value per threshold, one value per image).
     _fields: tuple = ((), ())
 
-    def _unpack(self, state) -> tuple[list, list]:
-        """(ids, records) of a state dict made by :meth:`state_dict` under these
-        settings; InputError naming what differs or what is malformed."""
-        if not isinstance(state, Mapping) or "ids" not in state or "lengths" not in state:
-            raise InputError(f"not a {type(self).__name__} state_dict (no ids and lengths)")
-        mine = self._config()
-        if state.get("layout") != STATE_VERSION:
-            raise InputError(
-                f"state_dict layout {state.get('layout')!r}, not "
-                f"{STATE_VERSION}: made by another segbench version"
-            )
-        differ = [
-            f"{k} {state.get(k)!r} there, {v!r} here"
-            for k, v in mine.items()
-            if state.get(k) != v
-        ]
-        if differ:
-            raise InputError(
-                f"cannot merge {type(self).__name__} states of other "
-                f"settings: {'; '.join(differ)}"
-            )
+    def _is_state(self, state) -> bool:
+        return isinstance(state, Mapping) and "ids" in state and "lengths" in state
+
+    def _not_a_state(self, state) -> Exception:
+        return InputError(f"not a {type(self).__name__} state_dict (no ids and lengths)")
+
+    def _read_state(self, state) -> tuple[list, list]:
+        """(ids, records) of a state dict of these settings."""
         ids = [str(i) for i in np.asarray(state["ids"]).tolist()]
         lengths = np.asarray(state["lengths"]).astype(np.int64)
         if lengths.shape != (len(ids),) or (lengths < 1).any():
@@ -509,6 +470,16 @@ class _StreamEval:
             records.append(rec)
         return [i or None for i in ids], records
 
+    def _absorb(self, part) -> None:
+        ids, records = part
+        both = sorted({i for i in ids if i is not None} & self._named)
+        if both:
+            raise InputError(
+                f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
+                " (ids must be unique across shards)"
+            )
+        self._extend(ids, records)
+
     def load_state_dict(self, state) -> None:
         """Replace the state by one made by :meth:`state_dict` (here or in another
         process) under the same settings.
@@ -518,9 +489,7 @@ class _StreamEval:
         InputError
             Other settings (each named), or a malformed state.
         """
-        ids, records = self._unpack(state)
-        self.reset()
-        self._extend(ids, records)
+        super().load_state_dict(state)
 
     def merge(self, other) -> None:
         """Add another evaluator's images (or its :meth:`state_dict`): a disjoint shard
@@ -533,21 +502,7 @@ class _StreamEval:
         InputError
             Other settings, or an id both hold.
         """
-        if isinstance(other, _StreamEval):
-            if type(other) is not type(self):
-                raise InputError(
-                    f"cannot merge a {type(other).__name__} into a {type(self).__name__}"
-                )
-            other = other.state_dict()
-        ids, records = self._unpack(other)
-        self._drain()
-        both = sorted({i for i in ids if i is not None} & self._named)
-        if both:
-            raise InputError(
-                f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
-                " (ids must be unique across shards)"
-            )
-        self._extend(ids, records)
+        super().merge(other)
 
     def _extend(self, ids, records, call: int = 0) -> None:
         for iid, rec in zip(ids, records):
@@ -749,7 +704,7 @@ class BoundaryEval(_StreamEval):
         return pred
 
     def _options(self, human) -> dict:
-        out = {"plot": False}
+        out: dict = {"plot": False}
         if human is not None:
             out["human_boundary"] = _human_point(human)
         return out
@@ -816,7 +771,7 @@ class RegionEval(_StreamEval):
         return pred
 
     def _options(self, human) -> dict:
-        out = {"plot": False}
+        out: dict = {"plot": False}
         if human is not None:
             region = human.region if isinstance(human, HumanScores) else human
             metrics = region.metrics if isinstance(region, Result) else region
@@ -1000,6 +955,7 @@ class SemanticBoundaryEval(_StreamEval):
         """One (C, H, W) array per image of a map, a batch or a list."""
         from .datasets import to_numpy
 
+        out: list | None
         if isinstance(maps, (list, tuple)):
             out = [to_numpy(m, what) for m in maps]
         else:

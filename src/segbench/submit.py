@@ -28,12 +28,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .datasets import ABOUT_MAX, safe_extract, sanitize_html
 from .datasets.bsds import BSDS300, Dataset, open_dataset, valid_iid
 from .errors import InputError
 from .io import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from .result import Result
 
 __all__ = ["SubmissionError", "SubmissionResult", "clean_name", "sanitize_html", "submit"]
 
@@ -118,8 +121,8 @@ class SubmissionResult:
 
     out_dir: Path
     meta: dict
-    boundary: object
-    region: object | None = None
+    boundary: Result
+    region: Result | None = None
     warnings: list = field(default_factory=list)
 
 

@@ -245,11 +245,12 @@ def _in_compiler(frame) -> bool:
 def _interrupted(exc: BaseException) -> bool:
     """Whether ``exc`` is, or was raised because of, a Ctrl-C."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
+    link: BaseException | None = exc  # then its cause or context, up the chain
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
             return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
     return _CtrlC.seen
 
 

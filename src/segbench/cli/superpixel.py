@@ -249,7 +249,9 @@ def _option(p: argparse.ArgumentParser, option: str) -> argparse.Action:
 
 def _gt_help(p: argparse.ArgumentParser, more: str) -> None:
     """Add to the help of ``--gt`` what this command also reads."""
-    _option(p, "--gt").help += more
+    action = _option(p, "--gt")
+    assert action.help is not None  # every --gt is declared with its help
+    action.help += more
 
 
 def _alias(p: argparse.ArgumentParser, option: str, alias: str) -> None:

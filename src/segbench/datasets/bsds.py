@@ -410,6 +410,9 @@ class Dataset:
     """
 
     name = "dataset"
+    # declared, never set here: only a merge of several folders has it (``_merge``),
+    # so readers ask ``getattr(ds, "sources", None)``
+    sources: list[Path | None]
 
     def __init__(self):
         self._protos: dict[str, DatasetItem] = {}

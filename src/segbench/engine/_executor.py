@@ -222,12 +222,15 @@ def _slots(executor: Executor) -> int:
     n = getattr(executor, "_max_workers", None)
     if n is None:  # a Dask executor: as many as it has threads
         client = getattr(executor, "_client", None)
-        try:
-            n = sum(
-                w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()
-            )
-        except Exception:  # noqa: BLE001 - any failure: a safe default
-            n = 4
+        n = 4  # a safe default: no client, or any failure asking it
+        if client is not None:
+            try:
+                n = sum(
+                    w.get("nthreads", 1)
+                    for w in client.scheduler_info()["workers"].values()
+                )
+            except Exception:  # noqa: BLE001 - any failure: the safe default
+                n = 4
     return max(1, int(n))
 
 

@@ -369,7 +369,9 @@ class RunFolder:
         names = [f if isinstance(f, str) else f.name for f in families]
         order = [f for f in data.get("families", []) if isinstance(f, str)]
         order += [n for n in names if n not in order]
-        runs = data.get("runs") if isinstance(data.get("runs"), dict) else {}
+        runs = data.get("runs")
+        if not isinstance(runs, dict):
+            runs = {}
         entry = {k: where.get(k) for k in ("gt_dir", "pred_dir", "split", "presentation")}
         # no time stamp: the same run writes the same bytes (results carry 'created')
         entry.update(command=os.environ.get(COMMAND_ENV), segbench=__version__)

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from ..datasets import (
     Dataset,
@@ -269,9 +270,11 @@ def run(
         base = _sample_digests(sample) if keep else None
         jobs = []
         for f, p in resolved:
-            key = record_key(f, p, _digests(sample, f, p, base)) if keep else None
+            key = (
+                record_key(f, p, _digests(sample, f, p, base)) if base is not None else None
+            )
             keys[f.name, iid] = key
-            rec = store.load(f, iid, key)
+            rec = None if key is None else store.load(f, iid, key)  # None: no store
             if rec is None:
                 jobs.append((f, p))
             else:
@@ -304,7 +307,9 @@ def run(
                 _evaluate_group, todo, executor=ex, progress=progress, desc=desc
             ):
                 for (f, _), rec in zip(jobs_of[iid], recs):
-                    store.save(f, iid, keys[f.name, iid], rec)
+                    key = keys[f.name, iid]
+                    if key is not None:  # None: no store to keep it in
+                        store.save(f, iid, key, rec)
                     records[f.name][iid] = rec
             for f, p in resolved:
                 if f.joint_tasks is not None:
@@ -332,7 +337,7 @@ def run(
     sources = getattr(dataset, "sources", None) or []
     if len(sources) > 1:  # folders read together: every one, not the first
         gt_dir = [str(s) for s in sources]
-    where = {
+    where: dict[str, Any] = {
         "gt_dir": gt_dir if gt_dir is None or isinstance(gt_dir, list) else str(gt_dir),
         "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
         "split": split,
@@ -437,7 +442,7 @@ def summarize_records(
     if ci and family.resampler is not None:
         from ..resampling import intervals
 
-        settings = {
+        settings: dict[str, Any] = {  # intervals' keywords: int, float, int
             "resamples": int(ci.get("resamples", 1000)),
             "level": float(ci.get("level", 0.95)),
             "seed": int(ci.get("seed", 0)),
@@ -454,7 +459,8 @@ def scored_ids(family, params, item_ids, records) -> tuple[list, list]:
     a warning per reason, InputError when none is left."""
     if family.excluded is None:
         return list(item_ids), []
-    kept, why_of = [], {}
+    kept: list = []
+    why_of: dict[str, list] = {}  # reason -> the ids left out for it
     for iid in item_ids:
         why = family.excluded(records[iid], params)
         if why is None:

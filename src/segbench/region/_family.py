@@ -9,6 +9,7 @@ annotator against the others. Both are specs (:class:`segbench.spec.Family`) run
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,11 +21,14 @@ from ..spec import Family
 from ._image import RegionRecord, evaluate_image, human_region
 from ._summary import resampler, summarize, summarize_human_region
 
+if TYPE_CHECKING:
+    from ..io import Prediction
+
 #: Label-map files ``region --labels`` reads (one segmentation per image).
 LABEL_EXTS = ("png", "bmp", "tif", "tiff", "npy")
 
 
-def read_region_prediction(path):
+def read_region_prediction(path) -> Prediction:
     """A region-benchmark input: ``.mat`` ucm2/segs, or one label map in an image/.npy.
 
     A label map's labels are all regions (0 included): they are renumbered 1..K, since

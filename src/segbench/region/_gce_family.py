@@ -109,7 +109,8 @@ def _blocks(ids, shapes, pairs) -> list[JointTask]:
     """Joint tasks of image pairs ``(a, b)`` (indices into ``ids``, equal shapes):
     grouped by (block of a, block of b) within each shape group, ``BLOCK`` images a
     block, so a task reads at most ``2 * BLOCK`` images."""
-    pos, counter = {}, {}
+    pos: dict[int, tuple] = {}  # image -> (its shape, its block in that shape)
+    counter: dict[tuple, int] = {}  # shape -> images of it so far
     for n, s in enumerate(shapes):
         pos[n] = (s, counter.setdefault(s, 0) // BLOCK)
         counter[s] += 1
@@ -161,23 +162,23 @@ def report_of(ids, records, params, joint=()) -> ConsistencyReport:
     """The :class:`ConsistencyReport` of per-image and joint records (sorted as the
     protocol requires, so any worker count gives the same report)."""
     index = {iid: n for n, iid in enumerate(ids)}
-    same = [
+    same_parts = [
         np.column_stack([np.full(len(r["same"]), n), r["same"]])
         for n, r in enumerate(records)
     ]
-    same = np.concatenate(same) if same else np.zeros((0, 5))
+    same = np.concatenate(same_parts) if same_parts else np.zeros((0, 5))
     same = same[np.lexsort((same[:, 2], same[:, 1], same[:, 0]))]
     tasks = _joint_tasks(ids, records, params)
-    diff = []
+    diff_parts = []
     for task, rows in zip(tasks, joint):
         for p, (a, b) in enumerate(task.payload):
             sel = rows[rows[:, 0] == p][:, 1:]
-            diff.append(
+            diff_parts.append(
                 np.column_stack(
                     [np.full(len(sel), index[a]), np.full(len(sel), index[b]), sel]
                 )
             )
-    diff = np.concatenate(diff) if diff else np.zeros((0, 6))
+    diff = np.concatenate(diff_parts) if diff_parts else np.zeros((0, 6))
     if len(diff):
         diff = diff[np.lexsort((diff[:, 3], diff[:, 2], diff[:, 1], diff[:, 0]))]
     shapes = [tuple(r["shape"]) for r in records]

@@ -258,8 +258,8 @@ def summarize_human_region(tables) -> dict:
     dict
         covering, covering_seg, PRI, VI and n_pairs.
     """
-    rows = [np.asarray(t, dtype=np.float64).reshape(-1, 6) for t in tables]
-    rows = np.concatenate(rows) if rows else np.zeros((0, 6))
+    parts = [np.asarray(t, dtype=np.float64).reshape(-1, 6) for t in tables]
+    rows = np.concatenate(parts) if parts else np.zeros((0, 6))
     if rows.shape[0] == 0:
         nan = float("nan")
         return {"covering": nan, "covering_seg": nan, "PRI": nan, "VI": nan, "n_pairs": 0}

@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -74,8 +75,16 @@ __all__ = [
     "wrong_side",
 ]
 
+
 #: The paper's figures (§3.2 and §4; 50 grayscale images, 150 segmentations).
-PAPER = {
+class _PaperFigures(TypedDict):
+    human_same: dict[str, float]
+    human_different: dict[str, float]
+    wrong_side: dict[str, tuple[float, float]]  # (threshold, fraction wrong)
+    ncuts: dict[str, float]
+
+
+PAPER: _PaperFigures = {
     "human_same": {"GCE": 0.11, "LCE": 0.07},
     "human_different": {"GCE": 0.39, "LCE": 0.30},
     "wrong_side": {"GCE": (0.16, 0.059), "LCE": (0.12, 0.059)},
@@ -331,7 +340,7 @@ class ConsistencyReport:
         def mean(a):
             return float(np.mean(a)) if len(a) else nan
 
-        m = {
+        m: dict[str, float] = {  # counts, means and fractions (and one bool)
             "n_images": len(self.ids),
             "n_segmentations": int(sum(len(k) for k in self.n_segments)),
             "n_same_pairs": int(len(self.same)),

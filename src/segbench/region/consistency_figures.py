@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -42,8 +43,15 @@ __all__ = [
     "plot_gce_boxplots",
 ]
 
+
+class _FigureNames(TypedDict):
+    fig5: tuple[str, str]  # (GCE, LCE)
+    fig7: str
+    fig9: str
+
+
 #: The files, named as the paper numbers its figures.
-FIGURE_NAMES = {
+FIGURE_NAMES: _FigureNames = {
     "fig5": ("fig5_gce.png", "fig5_lce.png"),
     "fig7": "fig7_ncuts.png",
     "fig9": "fig9_gce_boxplot.png",
@@ -119,7 +127,7 @@ class MatrixReport:
         same = self.owner[:, None] == self.owner[None, :]
         upper = np.triu(np.ones_like(same), 1)
         compared = upper & np.isfinite(self.gce)
-        m = {
+        m: dict[str, float] = {  # counts, then means
             "n_images": len(self.ids),
             "n_images_total": int(self.n_images_total),
             "n_segmentations": int(len(self.owner)),

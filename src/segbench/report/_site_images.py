@@ -15,6 +15,7 @@ import math
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -267,8 +268,10 @@ def _prediction(spec: RunSpec):
         else None
     )
     if soft:
+        assert pred.pb is not None  # a soft or ucm2 Prediction always has its pb
         return strength_picture(pred.pb), detected
-    segs = pred.segs if getattr(pred, "kind", None) == "segs" else list(pred)
+    segs = pred.segs  # the one kind left, 'segs' (a Prediction has no other)
+    assert segs is not None
     seg = np.asarray(segs[min(max(int(round(t)) - 1, 0), len(segs) - 1)])
     return region_picture(seg, zero_unlabelled=False), detected
 
@@ -453,7 +456,7 @@ def _draw_image(item, folder: Path, made: set) -> dict:
 def _draw_run(spec: RunSpec, info: dict, bmaps: list, folder: Path, made: set) -> dict:
     """One run's output (and overlay) of one image: ``{"output", "overlay", "counts",
     "errors"}``."""
-    entry = {
+    entry: dict[str, Any] = {
         "output": False,
         "overlay": False,
         "at_threshold": False,

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import InputError
 from ..families import result_entry
 from ..result import Result
+from ..spec import Family
 
 #: The site's cache, kept when the site is rebuilt (the human families' records).
 CACHE_DIR = ".segbench-cache"
@@ -37,7 +38,7 @@ class RunRecords:
         Image id -> record, for every image of the result's per-item rows.
     """
 
-    family: object
+    family: Family
     params: dict
     records: dict
 
@@ -127,8 +128,8 @@ class HumanGroup:
     ids : list of str
     """
 
-    boundary: object
-    region: object
+    boundary: Result
+    region: Result | None
     ids: list
 
     def __post_init__(self):
@@ -140,9 +141,12 @@ class HumanGroup:
         k = self._index.get(iid)
         if k is None:
             return None
+        # results of engine.run in this process: they carry their records
+        assert self.boundary.records is not None
         counts = np.asarray(self.boundary.records[k].counts, np.int64)
         if self.region is None:
             return counts, np.full((counts.shape[0], 6), np.nan)
+        assert self.region.records is not None
         return counts, np.asarray(self.region.records[k], np.float64).reshape(-1, 6)
 
 

@@ -523,7 +523,9 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
             (
                 f
                 for f in a.results
-                if f in b.results and (result_entry(f) or (None,))[0].compare
+                if f in b.results
+                and (got := result_entry(f)) is not None  # ranked: never None
+                and got[0].compare
             ),
             None,
         )

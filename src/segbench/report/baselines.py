@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TypedDict
 
 from ..errors import InputError
 from ..io import (
@@ -46,11 +48,18 @@ SWEEP_KS = (200, 400, 600, 800, 1000, 1200)
 #: Segment counts of ``ncut`` (one segmentation per count, scored as a segs list).
 NCUT_KS = (2, 3, 4, 6, 8, 12, 16, 24, 32)
 
+
+class _UcmOptions(TypedDict):  # keywords of algorithms.ucm_file
+    orientations: int
+    smooth: float
+    raw: bool
+
+
 #: OWT-UCM of a detector's thinned soft map: blurred by sigma 1 first (a one-pixel line's
 #: watershed floods through its gaps otherwise) and merge levels the mean strengths (BSR's
 #: logistic is fitted to gPb and saturates on other detectors): ``segbench ucm --smooth 1
 #: --levels mean``, the settings of docs/detectors.md's HED-owt-ucm.
-UCM_OPTIONS = {"orientations": 8, "smooth": 1.0, "raw": True}
+UCM_OPTIONS: _UcmOptions = {"orientations": 8, "smooth": 1.0, "raw": True}
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,7 @@ class Baseline:
     kind : {'soft', 'ucm', 'segs'}
         What it writes: soft boundary maps (.png, boundary benchmark), ucm2
         hierarchies or segs lists (.mat, boundary and region benchmarks).
-    made_from : str or None
+    made_from : str
         'image' (the photograph), 'hed' (the ``hed`` folder) or the name of the
         algorithm whose soft maps it turns into hierarchies.
     about : str
@@ -76,7 +85,7 @@ class Baseline:
     """
 
     kind: str
-    made_from: str | None
+    made_from: str
     about: str
     published: dict
     scoring: dict = field(default_factory=dict)
@@ -206,6 +215,7 @@ def _segs(image, algorithm: str) -> list:
     from ..algorithms import felzenszwalb, slic
     from ..algorithms.segmenters import prepare_ncut
 
+    ks: tuple[int, ...]
     if algorithm == "ncut":
         run, ks = prepare_ncut(image), NCUT_KS
     else:
@@ -216,7 +226,7 @@ def _segs(image, algorithm: str) -> list:
     return [run(k) + 1 for k in ks]
 
 
-def make_map(job, *, algorithm: str) -> str:
+def make_map(job, *, algorithm: str | tuple[str, str]) -> str | tuple[str, str]:
     """Make one map of ``algorithm`` (module level, so worker processes can run it).
 
     Parameters
@@ -245,6 +255,7 @@ def make_map(job, *, algorithm: str) -> str:
 
         gpb_file(src, dst[0], output="soft", ucm_dst=dst[1])
         return dst
+    assert isinstance(algorithm, str)  # GPB_PAIR is the one pair of names
     base = BASELINES[algorithm]
     if base.kind == "soft" and algorithm == "gpb":
         from ..algorithms import gpb_file
@@ -389,7 +400,7 @@ def run_baselines(
     gt,
     out,
     *,
-    split: str | None = "test",
+    split: str = "test",
     algorithms=None,
     ids=None,
     hed=None,
@@ -496,7 +507,9 @@ def run_baselines(
                 else {i: maps[base.made_from] / f"{i}.png" for i in run_ids}
             )
             jobs = [(str(source[i]), str(folder / f"{i}{suffix}")) for i in run_ids]
-            extra = UCM_OPTIONS if base.kind == "ucm" and a != "gpb-owt-ucm" else {}
+            extra: Mapping[str, object] = (
+                UCM_OPTIONS if base.kind == "ucm" and a != "gpb-owt-ucm" else {}
+            )
             records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra}, jobs)
             say(f"{a}: {len(jobs)} maps" + records.note())
             maps[a] = folder

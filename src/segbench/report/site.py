@@ -255,7 +255,8 @@ def _human_rows(infos: dict, humans: dict) -> None:
 def _human_summary(infos: dict, groups: list, humans: dict) -> dict:
     """Pooled human figures per presentation, per subject, per (image, segmentation);
     ``humans`` are the human families' results per group (:func:`human_groups`)."""
-    pairs, subjects = [], {}
+    pairs: list[dict] = []
+    subjects: dict[str, dict] = {}  # subject -> its pooled "counts" and "reg" rows
     for iid, info in infos.items():
         for k, ann in enumerate(info["annotators"]):
             if info["n_others"][k] < 1:
@@ -501,7 +502,8 @@ def build_site(
     out = Path(out_dir)
     _prepare_out(out)
 
-    keys, key_taken = {}, set()
+    keys: dict[str, str] = {}  # image id -> its file-name-safe key
+    key_taken: set[str] = set()
     for iid in ids:
         keys[iid] = _key(iid, key_taken)
     tasks = []

@@ -10,10 +10,12 @@ two cannot disagree:
   :func:`iou_per_class`, :func:`accuracy_per_class`, :func:`dice_per_class`, all at once
   with :func:`confusion_metrics`; :func:`boundary_iou` from summed band counts;
 - :class:`SemanticEval`: update from arrays, PNG files or two folders, merge, pickle,
-  report, confusion, summarize;
+  report, confusion, summarize; a subclass of the streaming base every evaluator of
+  segbench shares (:class:`segbench.streaming.StreamEvalBase`), its state one sum of
+  counts;
 - :data:`SEMANTIC`: the benchmark as an engine family (per-pair records, saved and
   resumed, on worker processes or a Dask cluster), which
-  :func:`segbench.api_semantic.evaluate_semantic` and ``segbench semantic`` run.
+  ``segbench.evaluate("semantic", ...)`` and ``segbench semantic`` run.
   Pairing two folders by file-name suffix is :func:`segbench.datasets.pair_folders`.
 
 Numbers follow mmsegmentation's ``IoUMetric`` (1.2.2) for the IoU family, detectron2 for

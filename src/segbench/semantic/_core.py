@@ -159,7 +159,7 @@ def plan(shape, n_slots: int, band: bool, min_pixels: int = 1 << 18) -> list[lis
     if n_slots <= 1 or n * h * w < 2 * min_pixels:
         return [[Task(i, 0, h if band else h * w) for i in range(n)]]
     if n >= n_slots:
-        slots = [[] for _ in range(n_slots)]
+        slots: list[list[Task]] = [[] for _ in range(n_slots)]
         for i in range(n):
             slots[i % n_slots].append(Task(i, 0, h if band else h * w))
         return slots

@@ -4,8 +4,9 @@
 their counts (the confusion cells that are not zero and the per-class boundary-band
 counts); the summary adds them up and reads them exactly as :class:`SemanticEval` does,
 so the two give the same numbers. It is a spec (:class:`segbench.spec.Family`) run by
-:func:`segbench.engine.run`; :func:`segbench.api_semantic.evaluate_semantic` pairs two
-folders by file-name suffix and runs it.
+:func:`segbench.engine.run`; ``segbench.evaluate("semantic", ...)`` (through its runner
+:func:`segbench.api_semantic.evaluate_semantic`) pairs two folders by file-name suffix and
+runs it.
 """
 
 from __future__ import annotations
