@@ -104,14 +104,16 @@ def calibration(
     """
     from .boundary.options import calibration_params
 
-    res = _read_boundary(run)
+    res = _read_family(run, "boundary")
     return calibration_params(
         res, run, alpha, name=name, params=params, calibrate_name=calibrate_name
     )
 
 
-def _read_boundary(run):
-    return read_run(run, "boundary") if Path(run).is_dir() else read_run(run)
+def _read_family(where, family: str):
+    """``family``'s result in the run folder ``where``, or the result file ``where``
+    (whose family the reader checks)."""
+    return read_run(where, family if Path(where).is_dir() else None)
 
 
 def _own_options(entry, given: dict, params: dict) -> dict:
@@ -488,9 +490,7 @@ def evaluate(
         options,
         given,
         run_name,
-        read_result=lambda where, family: (
-            _read_boundary(where) if family == "boundary" else read_run(where, family)
-        ),
+        read_result=_read_family,
         run_benchmark=lambda other: run(families(other), gt, **where, params=setup.params),
     )
     with _threads(

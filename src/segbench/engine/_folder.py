@@ -297,21 +297,18 @@ class RunFolder:
         ``pred_dir`` of the result's provenance (folders older than the manifest) from
         the run folder, its parent or grandparent. None for predictions held in
         memory or a folder no longer there."""
-        runs = self.manifest().get("runs", {})
-        names = [family] if family else self.families()[:1]
-        for name in names:
-            pred = (runs.get(name) or {}).get("pred_dir")
-            if pred is None:
-                pred = self._recorded_param(name, "pred_dir")
-            if pred and Path(pred).is_dir():
-                return Path(pred)
+        name = family or next(iter(self.families()), None)
+        recorded = None if name is None else self._recorded_param(name, "pred_dir")
+        pred = (self.manifest().get("runs", {}).get(name) or {}).get("pred_dir")
+        pred = recorded if pred is None else pred
+        if pred and Path(pred).is_dir():
+            return Path(pred)
         cands = []
         meta_pred = self.meta().get("pred_dir")
         if isinstance(meta_pred, str):
             p = Path(meta_pred)
             cands.append(p if p.is_absolute() else self.path / p)
         cands += [self.path / PREDICTIONS, self.path / "pred"]
-        recorded = self._recorded_param(family, "pred_dir")
         if isinstance(recorded, str) and not Path(recorded).is_absolute():
             cands += [
                 self.path / recorded,

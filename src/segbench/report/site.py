@@ -348,8 +348,8 @@ CONSISTENCY_FIGURES = (
 _CONSISTENCY_FAMILIES = {"consistency", "consistency_matrix", "granularity"}
 
 
-def _check_consistency_split(folders, ds) -> None:
-    """Refuse a consistency run made on images of another split than the site's.
+def _consistency_results(folders, ds) -> list:
+    """The consistency runs' results, each checked to be of the site's split.
 
     Raises
     ------
@@ -359,8 +359,11 @@ def _check_consistency_split(folders, ds) -> None:
     from ..engine import RunFolder
 
     in_split = set(ds.ids)
+    results = []
     for folder in folders:
-        ids = [str(row.get("id")) for row in RunFolder(folder).read("consistency").per_item]
+        result = RunFolder(folder).read("consistency")
+        results.append(result)
+        ids = [str(row.get("id")) for row in result.per_item]
         foreign = [i for i in ids if i not in in_split]
         if foreign:
             raise InputError(
@@ -369,17 +372,17 @@ def _check_consistency_split(folders, ds) -> None:
                 "run on another split; run segbench consistency on this one",
                 folder,
             )
+    return results
 
 
-def _consistency_views(out: Path, folders) -> list[dict]:
+def _consistency_views(out: Path, folders, results) -> list[dict]:
     """Copy each consistency run's figures into ``consistency/<k>/`` (same bytes); per
     run its headline (mean GCE/LCE, same and different images) and the figures found."""
     from ..engine import RunFolder
 
     views = []
-    for k, folder in enumerate(folders, start=1):
+    for k, (folder, result) in enumerate(zip(folders, results), start=1):
         run_folder = RunFolder(folder)
-        result = run_folder.read("consistency")
         made = (run_folder.manifest().get("runs") or {}).get("consistency") or {}
         figures = []
         for name, caption in CONSISTENCY_FIGURES:
@@ -486,7 +489,7 @@ def build_site(
     kinds = [_run_kind(d) for d in run_dirs]
     human_dirs = [d for d, k in zip(run_dirs, kinds) if k == "human"]
     consistency_dirs = [d for d, k in zip(run_dirs, kinds) if k == "consistency"]
-    _check_consistency_split(consistency_dirs, ds)
+    consistency_results = _consistency_results(consistency_dirs, ds)
     runs = [
         load_run(d, pred_dir=pred_dirs.get(Path(d).resolve()))
         for d, k in zip(run_dirs, kinds)
@@ -565,7 +568,7 @@ def build_site(
     )
     _human_rows(infos, humans)
     human = _human_summary(infos, groups, humans)
-    human["consistency"] = _consistency_views(out, consistency_dirs)
+    human["consistency"] = _consistency_views(out, consistency_dirs, consistency_results)
     _write_pages(
         out,
         ds,
