@@ -74,7 +74,9 @@ def test_the_cli_literals_are_the_librarys():
     assert set(detect._GPB) == set(algorithm_folders.GPB_DETECTORS)
     assert set(detect._FORMATS) == set(NMS_FORMATS)
     assert set(detect._WEIGHTED) == set(WEIGHTED)
-    assert set(detect._DETECTORS) == set(DETECTORS) | set(detect._GPB)
+    assert set(detect._DETECTORS) == (
+        set(DETECTORS) | set(detect._GPB) | set(algorithm_folders.MODEL_DETECTORS)
+    )
 
 
 def test_top_level_names():

@@ -521,6 +521,8 @@ def test_damaged_or_foreign_model_files_are_refused(forest, tmp_path):
     flipped.write_bytes(bytes(b))
     text = tmp_path / "text.npz"
     text.write_text("not a model\n")
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
     arrays = _arrays(good)
     newer = _write(
         tmp_path / "newer.npz", {**arrays, "version": np.array(FOREST_FORMAT_VERSION + 1)}
@@ -532,7 +534,8 @@ def test_damaged_or_foreign_model_files_are_refused(forest, tmp_path):
     cases = [
         (cut, "damaged"),
         (flipped, "damaged"),
-        (text, "damaged"),
+        (text, "not an .npz archive"),
+        (empty, "an empty file"),
         (newer, f"version {FOREST_FORMAT_VERSION + 1}"),
         (foreign, "not a segbench structured edge forest"),
         (broken, "damaged model"),

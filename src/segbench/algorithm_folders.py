@@ -51,6 +51,8 @@ IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
 #: The gPb detectors (their own runner, :func:`segbench.algorithms.gpb_file`): its
 #: output and the suffix of the maps.
 GPB_DETECTORS = {"gpb": ("soft", ".png"), "gpb-owt-ucm": ("ucm", ".mat")}
+#: Detectors that run a model file of the user's (``--model``): structured edges.
+MODEL_DETECTORS = ("se",)
 _LEVELS = ("sigmoid", "mean")
 _PROTOCOLS = ("martin2004",)
 
@@ -134,6 +136,14 @@ class FolderResult:
             else f" (weights of {weights['file']})"
         )
         size = ", half resolution" if s["resolution"] == "half" else ""
+        if detector == "se":
+            how = f" (model {s['model']['file']}, sharpen {s['sharpen']}" + (
+                ", multiscale)" if s["multiscale"] else ")"
+            )
+            return (
+                f"wrote {n} soft maps of se{how} into {out} (16-bit PNG, unthinned)"
+                f"{note}: score them with 'segbench boundary --pred {out} --nms presmooth=0{ids}'"
+            )
         return f"wrote {n} soft maps of {detector}{how} into {out} (16-bit PNG{size}){note}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,9 +202,39 @@ def _detect_half(src, dst, detector: str, weights):
     return write_soft_map(dst, pb, bits=16)
 
 
-def _detect_one(job, *, detector: str, weights, half: bool, rsz: float):
+def _se_one(src, dst, model: str, se_options: dict):
+    """The structured edge map of one photograph, as a 16-bit PNG; errors name ``src``."""
+    from .algorithms import se
+
+    image = read_image(src)
+    try:
+        edges, _ = se(image, _se_model(model), **se_options)
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
+    return write_soft_map(dst, edges, bits=16)
+
+
+_SE_MODELS: dict[str, Any] = {}
+
+
+def _se_model(path: str):
+    """The forest of ``path``, loaded once per process (a worker detects many images)."""
+    forest = _SE_MODELS.get(path)
+    if forest is None:
+        from .algorithms import load_forest
+
+        _SE_MODELS.clear()
+        forest = _SE_MODELS[path] = load_forest(path)
+    return forest
+
+
+def _detect_one(job, *, detector: str, weights, half: bool, rsz: float, se_options=None):
     src, dst = job
-    if half:
+    if detector == "se":
+        _se_one(src, dst, weights, se_options or {})
+    elif half:
         _detect_half(src, dst, detector, weights)
     elif detector in GPB_DETECTORS:
         from .algorithms import gpb_file
@@ -597,6 +637,39 @@ def ucm_folder(
     )
 
 
+def _se_detect_options(model, multiscale, sharpen, n_trees_eval) -> dict:
+    """The checked keywords of :func:`segbench.algorithms.se` (the model is loaded
+    here once, so that a bad file is one line before the folder is claimed)."""
+    from .algorithms import load_forest
+
+    forest = load_forest(model)
+    if not forest.complete:
+        raise InputError(
+            f"the forest is not finished (trees {', '.join(map(str, forest.missing))} "
+            "missing): rerun 'segbench train' with the same options to finish it",
+            model,
+        )
+    opts = forest.options
+    sharpen = opts.sharpen if sharpen is None else sharpen
+    n_eval = opts.n_trees_eval if n_trees_eval is None else n_trees_eval
+    for name, value, low in (("--sharpen", sharpen, 0), ("--trees-eval", n_eval, 1)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or value < low
+        ):
+            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+    if n_eval > opts.n_trees:
+        raise InputError(
+            f"--trees-eval {n_eval}: the model has {opts.n_trees} trees", model
+        )
+    return {
+        "multiscale": bool(multiscale),
+        "sharpen": int(sharpen),
+        "n_trees_eval": int(n_eval),
+    }
+
+
 def detect_folder(
     images: str | PathLike,
     out: str | PathLike,
@@ -605,6 +678,10 @@ def detect_folder(
     weights: str | PathLike = "trained",
     rsz: float = 1.0,
     protocol: str | None = None,
+    model: str | PathLike | None = None,
+    multiscale: bool = False,
+    sharpen: int | None = None,
+    n_trees_eval: int | None = None,
     ids=None,
     workers: int = 1,
     scheduler: str | None = None,
@@ -626,7 +703,10 @@ def detect_folder(
         ``pb-bgtg``, ``pb-bg``, ``pb-cg``, ``pb-tg``; ``2mm``, ``gm``, ``canny``), which
         write ``OUT/<id>.png``, 16-bit soft maps in [0, 1] (``round(65535 pb)``);
         ``gpb`` (the same, of gPb's soft map) or ``gpb-owt-ucm`` (``OUT/<id>.mat``
-        holding ``ucm2``, doubleSize).
+        holding ``ucm2``, doubleSize); ``se``: structured edges of a trained forest
+        (``model``), 16-bit soft maps, unthinned (the toolbox evaluates them after
+        its NMS, without a second convTri: ``segbench boundary --nms presmooth=0`` or
+        ``segbench nms --no-presmooth``).
     weights : {'trained', 'published'} or path, default 'trained'
         Logistic weights of the Pb detectors and 2mm: fitted on BSDS500 train (shipped),
         those of the 2003 MATLAB code (Pb family only), or a weights file that
@@ -639,6 +719,15 @@ def detect_folder(
         'martin2004': the detector runs on each image at half resolution (each 2x2
         cell's mean), as the 2004 Pb paper; score with ``protocol='martin2004'``. Not
         for the gPb detectors.
+    model : path, optional
+        ``se`` only, and required there: a forest written by :func:`train_se` (recorded
+        with its SHA-256).
+    multiscale : bool
+        ``se`` only: average the detections at 1/2, 1 and 2 times the image size.
+    sharpen : int, optional
+        ``se`` only: sharpening radius in pixels (default 2, the toolbox's; 0 none).
+    n_trees_eval : int, optional
+        ``se`` only: trees evaluated per location (default 4 of the forest's 8).
     ids, workers, scheduler, progress
         As :func:`nms_folder` (``ids``: of the images).
 
@@ -663,11 +752,31 @@ def detect_folder(
     from .algorithms import DETECTORS, WEIGHTED
 
     images, out = Path(images), Path(out)
-    if detector not in DETECTORS and detector not in GPB_DETECTORS:
+    if detector not in (*DETECTORS, *GPB_DETECTORS, *MODEL_DETECTORS):
         raise InputError(
             f"unknown detector {detector!r}; one of "
-            f"{', '.join((*DETECTORS, *GPB_DETECTORS))}"
+            f"{', '.join((*DETECTORS, *GPB_DETECTORS, *MODEL_DETECTORS))}"
         )
+    se_given = [
+        name
+        for name, value, default in (
+            ("--model", model, None),
+            ("--multiscale", multiscale, False),
+            ("--sharpen", sharpen, None),
+            ("--trees-eval", n_trees_eval, None),
+        )
+        if value != default
+    ]
+    if detector != "se" and se_given:
+        raise InputError(f"{', '.join(se_given)} applies to --detector se, not {detector}")
+    se_options = None
+    if detector == "se":
+        if model is None:
+            raise InputError(
+                "--detector se needs --model FILE, a forest written by 'segbench train "
+                "--detector se'"
+            )
+        se_options = _se_detect_options(model, multiscale, sharpen, n_trees_eval)
     if weights != "trained" and detector not in WEIGHTED:
         raise InputError(f"--weights applies to {', '.join(WEIGHTED)}, not {detector}")
     if weights == "published" and detector == "2mm":
@@ -696,7 +805,7 @@ def detect_folder(
             f"--protocol must be {' or '.join(_PROTOCOLS)} (or none), got {protocol!r}"
         )
     rsz, half = float(rsz), protocol == "martin2004"
-    if half and detector in GPB_DETECTORS:
+    if half and (detector in GPB_DETECTORS or detector in MODEL_DETECTORS):
         raise InputError(
             f"--protocol martin2004 (half-resolution images) applies to the "
             f"2004 detectors, not to {detector}"
@@ -714,6 +823,11 @@ def detect_folder(
     }
     if detector in GPB_DETECTORS:
         settings["rsz"] = rsz
+    if se_options is not None:
+        settings["weights"] = None
+        settings["model"] = {"file": str(model), "sha256": fingerprint(model)}
+        settings.update(se_options)
+        values = str(model)
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
     _claim(
         out,
@@ -726,7 +840,14 @@ def detect_folder(
         others=[i for i in every if i not in found],
     )
     jobs = [(str(path), str(out / f"{iid}{suffix}")) for iid, path in found.items()]
-    work = partial(_detect_one, detector=detector, weights=values, half=half, rsz=rsz)
+    work = partial(
+        _detect_one,
+        detector=detector,
+        weights=values,
+        half=half,
+        rsz=rsz,
+        se_options=se_options,
+    )
     return _run(
         "detect",
         out,
@@ -742,13 +863,213 @@ def detect_folder(
     )
 
 
+# -- training a structured edge forest -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What :func:`train_se` left in its model file.
+
+    Attributes
+    ----------
+    out : Path
+        The model file (``.npz``).
+    n_trees : int
+        Trees of the finished forest.
+    n_reused : int
+        Of these, the trees kept from an earlier, interrupted or finished, run.
+    options : dict
+        The model's options (:class:`~segbench.algorithms.SEForestOptions`, our names).
+    source : str
+        The data folder and split trained on.
+    """
+
+    out: Path
+    n_trees: int
+    n_reused: int
+    options: dict[str, Any] = field(hash=False)
+    source: str = ""
+
+    def headline(self) -> str:
+        """The one line ``segbench train`` prints."""
+        reused = (
+            f" ({self.n_reused} of {self.n_trees} trees kept from the earlier run)"
+            if self.n_reused
+            else ""
+        )
+        return (
+            f"trained a structured edge forest of {self.n_trees} trees into {self.out} "
+            f"from {self.source}{reused}: detect with 'segbench detect --detector se "
+            f"--model {self.out} --images IMG_DIR --out DIR'"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``segbench train --json`` prints."""
+        return {
+            "out": str(self.out),
+            "n_trees": self.n_trees,
+            "n_reused": self.n_reused,
+            "source": self.source,
+            "options": dict(self.options),
+        }
+
+
+def _train_se_tree(index: int, *, items, options):
+    """One tree (a worker process's job): ``(index, tree)``."""
+    from .algorithms import train_tree
+
+    return index, train_tree(items, options, tree_index=index)
+
+
+def _inside_package(path: Path) -> bool:
+    package = Path(__file__).resolve().parent
+    try:
+        path.resolve().relative_to(package)
+    except ValueError:
+        return False
+    return True
+
+
+def train_se(
+    data: str | PathLike,
+    out: str | PathLike,
+    *,
+    split: str = "train",
+    options=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train a structured edge forest on a BSDS500 split (``segbench train --detector se``).
+
+    Parameters
+    ----------
+    data : path
+        The BSDS500 ``data`` folder (``BSR/BSDS500/data``) or a folder above it.
+    out : path
+        The model file, ``.npz``. Written after every finished tree, atomically, so a
+        killed training keeps its finished trees and a rerun with the same options
+        trains only the missing ones (a finished model is reused as it is). A file that
+        is not a segbench structured edge model, a model trained with other options,
+        and a path inside the segbench package are refused before any work.
+    split : str
+        The split trained on: ``'train'`` (the toolbox's; choose parameters on
+        ``'val'``, report on ``'test'``).
+    options : SEForestOptions or mapping, optional
+        Model options (our names or the toolbox's, :func:`segbench.algorithms.
+        forest_options`); default the toolbox's: 8 trees, 5e5 positive and 5e5
+        negative 32 x 32 patches per tree, depth 64, seed 1.
+    workers : int
+        Trees grown at once, each in its own process (about 1.6 GB each at the
+        default options). The trees do not depend on it: tree ``i`` draws from the
+        random stream ``(seed, i)``.
+    scheduler : str, optional
+        A Dask scheduler to grow the trees on instead.
+    progress : bool
+        A progress bar over the trees on stderr.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    InputError
+        A data folder that is not a BSDS500, a split it lacks, bad options, or an
+        ``out`` refused as above (one line naming the file).
+    """
+    from .algorithms import BSDSTrainingSet, SEForest, forest_options, load_forest
+    from .datasets import BSDS500
+
+    opts = forest_options(options)
+    out = Path(out)
+    if out.suffix != ".npz":
+        raise InputError("the model file must end in .npz", out)
+    if _inside_package(out):
+        raise InputError(
+            "is inside the segbench package; write the model where your data is", out
+        )
+    if out.is_dir():
+        raise InputError("is a folder; --out names the model file (.npz)", out)
+    _check_workers(workers, scheduler)
+    root = BSDS500(data).root
+    if not (root / "images" / split).is_dir():
+        raise InputError(f"no split {split!r} (no images/{split} folder)", root)
+    items = BSDSTrainingSet(root, split, n_images=opts.n_images)
+    if out.exists():
+        try:
+            forest = load_forest(out)
+        except InputError as exc:
+            raise InputError(
+                f"exists and is not a structured edge model this segbench can resume "
+                f"({exc.problem}); it is left as it is: give another --out",
+                out,
+            ) from None
+        theirs, ours = forest.options.training_fields(), opts.training_fields()
+        if theirs != ours:
+            diff = sorted(k for k in ours if theirs.get(k) != ours[k])
+            raise InputError(
+                f"holds a forest trained with other options ({', '.join(diff)}); it is "
+                f"left as it is: give another --out or the same options",
+                out,
+            )
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        forest = SEForest(opts)
+    missing = forest.missing
+    reused = opts.n_trees - len(missing)
+    work = partial(_train_se_tree, items=items, options=opts)
+    done = 0
+    try:
+        if scheduler is None:
+            results = map_items(
+                work,
+                missing,
+                workers=workers,
+                progress=progress,
+                desc="se trees",
+                unit="tree",
+            )
+            for index, tree in results:
+                forest.add_tree(index, tree)
+                forest.save(out)
+                done += 1
+        else:
+            with open_executor(workers, scheduler) as executor:
+                for index, tree in map_items(
+                    work,
+                    missing,
+                    executor=executor,
+                    progress=progress,
+                    desc="se trees",
+                    unit="tree",
+                ):
+                    forest.add_tree(index, tree)
+                    forest.save(out)
+                    done += 1
+    except ClusterLostError as exc:  # or WorkerDiedError: counted over the forest
+        raise type(exc)(reused + done, opts.n_trees, unit="trees") from None
+    from dataclasses import asdict
+
+    return TrainResult(
+        out,
+        opts.n_trees,
+        reused,
+        asdict(opts),
+        source=f"{root} ({split}, {len(items)} images)",
+    )
+
+
 __all__ = [
     "FolderResult",
     "GPB_DETECTORS",
     "IMAGE_EXTS",
     "MARKERS",
+    "MODEL_DETECTORS",
     "SOFT_EXTS",
+    "TrainResult",
     "detect_folder",
     "nms_folder",
+    "train_se",
     "ucm_folder",
 ]

@@ -60,16 +60,18 @@ class ClusterLostError(SegbenchError):
         Items finished (and kept) and items of the run.
     saved : bool
         Whether finished items were saved (a run with an output folder).
+    unit : str
+        What the items are, plural ("images", or "trees" for a training).
     """
 
-    def __init__(self, done: int, total: int, *, saved: bool = True):
+    def __init__(self, done: int, total: int, *, saved: bool = True, unit: str = "images"):
         self.done, self.total, self.saved = int(done), int(total), saved
         kept = (
-            "finished images are saved, rerun to resume"
+            f"finished {unit} are saved, rerun to resume"
             if saved
             else "nothing was saved (no --out)"
         )
-        super().__init__(f"{self._what} after {self.done} of {self.total} images; {kept}")
+        super().__init__(f"{self._what} after {self.done} of {self.total} {unit}; {kept}")
 
     _what = "the Dask cluster went away"
 

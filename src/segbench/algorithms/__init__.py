@@ -32,6 +32,17 @@ from ._pb import (
     texture_gradient,
 )
 from ._pb_textons import assign_textons, filter_bank, filter_responses
+from ._se_detect import se, se_orientation
+from ._se_export import export_opencv
+from ._se_forest import (
+    BSDSTrainingSet,
+    SEForest,
+    SEForestOptions,
+    forest_options,
+    load_forest,
+    train_forest,
+    train_tree,
+)
 from .edges import canny_soft, gradient_magnitude, hysteresis_levels
 from .segmenters import (
     SEGMENTERS,
@@ -101,4 +112,14 @@ __all__ = [
     "gpb",
     "gpb_file",
     "gpb_owt_ucm",
+    "se",
+    "se_orientation",
+    "export_opencv",
+    "BSDSTrainingSet",
+    "SEForest",
+    "SEForestOptions",
+    "forest_options",
+    "load_forest",
+    "train_forest",
+    "train_tree",
 ]

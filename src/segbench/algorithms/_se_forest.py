@@ -69,7 +69,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..io import atomic_write_bytes, read_ground_truth, read_image
+from ..io import atomic_write_bytes, list_files, read_ground_truth, read_image
 from . import _se_forest_kernels as _fk
 from ._se_channels import (
     SEChannelOptions,
@@ -434,14 +434,18 @@ def channel_planes(planes: np.ndarray, nrm: float, opts: SEForestOptions):
 # training data
 
 
+_PHOTO_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff")
+
+
 class BSDSTrainingSet(Sequence):
     """The images and human segmentations of a BSDS500 split, read on demand.
 
     Parameters
     ----------
     root : str or PathLike
-        A folder holding ``images/<split>/*.jpg`` and ``groundTruth/<split>/*.mat``
-        (BSDS500's ``data`` folder).
+        A folder holding ``images/<split>/<id>.jpg`` (or .png, .bmp, .tif) and
+        ``groundTruth/<split>/<id>.mat`` (BSDS500's ``data`` folder); the ids with
+        both are used.
     split : str
         ``'train'`` (the toolbox trains on it), ``'val'`` or ``'test'``.
     n_images : int, optional
@@ -458,22 +462,27 @@ class BSDSTrainingSet(Sequence):
         for d in (img_dir, gt_dir):
             if not d.is_dir():
                 raise InputError("no such folder (expected a BSDS500 data folder)", d)
-        ids = sorted(p.stem for p in img_dir.glob("*.jpg"))
+        photos = list_files(img_dir, _PHOTO_EXTS)
+        truths = list_files(gt_dir, "mat")
+        ids = [iid for iid in photos if iid in truths]  # sorted, as the toolbox's dir
         if not ids:
-            raise InputError("no .jpg images", img_dir)
+            raise InputError(
+                f"no image ({', '.join(_PHOTO_EXTS)}) with a ground truth .mat in {gt_dir}",
+                img_dir,
+            )
         if n_images is not None:
             ids = ids[: int(n_images)]
         self.ids = ids
-        self._img_dir = img_dir
-        self._gt_dir = gt_dir
+        self._photos = {iid: photos[iid] for iid in ids}
+        self._truths = {iid: truths[iid] for iid in ids}
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, i):
         iid = self.ids[i]
-        image = read_image(self._img_dir / f"{iid}.jpg")
-        gts = read_ground_truth(self._gt_dir / f"{iid}.mat")
+        image = read_image(self._photos[iid])
+        gts = read_ground_truth(self._truths[iid])
         return image, gts
 
 
@@ -1262,6 +1271,16 @@ def load_forest(path: str | PathLike) -> SEForest:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such structured edge model file", path)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the model file: {exc.strerror or exc}", path
+        ) from None
+    if magic != b"PK\x03\x04":  # every .npz is a zip archive
+        what = "an empty file" if not magic else "not an .npz archive"
+        raise InputError(f"{what}, not a segbench structured edge model", path)
     try:
         with np.load(path, allow_pickle=False) as z:
             names = set(z.files)

@@ -46,6 +46,7 @@ _OTHER_COMMANDS = {
     "detect": "detect",
     "nms": "detect",
     "ucm": "detect",
+    "train": "detect",
     "compare": "compare",
     "granularity": "consistency",
     "superpixel-sweep": "superpixel",

@@ -1,6 +1,7 @@
 """``segbench nms``: thin a folder of raw soft boundary maps with Dollar's edge NMS;
 ``segbench ucm``: OWT-UCM hierarchies of a folder of soft maps; ``segbench detect``: run
-a boundary detector (the Pb family, 2mm, gm, canny, gPb) on a folder of images.
+a boundary detector (the Pb family, 2mm, gm, canny, gPb, structured edges) on a folder
+of images; ``segbench train``: train a structured edge forest on a BSDS500 split.
 
 Registered by :mod:`segbench.cli` (``add_parsers``). Argument parsing and printing
 only: each command calls :func:`segbench.algorithm_folders.nms_folder`,
@@ -39,6 +40,7 @@ _DETECTORS = (
     "canny",
     "gpb",
     "gpb-owt-ucm",
+    "se",
 )
 #: Detectors of the gPb family (gpb-owt-ucm writes ucm2 .mat files).
 _GPB = ("gpb", "gpb-owt-ucm")
@@ -102,6 +104,10 @@ def _cmd_detect(a) -> int:
             weights=a.weights,
             rsz=a.rsz,
             protocol=a.protocol,
+            model=a.model,
+            multiscale=a.multiscale,
+            sharpen=a.sharpen,
+            n_trees_eval=a.trees_eval,
             ids=a.ids,
             workers=a.workers,
             scheduler=a.scheduler,
@@ -109,6 +115,45 @@ def _cmd_detect(a) -> int:
         ),
         a.json,
     )
+
+
+def _cmd_train(a) -> int:
+    from ..algorithm_folders import train_se
+
+    options = {
+        key: value
+        for key, value in (
+            ("n_trees", a.trees),
+            ("n_pos", None if a.samples is None else a.samples // 2),
+            ("n_neg", None if a.samples is None else a.samples - a.samples // 2),
+            ("max_depth", a.depth),
+            ("n_images", a.images),
+            ("seed", a.seed),
+        )
+        if value is not None
+    }
+    return _print(
+        train_se(
+            a.gt,
+            a.out,
+            split=a.split,
+            options=options,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            progress=not a.quiet,
+        ),
+        a.json,
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _add_ids(p: argparse.ArgumentParser, what: str) -> None:
@@ -300,9 +345,108 @@ def add_parsers(sub) -> None:
         "cell's mean), as the 2004 Pb paper; score the maps with "
         "'segbench boundary --protocol martin2004' (docs/protocol.md)",
     )
+    se = d.add_argument_group("structured edges (--detector se)")
+    se.add_argument(
+        "--model",
+        default=None,
+        metavar="FILE",
+        help="the forest, an .npz written by 'segbench train --detector se'",
+    )
+    se.add_argument(
+        "--multiscale",
+        action="store_true",
+        help="average the detections at 1/2, 1 and 2 times the image size (the "
+        "toolbox's multiscale; about 5x the time)",
+    )
+    se.add_argument(
+        "--sharpen",
+        type=int,
+        default=None,
+        metavar="PX",
+        help="re-fit each leaf's segments to the image's colours within PX pixels "
+        "of its edges (default: 2, the toolbox's; 0: none)",
+    )
+    se.add_argument(
+        "--trees-eval",
+        type=int,
+        default=None,
+        metavar="N",
+        help="trees evaluated per location (default: 4 of the model's 8)",
+    )
     _add_ids(d, "images")
     add_common(d, scheduler=True)
     d.set_defaults(func=_cmd_detect)
+
+    t: argparse.ArgumentParser = sub.add_parser(
+        "train",
+        help="train a structured edge forest (Dollar and Zitnick) on a BSDS500 split",
+        description="Train a structured edge forest (Dollar and Zitnick, ICCV 2013 / "
+        "TPAMI 2015) on the photographs and human segmentations of a BSDS500 "
+        "split, as the edges toolbox's edgesTrain.m: by default its model, 8 "
+        "trees of 5e5 + 5e5 patches each. The model file is written after "
+        "every tree: a killed training keeps its trees, and the same command "
+        "again trains only the missing ones. Detect with 'segbench detect "
+        "--detector se --model FILE'. See docs/detectors.md.",
+    )
+    t.add_argument("--detector", required=True, choices=("se",))
+    t.add_argument(
+        "--gt",
+        required=True,
+        metavar="DATA_DIR",
+        help="the BSDS500 data folder (BSR/BSDS500/data: images/ and "
+        "groundTruth/ with train/val/test below) or a folder above it",
+    )
+    t.add_argument(
+        "--split",
+        default="train",
+        help="the split trained on (default: train; choose parameters on val)",
+    )
+    t.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.npz",
+        help="the model file: new, or one of an interrupted training with the same "
+        "options (resumed); any other file is refused",
+    )
+    t.add_argument(
+        "--trees",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="trees of the forest (default: 8)",
+    )
+    t.add_argument(
+        "--samples",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="training patches per tree, half centred on a boundary and half "
+        "not (default: 1000000)",
+    )
+    t.add_argument(
+        "--depth",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="maximum tree depth (default: 64)",
+    )
+    t.add_argument(
+        "--images",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="train on the first N images of the split only (default: all)",
+    )
+    t.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of the trees' random streams (default: 1); the trees do not "
+        "depend on --workers",
+    )
+    add_common(t, scheduler=True)
+    t.set_defaults(func=_cmd_train)
 
 
 __all__ = ["add_parsers"]

@@ -244,7 +244,7 @@ class _NoBar:
         pass
 
 
-def _progress_bar(total: int, desc: str):
+def _progress_bar(total: int, desc: str, unit: str = "img"):
     from tqdm.auto import tqdm
 
     # a terminal clears a finished bar; a log keeps the last state drawn, which must be
@@ -254,7 +254,7 @@ def _progress_bar(total: int, desc: str):
         total=total,
         desc=desc,
         file=sys.stderr,
-        unit="img",
+        unit=unit,
         dynamic_ncols=True,
         leave=not tty,
     )
@@ -268,6 +268,7 @@ def map_items(
     executor: Executor | None = None,
     progress: bool = True,
     desc: str = "",
+    unit: str = "img",
 ) -> Iterator:
     """Yield ``fn(item)`` for every item, in completion order.
 
@@ -282,6 +283,8 @@ def map_items(
         Run on it instead (e.g. ``dask.distributed.Client(...).get_executor()``).
     progress : bool
         Show a progress bar on stderr.
+    desc, unit : str
+        The bar's label and the name of one item on it.
 
     Notes
     -----
@@ -294,7 +297,7 @@ def map_items(
     """
     items = list(items)
     # no bar for no work (a run resumed whole): it would show an empty "0img" line
-    bar = _progress_bar(len(items), desc) if progress and items else _NoBar()
+    bar = _progress_bar(len(items), desc, unit) if progress and items else _NoBar()
     try:
         if executor is None and (workers <= 1 or len(items) <= 1):
             items.reverse()
