@@ -5,6 +5,9 @@ equal to ``segbench.algorithms.se``; bad model files as one line."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -143,3 +146,64 @@ def test_detect_se_refuses_bad_models_and_options_in_one_line(data, model, tmp_p
         err = capsys.readouterr().err.strip()
         assert rc != 0 and words in err and "\n" not in err, (args, err)
         assert not out.exists()
+
+
+def test_baselines_train_the_forest_once_and_score_se_and_its_ucm(tmp_path, monkeypatch):
+    from segbench.algorithm_folders import train_se as real_train
+    from segbench.report import baselines
+
+    data = write_synthetic_dataset(
+        tmp_path / "data", make_synthetic_dataset(2, shape=(48, 64), seed=5), split="test"
+    )
+    train = [replace(it, iid=f"train{it.iid}")
+             for it in make_synthetic_dataset(3, shape=(48, 64), seed=6)]
+    write_synthetic_dataset(data, train, split="train")
+    trained = []
+
+    def tiny(gt, out, **kw):  # the default model takes 25 CPU-minutes: train a tiny one
+        trained.append(out)
+        return real_train(gt, out, options=TINY_OPTIONS, **{
+            k: v for k, v in kw.items() if k != "options"})
+
+    monkeypatch.setattr("segbench.algorithm_folders.train_se", tiny)
+    out = tmp_path / "out"
+    res = baselines.run_baselines(
+        data, out, algorithms="se,se-owt-ucm", progress=False, site=False
+    )
+    model = out / "models" / "se.npz"
+    assert trained == [model] and load_forest(model).complete
+    rows = {r["algorithm"]: r for r in res["rows"]}
+    assert 0 < rows["se"]["ODS"] <= 1 and rows["se"]["covering"] is None
+    assert 0 < rows["se-owt-ucm"]["ODS"] <= 1 and rows["se-owt-ucm"]["covering"] > 0
+    assert rows["se"]["published"]["ODS"] == 0.73
+    # the maps are the library's, thinned by NMS without a second convTri when scored
+    photo = sorted((data / "images" / "test").iterdir())[0]
+    edges, _ = se(read_image(photo), load_forest(model))
+    with Image.open(out / "maps" / "se" / f"{photo.stem}.png") as im:
+        assert np.array_equal(np.asarray(im), np.round(edges.astype(np.float64) * 65535))
+    run = json.loads((out / "runs" / "se" / "result_boundary.json").read_text())
+    assert run["provenance"]["params"]["nms"]["presmooth"] is False
+    # a rerun reuses the model and every map
+    again = baselines.run_baselines(
+        data, out, algorithms="se,se-owt-ucm", progress=False, site=False
+    )
+    assert trained == [model]
+    assert again["algorithms"]["se"]["maps_reused"] == 2
+    # a given model is used as it is; one that cannot be read is one line
+    bad = tmp_path / "bad.npz"
+    bad.write_text("no")
+    with pytest.raises(InputError, match="not an .npz archive"):
+        baselines.run_baselines(data, tmp_path / "o2", algorithms="se", se_model=bad,
+                                progress=False, site=False)
+    assert bad.read_text() == "no"
+
+
+def test_baselines_without_a_train_split_ask_for_a_model(tmp_path):
+    from segbench.report import baselines
+
+    data = write_synthetic_dataset(
+        tmp_path / "data", make_synthetic_dataset(2, shape=(48, 64), seed=5), split="test"
+    )
+    with pytest.raises(InputError, match="give --se-model FILE"):
+        baselines.run_baselines(data, tmp_path / "out", algorithms="se", progress=False,
+                                site=False)

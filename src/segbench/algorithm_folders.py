@@ -202,38 +202,12 @@ def _detect_half(src, dst, detector: str, weights):
     return write_soft_map(dst, pb, bits=16)
 
 
-def _se_one(src, dst, model: str, se_options: dict):
-    """The structured edge map of one photograph, as a 16-bit PNG; errors name ``src``."""
-    from .algorithms import se
-
-    image = read_image(src)
-    try:
-        edges, _ = se(image, _se_model(model), **se_options)
-    except InputError as e:
-        if e.path is None:
-            raise InputError(e.problem, src) from None
-        raise
-    return write_soft_map(dst, edges, bits=16)
-
-
-_SE_MODELS: dict[str, Any] = {}
-
-
-def _se_model(path: str):
-    """The forest of ``path``, loaded once per process (a worker detects many images)."""
-    forest = _SE_MODELS.get(path)
-    if forest is None:
-        from .algorithms import load_forest
-
-        _SE_MODELS.clear()
-        forest = _SE_MODELS[path] = load_forest(path)
-    return forest
-
-
 def _detect_one(job, *, detector: str, weights, half: bool, rsz: float, se_options=None):
     src, dst = job
-    if detector == "se":
-        _se_one(src, dst, weights, se_options or {})
+    if detector in MODEL_DETECTORS:
+        from .algorithms import se_file
+
+        se_file(src, dst, weights, **(se_options or {}))
     elif half:
         _detect_half(src, dst, detector, weights)
     elif detector in GPB_DETECTORS:

@@ -32,7 +32,7 @@ from ._pb import (
     texture_gradient,
 )
 from ._pb_textons import assign_textons, filter_bank, filter_responses
-from ._se_detect import se, se_orientation
+from ._se_detect import se, se_file, se_orientation
 from ._se_export import export_opencv
 from ._se_forest import (
     BSDSTrainingSet,
@@ -113,6 +113,7 @@ __all__ = [
     "gpb_file",
     "gpb_owt_ucm",
     "se",
+    "se_file",
     "se_orientation",
     "export_opencv",
     "BSDSTrainingSet",

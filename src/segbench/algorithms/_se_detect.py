@@ -34,7 +34,7 @@ from . import _se_forest_kernels as _fk
 from ._se_channels import _conv_tri_planes, _image_planes, _mround, _resample_planes
 from ._se_forest import SEForest, channel_planes, feature_offsets, load_forest
 
-__all__ = ["se", "se_orientation"]
+__all__ = ["se", "se_file", "se_orientation"]
 
 _F32 = np.float32
 
@@ -223,3 +223,68 @@ def se(image, model, *, multiscale: bool = False, sharpen: int = 2, n_trees_eval
         e = _detect_planes(planes, nrm, forest, int(sharpen), n_eval)
     o = se_orientation(e)
     return np.clip(e, 0.0, 1.0).astype(_F32), o
+
+
+#: The forest of the last model file :func:`se_file` read, by (path, size, mtime): a
+#: worker process detecting a folder loads its model once.
+_LOADED: dict[tuple, SEForest] = {}
+
+
+def _forest_of_file(path) -> SEForest:
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        st = p.stat()
+        key: tuple = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return load_forest(p)  # names the problem
+    forest = _LOADED.get(key)
+    if forest is None:
+        _LOADED.clear()
+        forest = _LOADED[key] = load_forest(p)
+    return forest
+
+
+def se_file(
+    src,
+    dst,
+    model,
+    *,
+    multiscale: bool = False,
+    sharpen: int = 2,
+    n_trees_eval: int = 4,
+):
+    """Read a photograph, detect its structured edges, write them as a 16-bit PNG.
+
+    Parameters
+    ----------
+    src : path
+        A photograph (:func:`segbench.io.read_image`: 8-bit colour or grey).
+    dst : path
+        The soft edge map ``E`` of :func:`se`, ``round(65535 E)`` in a 16-bit PNG,
+        unthinned (score it after edge NMS without a second convTri, as the toolbox).
+    model : SEForest or path
+        The forest; a path is loaded once per process and reused while the file is
+        unchanged.
+    multiscale, sharpen, n_trees_eval
+        As :func:`se`.
+
+    Returns
+    -------
+    Path
+        ``dst``. Errors name ``src`` (or the model file).
+    """
+    from ..io import read_image, write_soft_map
+
+    forest = model if isinstance(model, SEForest) else _forest_of_file(model)
+    image = read_image(src)
+    try:
+        edges, _ = se(
+            image, forest, multiscale=multiscale, sharpen=sharpen, n_trees_eval=n_trees_eval
+        )
+    except InputError as e:
+        if e.path is None:
+            raise InputError(e.problem, src) from None
+        raise
+    return write_soft_map(dst, edges, bits=16)

@@ -28,6 +28,8 @@ ALGORITHMS = (
     "2mm",
     "gpb",
     "gpb-owt-ucm",
+    "se",
+    "se-owt-ucm",
     "canny-owt-ucm",
     "pb-owt-ucm",
     "hed-owt-ucm",
@@ -68,6 +70,7 @@ def _cmd_baselines(a) -> int:
         site=not a.no_site,
         command=command,
         log=log,
+        se_model=a.se_model,
     )
     if a.json:
         print(json.dumps({k: v for k, v in res.items() if k != "algorithms"}, indent=1))
@@ -98,13 +101,15 @@ def add_parsers(sub) -> None:
         "baselines",
         help="run every detector and segmenter, score, rank, build the site",
         description="Run the package's boundary detectors (gm, canny, the Pb family, "
-        "2mm, gPb) and segmenters (gPb-owt-ucm, canny-owt-ucm, "
+        "2mm, gPb, structured edges) and segmenters (gPb-owt-ucm, "
+        "se-owt-ucm, canny-owt-ucm, "
         "pb-owt-ucm, hed-owt-ucm with --hed, ncut, felzenszwalb and slic at "
         "the superpixel sweep's K) on a dataset split, score them with the "
         "boundary and region benchmarks, write OUT/baselines.md (ranked by "
         "boundary ODS, published figures beside) and build the site in "
         "OUT/site. A killed run resumes: finished maps and scored images "
-        "are kept. gPb takes about 9 CPU-s per image (docs/baselines.md).",
+        "are kept. gPb takes about 9 CPU-s per image; se trains its forest "
+        "once, about 25 CPU-minutes (docs/baselines.md).",
     )
     p.add_argument(
         "--gt",
@@ -141,6 +146,14 @@ def add_parsers(sub) -> None:
         default=None,
         metavar="HED_DIR",
         help="folder of HED soft maps <id>.png: adds hed-owt-ucm",
+    )
+    p.add_argument(
+        "--se-model",
+        default=None,
+        metavar="FILE.npz",
+        help="the structured edge forest of se and se-owt-ucm: used if it is a "
+        "finished model, else trained there on the train split of --gt (about 25 "
+        "CPU-minutes, once) (default: OUT/models/se.npz)",
     )
     p.add_argument("--no-site", action="store_true", help="skip the site")
     add_common(p, scheduler=True)

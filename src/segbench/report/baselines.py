@@ -137,6 +137,15 @@ BASELINES = {
             "source": _ARBELAEZ,
         },
     ),
+    "se": Baseline(
+        "soft",
+        "image",
+        "structured edge forest (Dollar and Zitnick 2015), single scale, sharpen 2, "
+        "edge NMS; trained here on the train split",
+        {"ODS": 0.73, "source": "Dollar and Zitnick 2015, BSDS500 test, single scale"},
+        {"nms": {"presmooth": False}},
+    ),
+    "se-owt-ucm": Baseline("ucm", "se", "OWT-UCM of the se maps", {}),
     "canny-owt-ucm": Baseline("ucm", "canny", "OWT-UCM of the canny maps", {}),
     "pb-owt-ucm": Baseline("ucm", "pb-cgtg", "OWT-UCM of the pb-cgtg maps", {}),
     "hed-owt-ucm": Baseline("ucm", "hed", "OWT-UCM of the given HED maps", {}),
@@ -226,7 +235,9 @@ def _segs(image, algorithm: str) -> list:
     return [run(k) + 1 for k in ks]
 
 
-def make_map(job, *, algorithm: str | tuple[str, str]) -> str | tuple[str, str]:
+def make_map(
+    job, *, algorithm: str | tuple[str, str], se_model=None
+) -> str | tuple[str, str]:
     """Make one map of ``algorithm`` (module level, so worker processes can run it).
 
     Parameters
@@ -238,6 +249,8 @@ def make_map(job, *, algorithm: str | tuple[str, str]) -> str | tuple[str, str]:
     algorithm : str
         A name of :data:`BASELINES`, or :data:`GPB_PAIR`: gPb's soft map and its
         gPb-owt-ucm from one gPb of the photograph.
+    se_model : path, optional
+        The structured edge forest of ``se`` (:func:`segbench.algorithms.se_file`).
 
     Returns
     -------
@@ -257,7 +270,11 @@ def make_map(job, *, algorithm: str | tuple[str, str]) -> str | tuple[str, str]:
         return dst
     assert isinstance(algorithm, str)  # GPB_PAIR is the one pair of names
     base = BASELINES[algorithm]
-    if base.kind == "soft" and algorithm == "gpb":
+    if algorithm == "se":
+        from ..algorithms import se_file
+
+        se_file(src, dst, se_model)
+    elif base.kind == "soft" and algorithm == "gpb":
         from ..algorithms import gpb_file
 
         gpb_file(src, dst, output="soft")
@@ -396,6 +413,40 @@ def table_markdown(rows, *, n_images: int, split: str, command: str | None = Non
     return "\n".join(lines) + "\n"
 
 
+def _se_forest_file(gt, out: Path, se_model, *, workers, scheduler, say, progress) -> Path:
+    """The finished structured edge forest of ``se``: ``se_model`` as it is, or trained
+    into it (default ``OUT/models/se.npz``) on the train split of ``gt``."""
+    from ..algorithm_folders import train_se
+    from ..algorithms import load_forest
+
+    path = Path(se_model) if se_model is not None else out / "models" / "se.npz"
+    if path.exists():
+        forest = load_forest(path)  # a damaged or foreign file: one line naming it
+        if forest.complete:
+            say(
+                f"se: the structured edge forest of {path} ({forest.options.n_trees} trees)"
+            )
+            return path
+    say(
+        f"se: training the structured edge forest into {path} on the train split "
+        "(the toolbox's default model, about 25 CPU-minutes; kept for later runs)"
+    )
+    try:
+        train_se(
+            gt, path, split="train", workers=workers, scheduler=scheduler, progress=progress
+        )
+    except InputError as e:
+        if "no split" in e.problem or "BSDS500 layout" in e.problem:
+            raise InputError(
+                f"se trains its forest on the BSDS500 train split, which this --gt "
+                f"lacks ({e.problem}): give --se-model FILE, a model trained by "
+                "'segbench train --detector se'",
+                e.path,
+            ) from None
+        raise
+    return path
+
+
 def run_baselines(
     gt,
     out,
@@ -410,6 +461,7 @@ def run_baselines(
     site: bool = True,
     command: str | None = None,
     log=None,
+    se_model=None,
 ) -> dict:
     """Run the package's detectors and segmenters on a split, score them, rank them.
 
@@ -437,6 +489,12 @@ def run_baselines(
         The command line, recorded in the table's caption.
     log : callable, optional
         Called with one line per step (what the CLI prints as progress).
+    se_model : path, optional
+        The structured edge forest of ``se`` (and ``se-owt-ucm``): used as it is when
+        it is a finished model, else trained there on the train split of ``gt``
+        (:func:`segbench.algorithm_folders.train_se`, the toolbox's default model,
+        about 25 CPU-minutes) and reused by every later run. Default
+        ``OUT/models/se.npz``.
 
     Returns
     -------
@@ -447,7 +505,7 @@ def run_baselines(
     """
     from ..api import evaluate
     from ..datasets import open_ground_truth, parse_ids
-    from ..engine import MapRecords, map_items, open_executor
+    from ..engine import MapRecords, fingerprint, map_items, open_executor
 
     say = log or (lambda line: None)
     names = algorithm_names(algorithms, hed=hed is not None)
@@ -484,6 +542,17 @@ def run_baselines(
         apart=True,
     )
 
+    model = None
+    if "se" in names or "se-owt-ucm" in names:
+        model = _se_forest_file(
+            gt,
+            out,
+            se_model,
+            workers=workers,
+            scheduler=scheduler,
+            say=say,
+            progress=progress,
+        )
     # the algorithms whose soft maps another one's OWT-UCM is made from come first
     needed = list(names)
     for a in names:
@@ -510,6 +579,9 @@ def run_baselines(
             extra: Mapping[str, object] = (
                 UCM_OPTIONS if base.kind == "ucm" and a != "gpb-owt-ucm" else {}
             )
+            if a == "se":
+                assert model is not None
+                extra = {"model": fingerprint(model)}
             records = MapRecords(folder, f"baselines {a}", {"algorithm": a, **extra}, jobs)
             say(f"{a}: {len(jobs)} maps" + records.note())
             maps[a] = folder
@@ -532,7 +604,7 @@ def run_baselines(
                     )
                 continue
             for dst in map_items(
-                partial(make_map, algorithm=a),
+                partial(make_map, algorithm=a, se_model=model),
                 records.todo,
                 workers=workers,
                 executor=executor,
