@@ -293,7 +293,7 @@ def add_parsers(sub) -> None:
     d: argparse.ArgumentParser = sub.add_parser(
         "detect",
         help="run a boundary detector (Pb, gPb, gPb-owt-ucm, pbGM, 2mm, gm, "
-        "canny) on a folder of images",
+        "canny, se) on a folder of images",
         description="Run a boundary detector on every image of a folder and write "
         "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
         "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
@@ -302,7 +302,10 @@ def add_parsers(sub) -> None:
         "magnitude (gm) and Canny (canny); gPb of Arbelaez et al. 2011 "
         "(gpb: soft maps, thin them with 'segbench boundary --nms') and "
         "gPb-owt-ucm (gpb-owt-ucm: OUT/<id>.mat hierarchies, ucm2, for "
-        "'segbench region' and 'segbench all'). See docs/detectors.md.",
+        "'segbench region' and 'segbench all'); structured edge forests of "
+        "Dollar and Zitnick (se: soft maps of a model that 'segbench train "
+        "--detector se' writes, --model FILE; thin them with 'segbench "
+        "boundary --nms presmooth=0'). See docs/detectors.md.",
     )
     d.add_argument("--detector", required=True, choices=_DETECTORS)
     d.add_argument(
@@ -399,6 +402,7 @@ def add_parsers(sub) -> None:
     t.add_argument(
         "--split",
         default="train",
+        metavar="S",
         help="the split trained on (default: train; choose parameters on val)",
     )
     t.add_argument(
