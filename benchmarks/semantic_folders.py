@@ -91,7 +91,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="runs of each, medians")
     ap.add_argument("--cache", type=Path, default=default_cache())
     a = ap.parse_args(argv)
-    from segbench.api_semantic import evaluate_semantic
+    from segbench.runners._semantic import evaluate_semantic
     from segbench.io import read_stored_label_pair, read_stored_labels
 
     print(f"segbench {segbench.__version__} from {Path(segbench.__file__).parent}; "

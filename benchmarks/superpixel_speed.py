@@ -21,7 +21,7 @@ Inputs:
 
 Also printed: the cost of the other boundary windows ('square', 'matched') and of the
 C++ benchmark's full rows (``stutz_rows``, all annotators at once), and, on the fixtures,
-the whole runner (``segbench.api_superpixel.run_superpixel`` through the engine: pairing,
+the whole runner (``segbench.evaluate("superpixel", ...)`` through the engine: pairing,
 reading, every measure, the records and the output files; one process, best of 3) on a
 fresh output folder and again on the same folder (every record reused). The C++
 benchmark is not run here (it needs OpenCV, Boost and glog); the script prints figures
@@ -85,7 +85,7 @@ def _time_image(sp_path, gt_paths, image_path, repeat: int, extras: bool) -> dic
 
 def _time_runner(gt_dir, sp_dir, image_dir, repeat: int = 3) -> tuple[float, float]:
     """Best wall ms of ``run_superpixel`` on a fresh folder, and rerun on it."""
-    from segbench.api_superpixel import run_superpixel
+    from segbench.runners._superpixel import run_superpixel
     from segbench.engine._store import _sha256      # the digests a process remembers
     fresh = rerun = float("inf")
     for _ in range(repeat):

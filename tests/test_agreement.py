@@ -14,8 +14,8 @@ from PIL import Image
 from scipy.optimize import linear_sum_assignment
 
 from conftest import DATA, require
-from segbench.api_agreement import DEFAULT_MAX_DIST as API_MAX_DIST
-from segbench.api_agreement import run_agreement
+from segbench.runners._agreement import DEFAULT_MAX_DIST as API_MAX_DIST
+from segbench.runners._agreement import run_agreement
 from segbench.boundary import (AGREEMENT, DEFAULT_MAX_DIST, AgreementRecord,
                                agreement_histogram, agreement_levels, agreement_map,
                                agreement_threshold, human_counts, strong_boundaries)

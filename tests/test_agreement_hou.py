@@ -12,7 +12,7 @@ import pytest
 
 import segbench
 from conftest import DATA, require
-from segbench.api_agreement import run_agreement
+from segbench.runners._agreement import run_agreement
 from segbench.cli import main
 from segbench.datasets import write_ground_truth
 from segbench.errors import InputError

@@ -36,6 +36,7 @@ LAYERS = [
     {"algorithms"},
     {"boundary", "region", "superpixel", "semantic", "stats", "semantic_boundary"},
     {"engine"},
+    {"runners"},
     {"api", "api_agreement", "api_consistency", "api_semantic", "api_stats",
      "api_superpixel", "algorithm_folders"},
     {"comparison"},
@@ -59,6 +60,8 @@ DYNAMIC_IMPORTS = {
     "compilation.py": "hides optional third-party modules (scipy, yaml) from Numba's "
                       "start-up through sys.modules; never a segbench module",
     "__init__.py": "registers the deprecated module name segbench.compare in sys.modules",
+    "runners/__init__.py": "imports a runner module on first use of its public name, and "
+                           "the new home of a deprecated api_* name (moved())",
 }
 
 #: Imports that go up the layers on purpose, as (importing file, imported module):

@@ -208,7 +208,7 @@ def test_region_and_superpixel_runs_compare(tmp_path):
     """Every resampled family compares: region on each image's OIS covering,
     superpixel on ASA, with the same ids and the run's own scores as observed."""
     from segbench.algorithms import slic
-    from segbench.api_superpixel import run_superpixel
+    from segbench.runners._superpixel import run_superpixel
     from segbench.io import write_label_map, write_segs
     root = tmp_path / "data"
     items = make_synthetic_dataset(6, shape=(48, 64), n_annotators=3, seed=5)

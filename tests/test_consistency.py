@@ -15,7 +15,7 @@ from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_
 from segbench.errors import InputError
 from segbench.datasets import write_ground_truth
 from segbench.region import gce, lce
-from segbench.api_consistency import (evaluate_granularity, human_consistency,
+from segbench.runners._consistency import (evaluate_granularity, human_consistency,
                                       run_consistency, run_granularity)
 from segbench.region.consistency import (ConsistencyReport, cross_image_errors,
                                          granularity_image, pair_errors, plot_consistency,

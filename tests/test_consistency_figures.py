@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from segbench.api_consistency import run_consistency
+from segbench.runners._consistency import run_consistency
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
 from segbench.region.consistency import pair_errors

@@ -70,13 +70,21 @@ def _commands(tmp, gt):
     }
 
 
+def _ctrl_c_as_in_a_terminal():
+    """A command started from a terminal has SIGINT's default action. A suite run in
+    the background of a non-interactive shell (``cmd &``) inherits SIGINT ignored, and
+    Python then installs no handler in its children: no Ctrl-C would reach them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run(args, out, delay=None):
     """(status, stderr) of ``segbench ARGS --out OUT --quiet`` in its own process group,
     which gets SIGINT after ``delay`` seconds, as a terminal's Ctrl-C reaches a
     command and all its workers."""
     proc = subprocess.Popen([sys.executable, "-m", "segbench.cli", *args, "--out",
                              str(out), "--quiet"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
     if delay is not None:
         time.sleep(delay)
         try:

@@ -93,7 +93,7 @@ def test_cli_names():
 def test_granularity_same_for_any_worker_count(tmp_path):
     import pickle
 
-    from segbench.api_consistency import evaluate_granularity
+    from segbench.runners._consistency import evaluate_granularity
     from segbench.datasets.synthetic import write_synthetic_dataset
     assert pickle.loads(pickle.dumps(ncut_2001)) is ncut_2001
     items = make_synthetic_dataset(2, shape=(48, 64), n_annotators=3, seed=5)

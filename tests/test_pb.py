@@ -434,5 +434,6 @@ def test_cli_lists_every_detector():
     from segbench.algorithms import DETECTORS
     from segbench.algorithms._pb import WEIGHTED
     from segbench.cli import detect
-    assert set(detect._DETECTORS) == set(DETECTORS) | set(detect._GPB)
+    from segbench.algorithm_folders import MODEL_DETECTORS
+    assert set(detect._DETECTORS) == set(DETECTORS) | set(detect._GPB) | set(MODEL_DETECTORS)
     assert set(detect._WEIGHTED) == set(WEIGHTED)

@@ -12,8 +12,8 @@ import pytest
 from segbench import Result, evaluate
 from segbench.algorithms import slic
 from segbench.algorithms.edges import gradient_magnitude
-from segbench.api_semantic import evaluate_semantic
-from segbench.api_superpixel import run_superpixel
+from segbench.runners._semantic import evaluate_semantic
+from segbench.runners._superpixel import run_superpixel
 from segbench.cli import main
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError

@@ -15,7 +15,7 @@ import pytest
 import segbench.engine._run as engine_run
 from conftest import FIXTURES, require
 from segbench import Result
-from segbench.api_semantic import evaluate_semantic
+from segbench.runners._semantic import evaluate_semantic
 from segbench.cli import main
 from segbench.datasets import LabelMapFolder, pair_folders, predictions_by_suffix
 from segbench.engine import RECORDS_DIR, RecordWarning, run

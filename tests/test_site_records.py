@@ -255,7 +255,7 @@ def test_a_consistency_run_shows_on_the_human_page(made, tmp_path):
     """A segbench consistency run folder among the results is no algorithm: the human
     page shows its mean GCE/LCE (those of result_consistency.json) and the 2001 paper's
     figures it holds, copied byte for byte; the ranking is unchanged."""
-    from segbench.api_consistency import run_consistency
+    from segbench.runners._consistency import run_consistency
     from segbench.engine import RunFolder
     from segbench.report.site import CONSISTENCY_FIGURES
     inputs = made["inputs"]
@@ -287,7 +287,7 @@ def test_a_consistency_run_of_another_split_is_refused(made, tmp_path):
     images (a val run), naming the folder, before it writes anything."""
     import shutil
 
-    from segbench.api_consistency import run_consistency
+    from segbench.runners._consistency import run_consistency
     from segbench.errors import InputError
     inputs = made["inputs"]
     val = tmp_path / "val-gt"

@@ -13,7 +13,7 @@ from conftest import DATA, require
 from segbench.errors import InputError
 from segbench.io import SegFile, write_seg
 from segbench.datasets import write_ground_truth
-from segbench.api_stats import run_stats
+from segbench.runners._stats import run_stats
 from segbench.datasets import open_ground_truth
 from segbench.cli.stats import add_parsers
 

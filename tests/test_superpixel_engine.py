@@ -17,7 +17,7 @@ import pytest
 import segbench.engine._run as engine_run
 from conftest import DATA, FIXTURES, require
 from segbench import evaluate
-from segbench.api_superpixel import run_superpixel, run_sweep
+from segbench.runners._superpixel import run_superpixel, run_sweep
 from segbench.cli import main
 from segbench.cli import superpixel as cli_superpixel
 from segbench.datasets import BSDS300

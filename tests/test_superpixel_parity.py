@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from conftest import DATA, FIXTURES, require
-from segbench.api_superpixel import run_superpixel
+from segbench.runners._superpixel import run_superpixel
 from segbench.io import read_opencv_matrix, read_stutz_results
 from segbench.superpixel import (STUTZ_COLUMNS, achievable_segmentation_accuracy,
                                  boundary_counts, compactness, corrected_ue,

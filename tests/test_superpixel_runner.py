@@ -15,7 +15,7 @@ from segbench.algorithms.superpixels import (SUPERPIXEL_ALGORITHMS, felzenszwalb
                                              quickshift, slic, superpixels, watershed)
 from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from segbench.errors import InputError
-from segbench.api_superpixel import run_superpixel, run_sweep
+from segbench.runners._superpixel import run_superpixel, run_sweep
 from segbench.cli.superpixel import add_parsers
 from segbench.io import (list_annotator_files, read_annotators, read_csv_labels,
                          read_ground_truth, read_image, read_stutz_results,
@@ -47,8 +47,11 @@ def _cli(argv):
 
 def test_run_superpixel_matches_evaluate_image(dataset, tmp_path):
     root, items = dataset
-    res = run_superpixel(root / "groundTruth" / "val", root / "pred",
-                         images=root / "images" / "val", out=tmp_path, progress=False)
+    import segbench
+
+    # the one way in: segbench.evaluate runs the family's runner with its keywords
+    res = segbench.evaluate("superpixel", root / "groundTruth" / "val", root / "pred",
+                            tmp_path, images=root / "images" / "val", progress=False)
     assert res.family == "superpixel" and res.metrics["n_images"] == 3
     rec = evaluate_image(slic(items[0].image, 40), items[0].segmentations, items[0].image)
     row = res.per_item[0]

@@ -26,6 +26,12 @@ def _is_module(root: Path, parts) -> bool:
     return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
 
 
+def _type_checking(test) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): imports for the type checker."""
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
+
+
 def _imports(path: Path, root: Path):
     """(line, target module, at module level) of each import of the package."""
     me = _module_of(path, root)
@@ -36,6 +42,9 @@ def _imports(path: Path, root: Path):
         node, top = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             stack += [(c, False) for c in ast.iter_child_nodes(node)]
+            continue
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            stack += [(c, top) for c in node.orelse]  # its body never runs
             continue
         if isinstance(node, ast.ImportFrom) and node.level:
             if node.level - 1 > len(package):

@@ -27,7 +27,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .datasets import parse_ids
+from .datasets import BSDS500, parse_ids
 from .engine import MapRecords, fingerprint, map_items, open_executor, scheduler_address
 from .errors import ClusterLostError, InputError
 from .io import (
@@ -953,7 +953,6 @@ def train_se(
         ``out`` refused as above (one line naming the file).
     """
     from .algorithms import BSDSTrainingSet, SEForest, forest_options, load_forest
-    from .datasets import BSDS500
 
     opts = forest_options(options)
     out = Path(out)

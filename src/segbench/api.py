@@ -152,7 +152,8 @@ def _call_runner(func, entry, gt, pred, out, options: dict, params: dict):
 
     accepted = inspect.signature(func).parameters
     keywords = {**options, **params}
-    unknown = sorted(k for k in keywords if k not in accepted)
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    unknown = [] if open_ended else sorted(k for k in keywords if k not in accepted)
     if unknown:
         takes = [k for k, p in accepted.items() if p.kind is p.KEYWORD_ONLY]
         raise InputError(
@@ -292,12 +293,13 @@ def evaluate(
         'all' runs boundary and region in one pass over the files; 'human' scores each
         annotator against the others (boundary F and region measures; no ``pred``).
         Benchmarks with a runner of their own take its keywords and return what it
-        returns: 'semantic' is :func:`segbench.api_semantic.evaluate_semantic`
-        (``classes=`` required), 'consistency'
-        :func:`segbench.api_consistency.run_consistency` (its Result), 'agreement'
-        :func:`segbench.api_agreement.run_agreement`, 'stats'
-        :func:`segbench.api_stats.run_stats` (its EcologicalStatistics); an option
-        of this function the runner does not take is refused.
+        returns (their modules are in :mod:`segbench.runners`): 'semantic'
+        (``classes=`` required; its runner ``evaluate_semantic``), 'superpixel'
+        (``run_superpixel``: ``images=``, ``stutz=``, ``max_annotators=`` and the
+        measures' options), 'consistency' (``run_consistency``, its Result),
+        'agreement' (``run_agreement``), 'stats' (``run_stats``, its
+        EcologicalStatistics); an option of this function the runner does not take is
+        refused.
     gt : path or Dataset
         Ground truth of any layout: a folder of BSDS500 ``<iid>.mat`` files, a BSDS300
         ``human/color`` tree of ``.seg`` files, a folder of edge-map or label-map

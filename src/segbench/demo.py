@@ -16,11 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from .algorithms.edges import canny_soft, gradient_magnitude
+from .algorithms.segmenters import kmeans_segmenter
 from .api import families, human_options
-from .boundary import plot_pr
+from .boundary import matcher_cached, plot_pr, thin_frames, warm_up_kernels
+from .compilation import compile_ahead, wait_ahead
 from .datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
 from .engine import run
-from .io import write_soft_map
+from .io import claim_folder, write_segs, write_soft_map
+from .region import evaluate_image, human_region
 from .report.demo_site import build_demo_site
 
 #: The file that marks a folder written by the demo (only such a folder, or a new or
@@ -40,10 +43,6 @@ def compile_later_kernels() -> None:
     """Every kernel the demo calls after its first matching, compiled (or loaded) by
     running those steps on one small image: what the demo does on a first run while a
     background process compiles the matcher (:func:`segbench.compilation.compile_ahead`)."""
-    from .algorithms.segmenters import kmeans_segmenter
-    from .boundary import thin_frames, warm_up_kernels
-    from .region import evaluate_image, human_region
-
     item = make_synthetic_dataset(1, shape=(48, 64), n_annotators=2, seed=1)[0]
     for detector in DETECTORS.values():
         thin_frames(detector(item.image), np.linspace(0.01, 0.99, 5))
@@ -92,9 +91,6 @@ def run_demo_segmenter(
     (Result, Result, Path)
         Boundary and region results, and the run folder.
     """
-    from .algorithms.segmenters import kmeans_segmenter
-    from .io import write_segs
-
     demo = Path(demo_dir)
     pred_dir = demo / "predictions" / name
     pred_dir.mkdir(parents=True, exist_ok=True)
@@ -130,8 +126,6 @@ def run_demo(
     Returns the metrics per algorithm (and the human F) as a dict.
     """
     start = time.perf_counter()
-    from .io import claim_folder
-
     # the demo writes dozens of files: never beside a user's own
     out = claim_folder(
         out_dir,
@@ -139,9 +133,6 @@ def run_demo(
         "segbench demo",
         "written by segbench demo; its files are replaced when it runs again\n",
     )
-    from .boundary import matcher_cached
-    from .compilation import compile_ahead, wait_ahead
-
     first_run = not matcher_cached()
     if first_run:  # the matcher compiles on another core while this one does the rest
         compile_ahead(

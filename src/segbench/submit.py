@@ -30,10 +30,17 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .datasets import ABOUT_MAX, safe_extract, sanitize_html
 from .datasets.bsds import BSDS300, Dataset, open_dataset, valid_iid
 from .errors import InputError
-from .io import atomic_write_bytes
+from .io import (
+    atomic_write_bytes,
+    check_same_shape,
+    claim_folder,
+    image_size,
+    read_prediction,
+)
 
 if TYPE_CHECKING:
     from .result import Result
@@ -251,8 +258,6 @@ def _validate(
 def _check_map(path: Path, item) -> tuple[str | None, str | None]:
     """(prediction kind, None) of a good map, (None, problem) of a bad one. The item's
     shape reads its segmentations only (boundaries are computed lazily)."""
-    from .io import check_same_shape, image_size, read_prediction
-
     try:
         if path.suffix.lower() in MAP_EXTS:  # the size from the header, before decoding
             check_same_shape(image_size(path), item.shape, path)
@@ -283,8 +288,6 @@ def _intake_bound(ds, split: str):
     """(bound, member cap) for unpacking a submission for ``split`` of ``ds``: what
     that many maps of the largest image size can take in their format, plus the text
     files. An archive claiming more is refused before, and while, anything is written."""
-    from .io import image_size
-
     ids = ds.ids(split)
     pixels = 0
     for iid in ids:
@@ -314,8 +317,6 @@ def _claim_run_folder(out: Path, src: Path) -> None:
     Refused: ``out`` equal to, inside, or containing the submission; a file; a folder
     that holds anything but is not marked as a run folder of :func:`submit`.
     """
-    from .io import claim_folder
-
     claim_folder(
         out,
         RUN_MARKER,
@@ -471,7 +472,6 @@ def submit(
     ``source`` (file name of the submission), ``files`` (result files by role),
     ``warnings`` and ``segbench`` (version).
     """
-    from ._version import __version__
     from .api import evaluate
     from .engine import RunFolder
 

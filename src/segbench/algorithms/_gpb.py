@@ -22,6 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..io import read_image, write_soft_map
+from ._gpb_cues import local_cues
+from ._gpb_spectral import imresize_bicubic, spectral_pb
+from ._owt_ucm import owt_ucm, write_ucm2
 
 __all__ = [
     "gpb",
@@ -292,7 +296,6 @@ def mpb(image):
     kind : {'color', 'gray'}
         Which weights were used (a grey image, or colour with three equal channels).
     """
-    from ._gpb_cues import local_cues
 
     img, kind = _photograph(image)
     _check_size(img)
@@ -340,8 +343,6 @@ def gpb(image, *, rsz: float = 1.0, timings: dict | None = None):
     :mod:`._gpb_spectral`).
     """
     import time
-
-    from ._gpb_spectral import imresize_bicubic, spectral_pb
 
     rsz = check_rsz(rsz)
     img, _ = _photograph(image)
@@ -392,8 +393,6 @@ def gpb_owt_ucm(
     """
     import time
 
-    from ._owt_ucm import owt_ucm
-
     orient, _, _ = gpb(image, rsz=rsz, timings=timings)
     t = time.process_time()
     ucm = owt_ucm(orient, fmt=fmt)
@@ -424,8 +423,6 @@ def gpb_file(src, dst, *, output: str = "soft", rsz: float = 1.0, ucm_dst=None) 
     Path
         ``dst``.
     """
-    from ..io import read_image, write_soft_map
-    from ._owt_ucm import owt_ucm, write_ucm2
 
     if output not in ("soft", "ucm"):
         raise InputError(f"output must be 'soft' or 'ucm', got {output!r}")

@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..io import atomic_write_bytes, read_prediction
+from ..primitives import edge_orientation
 
 __all__ = [
     "owt_ucm",
@@ -185,8 +187,6 @@ def owt_ucm(
     single = sig.ndim == 2
     if single:
         if theta is None:
-            from ..primitives import edge_orientation
-
             tang = np.mod(edge_orientation(sig).astype(np.float64) + np.pi / 2, np.pi)
         else:
             tang = _as_signal(theta, "theta")
@@ -247,8 +247,6 @@ def _corner_labels(grid: np.ndarray):
 
 def _read_signal(src: Path):
     """A soft map (as the benchmarks read predictions) or an ``.npy`` oriented stack."""
-    from ..io import read_prediction
-
     if src.suffix.lower() == ".npy":
         try:
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
@@ -278,8 +276,6 @@ def write_ucm2(path, ucm2) -> Path:
     import io
 
     import scipy.io
-
-    from ..io import atomic_write_bytes
 
     path = Path(path)
     arr = np.asarray(ucm2, dtype=np.float64)

@@ -35,9 +35,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..io import read_image, write_soft_map
 from . import _half_disc as _hd
 from . import _pb_kernels as _k
+from ._gpb_spectral import oe_filter
 from ._pb_textons import assign_textons, filter_responses, load_textons
+from .edges import canny_soft, gradient_magnitude
 
 __all__ = [
     "brightness_gradient",
@@ -884,7 +887,6 @@ def gaussian_derivative_gradient(image, *, sigma: float = 2.0):
     m, theta : (H, W) float64
         ``sqrt(dx^2 + dy^2)`` and the edge tangent ``mod(atan2(dy, dx) + pi/2, pi)``.
     """
-    from ._gpb_spectral import oe_filter
 
     if not sigma > 0:
         raise InputError(f"sigma must be positive, got {sigma}")
@@ -946,8 +948,6 @@ def detect(image, detector: str, *, weights="trained") -> np.ndarray:
     if detector not in DETECTORS:
         raise InputError(f"unknown detector {detector!r}; one of {', '.join(DETECTORS)}")
     if detector in ("gm", "canny"):
-        from .edges import canny_soft, gradient_magnitude
-
         return (gradient_magnitude if detector == "gm" else canny_soft)(image)
     if detector == "pb-gm":
         return pb_gm(image)[0]  # pbGM.m's published fit, no other weights
@@ -965,7 +965,6 @@ def detect(image, detector: str, *, weights="trained") -> np.ndarray:
 def detect_file(src, dst, detector: str, *, weights="trained"):
     """Read an image (:func:`segbench.io.read_image`), run :func:`detect`, write the
     map as a 16-bit PNG (:func:`segbench.io.write_soft_map`); errors name ``src``."""
-    from ..io import read_image, write_soft_map
 
     img = read_image(src)
     try:

@@ -30,6 +30,7 @@ from os import PathLike
 import numpy as np
 
 from ..errors import InputError
+from ..io import read_image, write_soft_map
 from . import _se_forest_kernels as _fk
 from ._se_channels import _conv_tri_planes, _image_planes, _mround, _resample_planes
 from ._se_forest import SEForest, channel_planes, feature_offsets, load_forest
@@ -275,8 +276,6 @@ def se_file(
     Path
         ``dst``. Errors name ``src`` (or the model file).
     """
-    from ..io import read_image, write_soft_map
-
     forest = model if isinstance(model, SEForest) else _forest_of_file(model)
     image = read_image(src)
     try:

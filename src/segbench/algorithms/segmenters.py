@@ -37,8 +37,10 @@ from scipy import ndimage
 from scipy.cluster.vq import vq
 
 from ..errors import InputError
+from ..io import read_label_map
 from ._ncut2001 import ncut_2001
 from ._segment_common import _canonical, _check, _kmeans, _rgb01
+from .edges import _channels, gradient_magnitude
 
 __all__ = [
     "SEGMENTERS",
@@ -57,8 +59,6 @@ __all__ = [
 
 def _lab(image: np.ndarray) -> np.ndarray:
     """(H, W, 3) float64 CIE L*a*b* (grey images: L* = 100 x grey, a* = b* = 0)."""
-    from .edges import _channels
-
     ch = _channels(image, "lab")
     if ch.shape[2] == 1:
         ch = np.concatenate([ch, np.zeros(ch.shape[:2] + (2,))], axis=2)
@@ -290,8 +290,6 @@ def prepare_ncut(
     def graph(target: int):
         from skimage.segmentation import slic
 
-        from .edges import gradient_magnitude
-
         if not base:
             base["lab"] = _lab(img)
             # slic rescales its input to [0, 1] and then converts RGB to L*a*b* itself
@@ -407,8 +405,6 @@ class FolderSegmenter:
         )
 
     def read(self, iid: str, image, k: int) -> np.ndarray:
-        from ..io import read_label_map
-
         p = self.path(iid, k)
         labels = read_label_map(p)
         if image is not None and labels.shape != np.asarray(image).shape[:2]:

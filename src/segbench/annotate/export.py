@@ -6,6 +6,8 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError
+from .ledger import Ledger
+from .server import DB_NAME, IID, MARKER, AnnotateWarning
 
 EXPORT_MARKER = ".segbench-annotate-export"
 
@@ -72,8 +74,6 @@ def export_ground_truth(
 
     from ..datasets import write_ground_truth
     from ..io import atomic_write_bytes, claim_folder, ensure_dir
-    from .ledger import Ledger
-    from .server import DB_NAME, IID, MARKER, AnnotateWarning
 
     out = Path(out)
     if not (out / MARKER).is_file() or not (out / DB_NAME).is_file():

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+from ..errors import InputError
 from .assign import choose, choose_gray
 
 _SCHEMA = """
@@ -145,8 +146,6 @@ class Ledger:
 
     def __init__(self, path: str | PathLike, *, lock_wait: float = 4.0):
         import warnings
-
-        from ..errors import InputError
 
         self.path = Path(path)
         self._local = threading.local()

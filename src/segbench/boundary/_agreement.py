@@ -44,6 +44,7 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
+from ..io import ensure_dir, write_if_changed
 from ..primitives import DEFAULT_MAX_DIST, as_boundary_list, shared_matcher
 from ..result import Result
 from ..spec import Family
@@ -722,8 +723,6 @@ def _write(out, result: Result, ids, records, options) -> None:
     """``agreement.png`` (unless ``options['plot']`` is False) and ``agreement/<iid>.png``
     (unless ``options['maps']`` is False): :func:`gray_agreement_map` of each image,
     drawn from its record."""
-    from ..io import ensure_dir, write_if_changed
-
     options = options or {}
     if options.get("plot", True):
         write_if_changed(out / "agreement.png", plot_agreement(result))

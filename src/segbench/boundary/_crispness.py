@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..families import CRISPNESS_PARAMS, defaults, summary_defaults
+from ..io import check_same_shape, read_prediction
 from ..primitives import (
     BoundaryCounts,
     check_thresholds,
@@ -87,8 +88,6 @@ class CrispRecord:
 
 
 def _evaluate(sample, params: dict) -> CrispRecord:
-    from ..io import check_same_shape, read_prediction
-
     gt = sample.ground_truth()
     pred = sample.read_prediction(read_prediction)
     if pred.kind != "soft":

@@ -11,6 +11,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..families import BOUNDARY_PARAMS, defaults, summary_defaults
+from ..io import (
+    as_prediction,
+    atomic_write_text,
+    check_same_shape,
+    format_ev1,
+    read_prediction,
+    write_eval_bdry,
+    write_if_changed,
+)
 from ..primitives import (
     BoundaryCounts,
     BoundarySummary,
@@ -35,6 +44,7 @@ from ._half import (
     halve_soft_map,
     max_dist_from_px,
 )
+from ._plots import plot_pr
 from ._protocols import (
     PROTOCOLS,
     SubjectCounts,
@@ -48,8 +58,6 @@ PRED_EXTS = ("png", "bmp", "npy", "mat")
 
 
 def _read_prediction(path):
-    from ..io import read_prediction
-
     return read_prediction(path)
 
 
@@ -92,8 +100,6 @@ def _at_resolution(gt, params: dict):
 def _halved(pred, full_shape, path):
     """A prediction at the size of the ground truth brought to half resolution (the
     maximum of each cell); one already at half size (or smaller) unchanged."""
-    from ..io import as_prediction
-
     if pred.kind == "segs":
         raise InputError(
             "the half-resolution protocol (martin2004) scores soft maps and "
@@ -155,8 +161,6 @@ def nms_settings(nms) -> dict | None:
 
 def _thinned(pred, settings: dict, path):
     """A soft map after Dollar's edge NMS (``nms`` parameter)."""
-    from ..io import as_prediction
-
     if pred.kind != "soft":
         raise InputError(
             f"--nms thins soft boundary maps; this prediction is a "
@@ -172,8 +176,6 @@ def _thinned(pred, settings: dict, path):
 def _upsampled(pred, shape, path):
     """A soft map smaller than the ground truth, enlarged as BSDS300's boundaryBench.m
     (``imresize(pb, size, 'nearest')``); other predictions unchanged."""
-    from ..io import as_prediction
-
     if (
         pred.kind != "soft"
         or pred.pb.shape == tuple(shape)
@@ -185,8 +187,6 @@ def _upsampled(pred, shape, path):
 
 
 def _evaluate(sample, params: dict) -> BoundaryCounts:
-    from ..io import check_same_shape
-
     gt = sample.ground_truth()
     pred = sample.read_prediction(_read_prediction)
     full = shape = tuple(gt[0].shape)
@@ -347,14 +347,10 @@ def _write(out, result: Result, ids, records, options) -> None:
     """``<iid>_ev1.txt`` (rewritten from the records every run, so none can be missing
     or truncated), ``eval_bdry*.txt`` and, unless ``options['plot']`` is False,
     ``pr_curve.png``."""
-    from ..io import format_ev1, write_eval_bdry, write_if_changed
-
     for iid, counts in zip(ids, records):
         write_if_changed(out / f"{iid}_ev1.txt", format_ev1(counts))
     write_eval_bdry(out, result.detail)
     if (options or {}).get("plot", True):
-        from ._plots import plot_pr
-
         s = result.detail
         assert isinstance(s, BoundarySummary)  # as _summarize made it
         plot_pr(
@@ -520,8 +516,6 @@ def _write_human(out, result: Result, ids, records, options) -> None:
     pooled over its images (as the BSDS300 site listed them)."""
     import csv
     import io
-
-    from ..io import atomic_write_text
 
     buf = io.StringIO()
     assert isinstance(result.detail, dict)  # as _summarize_human made it

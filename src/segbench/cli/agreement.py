@@ -1,7 +1,7 @@
 """``segbench agreement``: how many annotators drew each human boundary pixel.
 
 Registered by :mod:`segbench.cli` (``add_parsers``). Thin, as the rest of the CLI: parses,
-calls :mod:`segbench.api_agreement` (imported lazily, so ``segbench --help`` stays fast),
+calls ``segbench.evaluate("agreement", ...)`` (imported lazily, so ``segbench --help`` stays fast),
 prints.
 """
 
@@ -25,11 +25,12 @@ def _pct(v) -> str:
 
 
 def _cmd_agreement(a) -> int:
-    from ..api_agreement import run_agreement
+    from ..api import evaluate
 
-    result = run_agreement(
+    result = evaluate(
+        "agreement",
         a.gt,
-        a.out,
+        out=a.out,
         max_dist=a.max_dist,
         name=a.name,
         unit=a.unit,

@@ -1,8 +1,8 @@
 """``segbench consistency`` and ``segbench granularity``: the 2001 protocol on the command line.
 
 Registered by :mod:`segbench.cli` (``add_parsers``). Thin, as the rest of the CLI: parses,
-calls :mod:`segbench.api_consistency` (imported lazily, so ``segbench --help`` stays
-fast), prints.
+calls ``segbench.evaluate("consistency", ...)`` and :mod:`segbench.runners` (imported
+lazily, so ``segbench --help`` stays fast), prints.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ def _fmt(v) -> str:
 
 
 def _cmd_consistency(a) -> int:
-    from ..api_consistency import run_consistency
+    from ..api import evaluate
     from ..region.consistency import PAPER
 
-    result, _ = run_consistency(
+    result = evaluate(
+        "consistency",
         a.gt,
-        a.out,
+        out=a.out,
         pairs=a.pairs,
         seed=a.seed,
         name=a.name,
@@ -106,8 +107,8 @@ def _cmd_consistency(a) -> int:
 
 def _cmd_granularity(a) -> int:
     from ..algorithms.segmenters import get_segmenter
-    from ..api_consistency import run_granularity
     from ..region.consistency import PAPER
+    from ..runners import run_granularity
 
     if a.segmenter == "folder" and not a.seg_dir:
         from ..errors import InputError

@@ -1,5 +1,5 @@
 """``segbench semantic``: argparse over
-:func:`segbench.api_semantic.evaluate_semantic`; no logic of its own.
+:func:`segbench.evaluate` ``("semantic", ...)``; no logic of its own.
 
 Wired into ``segbench.cli`` by ``add_parsers(sub)``; imports the library lazily so that
 ``segbench --help`` stays fast.
@@ -124,9 +124,10 @@ def read_classes(value: str) -> int | list[str]:
 
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
-    from ..api_semantic import evaluate_semantic
+    from ..api import evaluate
 
-    res = evaluate_semantic(
+    res = evaluate(
+        "semantic",
         a.gt,
         a.pred,
         a.out,

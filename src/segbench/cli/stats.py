@@ -1,6 +1,6 @@
 """``segbench stats``: the command-line parser, registered by :mod:`segbench.cli`.
 
-Thin: parses, calls :func:`segbench.api_stats.run_stats` (imported lazily, so
+Thin: parses, calls :func:`segbench.evaluate` ``("stats", ...)`` (imported lazily, so
 ``segbench --help`` stays fast), prints.
 """
 
@@ -17,13 +17,14 @@ def _fmt(v: float, nd: int = 3) -> str:
 
 
 def _cmd_stats(a) -> int:
-    from ..api_stats import run_stats
+    from ..api import evaluate
 
     opts = where(a)
     opts["presentation"] = a.presentation or "all"
-    res = run_stats(
+    res = evaluate(
+        "stats",
         a.gt,
-        a.out,
+        out=a.out,
         images=a.images,
         samples=a.samples,
         seed=a.seed,

@@ -1,7 +1,7 @@
 """``segbench superpixel`` and ``segbench superpixel-sweep``: parsers, registered by cli.py.
 
-Thin, as the rest of the CLI: parses, calls :func:`segbench.api_superpixel.run_superpixel`
-/ :func:`~segbench.api_superpixel.run_sweep` (imported lazily, so ``segbench --help``
+Thin, as the rest of the CLI: parses, calls :func:`segbench.evaluate` ``("superpixel", ...)``
+/ :func:`segbench.runners.run_sweep` (imported lazily, so ``segbench --help``
 stays fast), prints.
 """
 
@@ -126,16 +126,17 @@ def _options(a) -> dict:
 
 
 def _cmd_superpixel(a) -> int:
-    from ..api_superpixel import run_superpixel
+    from ..api import evaluate
     from ..errors import InputError
 
     if a.stutz and not a.out:
         raise InputError("--stutz writes results.csv: give --out")
-    res = run_superpixel(
+    res = evaluate(
+        "superpixel",
         a.gt,
         a.pred,
+        a.out,
         images=a.images,
-        out=a.out,
         name=a.name,
         stutz=a.stutz,
         ci=ci_option(a),
@@ -180,8 +181,8 @@ def _ints(text: str) -> list[int]:
 
 
 def _cmd_sweep(a) -> int:
-    from ..api_superpixel import run_sweep
     from ..errors import InputError
+    from ..runners import run_sweep
 
     k_range = None if a.k_range is None else _ints(a.k_range)
     if k_range is not None and len(k_range) != 2:

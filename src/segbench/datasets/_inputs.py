@@ -12,9 +12,18 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError
+from ._edges import (
+    GT_FORMATS,
+    EdgeMapFolder,
+    GroundTruthFormat,
+    LabelMapGroundTruth,
+    open_layout,
+    sniff_folder,
+)
 from .bsds import (
     BSDS300,
     BSDS500,
+    IMAGE_EXTS,
     Dataset,
     DatasetItem,
     FolderPairs,
@@ -96,8 +105,6 @@ def open_ground_truth(
     Dataset
         Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
-    from ._edges import GroundTruthFormat, open_layout
-
     fmt = GroundTruthFormat.of(gt_format)
     if isinstance(gt, (list, tuple)):
         if not gt:
@@ -221,8 +228,6 @@ def _image_folder(folder: Path) -> bool:
 
 
 def _has_image(folder: Path) -> bool:
-    from .bsds import IMAGE_EXTS
-
     return any(
         p.suffix.lower() in IMAGE_EXTS and p.is_file() and not p.name.startswith(".")
         for p in folder.iterdir()
@@ -232,8 +237,6 @@ def _has_image(folder: Path) -> bool:
 def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
     """A folder read by ``fmt`` (edge maps, label maps, or BSDS files with a setting
     that only those take, which is refused), split folders merged."""
-    from ._edges import EdgeMapFolder, LabelMapGroundTruth, sniff_folder
-
     if not folder.exists():
         raise InputError("ground-truth folder not found", folder)
     if not folder.is_dir():
@@ -264,8 +267,6 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
                 folder,
             )
     if name not in ("edges", "labels"):
-        from ._edges import GT_FORMATS
-
         raise InputError(
             f"unknown ground-truth format {name!r}; one of {', '.join(GT_FORMATS)}", folder
         )

@@ -29,6 +29,7 @@ from pathlib import Path
 from ..errors import InputError, SegbenchError
 from ..io import atomic_write_bytes
 from ._archive import DEFAULT_MAX_BYTES, safe_extract
+from .bsds import BSDS300, BSDS500
 
 __all__ = ["REGISTRY", "Archive", "FetchError", "Source", "download", "fetch"]
 
@@ -459,8 +460,6 @@ def _set_aside(archive: Path) -> None:
 def _check_dataset(root: Path, source: Source) -> None:
     if source.reader is None:
         return
-    from .bsds import BSDS300, BSDS500
-
     ds = (BSDS500 if source.reader == "bsds500" else BSDS300)(root)
     for split, n in source.counts.items():
         got = len(ds.ids(split)) if split in ds.splits else 0

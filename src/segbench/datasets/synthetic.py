@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ._ground_truth import write_ground_truth
+
 __all__ = ["SyntheticItem", "make_synthetic_dataset", "write_synthetic_dataset"]
 
 # Stream tags: keep the random streams of scenes, annotator styles and drawings apart.
@@ -596,7 +598,6 @@ def write_synthetic_dataset(
         annotator, as the official files).
     """
     from ..io import write_image
-    from ._ground_truth import write_ground_truth
 
     root = Path(root)
     img_dir = root / "images" / split

@@ -6,7 +6,7 @@ import os
 from os import PathLike
 from pathlib import Path
 
-from ..errors import OutputError
+from ..errors import InputError, OutputError
 
 
 def _reason(exc: OSError) -> str:
@@ -160,8 +160,6 @@ def claim_folder(
     OutputError
         It cannot be created or written.
     """
-    from ..errors import InputError
-
     out = Path(out)
     for option, src in (inputs or {}).items():
         if src is None:

@@ -12,6 +12,7 @@ from ..errors import InputError
 from ._files import require_file
 from ._images import _GRAY_SCALE, open_image, single_channel
 from ._mat import describe_variables, load_mat, only_2d_variable
+from ._prediction import _load_npy
 
 #: File types :func:`read_edge_map` reads.
 EDGE_MAP_EXTS = (".png", ".bmp", ".jpg", ".jpeg", ".tif", ".tiff", ".pgm", ".npy", ".mat")
@@ -104,8 +105,6 @@ def read_edge_map(
 def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
     arr: object  # an array, or a MATLAB variable of any type
     if ext == ".npy":
-        from ._prediction import _load_npy
-
         arr = _load_npy(path)
         what = "array"
     else:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._atomic import atomic_write_text
+from ._files import require_file
 
 
 def _g(x) -> str:
@@ -74,8 +75,6 @@ def read_ev1(path) -> np.ndarray:
         Naming the file: unreadable, not five numbers a row, counts negative or not
         whole, matched counts above their totals, thresholds not increasing.
     """
-    from ._files import require_file
-
     path = require_file(path)
     try:
         table = np.loadtxt(path, ndmin=2)

@@ -11,6 +11,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import InputError
+from ._atomic import atomic_write_bytes
 from ._files import require_file
 from ._images import _GRAY_SCALE, open_image, single_channel
 from ._mat import cell_elements, describe_variables, integer_array, load_mat
@@ -456,8 +457,6 @@ def write_soft_map(path: str | PathLike, pb, *, bits: int = 16) -> Path:
     exactly (``bits`` is ignored).
     """
     import io
-
-    from ._atomic import atomic_write_bytes
 
     path = Path(path)
     if bits not in (8, 16):

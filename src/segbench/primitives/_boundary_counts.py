@@ -10,10 +10,11 @@ from itertools import combinations
 
 import numpy as np
 
+from ..compilation import is_cached
 from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST, frame_events_of, shared_matcher
 from ._seg2bdry import seg2bdry
-from ._solver import covered_counts
+from ._solver import _match_sequence, covered_counts
 from ._thin import thin as thin_map
 from ._thin import thin_frames
 
@@ -407,9 +408,6 @@ def evaluate_image(
 def matcher_cached() -> bool:
     """Whether the matcher's solver is in Numba's disk cache, i.e. not a first run
     (:func:`segbench.compilation.is_cached`)."""
-    from ..compilation import is_cached
-    from ._solver import _match_sequence
-
     return is_cached(_match_sequence)
 
 

@@ -2,23 +2,23 @@
 GCE and LCE, and the matched-granularity evaluation of a segmenter.
 
 Human consistency (§3.2, Figures 4-6)
-    :func:`segbench.api_consistency.human_consistency` scores every pair of human
+    :func:`segbench.runners.human_consistency` scores every pair of human
     segmentations of the same image and a seeded sample of pairs of segmentations of
     different images with GCE and LCE
     (:func:`pair_errors`, built on :func:`~segbench.region.contingency_table`,
     :func:`~segbench.region.gce` and :func:`~segbench.region.lce`), and reports the means
     and the fraction of pairs on the wrong side of the best separating threshold
     (:func:`separation`). :func:`plot_consistency` draws Figure 4 (histograms) and
-    Figure 6 (GCE against LCE); :func:`segbench.api_consistency.run_consistency` does all
+    Figure 6 (GCE against LCE); ``segbench.evaluate("consistency", ...)`` does all
     of it and writes the files.
 
 Matched granularity (§4, Figure 8)
-    :func:`segbench.api_consistency.evaluate_granularity` runs a segmenter
+    :func:`segbench.runners.evaluate_granularity` runs a segmenter
     ``(image, k) -> labels`` with the number of segments ``k`` of each human
     segmentation and scores the result against that
     person (:func:`granularity_image`); the summary is the mean GCE and LCE over images.
     Baselines: :mod:`segbench.algorithms.segmenters`.
-    :func:`segbench.api_consistency.run_granularity` writes the files.
+    :func:`segbench.runners.run_granularity` writes the files.
 
 The runs themselves are engine families (:mod:`segbench.region._gce_family`); this
 module holds the measures, the sampling, the reports and the figures.
@@ -57,7 +57,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..primitives import as_labels as _as_labels
-from ..primitives import compact_labels, prepare_ground_truth, split_tables, stacked_tables
+from ..primitives import (
+    compact_labels,
+    contingency_table,
+    prepare_ground_truth,
+    split_tables,
+    stacked_tables,
+)
+from ..result import Result, provenance
 from ._measures import gce, lce
 
 __all__ = [
@@ -124,8 +131,6 @@ def pair_errors(seg1, seg2, *, void=None) -> tuple[float, float]:
     >>> pair_errors(a, a), pair_errors(a, b)
     ((0.0, 0.0), (0.25, 0.125))
     """
-    from ..primitives import contingency_table
-
     return _errors(contingency_table(seg1, seg2, void=void))
 
 
@@ -401,8 +406,6 @@ class ConsistencyReport:
 
     def to_result(self):
         """The common :class:`segbench.result.Result` shape (family 'consistency')."""
-        from ..result import Result, provenance
-
         return Result(
             "consistency",
             self.metrics(),
@@ -790,8 +793,6 @@ class GranularityReport:
 
     def to_result(self):
         """The common :class:`segbench.result.Result` shape (family 'granularity')."""
-        from ..result import Result, provenance
-
         edges = np.linspace(0.0, 1.0, 51)
         allrows = np.concatenate(self.rows) if self.rows else np.zeros((0, 5))
         hum = np.concatenate(self.human) if self.human else np.zeros((0, 4))

@@ -32,6 +32,8 @@ from typing import TypedDict
 
 import numpy as np
 
+from ..result import Result, provenance
+
 __all__ = [
     "MatrixReport",
     "FIGURE_NAMES",
@@ -150,8 +152,6 @@ class MatrixReport:
     def to_result(self):
         """The common :class:`segbench.result.Result` (family 'consistency_matrix'); the
         matrices themselves are in ``fig5_errors.npz`` (:meth:`write_npz`)."""
-        from ..result import Result, provenance
-
         return Result(
             "consistency_matrix",
             self.metrics(),

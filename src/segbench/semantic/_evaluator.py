@@ -53,8 +53,6 @@ def class_names(classes) -> list[str]:
     InputError
         (a ValueError) for a count below 1, no or duplicated names, or anything else.
     """
-    from ..errors import InputError
-
     if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
         if classes < 1:
             raise InputError(f"classes must be at least 1, got {classes}")

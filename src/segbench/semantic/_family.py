@@ -5,7 +5,7 @@ their counts (the confusion cells that are not zero and the per-class boundary-b
 counts); the summary adds them up and reads them exactly as :class:`SemanticEval` does,
 so the two give the same numbers. It is a spec (:class:`segbench.spec.Family`) run by
 :func:`segbench.engine.run`; ``segbench.evaluate("semantic", ...)`` (through its runner
-:func:`segbench.api_semantic.evaluate_semantic`) pairs two folders by file-name suffix and
+``segbench.evaluate("semantic", ...)``) pairs two folders by file-name suffix and
 runs it.
 """
 
@@ -20,6 +20,7 @@ from ..result import Result
 from ..spec import Family
 from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
 from ._evaluator import REFERENCES, SemanticEval, _SemanticResult, class_names, count_pair
+from ._kernels import record_areas, take_cells
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
 #: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
@@ -74,7 +75,6 @@ def _evaluate(sample, params: dict) -> tuple:
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
     from ..io import read_stored_label_pair, read_stored_labels  # uint8 stays uint8
-    from ._kernels import take_cells
 
     gt_path = _gt_file(sample)
     if sample.value is None and sample.prediction is not None:
@@ -180,8 +180,6 @@ def _integers(values) -> np.ndarray:
 def _areas(block, c: int, conf: np.ndarray | None = None):
     """(tp, gt_area, pred_area): (images, classes) float64 arrays of sparse records;
     their confusion cells are added to ``conf`` (flat int64) when given."""
-    from ._kernels import record_areas
-
     tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
     into = np.zeros(0, np.int64) if conf is None else conf
     for k, r in enumerate(block):

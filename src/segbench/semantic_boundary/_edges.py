@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..primitives import thin as thin_map
 
 #: Bits of the multi-label RGB encoding: 8 per channel, 3 channels.
 MAX_ENCODED_CLASSES = 24
@@ -123,8 +124,6 @@ def class_edges(
         for k in np.unique(inst[inst > 0]):
             edge |= mask2edge(inst == k, radius=radius, ignore=ignore)
     if thin and edge.any():
-        from ..primitives import thin as thin_map
-
         edge = thin_map(edge)
     return edge
 

@@ -22,8 +22,9 @@ from ._core import (
     resampler,
     summarize_classes,
 )
+from ._datasets import class_folder_predictions, open_cityscapes, open_multilabel, open_sbd
 from ._protocols import check_params, class_names
-from ._readers import GroundTruth, PredictionMaps, _crop, ground_truth_source
+from ._readers import GroundTruth, PredictionMaps, _crop, class_file, ground_truth_source
 
 #: Prediction files the family reads (``class_NNN/<id>.png`` through the first class's
 #: folder, ``<id>.npy`` / ``<id>.npz`` arrays, multi-label ``<id>.png``).
@@ -80,8 +81,6 @@ def _input_files(sample, params: dict) -> dict:
     other classes' files of the per-class layout, and the instance file."""
     out = {}
     if sample.prediction is not None and sample.value is None:
-        from ._readers import class_file
-
         try:
             first = class_file(sample.prediction, 0)
         except InputError:
@@ -240,8 +239,6 @@ def _open_ground_truth(gt, split):
     or a folder of pyEdgeEval's multi-label edge PNGs; None for anything else."""
     from pathlib import Path
 
-    from ._datasets import open_cityscapes, open_multilabel, open_sbd
-
     root = Path(gt)
     if not root.is_dir():
         return None
@@ -269,8 +266,6 @@ def _pair_predictions(ids, pred_dir):
     """One folder per class (``class_001`` ...): the first class's files stand for
     each image, the others are read beside them; None for other layouts."""
     from pathlib import Path
-
-    from ._datasets import class_folder_predictions
 
     root = Path(pred_dir)
     if not (root / "class_001").is_dir():

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..primitives import thin
 from ._edges import (
     MAX_ENCODED_CLASSES,
     class_edges,
@@ -399,8 +400,6 @@ class GroundTruth:
                         instances,
                     )
                 if full.any():
-                    from ..primitives import thin
-
                     full = thin(full)
             else:
                 full = _edge_map(

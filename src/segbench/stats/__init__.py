@@ -13,7 +13,7 @@ scores one segmentation into a :class:`SegmentationRecord` of integer counts (se
 by the item's id, so the numbers do not depend on order or worker count);
 :func:`summarize` pools records into curves, histograms and fits, split by whether the
 annotator saw the image in grey or in colour where that is recorded;
-:func:`segbench.api_stats.run_stats` does it for a dataset of any layout through the
+``segbench.evaluate("stats", ...)`` does it for a dataset of any layout through the
 engine (``STATS_SCALE`` then ``STATS``) and writes ``result_stats.json`` and the figures
 (:func:`plot_stats`).
 """

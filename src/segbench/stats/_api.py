@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError
+from ._family import STATS
 from ._measure import (
     CUES,
     Item,
@@ -16,6 +17,7 @@ from ._measure import (
     max_scaled_distance,
 )
 from ._pooled import EcologicalStatistics, count_segments, summarize
+from ._regions import region_shapes
 from ._summary import (
     Curve,
     Histogram,
@@ -84,7 +86,6 @@ def _records(
     item, so its cues are filtered once; each segmentation keeps its item's id as its
     key (which seeds its pixel sample)."""
     from ..datasets import Annotation, DatasetItem, memory_sample
-    from ._family import STATS
 
     groups: dict = {}
     for it in items:
@@ -243,8 +244,6 @@ def convexity(items: Iterable, *, bins: int = 20) -> Histogram:
     >>> int(h.counts[-1]), h.median
     (4, 1.0)
     """
-    from ._regions import region_shapes
-
     its = _as_items(items)
     vals = [region_shapes(it.segmentation)[1] for it in its]
     return convexity_histogram(np.concatenate(vals) if vals else np.zeros(0), bins)
@@ -295,8 +294,6 @@ def region_area(
     >>> int(fit.counts.sum()), int(fit.counts[np.searchsorted(fit.edges, 16) - 1])
     (16, 16)
     """
-    from ._regions import region_shapes
-
     its = _as_items(items)
     if not its:
         raise InputError("no segmentations given")

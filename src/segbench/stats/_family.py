@@ -5,7 +5,7 @@ before any pair is binned: ``STATS_SCALE`` (per image: the largest scaled distan
 its segmentations) and ``STATS`` (per image: one :class:`SegmentationRecord` per
 segmentation, at the scale of the first pass). Both are specs
 (:class:`segbench.spec.Family`) run by :func:`segbench.engine.run`; see
-:func:`segbench.api_stats.run_stats`.
+``segbench.evaluate("stats", ...)``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..result import Result
 from ..spec import Family
 from ._measure import CUES, ImageCues, SegmentationRecord, max_scaled_distance, measure
+from ._plots import plot_stats
 from ._pooled import count_segments, summarize
 
 
@@ -196,8 +197,6 @@ def _summarize(ids, records, params, options) -> Result:
 def _write(out, result, ids, records, options) -> None:
     """One PNG per figure, unless ``options['plot']`` is False."""
     if (options or {}).get("plot", True):
-        from ._plots import plot_stats
-
         plot_stats(result.detail, out)
 
 

@@ -28,8 +28,8 @@ Per image and over a dataset: :func:`evaluate_image` -> :class:`SuperpixelRecord
 :func:`summarize`. As engine families (:class:`segbench.spec.Family`): ``SUPERPIXEL``
 (a folder of superpixel maps; its ground truth from :func:`superpixel_dataset`) and
 :func:`sweep_family` (one baseline at one K; :func:`sweep_result` composes the curves
-and :func:`average_over_range`). Runs over folders: :mod:`segbench.api_superpixel`
-(``run_superpixel``, ``run_sweep``); this package never imports the engine.
+and :func:`average_over_range`). Runs over folders: ``segbench.evaluate("superpixel",
+...)`` and :func:`segbench.runners.run_sweep`; this package never imports the engine.
 
 The C++ superpixel benchmark (Stutz et al.): :func:`stutz_columns` computes its
 ``results.csv`` columns from the measures above (:data:`STUTZ_COLUMNS` says which is

@@ -18,6 +18,7 @@ from ._image import (
     _shape_pass,
 )
 from ._measures import ACHANTA_MIN_OVERLAP, normalized_seeds_ue, table_measures
+from ._stutz import STUTZ_COLUMNS
 from ._table import superpixel_tables
 
 #: Measures computed against each annotator, in record order.
@@ -189,8 +190,6 @@ class SuperpixelRecord:
             raise ValueError(f"every measure needs one value per annotator ({k})")
         stutz = None
         if d.get("stutz") is not None:
-            from ._stutz import STUTZ_COLUMNS
-
             rows = d["stutz"]
             if len(rows) != k or any(sorted(r) != sorted(STUTZ_COLUMNS) for r in rows):
                 raise ValueError(

@@ -3,7 +3,7 @@
 ``SUPERPIXEL`` scores one superpixel map per image against every annotator of the image
 (:func:`evaluate_image`; with ``stutz``, also the C++ benchmark's ``results.csv`` rows).
 It is a spec (:class:`segbench.spec.Family`) run by :func:`segbench.engine.run`; see
-:func:`segbench.api_superpixel.run_superpixel`. The photograph, for the explained
+``segbench.evaluate("superpixel", ...)``. The photograph, for the explained
 variation, is an input file of each record: the dataset item's (a dataset root), or
 one of ``images`` (:func:`superpixel_dataset`).
 """

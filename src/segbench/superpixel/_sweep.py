@@ -6,7 +6,7 @@ K, the algorithm's parameters, the evaluation options and the SHA-256 of the
 photograph and the ground truth. All families run in one engine pass (each image's
 files read once per worker), so a killed sweep resumes and adding a K value computes
 only the new records; :func:`sweep_result` composes the curves and averages from their
-summaries (see :func:`segbench.api_superpixel.run_sweep`).
+summaries (see :func:`segbench.runners.run_sweep`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..io import atomic_write_text, ensure_dir
 from ..result import Result, provenance
 from ..spec import Family
 from ._boundary import DEFAULT_TOLERANCE
@@ -264,8 +265,6 @@ def sweep_result(points: dict, k_range, *, algorithm_params=None, **params) -> R
 
 def write_sweep(out, result: Result, *, plot: bool = True) -> None:
     """``sweep.json``, ``sweep.csv`` and (``plot``) ``curves.png`` of a sweep."""
-    from ..io import atomic_write_text, ensure_dir
-
     out = ensure_dir(out)
     result.to_json(out / "sweep.json")
     atomic_write_text(out / "sweep.csv", sweep_csv(result.curves))
