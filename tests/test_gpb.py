@@ -262,3 +262,46 @@ def test_gpb_owt_ucm_from_the_photographs_is_the_authors_hierarchy(tmp_path):
         assert abs(average_precision(r1, p1) - average_precision(r2, p2)) <= 0.002, iid
         top = t1 >= 0.8  # the coarsest levels of the hierarchy
         assert top.any() and np.abs(r1[top] - r2[top]).max() <= 0.002, iid
+
+
+def test_the_eigensolver_choice_reaches_gpb_and_is_said(tmp_path, capsys, monkeypatch):
+    """--eigensolver exact|multigrid|auto: the maps are gpb()'s with that solver; 'auto'
+    switches to multigrid above MULTIGRID_ABOVE pixels and the headline says for how
+    many images; other detectors refuse the option in one line."""
+    from segbench.algorithms import _gpb
+    images = tmp_path / "img"
+    images.mkdir()
+    Image.fromarray(_step_image()).save(images / "a.png")
+    import segbench.algorithms
+    for module in (_gpb, segbench.algorithms):    # the rule and the name users read
+        monkeypatch.setattr(module, "MULTIGRID_ABOVE", 1000)  # 48 x 64 is above
+    for solver, used in (("auto", "multigrid"), ("exact", "exact"),
+                         ("multigrid", "multigrid")):
+        out = tmp_path / solver
+        assert main(["detect", "--detector", "gpb", "--eigensolver", solver, "--images",
+                     str(images), "--out", str(out)]) == 0
+        line = capsys.readouterr().out
+        said = "the multigrid eigensolver for 1 of 1 images" in line
+        assert said == (used == "multigrid"), line
+        assert ("above 0.001 MP" in line) == (solver == "auto"), line
+        pb = np.asarray(Image.open(out / "a.png"))
+        want = gpb(_step_image(), eigensolver=used)[1]
+        assert np.array_equal(pb, np.rint(want * 65535).astype(np.uint16)), solver
+    code = main(["detect", "--detector", "gm", "--eigensolver", "multigrid", "--images",
+                 str(images), "--out", str(tmp_path / "x"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--eigensolver applies to" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+    with pytest.raises(InputError, match="eigensolver must be one of"):
+        gpb(_step_image(), eigensolver="fast")
+
+
+def test_multigrid_gpb_is_close_to_the_exact_one():
+    """On a 160 x 240 synthetic photograph (38,400 pixels: two coarsening levels) the
+    multigrid eigensolver's gPb is the exact one's up to a small error."""
+    from segbench.datasets.synthetic import make_synthetic_dataset
+    image = make_synthetic_dataset(1, shape=(160, 240), seed=4)[0].image
+    exact = gpb(image, eigensolver="exact")[0]
+    multi = gpb(image, eigensolver="multigrid")[0]
+    assert np.corrcoef(exact.ravel(), multi.ravel())[0, 1] > 0.999
+    assert np.abs(exact - multi).max() < 0.05

@@ -123,10 +123,22 @@ class FolderResult:
                 f"doubleSize){note}: score them with 'segbench region --pred {out}{ids}'"
             )
         detector, weights = s["detector"], s["weights"]
+        multigrid = s.get("multigrid_images") or 0
+        solver = (
+            f", the multigrid eigensolver for {multigrid} of {n} images"
+            + (
+                f" (above {s['multigrid_above'] / 1e6:g} MP)"
+                if s["eigensolver"] == "auto"
+                else ""
+            )
+            if multigrid
+            else ""
+        )
         if detector == "gpb-owt-ucm":
             return (
                 f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
-                f"(ucm2 .mat){note}: score them with 'segbench all --pred {out}{ids}'"
+                f"(ucm2 .mat{solver}){note}: score them with 'segbench all --pred "
+                f"{out}{ids}'"
             )
         how = (
             ""
@@ -144,7 +156,10 @@ class FolderResult:
                 f"wrote {n} soft maps of se{how} into {out} (16-bit PNG, unthinned)"
                 f"{note}: score them with 'segbench boundary --pred {out} --nms presmooth=0{ids}'"
             )
-        return f"wrote {n} soft maps of {detector}{how} into {out} (16-bit PNG{size}){note}"
+        return (
+            f"wrote {n} soft maps of {detector}{how} into {out} (16-bit PNG{size}"
+            f"{solver}){note}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """What ``segbench nms|ucm|detect --json`` prints: the counts, the output folder
@@ -202,7 +217,16 @@ def _detect_half(src, dst, detector: str, weights):
     return write_soft_map(dst, pb, bits=16)
 
 
-def _detect_one(job, *, detector: str, weights, half: bool, rsz: float, se_options=None):
+def _detect_one(
+    job,
+    *,
+    detector: str,
+    weights,
+    half: bool,
+    rsz: float,
+    se_options=None,
+    eigensolver: str = "auto",
+):
     src, dst = job
     if detector in MODEL_DETECTORS:
         from .algorithms import se_file
@@ -213,7 +237,9 @@ def _detect_one(job, *, detector: str, weights, half: bool, rsz: float, se_optio
     elif detector in GPB_DETECTORS:
         from .algorithms import gpb_file
 
-        gpb_file(src, dst, output=GPB_DETECTORS[detector][0], rsz=rsz)
+        gpb_file(
+            src, dst, output=GPB_DETECTORS[detector][0], rsz=rsz, eigensolver=eigensolver
+        )
     else:
         from .algorithms import detect_file
 
@@ -611,6 +637,24 @@ def ucm_folder(
     )
 
 
+def _multigrid_count(photos: dict, rsz: float, eigensolver: str) -> int:
+    """How many of ``photos`` gPb solves by the multigrid eigensolver (read from their
+    headers: the size solved is the image's, times ``rsz``)."""
+    from .algorithms import eigensolver_for
+    from .io import image_size
+
+    if eigensolver == "exact":
+        return 0
+    if eigensolver == "multigrid":
+        return len(photos)
+    count = 0
+    for path in photos.values():
+        h, w = image_size(path)
+        solved = (max(1, round(h * rsz)), max(1, round(w * rsz)))
+        count += eigensolver_for("auto", solved) == "multigrid"
+    return count
+
+
 def _se_detect_options(model, multiscale, sharpen, n_trees_eval) -> dict:
     """The checked keywords of :func:`segbench.algorithms.se` (the model is loaded
     here once, so that a bad file is one line before the folder is claimed)."""
@@ -651,6 +695,7 @@ def detect_folder(
     *,
     weights: str | PathLike = "trained",
     rsz: float = 1.0,
+    eigensolver: str = "auto",
     protocol: str | None = None,
     model: str | PathLike | None = None,
     multiscale: bool = False,
@@ -689,6 +734,10 @@ def detect_folder(
     rsz : float in (0, 1], default 1.0
         gPb detectors only: the eigenproblem is solved at ``rsz`` times the image size
         (BSR's ``rsz``; 0.5 is about 3x faster at some loss of accuracy).
+    eigensolver : {'auto', 'exact', 'multigrid'}, default 'auto'
+        gPb detectors only: :func:`segbench.algorithms.gpb`'s; 'auto' solves exactly
+        up to :data:`segbench.algorithms.MULTIGRID_ABOVE` pixels and by the approximate
+        multigrid solver above (the headline says for how many images).
     protocol : {None, 'martin2004'}
         'martin2004': the detector runs on each image at half resolution (each 2x2
         cell's mean), as the 2004 Pb paper; score with ``protocol='martin2004'``. Not
@@ -772,6 +821,13 @@ def detect_folder(
         raise InputError(f"--rsz must be in (0, 1], got {rsz}")
     if rsz != 1.0 and detector not in GPB_DETECTORS:
         raise InputError(f"--rsz applies to {', '.join(GPB_DETECTORS)}, not {detector}")
+    if eigensolver != "auto" and detector not in GPB_DETECTORS:
+        raise InputError(
+            f"--eigensolver applies to {', '.join(GPB_DETECTORS)}, not {detector}"
+        )
+    from .algorithms import eigensolver_for
+
+    eigensolver_for(eigensolver, (0, 0))  # the name checked
     if not 0 < rsz <= 1:
         raise InputError(f"--rsz must be in (0, 1], got {rsz}")
     if protocol is not None and protocol not in _PROTOCOLS:
@@ -797,6 +853,12 @@ def detect_folder(
     }
     if detector in GPB_DETECTORS:
         settings["rsz"] = rsz
+        settings["eigensolver"] = eigensolver
+        settings["multigrid_images"] = _multigrid_count(found, rsz, eigensolver)
+        if eigensolver == "auto":
+            from .algorithms import MULTIGRID_ABOVE
+
+            settings["multigrid_above"] = MULTIGRID_ABOVE
     if se_options is not None:
         settings["weights"] = None
         settings["model"] = {"file": str(model), "sha256": fingerprint(model)}
@@ -821,6 +883,7 @@ def detect_folder(
         half=half,
         rsz=rsz,
         se_options=se_options,
+        eigensolver=eigensolver,
     )
     return _run(
         "detect",

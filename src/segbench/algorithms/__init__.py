@@ -6,7 +6,7 @@ of soft maps: ``segbench detect``, ``nms``, ``ucm``) are :func:`segbench.detect_
 they run on the engine's executor, a layer above this one.
 """
 
-from ._gpb import gpb, gpb_file, gpb_owt_ucm
+from ._gpb import EIGENSOLVERS, MULTIGRID_ABOVE, eigensolver_for, gpb, gpb_file, gpb_owt_ucm
 from ._nms import NMS_FORMATS, edge_nms, edge_orientation, nms_file
 from ._owt_ucm import looks_thinned, owt_ucm, ucm_file, ucm_sigmoid, write_ucm2
 from ._pb import (
@@ -112,6 +112,9 @@ __all__ = [
     "gpb",
     "gpb_file",
     "gpb_owt_ucm",
+    "EIGENSOLVERS",
+    "MULTIGRID_ABOVE",
+    "eigensolver_for",
     "se",
     "se_file",
     "se_orientation",

@@ -570,6 +570,7 @@ def spectral_pb(
     out_shape=None,
     solver: str = "auto",
     tol: float = _TOL,
+    eigenpairs=None,
     timings: dict | None = None,
 ):
     """gPb's spectral boundary cue sPb, as BSR's ``spectralPb.m``.
@@ -589,6 +590,9 @@ def spectral_pb(
         See :func:`spectral_eigs`.
     tol : float, optional
         The eigensolver's relative accuracy, see :func:`spectral_eigs`.
+    eigenpairs : (eigenvalues, eigenvectors), optional
+        Solved already, as :func:`spectral_eigs` returns them (e.g. by the
+        coarse-to-fine :func:`._gpb_multigrid.multigrid_eigs`): no solve here.
     timings : dict, optional
         Filled with the CPU seconds (``time.process_time``) of the stages: ``'W'``
         (the affinity), ``'eigenvectors'`` (the eigensolver) and ``'sPb'`` (the
@@ -626,8 +630,16 @@ def spectral_pb(
     t_w = t_eig = 0.0
     found = None
     tried_stencil = False
+    if eigenpairs is not None:
+        found = eigenpairs
+    elif solver not in SOLVERS:
+        raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")
     small = h * w < max(_DENSE_MIN, 4 * int(nvec))
-    if not small and (solver == "chebyshev" or (solver == "auto" and h * w >= _CHEB_MIN)):
+    if (
+        found is None
+        and not small
+        and (solver == "chebyshev" or (solver == "auto" and h * w >= _CHEB_MIN))
+    ):
         # the solver's own form of W, straight from the mPb (no CSR matrix)
         t = clock()
         half, diag, ody, odx = _affinity_stencil(a)

@@ -42,6 +42,8 @@ _DETECTORS = (
     "gpb-owt-ucm",
     "se",
 )
+#: gPb's eigensolvers (segbench.algorithms.EIGENSOLVERS).
+_EIGENSOLVERS = ("auto", "exact", "multigrid")
 #: Detectors of the gPb family (gpb-owt-ucm writes ucm2 .mat files).
 _GPB = ("gpb", "gpb-owt-ucm")
 _WEIGHTED = ("pb-cgtg", "pb-bgtg", "pb-bg", "pb-cg", "pb-tg", "2mm")
@@ -103,6 +105,7 @@ def _cmd_detect(a) -> int:
             a.detector,
             weights=a.weights,
             rsz=a.rsz,
+            eigensolver=a.eigensolver,
             protocol=a.protocol,
             model=a.model,
             multiscale=a.multiscale,
@@ -339,6 +342,15 @@ def add_parsers(sub) -> None:
         "size, BSR's rsz in (0, 1]; 0.5 is about 3x faster (5 against 16 "
         "CPU-s a 481x321 image) at some loss of accuracy (default: 1.0, "
         "the setting of the published results)",
+    )
+    d.add_argument(
+        "--eigensolver",
+        choices=_EIGENSOLVERS,
+        default="auto",
+        help="gPb detectors: exact (ARPACK, BSR's result), multigrid (coarse to "
+        "fine, linear in the pixels, approximate: sPb correlation about 0.9997 with "
+        "the exact solve) or auto (exact up to 0.5 megapixels solved, every BSDS "
+        "image; multigrid above) (default: auto)",
     )
     d.add_argument(
         "--protocol",
