@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from os import PathLike
 from pathlib import Path
@@ -1057,36 +1058,22 @@ def train_se(
     work = partial(_train_se_tree, items=items, options=opts)
     done = 0
     try:
-        if scheduler is None:
-            results = map_items(
+        # no executor for local workers: map_items starts processes only for work
+        with open_executor(workers, scheduler) if scheduler else nullcontext() as executor:
+            for index, tree in map_items(
                 work,
                 missing,
                 workers=workers,
+                executor=executor,
                 progress=progress,
                 desc="se trees",
                 unit="tree",
-            )
-            for index, tree in results:
+            ):
                 forest.add_tree(index, tree)
-                forest.save(out)
+                forest.save(out)  # a killed run keeps every finished tree
                 done += 1
-        else:
-            with open_executor(workers, scheduler) as executor:
-                for index, tree in map_items(
-                    work,
-                    missing,
-                    executor=executor,
-                    progress=progress,
-                    desc="se trees",
-                    unit="tree",
-                ):
-                    forest.add_tree(index, tree)
-                    forest.save(out)
-                    done += 1
     except ClusterLostError as exc:  # or WorkerDiedError: counted over the forest
         raise type(exc)(reused + done, opts.n_trees, unit="trees") from None
-    from dataclasses import asdict
-
     return TrainResult(
         out,
         opts.n_trees,
