@@ -207,3 +207,23 @@ def test_baselines_without_a_train_split_ask_for_a_model(tmp_path):
     with pytest.raises(InputError, match="give --se-model FILE"):
         baselines.run_baselines(data, tmp_path / "out", algorithms="se", progress=False,
                                 site=False)
+
+
+def test_detect_se_writes_the_orientation_of_the_library(data, model, tmp_path, capsys):
+    images = data / "images" / "train"
+    out = tmp_path / "orient"
+    assert main(["detect", "--detector", "se", "--model", str(model), "--images",
+                 str(images), "--out", str(out), "--orientation"]) == 0
+    assert "orientation maps of se" in capsys.readouterr().out
+    forest = load_forest(model)
+    for path in sorted(images.iterdir()):
+        theirs = se(read_image(path), forest)[1]
+        ours = np.load(out / f"{path.stem}.npy")
+        assert ours.dtype == np.float32 and np.array_equal(ours, theirs)
+        assert (ours >= 0).all() and (ours < np.pi).all()
+    again = detect_folder(images, out, "se", model=model, orientation=True, progress=False)
+    assert again.n_reused == 4 and again.kind == "orientation"
+    rc = main(["detect", "--detector", "gm", "--orientation", "--images", str(images),
+               "--out", str(tmp_path / "never"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and "--orientation applies to --detector se" in err

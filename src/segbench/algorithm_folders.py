@@ -76,7 +76,9 @@ class FolderResult:
     settings : dict
         Everything the maps depend on besides their inputs, as recorded in the folder's
         marker and records (``source`` is the input folder).
-    kind : {'soft', 'ucm2'}
+    kind : {'soft', 'ucm2', 'orientation'}
+        ``'orientation'``: structured edges' orientation maps ``<id>.npy``
+        (``detect --detector se --orientation``);
         ``'soft'``: soft boundary maps in [0, 1] (``<id>.png``, 16-bit unless ``nms``
         wrote ``png8``, or ``<id>.npy``) for ``segbench boundary``; ``'ucm2'``:
         doubleSize ultrametric contour maps ``<id>.mat`` for ``segbench region`` and
@@ -153,6 +155,11 @@ class FolderResult:
             how = f" (model {s['model']['file']}, sharpen {s['sharpen']}" + (
                 ", multiscale)" if s["multiscale"] else ")"
             )
+            if s.get("output") == "orientation":
+                return (
+                    f"wrote {n} orientation maps of se{how} into {out} (.npy, float32 "
+                    f"radians in [0, pi)){note}"
+                )
             return (
                 f"wrote {n} soft maps of se{how} into {out} (16-bit PNG, unthinned)"
                 f"{note}: score them with 'segbench boundary --pred {out} --nms presmooth=0{ids}'"
@@ -702,6 +709,7 @@ def detect_folder(
     multiscale: bool = False,
     sharpen: int | None = None,
     n_trees_eval: int | None = None,
+    orientation: bool = False,
     ids=None,
     workers: int = 1,
     scheduler: str | None = None,
@@ -752,6 +760,9 @@ def detect_folder(
         ``se`` only: sharpening radius in pixels (default 2, the toolbox's; 0 none).
     n_trees_eval : int, optional
         ``se`` only: trees evaluated per location (default 4 of the forest's 8).
+    orientation : bool
+        ``se`` only: write the toolbox's orientation ``O`` (``OUT/<id>.npy``, float32
+        radians in [0, pi)) instead of the soft maps.
     ids, workers, scheduler, progress
         As :func:`nms_folder` (``ids``: of the images).
 
@@ -788,6 +799,7 @@ def detect_folder(
             ("--multiscale", multiscale, False),
             ("--sharpen", sharpen, None),
             ("--trees-eval", n_trees_eval, None),
+            ("--orientation", orientation, False),
         )
         if value != default
     ]
@@ -801,6 +813,8 @@ def detect_folder(
                 "--detector se'"
             )
         se_options = _se_detect_options(model, multiscale, sharpen, n_trees_eval)
+        if orientation:
+            se_options["output"] = "orientation"
     if weights != "trained" and detector not in WEIGHTED:
         raise InputError(f"--weights applies to {', '.join(WEIGHTED)}, not {detector}")
     if weights == "published" and detector == "2mm":
@@ -866,6 +880,8 @@ def detect_folder(
         settings.update(se_options)
         values = str(model)
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
+    if se_options is not None and se_options.get("output") == "orientation":
+        kind, suffix = "orientation", ".npy"
     _claim(
         out,
         images,
@@ -892,7 +908,7 @@ def detect_folder(
         settings,
         jobs,
         work,
-        kind="ucm2" if kind == "ucm" else "soft",
+        kind={"ucm": "ucm2", "orientation": "orientation"}.get(kind, "soft"),
         workers=workers,
         scheduler=scheduler,
         progress=progress,

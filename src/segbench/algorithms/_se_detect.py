@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 
@@ -232,8 +233,6 @@ _LOADED: dict[tuple, SEForest] = {}
 
 
 def _forest_of_file(path) -> SEForest:
-    from pathlib import Path
-
     p = Path(path)
     try:
         st = p.stat()
@@ -255,8 +254,10 @@ def se_file(
     multiscale: bool = False,
     sharpen: int = 2,
     n_trees_eval: int = 4,
+    output: str = "edges",
 ):
-    """Read a photograph, detect its structured edges, write them as a 16-bit PNG.
+    """Read a photograph, detect its structured edges, write them as a 16-bit PNG (or
+    their orientation as ``.npy``).
 
     Parameters
     ----------
@@ -270,20 +271,35 @@ def se_file(
         unchanged.
     multiscale, sharpen, n_trees_eval
         As :func:`se`.
+    output : {'edges', 'orientation'}
+        'edges': ``E`` as above; 'orientation': the toolbox's orientation ``O`` of
+        :func:`se` (float32 radians in [0, pi), computed from the unclipped map) as an
+        ``.npy`` file.
 
     Returns
     -------
     Path
         ``dst``. Errors name ``src`` (or the model file).
     """
+    if output not in ("edges", "orientation"):
+        raise InputError(f"output must be 'edges' or 'orientation', got {output!r}")
     forest = model if isinstance(model, SEForest) else _forest_of_file(model)
     image = read_image(src)
     try:
-        edges, _ = se(
+        edges, orientation = se(
             image, forest, multiscale=multiscale, sharpen=sharpen, n_trees_eval=n_trees_eval
         )
     except InputError as e:
         if e.path is None:
             raise InputError(e.problem, src) from None
         raise
+    if output == "orientation":
+        import io
+
+        from ..io import atomic_write_bytes
+
+        buffer = io.BytesIO()
+        np.save(buffer, orientation.astype(np.float32), allow_pickle=False)
+        atomic_write_bytes(dst, buffer.getvalue())
+        return Path(dst)
     return write_soft_map(dst, edges, bits=16)

@@ -111,6 +111,7 @@ def _cmd_detect(a) -> int:
             multiscale=a.multiscale,
             sharpen=a.sharpen,
             n_trees_eval=a.trees_eval,
+            orientation=a.orientation,
             ids=a.ids,
             workers=a.workers,
             scheduler=a.scheduler,
@@ -380,6 +381,13 @@ def add_parsers(sub) -> None:
         metavar="PX",
         help="re-fit each leaf's segments to the image's colours within PX pixels "
         "of its edges (default: 2, the toolbox's; 0: none)",
+    )
+    se.add_argument(
+        "--orientation",
+        action="store_true",
+        help="write the toolbox's edge orientation O instead of the soft maps: "
+        "OUT/<id>.npy, float32 radians in [0, pi) (the NMS computes the same from "
+        "the soft maps)",
     )
     se.add_argument(
         "--trees-eval",
