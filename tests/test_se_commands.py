@@ -227,3 +227,14 @@ def test_detect_se_writes_the_orientation_of_the_library(data, model, tmp_path, 
                "--out", str(tmp_path / "never"), "--quiet"])
     err = capsys.readouterr().err.strip()
     assert rc != 0 and "--orientation applies to --detector se" in err
+
+
+def test_a_model_path_that_cannot_be_written_is_one_line_before_any_tree(data, tmp_path,
+                                                                       capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("mine")
+    rc = main(["train", "--detector", "se", "--gt", str(data), "--out",
+               str(blocker / "m.npz"), "--quiet", *TINY])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and "cannot write" in err and "\n" not in err
+    assert blocker.read_text() == "mine"

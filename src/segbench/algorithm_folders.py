@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -30,7 +31,7 @@ from typing import Any
 
 from .datasets import BSDS500, parse_ids
 from .engine import MapRecords, fingerprint, map_items, open_executor, scheduler_address
-from .errors import ClusterLostError, InputError
+from .errors import ClusterLostError, InputError, OutputError
 from .io import (
     check_all_present,
     claim_folder,
@@ -233,13 +234,14 @@ def _detect_one(
     half: bool,
     rsz: float,
     se_options=None,
+    model: str | None = None,
     eigensolver: str = "auto",
 ):
     src, dst = job
     if detector in MODEL_DETECTORS:
         from .algorithms import se_file
 
-        se_file(src, dst, weights, **(se_options or {}))
+        se_file(src, dst, model, **(se_options or {}))
     elif half:
         _detect_half(src, dst, detector, weights)
     elif detector in GPB_DETECTORS:
@@ -878,7 +880,6 @@ def detect_folder(
         settings["weights"] = None
         settings["model"] = {"file": str(model), "sha256": fingerprint(model)}
         settings.update(se_options)
-        values = str(model)
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
     if se_options is not None and se_options.get("output") == "orientation":
         kind, suffix = "orientation", ".npy"
@@ -900,6 +901,7 @@ def detect_folder(
         half=half,
         rsz=rsz,
         se_options=se_options,
+        model=None if model is None else str(model),
         eigensolver=eigensolver,
     )
     return _run(
@@ -1067,8 +1069,14 @@ def train_se(
                 out,
             )
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(out.parent, exc.strerror or str(exc)) from None
         forest = SEForest(opts)
+    # a model that cannot be saved is said before the first tree's minutes, not after
+    if not os.access(out.parent, os.W_OK):
+        raise OutputError(out.parent, "Permission denied")
     missing = forest.missing
     reused = opts.n_trees - len(missing)
     work = partial(_train_se_tree, items=items, options=opts)

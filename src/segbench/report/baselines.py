@@ -418,6 +418,7 @@ def _se_forest_file(gt, out: Path, se_model, *, workers, scheduler, say, progres
     into it (default ``OUT/models/se.npz``) on the train split of ``gt``."""
     from ..algorithm_folders import train_se
     from ..algorithms import load_forest
+    from ..datasets import BSDS500
 
     path = Path(se_model) if se_model is not None else out / "models" / "se.npz"
     if path.exists():
@@ -427,23 +428,27 @@ def _se_forest_file(gt, out: Path, se_model, *, workers, scheduler, say, progres
                 f"se: the structured edge forest of {path} ({forest.options.n_trees} trees)"
             )
             return path
+    # the split it trains on, checked here: the error says what se needs
+    try:
+        has_train = (BSDS500(gt).root / "images" / "train").is_dir()
+    except InputError as e:
+        has_train, reason = False, e.problem
+    else:
+        reason = "no images/train folder"
+    if not has_train:
+        raise InputError(
+            f"se trains its forest on the BSDS500 train split, which this --gt lacks "
+            f"({reason}): give --se-model FILE, a model trained by 'segbench train "
+            "--detector se'",
+            gt,
+        )
     say(
         f"se: training the structured edge forest into {path} on the train split "
         "(the toolbox's default model, about 25 CPU-minutes; kept for later runs)"
     )
-    try:
-        train_se(
-            gt, path, split="train", workers=workers, scheduler=scheduler, progress=progress
-        )
-    except InputError as e:
-        if "no split" in e.problem or "BSDS500 layout" in e.problem:
-            raise InputError(
-                f"se trains its forest on the BSDS500 train split, which this --gt "
-                f"lacks ({e.problem}): give --se-model FILE, a model trained by "
-                "'segbench train --detector se'",
-                e.path,
-            ) from None
-        raise
+    train_se(
+        gt, path, split="train", workers=workers, scheduler=scheduler, progress=progress
+    )
     return path
 
 
