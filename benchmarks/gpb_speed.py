@@ -4,13 +4,17 @@ original BSR code under GNU Octave when it is built here.
 Each image runs in a child process of its own (one process, one thread of BLAS), which
 first loads the compiled kernels on a small image, so the figures are those of a run
 after compilation; the child reports ``time.process_time`` per stage and its own peak
-resident memory (``VmHWM``). With ``--octave-bsr LIB`` (a folder holding BSR's
-``grouping/lib`` .m files and their MEX files built with ``mkoctfile --mex``), the same
-images go through ``globalPb`` and ``contours2ucm`` in Octave, timed by ``cputime``.
+resident memory (``VmHWM``). With ``--octave-bsr PATH``, the same images go through
+BSR's ``globalPb`` and ``contours2ucm`` in GNU Octave (``pkg load image``; Debian's
+``octave``, ``octave-image`` and ``liboctave-dev``), timed by ``cputime``. PATH is BSR's
+unmodified ``grouping`` folder, whose MEX files are then built once with ``mkoctfile
+--mex`` into ``--bsr-cache`` (``benchmarks/_bsr_octave.py``), or a folder with
+``globalPb.m`` and the MEX files already built. BSR takes about 6 GB of memory and
+50-80 CPU-s per image.
 
     python benchmarks/gpb_speed.py --n 3
     python benchmarks/gpb_speed.py --n 3 --rsz 0.5
-    python benchmarks/gpb_speed.py --n 2 --octave-bsr /path/to/bsr/lib
+    python benchmarks/gpb_speed.py --n 2 --octave-bsr /path/to/BSR/grouping
 
 ``--rsz`` is BSR's factor for the eigenproblem's size (1.0, the published setting, by
 default); Octave gets the same factor.
@@ -28,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BSR_CACHE = Path("~/.cache/segbench-bench/bsr-octave")
 IMAGES = ROOT.parent / "shared" / "data" / "bsds500" / "images" / "val"
 STAGES = ("mPb", "W", "eigenvectors", "sPb", "OWT-UCM")
 
@@ -61,6 +66,7 @@ def _ours(path: Path, rsz: float) -> dict:
 
 
 _OCTAVE = """
+pkg load image
 addpath('{lib}');
 t0 = cputime; [gPb_orient] = globalPb('{img}', '', {rsz}); t1 = cputime;
 ucm2 = contours2ucm(gPb_orient, 'doubleSize'); t2 = cputime;
@@ -68,11 +74,15 @@ printf('SEGBENCH %.3f %.3f\\n', t1 - t0, t2 - t1);
 """
 
 
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")          # inside Octave's '...'
+
+
 def _octave(path: Path, lib: Path, rsz: float) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "run.m"
-        script.write_text(_OCTAVE.format(lib=lib, img=path, rsz=rsz))
+        script.write_text(_OCTAVE.format(lib=_quote(lib), img=_quote(path), rsz=rsz))
         out = subprocess.run(["octave", "--no-gui", "-q", str(script)], env=env,
                              capture_output=True, text=True, cwd=tmp)
     line = next((x for x in out.stdout.splitlines() if x.startswith("SEGBENCH")), None)
@@ -86,8 +96,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--images", type=Path, default=IMAGES)
     ap.add_argument("--n", type=int, default=3, help="images (the first n, sorted)")
-    ap.add_argument("--octave-bsr", type=Path, default=None, metavar="LIB",
-                    help="BSR's grouping/lib with MEX files built for Octave")
+    ap.add_argument("--octave-bsr", type=Path, default=None, metavar="PATH",
+                    help="BSR's grouping folder (its MEX files are built for Octave "
+                         "into --bsr-cache), or a folder with globalPb.m and the "
+                         "MEX files built")
+    ap.add_argument("--bsr-cache", type=Path, default=BSR_CACHE, metavar="DIR",
+                    help=f"where BSR's MEX files are built (default: {BSR_CACHE})")
     ap.add_argument("--rsz", type=float, default=1.0,
                     help="BSR's eigenproblem size factor in (0, 1] (default: 1.0)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -98,11 +112,19 @@ def main() -> None:
     paths = sorted(a.images.glob("*.jpg"))[:a.n]
     if not paths:
         raise SystemExit(f"no .jpg images in {a.images}")
+    lib = None
+    if a.octave_bsr:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _bsr_octave import BuildError, resolve_lib
+        try:
+            lib = resolve_lib(a.octave_bsr, a.bsr_cache)
+        except BuildError as e:
+            raise SystemExit(f"--octave-bsr: {e}") from None
     rows = []
     for p in paths:
         r = _ours(p, a.rsz)
-        if a.octave_bsr:
-            r["bsr"] = _octave(p, a.octave_bsr, a.rsz)
+        if lib is not None:
+            r["bsr"] = _octave(p, lib, a.rsz)
         rows.append(r)
         t = r["timings"]
         line = "  ".join(f"{s} {t.get(s, float('nan')):.2f}" for s in STAGES)
@@ -116,7 +138,7 @@ def main() -> None:
     for s in (*STAGES, "total"):
         print(f"  {s:<13} {med[s]:7.2f}")
     print(f"  peak memory   {statistics.median(r['peak_mb'] for r in rows):7.0f} MB")
-    if a.octave_bsr:
+    if lib is not None:
         bsr = statistics.median(r["bsr"]["total"] for r in rows)
         ucm = statistics.median(r["bsr"]["OWT-UCM"] for r in rows)
         print(f"  BSR under Octave: {bsr:.1f} CPU-s per image (contours2ucm {ucm:.2f}); "
