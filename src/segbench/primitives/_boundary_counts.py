@@ -14,7 +14,7 @@ from ..compilation import is_cached
 from ..errors import InputError
 from ._correspond import DEFAULT_MAX_DIST, frame_events_of, shared_matcher
 from ._seg2bdry import seg2bdry
-from ._solver import _match_sequence, covered_counts
+from ._solver import _match_sequence, covered_counts, positions_in
 from ._thin import thin as thin_map
 from ._thin import thin_frames
 
@@ -392,7 +392,7 @@ def evaluate_image(
     ev_ptr = np.zeros(len(runs) + 1, np.int64)
     ev_ptr[1:] = np.cumsum([ev.frame.size for ev in runs])
     union = pool[6]  # every frame's pixels: events index into them
-    where = np.searchsorted(union, np.concatenate([ev.pixel for ev in runs]))
+    where = positions_in(union, np.concatenate([ev.pixel for ev in runs]), shape[1])
     cnt_p = covered_counts(
         runs[0].walk,
         ev_ptr,

@@ -34,6 +34,7 @@ from ._solver import (
     _replay_flags,
     _solver_state,
     _walk_frames,
+    sorted_union,
 )
 
 #: Distances are scaled by this factor and rounded to integers, as in match.cc.
@@ -126,7 +127,7 @@ def frame_pool(ptr, pix) -> tuple:
     :meth:`Matcher._frame_pool`."""
     diffs = _frame_diffs(ptr, pix)
     first = pix[ptr[0] : ptr[1]] if ptr.size > 1 else pix[:0]
-    union = np.union1d(first, diffs[3]).astype(np.int64, copy=False)
+    union = sorted_union(np.ascontiguousarray(first, np.int64), diffs[3])
     return (ptr, pix) + diffs + (union,)
 
 

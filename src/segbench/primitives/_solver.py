@@ -1875,3 +1875,50 @@ def covered_counts(walk, ev_ptr, ev_frame, ev_pix, ev_sign, n_pix):
             nxt[a] = e
         out[k] = n_covered
     return out
+
+
+@_kernel(**_PUBLIC)
+def sorted_union(a, b):
+    """The distinct values of ``a`` and ``b`` (int64, any order), ascending:
+    ``np.union1d(a, b)``, a few times faster on the frame lists of one image (one sort
+    of both, then the repeats dropped; memory as the inputs, not as the image)."""
+    c = np.empty(a.shape[0] + b.shape[0], np.int64)
+    c[: a.shape[0]] = a
+    c[a.shape[0] :] = b
+    c.sort()
+    k = 0
+    for i in range(c.shape[0]):
+        if i == 0 or c[i] != c[i - 1]:
+            c[k] = c[i]
+            k += 1
+    return c[:k].copy()
+
+
+@_kernel(**_PUBLIC)
+def positions_in(union, pixels, width):
+    """Each of ``pixels`` (linear indices of an image ``width`` wide, every one in
+    ``union``) as its position in the sorted, distinct ``union``:
+    ``np.searchsorted(union, pixels)``, through where each image row starts in
+    ``union`` (a table as long as the image has rows) and a short search within the
+    row, instead of a binary search through all of ``union`` each (about twice as
+    fast on the events of a BSDS image)."""
+    n = union.shape[0]
+    n_rows = union[n - 1] // width + 1 if n else 0
+    row_at = np.zeros(n_rows + 1, np.int64)  # union[row_at[y]:row_at[y + 1]]: row y
+    for i in range(n):
+        row_at[union[i] // width + 1] += 1
+    for y in range(n_rows):
+        row_at[y + 1] += row_at[y]
+    out = np.empty(pixels.shape[0], np.int64)
+    for e in range(pixels.shape[0]):
+        p = pixels[e]
+        lo = row_at[p // width]
+        hi = row_at[p // width + 1]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if union[mid] < p:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[e] = lo
+    return out
