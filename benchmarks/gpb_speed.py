@@ -37,7 +37,7 @@ IMAGES = ROOT.parent / "shared" / "data" / "bsds500" / "images" / "val"
 STAGES = ("mPb", "W", "eigenvectors", "sPb", "OWT-UCM")
 
 
-def _child(path: str, rsz: float) -> None:
+def _child(path: str, rsz: float, scale: int, eigensolver: str) -> None:
     import time
 
     import numpy as np
@@ -45,22 +45,31 @@ def _child(path: str, rsz: float) -> None:
     from segbench.algorithms import gpb_owt_ucm
     from segbench.io import read_image
     rng = np.random.default_rng(0)
-    gpb_owt_ucm(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8))   # load the kernels
+    # load the kernels (the multigrid's too: a grid it coarsens twice)
+    gpb_owt_ucm(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8))
+    gpb_owt_ucm(rng.integers(0, 256, (200, 240, 3), dtype=np.uint8),
+                eigensolver=eigensolver)
     img = read_image(path)
+    if scale > 1:  # a larger photograph: Pillow's bicubic enlargement
+        from PIL import Image
+        h, w = img.shape[:2]
+        img = np.asarray(Image.fromarray(img).resize((w * scale, h * scale),
+                                                     Image.BICUBIC))
     timings: dict = {}
     t = time.process_time()
-    gpb_owt_ucm(img, rsz=rsz, timings=timings)
+    gpb_owt_ucm(img, rsz=rsz, eigensolver=eigensolver, timings=timings)
     timings["total"] = time.process_time() - t
     with open("/proc/self/status") as f:
         hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
     print(json.dumps({"timings": timings, "peak_mb": hwm / 1024}))
 
 
-def _ours(path: Path, rsz: float) -> dict:
+def _ours(path: Path, rsz: float, scale: int = 1, eigensolver: str = "auto") -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, __file__, "--child", str(path), "--rsz",
-                          str(rsz)], env=env,
+                          str(rsz), "--scale", str(scale), "--eigensolver", eigensolver],
+                         env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -104,10 +113,21 @@ def main() -> None:
                     help=f"where BSR's MEX files are built (default: {BSR_CACHE})")
     ap.add_argument("--rsz", type=float, default=1.0,
                     help="BSR's eigenproblem size factor in (0, 1] (default: 1.0)")
+    ap.add_argument("--scales", type=int, nargs="+", default=None, metavar="S",
+                    help="also time each image enlarged S times on a side (Pillow "
+                         "bicubic) and print the cost against linear in the pixels, "
+                         "e.g. --scales 1 4 --eigensolver multigrid")
+    ap.add_argument("--scale", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--eigensolver", default="auto",
+                    choices=("auto", "exact", "multigrid"),
+                    help="gpb's eigensolver (default: auto)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        _child(a.child, a.rsz)
+        _child(a.child, a.rsz, a.scale, a.eigensolver)
+        return
+    if a.scales:
+        _scales(a)
         return
     paths = sorted(a.images.glob("*.jpg"))[:a.n]
     if not paths:
@@ -144,6 +164,33 @@ def main() -> None:
         print(f"  BSR under Octave: {bsr:.1f} CPU-s per image (contours2ucm {ucm:.2f}); "
               f"segbench is {bsr / med['total']:.1f}x faster (OWT-UCM "
               f"{ucm / med['OWT-UCM']:.1f}x)")
+
+
+def _scales(a) -> None:
+    """Whole gPb-owt-ucm per image at each enlargement, and the cost's growth."""
+    paths = sorted(a.images.glob("*.jpg"))[:a.n]
+    if not paths:
+        raise SystemExit(f"no .jpg images in {a.images}")
+    by_scale: dict[int, list] = {s: [] for s in a.scales}
+    for p in paths:
+        for s in a.scales:  # the sizes of one image in turn: a drifting machine
+            r = _ours(p, a.rsz, s, a.eigensolver)  # slows them alike
+            by_scale[s].append(r)
+            t = r["timings"]
+            line = "  ".join(f"{k} {t.get(k, float('nan')):.2f}" for k in STAGES)
+            print(f"{p.stem} x{s}: {line}  total {t['total']:.2f} CPU-s, peak "
+                  f"{r['peak_mb']:.0f} MB", flush=True)
+    base = min(a.scales)
+    cost = {s: statistics.median(r["timings"]["total"] for r in rs)
+            for s, rs in by_scale.items()}
+    print(f"\nmedian over {len(paths)} images, eigensolver {a.eigensolver}:")
+    for s in a.scales:
+        peak = max(r["peak_mb"] for r in by_scale[s])
+        pixels = (s / base) ** 2
+        grow = cost[s] / cost[base]
+        print(f"  x{s}: {cost[s]:8.2f} CPU-s, peak {peak:5.0f} MB; {grow:6.2f}x the "
+              f"cost of x{base} for {pixels:.0f}x the pixels: {grow / pixels:.2f} x "
+              f"linear")
 
 
 if __name__ == "__main__":

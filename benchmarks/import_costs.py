@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """CPU seconds of the imports a short command avoids (docs/engine.md, "A command imports
 only what it uses"): Numba's CPU-target refresh (which imports every implementation,
-``scipy.linalg`` among them) beyond ``import numpy, numba``; ``scipy.io`` and matplotlib
-with its Agg canvas beyond ``import numpy``.
+``scipy.linalg`` among them) beyond ``import numpy, numba``, what any process that loads
+a cached Numba kernel pays (``segbench semantic`` avoids it by counting with its C
+extension, issue 41); ``scipy.io`` and matplotlib with its Agg canvas beyond ``import
+numpy``; OpenBLAS's thread pool, started by ``import numpy`` unless
+``OPENBLAS_NUM_THREADS=1`` (every other case runs with it; ``segbench semantic`` sets it
+for its own process unless the user did).
 
 Each case is a separate ``python -c`` process, ``--repeats`` times round-robin; its CPU
 is user + system of the child (``resource.getrusage(RUSAGE_CHILDREN)``). Printed: the
@@ -24,6 +28,9 @@ import sys
 #: case -> (code, the case it is measured beyond)
 CASES = {
     "numpy": ("import numpy", None),
+    # the others run with OPENBLAS_NUM_THREADS=1; this one with OpenBLAS's default
+    "numpy, OpenBLAS's default threads": ("import os; os.environ.pop('OPENBLAS_NUM_THREADS'); "
+                                          "import numpy", "numpy"),
     "numpy, numba": ("import numpy, numba", None),
     "Numba's target refresh": ("import numpy, numba; from numba.core.registry import "
                                "cpu_target; cpu_target.target_context.refresh()",

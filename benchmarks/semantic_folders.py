@@ -1,27 +1,33 @@
-"""Semantic evaluation from folders of PNG label maps, and in memory: segbench beside hotcoco.
+"""Semantic evaluation from folders of PNG label maps: segbench beside hotcoco, in-process
+and as whole processes, on maps of four textures.
 
-Two sets of 500 pairs of 512x512 8-bit PNGs, 150 classes, written once to the cache
-(Pillow's default PNG settings, as a user's ``Image.save`` writes them):
+Each set is ``--pairs`` pairs (default 300) written once to the cache by Pillow's
+default ``Image.save`` (what a user's script writes):
 
-- ``blob``: the blob maps of benchmarks/semantic_data.py (about 5% ignored, 10% wrong):
-  long runs of one label, what real label maps look like;
-- ``random``: every pixel an independent uniform label on both sides: no runs at all,
-  the worst case for run-length counting and for PNG compression.
+- ``blob``: 512x512, 150 classes, the blob maps of benchmarks/semantic_data.py (about
+  5% ignored, 10% wrong): long runs of one label;
+- ``salt``: the same ground truth, the prediction with 8% of its pixels replaced by a
+  random class (salt-and-pepper errors, what an early-epoch model writes): runs broken
+  every dozen pixels;
+- ``random``: 512x512, 150 classes, every pixel an independent label on both sides: no
+  runs, the worst case for PNG compression;
+- ``cityscapes``: 2048x1024, 19 classes plus 255 ignore, blob layouts of 60 regions
+  (benchmarks/semantic_data.py's ``cityscapes`` set).
 
-For each set, runs alternate between the libraries, ``--repeat`` times, and the medians
-are printed (CPU-seconds of the process, all threads; wall beside it):
+Printed per set (medians of ``--repeat`` alternating runs, CPU-seconds: of this
+process for in-process runs, ``getrusage`` of the child for processes):
 
-- files: hotcoco ``SemanticEval.update_folders`` against segbench's ``update_folders``
-  and ``evaluate_semantic`` (the engine path ``segbench semantic`` takes, no output
-  folder, one worker);
-- memory: the decoded maps (uint8) fed one pair per ``update`` to each;
-- floor: segbench reading and decoding the files as ``update_folders`` does
-  (``read_stored_label_pair``), no counting.
+- ``in-process``: hotcoco ``SemanticEval.update_folders`` + ``report`` against
+  segbench's ``SemanticEval.update_folders`` + ``report`` (no boundary IoU);
+- ``command``: ``segbench semantic --no-boundary-iou --quiet`` against a
+  ``python -c`` process doing hotcoco's ``update_folders`` + ``report`` on all pairs;
+- ``fixed``: the same two processes on the first pair alone (start-up and loading).
 
-hotcoco runs on one thread (``RAYON_NUM_THREADS=1``, set before it is imported), so
-both sides are compared on one core. Every run's mIoU is checked against hotcoco's to
-1e-12. hotcoco is a peer for this script only: ``pip install hotcoco==1.3.0`` into the
-environment that runs it; without it only segbench's rows are printed.
+hotcoco runs on one thread (``RAYON_NUM_THREADS=1``, also for its processes). Every
+run's mIoU is checked against hotcoco's to 1e-12. hotcoco is a peer for this script
+only (``pip install hotcoco==1.3.0``); without it only segbench's rows are printed.
+Targets (issue 41): in-process >= 1.5x on every set, command >= 1.0x, segbench's
+fixed cost <= 0.2 CPU-s.
 
     python benchmarks/semantic_folders.py --repeat 5
 """
@@ -30,13 +36,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("RAYON_NUM_THREADS", "1")   # before hotcoco starts its pool
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before hotcoco starts its pool
 
 import numpy as np  # noqa: E402
 
@@ -46,135 +54,182 @@ from semantic_data import default_cache, make_pair  # noqa: E402
 
 import segbench  # noqa: E402
 from segbench.semantic import SemanticEval  # noqa: E402
+from segbench.semantic._core import native  # noqa: E402
 
 try:
-    from hotcoco import semantic as hc_semantic
     import hotcoco
+    from hotcoco import semantic as hc_semantic
 except ImportError:
     hc_semantic = hotcoco = None
 
-N, H, W, CLASSES = 500, 512, 512, 150
-SETS = ("blob", "random")
+#: name -> (height, width, classes, seeds per map)
+SETS = {
+    "blob": (512, 512, 150, 40),
+    "salt": (512, 512, 150, 40),
+    "random": (512, 512, 150, 0),
+    "cityscapes": (1024, 2048, 19, 60),
+}
+SALT = 0.08
 
 
-def folders(name: str, cache: Path) -> tuple[Path, Path]:
-    """``<cache>/folders/<name>-512/{gt,pred}/<i>.png``, written once."""
+def folders(name: str, n: int, cache: Path) -> tuple[Path, Path]:
+    """``<cache>/folders/<name>-<n>/{gt,pred}/<i>.png``, written once, and the same
+    first pair alone under ``one/``."""
     from PIL import Image
-    root = cache / "folders" / f"{name}-512"
+
+    h, w, classes, seeds = SETS[name]
+    root = cache / "folders" / f"{name}-{n}"
     done = root / "done"
     if not done.exists():
         shutil.rmtree(root, ignore_errors=True)
-        (root / "gt").mkdir(parents=True)
-        (root / "pred").mkdir()
+        for side in ("gt", "pred", "one/gt", "one/pred"):
+            (root / side).mkdir(parents=True)
         rng = np.random.default_rng(7)
-        for i in range(N):
-            if name == "blob":
-                gt, pred = make_pair(rng, H, W, CLASSES, 40)
+        for i in range(n):
+            if name == "random":
+                gt = rng.integers(0, classes, (h, w), dtype=np.uint8)
+                pred = rng.integers(0, classes, (h, w), dtype=np.uint8)
             else:
-                gt = rng.integers(0, CLASSES, (H, W), dtype=np.uint8)
-                pred = rng.integers(0, CLASSES, (H, W), dtype=np.uint8)
+                gt, pred = make_pair(rng, h, w, classes, seeds)
+                if name == "salt":
+                    wrong = rng.uniform(size=pred.shape) < SALT
+                    pred[wrong] = rng.integers(0, classes, int(wrong.sum()), dtype=np.uint8)
             Image.fromarray(gt).save(root / "gt" / f"{i:04d}.png")
             Image.fromarray(pred).save(root / "pred" / f"{i:04d}.png")
+        for side in ("gt", "pred"):
+            shutil.copy(root / side / "0000.png", root / "one" / side / "0000.png")
         done.write_text("")
-    return root / "gt", root / "pred"
+    return root, root / "one"
 
 
 def timed(fn):
-    c, w = time.process_time(), time.perf_counter()
+    c = time.process_time()
     out = fn()
-    return time.process_time() - c, time.perf_counter() - w, out
+    return time.process_time() - c, out
+
+
+def child(cmd: list[str]) -> tuple[float, float]:
+    """(CPU-s, mIoU) of a child process that prints the mIoU last."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, float(proc.stdout.split()[-1])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    ap.add_argument("--pairs", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=5, help="runs of each, medians")
     ap.add_argument("--cache", type=Path, default=default_cache())
     a = ap.parse_args(argv)
-    from segbench.runners._semantic import evaluate_semantic
-    from segbench.io import read_stored_label_pair, read_stored_labels
+    py = sys.executable
+    seg = str(Path(py).with_name("segbench"))
+    seg_cmd = [seg] if os.path.exists(seg) else [py, "-m", "segbench.cli"]
 
-    print(f"segbench {segbench.__version__} from {Path(segbench.__file__).parent}; "
-          + (f"hotcoco {hotcoco.__version__}, RAYON_NUM_THREADS="
-             f"{os.environ['RAYON_NUM_THREADS']}" if hotcoco else
-             "hotcoco not installed: segbench rows only"))
-    # compile / load every kernel outside the timings
-    tiny = np.zeros((4, 4), np.uint8)
-    SemanticEval(3, boundary_dilation=None).update(tiny, tiny)
+    print(
+        f"segbench {segbench.__version__} from {Path(segbench.__file__).parent} "
+        f"(C extension: {'yes' if native() is not None else 'NO, Numba path'}); "
+        + (
+            f"hotcoco {hotcoco.__version__}, RAYON_NUM_THREADS="
+            f"{os.environ['RAYON_NUM_THREADS']}"
+            if hotcoco
+            else "hotcoco not installed: segbench rows only"
+        ),
+        flush=True,
+    )
     results = {}
     for name in a.sets:
-        gt_dir, pred_dir = folders(name, a.cache)
-        files = sorted(gt_dir.iterdir())
-        read_stored_labels(files[0])
-        gts = [read_stored_labels(f) for f in files]
-        preds = [read_stored_labels(pred_dir / f.name) for f in files]
+        h, w, classes, _ = SETS[name]
+        root, one = folders(name, a.pairs, a.cache)
 
-        def ours_files():
-            ev = SemanticEval(CLASSES, boundary_dilation=None)
-            ev.update_folders(gt_dir, pred_dir)
+        def ours(folder, classes=classes):
+            ev = SemanticEval(classes, boundary_dilation=None)
+            ev.update_folders(folder / "gt", folder / "pred")
             return ev.report()["metrics"]["mIoU"]
 
-        def ours_engine():
-            res = evaluate_semantic(gt_dir, pred_dir, None, classes=CLASSES,
-                                    boundary_dilation=None, workers=1, progress=False)
-            return res.metrics["mIoU"]
+        def ours_cmd(folder, classes=classes):
+            # the command prints the table: the mIoU is read from --json instead
+            cmd = [*seg_cmd, "semantic", "--gt", str(folder / "gt"), "--pred",
+                   str(folder / "pred"), "--classes", str(classes), "--no-boundary-iou",
+                   "--quiet", "--json"]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode:
+                raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+            import json
 
-        def ours_memory():
-            ev = SemanticEval(CLASSES, boundary_dilation=None)
-            for g, p in zip(gts, preds):
-                ev.update(g, p)
-            return ev.report()["metrics"]["mIoU"]
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            return cpu, json.loads(proc.stdout)["metrics"]["mIoU"]
 
-        def floor():
-            for f in files:
-                read_stored_label_pair(f, pred_dir / f.name)
-
-        runs = {"files: segbench update_folders": ours_files,
-                "files: segbench evaluate_semantic": ours_engine,
-                "memory: segbench update": ours_memory,
-                "floor: segbench read + decode": floor}
+        runs = {"in-process: segbench": lambda root=root: timed(lambda: ours(root))}
+        procs = {
+            "command: segbench semantic": lambda root=root: ours_cmd(root),
+            "fixed (1 pair): segbench semantic": lambda one=one: ours_cmd(one),
+        }
         if hc_semantic is not None:
-            def hc_files():
-                ev = hc_semantic.SemanticEval(CLASSES)
-                ev.update_folders(str(gt_dir), str(pred_dir))
+
+            def hc(folder, classes=classes):
+                ev = hc_semantic.SemanticEval(classes)
+                ev.update_folders(str(folder / "gt"), str(folder / "pred"))
                 return ev.report()["metrics"]["mIoU"]
 
-            def hc_memory():
-                ev = hc_semantic.SemanticEval(CLASSES)
-                for g, p in zip(gts, preds):
-                    ev.update(g, p)
-                return ev.report()["metrics"]["mIoU"]
-            runs = {"files: hotcoco update_folders": hc_files,
-                    "memory: hotcoco update": hc_memory, **runs}
-        ours_engine()   # the engine's first call imports what it needs
-        times = {k: [] for k in runs}
+            def hc_cmd(folder, classes=classes):
+                code = (
+                    "from hotcoco import semantic as s\n"
+                    f"ev = s.SemanticEval({classes})\n"
+                    f"ev.update_folders({str(folder / 'gt')!r}, {str(folder / 'pred')!r})\n"
+                    "print(repr(ev.report()['metrics']['mIoU']))"
+                )
+                return child([py, "-c", code])
+
+            runs = {"in-process: hotcoco": lambda root=root: timed(lambda: hc(root)), **runs}
+            procs = {
+                "command: hotcoco process": lambda root=root: hc_cmd(root),
+                **procs,
+                "fixed (1 pair): hotcoco process": lambda one=one: hc_cmd(one),
+            }
+        ours(one)  # imports and first calls outside the timings
+        if hc_semantic is not None:
+            hc(one)
+        everything = {**runs, **procs}
+        times = {k: [] for k in everything}
         miou = {}
-        for _ in range(a.repeat):           # alternating, so load changes hit all alike
-            for label, fn in runs.items():
-                cpu, wall, value = timed(fn)
-                times[label].append((cpu, wall))
-                if value is not None:
-                    miou[label] = value
-        ref = miou.get("files: hotcoco update_folders", miou["files: segbench update_folders"])
-        for label, value in miou.items():
-            assert abs(value - ref) <= 1e-12, (name, label, value, ref)
-        results[name] = {k: (statistics.median(c for c, _ in v),
-                             statistics.median(w for _, w in v)) for k, v in times.items()}
-        print(f"  {name}: done (mIoU {ref:.6f}, equal to 1e-12 in every run)", flush=True)
+        for _ in range(a.repeat):  # alternating, so load changes hit all alike
+            for label, fn in everything.items():
+                cpu, value = fn()
+                times[label].append(cpu)
+                miou[label] = value
+        for whole in ("", "fixed"):
+            group = {k: v for k, v in miou.items() if k.startswith("fixed") == bool(whole)}
+            ref = next(v for k, v in group.items() if "hotcoco" in k) if hotcoco else None
+            ref = group[next(iter(group))] if ref is None else ref
+            for label, value in group.items():
+                assert abs(value - ref) <= 1e-12, (name, label, value, ref)
+        results[name] = {k: statistics.median(v) for k, v in times.items()}
+        print(f"  {name}: done (mIoU equal to hotcoco's to 1e-12 in every run)", flush=True)
 
-    print(f"\n{N} pairs of {H}x{W}, {CLASSES} classes; medians of {a.repeat} alternating "
-          "runs; CPU-s of the process (all threads), wall beside; ratio = hotcoco CPU-s / "
-          "this row's CPU-s\n")
-    print(f"{'set':<8}{'run':<36}{'CPU-s':>8}{'wall s':>8}{'ms/pair':>9}{'vs hotcoco':>12}")
+    print(
+        f"\n{a.pairs} pairs a set (fixed: 1 pair); medians of {a.repeat} alternating runs; "
+        "CPU-s; ratio = hotcoco's CPU-s / segbench's (> 1: segbench ahead)\n"
+    )
+    print(f"{'set':<11}{'run':<36}{'CPU-s':>8}{'ms/pair':>9}{'ratio':>8}{'target':>8}")
     for name, rows in results.items():
-        for label, (cpu, wall) in rows.items():
-            peer = None
-            if hc_semantic is not None and not label.startswith("floor"):
-                peer = rows["files: hotcoco update_folders" if label.startswith("files")
-                            else "memory: hotcoco update"][0]
-            ratio = "" if peer is None or "hotcoco" in label else f"{peer / cpu:.2f}x"
-            print(f"{name:<8}{label:<36}{cpu:>8.3f}{wall:>8.3f}{1000 * cpu / N:>9.3f}"
-                  f"{ratio:>12}")
+        for label, cpu in rows.items():
+            kind = label.split(":")[0]
+            pairs = 1 if kind.startswith("fixed") else a.pairs
+            ratio = target = ""
+            if "segbench" in label and hotcoco is not None:
+                peer = next(v for k, v in rows.items() if k.startswith(kind) and "hotcoco" in k)
+                ratio = f"{peer / cpu:.2f}x"
+            if "segbench" in label:
+                target = {"in-process": ">=1.5x", "command": ">=1.0x"}.get(kind, "<=0.20")
+            print(f"{name:<11}{label:<36}{cpu:>8.3f}{1000 * cpu / pairs:>9.2f}{ratio:>8}"
+                  f"{target:>8}")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,8 @@ and the median wall seconds, beside floors measured in the same run:
 * ``import numpy, numba``: what any command with a compiled kernel pays before it loads
   one;
 * ``numpy + scipy.io + numba + one cached kernel, loaded as Numba loads it``: what such
-  a command paid before segbench read ``.mat`` files itself and loaded its kernels
-  without Numba's target refresh (``segbench.compilation.lean_cache_loading``,
-  in the command's process).
+  a command pays before its own work (Numba refreshes its CPU target before it loads a
+  cached kernel: about 0.4 CPU-s a process; segbench loads kernels as Numba does).
 
 Cases (the targets of issue 17 in brackets):
 
@@ -22,6 +21,8 @@ Cases (the targets of issue 17 in brackets):
 * ``segbench boundary`` on one image, ``--no-plot``             [<= 0.7]
 * ``segbench superpixel`` on the 10 fixture images (../shared/fixtures/superpixel),
   beside the C++ superpixel benchmark's CLI measured at 1.4 CPU-s   [<= 1.5]
+* ``segbench semantic --no-boundary-iou`` on one 512x512 pair (the fixed cost: its C
+  extension counts, no Numba is loaded)   [<= 0.2, issue 41]
 
 Kernels are compiled and cached before timing (one untimed run of each case). Outputs
 go to a fresh temporary folder per run, so nothing is resumed.
@@ -61,6 +62,19 @@ def _run(cmd: list[str], env: dict) -> tuple[float, float]:
     return cpu, wall
 
 
+def _semantic_pair(root: Path) -> None:
+    """One 512x512 pair of 8-bit label maps (150 classes), written by Pillow."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for side in ("gt", "pred"):
+        (root / side).mkdir(parents=True)
+        coarse = rng.integers(0, 150, (64, 64)).astype(np.uint8)
+        Image.fromarray(np.kron(coarse, np.ones((8, 8), np.uint8))).save(
+            root / side / "0.png")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -78,13 +92,19 @@ def main() -> int:
     floor_mod = work / "floor_kernel.py"
     floor_mod.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n"
                          "    return x + 1\n")
+    sem = work / "semantic"
+    _semantic_pair(sem)
     cases = [("python -c 'import numpy'", lambda o: [py, "-c", "import numpy"], None),
              ("import numpy, numba", lambda o: [py, "-c", "import numpy, numba"], None),
              ("numpy + scipy.io + numba + 1 kernel, Numba's loading",
               lambda o: [py, "-c", f"import sys; sys.path.insert(0, {str(work)!r}); "
                                    "import numpy, scipy.io, floor_kernel; "
                                    "floor_kernel.f(1)"], None),
-             ("segbench --help", lambda o: [*seg, "--help"], 0.3)]
+             ("segbench --help", lambda o: [*seg, "--help"], 0.3),
+             ("segbench semantic --no-boundary-iou, 1 pair 512x512",
+              lambda o: [*seg, "semantic", "--gt", str(sem / "gt"), "--pred",
+                         str(sem / "pred"), "--classes", "150", "--no-boundary-iou",
+                         "--quiet"], 0.2)]
     if gt.is_file() and pb.is_file():
         shutil.copy(gt, one / "gt")
         shutil.copy(pb, one / "pred")

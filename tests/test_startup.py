@@ -43,12 +43,10 @@ def test_boundary_imports_only_what_it_uses(one_image, tmp_path):
     _modules_after([*base, "--out", str(tmp_path / "warm"), "--no-plot"])   # compiles
     mods = _modules_after([*base, "--out", str(tmp_path / "a"), "--no-plot"])
     assert "numba" in mods and "segbench.io._mat5" in mods   # it reads .mat, matches
-    # scipy.io: the ground truth is read by io._mat5; numba.np.arraymath (and through
-    # it scipy.linalg): the cached kernels load without Numba's target refresh
-    # scipy and yaml: Numba imports them at its own import, for nothing a command needs
-    # (compilation.import_numba_lean)
-    for unused in ("scipy", "yaml", "matplotlib", "scipy.io", "scipy.linalg",
-                   "numba.np.arraymath",
+    # scipy.io: the ground truth is read by io._mat5; yaml: Numba imports it at its own
+    # import, for nothing a command needs (compilation.import_numba_lean). Loading
+    # cached kernels is Numba's own (its target refresh imports scipy.linalg)
+    for unused in ("yaml", "matplotlib", "scipy.io",
                    "scipy.ndimage", "scipy.stats", "tqdm", "pandas", "dask", "jinja2",
                    "urllib.request"):
         assert unused not in mods, unused
@@ -165,76 +163,23 @@ def test_wait_ahead_returns_when_the_children_are_done(tmp_path):
     assert _run(code, tmp_path / "cache", tmp_path) == "0 True"
 
 
-_LOAD = """
-import sys
-import numpy as np
-{setup}
-from numba.core.caching import FunctionCache
-from segbench.region import compact_labels
-labels, n = compact_labels(np.array([[5, 5], [9, 0]], np.int32))
-print(on, labels.tolist(), n, "numba.np.arraymath" in sys.modules,
-      FunctionCache.load_overload.__module__)
-"""
-_LIBRARY = _LOAD.format(setup="on = None")
-_COMMAND = _LOAD.format(setup="from segbench.compilation import lean_cache_loading\n"
-                              "on = lean_cache_loading()")
-_OTHER_NUMBA = _LOAD.format(setup="import numba\nnumba.__version__ = '0.99.0'\n"
-                                  "from segbench.compilation import lean_cache_loading\n"
-                                  "on = lean_cache_loading()")
+def test_no_numba_internals_are_patched(one_image, tmp_path):
+    """A command loads cached kernels as Numba does (issue 41: the CLI's patch of
+    ``FunctionCache.load_overload`` is gone; ``segbench semantic`` starts fast by not
+    loading Numba at all, tests/test_semantic_native.py)."""
+    from segbench import compilation
 
-
-def test_lean_loading_in_the_command_only_with_a_tested_fallback(tmp_path):
-    """The library loads cached kernels as Numba does and changes nothing in Numba; the
-    command's process (lean_cache_loading, as segbench.cli.main calls it) skips Numba's
-    full target refresh (which imports numba.np.arraymath and scipy.linalg). Turned off,
-    or on a Numba outside LEAN_NUMBA, it falls back to Numba's loading: same numbers.
-    Compiling after a lean load still works."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-
-    def run(code, **extra):
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                              text=True, timeout=300, env=dict(env, **extra))
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.split("\n")
-
-    compiled = run(_LIBRARY)[0].split(" ", 1)[1]                  # cache empty: compiles
-    assert compiled.endswith("True numba.core.caching")
-    result = compiled.rsplit(" ", 2)[0]
-    numba_loads = f"{result} True numba.core.caching"
-    assert run(_LIBRARY)[0] == f"None {numba_loads}"            # the library: Numba's
-    assert run(_COMMAND)[0] == f"True {result} False segbench.compilation"     # lean
-    assert run(_COMMAND, SEGBENCH_LEAN_LOAD="0")[0] == f"False {numba_loads}"
-    assert run(_OTHER_NUMBA)[0] == f"False {numba_loads}"       # untested release
-    then_compile = _COMMAND + ("import numba\n"
-                               "f = numba.njit(lambda a: np.cumsum(a).sum())\n"
-                               "print(f(np.arange(5.0)))\n")
-    lines = run(then_compile)
-    assert lines[0].startswith("True ") and lines[1] == "20.0"   # 0+1+3+6+10
-
-
-@pytest.mark.parametrize("version, tested", [
-    ("0.68.1", True), ("0.58.0rc1", True), ("0.63.0", True), ("0.57.1", False),
-    ("0.69.0", False), ("1.0.0", False), ("dev", False)])
-def test_lean_loading_only_on_tested_numba_releases(version, tested):
-    from segbench.compilation import lean_loading_supported
-    assert lean_loading_supported(version) is tested
-
-
-def test_command_fallback_gives_the_same_result(one_image, tmp_path):
-    """A boundary run with Numba's own loading (SEGBENCH_LEAN_LOAD=0) writes the same
-    numbers as a lean one."""
-    import json
-    base = ["boundary", "--gt", str(one_image / "gt"), "--pred", str(one_image / "pred"),
-            "--quiet", "--no-plot"]
-    _modules_after([*base, "--out", str(tmp_path / "warm")])                 # compiles
-    lean = _modules_after([*base, "--out", str(tmp_path / "lean")])
-    full = _modules_after([*base, "--out", str(tmp_path / "full")],
-                          env=dict(os.environ, SEGBENCH_LEAN_LOAD="0"))
-    assert "numba.np.arraymath" not in lean and "numba.np.arraymath" in full
-    a, b = (json.loads((tmp_path / d / "result_boundary.json").read_text())
-            for d in ("lean", "full"))
-    assert (a["metrics"], a["curves"], a["per_item"]) == \
-        (b["metrics"], b["curves"], b["per_item"])
+    assert not hasattr(compilation, "lean_cache_loading")
+    args = ["boundary", "--gt", str(one_image / "gt"), "--pred", str(one_image / "pred"),
+            "--quiet", "--no-plot", "--out", str(tmp_path / "o")]
+    code = ("from segbench.cli import main\n"
+            f"assert main({args!r}) == 0\n"
+            "from numba.core.caching import FunctionCache\n"
+            "print('LOADER', FunctionCache.load_overload.__module__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "LOADER numba.core.caching" in proc.stdout
 
 
 def test_command_map_names_every_command_of_its_group():

@@ -14,8 +14,11 @@ The notice goes to a terminal only (stderr a TTY), as progress does; set
 ``SEGBENCH_COMPILE_NOTICE=1`` to print it anyway, ``0`` never to.
 
 :func:`prepare_kernels`, which every kernel module calls, registers that notice. The
-``segbench`` command (not the library) also loads cached kernels lean
-(:func:`lean_cache_loading`): a command process is ours to tune, a user's process is not.
+``segbench`` command (not the library) imports Numba without two modules it does not
+need (:func:`import_numba_lean`); loading cached kernels is Numba's own, unchanged.
+Loading them costs about 0.4 CPU-s a process (Numba refreshes its CPU target first), so
+the command that must start fastest, ``segbench semantic``, counts its pairs with a C
+extension (``segbench.semantic._native``) and imports no Numba at all.
 
 The engine compiles a family's kernels in the main process before it starts worker
 processes (``Family.warm_up``), so a run prints each notice once and its workers inherit
@@ -33,13 +36,10 @@ if TYPE_CHECKING:
     import subprocess
 
 __all__ = [
-    "LEAN_NUMBA",
     "announce_compiles",
     "compile_ahead",
     "import_numba_lean",
     "is_cached",
-    "lean_cache_loading",
-    "lean_loading_supported",
     "prepare_kernels",
     "wait_ahead",
 ]
@@ -68,6 +68,7 @@ GROUPS = {
     "segbench.algorithms._gpb_cue_kernels": ("gPb's local cues", 1),
     "segbench.algorithms._gpb_kernels": ("gPb's non-max suppression", 1),
     "segbench.algorithms._gpb_spectral_kernels": ("gPb's affinity and sPb", 5),
+    "segbench.algorithms._gpb_block_kernels": ("gPb's multigrid eigensolver", 3),
     "segbench.algorithms._ucm_kernels": ("the watershed and UCM", 5),
     "segbench.algorithms._owt_contours_kernels": ("the OWT contour fit", 8),
     "segbench.algorithms._ncut2001_kernels": ("the 2001 normalized cuts graph", 1),
@@ -125,102 +126,9 @@ def announce_compiles() -> None:
 
 def prepare_kernels() -> None:
     """Call at the top of every module that defines kernels (idempotent): registers the
-    compile notice (:func:`announce_compiles`). Loading is Numba's own: the library
-    changes nothing in Numba; only the ``segbench`` command loads lean."""
+    compile notice (:func:`announce_compiles`). Loading is Numba's own: segbench
+    changes nothing in Numba."""
     announce_compiles()
-
-
-#: The Numba releases (major, minor), first and last, whose cache loading
-#: :func:`lean_cache_loading` was checked against; outside them Numba loads as it does.
-LEAN_NUMBA = ((0, 58), (0, 68))
-
-_lean_installed = False
-
-
-def lean_loading_supported(version: str) -> bool:
-    """Whether the lean loader was checked against this Numba release.
-
-    Parameters
-    ----------
-    version : str
-        A Numba version string (``"0.68.1"``, ``"0.69.0rc1"``).
-
-    Returns
-    -------
-    bool
-        True when its (major, minor) lies in :data:`LEAN_NUMBA`; False otherwise and for
-        a string that is not a version.
-    """
-    try:
-        major, minor = (int(v) for v in version.split(".")[:2])
-    except ValueError:
-        return False
-    return LEAN_NUMBA[0] <= (major, minor) <= LEAN_NUMBA[1]
-
-
-def lean_cache_loading() -> bool:
-    """In the ``segbench`` command's process, load segbench's cached kernels without
-    Numba's full refresh of its CPU target; return whether it is in effect.
-
-    Before it loads machine code from its disk cache, Numba refreshes the CPU target: it
-    imports and registers every implementation it can lower (``numba.np.*``,
-    ``numba.cpython.*``, and through ``numba.np.linalg`` all of ``scipy.linalg``). That
-    costs 0.4 CPU-s once per process (measured on numba 0.68, 2-core machine), more
-    than half of a one-image ``segbench boundary --no-plot``, whatever the number of
-    kernels loaded; loading finished machine code needs none of it, only Numba's
-    runtime (NRT) symbols, which this loader initialises. Compiling still refreshes in
-    full, because Numba's compiler does that itself before it types anything.
-
-    This replaces ``FunctionCache.load_overload``, a Numba internal, so it is confined:
-
-    * the CLI calls it (:func:`segbench.cli.main`, for commands that run kernels), the
-      library never does, so no host process has its Numba changed by importing
-      segbench;
-    * only functions defined under ``segbench.`` load this way; any other goes to
-      Numba's own method;
-    * only on the Numba releases of :data:`LEAN_NUMBA` that have the internals it
-      uses; on any other, or with ``SEGBENCH_LEAN_LOAD=0``, nothing changes (the
-      fallback, tested to give the same numbers).
-
-    No supported path gives the same: AOT compilation (``numba.pycc``) is deprecated,
-    and fewer cached entry points or lazier imports do not help, the refresh is paid
-    once by the first kernel loaded (a boundary run loads four).
-    """
-    global _lean_installed
-    if _lean_installed:
-        return True
-    if os.environ.get("SEGBENCH_LEAN_LOAD", "") == "0":
-        return False
-    try:
-        import numba
-        from numba.core import caching
-        from numba.core.runtime import nrt
-
-        if not lean_loading_supported(numba.__version__):
-            return False
-        full_load = caching.FunctionCache.load_overload
-        runtime = nrt.rtsys
-        if not (
-            hasattr(caching.FunctionCache, "_load_overload")
-            and hasattr(caching.FunctionCache, "_guard_against_spurious_io_errors")
-            and hasattr(runtime, "initialize")
-        ):
-            return False
-    except (ImportError, AttributeError):
-        return False
-
-    def load_overload(self, sig, target_context):
-        module = getattr(getattr(self, "_py_func", None), "__module__", None) or ""
-        if not module.startswith("segbench."):
-            return full_load(self, sig, target_context)
-        runtime.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-        return None  # the guard swallowed a spurious I/O error: compile instead
-
-    caching.FunctionCache.load_overload = load_overload  # type: ignore[method-assign]  # patched on purpose
-    _lean_installed = True
-    return True
 
 
 def import_numba_lean() -> None:

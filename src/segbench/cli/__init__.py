@@ -76,13 +76,14 @@ def _registry_commands() -> dict:
 #: (the whole parser costs 20 ms; tests check this map against the groups).
 _COMMAND_GROUPS = {**_registry_commands(), **_OTHER_COMMANDS}
 
-#: Groups whose commands run compiled kernels (they import Numba the lean way first).
+#: Groups whose commands run Numba kernels (they import Numba the lean way first).
+#: ``semantic`` is not one: without boundary IoU its pairs are counted by the C
+#: extension, and the command imports Numba itself only when it will use it.
 _KERNEL_GROUPS = {
     "benchmark",
     "detect",
     "consistency",
     "agreement",
-    "semantic",
     "superpixel",
     "stats",
     "baselines",
@@ -295,10 +296,9 @@ def _main(argv) -> int:
     from ..errors import SegbenchError
 
     if group in _KERNEL_GROUPS:
-        from ..compilation import import_numba_lean, lean_cache_loading
+        from ..compilation import import_numba_lean
 
         import_numba_lean()
-        lean_cache_loading()
     # the run folder's manifest records the command line (the engine reads it from
     # the environment: it never imports the CLI); restored after, for in-process calls
     import shlex

@@ -124,6 +124,18 @@ def read_classes(value: str) -> int | list[str]:
 
 
 def _cmd_semantic(a: argparse.Namespace) -> int:
+    import os
+
+    # before numpy's first import (the parser imports none): its OpenBLAS starts a pool
+    # of threads that spin for a while, 0.05 CPU-s of a command that does no linear
+    # algebra worth threads (`import numpy`: 0.13 -> 0.075 CPU-s). The user's setting wins
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from ..semantic import native_available
+
+    if a.boundary_iou or not native_available():  # Numba's kernels count: import it lean
+        from ..compilation import import_numba_lean
+
+        import_numba_lean()
     from ..api import evaluate
 
     res = evaluate(

@@ -13,6 +13,8 @@ two cannot disagree:
   report, confusion, summarize; a subclass of the streaming base every evaluator of
   segbench shares (:class:`segbench.streaming.StreamEvalBase`), its state one sum of
   counts;
+- :func:`native_available`: whether the C extension (``_native``, decoding and counting
+  8-bit PNG pairs without Numba) is built and in use;
 - :data:`SEMANTIC`: the benchmark as an engine family (per-pair records, saved and
   resumed, on worker processes or a Dask cluster), which
   ``segbench.evaluate("semantic", ...)`` and ``segbench semantic`` run.
@@ -27,6 +29,7 @@ from ._core import (
     boundary_band,
     boundary_counts,
     dilation_pixels,
+    native_available,
     pixel_confusion,
 )
 from ._evaluator import SemanticEval
@@ -66,6 +69,7 @@ __all__ = [
     "mean_accuracy",
     "mean_dice",
     "mean_iou",
+    "native_available",
     "pixel_accuracy",
     "pixel_confusion",
 ]

@@ -11,6 +11,7 @@ runs it.
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -18,9 +19,16 @@ import numpy as np
 from ..errors import InputError
 from ..result import Result
 from ..spec import Family
-from ._core import DEFAULT_DILATION, DEFAULT_IGNORE, Counts, check_options
+from ._core import (
+    DEFAULT_DILATION,
+    DEFAULT_IGNORE,
+    Counts,
+    check_options,
+    kernel_ignore,
+    kernels,
+    native,
+)
 from ._evaluator import REFERENCES, SemanticEval, _SemanticResult, class_names, count_pair
-from ._kernels import record_areas, take_cells
 from ._metrics import _aacc, _acc, _dice, _fwiou, _iou, _nanmean, boundary_iou
 
 #: Prediction files read when ``pred`` is a folder of ``<id>.<ext>`` rather than a
@@ -74,24 +82,55 @@ def _evaluate(sample, params: dict) -> tuple:
     """Counts of one pair: ``(conf index, conf count, gt_band, pred_band, band_inter)``,
     the flat (row = ground truth) confusion cells that are not zero and the per-class
     band counts (zeros without boundary IoU)."""
+    gt_path = _gt_file(sample)
+    settings = _settings(params)
+    if sample.value is None and sample.prediction is not None and settings[3] is None:
+        record = _native_record(gt_path, sample.prediction, settings)
+        if record is not None:
+            return record
     from ..io import read_stored_label_pair, read_stored_labels  # uint8 stays uint8
 
-    gt_path = _gt_file(sample)
     if sample.value is None and sample.prediction is not None:
         # both files at once, into this thread's buffers: the maps are dropped below
         gt, pred = read_stored_label_pair(gt_path, sample.prediction)
     else:
         gt = read_stored_labels(gt_path)
         pred = sample.read_prediction(read_stored_labels)
-    settings = _settings(params)
     counts = _scratch(settings[0])
     count_pair(gt, pred, gt_path, sample.prediction, settings, counts)
-    nz, vals = take_cells(counts.conf)  # and back to zeros
+    nz, vals = kernels().take_cells(counts.conf)  # and back to zeros
     gb, pb, bi = counts.gt_band, counts.pred_band, counts.band_inter
     record = (nz, vals, gb.copy(), pb.copy(), bi.copy())
     for arr in (gb, pb, bi):
         arr[:] = 0
     return record
+
+
+def _native_record(gt_path, pred_path, settings) -> tuple | None:
+    """The record of a pair of 8-bit PNG files decoded and counted by the C extension
+    (no boundary IoU), or None: no extension, another kind of file, or anything wrong
+    with the pair (the Python path then reads it again and raises the error naming the
+    file and pixel)."""
+    mod = native()
+    if mod is None:
+        return None
+    gt_name, pred_name = os.fspath(gt_path), os.fspath(pred_path)
+    if gt_name[-4:].lower() != ".png" or pred_name[-4:].lower() != ".png":
+        return None
+    num_classes, ignore, rzl, _dilation = settings
+    got = mod.count_png_pair(gt_name, pred_name, num_classes, kernel_ignore(ignore), rzl)
+    if got is None:
+        return None
+    cells, counts, itemsize = got
+    dtype = np.int32 if itemsize == 4 else np.int64
+    zeros = np.zeros(num_classes, np.int64)
+    return (
+        np.frombuffer(cells, dtype),
+        np.frombuffer(counts, dtype),
+        zeros,
+        zeros.copy(),
+        zeros.copy(),
+    )
 
 
 _SCRATCH = threading.local()
@@ -182,9 +221,19 @@ def _areas(block, c: int, conf: np.ndarray | None = None):
     their confusion cells are added to ``conf`` (flat int64) when given."""
     tp, gt_area, pred_area = (np.zeros((len(block), c), np.int64) for _ in range(3))
     into = np.zeros(0, np.int64) if conf is None else conf
-    for k, r in enumerate(block):
-        # as they are: int32 from counting, int64 read back from JSON (no copies)
-        record_areas(_integers(r[0]), _integers(r[1]), c, k, tp, gt_area, pred_area, into)
+    mod = native()
+    if mod is not None:  # the C loop: no Numba loaded for a folder run it counted
+        for k, r in enumerate(block):
+            mod.record_areas(
+                _integers(r[0]), _integers(r[1]), c, tp[k], gt_area[k], pred_area[k], into
+            )
+    else:
+        record_areas = kernels().record_areas
+        for k, r in enumerate(block):
+            # as they are: int32 from counting, int64 read back from JSON (no copies)
+            record_areas(
+                _integers(r[0]), _integers(r[1]), c, k, tp, gt_area, pred_area, into
+            )
     # float64 as before: the sums are integers below 2**53, so exact either way
     return tp.astype(np.float64), gt_area.astype(np.float64), pred_area.astype(np.float64)
 
@@ -320,7 +369,10 @@ def _summarize(ids, records, params, options) -> Result:
 
 
 def _warm_up(params: dict) -> None:
-    """The counting kernels once on a 2 x 2 pair."""
+    """The counting kernels once on a 2 x 2 pair; nothing when the C extension counts
+    (no boundary IoU): Numba is then loaded only if some pair needs it."""
+    if params["boundary_dilation"] is None and native() is not None:
+        return
     tiny = np.zeros((1, 2, 2), np.int32)
     SemanticEval(
         class_names(params["classes"]),

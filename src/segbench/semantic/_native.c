@@ -1,0 +1,1124 @@
+/* segbench.semantic._native: decode a pair of PNG label maps and count their confusion
+ * cells, without Numba (so that `segbench semantic` starts without loading it).
+ *
+ * A C port of segbench/io/_png.py (table-driven Huffman inflate that copies matches
+ * eight bytes at a time, two literal-heavy streams inflated in lockstep, the row
+ * unfilter) and of the byte-pair counting of segbench/semantic/_kernels.py
+ * (count_pairs: runs where the maps have them, one table increment a pixel where they
+ * do not, labels checked once per byte pair). Any PNG it does not decode (not 8-bit
+ * grey or palette, interlaced, malformed) and any pair with a bad label or differing
+ * shapes gives None: the caller then takes the Python path, which decodes with Pillow
+ * where needed and raises the error naming the file and pixel.
+ *
+ * Plain C and the CPython API (buffer protocol): no numpy headers. The GIL is released
+ * while a pair is read, decoded and counted.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#define TLS __declspec(thread)
+#define INLINE static __forceinline
+static __forceinline int ctz64(unsigned long long x) {
+    unsigned long i;
+    _BitScanForward64(&i, x);
+    return (int)i;
+}
+#else
+#define TLS __thread
+#define INLINE static inline __attribute__((always_inline))
+#define ctz64(x) __builtin_ctzll(x)
+#endif
+
+#define PAD 16
+#define SPARE 32 /* bytes after an inflated stream that matches may overwrite */
+#define ONES 0x0101010101010101ULL
+#define LB 10
+#define DB 8
+#define MAX_PIXELS 64000000LL
+
+enum { K_LIT = 0, K_LEN = 1, K_END = 2, K_DIST = 3, K_BAD = 4 };
+enum { S_HUFF = 0, S_NEXT = 1, S_DONE = 2, S_FAIL = 3 };
+#define LITERAL_HEAVY 4
+
+static const int32_t LEN_BASE[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27,
+                                     31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195,
+                                     227, 258};
+static const int32_t LEN_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const int32_t DIST_BASE[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97,
+                                      129, 193, 257, 385, 513, 769, 1025, 1537, 2049,
+                                      3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const int32_t DIST_EXTRA[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
+                                       6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+static const uint8_t CL_ORDER[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13,
+                                     2, 14, 1, 15};
+
+INLINE uint64_t load8(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v; /* little-endian machines only (checked at import) */
+}
+INLINE void store8(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+INLINE int64_t be32(const uint8_t *b) {
+    return ((int64_t)b[0] << 24) | ((int64_t)b[1] << 16) | ((int64_t)b[2] << 8) | b[3];
+}
+
+/* ---- Huffman tables ------------------------------------------------------------------ */
+/* entry (int32): bits 0-3 code length (0 = no such code), bit 4 pointer to a second
+ * level (bits 0-3 then its index bits), bits 5-7 kind, bits 8-11 extra bits, 12- value */
+
+typedef struct {
+    int32_t lit[(1 << LB) + 288 * (1 << (15 - LB))];
+    int32_t dst[(1 << DB) + 32 * (1 << (15 - DB))];
+    int32_t cl[1 << 7];
+    int32_t lens[288 + 32];
+} Tables;
+
+static int32_t LV[288], DV[32], CLV[19];
+
+static void init_values(void) {
+    for (int s = 0; s < 256; s++) LV[s] = (s << 12) | (K_LIT << 5);
+    LV[256] = K_END << 5;
+    for (int s = 257; s < 286; s++)
+        LV[s] = (LEN_BASE[s - 257] << 12) | (LEN_EXTRA[s - 257] << 8) | (K_LEN << 5);
+    LV[286] = LV[287] = K_BAD << 5;
+    for (int s = 0; s < 30; s++) DV[s] = (DIST_BASE[s] << 12) | (DIST_EXTRA[s] << 8) | (K_DIST << 5);
+    DV[30] = DV[31] = K_BAD << 5;
+    for (int s = 0; s < 19; s++) CLV[s] = s << 12;
+}
+
+static uint32_t rev16(uint32_t c, int n) {
+    uint32_t r = 0;
+    for (int i = 0; i < n; i++) {
+        r = (r << 1) | (c & 1);
+        c >>= 1;
+    }
+    return r;
+}
+
+/* Canonical code of lengths lens[0:n] into table (first level lb bits); 0 when
+ * over-subscribed (an incomplete code leaves entries of kind BAD, length 0). */
+static int build(const int32_t *lens, int n, const int32_t *vals, int32_t *table, int lb) {
+    int count[16] = {0}, nxt[16] = {0};
+    int32_t rev[320];
+    for (int s = 0; s < n; s++) count[lens[s]]++;
+    count[0] = 0;
+    int left = 1;
+    for (int k = 1; k < 16; k++) {
+        left = 2 * left - count[k];
+        if (left < 0) return 0;
+    }
+    int code = 0;
+    for (int k = 1; k < 16; k++) {
+        code = (code + count[k - 1]) << 1;
+        nxt[k] = code;
+    }
+    int size = 1 << lb, mask = size - 1;
+    int complete = left == 0;
+    if (!complete)
+        for (int i = 0; i < size; i++) table[i] = K_BAD << 5;
+    int long_codes = 0;
+    for (int k = lb + 1; k < 16; k++) long_codes += count[k];
+    static TLS uint8_t submax[1 << LB];
+    if (long_codes) memset(submax, 0, (size_t)size);
+    for (int s = 0; s < n; s++) {
+        int k = lens[s];
+        if (!k) continue;
+        int r = (int)rev16((uint32_t)nxt[k]++, k);
+        rev[s] = r;
+        if (k > lb && submax[r & mask] < k - lb) submax[r & mask] = (uint8_t)(k - lb);
+    }
+    int off = size;
+    if (long_codes) {
+        for (int pre = 0; pre < size; pre++) {
+            if (submax[pre]) {
+                table[pre] = (off << 12) | 16 | submax[pre];
+                if (!complete)
+                    for (int i = 0; i < (1 << submax[pre]); i++) table[off + i] = K_BAD << 5;
+                off += 1 << submax[pre];
+            }
+        }
+    }
+    for (int s = 0; s < n; s++) {
+        int k = lens[s];
+        if (!k) continue;
+        int32_t e = vals[s] | k;
+        int r = rev[s];
+        if (k <= lb) {
+            for (int i = r; i < size; i += 1 << k) table[i] = e;
+        } else {
+            int32_t pt = table[r & mask];
+            int base = pt >> 12;
+            for (int i = r >> lb; i < (1 << (pt & 15)); i += 1 << (k - lb)) table[base + i] = e;
+        }
+    }
+    return 1;
+}
+
+/* ---- inflate --------------------------------------------------------------------- */
+
+typedef struct {
+    const uint8_t *in;
+    int64_t n_in;
+    uint8_t *out;
+    int64_t n_out;
+    uint64_t bb;
+    int64_t bc;
+    int64_t ip;
+    int64_t o;
+    int state;
+    int final;
+    Tables *t;
+} Stream;
+
+#define REFILL(S)                                                 \
+    do {                                                          \
+        (S)->bb |= load8((S)->in + (S)->ip) << ((S)->bc & 63);    \
+        (S)->ip += (63 - (S)->bc) >> 3;                           \
+        (S)->bc |= 56;                                            \
+    } while (0)
+
+/* Read a block header: stored blocks copied (NEXT/DONE), Huffman codes built (HUFF). */
+static int block_start(Stream *s) {
+    Tables *t = s->t;
+    if (s->ip > s->n_in + 8) return S_FAIL;
+    REFILL(s);
+    s->final = (int)(s->bb & 1);
+    int btype = (int)((s->bb >> 1) & 3);
+    s->bb >>= 3;
+    s->bc -= 3;
+    if (btype == 0) {
+        s->ip -= s->bc >> 3;
+        s->bb = 0;
+        s->bc = 0;
+        if (s->ip + 4 > s->n_in) return S_FAIL;
+        const uint8_t *p = s->in + s->ip;
+        int64_t ln = p[0] | (p[1] << 8), nln = p[2] | (p[3] << 8);
+        if (ln != (~nln & 0xFFFF) || s->ip + 4 + ln > s->n_in || s->o + ln > s->n_out)
+            return S_FAIL;
+        memcpy(s->out + s->o, p + 4, (size_t)ln);
+        s->o += ln;
+        s->ip += 4 + ln;
+        return s->final ? S_DONE : S_NEXT;
+    }
+    int32_t *lens = t->lens;
+    if (btype == 1) {
+        for (int i = 0; i < 144; i++) lens[i] = 8;
+        for (int i = 144; i < 256; i++) lens[i] = 9;
+        for (int i = 256; i < 280; i++) lens[i] = 7;
+        for (int i = 280; i < 288; i++) lens[i] = 8;
+        build(lens, 288, LV, t->lit, LB);
+        for (int i = 0; i < 32; i++) lens[i] = 5;
+        build(lens, 32, DV, t->dst, DB);
+        return S_HUFF;
+    }
+    if (btype != 2) return S_FAIL;
+    int nlit = 257 + (int)(s->bb & 31);
+    int ndist = 1 + (int)((s->bb >> 5) & 31);
+    int ncl = 4 + (int)((s->bb >> 10) & 15);
+    s->bb >>= 14;
+    s->bc -= 14;
+    if (nlit > 286) return S_FAIL;
+    int32_t cl_lens[19] = {0};
+    for (int i = 0; i < ncl; i++) {
+        if (s->bc < 3) REFILL(s);
+        cl_lens[CL_ORDER[i]] = (int32_t)(s->bb & 7);
+        s->bb >>= 3;
+        s->bc -= 3;
+    }
+    if (!build(cl_lens, 19, CLV, t->cl, 7)) return S_FAIL;
+    int i = 0, total = nlit + ndist;
+    while (i < total) {
+        if (s->ip > s->n_in + 8) return S_FAIL;
+        REFILL(s);
+        int32_t e = t->cl[s->bb & 127];
+        int k = e & 15;
+        if (!k) return S_FAIL;
+        s->bb >>= k;
+        s->bc -= k;
+        int sym = e >> 12;
+        int32_t val;
+        int rep;
+        if (sym < 16) {
+            lens[i++] = sym;
+            continue;
+        }
+        if (sym == 16) {
+            if (i == 0) return S_FAIL;
+            val = lens[i - 1];
+            rep = 3 + (int)(s->bb & 3);
+            s->bb >>= 2;
+            s->bc -= 2;
+        } else if (sym == 17) {
+            val = 0;
+            rep = 3 + (int)(s->bb & 7);
+            s->bb >>= 3;
+            s->bc -= 3;
+        } else {
+            val = 0;
+            rep = 11 + (int)(s->bb & 127);
+            s->bb >>= 7;
+            s->bc -= 7;
+        }
+        if (i + rep > total) return S_FAIL;
+        for (int r = 0; r < rep; r++) lens[i + r] = val;
+        i += rep;
+    }
+    if (lens[256] == 0) return S_FAIL;
+    if (!build(lens, nlit, LV, t->lit, LB)) return S_FAIL;
+    if (!build(lens + nlit, ndist, DV, t->dst, DB)) return S_FAIL;
+    return S_HUFF;
+}
+
+/* The decoding loops keep the stream's state in locals (L_* below), written back on
+ * leaving: through the Stream pointer, every output byte stored (a char store may alias
+ * anything) would make the compiler reload the bit buffer from memory. */
+#define L_LOAD(S)                                                                \
+    uint64_t bb = (S)->bb;                                                       \
+    int64_t bc = (S)->bc, ip = (S)->ip, o = (S)->o;                              \
+    const uint8_t *in = (S)->in;                                                 \
+    uint8_t *out = (S)->out;                                                     \
+    const int64_t n_in = (S)->n_in, n_out = (S)->n_out;                          \
+    const int32_t *lit = (S)->t->lit, *dst = (S)->t->dst
+#define L_STORE(S)      \
+    do {                \
+        (S)->bb = bb;   \
+        (S)->bc = bc;   \
+        (S)->ip = ip;   \
+        (S)->o = o;     \
+    } while (0)
+#define L_REFILL()                              \
+    do {                                        \
+        bb |= load8(in + ip) << (bc & 63);      \
+        ip += (63 - bc) >> 3;                   \
+        bc |= 56;                               \
+    } while (0)
+#define L_LOOKUP(E)                                                               \
+    do {                                                                          \
+        E = lit[bb & ((1u << LB) - 1)];                                           \
+        if (E & 16) E = lit[(E >> 12) + (int64_t)((bb >> LB) & ((1u << (E & 15)) - 1))]; \
+    } while (0)
+#define IS_LITERAL(E) ((uint32_t)(((E) & 0xFF) - 1) < 15u)
+
+/* The match of length entry e (its code consumed): extra bits, distance, copy. */
+INLINE int match(uint64_t *pbb, int64_t *pbc, int64_t *pip, int64_t *po, const uint8_t *in,
+                 uint8_t *out, int64_t n_out, const int32_t *dst, int32_t e) {
+    uint64_t bb = *pbb;
+    int64_t bc = *pbc, ip = *pip, o = *po;
+    int x = (e >> 8) & 15;
+    int64_t length = (e >> 12) + (int64_t)(bb & ((1u << x) - 1));
+    bb >>= x;
+    bc -= x;
+    if (bc < 28) L_REFILL();
+    int32_t d = dst[bb & ((1 << DB) - 1)];
+    if (d & 16) d = dst[(d >> 12) + (int64_t)((bb >> DB) & ((1u << (d & 15)) - 1))];
+    int k = d & 15;
+    if (!k || ((d >> 5) & 7) != K_DIST) return 0;
+    bb >>= k;
+    bc -= k;
+    x = (d >> 8) & 15;
+    int64_t dist = (d >> 12) + (int64_t)(bb & ((1u << x) - 1));
+    bb >>= x;
+    bc -= x;
+    if (dist > o || o + length > n_out) return 0;
+    uint8_t *dp = out + o;
+    const uint8_t *src = dp - dist;
+    /* the first 24 bytes without a loop (most matches are short: no mispredicted loop
+     * exit); may write up to 23 bytes past the match, into bytes written later or the
+     * SPARE bytes after the output */
+    if (dist >= 8) {
+        store8(dp, load8(src));
+        store8(dp + 8, load8(src + 8));
+        store8(dp + 16, load8(src + 16));
+        for (int64_t k8 = 24; k8 < length; k8 += 8) store8(dp + k8, load8(src + k8));
+    } else if (dist == 1) { /* a run of one value: a fill, 8 bytes a store */
+        uint64_t v = (uint64_t)*src * ONES;
+        store8(dp, v);
+        store8(dp + 8, v);
+        store8(dp + 16, v);
+        for (int64_t k8 = 24; k8 < length; k8 += 8) store8(dp + k8, v);
+    } else {
+        for (int64_t j = 0; j < length; j++) dp[j] = src[j];
+    }
+    *pbb = bb;
+    *pbc = bc;
+    *pip = ip;
+    *po = o + length;
+    return 1;
+}
+
+/* Symbols of a Huffman block up to its end: NEXT, or FAIL. */
+static int block_symbols(Stream *s) {
+    L_LOAD(s);
+    int ret;
+    for (;;) {
+        if (ip > n_in + 8) {
+            ret = S_FAIL;
+            break;
+        }
+        L_REFILL();
+        int32_t e;
+        L_LOOKUP(e);
+        if (IS_LITERAL(e)) {
+            if (o + 3 > n_out) {
+                if (o >= n_out) {
+                    ret = S_FAIL;
+                    break;
+                }
+                bb >>= (e & 63);
+                bc -= e & 63;
+                out[o++] = (uint8_t)(e >> 12);
+                continue;
+            }
+            bb >>= (e & 63);
+            bc -= e & 63;
+            out[o++] = (uint8_t)(e >> 12);
+            L_LOOKUP(e);
+            if (IS_LITERAL(e)) {
+                bb >>= (e & 63);
+                bc -= e & 63;
+                out[o++] = (uint8_t)(e >> 12);
+                L_LOOKUP(e);
+                if (IS_LITERAL(e)) {
+                    bb >>= (e & 63);
+                    bc -= e & 63;
+                    out[o++] = (uint8_t)(e >> 12);
+                    continue;
+                }
+            }
+        }
+        int k = e & 15, kind = (e >> 5) & 7;
+        bb >>= k;
+        bc -= k;
+        if (kind == K_END && k) {
+            ret = S_NEXT;
+            break;
+        }
+        if (kind != K_LEN || !k || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e)) {
+            ret = S_FAIL;
+            break;
+        }
+    }
+    L_STORE(s);
+    return ret;
+}
+
+static void stream_init(Stream *s, const uint8_t *in, int64_t n_in, uint8_t *out,
+                        int64_t n_out, Tables *t) {
+    s->in = in;
+    s->n_in = n_in;
+    s->out = out;
+    s->n_out = n_out;
+    s->bb = 0;
+    s->bc = 0;
+    s->ip = 0;
+    s->o = 0;
+    s->state = S_NEXT;
+    s->final = 0;
+    s->t = t;
+}
+
+INLINE int stream_ok(const Stream *s) {
+    return s->o == s->n_out && s->ip - (s->bc >> 3) <= s->n_in;
+}
+
+static int inflate1(Stream *s) {
+    for (;;) {
+        int st = block_start(s);
+        if (st == S_FAIL) return 0;
+        if (st == S_HUFF && block_symbols(s) == S_FAIL) return 0;
+        if (s->final) break;
+    }
+    return stream_ok(s);
+}
+
+/* At least one symbol, then on to the block end or (yield_ok) the next primary literal. */
+static int step(Stream *s, int yield_ok) {
+    L_LOAD(s);
+    int first = 1, ret;
+    for (;;) {
+        if (ip > n_in + 8) {
+            ret = S_FAIL;
+            break;
+        }
+        L_REFILL();
+        int32_t e = lit[bb & ((1u << LB) - 1)];
+        if (yield_ok && !first && (e & 0xF0) == 0) {
+            ret = S_HUFF;
+            break;
+        }
+        first = 0;
+        if (e & 16) e = lit[(e >> 12) + (int64_t)((bb >> LB) & ((1u << (e & 15)) - 1))];
+        int k = e & 15;
+        if (IS_LITERAL(e)) {
+            if (o >= n_out) {
+                ret = S_FAIL;
+                break;
+            }
+            bb >>= k;
+            bc -= k;
+            out[o++] = (uint8_t)(e >> 12);
+            continue;
+        }
+        int kind = (e >> 5) & 7;
+        bb >>= k;
+        bc -= k;
+        if (kind == K_END && k) {
+            ret = S_NEXT;
+            break;
+        }
+        if (kind != K_LEN || !k || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e)) {
+            ret = S_FAIL;
+            break;
+        }
+    }
+    L_STORE(s);
+    return ret;
+}
+
+static void next_block(Stream *s) {
+    while (s->state == S_NEXT) {
+        if (s->final) {
+            s->state = S_DONE;
+            return;
+        }
+        s->state = block_start(s);
+    }
+}
+
+/* Two streams in lockstep where both are at first-level literals (maps without runs:
+ * two independent chains of dependent look-ups share the wait). */
+static int inflate_pair(Stream *a, Stream *b) {
+    const int32_t *la = a->t->lit, *lb = b->t->lit;
+    const uint64_t lmask = (1u << LB) - 1;
+    for (;;) {
+        if (a->state == S_NEXT) next_block(a);
+        if (b->state == S_NEXT) next_block(b);
+        if (a->state == S_FAIL || b->state == S_FAIL) return 0;
+        if (a->state == S_DONE && b->state == S_DONE) break;
+        if (a->state == S_HUFF && b->state == S_HUFF) {
+            int64_t rounds = (a->n_out - a->o) / 5, r2 = (b->n_out - b->o) / 5;
+            int64_t r3 = (a->n_in + 8 - a->ip) / 7 + 1, r4 = (b->n_in + 8 - b->ip) / 7 + 1;
+            if (r2 < rounds) rounds = r2;
+            if (r3 < rounds) rounds = r3;
+            if (r4 < rounds) rounds = r4;
+            uint64_t ba = a->bb, bbb = b->bb;
+            int64_t ca = a->bc, cb = b->bc, pa = a->ip, pb = b->ip;
+            uint8_t *oa = a->out + a->o, *ob = b->out + b->o;
+            const uint8_t *ia = a->in, *ib = b->in;
+            int64_t done = 0;
+            for (int64_t r = 0; r < rounds; r++) {
+                ba |= load8(ia + pa) << (ca & 63);
+                pa += ((63 - ca) & 63) >> 3;
+                ca |= 56;
+                bbb |= load8(ib + pb) << (cb & 63);
+                pb += ((63 - cb) & 63) >> 3;
+                cb |= 56;
+                int k = 0;
+                for (; k < 5; k++) {
+                    int32_t ea = la[ba & lmask], eb = lb[bbb & lmask];
+                    if ((ea | eb) & 0xF0) break;
+                    ba >>= (ea & 63);
+                    ca -= ea;
+                    oa[done] = (uint8_t)(ea >> 12);
+                    bbb >>= (eb & 63);
+                    cb -= eb;
+                    ob[done] = (uint8_t)(eb >> 12);
+                    done++;
+                }
+                if (k < 5) break;
+            }
+            a->bb = ba;
+            b->bb = bbb;
+            a->bc = ca & 63;
+            b->bc = cb & 63;
+            a->ip = pa;
+            b->ip = pb;
+            a->o += done;
+            b->o += done;
+        }
+        if (a->state == S_HUFF) a->state = step(a, b->state != S_DONE);
+        if (b->state == S_HUFF) b->state = step(b, a->state != S_DONE);
+    }
+    return stream_ok(a) && stream_ok(b);
+}
+
+/* ---- unfilter ---------------------------------------------------------------------- */
+
+INLINE int64_t paeth(int64_t a, int64_t b, int64_t c) {
+    int64_t pa = llabs(b - c), pb = llabs(a - c), pc = llabs(a + b - 2 * c);
+    return (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+}
+
+INLINE int64_t paeth_by_bounds(int64_t a, int64_t b, int64_t c) {
+    int64_t x = 3 * c - 2 * b;
+    int64_t m = -(int64_t)(b <= x);
+    int64_t lo = x ^ ((b ^ x) & m);
+    int64_t hi = b ^ x ^ lo;
+    m = -(int64_t)(b >= c);
+    int64_t big = c ^ ((b ^ c) & m);
+    int64_t small = b ^ c ^ big;
+    int64_t t = (3 * c - b + 1 + (int64_t)(b < c)) >> 1;
+    int64_t inner = small ^ ((small ^ big) & -(int64_t)(a >= t));
+    return a ^ ((a ^ inner) & -(int64_t)((a > lo) & (a < hi)));
+}
+
+
+/* Byte-wise a + b (mod 256 in each byte, no carry between bytes). */
+INLINE uint64_t add_bytes(uint64_t a, uint64_t b) {
+    return ((a & 0x7F7F7F7F7F7F7F7FULL) + (b & 0x7F7F7F7F7F7F7F7FULL)) ^
+           ((a ^ b) & 0x8080808080808080ULL);
+}
+
+/* 8-bit samples (bpp 1): rows of 1 + rb bytes in raw into img (h * rb). */
+static int unfilter8(const uint8_t *raw, int64_t h, int64_t rb, uint8_t *img) {
+    for (int64_t r = 0; r < h; r++) {
+        const uint8_t *src = raw + r * (rb + 1) + 1;
+        int f = src[-1];
+        uint8_t *dst = img + r * rb;
+        const uint8_t *prv = dst - rb;
+        if (f == 0 || (f == 2 && r == 0)) {
+            memcpy(dst, src, (size_t)rb);
+        } else if (f == 2) {
+            for (int64_t i = 0; i < rb; i++) dst[i] = (uint8_t)(src[i] + prv[i]);
+        } else if (f == 1 || (f == 4 && r == 0)) {
+            /* Sub: a running sum of bytes, eight at a time (prefix sums inside a word by
+             * byte-wise adds, then the left neighbour's byte added to all eight) */
+            uint64_t a = 0;
+            int64_t i = 0;
+            for (; i + 8 <= rb; i += 8) {
+                uint64_t x = load8(src + i);
+                x = add_bytes(x, x << 8);
+                x = add_bytes(x, x << 16);
+                x = add_bytes(x, x << 32);
+                x = add_bytes(x, a * ONES);
+                store8(dst + i, x);
+                a = x >> 56;
+            }
+            for (; i < rb; i++) dst[i] = (uint8_t)(a = (uint8_t)(src[i] + a));
+        } else if (f == 3 && r == 0) {
+            uint8_t a = 0;
+            for (int64_t i = 0; i < rb; i++) dst[i] = a = (uint8_t)(src[i] + (a >> 1));
+        } else if (f == 3) {
+            int64_t a = 0;
+            for (int64_t i = 0; i < rb; i++) dst[i] = (uint8_t)(a = (uint8_t)(src[i] + ((a + prv[i]) >> 1)));
+        } else if (f == 4) {
+            int64_t changes = 0;
+            for (int64_t i = 1; i < rb; i++) changes += prv[i] != prv[i - 1];
+            int64_t a = 0, c = 0;
+            if (8 * changes < rb) {
+                int64_t i = 0;
+                while (i < rb) {
+                    if (i + 8 <= rb && load8(src + i) == 0 &&
+                        load8(prv + i) == (uint64_t)c * ONES) {
+                        store8(dst + i, (uint64_t)a * ONES);
+                        i += 8;
+                        continue;
+                    }
+                    int64_t b = prv[i];
+                    if (b == c) a = (uint8_t)(src[i] + a);
+                    else a = (uint8_t)(src[i] + paeth(a, b, c));
+                    dst[i] = (uint8_t)a;
+                    c = b;
+                    i++;
+                }
+            } else {
+                for (int64_t i = 0; i < rb; i++) {
+                    int64_t b = prv[i];
+                    a = (uint8_t)(src[i] + paeth_by_bounds(a, b, c));
+                    dst[i] = (uint8_t)a;
+                    c = b;
+                }
+            }
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- PNG container --------------------------------------------------------------------- */
+
+typedef struct {
+    uint8_t *buf; /* the file, then the gathered stream, PAD zero bytes after */
+    int64_t cap;
+    int64_t n;
+    int64_t h, w, start, total;
+} File;
+
+static int grow(uint8_t **p, int64_t *cap, int64_t size) {
+    if (*cap >= size) return 1;
+    int64_t want = size > 2 * *cap ? size : 2 * *cap;
+    uint8_t *q = (uint8_t *)realloc(*p, (size_t)want);
+    if (!q) return 0;
+    *p = q;
+    *cap = want;
+    return 1;
+}
+
+/* Read a regular file whole (no FIFO: opened without blocking). 0 on any failure. */
+static int read_file(const char *path, File *f) {
+#ifndef _WIN32
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return 0;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    int64_t size = (int64_t)st.st_size;
+    if (!grow(&f->buf, &f->cap, size + 1 + PAD)) {
+        close(fd);
+        return 0;
+    }
+    int64_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, f->buf + got, (size_t)(size + 1 - got));
+        if (r < 0) {
+            close(fd);
+            return 0;
+        }
+        if (r == 0) break;
+        got += r;
+        if (got > size) { /* grew since the stat: leave it to the Python path */
+            close(fd);
+            return 0;
+        }
+    }
+    close(fd);
+    f->n = got;
+    return 1;
+#else
+    FILE *fh = fopen(path, "rb");
+    if (!fh) return 0;
+    if (fseek(fh, 0, SEEK_END)) { fclose(fh); return 0; }
+    long size = ftell(fh);
+    if (size < 0 || fseek(fh, 0, SEEK_SET)) { fclose(fh); return 0; }
+    if (!grow(&f->buf, &f->cap, (int64_t)size + 1 + PAD)) { fclose(fh); return 0; }
+    size_t got = fread(f->buf, 1, (size_t)size + 1, fh);
+    fclose(fh);
+    if ((long)got != size) return 0;
+    f->n = (int64_t)got;
+    return 1;
+#endif
+}
+
+/* Check the header (8-bit grey or palette, not interlaced) and gather the IDAT chunks
+ * in place into buf[start:start + total] followed by PAD zeros. 1 when ready. */
+static int parse(File *f) {
+    uint8_t *b = f->buf;
+    int64_t n = f->n;
+    if (n < 33 || memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return 0;
+    if (be32(b + 8) != 13 || memcmp(b + 12, "IHDR", 4)) return 0;
+    int64_t w = be32(b + 16), h = be32(b + 20);
+    int depth = b[24], ctype = b[25];
+    if (b[26] || b[27] || b[28]) return 0;
+    if (depth != 8 || (ctype != 0 && ctype != 3)) return 0;
+    if (w < 1 || h < 1 || w * h > MAX_PIXELS) return 0;
+    int64_t pos = 33, total = 0, first = -1;
+    int seen_plte = 0, ended = 0;
+    while (pos + 12 <= n) {
+        int64_t ln = be32(b + pos);
+        const uint8_t *t = b + pos + 4;
+        if (pos + 12 + ln > n) return 0;
+        if (!memcmp(t, "IDAT", 4)) {
+            if (first < 0) first = pos;
+            else if (ended) return 0;
+            total += ln;
+        } else if (first >= 0) {
+            ended = 1;
+        }
+        if (!memcmp(t, "PLTE", 4)) seen_plte = 1;
+        if (!memcmp(t, "IEND", 4)) break;
+        pos += 12 + ln;
+    }
+    if (first < 0 || total < 6 || (ctype == 3 && !seen_plte)) return 0;
+    int64_t start = first + 8;
+    pos = first + 12 + be32(b + first);
+    int64_t k = start + be32(b + first);
+    while (k < start + total) {
+        int64_t ln = be32(b + pos);
+        memmove(b + k, b + pos + 8, (size_t)ln);
+        k += ln;
+        pos += 12 + ln;
+    }
+    memset(b + k, 0, PAD);
+    int cmf = b[start], flg = b[start + 1];
+    if ((cmf & 15) != 8 || (cmf >> 4) > 7 || ((cmf << 8) | flg) % 31 || (flg & 32)) return 0;
+    f->h = h;
+    f->w = w;
+    f->start = start;
+    f->total = total;
+    return 1;
+}
+
+/* ---- counting ---------------------------------------------------------------------------- */
+
+#define BLOCK (1 << 14)
+#define SAMPLE 2048
+#define DENSE 2 /* per pixel from one change in 2 pixels */
+#define LONG 32 /* marks from one change in 32 */
+
+#define HIGH 0x8080808080808080ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+#define PACK 0x0102040810204080ULL
+
+/* Bits j = 1 where byte j of x is not zero. */
+INLINE uint64_t nonzero_bits(uint64_t x) {
+    uint64_t t = (((x & LOW7) + LOW7) | x) & HIGH;
+    return ((t >> 7) * PACK) >> 56;
+}
+
+/* raw[256 g + p] += run length, for every run of one byte pair in g, p (m pixels). The
+ * pixels where either map changes are marked 64 at a time, branch-free (eight pixels a
+ * word: each byte against the one before it), and only the marks are visited: one
+ * mispredicted branch per 64 pixels, not one per run end. */
+static void count_runs(const uint8_t *g, const uint8_t *p, int64_t m, uint32_t *raw) {
+    int64_t start = 0;
+    uint64_t gl = g[0], pl = p[0]; /* the byte before each word: none before pixel 0 */
+    for (int64_t base = 0; base < m; base += 64) {
+        int64_t lim = m - base < 64 ? m - base : 64;
+        uint64_t mask = 0;
+        int64_t q = 0;
+        for (; q + 8 <= lim; q += 8) {
+            uint64_t gw = load8(g + base + q), pw = load8(p + base + q);
+            uint64_t x = (gw ^ ((gw << 8) | gl)) | (pw ^ ((pw << 8) | pl));
+            mask |= nonzero_bits(x) << q;
+            gl = gw >> 56;
+            pl = pw >> 56;
+        }
+        for (; q < lim; q++) {
+            uint64_t gv = g[base + q], pv = p[base + q];
+            mask |= (uint64_t)((gv != gl) | (pv != pl)) << q;
+            gl = gv;
+            pl = pv;
+        }
+        while (mask) {
+            int64_t pos = base + ctz64(mask);
+            raw[((uint32_t)g[start] << 8) | p[start]] += (uint32_t)(pos - start);
+            start = pos;
+            mask &= mask - 1;
+        }
+    }
+    raw[((uint32_t)g[start] << 8) | p[start]] += (uint32_t)(m - start);
+}
+
+/* raw[256 g + p] += pixels: per pixel where the block's first SAMPLE pixels change at
+ * least every DENSE pixels (no runs: one increment a pixel, no branch), by marked runs
+ * where they change at least every LONG pixels (noisy maps), else by long runs
+ * compared eight pixels a step (clean label maps). */
+static void count_bytes(const uint8_t *g, const uint8_t *p, int64_t n, uint32_t *raw) {
+    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {
+        int64_t m = n - b0 < BLOCK ? n - b0 : BLOCK;
+        const uint8_t *gb = g + b0, *pb = p + b0;
+        int64_t k = m < SAMPLE ? m : SAMPLE, changes = 0;
+        for (int64_t i = 1; i < k; i++) changes += (gb[i] != gb[i - 1]) | (pb[i] != pb[i - 1]);
+        if (DENSE * changes >= k) {
+            for (int64_t i = 0; i < m; i++) raw[((uint32_t)gb[i] << 8) | pb[i]]++;
+            continue;
+        }
+        if (LONG * changes >= k) {
+            count_runs(gb, pb, m, raw);
+            continue;
+        }
+        int64_t i = 0;
+        while (i < m) {
+            uint32_t g0 = gb[i], p0 = pb[i];
+            uint64_t gw = g0 * ONES, pw = p0 * ONES;
+            int64_t j = i + 1;
+            for (;;) {
+                if (j + 8 <= m) {
+                    uint64_t x = (load8(gb + j) ^ gw) | (load8(pb + j) ^ pw);
+                    if (x) {
+                        j += ctz64(x) >> 3;
+                        break;
+                    }
+                    j += 8;
+                } else {
+                    while (j < m && gb[j] == g0 && pb[j] == p0) j++;
+                    break;
+                }
+            }
+            raw[(g0 << 8) | p0] += (uint32_t)(j - i);
+            i = j;
+        }
+    }
+}
+
+static int byte_max(const uint8_t *x, int64_t n) {
+    uint8_t m = 0;
+    for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+INLINE int64_t gt_label(int64_t v, int64_t ign, int rzl) {
+    if (rzl) {
+        if (v == 0) return ign;
+        v -= 1;
+        if (v == 254) return ign;
+    }
+    return v;
+}
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+
+typedef struct {
+    File a, b;
+    uint8_t *raw_a, *raw_b;
+    int64_t cap_a, cap_b;
+    Tables *ta, *tb;
+    uint32_t *pairs; /* 65536 byte-pair counts, kept zeroed */
+    int gmax, pmax;
+} State;
+
+static TLS State ST;
+
+/* Decode both files and count them into ST.pairs. Returns the pixel count, or -1. */
+static int64_t decode_count(const char *gp, const char *pp) {
+    State *s = &ST;
+    if (!s->ta) {
+        s->ta = (Tables *)malloc(sizeof(Tables));
+        s->tb = (Tables *)malloc(sizeof(Tables));
+        s->pairs = (uint32_t *)calloc(65536, sizeof(uint32_t));
+        if (!s->ta || !s->tb || !s->pairs) {
+            free(s->ta);
+            free(s->tb);
+            free(s->pairs);
+            s->ta = s->tb = NULL;
+            s->pairs = NULL;
+            return -1;
+        }
+    }
+    if (!read_file(gp, &s->a) || !read_file(pp, &s->b)) return -1;
+    if (!parse(&s->a) || !parse(&s->b)) return -1;
+    if (s->a.h != s->b.h || s->a.w != s->b.w) return -1;
+    int64_t h = s->a.h, w = s->a.w;
+    int64_t n_raw = h * (w + 1);
+    if (!grow(&s->raw_a, &s->cap_a, n_raw + SPARE) || !grow(&s->raw_b, &s->cap_b, n_raw + SPARE))
+        return -1;
+    /* decoded into the file buffers (the streams are not needed once inflated) */
+    if (!grow(&s->a.buf, &s->a.cap, h * w) || !grow(&s->b.buf, &s->b.cap, h * w)) return -1;
+    Stream sa, sb;
+    stream_init(&sa, s->a.buf + s->a.start + 2, s->a.total - 2, s->raw_a, n_raw, s->ta);
+    stream_init(&sb, s->b.buf + s->b.start + 2, s->b.total - 2, s->raw_b, n_raw, s->tb);
+    if (LITERAL_HEAVY * s->a.total >= n_raw && LITERAL_HEAVY * s->b.total >= n_raw) {
+        if (!inflate_pair(&sa, &sb)) return -1;
+    } else {
+        if (!inflate1(&sa) || !inflate1(&sb)) return -1;
+    }
+    if (!unfilter8(s->raw_a, h, w, s->a.buf) || !unfilter8(s->raw_b, h, w, s->b.buf)) return -1;
+    s->gmax = byte_max(s->a.buf, h * w);
+    s->pmax = byte_max(s->b.buf, h * w);
+    count_bytes(s->a.buf, s->b.buf, h * w, s->pairs);
+    return h * w;
+}
+
+/* Fold ST.pairs into the sparse record (cells increasing) and zero it. 0 on a bad
+ * label (counts zeroed all the same). */
+static int fold(int64_t nc, int64_t ign, int rzl, int64_t *cells, int64_t *vals, int64_t *k_out) {
+    uint32_t *raw = ST.pairs;
+    int bad = 0;
+    int64_t k = 0;
+    for (int64_t v = 0; v <= ST.gmax; v++) {
+        int64_t gl = gt_label(v, ign, rzl);
+        int valid = gl != ign && gl >= 0 && gl < nc;
+        for (int64_t u = 0; u <= ST.pmax; u++) {
+            int64_t at = (v << 8) | u;
+            uint64_t x = raw[at];
+            if (!x) continue;
+            raw[at] = 0;
+            if (u >= nc || (gl != ign && !valid)) {
+                bad = 1;
+                continue;
+            }
+            if (!valid) continue;
+            cells[k] = gl * nc + u;
+            vals[k] = (int64_t)x;
+            k++;
+        }
+    }
+    *k_out = k;
+    return !bad;
+}
+
+/* ---- Python functions ---------------------------------------------------------------------- */
+
+static PyObject *count_png_pair(PyObject *self, PyObject *args) {
+    PyObject *gpath, *ppath;
+    long long nc, ign;
+    int rzl;
+    if (!PyArg_ParseTuple(args, "O&O&LLp", PyUnicode_FSConverter, &gpath,
+                          PyUnicode_FSConverter, &ppath, &nc, &ign, &rzl))
+        return NULL;
+    if (nc < 1 || nc > 65536) {
+        Py_DECREF(gpath);
+        Py_DECREF(ppath);
+        Py_RETURN_NONE;
+    }
+    int64_t cap = nc < 256 ? nc * nc : 256 * 256;
+    int64_t *cells = (int64_t *)malloc(sizeof(int64_t) * 2 * (size_t)cap);
+    if (!cells) {
+        Py_DECREF(gpath);
+        Py_DECREF(ppath);
+        return PyErr_NoMemory();
+    }
+    int64_t *vals = cells + cap;
+    int64_t npix, k = 0;
+    int ok = 0;
+    Py_BEGIN_ALLOW_THREADS
+    npix = decode_count(PyBytes_AS_STRING(gpath), PyBytes_AS_STRING(ppath));
+    if (npix >= 0) ok = fold(nc, ign, rzl, cells, vals, &k);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(gpath);
+    Py_DECREF(ppath);
+    if (npix < 0 || !ok) {
+        free(cells);
+        Py_RETURN_NONE;
+    }
+    /* int32 where every cell index and count fits, as take_cells gives them */
+    int narrow = nc * nc <= INT32_MAX && npix <= INT32_MAX;
+    size_t item = narrow ? 4 : 8;
+    PyObject *bc = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(k * item));
+    PyObject *bv = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(k * item));
+    if (!bc || !bv) {
+        Py_XDECREF(bc);
+        Py_XDECREF(bv);
+        free(cells);
+        return NULL;
+    }
+    if (narrow) {
+        int32_t *c32 = (int32_t *)PyBytes_AS_STRING(bc), *v32 = (int32_t *)PyBytes_AS_STRING(bv);
+        for (int64_t i = 0; i < k; i++) {
+            c32[i] = (int32_t)cells[i];
+            v32[i] = (int32_t)vals[i];
+        }
+    } else {
+        memcpy(PyBytes_AS_STRING(bc), cells, (size_t)(k * 8));
+        memcpy(PyBytes_AS_STRING(bv), vals, (size_t)(k * 8));
+    }
+    free(cells);
+    return Py_BuildValue("(NNi)", bc, bv, (int)item);
+}
+
+static int get_ints(PyObject *o, Py_buffer *v, const char *what) {
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) return 0;
+    if ((v->itemsize != 4 && v->itemsize != 8) || !v->format ||
+        !strchr("ilqnILQN", v->format[strlen(v->format) - 1])) {
+        PyErr_Format(PyExc_TypeError, "%s: int32 or int64 array expected", what);
+        PyBuffer_Release(v);
+        return 0;
+    }
+    return 1;
+}
+
+static int get_i64(PyObject *o, Py_buffer *v, const char *what, int writable) {
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)))
+        return 0;
+    if (v->itemsize != 8 || !v->format || !strchr("lqn", v->format[strlen(v->format) - 1])) {
+        PyErr_Format(PyExc_TypeError, "%s: int64 array expected", what);
+        PyBuffer_Release(v);
+        return 0;
+    }
+    return 1;
+}
+
+INLINE int64_t int_at(const Py_buffer *v, Py_ssize_t i) {
+    return v->itemsize == 4 ? (int64_t)((const int32_t *)v->buf)[i] : ((const int64_t *)v->buf)[i];
+}
+
+/* record_areas(cells, counts, c, tp_row, gt_row, pred_row, conf): one image's class
+ * areas added to the three int64 rows, its cells to conf (flat c*c int64, or empty). */
+static PyObject *record_areas(PyObject *self, PyObject *args) {
+    PyObject *o[6];
+    long long c;
+    if (!PyArg_ParseTuple(args, "OOLOOOO", &o[0], &o[1], &c, &o[2], &o[3], &o[4], &o[5]))
+        return NULL;
+    Py_buffer nz, w, tp, ga, pa, conf;
+    if (!get_ints(o[0], &nz, "cells")) return NULL;
+    if (!get_ints(o[1], &w, "counts")) goto e1;
+    if (!get_i64(o[2], &tp, "tp", 1)) goto e2;
+    if (!get_i64(o[3], &ga, "gt_area", 1)) goto e3;
+    if (!get_i64(o[4], &pa, "pred_area", 1)) goto e4;
+    if (!get_i64(o[5], &conf, "conf", 1)) goto e5;
+    Py_ssize_t n = nz.len / nz.itemsize;
+    int64_t ncell = conf.len / 8;
+    if (w.len / w.itemsize != n || tp.len / 8 != c || ga.len / 8 != c || pa.len / 8 != c ||
+        (ncell && ncell != c * c)) {
+        PyErr_SetString(PyExc_ValueError, "record_areas: sizes differ");
+        goto e6;
+    }
+    int64_t *t = (int64_t *)tp.buf, *g = (int64_t *)ga.buf, *p = (int64_t *)pa.buf;
+    int64_t *cf = (int64_t *)conf.buf;
+    int64_t row0 = 0, gi = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t cell = int_at(&nz, i), v = int_at(&w, i);
+        if (cell < 0 || cell >= c * c) {
+            PyErr_SetString(PyExc_ValueError, "record_areas: a cell outside the matrix");
+            goto e6;
+        }
+        if (cell < row0 || cell >= row0 + c) {
+            gi = cell / c;
+            row0 = gi * c;
+        }
+        int64_t pi = cell - row0;
+        if (ncell) cf[cell] += v;
+        g[gi] += v;
+        p[pi] += v;
+        if (gi == pi) t[gi] += v;
+    }
+    PyBuffer_Release(&conf);
+    PyBuffer_Release(&pa);
+    PyBuffer_Release(&ga);
+    PyBuffer_Release(&tp);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&nz);
+    Py_RETURN_NONE;
+e6:
+    PyBuffer_Release(&conf);
+e5:
+    PyBuffer_Release(&pa);
+e4:
+    PyBuffer_Release(&ga);
+e3:
+    PyBuffer_Release(&tp);
+e2:
+    PyBuffer_Release(&w);
+e1:
+    PyBuffer_Release(&nz);
+    return NULL;
+}
+
+static PyMethodDef METHODS[] = {
+    {"count_png_pair", count_png_pair, METH_VARARGS,
+     "count_png_pair(gt_path, pred_path, num_classes, ignore, reduce_zero_label)\n"
+     "-> (cells, counts, itemsize): bytes of int32/int64, or None when this pair\n"
+     "is not for this path (not 8-bit grey/palette PNG, malformed, shapes differ, a\n"
+     "label out of range): the caller then takes the Python path."},
+    {"record_areas", record_areas, METH_VARARGS,
+     "record_areas(cells, counts, c, tp_row, gt_row, pred_row, conf)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native",
+                                    "segbench's compiled PNG-pair counter (no Numba).", -1,
+                                    METHODS};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one != 1) {
+        PyErr_SetString(PyExc_ImportError, "segbench.semantic._native: little-endian only");
+        return NULL;
+    }
+    init_values();
+    return PyModule_Create(&MODULE);
+}

@@ -1,0 +1,231 @@
+"""The C extension path of semantic scoring (segbench.semantic._native, issue 41): the
+same records and results as the Numba path, its fall-backs, and a ``segbench
+semantic`` command that imports no Numba."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from segbench.semantic import SemanticEval, _core, _family
+
+native = _core.native()
+needs_native = pytest.mark.skipif(native is None, reason="C extension not built")
+
+
+@pytest.fixture
+def numba_path(monkeypatch):
+    """Counting as if the extension were absent."""
+    monkeypatch.setattr(_core, "_NATIVE", [None])
+
+
+def _blob(rng, h, w, classes):
+    coarse = rng.integers(0, classes, (h // 8 + 1, w // 8 + 1)).astype(np.uint8)
+    return np.repeat(np.repeat(coarse, 8, 0), 8, 1)[:h, :w].copy()
+
+
+def _pairs(rng, kind, n, h, w, classes):
+    out = []
+    for _ in range(n):
+        if kind == "random":
+            g = rng.integers(0, classes, (h, w), dtype=np.uint8)
+            p = rng.integers(0, classes, (h, w), dtype=np.uint8)
+        else:
+            g = _blob(rng, h, w, classes)
+            p = _blob(rng, h, w, classes)
+            p[: h // 2] = g[: h // 2]
+            if kind == "salt":
+                wrong = rng.uniform(size=p.shape) < 0.08
+                p[wrong] = rng.integers(0, classes, int(wrong.sum()))
+            g[rng.uniform(size=g.shape) < 0.03] = 255
+        out.append((g, p))
+    return out
+
+
+def _write(root, pairs, **save):
+    for side in ("gt", "pred"):
+        (root / side).mkdir(parents=True, exist_ok=True)
+    for i, (g, p) in enumerate(pairs):
+        Image.fromarray(g).save(root / "gt" / f"{i}.png", **save)
+        Image.fromarray(p).save(root / "pred" / f"{i}.png", **save)
+    return root / "gt", root / "pred"
+
+
+def _run(gt, pred, classes, **kw):
+    ev = SemanticEval(classes, boundary_dilation=None, **kw)
+    ev.update_folders(gt, pred)
+    return ev
+
+
+@needs_native
+@pytest.mark.parametrize("kind", ["blob", "salt", "random"])
+@pytest.mark.parametrize("save", [{}, {"compress_level": 0}, {"compress_level": 1},
+                                  {"compress_level": 9}])
+def test_native_counts_equal_the_numba_path(tmp_path, kind, save, monkeypatch):
+    rng = np.random.default_rng(len(kind) + len(save))
+    h, w = (37, 53) if save else (96, 130)
+    gt, pred = _write(tmp_path, _pairs(rng, kind, 3, h, w, 20), **save)
+    fast = _run(gt, pred, 20)
+    monkeypatch.setattr(_core, "_NATIVE", [None])
+    slow = _run(gt, pred, 20)
+    assert (fast.confusion() == slow.confusion()).all()
+    assert fast.confusion().sum() > 0
+    assert fast.report()["metrics"]["mIoU"] == slow.report()["metrics"]["mIoU"]
+
+
+@needs_native
+@pytest.mark.parametrize("options", [{"ignore_index": None}, {"ignore_index": 0},
+                                     {"reduce_zero_label": True}])
+def test_native_options_equal_the_numba_path(tmp_path, options, monkeypatch):
+    rng = np.random.default_rng(3)
+    pairs = _pairs(rng, "salt", 2, 40, 60, 12)
+    ignore = options.get("ignore_index", 255)
+    if ignore != 255:  # 255 is then a label out of range
+        pairs = [(np.where(g == 255, ignore or 0, g).astype(np.uint8), p) for g, p in pairs]
+    gt, pred = _write(tmp_path, pairs)
+    classes = 11 if options.get("reduce_zero_label") else 12
+    if options.get("reduce_zero_label"):  # predictions in the reduced space
+        pairs = [(g, np.minimum(p, 10)) for g, p in pairs]
+    gt, pred = _write(tmp_path, pairs)
+    fast = _run(gt, pred, classes, **options)
+    monkeypatch.setattr(_core, "_NATIVE", [None])
+    slow = _run(gt, pred, classes, **options)
+    assert (fast.confusion() == slow.confusion()).all()
+
+
+@needs_native
+def test_native_record_is_the_numba_record(tmp_path):
+    from segbench.semantic._kernels import take_cells
+
+    rng = np.random.default_rng(5)
+    gt, pred = _write(tmp_path, _pairs(rng, "random", 1, 30, 31, 7))
+    got = native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 7, 255, False)
+    cells, counts, itemsize = got
+    assert itemsize == 4
+    g = np.asarray(Image.open(gt / "0.png")).reshape(-1)
+    p = np.asarray(Image.open(pred / "0.png")).reshape(-1)
+    conf = np.zeros(49, np.int64)
+    np.add.at(conf, g.astype(np.int64) * 7 + p, 1)
+    nz, vals = take_cells(conf)
+    assert (np.frombuffer(cells, np.int32) == nz).all()
+    assert (np.frombuffer(counts, np.int32) == vals).all()
+
+
+@needs_native
+def test_native_record_areas_equal_the_kernel():
+    from segbench.semantic._kernels import record_areas
+
+    rng = np.random.default_rng(1)
+    c = 9
+    nz = np.sort(rng.choice(c * c, 30, replace=False)).astype(np.int32)
+    w = rng.integers(1, 1000, 30).astype(np.int64)
+    want = [np.zeros((2, c), np.int64) for _ in range(3)]
+    got = [np.zeros((2, c), np.int64) for _ in range(3)]
+    conf_a, conf_b = np.zeros(c * c, np.int64), np.zeros(c * c, np.int64)
+    record_areas(nz, w, c, 1, *want, conf_a)
+    native.record_areas(nz, w, c, got[0][1], got[1][1], got[2][1], conf_b)
+    for a, b in zip(want, got):
+        assert (a == b).all()
+    assert (conf_a == conf_b).all()
+    with pytest.raises(ValueError):
+        native.record_areas(np.array([c * c], np.int64), np.array([1], np.int64), c,
+                            got[0][1], got[1][1], got[2][1], conf_b)
+
+
+@needs_native
+def test_pairs_the_extension_leaves_go_the_python_way(tmp_path):
+    """16-bit maps, shapes that differ, bad labels, non-PNG files: None from the
+    extension, and the Python path's result or error naming the file."""
+    from segbench.errors import InputError
+
+    rng = np.random.default_rng(2)
+    (g, p), = _pairs(rng, "blob", 1, 20, 24, 5)
+    gt, pred = _write(tmp_path / "a", [(g, p)])
+    Image.fromarray(g.astype(np.uint16)).save(gt / "0.png")         # 16-bit grey
+    assert native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 5, 255, False) \
+        is None
+    ev = _run(gt, pred, 5)
+    assert ev.n_images == 1
+    gt, pred = _write(tmp_path / "b", [(g, np.full_like(p, 7))])     # label 7 >= 5
+    assert native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 5, 255, False) \
+        is None
+    with pytest.raises(InputError, match="prediction pixel"):
+        _run(gt, pred, 5)
+    gt, pred = _write(tmp_path / "c", [(g, p[:, :20].copy())])         # shapes differ
+    with pytest.raises(InputError, match="20x24"):
+        _run(gt, pred, 5)
+    (tmp_path / "d").mkdir()
+    assert native.count_png_pair(str(tmp_path / "d"), str(tmp_path / "d"), 5, 255, False) \
+        is None
+    assert native.count_png_pair(str(tmp_path / "none.png"), str(pred / "0.png"), 5, 255,
+                                 False) is None
+
+
+@needs_native
+def test_palette_and_truncated_files(tmp_path):
+    rng = np.random.default_rng(4)
+    (g, p), = _pairs(rng, "random", 1, 16, 16, 6)
+    gt, pred = _write(tmp_path, [(g, p)])
+    for side, arr in (("gt", g), ("pred", p)):
+        im = Image.fromarray(arr, "L").convert("P")
+        im.putpalette([v for i in range(256) for v in (i, i, i)])
+        im = Image.fromarray(arr, "P")
+        im.putpalette([v for i in range(256) for v in (i, 255 - i, 0)])
+        im.save(tmp_path / side / "0.png")
+    got = native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 6, 255, False)
+    assert got is not None and np.frombuffer(got[1], np.int32).sum() == 256
+    data = (gt / "0.png").read_bytes()
+    for cut in (10, 40, len(data) // 2, len(data) - 20):
+        (gt / "0.png").write_bytes(data[:cut])
+        assert native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 6, 255,
+                                     False) is None
+
+
+def _command(args, env=None):
+    code = ("import sys\nfrom segbench.cli import main\n"
+            f"rc = main({args!r})\nassert rc == 0, rc\n"
+            "print('MODULES', ' '.join(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    mods = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
+    return proc.stdout, set(mods.split()[1:])
+
+
+@needs_native
+def test_semantic_command_imports_no_numba(tmp_path):
+    """The fixed cost of ``segbench semantic`` (issue 41: <= 0.2 CPU-s) is reached by
+    not loading Numba at all; with boundary IoU (Numba's band kernel) it does."""
+    rng = np.random.default_rng(6)
+    gt, pred = _write(tmp_path, _pairs(rng, "salt", 2, 30, 40, 10))
+    base = ["semantic", "--gt", str(gt), "--pred", str(pred), "--classes", "10", "--quiet",
+            "--json"]
+    out, mods = _command([*base, "--no-boundary-iou"])
+    assert not any(m == "numba" or m.startswith(("numba.", "llvmlite")) for m in mods)
+    assert "segbench.semantic._kernels" not in mods and "segbench.io._png" not in mods
+    fast = json.loads(out.split("MODULES")[0])["metrics"]
+    import os
+
+    env = dict(os.environ, SEGBENCH_NATIVE="0")
+    out, mods = _command([*base, "--no-boundary-iou"], env)
+    assert "numba" in mods
+    slow = json.loads(out.split("MODULES")[0])["metrics"]
+    assert fast == slow
+    _, mods = _command(base)
+    assert "numba" in mods
+
+
+def test_numba_path_alone(tmp_path, numba_path):
+    """Without the extension (not built, or SEGBENCH_NATIVE=0) everything still counts."""
+    assert _core.native() is None
+    rng = np.random.default_rng(8)
+    gt, pred = _write(tmp_path, _pairs(rng, "blob", 2, 20, 20, 4))
+    ev = _run(gt, pred, 4)
+    assert ev.n_images == 2 and ev.confusion().sum() > 0
+    _family._warm_up({"classes": 4, "ignore_index": 255, "reduce_zero_label": False,
+                      "boundary_dilation": None})
