@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import read_image, write_soft_map
+from ..memory import reuse_freed_memory
 from ._gpb_cues import local_cue_sums, local_cues
 from ._gpb_multigrid import multigrid_eigs
 from ._gpb_spectral import imresize_bicubic, spectral_pb
@@ -381,13 +382,18 @@ def gpb(
     differ from the released code: the eigen-solver is scipy's (see
     :mod:`._gpb_spectral`).
     """
-    import time
-
     rsz = check_rsz(rsz)
     eigensolver_for(eigensolver, (0, 0))  # its name checked before any work
     img, kind = _photograph(image)
     _check_size(img)
     rsz = check_rsz(rsz, img.shape[:2])  # before mPb, the costly part
+    with reuse_freed_memory():  # gigabytes of temporaries: no fresh pages for each
+        return _gpb(img, kind, rsz, eigensolver, timings)
+
+
+def _gpb(img, kind, rsz, eigensolver, timings):
+    import time
+
     t0 = time.process_time()
     # mPb's and gPb's weighted sums of the cues, formed cue by cue: the 12 cues
     # together are 12 times an (8, H, W) stack (1.9 GB at 1924 x 1284)
@@ -450,9 +456,10 @@ def gpb_owt_ucm(
     """
     import time
 
-    orient, _, _ = gpb(image, rsz=rsz, eigensolver=eigensolver, timings=timings)
-    t = time.process_time()
-    ucm = owt_ucm(orient, fmt=fmt)
+    with reuse_freed_memory():
+        orient, _, _ = gpb(image, rsz=rsz, eigensolver=eigensolver, timings=timings)
+        t = time.process_time()
+        ucm = owt_ucm(orient, fmt=fmt)
     if timings is not None:
         timings["OWT-UCM"] = time.process_time() - t
     return ucm
