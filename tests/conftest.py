@@ -1,5 +1,7 @@
 """Shared test helpers: where the read-only reference data lives."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,16 @@ def headless_chromium(profile, window: str = "1280,1000"):
     driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(30)
     return driver
+
+
+def run_command_modules(args, env=None) -> tuple[str, set[str]]:
+    """Run ``segbench.cli.main(args)`` in a fresh interpreter: its stdout, and the
+    modules imported by its end (what a command's start-up costs)."""
+    code = ("import sys\nfrom segbench.cli import main\n"
+            f"rc = main({args!r})\nassert rc == 0, rc\n"
+            "print('MODULES', ' '.join(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
+    return proc.stdout, set(line.split()[1:])

@@ -5,13 +5,12 @@ semantic`` command that imports no Numba."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from conftest import run_command_modules
 from segbench.semantic import SemanticEval, _core, _family
 
 native = _core.native()
@@ -187,14 +186,7 @@ def test_palette_and_truncated_files(tmp_path):
 
 
 def _command(args, env=None):
-    code = ("import sys\nfrom segbench.cli import main\n"
-            f"rc = main({args!r})\nassert rc == 0, rc\n"
-            "print('MODULES', ' '.join(sorted(sys.modules)))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr
-    mods = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
-    return proc.stdout, set(mods.split()[1:])
+    return run_command_modules(args, env)
 
 
 @needs_native

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import run_command_modules
 from segbench.datasets import write_ground_truth
 from segbench.io import write_soft_map
 
@@ -27,14 +28,7 @@ def one_image(tmp_path_factory):
 
 
 def _modules_after(args, env=None) -> set[str]:
-    code = ("import sys\nfrom segbench.cli import main\n"
-            f"rc = main({args!r})\nassert rc == 0, rc\n"
-            "print('MODULES', ' '.join(sorted(sys.modules)))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
-    return set(line.split()[1:])
+    return run_command_modules(args, env)[1]
 
 
 def test_boundary_imports_only_what_it_uses(one_image, tmp_path):

@@ -98,4 +98,3 @@ def reuse_freed_memory():
                 libc.mallopt(_M_TRIM_THRESHOLD, _GLIBC_TRIM_THRESHOLD)
                 libc.malloc_trim(0)
                 release_large_arrays()  # any mallopt ends glibc's moving threshold
-

@@ -6,7 +6,6 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
 
 from ..errors import InputError
 from ._files import require_file
@@ -45,6 +44,8 @@ def _checked_header(im, path: Path, max_pixels: int, expected_shape) -> None:
 
 def image_size(path: str | PathLike) -> tuple[int, int]:
     """(H, W) of an image file from its header alone (no pixel is decoded)."""
+    from PIL import Image, UnidentifiedImageError  # Pillow loads on first use
+
     path = require_file(path)
     try:
         with Image.open(path) as im:
@@ -82,6 +83,8 @@ def open_image(
         True when the file stores 16 bits per sample (PNG bit depth 16), which Pillow
         may report as mode 'I' on some versions.
     """
+    from PIL import Image, UnidentifiedImageError  # Pillow loads on first use
+
     path = require_file(path)
     try:
         with Image.open(path) as im:  # reads the header only
@@ -143,6 +146,8 @@ def read_image(path: str | PathLike) -> np.ndarray:
     images are converted to their colours. 16-bit images are refused (no BSDS image is
     one, and scaling them down silently would lose data).
     """
+    from PIL import Image  # Pillow loads on first use
+
     path = require_file(path)
     pixels, mode, sixteen = open_image(path)
     if sixteen or mode in ("I", "F"):
@@ -163,6 +168,8 @@ def write_image(path: str | PathLike, image, *, compress_level: int = 6) -> Path
     zlib level ``compress_level`` (0-9; 1 is several times faster than the default 6
     for somewhat larger files).
     """
+    from PIL import Image  # Pillow loads on first use
+
     path = Path(path)
     arr = np.asarray(image)
     if (

@@ -7,7 +7,6 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from ..errors import InputError
 from ._files import require_file
@@ -184,6 +183,8 @@ def write_label_map(path: str | PathLike, labels: np.ndarray) -> None:
         Non-integer or non-2-D labels, labels outside 0..65535 for PNG (use .npy), or an
         unsupported extension.
     """
+    from PIL import Image  # Pillow loads on first use
+
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in (".png", ".npy"):
