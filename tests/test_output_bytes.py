@@ -9,6 +9,14 @@ the numbers are right is tested elsewhere, against the official outputs (the *_p
 tests); here a change of any byte is a failure, and the message lists the files added,
 removed and changed, so a refactor sees exactly what moved.
 
+The commands run in a child process whose numerical libraries are held to the same
+kernels on every x86-64 machine that has AVX2 and FMA (x86-64-v3): numpy's SIMD dispatch
+capped at X86_V3 and OpenBLAS's Haswell kernels. The last bits of a float depend on
+them (a BLAS dot product splits its sum by the vector width; numpy's AVX-512 log is not
+its AVX2 one), so without the cap a golden made on an AVX-512 machine fails on an AVX2
+one by a unit in the last place (the region records, the stats fit). Elsewhere (no
+AVX2, not x86-64) the test skips, saying why.
+
 Before hashing, a text file is normalized by the few rules of :func:`normalize`, which
 remove only what differs between two runs of the same code: timestamps and dates, and
 the temporary folder's absolute path (it is in the manifests' command lines and input
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import re
 import shutil
@@ -248,9 +257,49 @@ def libraries() -> dict[str, str]:
     }
 
 
+#: numpy dispatch targets above x86-64-v3 (AVX-512 and later), turned off in the child.
+_NUMPY_ABOVE_V3 = ("X86_V4", "AVX512_SKX", "AVX512_CLX", "AVX512_CNL", "AVX512_ICL",
+                   "AVX512_SPR")
+
+
+def pinned_environment() -> tuple[dict[str, str] | None, str]:
+    """The environment that holds numpy and OpenBLAS to their x86-64-v3 kernels, and
+    ''; or None and why it cannot be held here."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None, f"the golden is of x86-64 kernels; this is {platform.machine()}"
+    if not (__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3")):
+        return None, "the golden is of AVX2/FMA kernels, which this CPU lacks"
+    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
+    above = [t for t in __cpu_dispatch__ if t in _NUMPY_ABOVE_V3]
+    if above:
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(above)
+    else:
+        env.pop("NPY_DISABLE_CPU_FEATURES", None)
+    return env, ""
+
+
+def pinned_digests(base: Path) -> dict[str, str]:
+    """:func:`digests` of ``base``, computed in a child process under
+    :func:`pinned_environment` (the caller has checked that it exists)."""
+    env, why = pinned_environment()
+    assert env is not None, why
+    out = base / "digests.json"
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(base), str(out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
 def test_output_files_are_byte_identical_to_the_golden(tmp_path):
     if not (BSR.is_dir() and SUPERPIXEL.is_dir() and SEMANTIC.is_dir()):
         pytest.skip(f"reference data not available: {FIXTURES}")
+    env, why = pinned_environment()
+    if env is None:
+        pytest.skip(why)
     doc = json.loads(GOLDEN.read_text())
     made_with = doc.get("libraries")
     if made_with != libraries():
@@ -260,7 +309,7 @@ def test_output_files_are_byte_identical_to_the_golden(tmp_path):
             "regenerate it at the commit before the change under test"
         )
     golden = doc["files"]
-    current = digests(tmp_path)
+    current = pinned_digests(tmp_path / "run")
     diff = differences(golden, current)
     assert not diff, (
         "output files differ from tests/data/output_digests.json (if the change is "
@@ -289,13 +338,21 @@ def _source() -> dict:
 def _script(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--write", action="store_true", help=f"write {GOLDEN}")
+    parser.add_argument("--child", nargs=2, metavar=("BASE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:  # the pinned child of pinned_digests: digests of BASE into OUT
+        base, out = map(Path, args.child)
+        Path(out).write_text(json.dumps(digests(base)))
+        return 0
     import segbench
 
     print(f"segbench: {segbench.__file__}")
+    env, why = pinned_environment()
+    if env is None:
+        raise SystemExit(f"cannot make or check the golden here: {why}")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="segbench-bytes-") as tmp:
-        current = digests(Path(tmp))
+        current = pinned_digests(Path(tmp) / "run")
     print(f"{len(current)} files in {time.perf_counter() - t0:.1f} s")
     if args.write:
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
