@@ -15,7 +15,7 @@ from ..primitives import (
     stacked_tables,
 )
 from ._levels import ucm_levels
-from ._measures import _scores_from_stacked
+from ._measures import _scores_from_stacked, weighted_sum
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ def evaluate_image(
         out[1],
         out[2],
         out[3],
-        float(gt_area @ best),
+        weighted_sum(gt_area, best),
         out[4],
         out[5],
         nreg,

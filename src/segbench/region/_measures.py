@@ -388,6 +388,18 @@ class RegionScores:
     sum_p: float
 
 
+def weighted_sum(weights: np.ndarray, values: np.ndarray) -> float:
+    """sum(weights * values) in numpy's pairwise order, the same on every CPU.
+
+    Not ``weights @ values``: a BLAS dot product splits its sum by the CPU's vector width
+    (OpenBLAS picks its kernel at run time), so its last bit differed between an AVX-512
+    and an AVX2 machine, and a record computed by one worker of a mixed cluster could
+    differ from the same record computed by another. The products are exact IEEE
+    operations, and numpy's pairwise sum adds in a fixed order whatever SIMD it uses.
+    """
+    return float(np.sum(np.multiply(weights, values, dtype=np.float64)))
+
+
 def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.ndarray]:
     """RegionScores and the best overlap of every annotator region (for "Best").
 
@@ -404,9 +416,9 @@ def _scores_from_stacked(stacked: np.ndarray, n_gts) -> tuple[RegionScores, np.n
     keep[offsets[:-1]] = False
     gt_area, match_gt = col_area[keep], match_col[keep]
     seg_area, match_seg = seg_area[1:], match_seg[1:]
-    cnt_r = float(gt_area @ match_gt)
+    cnt_r = weighted_sum(gt_area, match_gt)
     sum_r = float(gt_area.sum())
-    cnt_p = float(seg_area @ match_seg)
+    cnt_p = weighted_sum(seg_area, match_seg)
     sum_p = float(seg_area.sum())
 
     def ratio(a, b):
