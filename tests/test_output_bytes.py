@@ -280,11 +280,9 @@ def pinned_environment() -> tuple[dict[str, str] | None, str]:
     return env, ""
 
 
-def pinned_digests(base: Path) -> dict[str, str]:
-    """:func:`digests` of ``base``, computed in a child process under
-    :func:`pinned_environment` (the caller has checked that it exists)."""
-    env, why = pinned_environment()
-    assert env is not None, why
+def pinned_digests(base: Path, env: dict[str, str]) -> dict[str, str]:
+    """:func:`digests` of ``base``, computed in a child process under ``env`` (what
+    :func:`pinned_environment` gives)."""
     out = base / "digests.json"
     proc = subprocess.run(
         [sys.executable, __file__, "--child", str(base), str(out)],
@@ -309,7 +307,7 @@ def test_output_files_are_byte_identical_to_the_golden(tmp_path):
             "regenerate it at the commit before the change under test"
         )
     golden = doc["files"]
-    current = pinned_digests(tmp_path / "run")
+    current = pinned_digests(tmp_path / "run", env)
     diff = differences(golden, current)
     assert not diff, (
         "output files differ from tests/data/output_digests.json (if the change is "
@@ -352,7 +350,7 @@ def _script(argv=None) -> int:
         raise SystemExit(f"cannot make or check the golden here: {why}")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="segbench-bytes-") as tmp:
-        current = pinned_digests(Path(tmp) / "run")
+        current = pinned_digests(Path(tmp) / "run", env)
     print(f"{len(current)} files in {time.perf_counter() - t0:.1f} s")
     if args.write:
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)

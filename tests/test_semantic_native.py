@@ -185,10 +185,6 @@ def test_palette_and_truncated_files(tmp_path):
                                      False) is None
 
 
-def _command(args, env=None):
-    return run_command_modules(args, env)
-
-
 @needs_native
 def test_semantic_command_imports_no_numba(tmp_path):
     """The fixed cost of ``segbench semantic`` (issue 41: <= 0.2 CPU-s) is reached by
@@ -197,18 +193,18 @@ def test_semantic_command_imports_no_numba(tmp_path):
     gt, pred = _write(tmp_path, _pairs(rng, "salt", 2, 30, 40, 10))
     base = ["semantic", "--gt", str(gt), "--pred", str(pred), "--classes", "10", "--quiet",
             "--json"]
-    out, mods = _command([*base, "--no-boundary-iou"])
+    out, mods = run_command_modules([*base, "--no-boundary-iou"])
     assert not any(m == "numba" or m.startswith(("numba.", "llvmlite")) for m in mods)
     assert "segbench.semantic._kernels" not in mods and "segbench.io._png" not in mods
     fast = json.loads(out.split("MODULES")[0])["metrics"]
     import os
 
     env = dict(os.environ, SEGBENCH_NATIVE="0")
-    out, mods = _command([*base, "--no-boundary-iou"], env)
+    out, mods = run_command_modules([*base, "--no-boundary-iou"], env)
     assert "numba" in mods
     slow = json.loads(out.split("MODULES")[0])["metrics"]
     assert fast == slow
-    _, mods = _command(base)
+    _, mods = run_command_modules(base)
     assert "numba" in mods
 
 
