@@ -40,6 +40,14 @@ static __forceinline int ctz64(unsigned long long x) {
 #define ctz64(x) __builtin_ctzll(x)
 #endif
 
+/* SSE2 is x86-64's baseline: no run-time dispatch needed. SEGBENCH_NO_SIMD builds the
+ * portable code (what other machines run), for its tests. */
+#if !defined(SEGBENCH_NO_SIMD) && \
+    (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#include <emmintrin.h>
+#define USE_SSE2 1
+#endif
+
 #define PAD 16
 #define SPARE 32 /* bytes after an inflated stream that matches may overwrite */
 #define ONES 0x0101010101010101ULL
@@ -597,6 +605,24 @@ static int unfilter8(const uint8_t *raw, int64_t h, int64_t rb, uint8_t *img) {
              * byte-wise adds, then the left neighbour's byte added to all eight) */
             uint64_t a = 0;
             int64_t i = 0;
+#ifdef USE_SSE2
+            /* sixteen at a time: prefix sums by shifted adds, then the byte before */
+            __m128i carry = _mm_setzero_si128();
+            for (; i + 16 <= rb; i += 16) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(src + i));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 1));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 2));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 4));
+                x = _mm_add_epi8(x, _mm_slli_si128(x, 8));
+                x = _mm_add_epi8(x, carry);
+                _mm_storeu_si128((__m128i *)(dst + i), x);
+                __m128i last = _mm_srli_si128(x, 15); /* byte 15 to byte 0, then to all */
+                last = _mm_unpacklo_epi8(last, last);
+                last = _mm_unpacklo_epi16(last, last);
+                carry = _mm_shuffle_epi32(last, 0);
+            }
+            if (i) a = dst[i - 1];
+#endif
             for (; i + 8 <= rb; i += 8) {
                 uint64_t x = load8(src + i);
                 x = add_bytes(x, x << 8);
@@ -786,23 +812,38 @@ INLINE uint64_t nonzero_bits(uint64_t x) {
  * mispredicted branch per 64 pixels, not one per run end. */
 static void count_runs(const uint8_t *g, const uint8_t *p, int64_t m, uint32_t *raw) {
     int64_t start = 0;
-    uint64_t gl = g[0], pl = p[0]; /* the byte before each word: none before pixel 0 */
     for (int64_t base = 0; base < m; base += 64) {
         int64_t lim = m - base < 64 ? m - base : 64;
         uint64_t mask = 0;
-        int64_t q = 0;
+        /* q from 1 in the first word: pixel 0 has no pixel before it (nor need one) */
+        int64_t q = base == 0;
+#ifdef USE_SSE2
+        if (base == 0)
+            for (; q < 16 && q < lim; q++)
+                mask |= (uint64_t)((g[q] != g[q - 1]) | (p[q] != p[q - 1])) << q;
+        for (; q + 16 <= lim; q += 16) {
+            const uint8_t *gq = g + base + q, *pq = p + base + q;
+            __m128i same = _mm_and_si128(
+                _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)gq),
+                               _mm_loadu_si128((const __m128i *)(gq - 1))),
+                _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)pq),
+                               _mm_loadu_si128((const __m128i *)(pq - 1))));
+            mask |= (uint64_t)(~_mm_movemask_epi8(same) & 0xFFFF) << q;
+        }
+#else
         for (; q + 8 <= lim; q += 8) {
-            uint64_t gw = load8(g + base + q), pw = load8(p + base + q);
+            const uint8_t *gq = g + base + q, *pq = p + base + q;
+            uint64_t gw = load8(gq), pw = load8(pq);
+            /* each byte against the one before it: the word shifted by a byte, with the
+             * byte before the word moved in (none before pixel 0: it equals itself) */
+            uint64_t gl = base + q ? gq[-1] : gw & 255, pl = base + q ? pq[-1] : pw & 255;
             uint64_t x = (gw ^ ((gw << 8) | gl)) | (pw ^ ((pw << 8) | pl));
             mask |= nonzero_bits(x) << q;
-            gl = gw >> 56;
-            pl = pw >> 56;
         }
+#endif
         for (; q < lim; q++) {
-            uint64_t gv = g[base + q], pv = p[base + q];
-            mask |= (uint64_t)((gv != gl) | (pv != pl)) << q;
-            gl = gv;
-            pl = pv;
+            int64_t i = base + q;
+            mask |= (uint64_t)((g[i] != g[i - 1]) | (p[i] != p[i - 1])) << q;
         }
         while (mask) {
             int64_t pos = base + ctz64(mask);
@@ -856,12 +897,6 @@ static void count_bytes(const uint8_t *g, const uint8_t *p, int64_t n, uint32_t 
     }
 }
 
-static int byte_max(const uint8_t *x, int64_t n) {
-    uint8_t m = 0;
-    for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
 INLINE int64_t gt_label(int64_t v, int64_t ign, int rzl) {
     if (rzl) {
         if (v == 0) return ign;
@@ -879,7 +914,6 @@ typedef struct {
     int64_t cap_a, cap_b;
     Tables *ta, *tb;
     uint32_t *pairs; /* 65536 byte-pair counts, kept zeroed */
-    int gmax, pmax;
 } State;
 
 static TLS State ST;
@@ -918,34 +952,38 @@ static int64_t decode_count(const char *gp, const char *pp) {
         if (!inflate1(&sa) || !inflate1(&sb)) return -1;
     }
     if (!unfilter8(s->raw_a, h, w, s->a.buf) || !unfilter8(s->raw_b, h, w, s->b.buf)) return -1;
-    s->gmax = byte_max(s->a.buf, h * w);
-    s->pmax = byte_max(s->b.buf, h * w);
     count_bytes(s->a.buf, s->b.buf, h * w, s->pairs);
     return h * w;
 }
 
 /* Fold ST.pairs into the sparse record (cells increasing) and zero it. 0 on a bad
- * label (counts zeroed all the same). */
+ * label (counts zeroed all the same). The table is scanned 16 cells at a time: most
+ * of it is empty, and a scan costs less than finding the largest label of each map. */
 static int fold(int64_t nc, int64_t ign, int rzl, int64_t *cells, int64_t *vals, int64_t *k_out) {
     uint32_t *raw = ST.pairs;
     int bad = 0;
     int64_t k = 0;
-    for (int64_t v = 0; v <= ST.gmax; v++) {
+    for (int64_t v = 0; v < 256; v++) {
+        uint32_t *row = raw + (v << 8);
         int64_t gl = gt_label(v, ign, rzl);
         int valid = gl != ign && gl >= 0 && gl < nc;
-        for (int64_t u = 0; u <= ST.pmax; u++) {
-            int64_t at = (v << 8) | u;
-            uint64_t x = raw[at];
-            if (!x) continue;
-            raw[at] = 0;
-            if (u >= nc || (gl != ign && !valid)) {
-                bad = 1;
-                continue;
+        for (int64_t u0 = 0; u0 < 256; u0 += 16) {
+            uint64_t any = 0;
+            for (int j = 0; j < 16; j += 2) any |= load8((const uint8_t *)(row + u0 + j));
+            if (!any) continue;
+            for (int64_t u = u0; u < u0 + 16; u++) {
+                uint64_t x = row[u];
+                if (!x) continue;
+                row[u] = 0;
+                if (u >= nc || (gl != ign && !valid)) {
+                    bad = 1;
+                    continue;
+                }
+                if (!valid) continue;
+                cells[k] = gl * nc + u;
+                vals[k] = (int64_t)x;
+                k++;
             }
-            if (!valid) continue;
-            cells[k] = gl * nc + u;
-            vals[k] = (int64_t)x;
-            k++;
         }
     }
     *k_out = k;
