@@ -116,13 +116,20 @@ def test_native_record_is_the_numba_record(tmp_path):
 
 
 @needs_native
-def test_native_record_areas_equal_the_kernel():
+@pytest.mark.parametrize("cell_type", [np.int32, np.int64])
+@pytest.mark.parametrize("count_type", [np.int32, np.int64])
+@pytest.mark.parametrize("order", ["increasing", "shuffled"])
+def test_native_record_areas_equal_the_kernel(cell_type, count_type, order):
+    """Every pairing of int32 and int64 cells and counts (counting gives int32, JSON
+    read back int64); cells in any order, though records hold them increasing."""
     from segbench.semantic._kernels import record_areas
 
     rng = np.random.default_rng(1)
     c = 9
-    nz = np.sort(rng.choice(c * c, 30, replace=False)).astype(np.int32)
-    w = rng.integers(1, 1000, 30).astype(np.int64)
+    nz = np.sort(rng.choice(c * c, 30, replace=False)).astype(cell_type)
+    if order == "shuffled":
+        nz = rng.permutation(nz)
+    w = rng.integers(1, 1000, 30).astype(count_type)
     want = [np.zeros((2, c), np.int64) for _ in range(3)]
     got = [np.zeros((2, c), np.int64) for _ in range(3)]
     conf_a, conf_b = np.zeros(c * c, np.int64), np.zeros(c * c, np.int64)

@@ -3,6 +3,7 @@ streaming base every evaluator of segbench shares (:class:`StreamEvalBase`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -63,7 +64,7 @@ def class_names(classes) -> list[str]:
         names = [str(n) for n in classes]
         if not names:
             raise InputError("classes: the list of names is empty")
-        dup = sorted({n for n in names if names.count(n) > 1})
+        dup = sorted(n for n, k in Counter(names).items() if k > 1)
         if dup:
             raise InputError(f"classes: duplicated names {dup}")
         return names
