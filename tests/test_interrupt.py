@@ -19,8 +19,10 @@ import pytest
 
 LINE = "segbench: interrupted; finished images are saved, rerun to resume"
 #: Where SIGINT lands, as fractions of a whole run; short runs (semantic) spend most of
-#: their time starting and ending, so the early fractions carry the test there.
-FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 0.95)
+#: their time starting and ending, so the early fractions carry the test there: from
+#: about 0.35 of a semantic run on, Numba is loading its kernels, a Ctrl-C there waits
+#: for Numba's own code to return (cli._CtrlC), and the run has ended by then.
+FRACTIONS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 0.95)
 # CPython itself ends a process by SIGINT (status -2; a shell shows 130, as for exit
 # 130) when the interrupt landed in code it ran through exec() of a string (dataclass
 # and namedtuple creation at import): the reported line is the same.
@@ -108,10 +110,14 @@ def test_ctrl_c_is_one_line_and_130(data, tmp_path, command):
     # the runs to interrupt load them: time one of those, not the first
     status, err = _run(args, tmp_path / "warm")
     assert status == 0, err
-    t0 = time.monotonic()
-    status, err = _run(args, tmp_path / "whole")
-    whole = time.monotonic() - t0
-    assert status == 0, err
+    # the faster of two timed runs: one slowed by a busy machine (the suite's other
+    # worker) would put the later fractions after the end of every run that follows
+    whole = float("inf")
+    for k in range(2):
+        t0 = time.monotonic()
+        status, err = _run(args, tmp_path / f"whole{k}")
+        whole = min(whole, time.monotonic() - t0)
+        assert status == 0, err
     interrupted = 0
     for k, f in enumerate(FRACTIONS):
         status, err = _run(args, tmp_path / f"cut{k}", delay=f * whole)
