@@ -835,8 +835,8 @@ static void count_runs(const uint8_t *g, const uint8_t *p, int64_t m, uint32_t *
             const uint8_t *gq = g + base + q, *pq = p + base + q;
             uint64_t gw = load8(gq), pw = load8(pq);
             /* each byte against the one before it: the word shifted by a byte, with the
-             * byte before the word moved in (none before pixel 0: it equals itself) */
-            uint64_t gl = base + q ? gq[-1] : gw & 255, pl = base + q ? pq[-1] : pw & 255;
+             * byte before the word moved in (there is one: q >= 1 in the first word) */
+            uint64_t gl = gq[-1], pl = pq[-1];
             uint64_t x = (gw ^ ((gw << 8) | gl)) | (pw ^ ((pw << 8) | pl));
             mask |= nonzero_bits(x) << q;
         }
