@@ -166,3 +166,30 @@ def test_in_process_interrupt_from_a_kernel_is_one_line(data, monkeypatch, tmp_p
     assert main(["boundary", "--gt", str(gt), "--pred", str(tmp / "soft"), "--out",
                  str(tmp_path / "o"), "--quiet", "--no-plot"]) == 130
     assert capsys.readouterr().err.strip() == LINE
+
+
+def test_ctrl_c_where_python_cannot_pass_it_on_is_delivered_again():
+    """A Ctrl-C raised in a ``__del__`` or a weakref callback (the import system's
+    module locks have one) is "Exception ignored" to Python: without a second delivery
+    the command would run on, print a traceback and end 0. The CLI's guard takes it
+    from ``sys.unraisablehook`` and delivers it again 20 ms later, in ordinary code."""
+    code = (
+        "import time\n"
+        "from segbench.cli import _CtrlC\n"
+        "class Dies:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "try:\n"
+        "    with _CtrlC():\n"
+        "        Dies()\n"
+        "        t = time.monotonic()\n"
+        "        while time.monotonic() - t < 5:\n"
+        "            pass\n"
+        "    print('ran on')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', round(time.monotonic() - t, 2) < 1)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, preexec_fn=_ctrl_c_as_in_a_terminal)
+    assert out.stdout.strip() == "interrupted True", out.stdout + out.stderr
+    assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr

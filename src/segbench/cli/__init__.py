@@ -188,6 +188,9 @@ class _CtrlC:
                 self._saved = signal.signal(signal.SIGINT, self._handler)
         except ValueError:  # not the main thread: no handler can be set
             pass
+        if self._saved is not None:
+            self._unraisable_before = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
 
     @staticmethod
@@ -197,12 +200,25 @@ class _CtrlC:
             # raised inside llvmlite's ctypes callbacks (Numba loading a kernel) the
             # interrupt is swallowed ("Exception ignored") or leaves its state broken:
             # deliver it again in 20 ms, once the interpreter is back in our code
-            import signal
-
-            signal.signal(signal.SIGALRM, _CtrlC._again)
-            signal.setitimer(signal.ITIMER_REAL, 0.02)
+            _CtrlC._deliver_later()
             return  # (__exit__ cancels it if the run ends first)
         raise KeyboardInterrupt
+
+    @staticmethod
+    def _deliver_later() -> None:
+        import signal
+
+        signal.signal(signal.SIGALRM, _CtrlC._again)
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+
+    def _unraisable(self, unraisable) -> None:
+        """A Ctrl-C raised where Python cannot pass it on (a weakref callback such as
+        the import system's, a ``__del__``, a ctypes callback) would be printed as
+        "Exception ignored" and lost: it is delivered again 20 ms later instead."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _CtrlC._deliver_later()
+            return
+        self._unraisable_before(unraisable)
 
     @staticmethod
     def _again(signum, frame):
@@ -231,6 +247,7 @@ class _CtrlC:
         if self._saved is not None:
             self._no_redelivery()
             signal.signal(signal.SIGINT, self._saved)
+            sys.unraisablehook = self._unraisable_before
         return False
 
 
