@@ -226,9 +226,11 @@ def test_numba_path_alone(tmp_path, numba_path):
                       "boundary_dilation": None})
 
 
-def _filtered_png(path, img, filters, level=6):
+def _filtered_png(path, img, filters, level=6, strategy=None):
     """An 8-bit grey PNG whose row r is written with PNG filter ``filters[r]`` (Pillow
-    chooses its own): every unfilter path of the extension, on any width."""
+    chooses its own): every unfilter path of the extension, on any width. ``strategy``
+    is zlib's (``zlib.Z_FIXED``: fixed Huffman codes, ``Z_HUFFMAN_ONLY``: literals only,
+    ``Z_RLE``: matches at distance 1 only)."""
     import struct
     import zlib
 
@@ -253,8 +255,30 @@ def _filtered_png(path, img, filters, level=6):
 
     ihdr = struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
-                     + chunk(b"IDAT", zlib.compress(b"".join(rows), level))
+                     + chunk(b"IDAT", _deflated(b"".join(rows), level, strategy))
                      + chunk(b"IEND", b""))
+
+
+def _deflated(data, level, strategy):
+    import zlib
+
+    if strategy is None:
+        return zlib.compress(data, level)
+    z = zlib.compressobj(level, zlib.DEFLATED, 15, 8, strategy)
+    return z.compress(data) + z.flush()
+
+
+def _idat_span(data):
+    """(start, end) of the first IDAT chunk's payload in a PNG's bytes."""
+    import struct
+
+    i = 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i : i + 8])
+        if kind == b"IDAT":
+            return i + 8, i + 8 + n
+        i += 12 + n
+    raise AssertionError("no IDAT")
 
 
 def _portable_build(tmp_path):
@@ -314,3 +338,60 @@ def test_native_counts_every_filter_and_width(tmp_path, kind, build, request):
                            minlength=144)
         assert (np.frombuffer(cells, np.int32) == np.flatnonzero(want)).all(), (kind, w, h)
         assert (np.frombuffer(counts, np.int32) == want[want > 0]).all(), (kind, w, h)
+
+
+@needs_native
+@pytest.mark.parametrize("build", ["native", "portable"])
+@pytest.mark.parametrize("kind", ["blob", "salt", "random"])
+def test_native_counts_large_maps_every_deflate_kind(tmp_path, kind, build, request):
+    """Maps large enough for the inflate's fast loop (it leaves the last 258 bytes of
+    the output and 32 of the input to the careful loop), each deflate strategy: dynamic
+    codes at levels 1, 6 and 9, fixed codes, literals only (salt: rare differences get
+    codes longer than the first table level) and runs only. Counts equal numpy's."""
+    import zlib
+
+    module = native if build == "native" else request.getfixturevalue("portable")
+    rng = np.random.default_rng(10 + len(kind))
+    classes = 150
+    settings = [(1, None), (6, None), (9, None), (6, zlib.Z_FIXED),
+                (6, zlib.Z_HUFFMAN_ONLY), (6, zlib.Z_RLE), (6, zlib.Z_FILTERED)]
+    for (h, w), (level, strategy) in zip([(120, 161), (64, 517), (97, 240), (150, 150),
+                                          (83, 333), (128, 128), (77, 401)], settings):
+        (g, p), = _pairs(rng, kind, 1, h, w, classes)
+        g[g == 255] = classes - 1
+        for side, arr in (("g", g), ("p", p)):
+            _filtered_png(tmp_path / f"{side}.png", arr, rng.integers(0, 5, h),
+                          level=level, strategy=strategy)
+        got = module.count_png_pair(str(tmp_path / "g.png"), str(tmp_path / "p.png"),
+                                    classes, 255, False)
+        assert got is not None, (kind, level, strategy)
+        cells, counts, itemsize = got
+        dtype = np.int32 if itemsize == 4 else np.int64
+        want = np.bincount(g.reshape(-1).astype(np.int64) * classes + p.reshape(-1),
+                           minlength=classes * classes)
+        assert (np.frombuffer(cells, dtype) == np.flatnonzero(want)).all(), (kind, level)
+        assert (np.frombuffer(counts, dtype) == want[want > 0]).all(), (kind, level)
+
+
+@needs_native
+def test_corrupted_streams_fail_or_count_every_pixel(tmp_path):
+    """A bit flipped anywhere in the compressed stream (no CRC is checked: the stream
+    itself must be safe to decode): the extension returns None, or counts of exactly
+    every pixel, and never reads or writes outside its buffers (a crash fails the run)."""
+    rng = np.random.default_rng(12)
+    (g, p), = _pairs(rng, "salt", 1, 90, 310, 40)
+    g[g == 255] = 39
+    gt, pred = _write(tmp_path, [(g, p)])
+    data = bytearray((pred / "0.png").read_bytes())
+    start, end = _idat_span(data)
+    for trial in range(400):
+        bad = bytearray(data)
+        for _ in range(1 + trial % 3):
+            pos = int(rng.integers(start + 2, end))  # past the zlib header
+            bad[pos] ^= 1 << int(rng.integers(0, 8))
+        (pred / "0.png").write_bytes(bytes(bad))
+        got = native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 256, 255,
+                                    False)
+        if got is not None:
+            dtype = np.int32 if got[2] == 4 else np.int64
+            assert np.frombuffer(got[1], dtype).sum() == g.size
