@@ -54,7 +54,7 @@ static __forceinline int ctz64(unsigned long long x) {
 #define DB 8
 #define MAX_PIXELS 64000000LL
 
-enum { K_LIT = 0, K_LEN = 1, K_END = 2, K_DIST = 3, K_BAD = 4 };
+enum { K_LIT = 0, K_LEN = 1, K_END = 2, K_DIST = 3, K_BAD = 4, K_PTR = 5 };
 enum { S_HUFF = 0, S_NEXT = 1, S_DONE = 2, S_FAIL = 3 };
 #define LITERAL_HEAVY 4
 
@@ -82,8 +82,18 @@ INLINE int64_t be32(const uint8_t *b) {
 }
 
 /* ---- Huffman tables ------------------------------------------------------------------ */
-/* entry (int32): bits 0-3 code length (0 = no such code), bit 4 pointer to a second
- * level (bits 0-3 then its index bits), bits 5-7 kind, bits 8-11 extra bits, 12- value */
+/* entry (int32):
+ *   bits 0-5   bits to consume: the code's length, and for a length or a distance its
+ *              extra bits too (0: no such code, or a pointer to a second level, whose
+ *              entries consume the whole code from the first bit)
+ *   bits 8-11  the code's length (a length or distance: where its extra bits start; a
+ *              pointer: the second level's index bits)
+ *   bits 12-14 kind (K_*)
+ *   bits 16-30 value: the literal, the length or distance base, the second level's offset
+ *   bit 31     set for literals: the loops tell a literal by the sign
+ * So a symbol is consumed by one shift of the bit buffer by the entry (x86 shifts mask
+ * the count to its low 6 bits), whatever its kind. vals[] (init_values) hold the kind,
+ * value and flags, and in bits 8-11 the extra bits, which build() turns into the above. */
 
 typedef struct {
     int32_t lit[(1 << LB) + 288 * (1 << (15 - LB))];
@@ -96,15 +106,14 @@ static int32_t LV[288], DV[32], CLV[19];
 static uint8_t REV8[256]; /* the bits of a byte reversed (init_values) */
 
 static void init_values(void) {
-    /* literals also carry the sign bit: the fast loop tells them by it (one test) */
-    for (int s = 0; s < 256; s++) LV[s] = (int32_t)(0x80000000u | (uint32_t)(s << 12) | (K_LIT << 5));
-    LV[256] = K_END << 5;
+    for (int s = 0; s < 256; s++) LV[s] = (int32_t)(0x80000000u | ((uint32_t)s << 16));
+    LV[256] = K_END << 12;
     for (int s = 257; s < 286; s++)
-        LV[s] = (LEN_BASE[s - 257] << 12) | (LEN_EXTRA[s - 257] << 8) | (K_LEN << 5);
-    LV[286] = LV[287] = K_BAD << 5;
-    for (int s = 0; s < 30; s++) DV[s] = (DIST_BASE[s] << 12) | (DIST_EXTRA[s] << 8) | (K_DIST << 5);
-    DV[30] = DV[31] = K_BAD << 5;
-    for (int s = 0; s < 19; s++) CLV[s] = s << 12;
+        LV[s] = (LEN_BASE[s - 257] << 16) | (K_LEN << 12) | (LEN_EXTRA[s - 257] << 8);
+    LV[286] = LV[287] = K_BAD << 12;
+    for (int s = 0; s < 30; s++) DV[s] = (DIST_BASE[s] << 16) | (K_DIST << 12) | (DIST_EXTRA[s] << 8);
+    DV[30] = DV[31] = K_BAD << 12;
+    for (int s = 0; s < 19; s++) CLV[s] = s << 16;
     for (int b = 0; b < 256; b++) {
         int r = 0;
         for (int i = 0; i < 8; i++) r |= ((b >> i) & 1) << (7 - i);
@@ -138,7 +147,7 @@ static int build(const int32_t *lens, int n, const int32_t *vals, int32_t *table
     int size = 1 << lb, mask = size - 1;
     int complete = left == 0;
     if (!complete)
-        for (int i = 0; i < size; i++) table[i] = K_BAD << 5;
+        for (int i = 0; i < size; i++) table[i] = K_BAD << 12;
     int long_codes = 0;
     for (int k = lb + 1; k < 16; k++) long_codes += count[k];
     static TLS uint8_t submax[1 << LB];
@@ -156,9 +165,9 @@ static int build(const int32_t *lens, int n, const int32_t *vals, int32_t *table
             if (lens[s] <= lb) continue;
             int pre = rev[s] & mask, sub = submax[pre];
             if (sub & 0x80) continue; /* placed already */
-            table[pre] = (off << 12) | 16 | sub;
+            table[pre] = (off << 16) | (K_PTR << 12) | (sub << 8);
             if (!complete)
-                for (int i = 0; i < (1 << sub); i++) table[off + i] = K_BAD << 5;
+                for (int i = 0; i < (1 << sub); i++) table[off + i] = K_BAD << 12;
             off += 1 << sub;
             submax[pre] = (uint8_t)(sub | 0x80);
         }
@@ -166,14 +175,15 @@ static int build(const int32_t *lens, int n, const int32_t *vals, int32_t *table
     for (int s = 0; s < n; s++) {
         int k = lens[s];
         if (!k) continue;
-        int32_t e = vals[s] | k;
+        int extra = (vals[s] >> 8) & 15;
+        int32_t e = (vals[s] & ~0xF00) | (k << 8) | (k + extra);
         int r = rev[s];
         if (k <= lb) {
             for (int i = r; i < size; i += 1 << k) table[i] = e;
         } else {
             int32_t pt = table[r & mask];
-            int base = pt >> 12;
-            for (int i = r >> lb; i < (1 << (pt & 15)); i += 1 << (k - lb)) table[base + i] = e;
+            int base = pt >> 16, sub = (pt >> 8) & 15;
+            for (int i = r >> lb; i < (1 << sub); i += 1 << (k - lb)) table[base + i] = e;
         }
     }
     return 1;
@@ -256,11 +266,11 @@ static int block_start(Stream *s) {
         if (s->ip > s->n_in + 8) return S_FAIL;
         REFILL(s);
         int32_t e = t->cl[s->bb & 127];
-        int k = e & 15;
+        int k = e & 63;
         if (!k) return S_FAIL;
         s->bb >>= k;
         s->bc -= k;
-        int sym = e >> 12;
+        int sym = e >> 16;
         int32_t val;
         int rep;
         if (sym < 16) {
@@ -317,12 +327,26 @@ static int block_start(Stream *s) {
         ip += (63 - bc) >> 3;                   \
         bc |= 56;                               \
     } while (0)
-#define L_LOOKUP(E)                                                               \
-    do {                                                                          \
-        E = lit[bb & ((1u << LB) - 1)];                                           \
-        if (E & 16) E = lit[(E >> 12) + (int64_t)((bb >> LB) & ((1u << (E & 15)) - 1))]; \
+#define LMASK ((1u << LB) - 1)
+#define DMASK ((1u << DB) - 1)
+#define KIND(E) (((E) >> 12) & 7)
+#define MASK(N) ((1ULL << (N)) - 1)
+/* The entry for the bits at the bottom of bb, through a pointer to a second level. */
+#define L_LOOKUP(E)                                                                     \
+    do {                                                                                \
+        E = lit[bb & LMASK];                                                            \
+        if (KIND(E) == K_PTR) E = lit[(E >> 16) + (int64_t)((bb >> LB) & MASK((E >> 8) & 15))]; \
     } while (0)
-#define IS_LITERAL(E) ((uint32_t)(((E) & 0xFF) - 1) < 15u)
+/* Consume entry E's bits. */
+#define L_CONSUME(E)        \
+    do {                    \
+        bb >>= ((E) & 63);  \
+        bc -= (E) & 63;     \
+    } while (0)
+/* The value of a length or distance entry E (code and extra bits consumed together) from
+ * the bit buffer as it was before: its base plus the extra bits after the code. */
+#define EXTRA_VALUE(E, SAVED) \
+    ((int64_t)((E) >> 16) + (int64_t)(((SAVED) & MASK((E) & 63)) >> (((E) >> 8) & 15)))
 
 /* Copy a match of `length` bytes from `dist` back to dp (dist <= bytes written). The
  * first 24 bytes go without a loop (most matches are short: no mispredicted loop exit);
@@ -346,26 +370,20 @@ INLINE void copy_match(uint8_t *dp, int64_t dist, int64_t length) {
     }
 }
 
-/* The match of length entry e (its code consumed): extra bits, distance, copy. */
+/* The match of length entry e, consumed from the buffer `saved` (its code and extra
+ * bits): the distance, then the copy, with every bound checked. 0 on bad data. */
 INLINE int match(uint64_t *pbb, int64_t *pbc, int64_t *pip, int64_t *po, const uint8_t *in,
-                 uint8_t *out, int64_t n_out, const int32_t *dst, int32_t e) {
+                 uint8_t *out, int64_t n_out, const int32_t *dst, int32_t e, uint64_t saved) {
     uint64_t bb = *pbb;
     int64_t bc = *pbc, ip = *pip, o = *po;
-    int x = (e >> 8) & 15;
-    int64_t length = (e >> 12) + (int64_t)(bb & ((1u << x) - 1));
-    bb >>= x;
-    bc -= x;
+    int64_t length = EXTRA_VALUE(e, saved);
     if (bc < 28) L_REFILL();
-    int32_t d = dst[bb & ((1 << DB) - 1)];
-    if (d & 16) d = dst[(d >> 12) + (int64_t)((bb >> DB) & ((1u << (d & 15)) - 1))];
-    int k = d & 15;
-    if (!k || ((d >> 5) & 7) != K_DIST) return 0;
-    bb >>= k;
-    bc -= k;
-    x = (d >> 8) & 15;
-    int64_t dist = (d >> 12) + (int64_t)(bb & ((1u << x) - 1));
-    bb >>= x;
-    bc -= x;
+    int32_t d = dst[bb & DMASK];
+    if (KIND(d) == K_PTR) d = dst[(d >> 16) + (int64_t)((bb >> DB) & MASK((d >> 8) & 15))];
+    if (!(d & 63) || KIND(d) != K_DIST) return 0;
+    saved = bb;
+    L_CONSUME(d);
+    int64_t dist = EXTRA_VALUE(d, saved);
     if (dist > o || o + length > n_out) return 0;
     copy_match(out + o, dist, length);
     *pbb = bb;
@@ -381,13 +399,11 @@ INLINE int match(uint64_t *pbb, int64_t *pbc, int64_t *pip, int64_t *po, const u
  * in bb. The next symbol's entry is looked up before that refill and before a match's
  * copy: the chain from one look-up to the next is then a shift, a mask and a load, and
  * waits for neither the refill's load nor the copy's stores (the refill only adds bits
- * above those the look-up reads). Returns S_HUFF when it stops early (the careful loop
- * goes on), S_NEXT at the block's end, or S_FAIL. On the salt maps of
- * benchmarks/semantic_folders.py this and the tables below took the prediction streams'
- * inflate from 119 to 91 ms per 300 (libdeflate: 76). */
+ * above those the look-up reads). A length or distance is consumed with its extra bits by
+ * one shift. Returns S_HUFF when it stops early (the careful loop goes on), S_NEXT at the
+ * block's end, or S_FAIL. */
 #define FAST_IN 32
 #define FAST_OUT 258
-#define LMASK ((1u << LB) - 1)
 static int fast_symbols(Stream *s) {
     L_LOAD(s);
     int ret = S_HUFF;
@@ -398,65 +414,47 @@ static int fast_symbols(Stream *s) {
     for (;;) {
         if (e < 0) { /* a first-level literal; one a round (three a round, the
                       * literal-or-match branches cost more than the refills saved) */
-            int k = e & 63; /* the code length: kind and pointer bits are 0 */
-            bb >>= k;
-            bc -= k;
-            uint8_t v = (uint8_t)(e >> 12);
+            L_CONSUME(e);
+            uint8_t v = (uint8_t)(e >> 16);
             e = lit[bb & LMASK];
             out[o++] = v;
             L_REFILL();
             if (ip >= in_end || o >= out_end) break;
             continue;
         }
-        if (e & 16) e = lit[(e >> 12) + (int64_t)((bb >> LB) & ((1u << (e & 15)) - 1))];
-        int k = e & 15, kind = (e >> 5) & 7;
-        if (!k) {
-            ret = S_FAIL;
-            break;
-        }
-        bb >>= k;
-        bc -= k;
-        if (kind == K_LIT) { /* a literal of the second level */
-            out[o++] = (uint8_t)(e >> 12);
+        if (KIND(e) == K_PTR) e = lit[(e >> 16) + (int64_t)((bb >> LB) & MASK((e >> 8) & 15))];
+        uint64_t saved = bb;
+        L_CONSUME(e);
+        if (e < 0) { /* a literal of the second level */
+            out[o++] = (uint8_t)(e >> 16);
             L_REFILL();
             e = lit[bb & LMASK];
             if (ip >= in_end || o >= out_end) break;
             continue;
         }
-        if (kind == K_END) {
-            ret = S_NEXT;
+        int kind = KIND(e);
+        if (kind != K_LEN || !(e & 63)) {
+            ret = kind == K_END && (e & 63) ? S_NEXT : S_FAIL;
             break;
         }
-        if (kind != K_LEN) {
+        /* bits left: >= 56 - 20 (a length code and its extra bits) = 36, enough for a
+         * distance code and its extra bits (28) */
+        int64_t length = EXTRA_VALUE(e, saved);
+        int32_t d = dst[bb & DMASK];
+        if (KIND(d) == K_PTR) d = dst[(d >> 16) + (int64_t)((bb >> DB) & MASK((d >> 8) & 15))];
+        if (KIND(d) != K_DIST || !(d & 63)) {
             ret = S_FAIL;
             break;
         }
-        int x = (e >> 8) & 15;
-        int64_t length = (e >> 12) + (int64_t)(bb & ((1u << x) - 1));
-        bb >>= x;
-        bc -= x;
-        /* a distance code and its extra bits take up to 28 */
-        if (bc < 28) L_REFILL();
-        int32_t d = dst[bb & ((1 << DB) - 1)];
-        if (d & 16) d = dst[(d >> 12) + (int64_t)((bb >> DB) & ((1u << (d & 15)) - 1))];
-        k = d & 15;
-        if (!k || ((d >> 5) & 7) != K_DIST) {
-            ret = S_FAIL;
-            break;
-        }
-        bb >>= k;
-        bc -= k;
-        x = (d >> 8) & 15;
-        int64_t dist = (d >> 12) + (int64_t)(bb & ((1u << x) - 1));
-        bb >>= x;
-        bc -= x;
+        saved = bb;
+        L_CONSUME(d);
+        int64_t dist = EXTRA_VALUE(d, saved);
         if (dist > o) {
             ret = S_FAIL;
             break;
         }
-        /* the next look-up before the refill (the refill only adds bits above bc) and
-         * before the copy, so that neither delays it; a refill first only when fewer bits
-         * are left than the look-up reads */
+        /* the next look-up before the refill and the copy; a refill first only when
+         * fewer bits are left than the look-up reads */
         if (bc < LB) L_REFILL();
         e = lit[bb & LMASK];
         L_REFILL();
@@ -468,7 +466,8 @@ static int fast_symbols(Stream *s) {
     return ret;
 }
 
-/* Symbols of a Huffman block up to its end: NEXT, or FAIL. */
+/* Symbols of a Huffman block up to its end: NEXT, or FAIL. The fast loop, then every
+ * symbol with its bounds checked. */
 static int block_symbols(Stream *s) {
     int first = fast_symbols(s);
     if (first != S_HUFF) return first;
@@ -482,42 +481,22 @@ static int block_symbols(Stream *s) {
         L_REFILL();
         int32_t e;
         L_LOOKUP(e);
-        if (IS_LITERAL(e)) {
-            if (o + 3 > n_out) {
-                if (o >= n_out) {
-                    ret = S_FAIL;
-                    break;
-                }
-                bb >>= (e & 63);
-                bc -= e & 63;
-                out[o++] = (uint8_t)(e >> 12);
-                continue;
+        uint64_t saved = bb;
+        L_CONSUME(e);
+        if (e < 0) {
+            if (o >= n_out) {
+                ret = S_FAIL;
+                break;
             }
-            bb >>= (e & 63);
-            bc -= e & 63;
-            out[o++] = (uint8_t)(e >> 12);
-            L_LOOKUP(e);
-            if (IS_LITERAL(e)) {
-                bb >>= (e & 63);
-                bc -= e & 63;
-                out[o++] = (uint8_t)(e >> 12);
-                L_LOOKUP(e);
-                if (IS_LITERAL(e)) {
-                    bb >>= (e & 63);
-                    bc -= e & 63;
-                    out[o++] = (uint8_t)(e >> 12);
-                    continue;
-                }
-            }
+            out[o++] = (uint8_t)(e >> 16);
+            continue;
         }
-        int k = e & 15, kind = (e >> 5) & 7;
-        bb >>= k;
-        bc -= k;
-        if (kind == K_END && k) {
+        int kind = KIND(e);
+        if (kind == K_END && (e & 63)) {
             ret = S_NEXT;
             break;
         }
-        if (kind != K_LEN || !k || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e)) {
+        if (kind != K_LEN || !(e & 63) || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e, saved)) {
             ret = S_FAIL;
             break;
         }
@@ -555,7 +534,8 @@ static int inflate1(Stream *s) {
     return stream_ok(s);
 }
 
-/* At least one symbol, then on to the block end or (yield_ok) the next primary literal. */
+/* At least one symbol, then on to the block end or (yield_ok) the next first-level
+ * literal. */
 static int step(Stream *s, int yield_ok) {
     L_LOAD(s);
     int first = 1, ret;
@@ -565,32 +545,29 @@ static int step(Stream *s, int yield_ok) {
             break;
         }
         L_REFILL();
-        int32_t e = lit[bb & ((1u << LB) - 1)];
-        if (yield_ok && !first && (e & 0xF0) == 0) {
+        int32_t e = lit[bb & LMASK];
+        if (yield_ok && !first && e < 0) {
             ret = S_HUFF;
             break;
         }
         first = 0;
-        if (e & 16) e = lit[(e >> 12) + (int64_t)((bb >> LB) & ((1u << (e & 15)) - 1))];
-        int k = e & 15;
-        if (IS_LITERAL(e)) {
+        if (KIND(e) == K_PTR) e = lit[(e >> 16) + (int64_t)((bb >> LB) & MASK((e >> 8) & 15))];
+        uint64_t saved = bb;
+        L_CONSUME(e);
+        if (e < 0) {
             if (o >= n_out) {
                 ret = S_FAIL;
                 break;
             }
-            bb >>= k;
-            bc -= k;
-            out[o++] = (uint8_t)(e >> 12);
+            out[o++] = (uint8_t)(e >> 16);
             continue;
         }
-        int kind = (e >> 5) & 7;
-        bb >>= k;
-        bc -= k;
-        if (kind == K_END && k) {
+        int kind = KIND(e);
+        if (kind == K_END && (e & 63)) {
             ret = S_NEXT;
             break;
         }
-        if (kind != K_LEN || !k || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e)) {
+        if (kind != K_LEN || !(e & 63) || !match(&bb, &bc, &ip, &o, in, out, n_out, dst, e, saved)) {
             ret = S_FAIL;
             break;
         }
@@ -613,7 +590,6 @@ static void next_block(Stream *s) {
  * two independent chains of dependent look-ups share the wait). */
 static int inflate_pair(Stream *a, Stream *b) {
     const int32_t *la = a->t->lit, *lb = b->t->lit;
-    const uint64_t lmask = (1u << LB) - 1;
     for (;;) {
         if (a->state == S_NEXT) next_block(a);
         if (b->state == S_NEXT) next_block(b);
@@ -639,14 +615,15 @@ static int inflate_pair(Stream *a, Stream *b) {
                 cb |= 56;
                 int k = 0;
                 for (; k < 5; k++) {
-                    int32_t ea = la[ba & lmask], eb = lb[bbb & lmask];
-                    if ((ea | eb) & 0xF0) break;
+                    int32_t ea = la[ba & LMASK], eb = lb[bbb & LMASK];
+                    if ((ea & eb) >= 0) break; /* not both literals */
+                    /* the whole entry subtracted: only the count's low 6 bits matter */
                     ba >>= (ea & 63);
                     ca -= ea;
-                    oa[done] = (uint8_t)(ea >> 12);
+                    oa[done] = (uint8_t)(ea >> 16);
                     bbb >>= (eb & 63);
                     cb -= eb;
-                    ob[done] = (uint8_t)(eb >> 12);
+                    ob[done] = (uint8_t)(eb >> 16);
                     done++;
                 }
                 if (k < 5) break;
