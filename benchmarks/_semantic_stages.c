@@ -30,8 +30,9 @@ int main(int argc, char **argv) {
     s->tb = malloc(sizeof(Tables));
     s->pairs = calloc(65536, sizeof(uint32_t));
     int64_t *cells = malloc(sizeof(int64_t) * 2 * 65536);
-    enum { READ, INFLATE, UNFILTER, COUNT, FOLD, NSTAGE };
-    static const char *names[NSTAGE] = {"read+parse", "inflate", "unfilter", "count", "fold"};
+    enum { READ, INFLATE, CHECK, UNFILTER, COUNT, FOLD, NSTAGE };
+    static const char *names[NSTAGE] = {"read+parse", "inflate", "adler32", "unfilter", "count",
+                                         "fold"};
     double *runs = calloc((size_t)(NSTAGE * repeats), sizeof(double));
     char g[4096], p[4096];
     for (int r = 0; r < repeats; r++) {
@@ -57,6 +58,8 @@ int main(int argc, char **argv) {
             int ok = LITERAL_HEAVY * s->a.total >= n_raw && LITERAL_HEAVY * s->b.total >= n_raw
                          ? inflate_pair(&sa, &sb)
                          : inflate1(&sa) && inflate1(&sb);
+            double t2c = cpu_now();
+            ok = ok && stream_checked(&sa) && stream_checked(&sb);
             double t2 = cpu_now();
             ok = ok && unfilter8(s->raw_a, h, w, s->a.buf) && unfilter8(s->raw_b, h, w, s->b.buf);
             double t3 = cpu_now();
@@ -70,7 +73,8 @@ int main(int argc, char **argv) {
                 return 1;
             }
             t[READ] += t1 - t0;
-            t[INFLATE] += t2 - t1;
+            t[INFLATE] += t2c - t1;
+            t[CHECK] += t2 - t2c;
             t[UNFILTER] += t3 - t2;
             t[COUNT] += t4 - t3;
             t[FOLD] += t5 - t4;

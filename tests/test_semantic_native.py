@@ -374,16 +374,20 @@ def test_native_counts_large_maps_every_deflate_kind(tmp_path, kind, build, requ
 
 
 @needs_native
-def test_corrupted_streams_fail_or_count_every_pixel(tmp_path):
-    """A bit flipped anywhere in the compressed stream (no CRC is checked: the stream
-    itself must be safe to decode): the extension returns None, or counts of exactly
-    every pixel, and never reads or writes outside its buffers (a crash fails the run)."""
+def test_corrupted_streams_are_refused_or_unchanged(tmp_path):
+    """A bit flipped anywhere in the compressed stream (the chunk CRCs are not checked,
+    as Pillow does not): the zlib trailer's Adler-32 is, so the extension returns None
+    (then the Python path, then Pillow, which names the file), or, where the flip
+    changed no inflated byte, the counts of the intact file; never other counts, and
+    never a read or write outside its buffers (a crash fails the run)."""
     rng = np.random.default_rng(12)
     (g, p), = _pairs(rng, "salt", 1, 90, 310, 40)
     g[g == 255] = 39
     gt, pred = _write(tmp_path, [(g, p)])
     data = bytearray((pred / "0.png").read_bytes())
+    intact = native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 256, 255, False)
     start, end = _idat_span(data)
+    refused = 0
     for trial in range(400):
         bad = bytearray(data)
         for _ in range(1 + trial % 3):
@@ -392,6 +396,51 @@ def test_corrupted_streams_fail_or_count_every_pixel(tmp_path):
         (pred / "0.png").write_bytes(bytes(bad))
         got = native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 256, 255,
                                     False)
-        if got is not None:
-            dtype = np.int32 if got[2] == 4 else np.int64
-            assert np.frombuffer(got[1], dtype).sum() == g.size
+        if got is None:
+            refused += 1
+        else:
+            assert got == intact, trial
+    assert refused > 350
+
+
+@pytest.mark.parametrize("path", ["native", "numba"])
+def test_a_damaged_file_is_an_error_naming_it(tmp_path, path, monkeypatch):
+    """A flipped bit that still inflates, to other bytes (found with zlib's raw inflate,
+    which checks no trailer): both decoders refuse the file, and the run stops with an
+    error naming it instead of counting labels the file does not hold. (Before the
+    checksum was checked, the extension and the Numba decoder counted it.)"""
+    import zlib
+
+    from segbench.errors import InputError
+    from segbench.io import _png
+
+    if path == "native" and native is None:
+        pytest.skip("C extension not built")
+    if path == "numba":
+        monkeypatch.setattr(_core, "_NATIVE", [None])
+    rng = np.random.default_rng(14)
+    (g, p), = _pairs(rng, "salt", 1, 60, 200, 20)
+    g[g == 255] = 19
+    gt, pred = _write(tmp_path, [(g, p)])
+    data = (pred / "0.png").read_bytes()
+    start, end = _idat_span(data)
+    want = zlib.decompress(data[start:end])
+    for pos in range(start + 20, end - 4):
+        bad = bytearray(data)
+        bad[pos] ^= 0x10
+        raw = zlib.decompressobj(-15)
+        try:
+            got = raw.decompress(bytes(bad[start + 2 : end]))
+        except zlib.error:
+            continue
+        if raw.eof and len(got) == len(want) and got != want:
+            break
+    else:
+        pytest.fail("no flip of the stream inflated to other bytes")
+    (pred / "0.png").write_bytes(bytes(bad))
+    assert _png.decode_label_png(bytes(bad), 10**8) is None
+    if native is not None:
+        assert native.count_png_pair(str(gt / "0.png"), str(pred / "0.png"), 20, 255,
+                                     False) is None
+    with pytest.raises(InputError, match=r"0\.png"):
+        _run(gt, pred, 20)

@@ -19,8 +19,11 @@ read into per-thread buffers that are reused, and a map read for counting is dec
 the buffer its file was read into: fresh buffers cost their page faults on every file,
 and every buffer fewer stays in cache.
 
-As Pillow does, the chunk CRCs and the zlib Adler-32 are not verified: a stream must
-still be well-formed deflate that fills exactly the image's rows.
+As zlib (so Pillow) does, the zlib trailer's Adler-32 of the inflated bytes is checked:
+a file damaged where the damage still inflates (a flipped literal, say) is refused, not
+read as other labels; Pillow then reads it and says what is wrong. Like Pillow, the chunk
+CRCs are not checked. A stream must also be well-formed deflate that fills exactly the
+image's rows.
 """
 
 from __future__ import annotations
@@ -546,10 +549,49 @@ def _block_symbols(inp, n_in, out, n_out, bb, bc, ip, o, lit, dst):
             return False, bb, bc, ip, o
 
 
+_ADLER_MOD = 65521
+_ADLER_BLOCK = 5552  # bytes between reductions: the sums stay below 2**32 (as zlib)
+
+
+@njit(cache=True, nogil=True)
+def _adler32(data, n):
+    """zlib's Adler-32 of ``data[:n]``: a = 1 + the bytes' sum, b = the sum of the a's,
+    both mod 65521. Over a block of L bytes v_j, a += sum v_j and b += L a + sum (L - j)
+    v_j: two reductions LLVM vectorises (32-bit sums, below 2**32 within a block)."""
+    a = 1
+    b = 0
+    i = 0
+    while i < n:
+        m = min(_ADLER_BLOCK, n - i)
+        s1 = np.uint32(0)
+        s2 = np.uint32(0)
+        for j in range(m):
+            v = np.uint32(data[i + j])
+            s1 += v
+            s2 += np.uint32(m - j) * v
+        b = (b + m * a + np.int64(s2)) % _ADLER_MOD
+        a = (a + np.int64(s1)) % _ADLER_MOD
+        i += m
+    return (b << 16) | a
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _checked_end(inp, n_in, out, n_out, bc, ip, o):
+    """Whether a stream that ended at ``ip``, ``bc`` filled exactly ``n_out`` bytes
+    within its data, and the zlib trailer after it (the first whole byte) holds their
+    Adler-32."""
+    end = ip - (bc >> 3)
+    if o != n_out or end < 0 or end + 4 > n_in:
+        return False
+    return _be32(inp, end) == _adler32(out, n_out)
+
+
 @njit(cache=True, nogil=True)
 def _inflate(inp, n_in, out, n_out):
-    """Inflate the deflate stream ``inp[:n_in]`` (followed by ``_PAD`` zero bytes) into
-    ``out`` (``n_out`` bytes plus 8 spare); True when it fills exactly ``n_out`` bytes."""
+    """Inflate the deflate data ``inp[:n_in]`` (a zlib stream after its 2-byte header,
+    trailer included; ``_PAD`` zero bytes after it) into ``out`` (``n_out`` bytes plus 8
+    spare); True when it fills exactly ``n_out`` bytes and the trailer's Adler-32
+    matches them."""
     tabs = _tables()
     bb = np.uint64(0)  # bit buffer: the next bc bits of the stream, first bit lowest
     bc = 0
@@ -569,8 +611,8 @@ def _inflate(inp, n_in, out, n_out):
                 return False
         if final:
             break
-    # the stream ended: it must have filled the image, and within the data
-    return o == n_out and ip - (bc >> 3) <= n_in
+    # the stream ended: it must have filled the image, within the data, checksum equal
+    return _checked_end(inp, n_in, out, n_out, bc, ip, o)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -646,7 +688,7 @@ def _next_block(inp, n_in, out, n_out, state, final, bb, bc, ip, o, tabs):
 @njit(cache=True, nogil=True)
 def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
     """``_inflate`` of two streams at once: (ia[:na] into oa[:ma], ib[:nb] into
-    ob[:mb]); True when both fill their output exactly.
+    ob[:mb]); True when both fill their output exactly, their checksums matching.
 
     Where both streams are at literals (every pixel of a map without runs), one literal
     of each is decoded per step: decoding one stream is a chain of dependent steps
@@ -733,7 +775,9 @@ def _inflate_pair(ia, na, oa, ma, ib, nb, ob, mb):
             sb, bbb, cb, pb, qb = _step(
                 ib, nb, ob, mb, bbb, cb, pb, qb, lit_b, dst_b, sa != _DONE
             )
-    return (qa == ma and pa - (ca >> 3) <= na) and (qb == mb and pb - (cb >> 3) <= nb)
+    return _checked_end(ia, na, oa, ma, ca, pa, qa) and _checked_end(
+        ib, nb, ob, mb, cb, pb, qb
+    )
 
 
 _ONES = np.uint64(0x0101010101010101)  # a byte times this: eight copies of it
