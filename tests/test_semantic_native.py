@@ -281,9 +281,10 @@ def _idat_span(data):
     raise AssertionError("no IDAT")
 
 
-def _portable_build(tmp_path):
+def _portable_build(tmp_path, flag="-DSEGBENCH_NO_SIMD"):
     """The extension built without its SSE2 code (``-DSEGBENCH_NO_SIMD``): what a
-    machine other than x86-64 runs. None where no C compiler is at hand."""
+    machine other than x86-64 runs; or with ``flag`` ``-DSEGBENCH_NO_AVX2``, the SSE2
+    code a processor without AVX2 runs. None where no C compiler is at hand."""
     import importlib.util
     import shutil
     import subprocess
@@ -295,7 +296,7 @@ def _portable_build(tmp_path):
         return None
     source = Path(_core.__file__).with_name("_native.c")
     target = tmp_path / ("_native" + sysconfig.get_config_var("EXT_SUFFIX"))
-    cmd = [cc, "-shared", "-fPIC", "-O2", "-fno-strict-aliasing", "-DSEGBENCH_NO_SIMD",
+    cmd = [cc, "-shared", "-fPIC", "-O2", "-fno-strict-aliasing", flag,
            "-I", sysconfig.get_paths()["include"], "-o", str(target), str(source)]
     if subprocess.run(cmd, capture_output=True).returncode:
         return None
@@ -310,6 +311,14 @@ def portable(tmp_path_factory):
     module = _portable_build(tmp_path_factory.mktemp("portable"))
     if module is None:
         pytest.skip("no C compiler to build the portable variant")
+    return module
+
+
+@pytest.fixture(scope="module")
+def sse2(tmp_path_factory):
+    module = _portable_build(tmp_path_factory.mktemp("sse2"), "-DSEGBENCH_NO_AVX2")
+    if module is None:
+        pytest.skip("no C compiler to build the SSE2 variant")
     return module
 
 
@@ -341,7 +350,7 @@ def test_native_counts_every_filter_and_width(tmp_path, kind, build, request):
 
 
 @needs_native
-@pytest.mark.parametrize("build", ["native", "portable"])
+@pytest.mark.parametrize("build", ["native", "portable", "sse2"])
 @pytest.mark.parametrize("kind", ["blob", "salt", "random"])
 def test_native_counts_large_maps_every_deflate_kind(tmp_path, kind, build, request):
     """Maps large enough for the inflate's fast loop (it leaves the last 258 bytes of
@@ -350,7 +359,7 @@ def test_native_counts_large_maps_every_deflate_kind(tmp_path, kind, build, requ
     codes longer than the first table level) and runs only. Counts equal numpy's."""
     import zlib
 
-    module = native if build == "native" else request.getfixturevalue("portable")
+    module = native if build == "native" else request.getfixturevalue(build)
     rng = np.random.default_rng(10 + len(kind))
     classes = 150
     settings = [(1, None), (6, None), (9, None), (6, zlib.Z_FIXED),
@@ -444,3 +453,32 @@ def test_a_damaged_file_is_an_error_naming_it(tmp_path, path, monkeypatch):
                                      False) is None
     with pytest.raises(InputError, match=r"0\.png"):
         _run(gt, pred, 20)
+
+
+@needs_native
+@pytest.mark.parametrize("build", ["native", "portable", "sse2"])
+def test_checksum_of_the_largest_sums(tmp_path, build, request):
+    """Maps of label 255 stored uncompressed and compressed: every inflated byte 255 but
+    the filter bytes, the largest sums the checksum's blocks accumulate (an overflow in
+    any of its SIMD lanes refuses the file). Sizes around its 5,552-byte blocks."""
+    module = native if build == "native" else request.getfixturevalue(build)
+    for h, w in [(1, 5551), (1, 5552), (2, 5552), (3, 1850), (11, 1009), (64, 700)]:
+        img = np.full((h, w), 255, np.uint8)
+        for level in (0, 6):
+            _filtered_png(tmp_path / "m.png", img, np.zeros(h, np.int64), level=level)
+            got = module.count_png_pair(str(tmp_path / "m.png"), str(tmp_path / "m.png"),
+                                        256, 300, False)
+            assert got is not None, (h, w, level)
+
+
+def test_numba_checksum_equals_zlibs():
+    import zlib
+
+    from segbench.io import _png
+
+    rng = np.random.default_rng(16)
+    data = rng.integers(0, 256, 30000, dtype=np.uint8)
+    full = np.full(30000, 255, np.uint8)
+    for n in (0, 1, 15, 5551, 5552, 5553, 11104, 11105, 30000):
+        assert _png._adler32(data, n) == zlib.adler32(data[:n].tobytes()), n
+        assert _png._adler32(full, n) == zlib.adler32(full[:n].tobytes()), n

@@ -48,8 +48,9 @@ static __forceinline int ctz64(unsigned long long x) {
 #endif
 
 /* The Adler-32 check has an AVX2 version, taken where the processor has AVX2 (GCC and
- * Clang on x86-64: a function built for it, chosen at import). */
-#if defined(USE_SSE2) && (defined(__GNUC__) || defined(__clang__))
+ * Clang on x86-64: a function built for it, chosen at import; SEGBENCH_NO_AVX2 leaves
+ * it out, for the tests of the SSE2 one). */
+#if defined(USE_SSE2) && !defined(SEGBENCH_NO_AVX2) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define ADLER_AVX2 1
 #endif
