@@ -39,8 +39,15 @@ MEX: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] =
        for name in ("mex_contour_sides", "mex_nonmax_oriented",
                     "mex_pb_parts_final_selected", "mex_pb_parts_lg",
                     "mex_pb_parts_sm", "mex_line_inds")},
+    # with the objects of util/libutil.a, which buildW's Makefile links in (without
+    # them Octave refuses the MEX file: undefined Util::String, Configure::getInt)
     "buildW": (("buildW/buildW.cpp", "buildW/smatrix.cc", "buildW/ic.cc",
-                "buildW/affinity.cc"), ("buildW", "buildW/util"), (), False),
+                "buildW/affinity.cc",
+                *(f"buildW/util/{name}.cc" for name in (
+                    "configFileLexer", "configure", "exception", "random", "regex",
+                    "string", "timer", "util", "kmeans", "image", "message",
+                    "segmentation"))),
+               ("buildW", "buildW/util"), (), False),
     "savgol_border": (("savgol/savgol_border.cpp",), (), (), False),
     "ucm_mean_pb": (("ucm/ucm_mean_pb.cpp",), (), (), False),
     "uvt": (("uvt/uvt.cpp",), (), (), False),

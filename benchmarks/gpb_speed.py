@@ -90,7 +90,7 @@ def _quote(path: Path) -> str:
 def _octave(path: Path, lib: Path, rsz: float) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "run.m"
+        script = Path(tmp) / "segbench_bsr.m"  # not run.m: a core function's name
         script.write_text(_OCTAVE.format(lib=_quote(lib), img=_quote(path), rsz=rsz))
         out = subprocess.run(["octave", "--no-gui", "-q", str(script)], env=env,
                              capture_output=True, text=True, cwd=tmp)
