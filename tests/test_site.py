@@ -619,7 +619,7 @@ def test_intervals_in_the_ranking(inputs, tmp_path):
 def test_vs_next_column_is_the_paired_bootstrap_p(inputs, tmp_path):
     """Each ranked run's cell: the Holm-corrected p of the paired bootstrap of its ODS
     difference with the next row, as segbench.compare gives it on the same images."""
-    from segbench.compare import compare, holm
+    from segbench.comparison import compare, holm
     from segbench.report._site_runs import load_run, rank_runs
     runs = inputs["runs"][:3]
     html = (build_site(inputs["dataset"], runs, tmp_path / "a",
