@@ -651,6 +651,15 @@ static uint32_t adler_bytes(uint32_t adler, const uint8_t *p, int64_t n) {
     return (b << 16) | a;
 }
 
+/* A block of len bytes summed by `width`-byte vectors into (a, b): `sums` the bytes' sum,
+ * `earlier` the sum over the vectors of the sums of the vectors before each, `weighted`
+ * the bytes times their distance from their vector's end (width - j for byte j). */
+INLINE void adler_fold(uint64_t *a, uint64_t *b, uint64_t len, uint64_t sums,
+                       uint64_t earlier, uint64_t weighted, uint64_t width) {
+    *b = (*b + len * *a + width * earlier + weighted) % ADLER_MOD;
+    *a = (*a + sums) % ADLER_MOD;
+}
+
 #ifdef USE_SSE2
 static uint32_t adler_sse2(uint32_t adler, const uint8_t *p, int64_t n) {
     uint64_t a = adler & 0xFFFF, b = adler >> 16;
@@ -673,10 +682,8 @@ static uint32_t adler_sse2(uint32_t adler, const uint8_t *p, int64_t n) {
         _mm_storeu_si128((__m128i *)ss, vs);
         _mm_storeu_si128((__m128i *)sb, vb);
         uint64_t len = 16 * (uint64_t)chunks;
-        b += len * a + 16 * (ss[0] + ss[1]) + (uint64_t)sb[0] + sb[1] + sb[2] + sb[3];
-        a += sa[0] + sa[1];
-        a %= ADLER_MOD;
-        b %= ADLER_MOD;
+        adler_fold(&a, &b, len, sa[0] + sa[1], ss[0] + ss[1],
+                   (uint64_t)sb[0] + sb[1] + sb[2] + sb[3], 16);
         p += len;
         n -= (int64_t)len;
     }
@@ -709,10 +716,8 @@ __attribute__((target("avx2"))) static uint32_t adler_avx2(uint32_t adler, const
         _mm256_storeu_si256((__m256i *)sb, vb);
         uint64_t len = 32 * (uint64_t)chunks, weighted = 0;
         for (int i = 0; i < 8; i++) weighted += sb[i];
-        b += len * a + 32 * (ss[0] + ss[1] + ss[2] + ss[3]) + weighted;
-        a += sa[0] + sa[1] + sa[2] + sa[3];
-        a %= ADLER_MOD;
-        b %= ADLER_MOD;
+        adler_fold(&a, &b, len, sa[0] + sa[1] + sa[2] + sa[3], ss[0] + ss[1] + ss[2] + ss[3],
+                   weighted, 32);
         p += len;
         n -= (int64_t)len;
     }
