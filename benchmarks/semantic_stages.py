@@ -1,6 +1,7 @@
 """Where segbench's C semantic counter spends its time: each stage of a pair (read and
-parse both files, inflate, unfilter, count the byte pairs, fold the table into the
-record) timed alone, in ms of CPU per ``--pairs`` pairs, medians of ``--repeat``.
+parse both files, inflate, check the zlib trailers' Adler-32, unfilter, count the byte
+pairs, fold the table into the record) timed alone, in ms of CPU per ``--pairs`` pairs,
+medians of ``--repeat``.
 
 It builds ``benchmarks/_semantic_stages.c`` (which includes the extension's source, so
 the stages are the extension's own functions) with the C compiler Python was built with,
