@@ -345,12 +345,12 @@ static int block_start(Stream *s) {
 #define DMASK ((1u << DB) - 1)
 #define KIND(E) (((E) >> 12) & 7)
 #define MASK(N) ((1ULL << (N)) - 1)
-/* The entry for the bits at the bottom of bb, through a pointer to a second level. */
-#define L_LOOKUP(E)                                                                     \
-    do {                                                                                \
-        E = lit[bb & LMASK];                                                            \
-        if (KIND(E) == K_PTR) E = lit[(E >> 16) + (int64_t)((bb >> LB) & MASK((E >> 8) & 15))]; \
-    } while (0)
+/* Entry e of a table's first level (its `lb` bits at the bottom of bb), or where it
+ * points, the second level's entry for the code's next bits. */
+INLINE int32_t second_level(const int32_t *table, int32_t e, uint64_t bb, int lb) {
+    if (KIND(e) != K_PTR) return e;
+    return table[(e >> 16) + (int64_t)((bb >> lb) & MASK((e >> 8) & 15))];
+}
 /* Consume entry E's bits. */
 #define L_CONSUME(E)        \
     do {                    \
@@ -393,7 +393,7 @@ INLINE int match(uint64_t *pbb, int64_t *pbc, int64_t *pip, int64_t *po, const u
     int64_t length = EXTRA_VALUE(e, saved);
     if (bc < 28) L_REFILL();
     int32_t d = dst[bb & DMASK];
-    if (KIND(d) == K_PTR) d = dst[(d >> 16) + (int64_t)((bb >> DB) & MASK((d >> 8) & 15))];
+    d = second_level(dst, d, bb, DB);
     if (!(d & 63) || KIND(d) != K_DIST) return 0;
     saved = bb;
     L_CONSUME(d);
@@ -436,7 +436,7 @@ static int fast_symbols(Stream *s) {
             if (ip >= in_end || o >= out_end) break;
             continue;
         }
-        if (KIND(e) == K_PTR) e = lit[(e >> 16) + (int64_t)((bb >> LB) & MASK((e >> 8) & 15))];
+        e = second_level(lit, e, bb, LB);
         uint64_t saved = bb;
         L_CONSUME(e);
         if (e < 0) { /* a literal of the second level */
@@ -455,7 +455,7 @@ static int fast_symbols(Stream *s) {
          * distance code and its extra bits (28) */
         int64_t length = EXTRA_VALUE(e, saved);
         int32_t d = dst[bb & DMASK];
-        if (KIND(d) == K_PTR) d = dst[(d >> 16) + (int64_t)((bb >> DB) & MASK((d >> 8) & 15))];
+        d = second_level(dst, d, bb, DB);
         if (KIND(d) != K_DIST || !(d & 63)) {
             ret = S_FAIL;
             break;
@@ -497,7 +497,7 @@ static int step(Stream *s, int yield_ok) {
             break;
         }
         first = 0;
-        if (KIND(e) == K_PTR) e = lit[(e >> 16) + (int64_t)((bb >> LB) & MASK((e >> 8) & 15))];
+        e = second_level(lit, e, bb, LB);
         uint64_t saved = bb;
         L_CONSUME(e);
         if (e < 0) {
