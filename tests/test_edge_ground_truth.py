@@ -244,9 +244,16 @@ def test_sniffing_decides_edges_labels_or_names_the_choices(tmp_path):
     pal.mkdir()
     Image.fromarray(EDGES.astype(np.uint8)).convert("P").save(pal / "a.png")
     assert sniff_folder(pal) == "labels"
+    # 16-bit: thin lines are an edge map (0/65535 and the like), regions a label map
     deep = tmp_path / "deep"
     _png(deep / "a.png", (EDGES * 3000).astype(np.uint16))
-    assert sniff_folder(deep) == "labels"
+    assert sniff_folder(deep) == "edges"
+    regions = np.zeros(EDGES.shape, np.uint16)
+    regions[:, : EDGES.shape[1] // 2] = 300
+    regions[EDGES.shape[0] // 2 :, :] = 7000
+    deep_labels = tmp_path / "deep_labels"
+    _png(deep_labels / "a.png", regions)
+    assert sniff_folder(deep_labels) == "labels"
     colour = tmp_path / "colour"
     _png(colour / "a.png", np.dstack([EDGES * 255, EDGES * 0, EDGES * 9]).astype(np.uint8))
     with pytest.raises(InputError, match="--gt-format edges .* or labels"):

@@ -113,6 +113,12 @@ class Family:
         ``(ids, pred_dir) -> {id: file} or None``: the family's own layout of
         ``--pred`` (e.g. one folder per class); None pairs ``<id>.<ext>`` files as
         usual.
+    per_image_files : tuple of str
+        Endings of the per-image files ``write`` puts in the run folder
+        (``<id><ending>``, e.g. ``'_ev1.txt'``). After ``write``, the engine removes
+        those of ids this run did not score that an earlier run in the folder wrote
+        (the ids with a record of this family there), so that the folder's files
+        agree with its summary (BSR's collect scripts read every such file).
     """
 
     name: str
@@ -140,6 +146,7 @@ class Family:
     validate: Callable | None = None
     open_ground_truth: Callable | None = None
     pair_predictions: Callable | None = None
+    per_image_files: tuple[str, ...] = ()
 
     @property
     def needs_predictions(self) -> bool:

@@ -407,6 +407,7 @@ BOUNDARY = Family(
     validate=_validate,
     summarize=_summarize,
     write=_write,
+    per_image_files=("_ev1.txt",),
     prediction_exts=_exts,
     check=_check,
     label="boundary",

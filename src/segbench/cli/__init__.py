@@ -275,7 +275,8 @@ def _interrupted(exc: BaseException) -> bool:
 
 def main(argv=None) -> int:
     """Run ``segbench ARGV``. Returns the exit status: 0, 2 for bad input (one line on
-    stderr), 130 when interrupted (one line, whatever was running)."""
+    stderr), 130 when interrupted (one line, whatever was running), 141 (quietly) when
+    the reader of its output closed the pipe."""
     with _CtrlC() as ctrl_c:
         try:
             return _main(argv)
@@ -330,6 +331,14 @@ def _main(argv) -> int:
             raise
         print(f"segbench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader of stdout left (``segbench ... --json | head -1``): stop quietly,
+        # as a process killed by SIGPIPE would (its status, 128 + 13), and point
+        # stdout at /dev/null so that the flush at exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
     except OSError as exc:  # a file the library did not wrap: name it, no traceback
         if _interrupted(exc):
             raise

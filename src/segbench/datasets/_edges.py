@@ -210,8 +210,13 @@ def _image_files(
         ]
         if names and all(_NUMBERED.fullmatch(n) for n in names):
             pattern = _NUMBERED  # every file <iid>.<k>.<ext>: annotators k
+    from ..io import refuse_broken_link
+
     for p in sorted(folder.iterdir()):
-        if p.name.startswith(".") or not p.is_file() or p.suffix.lower() not in exts:
+        if p.name.startswith(".") or p.suffix.lower() not in exts:
+            continue
+        refuse_broken_link(p)
+        if not p.is_file():
             continue
         if pattern is not None:
             m = pattern.fullmatch(p.name)
@@ -427,13 +432,13 @@ def _thin_structures(pixels: np.ndarray) -> bool:
 def sniff_file(path: str | PathLike) -> str:
     """``'edges'`` or ``'labels'``: what a ground-truth image holds.
 
-    The rule: a palette or 16-bit image is a label map (palette indices and 16-bit
-    values are labels: VOC, NYUD, Cityscapes ids). A 1-bit or 8-bit gray image (or gray
-    saved as RGB) is an edge map when its nonzero pixels form thin structures, lines a
-    few pixels wide, as in BIPED, Multicue and every edge dataset: fewer than half of
-    them keep a nonzero 3 x 3 neighbourhood (their interior); otherwise it is a label
-    map (regions: Cityscapes trainIds, a mask). The folder options settle any case
-    this gets wrong (``--gt-format``).
+    The rule: a palette or 32-bit image is a label map (palette indices are labels:
+    VOC). A 1-, 8- or 16-bit gray image (or gray saved as RGB) is an edge map when its
+    nonzero pixels form thin structures, lines a few pixels wide, as in BIPED, Multicue
+    and every edge dataset, 0/65535 maps too: fewer than half of them keep a nonzero
+    3 x 3 neighbourhood (their interior); otherwise it is a label map (regions: NYUD's
+    16-bit labels, Cityscapes ids, a mask). The folder options settle any case this
+    gets wrong (``--gt-format``).
 
     Raises
     ------
@@ -447,10 +452,12 @@ def sniff_file(path: str | PathLike) -> str:
     try:
         with Image.open(path) as im:
             mode = im.mode
-            if mode == "P" or mode.startswith("I"):
+            sixteen = mode.startswith("I;16") or (mode == "I" and im.format == "PNG")
+            if mode == "P" or (mode.startswith("I") and not sixteen):
                 return "labels"
             pixels: np.ndarray | None  # None: a colour image
-            pixels = np.asarray(im.convert("RGB") if mode not in ("1", "L") else im)
+            gray = mode in ("1", "L") or sixteen
+            pixels = np.asarray(im if gray else im.convert("RGB"))
     except (OSError, ValueError, SyntaxError) as exc:
         raise InputError(
             f"cannot read this ground-truth image to tell edge maps from "

@@ -7,6 +7,8 @@ This is the one place that turns a user's ``--gt``/``--split``/``--presentation`
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -17,6 +19,7 @@ from ._edges import (
     EdgeMapFolder,
     GroundTruthFormat,
     LabelMapGroundTruth,
+    _first_image,
     open_layout,
     sniff_folder,
 )
@@ -172,7 +175,9 @@ def open_ground_truth(
                     folder,
                 ) from None
     if split is not None:
-        return ds.subset(ds.ids(split))
+        part = ds.subset(ds.ids(split))
+        part.guessed_format = ds.guessed_format
+        return part
     if len(ds.splits) > 1 and not all_splits:
         raise InputError(
             f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "
@@ -258,6 +263,7 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
         if has_files or not splits
         else [(d, d.name) for d in splits]
     )
+    guessed = None
     if name == "auto":
         name = sniff_folder(parts[0][0])
         if name is None:
@@ -266,6 +272,13 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
                 f"maps; found {_describe(folder)}",
                 folder,
             )
+        guessed = _first_image(parts[0][0])
+        logging.getLogger("segbench").info(
+            "ground truth read as %s maps, as its first image %s looks "
+            "(--gt-format edges|labels says which)",
+            "edge" if name == "edges" else "label",
+            guessed,
+        )
     if name not in ("edges", "labels"):
         raise InputError(
             f"unknown ground-truth format {name!r}; one of {', '.join(GT_FORMATS)}", folder
@@ -297,7 +310,10 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
             )
 
     splits_of = dict(parts)
-    return _split_merge(folder, [d for d, _ in parts], split, make)
+    ds = _split_merge(folder, [d for d, _ in parts], split, make)
+    if guessed is not None:  # the run records how the files were read
+        ds.guessed_format = (name, str(guessed))
+    return ds
 
 
 def parse_ids(value) -> list[str] | None:
@@ -503,7 +519,8 @@ def _unread_files(missing, pred_dir) -> list[str]:
 def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
     """The name of a run: ``name``, else the first line of ``name.txt`` in the
     prediction folder, else the folder's name, skipping split names (``.../hed/test``
-    is ``hed``)."""
+    is ``hed``) and a semantic-boundary class folder (``.../casenet/class_001`` is
+    ``casenet``)."""
     if name:
         return str(name)
     if pred_dir is None:
@@ -515,6 +532,8 @@ def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
         text = ""
     if text:
         return text.splitlines()[0].strip()[:80]
-    while folder.name.lower() in SPLIT_NAMES and folder.parent != folder:
+    while (
+        folder.name.lower() in SPLIT_NAMES or re.fullmatch(r"class_\d+", folder.name)
+    ) and folder.parent != folder:
         folder = folder.parent
     return folder.name or str(pred_dir)

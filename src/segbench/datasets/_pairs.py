@@ -34,24 +34,47 @@ def _listing(
     folder: Path, suffix: str, recursive: bool, side: str
 ) -> dict[str, list[Path]]:
     """key -> every file of ``folder`` (and below, with ``recursive``) ending in
-    ``suffix``, hidden files and folders skipped."""
+    ``suffix`` in any case (``a.PNG`` with ``.png``), hidden files and folders skipped.
+    A link among them whose target is missing is an error (naming it), not a file left
+    out of the run."""
     if not folder.exists():
         raise InputError(f"{side} folder not found", folder)
     if not folder.is_dir():
         raise InputError(f"expected a {side} folder but this is a file", folder)
     found: dict[str, list[Path]] = {}
-    walk: list[tuple[Path, list[str]]]
+    # (folder, file names, names of links to nothing) per folder listed
+    walk: list[tuple[Path, list[str], set[str]]] = []
     if recursive:
-        walk = []
         for top, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            walk.append((Path(top), sorted(files)))
+            root = Path(top)
+            # os.walk lists a link to nothing among the files
+            broken = {f for f in files if not (root / f).exists()}
+            walk.append((root, sorted(files), broken))
     else:
-        walk = [(folder, sorted(e.name for e in os.scandir(folder) if e.is_file()))]
-    for root, names in walk:
+        names, broken = [], set()
+        for e in os.scandir(folder):
+            if e.is_file():
+                names.append(e.name)
+            elif e.is_symlink() and not e.is_dir():
+                names.append(e.name)
+                broken.add(e.name)
+        walk.append((folder, sorted(names), broken))
+    tail = suffix.lower()
+    for root, names, broken in walk:
         for name in names:
-            if name.startswith(".") or not name.endswith(suffix) or name == suffix:
+            if (
+                name.startswith(".")
+                or not name.lower().endswith(tail)
+                or len(name) == len(tail)
+            ):
                 continue
+            if name in broken:
+                raise InputError(
+                    f"a link to a missing {side} file (target "
+                    f"{os.readlink(root / name)!r}); fix or remove it",
+                    root / name,
+                )
             found.setdefault(name[: len(name) - len(suffix)], []).append(root / name)
     return found
 

@@ -245,7 +245,8 @@ class DatasetItem:
                 raise InputError(
                     f"image {self.iid!r}: annotations disagree on the image "
                     f"size ({_hw(anns[0].shape)} in {anns[0].source}, "
-                    f"{_hw(a.shape)} in {a.source})"
+                    f"{_hw(a.shape)} in {a.source})",
+                    a.source,  # the ground truth's fault, not the prediction's
                 )
         return anns
 
@@ -410,6 +411,9 @@ class Dataset:
     """
 
     name = "dataset"
+    #: (``'edges'`` or ``'labels'``, the file it was told from) when the reading was
+    #: guessed from the files (``--gt-format auto``): the run records it.
+    guessed_format: tuple[str, str] | None = None
     # declared, never set here: only a merge of several folders has it (``_merge``),
     # so readers ask ``getattr(ds, "sources", None)``
     sources: list[Path | None]
@@ -543,13 +547,18 @@ def annotator_folders(folder: Path, exts, taken) -> dict[str, tuple[Path, ...]]:
     """``<iid>/`` subfolders of ``folder`` holding ground-truth files (``exts``), one
     annotator a file in name order: iid -> files. InputError for an id already in
     ``taken`` (a file of its own too)."""
+    from ..io import refuse_broken_link
+
     out = {}
     for sub in _subdirs(folder):
-        files = tuple(
+        listed = [
             p
             for p in sorted(sub.iterdir())
-            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in exts
-        )
+            if not p.name.startswith(".") and p.suffix.lower() in exts
+        ]
+        for p in listed:
+            refuse_broken_link(p)
+        files = tuple(p for p in listed if p.is_file())
         if not files:
             continue
         if sub.name in taken:

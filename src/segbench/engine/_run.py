@@ -46,6 +46,29 @@ def _evaluate_group(group):
         sample.release()
 
 
+def _pred_folder(pred, pred_dir):
+    """The prediction folder of a run: ``pred_dir`` when given, else ``pred`` unless
+    it is a mapping (files from anywhere) or absent."""
+    if pred_dir is not None:
+        return pred_dir
+    return None if pred is None or isinstance(pred, Mapping) else pred
+
+
+def _retire_stale_image_files(out: Path, family: Family, ids, store) -> None:
+    """Remove the family's per-image files (``family.per_image_files``) of ids this run
+    did not score that an earlier run in ``out`` wrote: the ids with a record of the
+    family in the folder's store. A rerun on fewer images (``--ids``) then leaves no
+    file the summary does not count. Files of other names are never touched."""
+    if not family.per_image_files or store.root is None:
+        return
+    kept = set(ids)
+    for ending in family.per_image_files:
+        for path in out.glob(f"*{ending}"):
+            iid = path.name[: -len(ending)]
+            if iid and iid not in kept and store.has_record(family, iid):
+                path.unlink()
+
+
 def _found_exts(pred_dir) -> list[str]:
     try:
         return sorted(
@@ -140,6 +163,7 @@ def run(
     progress: bool = True,
     save_results: bool = True,
     gt_format=None,
+    pred_dir=None,
 ) -> list[Result]:
     """Run one or more benchmark families over a dataset and its predictions.
 
@@ -193,6 +217,9 @@ def run(
         Write ``result_*.json``, ``per_item_*.csv``, the manifest and the families'
         files to ``out``
         (False: only records, for callers that compose several runs into one result).
+    pred_dir : path, optional
+        Where the files of a ``pred`` mapping were found (a folder run paired by
+        name), recorded in the provenance and the manifest as the prediction folder.
 
     Returns
     -------
@@ -211,6 +238,8 @@ def run(
         all_splits=all_splits,
         gt_format=gt_format,
     )
+    # how the ground truth was read when its format was guessed from a file
+    guessed = dataset.guessed_format
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -255,9 +284,7 @@ def run(
     if out is not None:
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
-        claim_run_folder(
-            out, {"--gt": gt, "--pred": None if isinstance(pred, Mapping) else pred}
-        )
+        claim_run_folder(out, {"--gt": gt, "--pred": _pred_folder(pred, pred_dir)})
         files = result_names(out, families)
         folder = RunFolder(out)
         store.prepare(families)
@@ -334,18 +361,21 @@ def run(
     else:
         label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
+    pred_folder = _pred_folder(pred, pred_dir)
     sources = getattr(dataset, "sources", None) or []
     if len(sources) > 1:  # folders read together: every one, not the first
         gt_dir = [str(s) for s in sources]
     where: dict[str, Any] = {
         "gt_dir": gt_dir if gt_dir is None or isinstance(gt_dir, list) else str(gt_dir),
-        "pred_dir": None if pred is None or isinstance(pred, Mapping) else str(pred),
+        "pred_dir": None if pred_folder is None else str(pred_folder),
         "split": split,
         "presentation": presentation,
         "ids": wanted,
     }
-    if gt_format is not None:  # recorded only when given: older runs unchanged
+    if gt_format is not None:  # recorded when given or guessed: older runs unchanged
         where["gt_format"] = format_record(gt_format)
+    elif guessed is not None:
+        where["gt_format"] = {**format_record(guessed[0]), "guessed_from": guessed[1]}
     # every family's items settled before any file is written: a run that leaves no
     # item to score fails whole
     scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
@@ -375,6 +405,7 @@ def run(
             outp = Path(out)
             if f.write is not None:
                 f.write(outp, result, ids_f, recs, options)
+                _retire_stale_image_files(outp, f, ids_f, store)
             json_name, csv_name = files[f.name]
             result.to_json(outp / json_name)
             result.to_csv(outp / csv_name)

@@ -80,6 +80,10 @@ class RecordStore:
     def _path(self, family, iid: str) -> Path:
         return self.root / family.name / f"{iid}.json"
 
+    def has_record(self, family, iid: str) -> bool:
+        """Whether the store holds a record of ``family`` for ``iid`` (of any key)."""
+        return self.root is not None and self._path(family, iid).is_file()
+
     def prepare(self, families) -> None:
         """Create the record folders (OutputError if that is impossible)."""
         if self.root is not None:

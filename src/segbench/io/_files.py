@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
@@ -31,6 +32,17 @@ def _normalize_exts(exts: str | Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def refuse_broken_link(path: Path) -> None:
+    """InputError naming ``path`` when it is a link whose target is missing (a drive
+    not mounted, a moved dataset): listings would otherwise leave the file out of a
+    run without a word."""
+    if path.is_symlink() and not path.exists():
+        raise InputError(
+            f"a link to a missing file (target {os.readlink(path)!r}); fix or remove it",
+            path,
+        )
+
+
 def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, Path]:
     """Map image id (file stem) to path for the files of a folder with given extensions.
 
@@ -51,7 +63,8 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
     Raises
     ------
     InputError
-        If the folder does not exist or is not a folder, or if two files share an id
+        If the folder does not exist or is not a folder, a listed name is a link to a
+        missing file, or if two files share an id
         (e.g. ``100007.png`` and ``100007.bmp``): which one is the prediction would be a
         guess, so the user must remove one.
     """
@@ -65,6 +78,7 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or entry.suffix.lower() not in wanted:
             continue
+        refuse_broken_link(entry)
         if not entry.is_file():
             continue
         stem = entry.stem

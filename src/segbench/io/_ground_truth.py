@@ -31,12 +31,24 @@ class HumanSegmentation:
         ``thin(seg2bdry(segmentation))``. The boundary benchmark uses it as stored.
     """
 
-    __slots__ = ("_segmentation", "_stored", "boundaries")
+    __slots__ = ("_segmentation", "_stored", "_absent", "boundaries")
 
     def __init__(self, segmentation: np.ndarray, boundaries: np.ndarray):
         self._segmentation: np.ndarray | None = segmentation
         self._stored: np.ndarray | None = None
+        self._absent: InputError | None = None
         self.boundaries = boundaries
+
+    @classmethod
+    def _boundaries_only(
+        cls, boundaries: np.ndarray, absent: InputError
+    ) -> HumanSegmentation:
+        """An annotator stored without ``Segmentation`` (NYUDv2's test files: Dollar's
+        and BSR's boundary evaluations read only ``Boundaries``); reading its
+        segmentation raises ``absent``."""
+        obj = cls(None, boundaries)  # type: ignore[arg-type]
+        obj._absent = absent
+        return obj
 
     @classmethod
     def _from_stored(cls, stored: np.ndarray, boundaries: np.ndarray) -> HumanSegmentation:
@@ -49,6 +61,8 @@ class HumanSegmentation:
 
     @property
     def segmentation(self) -> np.ndarray:
+        if self._absent is not None:
+            raise self._absent
         if self._segmentation is None:
             self._segmentation = np.ascontiguousarray(self._stored, dtype=np.int32)
             self._stored = None
@@ -62,9 +76,12 @@ class HumanSegmentation:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HumanSegmentation):
             return NotImplemented
-        return np.array_equal(self.segmentation, other.segmentation) and np.array_equal(
-            self.boundaries, other.boundaries
+        if (self._absent is None) != (other._absent is None):
+            return False
+        same = self._absent is not None or np.array_equal(
+            self.segmentation, other.segmentation
         )
+        return same and np.array_equal(self.boundaries, other.boundaries)
 
     # mutable arrays inside: not hashable
     __hash__ = None  # type: ignore[assignment]  # unhashable; typeshed allows no None
@@ -95,7 +112,9 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
         A file holding the variable ``groundTruth``: a 1xK cell (any K >= 1) of structs
         with fields ``Segmentation`` (labels, uint16 in the official files) and
         ``Boundaries`` (0/1, uint8). A Kx1 cell, a 1xK struct array or a single struct
-        are accepted too.
+        are accepted too. Structs of ``Boundaries`` alone (NYUDv2's test files, which
+        BSR's and Dollar's boundary evaluations read so) give annotators whose
+        ``segmentation`` raises InputError: the boundary benchmark needs none.
 
     Returns
     -------
@@ -125,14 +144,44 @@ def read_ground_truth(path: str | PathLike) -> list[HumanSegmentation]:
         fields = {}
         for name in ("Segmentation", "Boundaries"):
             found, value = struct_field(cell, name)
-            if not found:
-                have = struct_fieldnames(cell)
+            if found:
+                fields[name] = value
+        missing = [name for name in ("Segmentation", "Boundaries") if name not in fields]
+        # Boundaries alone (NYUDv2's test files): every annotator so, or none
+        alone = missing == ["Segmentation"] and (
+            not result or result[0]._absent is not None
+        )
+        if missing and not alone:
+            have = struct_fieldnames(cell)
+            raise InputError(
+                f"groundTruth{{{k}}} has no field {missing[0]!r} "
+                f"(fields: {', '.join(have) if have else 'none; not a struct'})",
+                path,
+            )
+        if result and not alone and result[0]._absent is not None:
+            raise InputError(
+                f"groundTruth{{1}} has no Segmentation but groundTruth{{{k}}} has one: "
+                "give every annotator both fields, or Boundaries alone",
+                path,
+            )
+        if alone:
+            bdry = _boundary_array(
+                fields["Boundaries"], f"groundTruth{{{k}}}.Boundaries", path
+            )
+            if result and bdry.shape != result[0].shape:
                 raise InputError(
-                    f"groundTruth{{{k}}} has no field {name!r} "
-                    f"(fields: {', '.join(have) if have else 'none; not a struct'})",
+                    f"annotators disagree on the image size: groundTruth{{1}} is "
+                    f"{_hw(result[0].shape)}, groundTruth{{{k}}} is {_hw(bdry.shape)}",
                     path,
                 )
-            fields[name] = value
+            absent = InputError(
+                f"groundTruth{{{k}}} has Boundaries but no Segmentation (as NYUDv2's "
+                "test files): the boundary benchmark reads it, the region measures "
+                "cannot",
+                path,
+            )
+            result.append(HumanSegmentation._boundaries_only(bdry, absent))
+            continue
         raw = fields["Segmentation"]
         if (
             isinstance(raw, np.ndarray)

@@ -26,9 +26,11 @@ def read_label_map(
     ----------
     path : str or PathLike
         - ``.png`` / ``.bmp`` / ``.tif``: 8- or 16-bit grayscale (the values are the
-          labels), 1-bit (0/1), or palette (the palette *indices* are the labels, the
-          colours are ignored). Colour images are refused: their colours would first
-          have to be mapped to labels, which is ambiguous.
+          labels), 1-, 2- or 4-bit grayscale (the stored samples, 0..1, 0..3, 0..15,
+          not Pillow's rescaling to 0..255), or palette (the palette *indices* are the
+          labels, the colours are ignored). Colour images are refused: their colours
+          would first have to be mapped to labels, which is ambiguous, and so is JPEG
+          data under any name (lossy compression invents labels at every edge).
         - ``.npy``: a 2-D integer or bool array (floats holding whole numbers accepted).
         - ``.mat``: a 2-D numeric variable holding whole numbers (MATLAB's default
           double is fine); the only such variable unless ``variable`` names one.
@@ -47,9 +49,9 @@ def read_label_map(
     Raises
     ------
     InputError
-        Missing or corrupt file, colour image, non-2-D or empty array, NaN or fractional
-        values, values beyond int32, a .mat without exactly one candidate variable, or a
-        missing ``variable``.
+        Missing or corrupt file, colour image, JPEG data, non-2-D or empty array, NaN or
+        fractional values, values beyond int32, a .mat without exactly one candidate
+        variable, or a missing ``variable``.
     """
     path = require_file(path)
     ext = path.suffix.lower()
@@ -58,8 +60,11 @@ def read_label_map(
         if pixels is not None:
             return pixels if dtype is None else pixels.astype(dtype)
     if ext in (".png", ".bmp", ".tif", ".tiff"):
+        _refuse_lossy(path)
         pixels, mode, sixteen = open_image(path)
         if mode in _GRAY_SCALE or mode in ("P", "I", "F") or sixteen:
+            if mode == "L" and ext == ".png":
+                pixels = _unscaled_grey(np.asarray(pixels), path)
             return integer_array(np.asarray(pixels), "label map", path, dtype=dtype)
         raise InputError(
             f"label map is a {mode} image; expected single-channel labels (8- or 16-bit "
@@ -88,6 +93,40 @@ def read_label_map(
         ".bmp, .tif, .npy or .mat",
         path,
     )
+
+
+#: The first bytes of JPEG data (SOI marker and the next marker's 0xFF).
+_JPEG_MAGIC = b"\xff\xd8\xff"
+#: PNG signature, then the IHDR chunk's length and type: the bit depth is byte 24 and the
+#: colour type byte 25 of every PNG file.
+_PNG_IHDR = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+
+def _refuse_lossy(path: Path) -> None:
+    """Refuse JPEG data under an image name: lossy compression blurs label edges into
+    other (made-up) labels, so they would be counted as classes."""
+    with open(path, "rb") as f:
+        head = f.read(3)
+    if head == _JPEG_MAGIC:
+        raise InputError(
+            "label map holds JPEG data (lossy: compression changes labels near every "
+            "edge into other labels); save the labels as a PNG",
+            path,
+        )
+
+
+def _unscaled_grey(pixels: np.ndarray, path: Path) -> np.ndarray:
+    """The samples of a 2- or 4-bit grayscale PNG (Pillow scales them to 0..255,
+    x85 or x17; optipng and oxipng store maps of few labels so): the stored values are
+    the labels. Other PNGs unchanged."""
+    with open(path, "rb") as f:
+        head = f.read(26)
+    if len(head) < 26 or not head.startswith(_PNG_IHDR) or head[25] != 0:
+        return pixels  # not grayscale (colour type 0)
+    depth = head[24]
+    if depth in (2, 4):
+        return pixels // (255 // ((1 << depth) - 1))
+    return pixels
 
 
 def read_stored_labels(path: str | PathLike, *, buffer: str | None = None) -> np.ndarray:

@@ -129,6 +129,7 @@ REGION = Family(
     validate=_validate,
     summarize=_summarize,
     write=_write,
+    per_image_files=("_ev2.txt", "_ev3.txt", "_ev4.txt"),
     prediction_exts=_exts,
     missing_hint=_hint,
     check=_check,

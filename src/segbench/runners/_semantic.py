@@ -144,5 +144,6 @@ def evaluate_semantic(
         executor=executor,
         progress=progress,
         options={"ci": ci_settings(ci)} if ci else None,
+        pred_dir=pred,
     )
     return result

@@ -166,12 +166,15 @@ class Counts:
     @classmethod
     def zeros(cls, num_classes: int) -> Counts:
         c = num_classes
-        return cls(
-            np.zeros(c * c, np.int64),
-            np.zeros(c, np.int64),
-            np.zeros(c, np.int64),
-            np.zeros(c, np.int64),
-        )
+        try:
+            conf = np.zeros(c * c, np.int64)
+        except MemoryError:
+            raise InputError(
+                f"not enough memory for the {c} x {c} confusion table of {c} classes "
+                f"({8 * c * c / 1e9:,.1f} GB)"
+            ) from None
+        band = [np.zeros(c, np.int64) for _ in range(3)]
+        return cls(conf, *band)
 
     def arrays(self):
         return self.conf, self.gt_band, self.pred_band, self.band_inter

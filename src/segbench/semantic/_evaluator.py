@@ -45,6 +45,20 @@ REFERENCES = {
 }
 
 
+#: Most classes an evaluator takes: labels of a 16-bit PNG are 0..65535. The counts are
+#: a classes x classes table (8 bytes a cell), so this many already need 34 GB.
+MAX_CLASSES = 65536
+
+
+def _check_class_count(n: int) -> None:
+    if n > MAX_CLASSES:
+        raise InputError(
+            f"{n} classes: at most {MAX_CLASSES} (a 16-bit PNG label map holds labels "
+            f"0..65535, and the confusion table of {n} classes would need "
+            f"{8 * n * n / 1e9:,.0f} GB)"
+        )
+
+
 def class_names(classes) -> list[str]:
     """The class names of ``classes``: a count (``class_0``, ``class_1``, ...) or a list
     of distinct names.
@@ -52,11 +66,13 @@ def class_names(classes) -> list[str]:
     Raises
     ------
     InputError
-        (a ValueError) for a count below 1, no or duplicated names, or anything else.
+        (a ValueError) for a count below 1 or above :data:`MAX_CLASSES`, no or
+        duplicated names, or anything else.
     """
     if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
         if classes < 1:
             raise InputError(f"classes must be at least 1, got {classes}")
+        _check_class_count(int(classes))
         return [f"class_{i}" for i in range(int(classes))]
     if classes is None:
         raise InputError("classes is required: the number of classes or their names")
@@ -67,6 +83,7 @@ def class_names(classes) -> list[str]:
         dup = sorted(n for n, k in Counter(names).items() if k > 1)
         if dup:
             raise InputError(f"classes: duplicated names {dup}")
+        _check_class_count(len(names))
         return names
     raise InputError(f"classes must be a count or a list of names, got {classes!r}")
 

@@ -167,19 +167,31 @@ def _summarize(ids, records, params, options) -> Result:
     )
 
 
+#: A class folder's files (:func:`segbench.io.write_eval_bdry`).
+_CLASS_FILES = ("eval_bdry.txt", "eval_bdry_img.txt", "eval_bdry_thr.txt")
+
+
 def _write(out, result: Result, ids, records, options) -> None:
     """``class_NNN/eval_bdry.txt``, ``eval_bdry_thr.txt``, ``eval_bdry_img.txt`` of each
     class with ground truth (the boundary benchmark's files, as SEAL and pyEdgeEval
     write one folder per class) and ``eval_semantic_bdry.txt``: one line per class
-    (number, ODS threshold, R, P, F, OIS F, AP, name) and the means."""
+    (number, ODS threshold, R, P, F, OIS F, AP, name) and the means. A class without
+    ground truth in this run has no folder: an earlier run's files of it are removed
+    (the folder too when nothing else is in it)."""
     from ..io import atomic_write_text, ensure_dir, write_eval_bdry
 
     s = result.detail
     assert isinstance(s, SemanticBoundarySummary)  # as _summarize made it
     lines = []
     for row, summary in zip(s.table, s.classes):
+        folder = out / f"class_{row['class']:03d}"
         if summary is not None:
-            write_eval_bdry(ensure_dir(out / f"class_{row['class']:03d}"), summary)
+            write_eval_bdry(ensure_dir(folder), summary)
+        else:  # no ground truth of the class in this run: an earlier run's files go
+            for name in _CLASS_FILES:
+                (folder / name).unlink(missing_ok=True)
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
         lines.append(
             " ".join(
                 f"{row[k]:.6g}"

@@ -235,13 +235,13 @@ def check_params(params: dict) -> None:
         raise InputError(f"scale is in (0, 1], got {params['scale']}")
     if params["margin"] < 0:
         raise InputError(f"margin is a number of pixels >= 0, got {params['margin']}")
-    if params["nthresh"] < 1:
-        raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
     given = params.get("thresholds")
     if isinstance(given, int) and not isinstance(given, bool):
         params["nthresh"], params["thresholds"] = given, None  # a count: as nthresh
     elif given is not None:
         params["thresholds"] = threshold_list(given)
+    if params["nthresh"] < 1:  # after a count given as thresholds: checked here, once
+        raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
     if params["gt_edges"] not in GT_EDGES:
         raise InputError(
             f"gt_edges is one of {', '.join(GT_EDGES)}, not {params['gt_edges']!r}"

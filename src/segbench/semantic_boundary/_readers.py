@@ -244,6 +244,25 @@ def _read_rgb(path: Path) -> np.ndarray:
     return read_image(path)
 
 
+def _check_encoded_classes(rgb: np.ndarray, n_classes: int, path: Path, what: str) -> None:
+    """InputError naming the first pixel of ``rgb`` (the multi-label encoding) with a
+    bit set for a class at or above ``n_classes``: those classes would otherwise be
+    dropped without a word."""
+    for ch in range(3):
+        first = 8 * (2 - ch)  # B holds classes 0-7, G 8-15, R 16-23
+        used = min(max(n_classes - first, 0), 8)
+        extra = rgb[..., ch] >> used if used < 8 else None
+        if extra is None or not extra.any():
+            continue
+        y, x = (int(v[0]) for v in np.nonzero(extra))
+        k = first + used + int(extra[y, x]).bit_length() - 1
+        raise InputError(
+            f"{what} pixel (row {y}, col {x}) sets the bit of class {k + 1} (1-based); "
+            f"n_classes is {n_classes}: give the number of classes the files encode",
+            path,
+        )
+
+
 # -- ground truth -----------------------------------------------------------------------
 
 
@@ -344,6 +363,7 @@ class GroundTruth:
                     path,
                 )
             self._rgb = _read_rgb(path)
+            _check_encoded_classes(self._rgb, n_classes, path, "ground truth")
             self._labels = None
             self._scaled_rgb = resize_nearest(
                 self._rgb, scaled_shape(self._rgb.shape, scale)
@@ -523,6 +543,7 @@ class PredictionMaps:
                 )
             self._rgb = _read_rgb(self.path)
             self._check(self._rgb.shape[:2], self.path)
+            _check_encoded_classes(self._rgb, n_classes, self.path, "prediction")
         else:
             raise InputError(
                 "a prediction is a (C, H, W) .npy/.npz, a "
