@@ -26,7 +26,8 @@ from segbench.semantic import SemanticEval
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    crc = struct.pack(">I", zlib.crc32(kind + data))
+    return struct.pack(">I", len(data)) + kind + data + crc
 
 
 def _save_grey(labels: np.ndarray, path: Path, depth: int) -> None:
@@ -58,7 +59,8 @@ def test_low_bit_depth_grey_png_gives_the_stored_labels(tmp_path, depth):
     g = _labels()
     _save_grey(g, tmp_path / "g.png", depth)
     # Pillow itself scales the samples to 0..255 (x85, x17): the bug this guards
-    assert np.array_equal(np.asarray(Image.open(tmp_path / "g.png")), g * (255 // (2**depth - 1)))
+    scaled = g * (255 // (2**depth - 1))
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "g.png")), scaled)
     assert np.array_equal(read_label_map(tmp_path / "g.png"), g)
 
 
@@ -335,3 +337,128 @@ def test_a_rerun_without_a_class_removes_its_old_class_folder(tmp_path):
     assert main([*args, "--ids", "1"]) == 0
     assert not (out / "class_003").exists()
     assert (out / "class_001" / "eval_bdry.txt").is_file()
+
+
+def test_a_map_folder_of_nms_is_not_taken_as_a_run_folder(tmp_path, capsys):
+    gt, pred = _edge_folders(tmp_path, 2)
+    thin = tmp_path / "thin"
+    assert main(["nms", "--pred", str(pred), "--out", str(thin), "--quiet"]) == 0
+    before = sorted(p.name for p in thin.iterdir())
+    args = ["boundary", "--gt", str(gt), "--pred", str(pred), "--out", str(thin)]
+    assert main([*args, "--quiet", "--no-plot"]) == 2
+    assert "a folder of maps written by segbench nms" in capsys.readouterr().err
+    assert sorted(p.name for p in thin.iterdir()) == before  # nothing written
+
+
+def _bsds_with_two_algorithms(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """BSDS .mat ground truth of 2 images, soft maps in ``hed/`` and segs in ``ucm/``."""
+    import scipy.io as sio
+
+    from segbench.datasets import write_ground_truth
+
+    gt, hed, ucm = tmp_path / "gt", tmp_path / "hed", tmp_path / "ucm"
+    for d in (gt, hed, ucm):
+        d.mkdir()
+    for k in range(2):
+        seg = np.ones((30, 40), np.uint16)
+        seg[:, 20 + k :] = 2
+        write_ground_truth(gt / f"im{k}.mat", [seg, seg])
+        soft = np.zeros((30, 40), np.uint8)
+        soft[:, 19 + k] = 200
+        Image.fromarray(soft).save(hed / f"im{k}.png")
+        cell = np.empty((1, 2), dtype=object)
+        cell[0, 0], cell[0, 1] = seg.astype(float), np.ones((30, 40))
+        sio.savemat(ucm / f"im{k}.mat", {"segs": cell})
+    return gt, hed, ucm
+
+
+def test_a_second_algorithm_in_one_run_folder_is_warned(tmp_path, capsys):
+    gt, hed, ucm = _bsds_with_two_algorithms(tmp_path)
+    base = ["--gt", str(gt), "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(["boundary", *base, "--pred", str(hed), "--no-plot"]) == 0
+    capsys.readouterr()
+    assert main(["human", *base]) == 0  # the annotators: no warning
+    assert main(["region", *base, "--pred", str(ucm), "--name", "hed"]) == 0
+    assert "warning" not in capsys.readouterr().err  # one algorithm, as --name says
+    assert main(["region", *base, "--pred", str(ucm)]) == 0
+    err = capsys.readouterr().err
+    assert "boundary results of 'hed' and now region results of 'ucm'" in err
+
+
+def test_predictions_below_every_threshold_are_warned(tmp_path, capsys):
+    gt, pred = _edge_folders(tmp_path, 2)
+    for p in pred.iterdir():  # a 0/1 map saved as 8-bit
+        a = np.asarray(Image.open(p))
+        Image.fromarray((a > 0).astype(np.uint8)).save(p)
+    args = ["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet", "--no-plot"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "2 of 2 predictions have no pixel at any threshold (im0, im1)" in err
+
+
+def test_predictions_of_different_kinds_are_named(tmp_path, capsys):
+    import scipy.io as sio
+
+    from segbench.datasets import write_ground_truth
+
+    gt, pred = tmp_path / "gt", tmp_path / "pred"
+    gt.mkdir()
+    pred.mkdir()
+    for k, n in enumerate((3, 3, 2)):
+        seg = np.ones((30, 40), np.uint16)
+        seg[:, 20:] = 2
+        write_ground_truth(gt / f"im{k}.mat", [seg, seg])
+        cell = np.empty((1, n), dtype=object)
+        for j in range(n):
+            s = np.ones((30, 40))
+            s[10 + j :, :] = 2
+            cell[0, j] = s
+        sio.savemat(pred / f"im{k}.mat", {"segs": cell})
+    args = ["--gt", str(gt), "--pred", str(pred), "--quiet"]
+    assert main(["region", *args]) == 2
+    err = capsys.readouterr().err
+    assert "3 for most images, otherwise im2 (2)" in err
+
+
+def test_a_channel_first_oriented_stack_is_refused():
+    from segbench.algorithms import owt_ucm
+
+    with pytest.raises(InputError, match=r"channel-first \(K, H, W\)"):
+        owt_ucm(np.zeros((8, 40, 60)))
+
+
+def test_a_calibration_on_the_same_images_is_warned(tmp_path, capsys):
+    gt, pred = _edge_folders(tmp_path, 2)
+    base = ["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet", "--no-plot"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    calibrated = ["--calibrate-on", str(tmp_path / "a")]
+    assert main([*base, "--out", str(tmp_path / "b"), *calibrated]) == 0
+    assert "scored 2 of this run's 2 images" in capsys.readouterr().err
+
+
+def test_both_ucm2_and_segs_tells_a_command_line_user_what_to_do(tmp_path):
+    import scipy.io as sio
+
+    from segbench.io import read_prediction
+
+    cell = np.empty((1, 1), dtype=object)
+    cell[0, 0] = np.ones((5, 6))
+    sio.savemat(tmp_path / "a.mat", {"ucm2": np.zeros((11, 13)), "segs": cell})
+    with pytest.raises(InputError, match="keep one of them in the file"):
+        read_prediction(tmp_path / "a.mat")
+
+
+def test_sbd_root_asks_for_a_split_and_its_cls_folder_takes_one(tmp_path):
+    from segbench.semantic_boundary._family import _open_ground_truth
+
+    (tmp_path / "cls").mkdir()
+    for iid in ("a", "b", "c"):
+        (tmp_path / "cls" / f"{iid}.mat").write_bytes(b"")  # listed, not read here
+    (tmp_path / "train.txt").write_text("a\nb\n")
+    (tmp_path / "val.txt").write_text("c\n")
+    with pytest.raises(InputError, match=r"several splits \(train.txt, val.txt\)"):
+        _open_ground_truth(tmp_path, None)
+    assert _open_ground_truth(tmp_path, "val").ids() == ["c"]
+    assert _open_ground_truth(tmp_path / "cls", "val").ids() == ["c"]
+    assert _open_ground_truth(tmp_path / "cls", None) is None  # every file, as before

@@ -30,8 +30,26 @@ def _default(p) -> str:
     return "off" if p.type is bool or p.default is False else ""
 
 
+def _command_flags() -> dict[str, set[str]]:
+    """Each command's option strings, as its parser takes them: an option the registry
+    declares but a command does not take (``human`` has no thresholds) is not listed
+    for it."""
+    import argparse
+
+    from segbench.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        name: {s for a in sub._actions for s in a.option_strings}
+        for name, sub in subs.choices.items()
+    }
+
+
 def render() -> str:
     from segbench.families import BENCHMARKS
+
+    flags_of = _command_flags()
 
     lines = [
         "# Options of each benchmark",
@@ -46,8 +64,14 @@ def render() -> str:
     for name, entry in BENCHMARKS.items():
         if entry.group is None:
             continue  # a part of another benchmark, no command of its own
-        params = [p for p in entry.params if p.cli]
-        options = [o for o in entry.options if o.name not in {p.name for p in params}]
+        taken = flags_of.get(name.replace("_", "-"))
+        params = [p for p in entry.params if p.cli and (taken is None or p.option in taken)]
+        options = [
+            o
+            for o in entry.options
+            if o.name not in {p.name for p in entry.params}
+            and (taken is None or not o.cli or o.option in taken)
+        ]
         if not params and not options:
             continue
         lines += [f"## segbench {name.replace('_', '-')}", "", _cell(entry.help), ""]

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from .datasets import BSDS500, parse_ids
-from .engine import MapRecords, fingerprint, map_items, open_executor, scheduler_address
+from .engine import (
+    MAP_FOLDER_MARKERS,
+    MapRecords,
+    fingerprint,
+    map_items,
+    open_executor,
+    scheduler_address,
+)
 from .errors import ClusterLostError, InputError, OutputError
 from .io import (
     check_all_present,
@@ -44,7 +51,7 @@ from .io import (
 #: The file that marks a folder as written by :func:`nms_folder` (``segbench nms``),
 #: :func:`ucm_folder` (``segbench ucm``) or :func:`detect_folder` (``segbench
 #: detect``): only such a folder (or an empty or new one) is ever written into.
-MARKERS = {"nms": ".segbench-nms", "ucm": ".segbench-ucm", "detect": ".segbench-detect"}
+MARKERS = MAP_FOLDER_MARKERS
 
 #: Inputs of nms_folder and ucm_folder: soft maps (and, for ucm, .npy oriented stacks).
 SOFT_EXTS = (".png", ".bmp", ".npy")

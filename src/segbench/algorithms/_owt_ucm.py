@@ -66,6 +66,11 @@ _SIGMOID_OFFSET = 0.0602
 _FORMATS = ("doubleSize", "imageSize")
 
 
+#: Most orientations an oriented stack may have: gPb has 8; more channels than this
+#: (or than the map has rows or columns) means a (K, H, W) array read as (H, W, K).
+_MAX_ORIENTATIONS = 64
+
+
 def ucm_sigmoid(levels) -> np.ndarray:
     """Map raw merge levels (mean boundary strengths) to [0, 1] as BSR does.
 
@@ -208,6 +213,15 @@ def owt_ucm(
             )
         if sig.shape[2] < 1:
             raise InputError("the oriented stack has no channels")
+        k = sig.shape[2]
+        if k > _MAX_ORIENTATIONS or k > min(h, w):
+            # (K, H, W) read as (H, W, K): an 8 x 321 "image" of 481 orientations
+            raise InputError(
+                f"the oriented stack is {h} x {w} x {k}: {k} orientations, more than "
+                f"{'its rows or columns' if k > min(h, w) else _MAX_ORIENTATIONS}: a "
+                "channel-first (K, H, W) array? The orientations go last, (H, W, K) "
+                "(np.moveaxis(stack, 0, -1))"
+            )
         strength, stack, tang, nbins = sig.max(axis=2), sig, None, 0
 
     ws = _k._watershed(strength)

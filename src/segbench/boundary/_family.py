@@ -7,6 +7,8 @@ Both are specs (:class:`segbench.spec.Family`) run by :func:`segbench.engine.run
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import InputError
@@ -286,7 +288,64 @@ def _as_defined(t: float, grid) -> float:
     return (int(hit[0]) + 1) / (len(grid) + 1) if hit.size else float(t)
 
 
+class EmptyPredictionWarning(UserWarning):
+    """Most predictions of a run have no pixel at any threshold."""
+
+
+def _warn_empty_predictions(ids, records) -> None:
+    """Warn when at least half of the soft maps reach no threshold anywhere: the usual
+    cause is a saving mistake (a 0/1 map saved as 8-bit, 8-bit values in a 16-bit
+    PNG, a map scaled to [0, 1/255]), which scores 0 without any other sign."""
+    empty = [
+        iid
+        for iid, rec in zip(ids, records)
+        if isinstance(rec, BoundaryCounts) and len(rec.sum_p) > 1 and not rec.sum_p.any()
+    ]
+    if empty and 2 * len(empty) >= len(ids):
+        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
+        warnings.warn(
+            f"{len(empty)} of {len(ids)} predictions have no pixel at any threshold "
+            f"({shown}): a 0/1 map saved as 8-bit (multiply by 255), or 8-bit values "
+            "saved as a 16-bit PNG (save 8-bit, or multiply by 257)?",
+            EmptyPredictionWarning,
+            stacklevel=2,
+        )
+
+
+def _warn_calibrated_on_these_images(ids, params) -> None:
+    """Warn when the calibration run (``calibrated_on``) scored images of this run: a
+    threshold fixed on the images it is then applied to is their ODS threshold, not a
+    calibration (Arbelaez et al. 2011 fix it on training data)."""
+    import json
+    from pathlib import Path
+
+    where = params.get("calibrated_on")
+    if not where:
+        return
+    path = Path(where)
+    path = path / "result_boundary.json" if path.is_dir() else path
+    try:
+        theirs = {str(row["id"]) for row in json.loads(path.read_text("utf-8"))["per_item"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # an older layout: nothing to compare
+    shared = theirs & {str(i) for i in ids}
+    if shared:
+        warnings.warn(
+            f"the calibration run {where} scored {len(shared)} of this run's {len(ids)} "
+            "images: a threshold fixed on the images it is applied to is their ODS "
+            "threshold, not a calibration (calibrate on train or val)",
+            CalibrationWarning,
+            stacklevel=2,
+        )
+
+
+class CalibrationWarning(UserWarning):
+    """A boundary run is calibrated on a run of its own images."""
+
+
 def _summarize(ids, records, params, options) -> Result:
+    _warn_empty_predictions(ids, records)
+    _warn_calibrated_on_these_images(ids, params)
     summary = summarize(
         records,
         ids,

@@ -10,6 +10,7 @@ keeps one record per output of a folder run (:mod:`segbench.algorithm_folders`).
 from ._executor import execution, map_items, open_executor, scheduler_address
 from ._folder import (
     MANIFEST,
+    MAP_FOLDER_MARKERS,
     META,
     PREDICTIONS,
     RUN_MARKER,
@@ -32,6 +33,7 @@ from ._store import (
 
 __all__ = [
     "MANIFEST",
+    "MAP_FOLDER_MARKERS",
     "META",
     "PREDICTIONS",
     "RECORDS_DIR",

@@ -39,6 +39,14 @@ RUN_MARKER = ".segbench-run"
 #: Entries that also mark a run folder: the record store of a run made before the
 #: marker existed, and a ``segbench submit`` run folder (which the benchmark fills).
 RUN_ACCEPTS = (RECORDS_DIR, ".segbench-submission")
+#: The markers of the map folders of ``segbench nms``, ``ucm`` and ``detect``
+#: (:mod:`segbench.algorithm_folders`): they keep records too, so their
+#: ``.segbench-records/`` must not make them run folders.
+MAP_FOLDER_MARKERS = {
+    "nms": ".segbench-nms",
+    "ucm": ".segbench-ucm",
+    "detect": ".segbench-detect",
+}
 #: The run folder's manifest: families, inputs and command line (:class:`RunFolder`).
 MANIFEST = "manifest.json"
 #: A submission's description of itself (:meth:`RunFolder.meta`).
@@ -81,8 +89,21 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
     Returns
     -------
     Path
-    """
 
+    Raises
+    ------
+    InputError
+        As :func:`segbench.io.claim_folder`, and for a map folder of ``segbench nms``,
+        ``ucm`` or ``detect`` (its maps and a run's files would mix).
+    """
+    for command, marker in MAP_FOLDER_MARKERS.items():
+        if (Path(out) / marker).exists():
+            raise InputError(
+                f"this is a folder of maps written by segbench {command} ({marker} in "
+                "it), not a run folder: nothing was changed; give the benchmark's "
+                "results another --out (score the maps with --pred)",
+                out,
+            )
     return claim_folder(
         out,
         RUN_MARKER,

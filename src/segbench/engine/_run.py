@@ -54,6 +54,35 @@ def _pred_folder(pred, pred_dir):
     return None if pred is None or isinstance(pred, Mapping) else pred
 
 
+class RunFolderWarning(UserWarning):
+    """A run folder is about to hold the results of two algorithms."""
+
+
+def _warn_another_algorithm(folder: RunFolder, names: list[str], label: str) -> None:
+    """Warn when another family's result in ``folder`` is of another algorithm (run
+    name) than ``label``: the site and ``compare`` take one folder for one algorithm,
+    so HED's boundary scores would sit beside gPb-owt-ucm's covering as one row."""
+    import json
+
+    for other in folder.families():
+        path = folder.result_file(other)
+        if other in names or path is None:
+            continue
+        try:
+            theirs = json.loads(path.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(theirs, str) and theirs not in (label, "human"):
+            warnings.warn(
+                f"{folder.path} holds {other} results of {theirs!r} and now "
+                f"{'+'.join(names)} results of {label!r}: the site and compare show "
+                "a run folder as one algorithm (give each algorithm its own --out, or "
+                "one --name)",
+                RunFolderWarning,
+                stacklevel=3,
+            )
+
+
 def _retire_stale_image_files(out: Path, family: Family, ids, store) -> None:
     """Remove the family's per-image files (``family.per_image_files``) of ids this run
     did not score that an earlier run in ``out`` wrote: the ids with a record of the
@@ -360,6 +389,8 @@ def run(
         label = name or "human"
     else:
         label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
+    if out is not None and save_results and label != "human":
+        _warn_another_algorithm(folder, [f.name for f in families], label)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
     pred_folder = _pred_folder(pred, pred_dir)
     sources = getattr(dataset, "sources", None) or []

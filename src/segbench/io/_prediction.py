@@ -288,8 +288,9 @@ def read_prediction(path: str | PathLike, *, kind: str | None = None) -> Predict
             present = [name for name in ("ucm2", "segs") if name in variables]
             if len(present) == 2:
                 raise InputError(
-                    "holds both 'ucm2' and 'segs'; pass kind='ucm2' or "
-                    "kind='segs' to choose",
+                    "holds both 'ucm2' and 'segs', so which one to score is a guess: "
+                    "keep one of them in the file (in Python, read_prediction's "
+                    "kind='ucm2' or kind='segs' chooses)",
                     path,
                 )
             if not present:

@@ -60,6 +60,7 @@ _LAZY = {
             "bsr_ratio",
             "calibration_index",
             "check_alpha",
+            "check_same_thresholds",
             "f_measure",
             "max_f",
             "recall_at_precision",

@@ -244,17 +244,50 @@ class BoundarySummary:
         return out
 
 
-def _count_stack(records) -> tuple[np.ndarray, np.ndarray]:
+def check_same_thresholds(records, ids=None) -> None:
+    """InputError unless every record has the thresholds of the first, naming the
+    images that differ from most (their count of thresholds: a prediction folder that
+    mixes ucm2 and segs files, or segs lists of different lengths).
+
+    Parameters
+    ----------
+    records : sequence of objects with ``thresholds`` (1-D arrays)
+    ids : sequence of str, optional
+        The images of ``records``, for the message.
+    """
+    records = list(records)
+    if not records:
+        return
+    first = records[0].thresholds
+    if all(
+        r.thresholds.shape == first.shape and np.allclose(r.thresholds, first)
+        for r in records[1:]
+    ):
+        return
+    names = (
+        [str(i) for i in ids] if ids is not None else [f"#{k}" for k in range(len(records))]
+    )
+    counts = [len(r.thresholds) for r in records]
+    usual = max(set(counts), key=counts.count)
+    odd = [f"{n} ({c})" for n, c in zip(names, counts) if c != usual]
+    if not odd:  # as many thresholds, other values: name the first that differs
+        odd = [n for n, r in zip(names, records) if not np.allclose(r.thresholds, first)]
+    shown = ", ".join(odd[:10]) + (f" ... ({len(odd)} in all)" if len(odd) > 10 else "")
+    raise InputError(
+        f"per-image records were computed at different thresholds: {usual} for most "
+        f"images, otherwise {shown}. A prediction folder holds one kind for every "
+        "image: all ucm2, or all segs lists with as many segmentations each (T "
+        "segmentations are T thresholds), or soft maps at one set of thresholds"
+    )
+
+
+def _count_stack(records, ids=None) -> tuple[np.ndarray, np.ndarray]:
     """(thresholds, (N, T, 4) counts cntR, sumR, cntP, sumP) of per-image records."""
     records = list(records)
     if not records:
         raise InputError("no per-image records to summarize")
+    check_same_thresholds(records, ids)
     thresholds = records[0].thresholds
-    for rec in records[1:]:
-        if rec.thresholds.shape != thresholds.shape or not np.allclose(
-            rec.thresholds, thresholds
-        ):
-            raise InputError("per-image records were computed at different thresholds")
     cnt = np.stack([np.column_stack([r.cnt_r, r.sum_r, r.cnt_p, r.sum_p]) for r in records])
     return np.asarray(thresholds, dtype=np.float64), cnt
 
@@ -330,7 +363,7 @@ def summarize(
     threshold fixed on training data; it is not interpolated.
     """
     check_alpha(alpha)
-    thresholds, cnt = _count_stack(records)
+    thresholds, cnt = _count_stack(records, ids)
     per_image, best_rows = _image_bests(thresholds, cnt, alpha)
     total = cnt.sum(axis=0)
     recall = bsr_ratio(total[:, 0], total[:, 1])

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..primitives import bsr_ratio
+from ..primitives import bsr_ratio, check_same_thresholds
 
 
 def _as_printed(x):
@@ -148,13 +148,7 @@ def summarize(records, ids=None, *, official_rounding: bool = True) -> RegionSum
     records = list(records)
     if not records:
         raise InputError("no per-image records to summarize")
-    ths = records[0].thresholds
-    for rec in records[1:]:
-        if rec.thresholds.shape != ths.shape or not np.allclose(rec.thresholds, ths):
-            raise InputError(
-                "per-image records were computed at different thresholds "
-                "(e.g. different numbers of segmentations per image)"
-            )
+    check_same_thresholds(records, ids)
     fix = _as_printed if official_rounding else (lambda a: np.asarray(a, np.float64))
     ev2 = np.stack([fix(r.ev2_table()) for r in records])  # (N, T, 5)
     ev4 = np.stack([fix(r.ev4_table()) for r in records])  # (N, T, 3)

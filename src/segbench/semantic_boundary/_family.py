@@ -254,7 +254,18 @@ def _open_ground_truth(gt, split):
     root = Path(gt)
     if not root.is_dir():
         return None
+    beside = root.parent / f"{split}.txt"
+    if root.name == "cls" and split is not None and beside.is_file():
+        root = root.parent  # --gt .../cls --split val: the split list beside it
     if (root / "cls").is_dir():
+        lists = sorted(p.stem for p in root.glob("*.txt"))
+        if split is None and len(lists) > 1:
+            raise InputError(
+                f"SBD holds several splits ({', '.join(f'{n}.txt' for n in lists)}): "
+                "choose one with --split (SEAL and pyEdgeEval score val), or give "
+                "--gt its cls/ folder to score every file",
+                root,
+            )
         return open_sbd(root, split)
     if root.name == "gtFine" or (root / "gtFine").is_dir():
         return open_cityscapes(root, split or "val")
