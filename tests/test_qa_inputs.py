@@ -462,3 +462,35 @@ def test_sbd_root_asks_for_a_split_and_its_cls_folder_takes_one(tmp_path):
     assert _open_ground_truth(tmp_path, "val").ids() == ["c"]
     assert _open_ground_truth(tmp_path / "cls", "val").ids() == ["c"]
     assert _open_ground_truth(tmp_path / "cls", None) is None  # every file, as before
+
+
+def test_an_empty_per_image_counts_file_says_so(tmp_path):
+    from segbench.io import read_ev1
+
+    (tmp_path / "a_ev1.txt").write_text("\n")
+    with pytest.raises(InputError, match="the file is empty"):
+        read_ev1(tmp_path / "a_ev1.txt")
+
+
+def test_compare_labels_and_different_images_read_plainly(tmp_path, capsys):
+    from segbench.comparison import distinct_names
+
+    a, b = tmp_path / "x" / "run", tmp_path / "y" / "run"
+    assert distinct_names(["hed", "hed"], [a, b]) == ["hed (x/run)", "hed (y/run)"]
+    assert "//" not in distinct_names(["hed", "hed"], [a, a])[0]
+    gt, pred = _edge_folders(tmp_path, 3)
+    base = ["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet", "--no-plot"]
+    assert main([*base, "--out", str(tmp_path / "all")]) == 0
+    assert main([*base, "--out", str(tmp_path / "sub"), "--ids", "im0,im1"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "sub"), str(tmp_path / "all")]) == 2
+    err = capsys.readouterr().err
+    assert "1 only in" in err and "im2" in err and "0 only in" not in err
+
+
+def test_an_evaluator_is_not_merged_into_itself():
+    ev = SemanticEval(4, boundary_dilation=None)
+    ev.update(_labels(), _labels())
+    with pytest.raises(InputError, match="merged into itself"):
+        ev.merge(ev)
+    assert ev.n_images == 1

@@ -361,6 +361,10 @@ def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
     }
 
 
+def _first_ids(ids, shown: int = 20) -> str:
+    return ", ".join(ids[:shown]) + (f" ... ({len(ids)} in all)" if len(ids) > shown else "")
+
+
 def distinct_names(names, folders) -> list[str]:
     """``names`` made distinct by their folders: runs that share a name become
     ``'hed (a/hed)'`` and ``'hed (b/hed)'``, with as many trailing folder names as it
@@ -381,7 +385,8 @@ def distinct_names(names, folders) -> list[str]:
             depth += 1
         for k in same:
             if k in parts:
-                out[k] = f"{name} ({'/'.join(parts[k][-depth:])})"
+                # Path.parts starts with the root "/": join it as a path, not as a part
+                out[k] = f"{name} ({Path(*parts[k][-depth:])})"
     seen: set = set()
     for k, n in enumerate(out):
         while out[k] in seen:
@@ -466,11 +471,13 @@ def compare(
         if other.ids != base.ids:
             only_a = sorted(set(base.ids) - set(other.ids))
             only_b = sorted(set(other.ids) - set(base.ids))
+            sides = [
+                f"{len(only)} only in {run.path or run.result.name} ({_first_ids(only)})"
+                for only, run in ((only_a, base), (only_b, other))
+                if only
+            ]
             raise InputError(
-                f"runs on different images cannot be compared: "
-                f"{len(only_a)} only in {base.path or base.result.name} "
-                f"({', '.join(only_a[:20])}), {len(only_b)} only in "
-                f"{other.path or other.result.name} ({', '.join(only_b[:20])})"
+                "runs on different images cannot be compared: " + "; ".join(sides)
             )
     for other in loaded[1:]:
         _check_comparable(base, other)

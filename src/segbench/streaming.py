@@ -237,8 +237,13 @@ class StreamEvalBase:
         Raises
         ------
         InputError
-            Other settings, or a malformed state.
+            Other settings, a malformed state, or this evaluator itself.
         """
+        if other is self:  # its counts would be added to themselves: doubled
+            raise InputError(
+                "an evaluator cannot be merged into itself: merge the evaluators of "
+                "the other shards"
+            )
         if isinstance(other, StreamEvalBase):
             if not self._mergeable(other):
                 raise self._foreign(other)

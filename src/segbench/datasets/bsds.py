@@ -895,7 +895,7 @@ class FolderPairs(Dataset):
         The split name every item gets.
     """
 
-    name = "folder pairs"
+    name = "the ground-truth folder"
 
     def __init__(
         self,

@@ -76,6 +76,12 @@ def read_ev1(path) -> np.ndarray:
         whole, matched counts above their totals, thresholds not increasing.
     """
     path = require_file(path)
+    if not path.read_bytes().strip():  # numpy would warn "no data" and give (0, 1)
+        raise InputError(
+            "the file is empty: no counts (threshold cntR sumR cntP sumP a row); the "
+            "run that wrote it may have stopped early",
+            path,
+        )
     try:
         table = np.loadtxt(path, ndmin=2)
     except (OSError, ValueError) as exc:
