@@ -494,3 +494,13 @@ def test_an_evaluator_is_not_merged_into_itself():
     with pytest.raises(InputError, match="merged into itself"):
         ev.merge(ev)
     assert ev.n_images == 1
+
+
+def test_predictions_under_longer_names_are_pointed_out(tmp_path, capsys):
+    gt, pred = _edge_folders(tmp_path, 2)
+    for p in sorted(pred.iterdir()):
+        p.rename(pred / f"{p.stem}_fuse.png")
+    args = ["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet", "--no-plot"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "(im0_fuse.png, im1_fuse.png)" in err and "so rename them" in err

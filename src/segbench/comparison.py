@@ -362,7 +362,9 @@ def _image_tests(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def _first_ids(ids, shown: int = 20) -> str:
-    return ", ".join(ids[:shown]) + (f" ... ({len(ids)} in all)" if len(ids) > shown else "")
+    return ", ".join(ids[:shown]) + (
+        f" ... ({len(ids)} in all)" if len(ids) > shown else ""
+    )
 
 
 def distinct_names(names, folders) -> list[str]:

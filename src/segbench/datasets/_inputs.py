@@ -273,11 +273,10 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
                 folder,
             )
         guessed = _first_image(parts[0][0])
+        kind = "edge" if name == "edges" else "label"
         logging.getLogger("segbench").info(
-            "ground truth read as %s maps, as its first image %s looks "
-            "(--gt-format edges|labels says which)",
-            "edge" if name == "edges" else "label",
-            guessed,
+            f"ground truth read as {kind} maps, as its first image {guessed} looks "
+            "(--gt-format edges|labels says which)"
         )
     if name not in ("edges", "labels"):
         raise InputError(
@@ -485,7 +484,19 @@ def pair_predictions(
         if 0 < covered < len(ids)
         else None
     )
-    unread = _unread_files([i for i in ids if i not in preds], pred_dir)
+    missing = [i for i in ids if i not in preds]
+    tails = _name_tails(missing, pred_dir)
+    if tails:  # <iid>_fuse.png and the like: the files are there under longer names
+        shown = ", ".join(tails[:3]) + (" ..." if len(tails) > 3 else "")
+        check_all_present(
+            ids,
+            preds,
+            what,
+            pred_dir,
+            note=f"files named <iid><something>.<ext> are there ({shown}): a prediction "
+            "is read from <iid>.<ext> exactly, so rename them",
+        )
+    unread = _unread_files(missing, pred_dir)
     if unread:  # the user sees a file there: say why it was not read
         shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")
         why = hint or f"only .{'/.'.join(exts)} files are read"
@@ -499,6 +510,26 @@ def pair_predictions(
         )
     check_all_present(ids, preds, what, pred_dir, note=subset)
     return {i: preds[i] for i in ids}
+
+
+def _name_tails(missing, pred_dir) -> list[str]:
+    """Names of files in ``pred_dir`` that are a missing id followed by more than an
+    extension (``100007_fuse.png``, ``100007-edges.png``), the first few."""
+    if not missing:
+        return []
+    wanted = set(missing)
+    try:
+        names = sorted(p.name for p in Path(pred_dir).iterdir() if p.is_file())
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        head = re.match(r"(.+?)[_\-. ]", name)
+        if head and head.group(1) in wanted and Path(name).stem != head.group(1):
+            found.append(name)
+            if len(found) > 3:
+                break
+    return found
 
 
 def _unread_files(missing, pred_dir) -> list[str]:
