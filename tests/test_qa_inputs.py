@@ -504,3 +504,26 @@ def test_predictions_under_longer_names_are_pointed_out(tmp_path, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "(im0_fuse.png, im1_fuse.png)" in err and "so rename them" in err
+
+
+def test_a_folder_named_like_a_prediction_is_said_to_be_one(tmp_path):
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+    Image.fromarray(_labels()).save(tmp_path / "gt" / "x.png")
+    (tmp_path / "pred" / "x.png").mkdir()
+    with pytest.raises(InputError, match=r"\(x.png is a folder, not a file\)"):
+        pair_folders(tmp_path / "gt", tmp_path / "pred")
+
+
+def test_presentation_is_refused_where_there_are_no_subjects(tmp_path, capsys):
+    from segbench.semantic_boundary._edges import encode_multilabel
+
+    edges = np.zeros((2, 40, 48), bool)
+    edges[0, 10, 5:40] = True
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray(encode_multilabel(edges)).save(tmp_path / side / "0.png")
+    args = ["semantic-boundary", "--gt", str(tmp_path / "gt"), "--n-classes", "2"]
+    args += ["--pred", str(tmp_path / "pred"), "--presentation", "gray", "--quiet"]
+    assert main(args) == 2
+    assert "--presentation chooses the subjects of a BSDS300 tree" in capsys.readouterr().err

@@ -208,9 +208,16 @@ def predictions_by_suffix(
     _refuse_duplicates(found, "prediction", pred_dir)
     missing = [k for k in ids if k not in found]
     if missing:
+        folders = [k for k in missing if (pred_dir / f"{k}{suffix}").is_dir()]
         raise InputError(
             f"{len(missing)} of {len(ids)} ground-truth files have no prediction named "
-            f"<key>{suffix}: {_shown(missing)}",
+            f"<key>{suffix}: {_shown(missing)}"
+            + (
+                f" ({', '.join(f'{k}{suffix}' for k in folders[:3])} "
+                + ("is a folder, not a file)" if len(folders) == 1 else "are folders)")
+                if folders
+                else ""
+            ),
             pred_dir,
         )
     return {k: found[k][0] for k in ids}

@@ -260,7 +260,14 @@ def run(
     params, options = dict(params or {}), dict(options or {})
     if scheduler and executor is None:
         scheduler_address(scheduler)  # a malformed address fails before any work
-    dataset = _family_dataset(families, gt, split) or open_ground_truth(
+    own = _family_dataset(families, gt, split)
+    if own is not None and presentation is not None:
+        raise InputError(
+            f"--presentation chooses the subjects of a BSDS300 tree; {own.name} has "
+            "none to choose",
+            own.root,
+        )
+    dataset = own or open_ground_truth(
         gt,
         split=split,
         presentation=presentation,
