@@ -143,16 +143,28 @@ def test_listing_refuses_a_link_to_a_missing_file(tmp_path):
     assert list(list_files(tmp_path, ".png")) == ["a"]
 
 
-def test_semantic_boundary_refuses_classes_beyond_n_classes(tmp_path, capsys):
+def _multilabel_folders(tmp_path: Path, edges: np.ndarray) -> None:
+    """``gt/0.png`` and ``pred/0.png``: the (C, H, W) boundary maps ``edges`` in
+    pyEdgeEval's multi-label RGB encoding (a perfect prediction)."""
     from segbench.semantic_boundary._edges import encode_multilabel
 
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray(encode_multilabel(edges)).save(tmp_path / side / "0.png")
+
+
+def _one_class_edges() -> np.ndarray:
+    edges = np.zeros((2, 40, 48), bool)
+    edges[0, 10, 5:40] = True
+    return edges
+
+
+def test_semantic_boundary_refuses_classes_beyond_n_classes(tmp_path, capsys):
     edges = np.zeros((4, 40, 48), bool)
     edges[0, 10, 5:40] = True
     edges[1, 5:30, 20] = True
     edges[3, 30, 10:30] = True  # class 4 (1-based): bit 3 of B
-    for side in ("gt", "pred"):
-        (tmp_path / side).mkdir()
-        Image.fromarray(encode_multilabel(edges)).save(tmp_path / side / "0.png")
+    _multilabel_folders(tmp_path, edges)
     args = ["semantic-boundary", "--gt", str(tmp_path / "gt")]
     args += ["--pred", str(tmp_path / "pred"), "--quiet"]
     assert main([*args, "--n-classes", "2"]) == 2
@@ -208,13 +220,7 @@ def _edge_folders(tmp_path: Path, n: int = 4) -> tuple[Path, Path]:
 
 
 def test_a_count_of_thresholds_is_checked_before_any_file(tmp_path, capsys):
-    from segbench.semantic_boundary._edges import encode_multilabel
-
-    edges = np.zeros((2, 40, 48), bool)
-    edges[0, 10, 5:40] = True
-    for side in ("gt", "pred"):
-        (tmp_path / side).mkdir()
-        Image.fromarray(encode_multilabel(edges)).save(tmp_path / side / "0.png")
+    _multilabel_folders(tmp_path, _one_class_edges())
     args = ["semantic-boundary", "--gt", str(tmp_path / "gt"), "--n-classes", "2"]
     assert main([*args, "--pred", str(tmp_path / "pred"), "--thresholds", "0"]) == 2
     err = capsys.readouterr().err
@@ -516,13 +522,7 @@ def test_a_folder_named_like_a_prediction_is_said_to_be_one(tmp_path):
 
 
 def test_presentation_is_refused_where_there_are_no_subjects(tmp_path, capsys):
-    from segbench.semantic_boundary._edges import encode_multilabel
-
-    edges = np.zeros((2, 40, 48), bool)
-    edges[0, 10, 5:40] = True
-    for side in ("gt", "pred"):
-        (tmp_path / side).mkdir()
-        Image.fromarray(encode_multilabel(edges)).save(tmp_path / side / "0.png")
+    _multilabel_folders(tmp_path, _one_class_edges())
     args = ["semantic-boundary", "--gt", str(tmp_path / "gt"), "--n-classes", "2"]
     args += ["--pred", str(tmp_path / "pred"), "--presentation", "gray", "--quiet"]
     assert main(args) == 2

@@ -312,6 +312,10 @@ def _warn_empty_predictions(ids, records) -> None:
         )
 
 
+class CalibrationWarning(UserWarning):
+    """A boundary run is calibrated on a run of its own images."""
+
+
 def _warn_calibrated_on_these_images(ids, params) -> None:
     """Warn when the calibration run (``calibrated_on``) scored images of this run: a
     threshold fixed on the images it is then applied to is their ODS threshold, not a
@@ -337,10 +341,6 @@ def _warn_calibrated_on_these_images(ids, params) -> None:
             CalibrationWarning,
             stacklevel=2,
         )
-
-
-class CalibrationWarning(UserWarning):
-    """A boundary run is calibrated on a run of its own images."""
 
 
 def _summarize(ids, records, params, options) -> Result:

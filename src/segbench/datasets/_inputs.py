@@ -175,9 +175,7 @@ def open_ground_truth(
                     folder,
                 ) from None
     if split is not None:
-        part = ds.subset(ds.ids(split))
-        part.guessed_format = ds.guessed_format
-        return part
+        return ds.subset(ds.ids(split))  # a copy: guessed_format goes with it
     if len(ds.splits) > 1 and not all_splits:
         raise InputError(
             f"{ds.name} has several splits ({', '.join(ds.splits)}); choose "

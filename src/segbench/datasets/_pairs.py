@@ -70,11 +70,9 @@ def _listing(
             ):
                 continue
             if name in broken:
-                raise InputError(
-                    f"a link to a missing {side} file (target "
-                    f"{os.readlink(root / name)!r}); fix or remove it",
-                    root / name,
-                )
+                from ..io import refuse_broken_link  # loaded only for a broken link
+
+                refuse_broken_link(root / name)
             found.setdefault(name[: len(name) - len(suffix)], []).append(root / name)
     return found
 

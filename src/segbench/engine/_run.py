@@ -95,7 +95,7 @@ def _retire_stale_image_files(out: Path, family: Family, ids, store) -> None:
         for path in out.glob(f"*{ending}"):
             iid = path.name[: -len(ending)]
             if iid and iid not in kept and store.has_record(family, iid):
-                path.unlink()
+                path.unlink(missing_ok=True)
 
 
 def _found_exts(pred_dir) -> list[str]:
@@ -274,8 +274,7 @@ def run(
         all_splits=all_splits,
         gt_format=gt_format,
     )
-    # how the ground truth was read when its format was guessed from a file
-    guessed = dataset.guessed_format
+    guessed = dataset.guessed_format  # how the files were read, if guessed
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -316,11 +315,12 @@ def run(
                 item_ids, pred, common_exts(families, params), hint=hint
             )
     store = RecordStore(out)
+    pred_folder = _pred_folder(pred, pred_dir)
     files = {}
     if out is not None:
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
-        claim_run_folder(out, {"--gt": gt, "--pred": _pred_folder(pred, pred_dir)})
+        claim_run_folder(out, {"--gt": gt, "--pred": pred_folder})
         files = result_names(out, families)
         folder = RunFolder(out)
         store.prepare(families)
@@ -399,7 +399,6 @@ def run(
     if out is not None and save_results and label != "human":
         _warn_another_algorithm(folder, [f.name for f in families], label)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
-    pred_folder = _pred_folder(pred, pred_dir)
     sources = getattr(dataset, "sources", None) or []
     if len(sources) > 1:  # folders read together: every one, not the first
         gt_dir = [str(s) for s in sources]

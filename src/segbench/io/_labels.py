@@ -60,11 +60,13 @@ def read_label_map(
         if pixels is not None:
             return pixels if dtype is None else pixels.astype(dtype)
     if ext in (".png", ".bmp", ".tif", ".tiff"):
-        _refuse_lossy(path)
+        with open(path, "rb") as f:
+            head = f.read(26)
+        _refuse_lossy(head, path)
         pixels, mode, sixteen = open_image(path)
         if mode in _GRAY_SCALE or mode in ("P", "I", "F") or sixteen:
             if mode == "L" and ext == ".png":
-                pixels = _unscaled_grey(np.asarray(pixels), path)
+                pixels = _unscaled_grey(np.asarray(pixels), head)
             return integer_array(np.asarray(pixels), "label map", path, dtype=dtype)
         raise InputError(
             f"label map is a {mode} image; expected single-channel labels (8- or 16-bit "
@@ -102,12 +104,11 @@ _JPEG_MAGIC = b"\xff\xd8\xff"
 _PNG_IHDR = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 
-def _refuse_lossy(path: Path) -> None:
-    """Refuse JPEG data under an image name: lossy compression blurs label edges into
-    other (made-up) labels, so they would be counted as classes."""
-    with open(path, "rb") as f:
-        head = f.read(3)
-    if head == _JPEG_MAGIC:
+def _refuse_lossy(head: bytes, path: Path) -> None:
+    """Refuse JPEG data (the file's first bytes ``head``) under an image name: lossy
+    compression blurs label edges into other (made-up) labels, so they would be counted
+    as classes."""
+    if head.startswith(_JPEG_MAGIC):
         raise InputError(
             "label map holds JPEG data (lossy: compression changes labels near every "
             "edge into other labels); save the labels as a PNG",
@@ -115,12 +116,10 @@ def _refuse_lossy(path: Path) -> None:
         )
 
 
-def _unscaled_grey(pixels: np.ndarray, path: Path) -> np.ndarray:
-    """The samples of a 2- or 4-bit grayscale PNG (Pillow scales them to 0..255,
-    x85 or x17; optipng and oxipng store maps of few labels so): the stored values are
-    the labels. Other PNGs unchanged."""
-    with open(path, "rb") as f:
-        head = f.read(26)
+def _unscaled_grey(pixels: np.ndarray, head: bytes) -> np.ndarray:
+    """The samples of a 2- or 4-bit grayscale PNG whose file starts with ``head``
+    (Pillow scales them to 0..255, x85 or x17; optipng and oxipng store maps of few
+    labels so): the stored values are the labels. Other PNGs unchanged."""
     if len(head) < 26 or not head.startswith(_PNG_IHDR) or head[25] != 0:
         return pixels  # not grayscale (colour type 0)
     depth = head[24]

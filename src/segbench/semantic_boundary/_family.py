@@ -254,8 +254,7 @@ def _open_ground_truth(gt, split):
     root = Path(gt)
     if not root.is_dir():
         return None
-    beside = root.parent / f"{split}.txt"
-    if root.name == "cls" and split is not None and beside.is_file():
+    if root.name == "cls" and split and (root.parent / f"{split}.txt").is_file():
         root = root.parent  # --gt .../cls --split val: the split list beside it
     if (root / "cls").is_dir():
         lists = sorted(p.stem for p in root.glob("*.txt"))
