@@ -494,6 +494,22 @@ def pair_predictions(
             note=f"files named <iid><something>.<ext> are there ({shown}): a prediction "
             "is read from <iid>.<ext> exactly, so rename them",
         )
+    folders = [
+        f"{i}.{e}" for i in missing for e in exts if (Path(pred_dir) / f"{i}.{e}").is_dir()
+    ]
+    if folders:  # the user sees the name there: say it is not a file
+        check_all_present(
+            ids,
+            preds,
+            what,
+            pred_dir,
+            note=", ".join(folders[:3])
+            + (
+                " is a folder, not a file"
+                if len(folders) == 1
+                else " are folders, not files"
+            ),
+        )
     unread = _unread_files(missing, pred_dir)
     if unread:  # the user sees a file there: say why it was not read
         shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")

@@ -199,6 +199,18 @@ def _store8(typingctx, arr, index, value):
 
 
 @njit(cache=True, nogil=True)
+def _crc32(buf, start, n):
+    """CRC-32 of ``buf[start:start + n]`` (the PNG chunk check), a bit at a time: for
+    the 17 bytes of a header, not for image data."""
+    c = np.uint32(0xFFFFFFFF)
+    for i in range(start, start + n):
+        c ^= np.uint32(buf[i])
+        for _ in range(8):
+            c = (c >> np.uint32(1)) ^ (np.uint32(0xEDB88320) * (c & np.uint32(1)))
+    return np.int64(c ^ np.uint32(0xFFFFFFFF))
+
+
+@njit(cache=True, nogil=True)
 def _be32(buf, i):
     return (
         (np.int64(buf[i]) << 24)
@@ -926,6 +938,8 @@ def _parse(buf, n, max_pixels, raw, img, gather=True):
         or buf[14] != 68
         or buf[15] != 82
     ):  # IHDR first, 13 bytes
+        return 1, 0, 0, 0, 0, 0
+    if _crc32(buf, 12, 17) != _be32(buf, 29):  # a damaged header: Pillow refuses it
         return 1, 0, 0, 0, 0, 0
     w = _be32(buf, 16)
     h = _be32(buf, 20)

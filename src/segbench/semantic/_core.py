@@ -132,6 +132,19 @@ def as_label_stack(x, what: str) -> np.ndarray:
         raise InputError(f"{what} must be (H, W) or (N, H, W), got shape {arr.shape}")
     if arr.size == 0:
         raise InputError(f"{what} is empty (shape {arr.shape})")
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+        # int64 would wrap labels of 2**63 and above: name the first one as it is
+        huge = np.flatnonzero(arr.reshape(-1) > np.iinfo(np.int64).max)
+        if huge.size:
+            i, rest = divmod(int(huge[0]), arr.shape[1] * arr.shape[2])
+            row, col = divmod(rest, arr.shape[2])
+            where = f"image {i}, " if arr.shape[0] > 1 else ""
+            raise LabelError(
+                f"{what} pixel ({where}row {row}, col {col}) has label "
+                f"{int(arr.reshape(-1)[huge[0]])}, more than any number of classes. "
+                "Nothing from this pair was counted",
+                what,
+            )
     if arr.dtype.type not in _KERNEL_DTYPES or not arr.dtype.isnative:
         wide = np.int64 if arr.dtype.itemsize >= 4 else np.int32
         arr = arr.astype(wide)

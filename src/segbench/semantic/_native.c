@@ -924,11 +924,23 @@ static int read_file(const char *path, File *f) {
 
 /* Check the header (8-bit grey or palette, not interlaced) and gather the IDAT chunks
  * in place into buf[start:start + total] followed by PAD zeros. 1 when ready. */
+/* CRC-32 of p[0:n] (the PNG chunk check), a bit at a time: for the 17 bytes of a
+ * header, not for image data (the zlib trailer's Adler-32 checks that). */
+static uint32_t crc32_bits(const uint8_t *p, int64_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (int64_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
 static int parse(File *f) {
     uint8_t *b = f->buf;
     int64_t n = f->n;
     if (n < 33 || memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return 0;
     if (be32(b + 8) != 13 || memcmp(b + 12, "IHDR", 4)) return 0;
+    if (crc32_bits(b + 12, 17) != (uint32_t)be32(b + 29)) return 0; /* Pillow refuses it */
     int64_t w = be32(b + 16), h = be32(b + 20);
     int depth = b[24], ctype = b[25];
     if (b[26] || b[27] || b[28]) return 0;
