@@ -41,7 +41,7 @@ class _Server:
     def __init__(self):
         self.files: dict[str, bytes] = {}
         self.requests: list[tuple[str, str | None]] = []
-        self.cut_after: dict[str, int] = {}   # path -> bytes sent before dropping (once)
+        self.cut_after: dict[str, int] = {}  # path -> bytes sent before dropping (once)
         self.ignore_range = False
         outer = self
 
@@ -69,8 +69,9 @@ class _Server:
                         self.end_headers()
                         return
                     self.send_response(206)
-                    self.send_header("Content-Range",
-                                     f"bytes {start}-{len(body) - 1}/{len(body)}")
+                    self.send_header(
+                        "Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}"
+                    )
                 else:
                     self.send_response(200)
                 chunk = body[start:]
@@ -86,8 +87,9 @@ class _Server:
                 self.wfile.write(chunk)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(0.02,), daemon=True
+        )
         self.thread.start()
 
     def url(self, path: str) -> str:
@@ -146,6 +148,7 @@ def mini500(tmp_path_factory):
     ds = SyntheticDataset(n_images=3, shape=(16, 24), n_annotators=2)
     items = ds.synthetic_items
     from segbench.datasets.synthetic import write_synthetic_dataset
+
     write_synthetic_dataset(data, items[:2], split="test")
     write_synthetic_dataset(data, items[2:], split="train")
     (base / "BSR" / "README").write_text("benchmark code would be here\n")
@@ -154,10 +157,17 @@ def mini500(tmp_path_factory):
 
 def _source(server, body, *, name="mini500", size=None, sha=None, counts=None):
     server.files["/BSR_bsds500.tgz"] = body
-    return Source(name, (Archive(server.url("/BSR_bsds500.tgz"), "BSR_bsds500.tgz",
-                                 size=size, sha256=sha),),
-                  root="BSR/BSDS500/data", reader="bsds500",
-                  counts={"test": 2, "train": 1} if counts is None else counts)
+    return Source(
+        name,
+        (
+            Archive(
+                server.url("/BSR_bsds500.tgz"), "BSR_bsds500.tgz", size=size, sha256=sha
+            ),
+        ),
+        root="BSR/BSDS500/data",
+        reader="bsds500",
+        counts={"test": 2, "train": 1} if counts is None else counts,
+    )
 
 
 def _sha(b: bytes) -> str:
@@ -224,8 +234,9 @@ def test_download_server_ignoring_range(server, tmp_path):
     server.files["/f.bin"] = body
     (tmp_path / "f.bin.part").write_bytes(body[:100])
     server.ignore_range = True
-    path, digest = download(server.url("/f.bin"), tmp_path / "f.bin", sha256=_sha(body),
-                            progress=False)
+    path, digest = download(
+        server.url("/f.bin"), tmp_path / "f.bin", sha256=_sha(body), progress=False
+    )
     assert path.read_bytes() == body and digest == _sha(body)
 
 
@@ -243,8 +254,9 @@ def test_download_stale_part_is_replaced(server, tmp_path):
     body = b"new content " * 500
     server.files["/f.bin"] = body
     (tmp_path / "f.bin.part").write_bytes(b"OLD" * 100)
-    path, _ = download(server.url("/f.bin"), tmp_path / "f.bin", sha256=_sha(body),
-                       progress=False)
+    path, _ = download(
+        server.url("/f.bin"), tmp_path / "f.bin", sha256=_sha(body), progress=False
+    )
     assert path.read_bytes() == body
     assert [r for _, r in server.requests] == ["bytes=300-", None]
 
@@ -320,6 +332,7 @@ def test_bsds300_two_archives_via_cli(server, tmp_path, monkeypatch, capsys):
     base = tmp_path / "build"
     rng = np.random.default_rng(0)
     from PIL import Image
+
     for split, iid in (("train", "1"), ("test", "2")):
         p = base / "BSDS300" / "images" / split
         p.mkdir(parents=True)
@@ -339,9 +352,23 @@ def test_bsds300_two_archives_via_cli(server, tmp_path, monkeypatch, capsys):
     parser = argparse.ArgumentParser()
     add_parsers(parser.add_subparsers(dest="command"))
     dest = tmp_path / "dest"
-    args = parser.parse_args(["fetch", "bsds300", "--dest", str(dest), "--quiet",
-                              "--url", server.url("/i.tgz"), "--url", server.url("/h.tgz"),
-                              "--sha256", _sha(images), "--sha256", _sha(human)])
+    args = parser.parse_args(
+        [
+            "fetch",
+            "bsds300",
+            "--dest",
+            str(dest),
+            "--quiet",
+            "--url",
+            server.url("/i.tgz"),
+            "--url",
+            server.url("/h.tgz"),
+            "--sha256",
+            _sha(images),
+            "--sha256",
+            _sha(human),
+        ]
+    )
     assert args.func(args) == 0
     assert str(dest / "BSDS300") in capsys.readouterr().out
     ds = BSDS300(dest, presentation="all")
@@ -358,8 +385,10 @@ MALICIOUS_TAR = {
     "absolute path": [(_info("/tmp/segbench-evil.txt"), b"x")],
     "dot-dot": [(_info("ok/../../evil.txt"), b"x")],
     "symlink": [(_info("link", tarfile.SYMTYPE, "/etc/passwd"), None)],
-    "symlink then write through it": [(_info("d", tarfile.SYMTYPE, ".."), None),
-                                      (_info("d/evil.txt"), b"x")],
+    "symlink then write through it": [
+        (_info("d", tarfile.SYMTYPE, ".."), None),
+        (_info("d/evil.txt"), b"x"),
+    ],
     "hardlink": [(_info("hard", tarfile.LNKTYPE, "/etc/passwd"), None)],
     "char device": [(_info("dev", tarfile.CHRTYPE), None)],
     "block device": [(_info("blk", tarfile.BLKTYPE), None)],
@@ -393,15 +422,18 @@ def _zip_bytes(entries) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("entry", [
-    ("/abs.txt", b"x", None),
-    ("../up.txt", b"x", None),
-    ("a\\..\\..\\win.txt", b"x", None),
-    ("C:/win.txt", b"x", None),
-    ("link", b"/etc/passwd", stat.S_IFLNK | 0o777),
-    ("fifo", b"", stat.S_IFIFO | 0o644),
-    ("dev", b"", stat.S_IFCHR | 0o644),
-])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ("/abs.txt", b"x", None),
+        ("../up.txt", b"x", None),
+        ("a\\..\\..\\win.txt", b"x", None),
+        ("C:/win.txt", b"x", None),
+        ("link", b"/etc/passwd", stat.S_IFLNK | 0o777),
+        ("fifo", b"", stat.S_IFIFO | 0o644),
+        ("dev", b"", stat.S_IFCHR | 0o644),
+    ],
+)
 def test_malicious_zip_is_refused(entry, tmp_path):
     archive = tmp_path / "evil.zip"
     archive.write_bytes(_zip_bytes([("good.txt", b"ok", None), entry]))
@@ -412,8 +444,9 @@ def test_malicious_zip_is_refused(entry, tmp_path):
 
 
 def test_fetch_refuses_a_malicious_archive(server, tmp_path):
-    body = _tar_bytes([(_info("BSR/BSDS500/data/x.txt"), b"x"),
-                       (_info("../../escape.txt"), b"x")])
+    body = _tar_bytes(
+        [(_info("BSR/BSDS500/data/x.txt"), b"x"), (_info("../../escape.txt"), b"x")]
+    )
     src = _source(server, body)
     with pytest.raises(UnsafeArchiveError):
         fetch(src, tmp_path / "dest", progress=False)
@@ -442,11 +475,14 @@ def test_existing_symlink_in_dest_is_not_followed(tmp_path):
 
 def test_safe_extract_neutralises_modes_and_caps_size(tmp_path):
     archive = tmp_path / "ok.tgz"
-    archive.write_bytes(_tar_bytes([(_info("d/x.sh"), b"#!/bin/sh\n"),
-                                    (_info("./d/./y.txt"), b"y" * 5000)]))
+    archive.write_bytes(
+        _tar_bytes([(_info("d/x.sh"), b"#!/bin/sh\n"), (_info("./d/./y.txt"), b"y" * 5000)])
+    )
     written = safe_extract(archive, tmp_path / "out")
-    assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == \
-        ["d/x.sh", "d/y.txt"]
+    assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == [
+        "d/x.sh",
+        "d/y.txt",
+    ]
     mode = stat.S_IMODE((tmp_path / "out" / "d" / "x.sh").stat().st_mode)
     assert mode == 0o644  # no setuid, no exec
     with pytest.raises(InputError, match="more than 1000 bytes"):
@@ -479,26 +515,32 @@ def test_fetch_from_a_file_url(mini500, tmp_path):
     local = tmp_path / "copy" / "BSR_bsds500.tgz"
     local.parent.mkdir()
     local.write_bytes(mini500)
-    src = Source("mini500", (Archive("https://unused.invalid/BSR_bsds500.tgz",
-                                     "BSR_bsds500.tgz"),),
-                 root="BSR/BSDS500/data", reader="bsds500", counts={"test": 2})
-    root = fetch(src, tmp_path / "dest", url=local.as_uri(), sha256=_sha(mini500),
-                 progress=False)
+    src = Source(
+        "mini500",
+        (Archive("https://unused.invalid/BSR_bsds500.tgz", "BSR_bsds500.tgz"),),
+        root="BSR/BSDS500/data",
+        reader="bsds500",
+        counts={"test": 2},
+    )
+    root = fetch(
+        src, tmp_path / "dest", url=local.as_uri(), sha256=_sha(mini500), progress=False
+    )
     assert BSDS500(root).ids("test") == ["synth000", "synth001"]
 
 
 def test_refused_archive_is_not_reused_and_a_retry_downloads(server, mini500, tmp_path):
     """A refused archive never stays where a later call would take it again: the retry
     with a good --url downloads (issue 14, item 4)."""
-    bad = _tar_bytes([(_info("BSR/BSDS500/data/x.txt"), b"x"),
-                      (_info("../../escape.txt"), b"x")])
+    bad = _tar_bytes(
+        [(_info("BSR/BSDS500/data/x.txt"), b"x"), (_info("../../escape.txt"), b"x")]
+    )
     server.files["/bad.tgz"] = bad
     src = _source(server, mini500)
     dest = tmp_path / "dest"
     with pytest.raises(UnsafeArchiveError):
         fetch(src, dest, url=server.url("/bad.tgz"), progress=False)
     assert not (dest / "BSR_bsds500.tgz").exists()
-    assert (dest / "BSR_bsds500.tgz.refused").read_bytes() == bad   # kept aside
+    assert (dest / "BSR_bsds500.tgz.refused").read_bytes() == bad  # kept aside
     server.requests.clear()
     root = fetch(src, dest, progress=False)
     assert root == dest / "BSR" / "BSDS500" / "data"
@@ -510,18 +552,120 @@ def test_archive_of_another_url_is_downloaded_again(server, mini500, tmp_path):
     src = _source(server, mini500)
     dest = tmp_path / "dest"
     fetch(src, dest, progress=False, keep_archive=True)
-    (dest / ".segbench-fetch" / "mini500.json").unlink()     # force a second pass
+    (dest / ".segbench-fetch" / "mini500.json").unlink()  # force a second pass
     server.files["/mirror.tgz"] = mini500
     server.requests.clear()
     fetch(src, dest, progress=False, keep_archive=True)
-    assert server.requests == []                                # same URL: reused
+    assert server.requests == []  # same URL: reused
     fetch_rec = dest / ".segbench-fetch" / "mini500.json"
     fetch_rec.unlink()
     fetch(src, dest, url=server.url("/mirror.tgz"), progress=False)
-    assert [p for p, _ in server.requests] == ["/mirror.tgz"]   # other URL: downloaded
+    assert [p for p, _ in server.requests] == ["/mirror.tgz"]  # other URL: downloaded
     # a dataset that fails its count check is set aside too
     fetch_rec.unlink()
     wrong = _source(server, mini500, counts={"test": 5})
     with pytest.raises(FetchError, match="expected 5"):
         fetch(wrong, dest, progress=False)
     assert (dest / "BSR_bsds500.tgz.refused").exists()
+
+
+# ---------------------------------------------------------------------------------------
+# damaged archives and the user's files (QA sweep, stop 52)
+
+
+def _damaged(body: bytes) -> bytes:
+    """The archive with bytes flipped in the middle of its deflate stream; the first
+    attempt that still inflates (so only the gzip checksum can tell) is kept."""
+    import gzip
+    import zlib
+
+    for at in range(len(body) // 2, len(body) - 16):
+        d = bytearray(body)
+        d[at] ^= 0x01
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(bytes(d))) as g:
+                g.read()
+        except (OSError, EOFError, zlib.error):
+            try:  # inflates, and only the trailer's CRC fails: the case wanted
+                zlib.decompress(bytes(d)[10:-8], -15)
+                return bytes(d)
+            except zlib.error:
+                continue
+    raise AssertionError("no single flipped bit left the stream inflatable")
+
+
+def test_an_archive_whose_gzip_checksum_fails_is_refused_and_nothing_unpacked(
+    server, mini500, tmp_path
+):
+    bad = _damaged(mini500)
+    src = _source(server, bad)  # no digest known: the archive's own checksum must tell
+    with pytest.raises(InputError, match="gzip stream does not check out"):
+        fetch(src, tmp_path, progress=False)
+    assert not (tmp_path / "BSR").exists()
+    assert (tmp_path / "BSR_bsds500.tgz.refused").is_file()
+
+
+def test_a_spliced_deflate_stream_is_one_line_not_a_traceback(tmp_path, mini500):
+    d = bytearray(mini500)
+    d[len(d) // 3 : len(d) // 3 + 64] = bytes(64)  # a block of zeros: bad codes
+    (tmp_path / "a.tgz").write_bytes(bytes(d))
+    with pytest.raises(InputError) as err:
+        safe_extract(tmp_path / "a.tgz", tmp_path / "out")
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_is_not_an_archive_is_one_line(tmp_path):
+    (tmp_path / "a.tgz").write_bytes(bytes(range(256)) * 12)
+    with pytest.raises(InputError) as err:
+        safe_extract(tmp_path / "a.tgz", tmp_path / "out")
+    assert "\n" not in str(err.value)
+
+
+def test_fetch_never_replaces_a_file_of_the_users(server, mini500, tmp_path):
+    mine = tmp_path / "BSR" / "BSDS500" / "data" / "groundTruth" / "test" / "synth000.mat"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"MY OWN ANNOTATION")
+    src = _source(server, mini500, sha=_sha(mini500))
+    with pytest.raises(InputError, match=r"1 file\(s\) here differ .*synth000\.mat"):
+        fetch(src, tmp_path, progress=False)
+    assert mine.read_bytes() == b"MY OWN ANNOTATION"
+    assert not (tmp_path / "BSR" / "BSDS500" / "data" / "images").exists()
+    assert (tmp_path / "BSR_bsds500.tgz").is_file()  # the archive was fine: kept
+    mine.unlink()
+    root = fetch(src, tmp_path, progress=False)  # the same archive, now unpacked
+    assert BSDS500(root).ids("test") == ["synth000", "synth001"]
+
+
+def test_an_archive_failing_the_layout_check_leaves_nothing_unpacked(
+    server, mini500, tmp_path
+):
+    src = _source(server, mini500, counts={"test": 3, "train": 1})
+    with pytest.raises(FetchError, match="has 2 test images, expected 3"):
+        fetch(src, tmp_path, progress=False)
+    assert not (tmp_path / "BSR").exists()
+    assert not (tmp_path / ".segbench-fetch").exists()
+
+
+def test_a_partial_download_of_another_url_is_not_resumed(server, tmp_path):
+    server.files["/a.bin"] = b"a" * 5000
+    server.files["/b.bin"] = b"b" * 5000
+    server.cut_after["/a.bin"] = 2000
+    with pytest.raises(FetchError):
+        download(server.url("/a.bin"), tmp_path / "f.bin", progress=False, retries=0)
+    assert (tmp_path / "f.bin.part").stat().st_size == 2000
+    path, _ = download(server.url("/b.bin"), tmp_path / "f.bin", progress=False)
+    assert path.read_bytes() == b"b" * 5000  # not a's first 2000 bytes and b's rest
+    assert server.requests[-1] == ("/b.bin", None)
+    assert not (tmp_path / ".f.bin.part.url").exists()
+
+
+def test_ctrl_c_during_fetch_speaks_of_the_download(monkeypatch, capsys):
+    from segbench.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fetch_mod, "fetch", interrupted)
+    assert main(["fetch", "bsds500", "--dest", "unused"]) == 130
+    assert "resume the download" in capsys.readouterr().err

@@ -168,6 +168,10 @@ class _Notes:
 
 #: What every command prints when Ctrl-C stops it (exit status 130).
 INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume"
+#: ... and the commands whose work is not images.
+INTERRUPTED_BY_COMMAND = {
+    "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
+}
 
 
 class _CtrlC:
@@ -284,7 +288,11 @@ def main(argv=None) -> int:
             if isinstance(exc, SystemExit) or not _interrupted(exc):
                 raise
             ctrl_c.quiet()
-            print(INTERRUPTED, file=sys.stderr)
+            words = [w for w in (sys.argv[1:] if argv is None else argv) if w[:1] != "-"]
+            print(
+                INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED),
+                file=sys.stderr,
+            )
             return 130
 
 

@@ -24,10 +24,14 @@ Neutralised while writing:
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from os import PathLike
@@ -237,6 +241,7 @@ def safe_extract(
     bad: list[tuple[str, str]] = []
     try:
         if kind == "tar":
+            _check_compressed_stream(archive)
             with tarfile.open(archive, "r:*") as tf:
                 return _extract(
                     archive,
@@ -265,10 +270,43 @@ def safe_extract(
         EOFError,
         RuntimeError,
         NotImplementedError,
+        zlib.error,
+        lzma.LZMAError,
     ) as exc:
-        raise InputError(f"corrupt or unsupported archive: {exc}", archive) from None
+        # tarfile's "could not be opened" lists every method it tried, a line each
+        first = str(exc).splitlines()[0].rstrip(": ") if str(exc) else type(exc).__name__
+        raise InputError(f"corrupt or unsupported archive: {first}", archive) from None
     except OSError as exc:
         raise InputError(f"cannot extract: {exc}", archive) from None
+
+
+_COMPRESSED = (
+    (b"\x1f\x8b", gzip.open, "gzip"),
+    (b"BZh", bz2.open, "bzip2"),
+    (b"\xfd7zXZ\x00", lzma.open, "xz"),
+)
+
+
+def _check_compressed_stream(archive: Path) -> None:
+    """Decompress a compressed tar to its end before anything is written: tarfile
+    stops reading at the tar's end-of-archive blocks, before the gzip (bzip2, xz)
+    trailer, so a damaged archive whose checksum fails would otherwise unpack its
+    damaged bytes without a word. A plain tar has no checksum to check."""
+    with open(archive, "rb") as fh:
+        head = fh.read(6)
+    for magic, opener, name in _COMPRESSED:
+        if head.startswith(magic):
+            try:
+                with opener(archive, "rb") as stream:
+                    while stream.read(_CHUNK):
+                        pass
+            except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+                raise InputError(
+                    f"corrupt archive: its {name} stream does not check out ({exc}); "
+                    "download it again",
+                    archive,
+                ) from None
+            return
 
 
 def _extract(

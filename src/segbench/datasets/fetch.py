@@ -17,6 +17,8 @@ import http.client
 import json
 import os
 import re
+import shutil
+import stat
 import sys
 import urllib.error
 import urllib.request
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from ..errors import InputError, SegbenchError
 from ..io import atomic_write_bytes
-from ._archive import DEFAULT_MAX_BYTES, safe_extract
+from ._archive import DEFAULT_MAX_BYTES, _ensure_dir, safe_extract
 from .bsds import BSDS300, BSDS500
 
 __all__ = ["REGISTRY", "Archive", "FetchError", "Source", "download", "fetch"]
@@ -360,6 +362,32 @@ def download(
                 file=sys.stderr,
             )
     part = path.with_name(path.name + ".part")
+    origin = path.with_name(f".{path.name}.part.url")
+    try:
+        started_from = origin.read_text(encoding="utf-8")
+    except OSError:
+        started_from = None
+    if part.exists() and started_from not in (None, url):  # another URL's: not spliced
+        part.unlink()
+    atomic_write_bytes(origin, url.encode())
+    try:
+        return _download_part(url, path, part, size, sha256, progress, retries, timeout)
+    finally:
+        if not part.exists():  # done, or nothing left to resume
+            origin.unlink(missing_ok=True)
+
+
+def _download_part(
+    url: str,
+    path: Path,
+    part: Path,
+    size: int | None,
+    sha256: str | None,
+    progress: bool,
+    retries: int,
+    timeout: float,
+) -> tuple[Path, str]:
+    """:func:`download`'s attempts at ``part``, then its move to ``path``."""
     attempts = 0
     refetched = False
     while True:
@@ -457,6 +485,62 @@ def _set_aside(archive: Path) -> None:
         )
 
 
+def _remove_staging(staging: Path) -> None:
+    """Remove the staging folder, and the record folder if that leaves it empty."""
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.parent.rmdir()
+    except OSError:  # it holds a record: kept
+        pass
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(_CHUNK), fb.read(_CHUNK)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def _move_into_place(staging: Path, dest: Path) -> dict[str, int]:
+    """Move the unpacked files from ``staging`` to the same places in ``dest``; return
+    ``{relative path: size}`` of every file. A file already there with the same bytes
+    (an earlier fetch's) stays; one with other bytes, or a folder or link in the way,
+    is the user's: nothing is moved and InputError names them."""
+    staged = sorted(p for p in staging.rglob("*") if p.is_file())
+    rels = [p.relative_to(staging) for p in staged]
+    conflicts, present = [], set()
+    for src, rel in zip(staged, rels):
+        target = dest / rel
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode) and _same_bytes(src, target):
+            present.add(rel)
+        else:
+            conflicts.append(rel.as_posix())
+    if conflicts:
+        shown = ", ".join(conflicts[:3]) + (" ..." if len(conflicts) > 3 else "")
+        raise InputError(
+            f"{len(conflicts)} file(s) here differ from the archive's and would be "
+            f"replaced: {shown}; nothing was unpacked. Move them away, or fetch into "
+            "another --dest",
+            dest,
+        )
+    files = {}
+    for src, rel in zip(staged, rels):
+        if rel not in present:
+            parent = _ensure_dir(dest, rel.parts[:-1])  # never through a link
+            os.replace(src, parent / rel.name)
+        files[rel.as_posix()] = (dest / rel).stat().st_size
+    return files
+
+
 def _check_dataset(root: Path, source: Source) -> None:
     if source.reader is None:
         return
@@ -539,6 +623,12 @@ def fetch(
 
     Notes
     -----
+    The archives are unpacked into ``dest/.segbench-fetch/staging-<name>`` and moved
+    into ``dest`` only once the unpacked dataset passed its checks: a damaged or wrong
+    archive leaves nothing in ``dest``. A file already in ``dest`` with the bytes the
+    archive holds stays; one with other bytes (the user's) is never replaced: the call
+    stops with InputError naming it, before anything is moved.
+
     Idempotent: after a successful fetch, ``dest/.segbench-fetch/<name>.json`` lists
     the archives' digests and every unpacked file with its size; a later call that
     finds all of them (and digests matching any expected ones) returns immediately.
@@ -569,7 +659,11 @@ def fetch(
     if done is not None:
         return done
     dest.mkdir(parents=True, exist_ok=True)
-    records, files = [], {}
+    # unpacked here first, moved into dest only once every check has passed: a damaged
+    # or wrong archive leaves nothing in dest, and no file of the user's is replaced
+    staging = dest / MARKER_DIR / f"staging-{source.name}"
+    shutil.rmtree(staging, ignore_errors=True)  # what an interrupted call left
+    records = []
     try:
         for a in archives:
             _forget_if_other_source(dest / a.filename, a)
@@ -589,9 +683,7 @@ def fetch(
                     "known; pass --sha256 to pin it)",
                     file=sys.stderr,
                 )
-            written = safe_extract(path, dest, max_bytes=max_bytes)
-            for p in written:
-                files[p.relative_to(dest).as_posix()] = p.stat().st_size
+            safe_extract(path, staging, max_bytes=max_bytes)
             records.append(
                 {
                     "url": a.url,
@@ -601,17 +693,22 @@ def fetch(
                     "verified": a.sha256 is not None,
                 }
             )
-        root = dest / source.root
-        if not root.is_dir():
+        if not (staging / source.root).is_dir():
             raise FetchError(
                 f"the archive(s) did not unpack to {source.root}/ in "
                 f"{dest}: not the expected archive"
             )
-        _check_dataset(root, source)
+        _check_dataset(staging / source.root, source)
     except (FetchError, InputError):  # UnsafeArchiveError is an InputError
+        _remove_staging(staging)
         for a in archives:  # never reused by a later call
             _set_aside(dest / a.filename)
         raise
+    try:
+        files = _move_into_place(staging, dest)
+    finally:
+        _remove_staging(staging)
+    root = dest / source.root
     rec = {
         "name": source.name,
         "root": source.root,
