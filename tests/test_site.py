@@ -247,16 +247,40 @@ def test_deterministic_and_independent_of_workers(inputs, site, tmp_path):
 def test_rebuild_and_refuse_foreign_folder(inputs, tmp_path):
     out = tmp_path / "site"
     build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
-    (out / "images" / "stale.html").write_text("old")
+    assert (out / "algorithms" / "gradient.html").exists()
     build_site(inputs["dataset"], inputs["runs"][1:2], out, progress=False)
-    assert not (out / "images" / "stale.html").exists()
-    assert not (out / "algorithms" / "gradient.html").exists()
+    assert not (out / "algorithms" / "gradient.html").exists()  # the last build's page
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     with pytest.raises(InputError, match="not a segbench site"):
         build_site(inputs["dataset"], [], foreign, progress=False)
     assert (foreign / "notes.txt").read_text() == "keep me"
+
+
+def test_a_rebuild_keeps_the_users_files_and_refuses_them_in_its_folders(inputs, tmp_path):
+    out = tmp_path / "site"
+    build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+    (out / "about.html").write_text("mine")
+    (out / "extra").mkdir()
+    (out / "extra" / "paper.pdf").write_text("pdf")
+    build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+    assert (out / "about.html").read_text() == "mine"
+    assert (out / "extra" / "paper.pdf").read_text() == "pdf"
+    (out / "images" / "notes.html").write_text("mine too")
+    with pytest.raises(InputError, match=r"not written by segbench site: images/notes\.html"):
+        build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+    assert (out / "images" / "notes.html").read_text() == "mine too"
+    assert (out / "index.html").exists()  # refused before anything was removed
+
+
+def test_a_run_folder_inside_the_site_folder_is_refused(inputs, tmp_path):
+    out = tmp_path / "site"
+    build_site(inputs["dataset"], [], out, progress=False)
+    inside = _copy_run(Path(inputs["runs"][0]), out / "myrun")
+    with pytest.raises(InputError, match="inside the site folder"):
+        build_site(inputs["dataset"], [inside], out, progress=False)
+    assert (inside / "result_boundary.json").is_file()
 
 
 def test_dataset_only_site(inputs, tmp_path):

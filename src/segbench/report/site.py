@@ -38,6 +38,7 @@ output is deterministic: the same inputs give the same bytes.
 from __future__ import annotations
 
 import errno
+import json
 import math
 import shutil
 import sys
@@ -50,7 +51,7 @@ from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
 from ..errors import InputError
-from ..io import claim_folder
+from ..io import atomic_write_bytes, claim_folder
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (
@@ -113,11 +114,77 @@ def _key(text: str, taken: set) -> str:
 #: folder of img/ is redrawn where its stamp says its inputs changed, see
 #: :func:`segbench.report._site_images.render_image`).
 _KEPT = (MARKER, CACHE_DIR, "img")
+#: Every name a build writes at the top of the site folder. Anything else there is the
+#: user's: a rebuild leaves it alone and never writes to it.
+GENERATED = (
+    "index.html",
+    "human.html",
+    "algorithms",
+    "images",
+    "subjects",
+    "plots",
+    "static",
+    "downloads",
+    "consistency",
+    "img",
+)
+#: The files the last build wrote (relative paths), in the cache folder: a rebuild
+#: tells the user's files inside the site's folders from its own by it.
+_WRITTEN = "site-files.json"
+
+
+def _written_before(out: Path) -> set[str] | None:
+    try:
+        return set(json.loads((out / CACHE_DIR / _WRITTEN).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None  # a site of an earlier version: no list
+
+
+def _site_files(out: Path) -> list[str]:
+    """The files under the generated names of ``out``, relative, sorted."""
+    found = []
+    for name in GENERATED:
+        top = out / name
+        if top.is_file() or top.is_symlink():
+            found.append(name)
+        elif top.is_dir():
+            found += [
+                p.relative_to(out).as_posix()
+                for p in top.rglob("*")
+                if p.is_file() or p.is_symlink()
+            ]
+    return sorted(found)
+
+
+def _remember_written(out: Path) -> None:
+    (out / CACHE_DIR).mkdir(exist_ok=True)
+    atomic_write_bytes(
+        out / CACHE_DIR / _WRITTEN, json.dumps(_site_files(out), indent=0).encode()
+    )
+
+
+def _refuse_inputs_inside(out: Path, folders) -> None:
+    """No run or prediction folder may lie in the site folder (as ``submit`` refuses
+    an output inside its submission): a rebuild could replace it."""
+    site = out.resolve()
+    for folder in folders:
+        if Path(folder).resolve().is_relative_to(site):
+            raise InputError(
+                f"{folder} is inside the site folder, where a rebuild replaces what "
+                "it holds: move it out of the site folder",
+                out,
+            )
 
 
 def _prepare_out(out: Path) -> None:
-    """Create ``out``, or empty it if it is a site we built (but for :data:`_KEPT`);
-    refuse any other folder (:func:`segbench.io.claim_folder`)."""
+    """Create ``out``, or empty what a site we built wrote there (but for
+    :data:`_KEPT`); refuse any other folder (:func:`segbench.io.claim_folder`).
+
+    Names at the top that a build never writes (:data:`GENERATED`) are the user's and
+    stay. A file inside the site's own folders that the last build did not write is
+    the user's too: the rebuild is refused, naming it, before anything is removed (a
+    site of an earlier version, which kept no list, is emptied as before).
+    """
 
     claim_folder(
         out,
@@ -125,11 +192,22 @@ def _prepare_out(out: Path) -> None:
         "segbench site",
         "written by segbench site; rebuilt each "
         "time (records in .segbench-cache/ and unchanged pictures in img/ are "
-        "kept)\n",
+        "kept; files and folders of other names are yours and left alone)\n",
         what="segbench site",
     )
+    before = _written_before(out)
+    if before is not None:
+        foreign = [f for f in _site_files(out) if f not in before]
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+            raise InputError(
+                f"{len(foreign)} file(s) in the site's own folders were not written by "
+                f"segbench site: {shown}; a rebuild would replace them, so move them "
+                "out (files of other names at the top of the folder are kept)",
+                out,
+            )
     for e in list(out.iterdir()):
-        if e.name in _KEPT and e.is_dir() and not e.is_symlink() or e.name == MARKER:
+        if e.name not in GENERATED or e.name in _KEPT:
             continue
         if e.is_dir() and not e.is_symlink():
             shutil.rmtree(e)
@@ -503,6 +581,9 @@ def build_site(
         run.slug = slugify(run.name, taken)
         restrict_run(run, ids)
     out = Path(out_dir)
+    _refuse_inputs_inside(
+        out, list(run_dirs) + [p for p in pred_dirs.values() if p is not None]
+    )
     _prepare_out(out)
 
     keys: dict[str, str] = {}  # image id -> its file-name-safe key
@@ -580,6 +661,7 @@ def build_site(
         subject_keys,
         title or f"segbench: {ds.name}",
     )
+    _remember_written(out)
     if progress:
         print(f"site: {out / 'index.html'}", file=sys.stderr)
     return out / "index.html"
