@@ -3,6 +3,8 @@ reaches, and what the QA sweeps of the detectors, the site and the tools found."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,156 @@ def test_a_png_with_a_damaged_header_is_refused_by_every_reader(tmp_path, capsys
     )
     assert code == 2
     assert "gt/a.png: not an image Pillow can read" in capsys.readouterr().err
+
+
+# --- the Python API in a training loop (QA sweep of the streaming evaluators) ----------
+
+
+def _line_gt():
+    g = np.zeros((32, 32), bool)
+    g[16, 4:28] = True
+    return g
+
+
+def test_region_eval_with_workers_copies_segmentations_given_as_a_list():
+    import segbench
+
+    seg = np.ones((24, 32), np.int32)
+    seg[:, 16:] = 2
+    gt = [seg.copy()]
+    out = []
+    for workers in (0, 2):
+        ev = segbench.RegionEval(workers=workers)
+        buf = seg.copy()
+        ev.update([[buf]], [gt])
+        buf[:] = 1  # the loop reuses its buffer before the pool has scored it
+        out.append(ev.compute().metrics["covering_ODS"])
+    assert out[0] == out[1] == 1.0
+
+
+def test_semantic_boundary_eval_reads_integer_maps_as_the_files_are_read():
+    import segbench
+
+    gt = np.zeros((2, 32, 32), bool)
+    gt[0, 16, 4:28] = True
+    gt[1, 4:28, 8] = True
+    p = gt * 0.9
+    p[0, 8, 4:28] = 0.3
+    p[1, 4:28, 20] = 0.3
+
+    def mf(x):
+        ev = segbench.SemanticBoundaryEval(max_dist=0.0075)
+        ev.update(x, gt)
+        return ev.compute().metrics["MF_ODS"]
+
+    assert mf(np.round(p * 65535).astype(np.uint16)) == mf(p)
+    assert mf(np.round(p * 65535).astype(">u2")) == mf(p)
+    from segbench.errors import InputError
+
+    for bad in (np.round(p * 255).astype(np.int64), p.astype(str), p.astype(complex)):
+        with pytest.raises(InputError, match="pred"):
+            mf(bad)
+
+
+def test_merge_refuses_rounded_and_unrounded_shards():
+    import segbench
+    from segbench.errors import InputError
+
+    g = _line_gt()
+    a = segbench.BoundaryEval(bits=8)
+    a.update(g * 0.8, [g], ids="a")
+    b = segbench.BoundaryEval()
+    b.update(g * 0.8, [g], ids="b")
+    with pytest.raises(InputError, match="bits 8 there, None here"):
+        b.merge(a)
+    with pytest.raises(InputError, match="bits None there, 8 here"):
+        a.merge(b.state_dict())
+
+
+def test_a_state_holding_an_id_twice_is_refused():
+    import segbench
+    from segbench.errors import InputError
+
+    g = _line_gt()
+    a = segbench.BoundaryEval()
+    a.update(g * 0.8, [g], ids="img1")
+    st = a.state_dict()
+    two = {
+        **st,
+        "ids": np.array(["img1", "img1"]),
+        "lengths": np.r_[st["lengths"], st["lengths"]],
+    }
+    for k in st["fields"]["per_threshold"]:
+        two[k] = np.r_[st[k], st[k]]
+    for k in st["fields"]["per_image"]:
+        two[k] = np.r_[st[k], st[k]]
+    with pytest.raises(InputError, match="'img1' appears more than once"):
+        segbench.BoundaryEval().load_state_dict(two)
+
+
+def test_a_merge_refusal_names_only_what_differs():
+    import segbench
+    from segbench.errors import InputError
+
+    a, b = segbench.BoundaryEval(max_dist=0.01), segbench.BoundaryEval()
+    with pytest.raises(InputError) as err:
+        b.merge(a)
+    assert "params.max_dist 0.01 there, 0.0075 here" in str(err.value)
+    assert "nthresh" not in str(err.value)
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.mark.skipif(not (SHARED / "bsds500").is_dir(), reason="needs ../shared/data")
+def test_an_edge_image_array_scores_as_its_file(tmp_path):
+    """A 0/255 edge image as an array scores as the file does (it was read as a label
+    map of two labels: 0.8503 against 0.8526 on 100007's first annotator)."""
+    import segbench
+    from PIL import Image
+
+    from segbench.io import read_ground_truth
+
+    gt = SHARED / "bsds500" / "groundTruth" / "test" / "100007.mat"
+    edges = np.asarray(read_ground_truth(gt)[0].boundaries).astype(np.uint8) * 255
+    Image.fromarray(edges).save(tmp_path / "a.png")
+    pb = np.asarray(Image.open(SHARED / "bsds500-hed-nms" / "test" / "100007.png")) / 255.0
+
+    def ods(g):
+        ev = segbench.BoundaryEval(thresholds=9)
+        ev.update(pb, g)
+        return ev.compute().metrics["ODS"]
+
+    assert ods([edges]) == ods(str(tmp_path / "a.png"))
+    blob = np.zeros(edges.shape, np.uint8)
+    blob[100:200, 100:300] = 255  # a region: still a label map of two labels
+    assert ods([blob]) == ods([(blob > 0).astype(np.int32) + 1])
+
+
+def test_a_streamed_result_compares_with_a_folder_run_with_a_warning(tmp_path):
+    import segbench
+    from PIL import Image
+
+    from segbench.io import write_soft_map
+
+    g = _line_gt()
+    gt_dir, pred_dir = tmp_path / "gt", tmp_path / "pred"
+    gt_dir.mkdir()
+    pred_dir.mkdir()
+    for i, shift in enumerate((0, 1, 2)):
+        Image.fromarray(g.astype(np.uint8) * 255).save(gt_dir / f"im{i}.png")
+        pb = np.roll(g, shift, axis=0) * 0.8
+        write_soft_map(pred_dir / f"im{i}.png", pb)
+    segbench.evaluate(
+        "boundary", gt=gt_dir, pred=pred_dir, out=tmp_path / "run", progress=False
+    )
+    ev = segbench.BoundaryEval(name="mine")
+    for i in range(3):
+        ev.update(
+            np.asarray(Image.open(pred_dir / f"im{i}.png")),
+            str(gt_dir / f"im{i}.png"),
+            ids=f"im{i}",
+        )
+    with pytest.warns(UserWarning, match="cannot check that"):
+        table = ev.compute().compare(tmp_path / "run")
+    assert table is not None

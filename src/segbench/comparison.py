@@ -296,7 +296,23 @@ def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
                 p.get("presentation"),
             )
 
-        gt = base.ids[:1] if spot(pa) != spot(pb) else []
+        sa, sb = spot(pa), spot(pb)
+        if sa[0] is None or sb[0] is None:  # a streamed result names no files
+            import warnings
+
+            warnings.warn(
+                f"cannot check that {_where(base)} and {_where(other)} were scored "
+                "against the same ground truth: a result streamed in memory records "
+                "no ground-truth files (the images' ids do match)",
+                stacklevel=3,
+            )
+        elif sa != sb:
+            raise InputError(
+                f"runs scored against other ground truth cannot be compared: "
+                f"{_where(base)} and {_where(other)} name other ground-truth folders, "
+                f"split or presentation ({sa} vs {sb})"
+            )
+        gt = []
     if gt:
         raise InputError(
             f"runs scored against other ground truth cannot be compared: "

@@ -393,7 +393,15 @@ class _StreamEval(StreamEvalBase):
             "version": self._family.version,
             "params": self._params,
             "summary": self._summary,
+            **({} if self._bits is None else {"bits": self._bits}),
         }
+
+    def _unpack(self, state):
+        # bits is in the settings only when set: a state of rounded maps (bits) and
+        # one of unrounded maps (no bits, as states before it was kept) count otherwise
+        if self._is_state(state) and state.get("bits") != self._bits:
+            raise self._other_settings([("bits", self._bits, state.get("bits"))])
+        return super()._unpack(state)
 
     def state_dict(self) -> dict:
         """The whole state as plain data: numpy arrays and JSON values, no object of
@@ -472,7 +480,16 @@ class _StreamEval(StreamEvalBase):
 
     def _absorb(self, part) -> None:
         ids, records = part
-        both = sorted({i for i in ids if i is not None} & self._named)
+        named = [i for i in ids if i is not None]
+        if len(set(named)) < len(named):
+            from collections import Counter
+
+            twice = sorted(i for i, n in Counter(named).items() if n > 1)
+            raise InputError(
+                f"cannot merge: image {', '.join(map(repr, twice[:10]))} appears more "
+                "than once in the state (ids must be unique)"
+            )
+        both = sorted(set(named) & self._named)
         if both:
             raise InputError(
                 f"cannot merge: both hold image {', '.join(map(repr, both[:10]))}"
@@ -759,15 +776,14 @@ class RegionEval(_StreamEval):
         from .datasets import memory_prediction
 
         pred = memory_prediction(raw, "region", label)
-        if (
-            self._workers
-            and pred.ucm2 is not None
-            and not isinstance(raw, type(pred))
-            and np.shares_memory(pred.ucm2, np.asarray(raw))
-        ):
+        if self._workers and not isinstance(raw, type(pred)):
+            # scored later, in the pool: the caller may reuse its buffers meanwhile
             from .io import Prediction
 
-            pred = Prediction("ucm2", ucm2=pred.ucm2.copy(), source=label)
+            if pred.ucm2 is not None and np.shares_memory(pred.ucm2, np.asarray(raw)):
+                pred = Prediction("ucm2", ucm2=pred.ucm2.copy(), source=label)
+            elif pred.segs is not None:
+                pred = Prediction("segs", segs=[s.copy() for s in pred.segs], source=label)
         return pred
 
     def _options(self, human) -> dict:
@@ -911,6 +927,7 @@ class SemanticBoundaryEval(_StreamEval):
             call is counted.
         """
         from .datasets import DatasetItem, Sample, to_numpy
+        from .io import soft_values
 
         self._harvest()
         preds, gts = self._batch(pred, "pred"), self._batch(gt, "gt")
@@ -933,11 +950,7 @@ class SemanticBoundaryEval(_StreamEval):
                     + ("" if r is None else f" and regions {r.shape}")
                     + " must be (C, H, W) of one shape"
                 )
-            if p.dtype.kind == "f" and (
-                not np.isfinite(p).all() or p.min() < 0 or p.max() > 1
-            ):
-                raise InputError(f"{labels[k]}: pred must hold values in [0, 1]")
-            p = p / 255.0 if p.dtype == np.uint8 else p.astype(np.float64)
+            p = soft_values(p, None, f"{labels[k]}: pred")
             item = DatasetItem(wanted[k] or f"#{len(self._ids) + k + 1}", "memory")
             samples.append(
                 Sample(

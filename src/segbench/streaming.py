@@ -106,11 +106,19 @@ class StreamEvalBase:
     def _other_settings(self, differ: list[tuple[str, object, object]]) -> Exception:
         """The error for a state of other settings: ``differ`` lists (key, value here,
         value there)."""
+        parts = []
+        for k, mine, theirs in differ:
+            if isinstance(mine, dict) and isinstance(theirs, dict):  # name the entries
+                parts += [
+                    f"{k}.{sub} {theirs.get(sub)!r} there, {mine.get(sub)!r} here"
+                    for sub in sorted(set(mine) | set(theirs), key=str)
+                    if mine.get(sub) != theirs.get(sub)
+                ]
+            else:
+                parts.append(f"{k} {theirs!r} there, {mine!r} here")
         return InputError(
             f"cannot merge {type(self).__name__} states of other settings: "
-            + "; ".join(
-                f"{k} {theirs!r} there, {mine!r} here" for k, mine, theirs in differ
-            )
+            + "; ".join(parts)
         )
 
     # --- lifecycle ----------------------------------------------------------------------

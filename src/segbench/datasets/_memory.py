@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._edges import _load_edge_files, sniff_file
+from ._edges import _load_edge_files, _thin_structures, sniff_file
 from ._inputs import Sample
 from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
@@ -64,7 +64,9 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
 def _annotation(obj, what: str):
     """One annotator's map: an object with ``boundaries`` or ``segmentation`` as it is;
     a bool array, or one of only 0 and 1 (a ``.mat``'s ``Boundaries``), as a boundary
-    map; other whole numbers as a label map."""
+    map, and so one of only 0 and one other value whose nonzero pixels are thin lines
+    (an edge image, 0/255: read as a file of it is, :func:`._edges.sniff_file`); other
+    whole numbers as a label map."""
     if hasattr(obj, "boundaries") or hasattr(obj, "segmentation"):
         return obj
     arr = to_numpy(obj, what)
@@ -85,6 +87,9 @@ def _annotation(obj, what: str):
     lo, hi = arr.min(), arr.max()
     if lo == 0 and hi <= 1:
         return BoundaryMap(arr != 0, what)
+    on = arr != 0
+    if lo == 0 and (arr[on] == hi).all() and _thin_structures(arr):
+        return BoundaryMap(on, what)  # an edge image, 0/255 say: lines, not regions
     if lo < 0:
         raise InputError(f"{what} has negative labels")
     return Annotation(np.ascontiguousarray(arr, dtype=np.int32), source=what)
@@ -101,7 +106,9 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
         folder run reads (``.seg``, a label-map image); or the annotators' maps: each
         an object with ``boundaries``/``segmentation`` (:class:`Annotation`), a bool
         boundary map, a map of only 0s and 1s (a boundary map, as a ``.mat``'s
-        ``Boundaries``), or an integer label map (a segmentation; its boundaries are
+        ``Boundaries``), a map of 0 and one other value whose nonzero pixels are thin
+        lines (an edge image saved as 0/255: a boundary map, as the file is read), or an
+        integer label map (a segmentation; its boundaries are
         ``thin(seg2bdry(seg))``, as in every official file). One 2-D map is one
         annotator.
     iid : str

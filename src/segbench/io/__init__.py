@@ -64,6 +64,7 @@ from ._prediction import (
     as_prediction,
     check_same_shape,
     read_prediction,
+    soft_values,
     write_segs,
     write_soft_map,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "write_seg",
     "write_segs",
     "write_if_changed",
+    "soft_values",
     "write_soft_map",
     "write_stutz_results",
 ]

@@ -39,6 +39,22 @@ def _soft_map(arr: object, path, what: str = "boundary map") -> np.ndarray:
         )
     if arr.size == 0:
         raise InputError(f"{what} is empty (shape {arr.shape})", path)
+    return soft_values(arr, path, what)
+
+
+def soft_values(arr: np.ndarray, path=None, what: str = "boundary map") -> np.ndarray:
+    """Boundary strengths of any shape as float64 in [0, 1], by the rule of the map
+    readers: bool -> 0/1, uint8 -> /255, uint16 -> /65535 (either byte order), floats
+    as they are (finite, in [0, 1]); other integer types are refused (their full scale
+    is unknown), and so is any other dtype (str, complex, object).
+
+    Raises
+    ------
+    InputError
+        Naming ``what`` (and ``path``, when given) and the problem.
+    """
+    if not arr.dtype.isnative:  # big-endian data: the same numbers, native order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype == bool:
         return arr.astype(np.float64)
     if arr.dtype == np.uint8:
