@@ -122,11 +122,19 @@ def test_detect_resumes_like_the_benchmarks(trained, tmp_path, capsys):
     assert "(1 of 2 maps reused" in capsys.readouterr().out
     now = _mtimes(out)
     assert now["0.png"] == first["0.png"] and now["1.png"] != first["1.png"]
-    # a map changed by hand, or other weights: computed again
+    # a map changed by hand is the user's: refused, never written over; once it is
+    # gone, computed again
     (out / "0.png").write_bytes(before["1.png"])
+    assert detect(*args) == 2
+    assert "were not written by segbench detect or were changed since: 0.png" in (
+        capsys.readouterr().err
+    )
+    assert (out / "0.png").read_bytes() == before["1.png"]
+    (out / "0.png").unlink()
     assert detect(*args) == 0
     assert "(1 of 2 maps reused" in capsys.readouterr().out
     assert (out / "0.png").read_bytes() == before["0.png"]
+    # other weights: computed again
     assert detect(*args, "--weights", "published") == 0
     assert "reused" not in capsys.readouterr().out
     assert detect(*args, "--json") == 0

@@ -326,6 +326,21 @@ def _claim(
         return
     keep = {f"{iid}{suffix}" for iid in ids}
     spare = {f"{iid}{suffix}" for iid in others}
+    # a file this run would write over that the records do not say it wrote, as it is
+    # now: the user's (or one edited since). Refused before anything is touched.
+    theirs = sorted(
+        name
+        for name in keep
+        if (out / name).exists() and MapRecords.written(out, command, out / name) is None
+    )
+    if theirs:
+        shown = ", ".join(theirs[:5]) + (" ..." if len(theirs) > 5 else "")
+        raise InputError(
+            f"{len(theirs)} file(s) this run would replace were not written by {owner} "
+            f"or were changed since: {shown}; move them away (or delete them if a run "
+            "stopped as it wrote them), then rerun",
+            out,
+        )
     current = MapRecords.recorded_settings(settings)
     foreign = []
     for old in sorted(out.iterdir()):

@@ -470,6 +470,11 @@ def evaluate(
     if ci:
         from .resampling import ci_settings
 
+        if not any(f.resampler is not None for f in families(benchmark)):
+            raise InputError(
+                f"{benchmark} has no bootstrap intervals (ci / --ci): its scores "
+                "are not resampled over images"
+            )
         options["ci"] = ci_settings(ci)
     # the run options: each a declared option of the benchmark, whose hook sets up
     given = {

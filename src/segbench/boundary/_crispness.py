@@ -136,6 +136,11 @@ def _warm_up(params: dict) -> None:
     crispness(E)
 
 
+def _crisp_exts(params: dict) -> tuple[str, ...]:
+    """Raw soft maps only (a module function: worker processes pickle the family)."""
+    return ("png", "bmp", "npy")
+
+
 CRISPNESS = Family(
     name="crispness",
     version=1,
@@ -149,5 +154,5 @@ CRISPNESS = Family(
     summary_defaults=summary_defaults(CRISPNESS_PARAMS),
     item_score="crispness",
     warm_up=_warm_up,
-    prediction_exts=lambda params: ("png", "bmp", "npy"),
+    prediction_exts=_crisp_exts,
 )

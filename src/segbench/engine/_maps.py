@@ -64,9 +64,12 @@ class MapRecords:
 
     @staticmethod
     def recorded_settings(settings: dict) -> dict:
-        """``settings`` as a record holds them (with the segbench version)."""
+        """``settings`` as a record holds them (with the segbench version), but for
+        ``source``, the input folder as typed: a record keys its input by content, so
+        the same folder spelled otherwise (relative, absolute, moved) is reused."""
 
-        return json.loads(json.dumps({**settings, "segbench": __version__}))
+        kept = {k: v for k, v in settings.items() if k != "source"}
+        return json.loads(json.dumps({**kept, "segbench": __version__}))
 
     @classmethod
     def written(cls, out, command: str, path) -> dict | None:
