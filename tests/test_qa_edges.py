@@ -224,3 +224,68 @@ def test_a_streamed_result_compares_with_a_folder_run_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="cannot check that"):
         table = ev.compute().compare(tmp_path / "run")
     assert table is not None
+
+
+# --- detectors and their folders (QA sweep of the detectors) ---------------------------
+
+needs_shared = pytest.mark.skipif(
+    not (SHARED / "bsds500").is_dir(), reason="needs ../shared/data"
+)
+
+
+@needs_shared
+def test_crispness_runs_on_worker_processes_and_refuses_ci(tmp_path):
+    import shutil
+
+    import segbench
+    from segbench.errors import InputError
+
+    pred = tmp_path / "maps"
+    pred.mkdir()
+    for iid in ("100007", "100039"):
+        shutil.copy(SHARED / "bsds500-hed-nms" / "test" / f"{iid}.png", pred)
+    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    one = segbench.evaluate("crispness", gt, pred, ids=["100007", "100039"], progress=False)
+    two = segbench.evaluate(
+        "crispness", gt, pred, ids=["100007", "100039"], workers=2, progress=False
+    )
+    assert one.metrics == two.metrics
+    with pytest.raises(InputError, match="crispness has no bootstrap intervals"):
+        segbench.evaluate(
+            "crispness", gt, pred, ids=["100007"], ci={"resamples": 10}, progress=False
+        )
+
+
+def _soft_folder(folder, n=1):
+    from PIL import Image
+
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for k in range(n):
+        Image.fromarray((rng.random((24, 32)) * 255).astype(np.uint8)).save(
+            folder / f"m{k}.png"
+        )
+    return folder
+
+
+def test_nms_never_writes_over_a_file_it_did_not_write(tmp_path):
+    from segbench.algorithm_folders import nms_folder
+    from segbench.errors import InputError
+
+    raw = _soft_folder(tmp_path / "raw")
+    out = tmp_path / "thin"
+    nms_folder(raw, out, fmt="npy", progress=False)
+    (out / "m0.png").write_bytes(b"mine")  # the user's file, of the next run's name
+    with pytest.raises(InputError, match=r"not written by segbench nms .*: m0\.png"):
+        nms_folder(raw, out, progress=False)
+    assert (out / "m0.png").read_bytes() == b"mine"
+
+
+def test_detect_resumes_from_the_same_folder_named_otherwise(tmp_path, monkeypatch):
+    from segbench.algorithm_folders import detect_folder
+
+    images = _soft_folder(tmp_path / "img", n=2)
+    monkeypatch.chdir(tmp_path)
+    detect_folder("img", tmp_path / "out", detector="gm", progress=False)
+    again = detect_folder(images.resolve(), tmp_path / "out", detector="gm", progress=False)
+    assert again.n_reused == 2
