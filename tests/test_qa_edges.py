@@ -289,3 +289,31 @@ def test_detect_resumes_from_the_same_folder_named_otherwise(tmp_path, monkeypat
     detect_folder("img", tmp_path / "out", detector="gm", progress=False)
     again = detect_folder(images.resolve(), tmp_path / "out", detector="gm", progress=False)
     assert again.n_reused == 2
+
+
+# --- compare on too few images (QA sweep of the statistics) -----------------------------
+
+
+@needs_shared
+def test_compare_on_one_image_gives_no_p_value_and_warns_below_ten(tmp_path):
+    import segbench
+    from segbench.comparison import SmallSampleWarning, compare
+
+    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    runs = []
+    for p in ("hed-nms", "gpb-owt-ucm"):
+        out = tmp_path / p
+        segbench.evaluate(
+            "boundary",
+            gt,
+            SHARED / f"bsds500-{p}" / "test",
+            out,
+            ids=["100007"],
+            progress=False,
+        )
+        runs.append(out)
+    with pytest.warns(SmallSampleWarning, match="1 image: one image gives"):
+        res = compare(*runs, resamples=50)
+    boot = res["pairs"][0]["bootstrap"]["ODS"]
+    assert np.isnan(boot["p"]) and np.isnan(boot["lo"]) and np.isnan(boot["hi"])
+    assert boot["diff"] == pytest.approx(-0.0383, abs=1e-4)

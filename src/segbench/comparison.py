@@ -230,6 +230,16 @@ def load_run(run) -> ComparedRun:
     return ComparedRun(result, records, family, str(run), keys, str(folder.result_file()))
 
 
+#: Below this many images a paired bootstrap over images is warned of: few distinct
+#: draws, so its intervals are too narrow and its p-values too small (with every image
+#: favouring one run, p sits at its floor 2 / (B + 1) whatever the number of images).
+MIN_BOOTSTRAP_IMAGES = 10
+
+
+class SmallSampleWarning(UserWarning):
+    """A comparison on too few images for the bootstrap to mean much."""
+
+
 def holm(pvalues) -> list[float]:
     """Holm's step-down adjusted p-values, in the order given (NaN stays NaN).
 
@@ -508,8 +518,28 @@ def compare(
     idx = bootstrap_indices(n, resamples, seed)
     drawn = [draws(s, idx, n) for s in stats]  # once per run: intervals and pairs
     out_runs = []
+    nan = float("nan")
+    if n < MIN_BOOTSTRAP_IMAGES:
+        import warnings
+
+        warnings.warn(
+            f"{n} image{'s' if n > 1 else ''}: "
+            + (
+                "one image gives every bootstrap draw the same scores, so there is "
+                "no interval and no p-value (NaN)"
+                if n == 1
+                else f"below {MIN_BOOTSTRAP_IMAGES} images the bootstrap's intervals "
+                "are too narrow and its p-values too small (few distinct draws); the "
+                "sign test is exact"
+            ),
+            SmallSampleWarning,
+            stacklevel=2,
+        )
     for name, run, obs, d in zip(names, loaded, observed, drawn):
-        bounds = {k: list(percentile_interval(v, level)) for k, v in d.items()}
+        bounds = {
+            k: [nan, nan] if n == 1 else list(percentile_interval(v, level))
+            for k, v in d.items()
+        }
         out_runs.append(
             {"name": name, "path": run.path, "metrics": obs, "intervals": bounds}
         )
@@ -518,6 +548,9 @@ def compare(
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
             boot = differences_of_draws(drawn[i], drawn[j], observed[i], observed[j], level)
+            if n == 1:  # every draw is the one image: nothing resampled
+                for v in boot.values():
+                    v.update(lo=nan, hi=nan, p=nan)
             pair: dict[str, Any] = {"a": names[i], "b": names[j], "bootstrap": boot}
             if per_image:
                 pair["per_image"] = _image_tests(item[i], item[j])
@@ -568,6 +601,19 @@ def per_image_table(runs, names) -> tuple[list[str], list[list]]:
     return header, rows
 
 
+def claim_comparison_folder(out) -> Path:
+    """``out`` as a folder of ``segbench compare`` (new, empty or made by it before),
+    or InputError before anything is computed or written (:func:`segbench.io.claim_folder`)."""
+    from .io import claim_folder
+
+    return claim_folder(
+        out,
+        ".segbench-compare",
+        "segbench compare",
+        "written by segbench compare; its files are replaced when it runs again\n",
+    )
+
+
 def write_comparison(out, comparison: dict, runs) -> list[Path]:
     """Write ``compare.json``, ``per_item.csv`` (all runs side by side) and, for
     boundary runs, ``pr_curve.png`` (every run's curve and ODS point, iso-F curves, the
@@ -578,14 +624,9 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
     import io
     import json
 
-    from .io import atomic_write_text, claim_folder
+    from .io import atomic_write_text
 
-    out = claim_folder(
-        out,
-        ".segbench-compare",
-        "segbench compare",
-        "written by segbench compare; its files are replaced when it runs again\n",
-    )
+    out = claim_comparison_folder(out)
     loaded = [load_run(r) for r in runs]
     names = [r["name"] for r in comparison["runs"]]
     written = [out / "compare.json", out / "per_item.csv"]

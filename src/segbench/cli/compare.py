@@ -17,9 +17,11 @@ def _p(p: float) -> str:
 
 
 def _cmd_compare(a) -> int:
-    from ..comparison import compare, load_run, write_comparison
+    from ..comparison import claim_comparison_folder, compare, load_run, write_comparison
 
     runs = [load_run(r) for r in a.runs]
+    if a.out:  # refused before the work, not after it
+        claim_comparison_folder(a.out)
     res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []
     if a.json:
@@ -35,8 +37,8 @@ def _cmd_compare(a) -> int:
     level = f"{100 * res['settings']['level']:g}%"
     print(
         f"{res['family']}: {len(res['runs'])} runs on the same {res['n_images']} "
-        f"images; {level} intervals from {res['settings']['resamples']} bootstrap "
-        f"draws (seed {res['settings']['seed']})"
+        f"image{'s' if res['n_images'] != 1 else ''}; {level} intervals from "
+        f"{res['settings']['resamples']} bootstrap draws (seed {res['settings']['seed']})"
     )
     print_table(
         [

@@ -515,7 +515,9 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
     images shown), Holm-corrected across the ranking's adjacent pairs; empty where
     either run has no records of it in its folder.
     """
-    from ..comparison import compare, holm
+    import warnings
+
+    from ..comparison import SmallSampleWarning, compare, holm
 
     pvalues = []
     for a, b in zip(ranked, ranked[1:]):
@@ -533,12 +535,14 @@ def vs_next(ranked: list[Run], ids: list) -> list[tuple[str, float] | None]:
             if family is None:
                 raise KeyError(family)
             head = entry_of(family).site_metrics()[0].key
-            res = compare(
-                a.files.get(family, a.dir),
-                b.files.get(family, b.dir),
-                ids=[str(i) for i in ids],
-                per_image=False,
-            )
+            with warnings.catch_warnings():  # once per pair: the docs say it once
+                warnings.simplefilter("ignore", SmallSampleWarning)
+                res = compare(
+                    a.files.get(family, a.dir),
+                    b.files.get(family, b.dir),
+                    ids=[str(i) for i in ids],
+                    per_image=False,
+                )
             pvalues.append(res["pairs"][0]["bootstrap"][head]["p"])
         except (InputError, KeyError):
             pvalues.append(math.nan)
