@@ -317,3 +317,22 @@ def test_compare_on_one_image_gives_no_p_value_and_warns_below_ten(tmp_path):
     boot = res["pairs"][0]["bootstrap"]["ODS"]
     assert np.isnan(boot["p"]) and np.isnan(boot["lo"]) and np.isnan(boot["hi"])
     assert boot["diff"] == pytest.approx(-0.0383, abs=1e-4)
+
+
+def test_boundary_eval_refuses_settings_it_would_drop_and_checks_alpha_at_once():
+    import segbench
+    from segbench.errors import InputError
+
+    for kw in ({"calibrated_threshold": 0.5}, {"calibrated_on": "runs/x"}):
+        with pytest.raises(InputError, match="cannot be set here"):
+            segbench.BoundaryEval(**kw)
+    with pytest.raises(InputError, match=r"alpha .* must be in \(0, 1\), got 5"):
+        segbench.BoundaryEval(alpha=5)
+
+
+def test_the_notebook_view_of_a_semantic_result_counts_its_images():
+    from segbench.semantic import SemanticEval
+
+    ev = SemanticEval(2)
+    ev.update(np.zeros((4, 4), np.uint8), np.zeros((4, 4), np.uint8))
+    assert "semantic &middot; 1 image<" in ev.compute()._repr_html_()

@@ -205,10 +205,13 @@ def result_html(result) -> str:
             for k, v in result.metrics.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)
         ][:8]
-    n = len(result.per_item) or result.provenance.get("n_images", "")
+    prov = result.provenance
+    n = len(result.per_item) or prov.get(
+        "n_images", prov.get("params", {}).get("n_images", "")
+    )
     head = (
         f"<b>{html.escape(result.name or 'run')}</b> &middot; "
-        f"{html.escape(result.family)} &middot; {n} images"
+        f"{html.escape(result.family)} &middot; {n} image{'' if n == 1 else 's'}"
     )
     rows = "".join(
         f"<tr><th style='text-align:left'>{html.escape(k)}</th>"

@@ -676,8 +676,26 @@ class BoundaryEval(_StreamEval):
             raise InputError(
                 f"BoundaryEval: unknown parameter {', '.join(sorted(unknown))}"
             )
-        for k in ("calibrated_threshold", "calibrated_on", "calibrated_name"):
-            given.pop(k, None)
+        calibration = sorted(
+            k
+            for k in ("calibrated_threshold", "calibrated_on", "calibrated_name")
+            if k in given
+        )
+        if calibration:  # they were dropped without a word: refused instead
+            raise InputError(
+                f"BoundaryEval: {', '.join(calibration)} cannot be set here: a calibrated "
+                "ODS comes from a run folder, segbench.evaluate(..., calibrate_on=RUN)"
+            )
+        if "alpha" in given:  # checked now, not after a whole epoch of updates
+            from .primitives import check_alpha
+
+            try:
+                alpha = float(given["alpha"])
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"alpha must be a number, got {given['alpha']!r}"
+                ) from None
+            check_alpha(alpha)
         super().__init__(
             BOUNDARY,
             {**protocol_params("boundary", protocol), **given},
