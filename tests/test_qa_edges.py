@@ -336,3 +336,127 @@ def test_the_notebook_view_of_a_semantic_result_counts_its_images():
     ev = SemanticEval(2)
     ev.update(np.zeros((4, 4), np.uint8), np.zeros((4, 4), np.uint8))
     assert "semantic &middot; 1 image<" in ev.compute()._repr_html_()
+
+
+def test_option_values_that_meant_nothing_are_refused_in_one_line(tmp_path, capsys):
+    from segbench.algorithms._owt_ucm import thin_line_smoothing
+    from segbench.cli import main
+    from segbench.errors import InputError
+    from segbench.primitives import nms_options
+
+    with pytest.raises(SystemExit):  # argparse: one line, exit 2
+        main(["stats", "--gt", str(tmp_path), "--seed", "-1"])
+    assert "--seed: must be 0 or more, got -1" in capsys.readouterr().err
+    with pytest.raises(InputError, match="must be at most the map's larger side"):
+        thin_line_smoothing(np.zeros((20, 30)), 1e6)
+    for m in (0, -1):
+        with pytest.raises(InputError, match="above 0"):
+            nms_options(1, 5, m)
+    from segbench.resampling import ci_settings
+
+    with pytest.raises(InputError, match="seed must be an integer >= 0"):
+        ci_settings({"seed": -3})
+
+
+def test_the_blur_peak_is_the_two_dimensional_filters_to_the_bit():
+    """The peak is computed in one dimension now (a sigma of 3000 made a 24009 x 24009
+    kernel, 4.6 GB); it must be the 2-D filter's, bit for bit."""
+    from scipy import ndimage
+
+    from segbench.algorithms._owt_ucm import thin_line_smoothing
+
+    pb = np.random.default_rng(1).random((120, 160))
+    for sigma in (0.5, 1.0, 3.0, 17.3):
+        line = np.zeros((8 * int(np.ceil(sigma)) + 9,) * 2)
+        c = line.shape[0] // 2
+        line[:, c] = 1.0
+        peak = ndimage.gaussian_filter(line, sigma, mode="nearest")[c, c]
+        want = np.clip(ndimage.gaussian_filter(pb, sigma, mode="nearest") / peak, 0.0, 1.0)
+        assert np.array_equal(thin_line_smoothing(pb, sigma), want)
+
+
+def test_an_oriented_stack_outside_zero_one_is_refused(tmp_path):
+    from segbench.algorithms._owt_ucm import _read_signal
+    from segbench.errors import InputError
+
+    np.save(tmp_path / "s.npy", np.full((20, 30, 8), 100.0, np.float32))
+    with pytest.raises(InputError, match=r"oriented stack has values in \[100, 100\]"):
+        _read_signal(tmp_path / "s.npy")
+
+
+def test_every_mat_file_segbench_writes_is_the_same_bytes_on_every_run(tmp_path):
+    import time
+
+    from segbench.algorithms import write_ucm2
+    from segbench.io import write_segs
+
+    a = np.random.default_rng(0).random((7, 9))
+    write_ucm2(tmp_path / "u1.mat", a)
+    write_segs(tmp_path / "s1.mat", [np.ones((5, 5), int)])
+    time.sleep(1.1)  # the header scipy writes names the second
+    write_ucm2(tmp_path / "u2.mat", a)
+    write_segs(tmp_path / "s2.mat", [np.ones((5, 5), int)])
+    assert (tmp_path / "u1.mat").read_bytes() == (tmp_path / "u2.mat").read_bytes()
+    assert (tmp_path / "s1.mat").read_bytes() == (tmp_path / "s2.mat").read_bytes()
+
+
+@needs_shared
+def test_crispness_names_the_option_not_a_map(tmp_path, capsys):
+    import shutil
+
+    from segbench.cli import main
+
+    pred = tmp_path / "maps"
+    pred.mkdir()
+    shutil.copy(SHARED / "bsds500-hed-nms" / "test" / "100007.png", pred)
+    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    assert main(["crispness", "--gt", str(gt), "--pred", str(pred), "--nms-r", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "(--nms-r, --nms-s, --nms-m): r must be" in err and "100007" not in err
+
+
+@needs_shared
+def test_import_run_refuses_a_tolerance_of_zero(tmp_path, capsys):
+    import shutil
+
+    from segbench.cli import main
+
+    pred = tmp_path / "maps"
+    pred.mkdir()
+    shutil.copy(SHARED / "bsds500-hed-nms" / "test" / "100007.png", pred)
+    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    assert (
+        main(
+            [
+                "boundary",
+                "--gt",
+                str(gt),
+                "--pred",
+                str(pred),
+                "--ids",
+                "100007",
+                "--out",
+                str(tmp_path / "b"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "import-run",
+                str(tmp_path / "b"),
+                "--out",
+                str(tmp_path / "i"),
+                "--max-dist",
+                "0",
+            ]
+        )
+        == 2
+    )
+    assert (
+        "max_dist is a fraction of the image diagonal in (0, 1), got 0.0"
+        in capsys.readouterr().err
+    )

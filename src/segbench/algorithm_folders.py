@@ -508,8 +508,10 @@ def nms_folder(
     for name, v in (("--r", r), ("--s", s)):
         if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
             raise InputError(f"{name} must be a non-negative integer, got {v}")
-    if not isinstance(m, numbers.Real) or not math.isfinite(m):
-        raise InputError(f"--m must be a finite number, got {m}")
+    if not isinstance(m, numbers.Real) or not math.isfinite(m) or not m > 0:
+        raise InputError(
+            f"--m must be a finite number above 0 (the toolbox: 1.01), got {m}"
+        )
     if fmt not in NMS_FORMATS:
         raise InputError(f"--format must be one of {', '.join(NMS_FORMATS)}, got {fmt!r}")
     _check_workers(workers, scheduler)

@@ -768,7 +768,7 @@ def import_run(
         ds._protos = {iid: DatasetItem(iid, "test") for iid in files}
     params = {
         "nthresh": int(first.size),
-        "max_dist": max_dist or BOUNDARY.defaults["max_dist"],
+        "max_dist": BOUNDARY.defaults["max_dist"] if max_dist is None else max_dist,
     }
     if not np.array_equal(first, default_thresholds(first.size)):
         params["thresholds"] = first.tolist()

@@ -72,6 +72,9 @@ def ci_settings(ci) -> dict:
         "seed": given.get("seed", DEFAULT_SEED),
     }
     check_settings(out["resamples"], out["level"])
+    seed = out["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
     return out
 
 

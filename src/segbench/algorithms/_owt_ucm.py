@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..io import atomic_write_bytes, read_prediction
+from ..io import read_prediction, soft_values, write_mat
 from ..primitives import edge_orientation
 
 __all__ = [
@@ -266,8 +266,8 @@ def _read_signal(src: Path):
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
         except (OSError, ValueError) as exc:
             raise InputError(f"not a readable .npy array ({exc})", src) from None
-        if arr.ndim == 3:
-            return np.asarray(arr)
+        if arr.ndim == 3:  # as a 2-D map is read: in [0, 1], by the map readers' rule
+            return soft_values(np.asarray(arr), src, "oriented stack")
     return read_prediction(src, kind="soft").pb
 
 
@@ -287,21 +287,13 @@ def write_ucm2(path, ucm2) -> Path:
     Path
         ``path``.
     """
-    import io
-
-    import scipy.io
-
     path = Path(path)
     arr = np.asarray(ucm2, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] % 2 == 0 or arr.shape[1] % 2 == 0:
         raise InputError(
             f"a doubleSize ucm2 has odd sides (2H + 1, 2W + 1), got shape {arr.shape}", path
         )
-    buf = io.BytesIO()
-    scipy.io.savemat(buf, {"ucm2": arr}, do_compression=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buf.getvalue())
-    return path
+    return write_mat(path, {"ucm2": arr})  # the same bytes for the same map
 
 
 def thin_line_smoothing(pb, sigma: float) -> np.ndarray:
@@ -332,10 +324,20 @@ def thin_line_smoothing(pb, sigma: float) -> np.ndarray:
     arr = np.asarray(pb, dtype=np.float64)
     if sigma <= 0:
         return arr
-    line = np.zeros((8 * int(np.ceil(sigma)) + 9,) * 2)
-    c = line.shape[0] // 2
-    line[:, c] = 1.0
-    peak = ndimage.gaussian_filter(line, sigma, mode="nearest")[c, c]
+    if not sigma <= max(arr.shape):  # a blur wider than the map only costs (and NaN)
+        raise InputError(
+            f"the smoothing sigma ({sigma:g} px) must be at most the map's larger side "
+            f"({max(arr.shape)} px)"
+        )
+    # the peak of a vertical line of ones blurred the same way: the column pass of the
+    # separable filter gives the line the sum of the weights, the row pass its centre
+    # weight times that; in one dimension, as the 2-D filter computes them (same bits)
+    n = 8 * int(np.ceil(sigma)) + 9
+    c = n // 2
+    column = ndimage.gaussian_filter1d(np.ones(n), sigma, mode="nearest")[c]
+    row = np.zeros(n)
+    row[c] = column
+    peak = ndimage.gaussian_filter1d(row, sigma, mode="nearest")[c]
     return np.clip(ndimage.gaussian_filter(arr, sigma, mode="nearest") / peak, 0.0, 1.0)
 
 

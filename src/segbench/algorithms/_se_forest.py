@@ -324,7 +324,7 @@ def forest_options(options=None) -> SEForestOptions:
     for name in ("shrink", "gt_width", "n_trees", "n_samples", "n_trees_eval"):
         if kw[name] < 1:
             raise InputError(f"{name} must be >= 1, got {kw[name]}")
-    for name in ("n_pos", "n_neg", "min_count", "min_child", "n_cells", "sharpen"):
+    for name in ("n_pos", "n_neg", "min_count", "min_child", "n_cells", "sharpen", "seed"):
         if kw[name] < 0:
             raise InputError(f"{name} must be >= 0, got {kw[name]}")
     if kw["n_classes"] < 2:

@@ -136,6 +136,25 @@ def _warm_up(params: dict) -> None:
     crispness(E)
 
 
+def _check(params: dict) -> None:
+    """The settings, before any file is read (a bad one was blamed on a map)."""
+    from ..primitives import nms_options
+
+    if params["nthresh"] < 1:
+        raise InputError(
+            f"nthresh (--nthresh) must be a positive integer, got {params['nthresh']}"
+        )
+    if not 0 < params["max_dist"] < 1:
+        raise InputError(
+            "max_dist (--max-dist) is a fraction of the image diagonal in (0, 1), got "
+            f"{params['max_dist']}"
+        )
+    try:
+        nms_options(params["nms_r"], params["nms_s"], params["nms_m"])
+    except InputError as exc:
+        raise InputError(f"the NMS of SEval (--nms-r, --nms-s, --nms-m): {exc}") from None
+
+
 def _crisp_exts(params: dict) -> tuple[str, ...]:
     """Raw soft maps only (a module function: worker processes pickle the family)."""
     return ("png", "bmp", "npy")
@@ -149,6 +168,7 @@ CRISPNESS = Family(
     to_json=CrispRecord.to_json,
     from_json=CrispRecord.from_json,
     validate=_validate,
+    check=_check,
     summarize=_summarize,
     label="crispness",
     summary_defaults=summary_defaults(CRISPNESS_PARAMS),

@@ -211,6 +211,17 @@ def gt_format_option(a):
     )
 
 
+def seed_int(text: str) -> int:
+    """``--seed``: a non-negative integer (numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
     """``--ci`` and the bootstrap settings (``flag=False``: the settings only, for a
     command that always resamples)."""
@@ -234,7 +245,7 @@ def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
         help="interval coverage (0.95 = 95%%)",
     )
     g.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of the resampling"
+        "--seed", type=seed_int, default=0, metavar="N", help="seed of the resampling"
     )
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 
+from ._common import seed_int
+
 
 def _cmd_annotate(a) -> int:
     from ..annotate import make_server
@@ -159,7 +161,7 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=None,
         help="seed of the random assignment (default: fresh)",
     )

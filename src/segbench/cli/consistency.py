@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ._common import add_common, add_inputs, print_table, where
+from ._common import add_common, add_inputs, print_table, seed_int, where
 
 
 def _fmt(v) -> str:
@@ -197,7 +197,7 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=0,
         metavar="N",
         help="seed of the sample (and of the images of --figures)",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import add_common
+from ._common import add_common, seed_int
 
 # Literals here (not imported from the engine or the algorithms) so that --help imports
 # nothing numerical; tests/test_detect_folder.py checks they are the library's.
@@ -463,7 +463,7 @@ def add_parsers(sub) -> None:
     )
     t.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=None,
         metavar="N",
         help="seed of the trees' random streams (default: 1); the trees do not "

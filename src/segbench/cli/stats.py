@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import add_common, add_inputs, where
+from ._common import add_common, add_inputs, seed_int, where
 
 
 def _fmt(v: float, nd: int = 3) -> str:
@@ -104,7 +104,7 @@ def add_parsers(subparsers) -> None:
         metavar="N",
         help="pixels sampled per segmentation; all pairs scored",
     )
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="N", help="random seed")
     p.add_argument(
         "--bins", type=int, default=20, metavar="N", help="proximity bins over [0, 1]"
     )

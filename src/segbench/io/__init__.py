@@ -44,6 +44,7 @@ from ._labels import (
     read_stored_labels,
     write_label_map,
 )
+from ._mat import write_mat
 from ._official import (
     format_ev1,
     format_ev2,
@@ -137,6 +138,7 @@ __all__ = [
     "write_segs",
     "write_if_changed",
     "soft_values",
+    "write_mat",
     "write_soft_map",
     "write_stutz_results",
 ]

@@ -16,6 +16,7 @@ from ._mat import (
     load_mat,
     struct_field,
     struct_fieldnames,
+    write_mat,
 )
 
 
@@ -285,10 +286,4 @@ def write_ground_truth(
         struct = np.empty((1, 1), dtype=record)
         struct[0, 0] = (seg, bdry.astype(np.uint8))
         cell[0, k] = struct
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import scipy.io
-
-        scipy.io.savemat(path, {"groundTruth": cell}, do_compression=True, oned_as="column")
-    except OSError as exc:
-        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
+    write_mat(path, {"groundTruth": cell}, oned_as="column")

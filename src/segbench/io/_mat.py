@@ -26,6 +26,37 @@ _MATLAB_CLASS = {
 }
 
 
+#: The 116 bytes of text that open every MAT-file (v5) segbench writes: scipy's names the
+#: time of writing, so the same data would give other bytes on every run.
+MAT_HEADER = b"MATLAB 5.0 MAT-file, Platform: posix, written by segbench".ljust(116, b" ")
+
+
+def write_mat(path: str | Path, variables: dict, **options) -> Path:
+    """Write ``variables`` to a MATLAB v5 ``.mat`` file, compressed, atomically, with a
+    fixed header text (the same data give the same bytes on every run).
+
+    ``options`` go to :func:`scipy.io.savemat` (``oned_as``, ...). InputError names the
+    file when it cannot be written.
+    """
+    import io
+
+    import scipy.io
+
+    from ._atomic import atomic_write_bytes
+
+    path = Path(path)
+    buf = io.BytesIO()
+    scipy.io.savemat(buf, variables, do_compression=True, **options)
+    data = bytearray(buf.getvalue())
+    data[:116] = MAT_HEADER
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, bytes(data))
+    except OSError as exc:
+        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
+    return path
+
+
 def load_mat(path: str | Path) -> dict[str, object]:
     """Load the user variables of a .mat file (v4, v6, v7), as InputError on failure.
 

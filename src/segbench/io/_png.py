@@ -21,9 +21,10 @@ and every buffer fewer stays in cache.
 
 As zlib (so Pillow) does, the zlib trailer's Adler-32 of the inflated bytes is checked:
 a file damaged where the damage still inflates (a flipped literal, say) is refused, not
-read as other labels; Pillow then reads it and says what is wrong. Like Pillow, the chunk
-CRCs are not checked. A stream must also be well-formed deflate that fills exactly the
-image's rows.
+read as other labels; Pillow then reads it and says what is wrong. Of the chunk CRCs,
+the header's is checked (Pillow refuses a file whose header fails it); the data's are
+not, as Pillow does not check them: the Adler-32 covers the data. A stream must also be
+well-formed deflate that fills exactly the image's rows.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from ..errors import InputError
 from ._atomic import atomic_write_bytes
 from ._files import require_file
 from ._images import _GRAY_SCALE, open_image, single_channel
-from ._mat import cell_elements, describe_variables, integer_array, load_mat
+from ._mat import cell_elements, describe_variables, integer_array, load_mat, write_mat
 
 KINDS = ("soft", "ucm2", "segs")
 _IMAGE_EXTS = (".png", ".bmp")
@@ -504,8 +504,6 @@ def write_segs(path: str | PathLike, segs) -> Path:
     as uint16, or uint32 where a label exceeds 65535; :func:`read_prediction` reads the
     file back as kind 'segs'.
     """
-    import scipy.io
-
     path = Path(path)
     checked = _segs(list(segs), path)
     cell = np.empty((1, len(checked)), dtype=object)
@@ -514,9 +512,4 @@ def write_segs(path: str | PathLike, segs) -> Path:
             raise InputError(f"segs{{{k + 1}}} has negative labels", path)
         dtype = np.uint16 if seg.size == 0 or seg.max() <= 65535 else np.uint32
         cell[0, k] = seg.astype(dtype)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scipy.io.savemat(path, {"segs": cell}, do_compression=True)
-    except OSError as exc:
-        raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
-    return path
+    return write_mat(path, {"segs": cell})

@@ -394,15 +394,17 @@ def edge_orientation(E) -> np.ndarray:
 
 def nms_options(r, s, m) -> tuple[int, int, np.float32]:
     """``(r, s, m)`` of :func:`edge_nms` checked: r and s non-negative integers, m a
-    finite number (returned as float32, as the MEX uses it); InputError otherwise."""
+    finite number above 0 (returned as float32, as the MEX uses it); InputError otherwise."""
     r = _int_option(r, "r")
     s = _int_option(s, "s")
     try:
         m32 = np.float32(m)
     except (TypeError, ValueError):
         raise InputError(f"m must be a number, got {m!r}") from None
-    if not np.isfinite(m32):
-        raise InputError(f"m must be finite, got {m!r}")
+    if not np.isfinite(m32) or not m32 > 0:  # m <= 0 suppresses every pixel
+        raise InputError(
+            f"m must be a finite number above 0 (the toolbox: 1.01), got {m!r}"
+        )
     return r, s, m32
 
 
