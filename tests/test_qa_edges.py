@@ -460,3 +460,61 @@ def test_import_run_refuses_a_tolerance_of_zero(tmp_path, capsys):
         "max_dist is a fraction of the image diagonal in (0, 1), got 0.0"
         in capsys.readouterr().err
     )
+
+
+def test_an_image_the_half_resolution_protocol_cannot_halve_is_named_as_an_image():
+    from segbench.boundary._half import halve_image
+    from segbench.errors import InputError
+
+    with pytest.raises(InputError, match=r"a 160x107 image cannot be halved to 80x53"):
+        halve_image(np.zeros((107, 160, 3), np.uint8))
+
+
+def test_a_superpixel_file_of_two_variables_names_no_option_it_lacks(tmp_path):
+    import scipy.io
+
+    from segbench.errors import InputError
+    from segbench.io import read_superpixels
+
+    scipy.io.savemat(tmp_path / "a.mat", {"a": np.zeros((8, 9)), "b": np.zeros((8, 9))})
+    with pytest.raises(InputError) as err:
+        read_superpixels(tmp_path / "a.mat")
+    assert "keep one 2-D variable" in str(err.value) and "--gt-variable" not in str(
+        err.value
+    )
+
+
+def test_nested_per_item_values_are_json_in_the_csv():
+    import json
+
+    from segbench.result import Result
+
+    res = Result(
+        "superpixel", {}, [{"id": "a", "ue": 0.5, "per_annotator": {"ue": [0.1, 0.2]}}]
+    )
+    row = res.to_csv().splitlines()[1]
+    assert json.loads(row.split(",", 2)[2].strip('"').replace('""', '"')) == {
+        "ue": [0.1, 0.2]
+    }
+
+
+def test_a_detect_headline_counts_one_map_in_the_singular(tmp_path):
+    from segbench.algorithm_folders import detect_folder
+
+    images = _soft_folder(tmp_path / "img", n=1)
+    res = detect_folder(images, tmp_path / "out", detector="gm", progress=False)
+    assert res.headline().startswith("wrote 1 soft map of gm")
+
+
+def test_an_all_zero_map_left_out_of_the_crispness_mean_is_warned():
+    from segbench.boundary._crispness import CrispRecord, _summarize
+    from segbench.primitives import BoundaryCounts
+
+    t = np.array([0.5])
+    counts = BoundaryCounts(t, np.array([1]), np.array([2]), np.array([1]), np.array([2]))
+    records = [CrispRecord(counts, counts, 0.5), CrispRecord(counts, counts, float("nan"))]
+    with pytest.warns(
+        UserWarning, match="AC is the mean over 1 of 2 images: 1 map is all zero"
+    ):
+        res = _summarize(["a", "b"], records, {"alpha": 0.5}, {})
+    assert res.metrics["AC"] == 0.5

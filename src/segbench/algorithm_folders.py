@@ -106,7 +106,8 @@ class FolderResult:
     def _reused_note(self) -> str:
         # MapRecords.note's words, from the counts alone
         return (
-            f" ({self.n_reused} of {self.n_maps} maps reused from the earlier run)"
+            f" ({self.n_reused} of {self.n_maps} map{'' if self.n_maps == 1 else 's'} "
+            "reused from the earlier run)"
             if self.n_reused
             else ""
         )
@@ -122,15 +123,16 @@ class FolderResult:
         """The one line ``segbench nms|ucm|detect`` prints."""
         s, out, n, note = self.settings, self.out, self.n_maps, self._reused_note()
         ids = self._ids_option()
+        maps = "map" if n == 1 else "maps"
         if self.command == "nms":
             smooth = "convTri(E, 1) first" if s["presmooth"] else "no presmoothing"
             return (
-                f"thinned {n} maps into {out} ({s['format']}; r={s['r']} s={s['s']} "
+                f"thinned {n} {maps} into {out} ({s['format']}; r={s['r']} s={s['s']} "
                 f"m={s['m']:g}, {smooth}){note}"
             )
         if self.command == "ucm":
             return (
-                f"wrote {n} ultrametric contour maps into {out} (ucm2 .mat, "
+                f"wrote {n} ultrametric contour {maps} into {out} (ucm2 .mat, "
                 f"doubleSize){note}: score them with 'segbench region --pred {out}{ids}'"
             )
         detector, weights = s["detector"], s["weights"]
@@ -147,7 +149,7 @@ class FolderResult:
         )
         if detector == "gpb-owt-ucm":
             return (
-                f"wrote {n} ultrametric contour maps of gPb-owt-ucm into {out} "
+                f"wrote {n} ultrametric contour {maps} of gPb-owt-ucm into {out} "
                 f"(ucm2 .mat{solver}){note}: score them with 'segbench all --pred "
                 f"{out}{ids}'"
             )
@@ -165,15 +167,15 @@ class FolderResult:
             )
             if s.get("output") == "orientation":
                 return (
-                    f"wrote {n} orientation maps of se{how} into {out} (.npy, float32 "
+                    f"wrote {n} orientation {maps} of se{how} into {out} (.npy, float32 "
                     f"radians in [0, pi)){note}"
                 )
             return (
-                f"wrote {n} soft maps of se{how} into {out} (16-bit PNG, unthinned)"
+                f"wrote {n} soft {maps} of se{how} into {out} (16-bit PNG, unthinned)"
                 f"{note}: score them with 'segbench boundary --pred {out} --nms presmooth=0{ids}'"
             )
         return (
-            f"wrote {n} soft maps of {detector}{how} into {out} (16-bit PNG{size}"
+            f"wrote {n} soft {maps} of {detector}{how} into {out} (16-bit PNG{size}"
             f"{solver}){note}"
         )
 
@@ -978,7 +980,8 @@ class TrainResult:
             else ""
         )
         return (
-            f"trained a structured edge forest of {self.n_trees} trees into {self.out} "
+            f"trained a structured edge forest of {self.n_trees} "
+            f"tree{'' if self.n_trees == 1 else 's'} into {self.out} "
             f"from {self.source}{reused}: detect with 'segbench detect --detector se "
             f"--model {self.out} --images IMG_DIR --out DIR'"
         )
@@ -1127,7 +1130,7 @@ def train_se(
         opts.n_trees,
         reused,
         asdict(opts),
-        source=f"{root} ({split}, {len(items)} images)",
+        source=f"{root} ({split}, {len(items)} image{'' if len(items) == 1 else 's'})",
     )
 
 

@@ -330,10 +330,12 @@ class Result:
         return cols
 
     def to_csv(self, path=None) -> str:
-        """The per-item rows as CSV (one row per item, ``id`` first; NaN as empty);
+        """The per-item rows as CSV (one row per item, ``id`` first; NaN as empty; a
+        nested value, such as superpixels' per-annotator lists, as compact JSON);
         written atomically to ``path`` when given."""
         import csv
         import io
+        import json
 
         buf = io.StringIO()
         cols = self._columns()
@@ -344,7 +346,11 @@ class Result:
                 [
                     ""
                     if row.get(c) is None
-                    else (repr(row[c]) if isinstance(row[c], float) else row[c])
+                    else repr(row[c])
+                    if isinstance(row[c], float)
+                    else json.dumps(row[c], separators=(",", ":"))
+                    if isinstance(row[c], (dict, list))
+                    else row[c]
                     for c in cols
                 ]
             )

@@ -114,6 +114,17 @@ def _summarize(ids, records, params, options) -> Result:
     s = summarize_boundary([r.seval for r in records], ids, alpha=alpha)
     c = summarize_boundary([r.ceval for r in records], ids, alpha=alpha)
     values = np.array([r.crispness for r in records], np.float64)
+    blank = [iid for iid, v in zip(ids, values) if not np.isfinite(v)]
+    if blank and len(blank) < len(values):
+        import warnings
+
+        warnings.warn(
+            f"AC is the mean over {len(values) - len(blank)} of {len(values)} images: "
+            f"{len(blank)} map{'s are' if len(blank) > 1 else ' is'} all zero, with no "
+            f"crispness ({', '.join(map(str, blank[:5]))}"
+            + (" ...)" if len(blank) > 5 else ")"),
+            stacklevel=2,
+        )
     metrics = {
         "AC": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
         "AC_min": float(np.nanmin(values)) if np.isfinite(values).any() else float("nan"),

@@ -108,7 +108,16 @@ def halve_image(image, shape=None) -> np.ndarray:
         raise InputError(
             f"expected an (H, W) or (H, W, C) uint8 image, got {a.dtype} of shape {a.shape}"
         )
-    h, w = _check_shrink(a.shape[:2], half_shape(a.shape) if shape is None else shape)
+    try:
+        h, w = _check_shrink(a.shape[:2], half_shape(a.shape) if shape is None else shape)
+    except InputError:
+        want = half_shape(a.shape) if shape is None else shape
+        raise InputError(
+            f"a {a.shape[1]}x{a.shape[0]} image cannot be halved to {want[1]}x{want[0]} "
+            "(width x height) under the half-resolution protocol: its ground truth is "
+            "halved by seg2bmap.m, which keeps the aspect ratio within 0.01 (even sides, "
+            "or BSDS's 481x321, keep it)"
+        ) from None
     r0, c0 = _cell_starts(a.shape[0], h), _cell_starts(a.shape[1], w)
     sums = np.add.reduceat(np.add.reduceat(a.astype(np.float64), r0, axis=0), c0, axis=1)
     nr = np.diff(np.append(r0, a.shape[0])).astype(np.float64)

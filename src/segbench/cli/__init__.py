@@ -171,6 +171,7 @@ INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume
 #: ... and the commands whose work is not images.
 INTERRUPTED_BY_COMMAND = {
     "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
+    "train": "segbench: interrupted; finished trees are saved, rerun to resume",
 }
 
 

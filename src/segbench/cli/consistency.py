@@ -170,8 +170,10 @@ def _cmd_granularity(a) -> int:
     return 0
 
 
-def _common(p: argparse.ArgumentParser, out_help: str) -> None:
-    add_inputs(p, pred=False, out_help=out_help, several=True)
+def _common(
+    p: argparse.ArgumentParser, out_help: str, name_help: str | None = None
+) -> None:
+    add_inputs(p, pred=False, out_help=out_help, several=True, name_help=name_help)
     p.add_argument("--no-plot", action="store_true", help="skip the PNG figures")
     add_common(p, scheduler=True)
 
@@ -291,6 +293,8 @@ def add_parsers(subparsers) -> None:
         "output folder: result_granularity.json, per_item_granularity.csv, "
         "granularity.png, and "
         "records so that a rerun resumes",
+        "name of the run in result_granularity.json (default: the segmenter's, "
+        "e.g. kmeans_segmenter)",
     )
     p.set_defaults(func=_cmd_granularity)
 

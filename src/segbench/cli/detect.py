@@ -302,7 +302,8 @@ def add_parsers(sub) -> None:
         "OUT/<id>.png, 16-bit soft maps in [0, 1] ready for 'segbench "
         "boundary'. Detectors: the Pb family of Martin, Fowlkes and Malik "
         "(pb-cgtg: colour Pb, pb-bgtg: greyscale Pb, and the single cues "
-        "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), gradient "
+        "pb-bg, pb-cg, pb-tg), the second moment matrix (2mm), the BSDS300 "
+        "tarball's Gaussian-derivative baseline (pb-gm, pbGM.m), gradient "
         "magnitude (gm) and Canny (canny); gPb of Arbelaez et al. 2011 "
         "(gpb: soft maps, thin them with 'segbench boundary --nms') and "
         "gPb-owt-ucm (gpb-owt-ucm: OUT/<id>.mat hierarchies, ucm2, for "
@@ -340,9 +341,9 @@ def add_parsers(sub) -> None:
         default=1.0,
         metavar="R",
         help="gPb detectors: solve the eigenproblem at R times the image "
-        "size, BSR's rsz in (0, 1]; 0.5 is about 3x faster (5 against 16 "
-        "CPU-s a 481x321 image) at some loss of accuracy (default: 1.0, "
-        "the setting of the published results)",
+        "size, BSR's rsz in (0, 1]; 0.5 is about 2x faster (4.4 against 9.1 "
+        "CPU-s a 481x321 image, docs/detectors.md) at some loss of accuracy "
+        "(default: 1.0, the setting of the published results)",
     )
     d.add_argument(
         "--eigensolver",

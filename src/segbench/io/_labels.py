@@ -18,7 +18,11 @@ _PNG_MAX = 65535
 
 
 def read_label_map(
-    path: str | PathLike, *, variable: str | None = None, dtype=np.int32
+    path: str | PathLike,
+    *,
+    variable: str | None = None,
+    dtype=np.int32,
+    choose: str = "pass variable=<name> (--gt-variable)",
 ) -> np.ndarray:
     """Read a label map (segmentation, superpixels) as an (H, W) int32 array.
 
@@ -40,6 +44,9 @@ def read_label_map(
         Type of the result (default int32). ``None`` keeps the stored type where it
         is uint8, uint16 or int32 (an 8-bit PNG gives uint8, a 16-bit one uint16;
         bool becomes uint8, anything else int32), so nothing is widened.
+    choose : str, keyword-only
+        How the caller picks a variable, said when a .mat file holds no 2-D variable
+        or several (default: the ``variable`` argument and ``--gt-variable``).
 
     Returns
     -------
@@ -80,9 +87,7 @@ def read_label_map(
     if ext == ".mat":
         variables = load_mat(path)
         if variable is None:
-            variable = only_2d_variable(
-                variables, path, "pass variable=<name> (--gt-variable)"
-            )
+            variable = only_2d_variable(variables, path, choose)
         if variable not in variables:
             raise InputError(
                 f"no variable {variable!r}; found {describe_variables(variables)}", path

@@ -147,7 +147,8 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
                 f"'{key}' is not a 2-D integer label map ({arr.dtype} {arr.shape})", path
             )
         return integer_array(arr, f"'{key}'", path)
-    return read_label_map(path)
+    # no option picks a superpixel file's variable: the file must hold one
+    return read_label_map(path, choose="keep one 2-D variable in each superpixel file")
 
 
 def read_annotators(paths) -> list[np.ndarray]:

@@ -701,6 +701,19 @@ def _prepared(segmenter, image) -> Callable:
     return lambda k: segmenter(image, k)
 
 
+def _file_of(segmenter, k: int):
+    """The file a precomputed segmenter (``FolderSegmenter.for_image(iid)``) read for
+    ``k`` segments, so that an error names it rather than the photograph; else None."""
+    owner = getattr(getattr(segmenter, "func", None), "__self__", None)
+    args = getattr(segmenter, "args", ())
+    if owner is None or not args or not callable(getattr(owner, "path", None)):
+        return None
+    try:
+        return owner.path(args[0], k)
+    except InputError:
+        return None
+
+
 def _granularity_rows(
     image, flat, counts, shape, segmenter, segs: dict, compact: dict
 ) -> np.ndarray:
@@ -715,7 +728,8 @@ def _granularity_rows(
             if lab.shape != shape:
                 raise InputError(
                     f"segmenter returned a {lab.shape[0]}x{lab.shape[1]} "
-                    f"(HxW) label map for a {shape[0]}x{shape[1]} image"
+                    f"(HxW) label map for a {shape[0]}x{shape[1]} image",
+                    _file_of(segmenter, int(k)),
                 )
             segs[k] = lab
         if k not in compact:
