@@ -380,7 +380,7 @@ def test_an_oriented_stack_outside_zero_one_is_refused(tmp_path):
     from segbench.errors import InputError
 
     np.save(tmp_path / "s.npy", np.full((20, 30, 8), 100.0, np.float32))
-    with pytest.raises(InputError, match=r"oriented stack has values in \[100, 100\]"):
+    with pytest.raises(InputError, match=r"oriented stack holds values up to 100"):
         _read_signal(tmp_path / "s.npy")
 
 
@@ -518,3 +518,86 @@ def test_an_all_zero_map_left_out_of_the_crispness_mean_is_warned():
     ):
         res = _summarize(["a", "b"], records, {"alpha": 0.5}, {})
     assert res.metrics["AC"] == 0.5
+
+
+def test_the_python_api_names_a_bad_argument_in_one_segbench_error(tmp_path):
+    import segbench
+    from segbench.errors import InputError
+
+    gt, pred = tmp_path / "gt", tmp_path / "pred"
+    for bad, match in (
+        (
+            {"workers": "2"},
+            r"workers \(--workers\) must be an integer of at least 1, got '2'",
+        ),
+        (
+            {"workers": 2.5},
+            r"workers \(--workers\) must be an integer of at least 1, got 2.5",
+        ),
+        ({"gt": None}, "gt: give the ground truth"),
+    ):
+        kw = {"gt": gt, "pred": pred, **bad}
+        with pytest.raises(InputError, match=match):
+            segbench.evaluate("boundary", progress=False, **kw)
+    with pytest.raises(InputError, match="max_dist must be a number, got 'x'"):
+        segbench.BoundaryEval(max_dist="x")
+
+
+@needs_shared
+def test_compare_reads_ids_given_as_one_string(tmp_path):
+    import segbench
+    from segbench.comparison import compare
+
+    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    runs = []
+    for p in ("hed-nms", "gpb-owt-ucm"):
+        out = tmp_path / p
+        segbench.evaluate(
+            "boundary",
+            gt,
+            SHARED / f"bsds500-{p}" / "test",
+            out,
+            ids=["100007", "100039"],
+            progress=False,
+        )
+        runs.append(out)
+    with pytest.warns(UserWarning):
+        res = compare(*runs, ids="100007,100039", resamples=20)
+    assert res["n_images"] == 2
+
+
+@needs_shared
+def test_a_dataset_root_with_an_image_in_two_splits_says_so(tmp_path, capsys):
+    import shutil
+
+    from segbench.cli import main
+
+    for split in ("test", "val"):
+        (tmp_path / "dup" / "groundTruth" / split).mkdir(parents=True)
+        (tmp_path / "dup" / "images" / split).mkdir(parents=True)
+        shutil.copy(
+            SHARED / "bsds500" / "groundTruth" / "test" / "100007.mat",
+            tmp_path / "dup" / "groundTruth" / split,
+        )
+        shutil.copy(
+            SHARED / "bsds500" / "images" / "test" / "100007.jpg",
+            tmp_path / "dup" / "images" / split,
+        )
+    pred = SHARED / "bsds500-hed-nms" / "test"
+    assert (
+        main(
+            [
+                "boundary",
+                "--gt",
+                str(tmp_path / "dup"),
+                "--split",
+                "test",
+                "--pred",
+                str(pred),
+                "--ids",
+                "100007",
+            ]
+        )
+        == 2
+    )
+    assert "image '100007' is in two splits (test and val)" in capsys.readouterr().err

@@ -33,6 +33,7 @@ from .datasets import BSDS500, parse_ids
 from .engine import (
     MAP_FOLDER_MARKERS,
     MapRecords,
+    check_workers,
     fingerprint,
     map_items,
     open_executor,
@@ -273,8 +274,8 @@ def _check_workers(workers, scheduler) -> None:
     """Refused before the folder is claimed (the executor would only see it later)."""
     if scheduler is not None:
         scheduler_address(scheduler)  # its form; it is reached when the work starts
-    elif not isinstance(workers, numbers.Integral) or workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
+    else:
+        check_workers(workers)
 
 
 def _select(found: dict, ids, folder: Path, what: str) -> dict:

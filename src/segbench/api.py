@@ -390,10 +390,17 @@ def evaluate(
     ...                         pred="hed/test", out="runs/hed", workers=2)
     >>> res.metrics["ODS"], res.to_pandas().head()
     """
-    from .engine import run
+    from .engine import check_workers, run
     from .families import RunSetup, check_keywords, runner
     from .families import benchmark as entry_of
 
+    if scheduler is None:  # checked before anything is read
+        check_workers(workers)
+    if gt is None:
+        raise InputError(
+            "gt: give the ground truth (a dataset root, a folder of ground-truth files, "
+            "or a file)"
+        )
     if preset is not None:
         if protocol is not None and protocol != preset:
             raise InputError(

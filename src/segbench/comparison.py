@@ -485,8 +485,11 @@ def compare(
 
     check_settings(resamples, level)
     loaded = [load_run(r) for r in runs]
-    if ids is not None:
-        loaded = [r.subset(sorted(str(i) for i in ids)) for r in loaded]
+    if ids is not None:  # a list, "a,b" or a file of ids, as everywhere
+        from .datasets import parse_ids
+
+        wanted = parse_ids(ids) or []
+        loaded = [r.subset(sorted(wanted)) for r in loaded]
     if len(loaded) < 2:
         raise InputError("a comparison needs at least two runs")
     families = {r.result.family for r in loaded}

@@ -115,8 +115,10 @@ class Result:
         Headline numbers (NaN where not computed).
     per_item : list of dict
         One row per image, keyed ``"id"`` first.
-    curves : dict of str -> list
-        Named curves (e.g. thresholds, recall, precision, f).
+    curves : dict of str -> 1-D ndarray or list
+        Named curves (e.g. thresholds, recall, precision, f): numpy arrays in a result
+        just computed, lists in one read from JSON (:meth:`to_dict` and
+        :meth:`to_json` give lists either way).
     provenance : dict
         Versions, time and parameters.
     name : str

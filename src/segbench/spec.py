@@ -171,14 +171,20 @@ def _typed(defaults: Mapping[str, Any], params: Mapping[str, Any]) -> dict:
     for k, v in defaults.items():  # keep JSON types stable in record keys
         if out[k] is None:  # None is a meaning (e.g. "no limit")
             continue
-        if isinstance(v, bool):
-            out[k] = bool(out[k])
-        elif isinstance(v, int) and not isinstance(out[k], bool):
-            if int(out[k]) != out[k]:
-                raise InputError(f"{k} must be an integer, got {out[k]!r}")
-            out[k] = int(out[k])
-        elif isinstance(v, float):
-            out[k] = float(out[k])
+        try:
+            if isinstance(v, bool):
+                out[k] = bool(out[k])
+            elif isinstance(v, int) and not isinstance(out[k], bool):
+                if int(out[k]) != out[k]:
+                    raise InputError(f"{k} must be an integer, got {out[k]!r}")
+                out[k] = int(out[k])
+            elif isinstance(v, float):
+                out[k] = float(out[k])
+        except (TypeError, ValueError) as exc:  # "x", [0.1, 0.2]: named, not a builtin's
+            if isinstance(exc, InputError):
+                raise
+            kind = "an integer" if isinstance(v, int) else "a number"
+            raise InputError(f"{k} must be {kind}, got {out[k]!r}") from None
     return out
 
 

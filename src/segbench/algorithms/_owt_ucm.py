@@ -266,8 +266,17 @@ def _read_signal(src: Path):
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
         except (OSError, ValueError) as exc:
             raise InputError(f"not a readable .npy array ({exc})", src) from None
-        if arr.ndim == 3:  # as a 2-D map is read: in [0, 1], by the map readers' rule
-            return soft_values(np.asarray(arr), src, "oriented stack")
+        if arr.ndim == 3:  # as a 2-D map is read (uint8 /255, ...), at most 1
+            arr = np.asarray(arr)
+            if arr.dtype.kind != "f":
+                return soft_values(arr, src, "oriented stack")
+            if not np.isfinite(arr).all() or arr.max() > 1:
+                raise InputError(
+                    f"oriented stack holds values up to {float(np.nanmax(arr)):g} (or NaN, "
+                    "inf): boundary strengths are at most 1 (negatives count as 0)",
+                    src,
+                )
+            return arr
     return read_prediction(src, kind="soft").pb
 
 

@@ -167,6 +167,8 @@ def open_ground_truth(
             try:
                 ds = open_dataset(folder, presentation=presentation or "color")
             except InputError:
+                if any((folder / k).is_dir() for k in ("groundTruth", "human", "BSR")):
+                    raise  # a dataset root the reader refused: its reason is the news
                 raise InputError(
                     "no ground truth here: expected BSDS500 <iid>.mat files, a BSDS300 "
                     "human/color tree of <uid>/<iid>.seg, edge-map or label-map images "

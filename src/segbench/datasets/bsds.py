@@ -1123,8 +1123,8 @@ def open_dataset(root: str | PathLike, **kwargs) -> Dataset:
     try:
         return BSDS500(root)
     except InputError as first:
-        if not root.is_dir():
-            raise
+        if not root.is_dir() or (root / "groundTruth").is_dir():
+            raise  # not a folder, or a BSDS500 root the reader refused: its reason
         try:
             return BSDS300(root, **kwargs)
         except InputError:

@@ -7,7 +7,7 @@ versioned, validated JSON record per (family, image). :class:`MapRecords`
 keeps one record per output of a folder run (:mod:`segbench.algorithm_folders`).
 """
 
-from ._executor import execution, map_items, open_executor, scheduler_address
+from ._executor import check_workers, execution, map_items, open_executor, scheduler_address
 from ._folder import (
     MANIFEST,
     MAP_FOLDER_MARKERS,
@@ -48,6 +48,7 @@ __all__ = [
     "fingerprint",
     "map_items",
     "open_executor",
+    "check_workers",
     "record_key",
     "records_digest",
     "result_file",

@@ -33,6 +33,22 @@ def execution(
     }
 
 
+def check_workers(workers) -> int:
+    """``workers`` as an int of at least 1; InputError naming the keyword and the option
+    otherwise (a string, a float, a bool, 0)."""
+    import numbers
+
+    if (
+        isinstance(workers, bool)
+        or not isinstance(workers, numbers.Integral)
+        or workers < 1
+    ):
+        raise InputError(
+            f"workers (--workers) must be an integer of at least 1, got {workers!r}"
+        )
+    return int(workers)
+
+
 @contextmanager
 def open_executor(workers: int = 1, scheduler: str | None = None):
     """The executor for ``workers`` local processes or a Dask ``scheduler`` address.
@@ -46,8 +62,7 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
         with _dask_client(scheduler) as client:
             yield client.get_executor(pure=False)
         return
-    if workers is None or workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
+    workers = check_workers(workers)
     if workers == 1:
         yield None
         return

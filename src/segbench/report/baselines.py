@@ -510,12 +510,12 @@ def run_baselines(
     """
     from ..api import evaluate
     from ..datasets import open_ground_truth, parse_ids
-    from ..engine import MapRecords, fingerprint, map_items, open_executor
+    from ..engine import MapRecords, check_workers, fingerprint, map_items, open_executor
 
     say = log or (lambda line: None)
     names = algorithm_names(algorithms, hed=hed is not None)
-    if scheduler is None and workers < 1:  # refused before the folder is claimed
-        raise InputError(f"--workers must be at least 1, got {workers}")
+    if scheduler is None:  # refused before the folder is claimed
+        check_workers(workers)
     gt = Path(gt)
     ds = open_ground_truth(gt, split=split)
     wanted = parse_ids(ids)
