@@ -601,3 +601,34 @@ def test_a_dataset_root_with_an_image_in_two_splits_says_so(tmp_path, capsys):
         == 2
     )
     assert "image '100007' is in two splits (test and val)" in capsys.readouterr().err
+
+
+def test_a_run_name_with_dollars_displays_in_a_notebook():
+    import segbench
+
+    g = _line_gt()
+    ev = segbench.BoundaryEval(name=r"$\badmacro$ lr=$1e-3$")
+    ev.update(g * 0.8, [g])
+    res = ev.compute()
+    assert "badmacro" in res._repr_html_()  # mathtext raised before
+
+
+def test_a_human_point_out_of_range_or_not_numbers_is_refused():
+    import segbench
+    from segbench.errors import InputError
+
+    g = _line_gt()
+    ev = segbench.BoundaryEval()
+    ev.update(g * 0.8, [g])
+    with pytest.raises(InputError, match=r"lie in \[0, 1\]"):
+        ev.compute(human=(2, 2, 2))
+    with pytest.raises(InputError, match="human: give HumanScores"):
+        ev.compute(human="x")
+
+
+def test_a_mapping_of_arrays_for_a_folder_benchmark_is_refused(tmp_path):
+    import segbench
+    from segbench.errors import InputError
+
+    with pytest.raises(InputError, match="superpixel benchmark reads a folder"):
+        segbench.evaluate("superpixel", tmp_path, {"a": np.zeros((4, 4), np.int32)})

@@ -411,6 +411,11 @@ def evaluate(
     benchmark = entry.name
     own = runner(benchmark)
     if own is not None:
+        if isinstance(pred, Mapping):  # its runner reads a folder (pathlib's TypeError)
+            raise InputError(
+                f"pred: the {benchmark} benchmark reads a folder of prediction files; "
+                "a mapping of predictions is read by boundary, region and all"
+            )
         given = dict(
             split=split,
             presentation=presentation,

@@ -132,6 +132,7 @@ def plot_pr_axes(results, ax=None, *, human=None, label=None):
         with np.errstate(invalid="ignore"):
             keep = np.isfinite(r) & np.isfinite(p) & (r >= _MIN_RECALL)
         name = label if label is not None and len(results) == 1 else (res.name or "run")
+        name = str(name).replace("$", r"\$")  # as written: '$...$' would be mathtext
         m = res.metrics
         text = f"{name} [F = {m['ODS']:.3f}]" if "ODS" in m else name
         (line,) = ax.plot(r[keep], p[keep], lw=1.8, label=text)

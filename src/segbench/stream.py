@@ -1014,11 +1014,15 @@ def _human_point(human) -> tuple[float, float, float]:
     if isinstance(human, Result):
         m = human.metrics
         return (float(m["recall"]), float(m["precision"]), float(m["F"]))
-    vals = tuple(float(v) for v in human)
+    what = "human: give HumanScores, a human_boundary Result or (recall, precision, F)"
+    try:
+        vals = tuple(float(v) for v in human) if not isinstance(human, str) else ()
+    except (TypeError, ValueError):
+        raise InputError(what) from None
     if len(vals) != 3:
-        raise InputError(
-            "human: give HumanScores, a human_boundary Result or (recall, precision, F)"
-        )
+        raise InputError(what)
+    if not all(0 <= v <= 1 for v in vals):  # a precision of 2 is no point of a PR plot
+        raise InputError(f"human: recall, precision and F lie in [0, 1], got {vals}")
     return vals
 
 
