@@ -273,7 +273,7 @@ def test_a_bad_option_is_the_clis_error(argv, call, images, soft, tmp_path, caps
     (lambda p, o: nms_folder(p["soft"], o, r=1.5), "--r must be a non-negative integer"),
     (lambda p, o: ucm_folder(p["soft"], o, levels="max"), "--levels must be one of"),
     (lambda p, o: detect_folder(p["images"], o, "gm", protocol="bsds"), "--protocol"),
-    (lambda p, o: detect_folder(p["images"], o, "gm", workers=-1), "--workers must be"),
+    (lambda p, o: detect_folder(p["images"], o, "gm", workers=-1), "workers (--workers) must be"),
     (lambda p, o: nms_folder(p["images"] / "none", o), "folder not found"),
 ])
 def test_what_only_the_parser_checked_is_checked_too(call, says, images, soft, tmp_path):

@@ -35,6 +35,7 @@ from .engine import (
     MapRecords,
     check_workers,
     fingerprint,
+    made_and_recorded,
     map_items,
     open_executor,
     scheduler_address,
@@ -388,21 +389,21 @@ def _run(
     recording each one as it arrives (a killed run keeps every finished map)."""
     resume = MapRecords(out, command, settings, jobs)
     kept = 0
+    # each map recorded where it is made: a killed run leaves no map without a record
+    recorded = partial(made_and_recorded, work, str(resume.root))
     try:
         if scheduler is None:
             # no executor: map_items starts worker processes only when there is work
             done = map_items(
-                work, resume.todo, workers=workers, progress=progress, desc=desc
+                recorded, resume.jobs(), workers=workers, progress=progress, desc=desc
             )
-            for dst in done:
-                resume.keep(dst)
+            for _ in done:
                 kept += 1
         else:
             with open_executor(workers, scheduler) as executor:
-                for dst in map_items(
-                    work, resume.todo, executor=executor, progress=progress, desc=desc
+                for _ in map_items(
+                    recorded, resume.jobs(), executor=executor, progress=progress, desc=desc
                 ):
-                    resume.keep(dst)
                     kept += 1
     except ClusterLostError as exc:  # or WorkerDiedError: counted over the folder
         raise type(exc)(resume.reused + kept, len(jobs)) from None

@@ -19,7 +19,7 @@ from ._folder import (
     result_file,
     result_names,
 )
-from ._maps import MapRecords
+from ._maps import MapRecords, made_and_recorded
 from ._run import run, scored_ids, summarize_records
 from ._store import (
     RECORDS_DIR,
@@ -40,6 +40,7 @@ __all__ = [
     "RUN_MARKER",
     "ExcludedWarning",
     "MapRecords",
+    "made_and_recorded",
     "RecordStore",
     "RecordWarning",
     "RunFolder",

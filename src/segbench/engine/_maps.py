@@ -103,15 +103,12 @@ class MapRecords:
     def keep(self, dst) -> None:
         """Record the map ``dst`` just written (atomically: a killed run leaves a whole
         record or none)."""
+        record_map(self.root, self._keys[str(dst)], dst)
 
-        ensure_dir(self.root)
-        atomic_write_text(
-            self._record(dst),
-            json.dumps(
-                {"key": self._keys[str(dst)], "output": fingerprint(dst)},
-                separators=(",", ":"),
-            ),
-        )
+    def jobs(self) -> list[tuple]:
+        """``todo`` with each job's record key: ``(src, dst, key)`` for
+        :func:`made_and_recorded`, so that the process that makes a map records it."""
+        return [(src, dst, self._keys[str(dst)]) for src, dst in self.todo]
 
     def note(self, what: str = "maps") -> str:
         """' (N of M maps reused from the earlier run)' when some were, else ''."""
@@ -123,3 +120,23 @@ class MapRecords:
             if self.reused
             else ""
         )
+
+
+def record_map(root, key: dict, dst) -> None:
+    """Write the record of map ``dst`` (its key and its bytes' fingerprint) into the
+    records folder ``root``, atomically."""
+    ensure_dir(root)
+    atomic_write_text(
+        Path(root) / f"{Path(dst).stem}.json",
+        json.dumps({"key": key, "output": fingerprint(dst)}, separators=(",", ":")),
+    )
+
+
+def made_and_recorded(work, root, job):
+    """``work((src, dst))``, then the map's record, in the same process: a run killed
+    while results were on their way to the main process leaves every written map
+    recorded, so a rerun reuses it (and never takes it for a file of the user's)."""
+    src, dst, key = job
+    made = work((src, dst))
+    record_map(root, key, made)
+    return made
