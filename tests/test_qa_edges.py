@@ -294,24 +294,26 @@ def test_detect_resumes_from_the_same_folder_named_otherwise(tmp_path, monkeypat
 # --- compare on too few images (QA sweep of the statistics) -----------------------------
 
 
-@needs_shared
-def test_compare_on_one_image_gives_no_p_value_and_warns_below_ten(tmp_path):
+def _hed_and_gpb_runs(tmp_path, ids) -> list:
+    """Boundary run folders of the HED maps and the authors' gPb-owt-ucm on ``ids``."""
     import segbench
-    from segbench.comparison import SmallSampleWarning, compare
 
     gt = SHARED / "bsds500" / "groundTruth" / "test"
     runs = []
     for p in ("hed-nms", "gpb-owt-ucm"):
         out = tmp_path / p
         segbench.evaluate(
-            "boundary",
-            gt,
-            SHARED / f"bsds500-{p}" / "test",
-            out,
-            ids=["100007"],
-            progress=False,
+            "boundary", gt, SHARED / f"bsds500-{p}" / "test", out, ids=ids, progress=False
         )
         runs.append(out)
+    return runs
+
+
+@needs_shared
+def test_compare_on_one_image_gives_no_p_value_and_warns_below_ten(tmp_path):
+    from segbench.comparison import SmallSampleWarning, compare
+
+    runs = _hed_and_gpb_runs(tmp_path, ["100007"])
     with pytest.warns(SmallSampleWarning, match="1 image: one image gives"):
         res = compare(*runs, resamples=50)
     boot = res["pairs"][0]["bootstrap"]["ODS"]
@@ -400,16 +402,21 @@ def test_every_mat_file_segbench_writes_is_the_same_bytes_on_every_run(tmp_path)
     assert (tmp_path / "s1.mat").read_bytes() == (tmp_path / "s2.mat").read_bytes()
 
 
-@needs_shared
-def test_crispness_names_the_option_not_a_map(tmp_path, capsys):
+def _one_hed_map(tmp_path):
+    """(the test split's ground truth, a folder of 100007's HED map)."""
     import shutil
-
-    from segbench.cli import main
 
     pred = tmp_path / "maps"
     pred.mkdir()
     shutil.copy(SHARED / "bsds500-hed-nms" / "test" / "100007.png", pred)
-    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    return SHARED / "bsds500" / "groundTruth" / "test", pred
+
+
+@needs_shared
+def test_crispness_names_the_option_not_a_map(tmp_path, capsys):
+    from segbench.cli import main
+
+    gt, pred = _one_hed_map(tmp_path)
     assert main(["crispness", "--gt", str(gt), "--pred", str(pred), "--nms-r", "-1"]) == 2
     err = capsys.readouterr().err
     assert "(--nms-r, --nms-s, --nms-m): r must be" in err and "100007" not in err
@@ -417,14 +424,9 @@ def test_crispness_names_the_option_not_a_map(tmp_path, capsys):
 
 @needs_shared
 def test_import_run_refuses_a_tolerance_of_zero(tmp_path, capsys):
-    import shutil
-
     from segbench.cli import main
 
-    pred = tmp_path / "maps"
-    pred.mkdir()
-    shutil.copy(SHARED / "bsds500-hed-nms" / "test" / "100007.png", pred)
-    gt = SHARED / "bsds500" / "groundTruth" / "test"
+    gt, pred = _one_hed_map(tmp_path)
     assert (
         main(
             [
@@ -545,22 +547,9 @@ def test_the_python_api_names_a_bad_argument_in_one_segbench_error(tmp_path):
 
 @needs_shared
 def test_compare_reads_ids_given_as_one_string(tmp_path):
-    import segbench
     from segbench.comparison import compare
 
-    gt = SHARED / "bsds500" / "groundTruth" / "test"
-    runs = []
-    for p in ("hed-nms", "gpb-owt-ucm"):
-        out = tmp_path / p
-        segbench.evaluate(
-            "boundary",
-            gt,
-            SHARED / f"bsds500-{p}" / "test",
-            out,
-            ids=["100007", "100039"],
-            progress=False,
-        )
-        runs.append(out)
+    runs = _hed_and_gpb_runs(tmp_path, ["100007", "100039"])
     with pytest.warns(UserWarning):
         res = compare(*runs, ids="100007,100039", resamples=20)
     assert res["n_images"] == 2

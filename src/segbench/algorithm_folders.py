@@ -40,7 +40,7 @@ from .engine import (
     open_executor,
     scheduler_address,
 )
-from .errors import ClusterLostError, InputError, OutputError
+from .errors import ClusterLostError, InputError, OutputError, first_names
 from .io import (
     check_all_present,
     claim_folder,
@@ -338,11 +338,10 @@ def _claim(
         if (out / name).exists() and MapRecords.written(out, command, out / name) is None
     )
     if theirs:
-        shown = ", ".join(theirs[:5]) + (" ..." if len(theirs) > 5 else "")
         raise InputError(
             f"{len(theirs)} file(s) this run would replace were not written by {owner} "
-            f"or were changed since: {shown}; move them away (or delete them if a run "
-            "stopped as it wrote them), then rerun",
+            f"or were changed since: {first_names(theirs, 5)}; move them away (or "
+            "delete them if a run stopped as it wrote them), then rerun",
             out,
         )
     current = MapRecords.recorded_settings(settings)

@@ -9,6 +9,13 @@ from __future__ import annotations
 from os import PathLike
 
 
+def first_names(names, most: int = 3) -> str:
+    """The first ``most`` of ``names`` for a message, `` ...`` after them when there are
+    more: what a refusal that lists files shows."""
+    names = [str(n) for n in names]
+    return ", ".join(names[:most]) + (" ..." if len(names) > most else "")
+
+
 class SegbenchError(Exception):
     """Base class of segbench's own errors."""
 

@@ -211,15 +211,28 @@ def gt_format_option(a):
     )
 
 
-def seed_int(text: str) -> int:
-    """``--seed``: a non-negative integer (numpy's generators take no negative seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+def int_at_least(low: int):
+    """An argparse type: an integer of at least ``low`` (one line naming the option)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"must be {low} or more, got {value}"
+                if low == 0
+                else f"must be at least {low}, got {value}"
+            )
+        return value
+
+    parse.__name__ = f"integer of at least {low}"  # argparse names the type in errors
+    return parse
+
+
+#: ``--seed``: a non-negative integer (numpy's generators take no negative seed).
+seed_int = int_at_least(0)
 
 
 def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:

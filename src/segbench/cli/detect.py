@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import add_common, seed_int
+from ._common import add_common, int_at_least, seed_int
 
 # Literals here (not imported from the engine or the algorithms) so that --help imports
 # nothing numerical; tests/test_detect_folder.py checks they are the library's.
@@ -148,16 +148,6 @@ def _cmd_train(a) -> int:
         ),
         a.json,
     )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _add_ids(p: argparse.ArgumentParser, what: str) -> None:
@@ -435,14 +425,14 @@ def add_parsers(sub) -> None:
     )
     t.add_argument(
         "--trees",
-        type=_positive_int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="trees of the forest (default: 8)",
     )
     t.add_argument(
         "--samples",
-        type=_positive_int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="training patches per tree, half centred on a boundary and half "
@@ -450,14 +440,14 @@ def add_parsers(sub) -> None:
     )
     t.add_argument(
         "--depth",
-        type=_positive_int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="maximum tree depth (default: 64)",
     )
     t.add_argument(
         "--images",
-        type=_positive_int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="train on the first N images of the split only (default: all)",

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
 
-from ..errors import InputError, SegbenchError
+from ..errors import InputError, SegbenchError, first_names
 from ..io import atomic_write_bytes
 from ._archive import DEFAULT_MAX_BYTES, _ensure_dir, safe_extract
 from .bsds import BSDS300, BSDS500
@@ -525,11 +525,10 @@ def _move_into_place(staging: Path, dest: Path) -> dict[str, int]:
         else:
             conflicts.append(rel.as_posix())
     if conflicts:
-        shown = ", ".join(conflicts[:3]) + (" ..." if len(conflicts) > 3 else "")
         raise InputError(
             f"{len(conflicts)} file(s) here differ from the archive's and would be "
-            f"replaced: {shown}; nothing was unpacked. Move them away, or fetch into "
-            "another --dest",
+            f"replaced: {first_names(conflicts)}; nothing was unpacked. Move them "
+            "away, or fetch into another --dest",
             dest,
         )
     files = {}

@@ -50,7 +50,7 @@ import numpy as np
 from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
-from ..errors import InputError
+from ..errors import InputError, first_names
 from ..io import atomic_write_bytes, claim_folder
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
@@ -199,11 +199,10 @@ def _prepare_out(out: Path) -> None:
     if before is not None:
         foreign = [f for f in _site_files(out) if f not in before]
         if foreign:
-            shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
             raise InputError(
                 f"{len(foreign)} file(s) in the site's own folders were not written by "
-                f"segbench site: {shown}; a rebuild would replace them, so move them "
-                "out (files of other names at the top of the folder are kept)",
+                f"segbench site: {first_names(foreign)}; a rebuild would replace them, "
+                "so move them out (files of other names at the top of the folder are kept)",
                 out,
             )
     for e in list(out.iterdir()):
