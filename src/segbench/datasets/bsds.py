@@ -1123,12 +1123,14 @@ def open_dataset(root: str | PathLike, **kwargs) -> Dataset:
     try:
         return BSDS500(root)
     except InputError as first:
-        if not root.is_dir() or (root / "groundTruth").is_dir():
-            raise  # not a folder, or a BSDS500 root the reader refused: its reason
+        if not root.is_dir():
+            raise
         try:
             return BSDS300(root, **kwargs)
         except InputError:
             pass
+        if (root / "groundTruth").is_dir():
+            raise first from None  # a BSDS500 root the reader refused: its reason
         raise InputError(
             f"neither a BSDS500 layout (images/ and groundTruth/) nor a "
             f"BSDS300 layout (human/ and images/); found {_describe(root)}",
