@@ -621,3 +621,34 @@ def test_a_mapping_of_arrays_for_a_folder_benchmark_is_refused(tmp_path):
 
     with pytest.raises(InputError, match="superpixel benchmark reads a folder"):
         segbench.evaluate("superpixel", tmp_path, {"a": np.zeros((4, 4), np.int32)})
+
+
+@needs_shared
+def test_a_wrongly_sized_precomputed_segmentation_names_its_file(tmp_path, capsys):
+    from PIL import Image
+
+    from segbench.cli import main
+    from segbench.io import read_ground_truth
+
+    gts = read_ground_truth(SHARED / "bsds500" / "groundTruth" / "val" / "101085.mat")
+    seg_dir = tmp_path / "segs"
+    seg_dir.mkdir()
+    for k in {int(np.unique(g.segmentation).size) for g in gts}:
+        Image.fromarray(np.zeros((10, 10), np.uint8)).save(seg_dir / f"101085_{k}.png")
+    argv = [
+        "granularity",
+        "--gt",
+        str(SHARED / "bsds500"),
+        "--split",
+        "val",
+        "--segmenter",
+        "folder",
+        "--seg-dir",
+        str(seg_dir),
+        "--ids",
+        "101085",
+        "--quiet",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "segs/101085_" in err and "101085.jpg" not in err
