@@ -652,3 +652,12 @@ def test_a_wrongly_sized_precomputed_segmentation_names_its_file(tmp_path, capsy
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "segs/101085_" in err and "101085.jpg" not in err
+
+
+def test_a_map_written_as_nested_lists_is_one_map_not_a_batch_of_rows():
+    import segbench
+
+    g = _line_gt()
+    ev = segbench.BoundaryEval()
+    ev.update((g * 0.8).tolist(), [g])
+    assert len(ev) == 1 and ev.compute().metrics["ODS"] == 1.0

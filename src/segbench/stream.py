@@ -51,6 +51,19 @@ def _evaluate_in_thread(family, sample, params, threads):
         sample.release()
 
 
+def _nested_numbers(value) -> bool:
+    """Whether ``value`` is a map written as nested lists of numbers (``arr.tolist()``):
+    one array, not a batch of its rows."""
+    import numbers
+
+    first = value[0] if len(value) else None
+    return (
+        isinstance(first, (list, tuple))
+        and bool(first)
+        and isinstance(first[0], numbers.Number)
+    )
+
+
 def _check_workers(workers) -> int:
     if (
         isinstance(workers, bool)
@@ -150,7 +163,7 @@ class _StreamEval(StreamEvalBase):
         from .datasets import to_numpy
         from .io import Prediction
 
-        if isinstance(pred, (list, tuple)):
+        if isinstance(pred, (list, tuple)) and not _nested_numbers(pred):
             return list(pred), True
         if isinstance(pred, Prediction):
             return [pred], False
