@@ -661,3 +661,20 @@ def test_a_map_written_as_nested_lists_is_one_map_not_a_batch_of_rows():
     ev = segbench.BoundaryEval()
     ev.update((g * 0.8).tolist(), [g])
     assert len(ev) == 1 and ev.compute().metrics["ODS"] == 1.0
+
+
+def test_messages_fit_the_python_api():
+    import segbench
+    from segbench.errors import InputError
+    from segbench.semantic import SemanticEval
+
+    ev = segbench.RegionEval()
+    with pytest.raises(InputError, match=r"give it as floats in \[0, 1\]"):
+        ev.update(np.zeros((49, 65), np.uint8), [np.ones((24, 32), np.int32)])
+    s = SemanticEval(2)
+    s.update(np.zeros((4, 4), np.uint8), np.zeros((4, 4), np.uint8))
+    res = s.compute()
+    with pytest.raises(
+        InputError, match="semantic results are compared from their run folders"
+    ):
+        res.compare(res)

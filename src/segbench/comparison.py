@@ -217,8 +217,9 @@ def load_run(run) -> ComparedRun:
     if isinstance(run, Result):
         if run.records is None:
             raise InputError(
-                f"the result {run.name!r} carries no per-image records "
-                "(read from JSON?): pass its run folder instead"
+                f"the result {run.name!r} carries no per-image records to resample "
+                f"({run.family} results are compared from their run folders, and a "
+                "result read from JSON has none): pass its run folder instead"
             )
         return ComparedRun(run, list(run.records), _spec(run, None))
     from .engine import RunFolder

@@ -458,8 +458,13 @@ def check_same_shape(
         )
     if shape == (2 * h + 1, 2 * w + 1):
         raise InputError(
-            f"{got}: it looks like a doubleSize ucm2; save it as variable "
-            "'ucm2' in a .mat file, or take ucm2[2::2, 2::2]",
+            f"{got}: it looks like a doubleSize ucm2; "
+            + (
+                "save it as variable 'ucm2' in a .mat file, or take ucm2[2::2, 2::2]"
+                if path is not None and Path(str(path)).is_file()
+                else "give it as floats in [0, 1] (an integer array is read as a "
+                "label map), or take ucm2[2::2, 2::2]"
+            ),
             path,
         )
     raise InputError(got, path)
