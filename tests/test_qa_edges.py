@@ -678,3 +678,14 @@ def test_messages_fit_the_python_api():
         InputError, match="semantic results are compared from their run folders"
     ):
         res.compare(res)
+
+
+def test_a_sixteen_bit_photograph_is_refused_with_a_way_forward(tmp_path):
+    from PIL import Image
+
+    from segbench.errors import InputError
+    from segbench.io import read_image
+
+    Image.fromarray(np.full((8, 9), 40000, np.uint16)).save(tmp_path / "a.png")
+    with pytest.raises(InputError, match=r"round\(v / 257\)"):
+        read_image(tmp_path / "a.png")

@@ -152,7 +152,11 @@ def read_image(path: str | PathLike) -> np.ndarray:
     pixels, mode, sixteen = open_image(path)
     if sixteen or mode in ("I", "F"):
         raise InputError(
-            f"expected an 8-bit colour or gray image, got Pillow mode {mode}", path
+            f"expected an 8-bit colour or gray image, got Pillow mode {mode}: the "
+            "detectors take 8-bit photographs, and scaling a 16-bit one down here would "
+            "lose data without a word; convert it yourself (e.g. round(v / 257)), or "
+            "call the Pb detectors from Python, which take uint16 arrays",
+            path,
         )
     if mode in ("RGB",):
         return np.ascontiguousarray(pixels, dtype=np.uint8)
