@@ -274,6 +274,21 @@ def test_a_rebuild_keeps_the_users_files_and_refuses_them_in_its_folders(inputs,
     assert (out / "index.html").exists()  # refused before anything was removed
 
 
+def test_a_rebuild_after_an_interrupted_build_takes_its_files_as_the_sites(inputs, tmp_path):
+    from segbench.report.site import _prepare_out
+
+    out = tmp_path / "site"
+    build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+    _prepare_out(out)  # a build starts ...
+    (out / "images").mkdir(exist_ok=True)
+    (out / "images" / "half-written.html").write_text("...")  # ... and is stopped
+    build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+    assert not (out / "images" / "half-written.html").exists()
+    (out / "images" / "mine.html").write_text("mine")  # after a whole build: the user's
+    with pytest.raises(InputError, match="not written by segbench site: images/mine.html"):
+        build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
+
+
 def test_a_run_folder_inside_the_site_folder_is_refused(inputs, tmp_path):
     out = tmp_path / "site"
     build_site(inputs["dataset"], [], out, progress=False)

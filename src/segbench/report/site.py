@@ -134,10 +134,14 @@ _WRITTEN = "site-files.json"
 
 
 def _written_before(out: Path) -> set[str] | None:
+    """The files the last build wrote; None when it is not known: a site of an earlier
+    version (no list), or a build that was interrupted (its list was not finished, and
+    the files it wrote are the site's)."""
     try:
-        return set(json.loads((out / CACHE_DIR / _WRITTEN).read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        return None  # a site of an earlier version: no list
+        data = json.loads((out / CACHE_DIR / _WRITTEN).read_text(encoding="utf-8"))
+        return set(data["files"]) if data.get("complete") else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _site_files(out: Path) -> list[str]:
@@ -156,10 +160,14 @@ def _site_files(out: Path) -> list[str]:
     return sorted(found)
 
 
-def _remember_written(out: Path) -> None:
+def _remember_written(out: Path, complete: bool = True) -> None:
+    """List the site's files (``complete``: at the end of a build), or mark a build as
+    under way (its list unknown until it ends: an interrupted build leaves that mark)."""
     (out / CACHE_DIR).mkdir(exist_ok=True)
+    files = _site_files(out) if complete else []
     atomic_write_bytes(
-        out / CACHE_DIR / _WRITTEN, json.dumps(_site_files(out), indent=0).encode()
+        out / CACHE_DIR / _WRITTEN,
+        json.dumps({"complete": complete, "files": files}, indent=0).encode(),
     )
 
 
@@ -212,6 +220,7 @@ def _prepare_out(out: Path) -> None:
             shutil.rmtree(e)
         else:
             e.unlink()
+    _remember_written(out, complete=False)  # a build under way, until it ends
 
 
 def _copy_static(out: Path) -> None:
