@@ -318,7 +318,8 @@ def test_compare_on_one_image_gives_no_p_value_and_warns_below_ten(tmp_path):
         res = compare(*runs, resamples=50)
     boot = res["pairs"][0]["bootstrap"]["ODS"]
     assert np.isnan(boot["p"]) and np.isnan(boot["lo"]) and np.isnan(boot["hi"])
-    assert boot["diff"] == pytest.approx(-0.0383, abs=1e-4)
+    ods = [r["metrics"]["ODS"] for r in res["runs"]]  # the difference is still given
+    assert boot["diff"] == ods[0] - ods[1] and np.isfinite(boot["diff"])
 
 
 def test_boundary_eval_refuses_settings_it_would_drop_and_checks_alpha_at_once():

@@ -285,29 +285,38 @@ def _where(run: ComparedRun) -> str:
     return run.path or repr(run.result.name)
 
 
+def _ground_truth_named(run: ComparedRun) -> tuple:
+    """(ground-truth folders resolved, or None for a streamed result; split;
+    presentation) as a result in memory records them."""
+    p = run.result.provenance.get("params", {})
+    gt_dir = p.get("gt_dir")
+    folders = gt_dir if isinstance(gt_dir, list) else [gt_dir]
+    return (
+        None if gt_dir is None else tuple(str(Path(g).resolve()) for g in folders),
+        p.get("split"),
+        p.get("presentation"),
+    )
+
+
 def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
     """Refuse runs scored against other ground truth or under other settings
     (protocol, nthresh, max_dist, min_agreement, ...): their differences are not the
     algorithms'."""
-    if base.keys is not None and other.keys is not None:
+    if base.keys is not None and other.keys is not None:  # the records name the files
         gt = [
             iid
             for iid, a, b in zip(base.ids, base.keys, other.keys)
             if a.get("inputs", {}).get("gt") != b.get("inputs", {}).get("gt")
         ]
-    else:  # Results in memory: the ground truth they name
-        pa, pb = (r.result.provenance.get("params", {}) for r in (base, other))
-
-        def spot(p):
-            gt_dir = p.get("gt_dir")
-            folders = gt_dir if isinstance(gt_dir, list) else [gt_dir]
-            return (
-                None if gt_dir is None else tuple(str(Path(g).resolve()) for g in folders),
-                p.get("split"),
-                p.get("presentation"),
+        if gt:
+            raise InputError(
+                f"runs scored against other ground truth cannot be compared: "
+                f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
+                f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
+                "split or presentation"
             )
-
-        sa, sb = spot(pa), spot(pb)
+    else:  # Results in memory: the ground truth they name, if any
+        sa, sb = (_ground_truth_named(r) for r in (base, other))
         if sa[0] is None or sb[0] is None:  # a streamed result names no files
             import warnings
 
@@ -323,14 +332,6 @@ def _check_comparable(base: ComparedRun, other: ComparedRun) -> None:
                 f"{_where(base)} and {_where(other)} name other ground-truth folders, "
                 f"split or presentation ({sa} vs {sb})"
             )
-        gt = []
-    if gt:
-        raise InputError(
-            f"runs scored against other ground truth cannot be compared: "
-            f"{_where(base)} and {_where(other)} differ on {len(gt)} of "
-            f"{len(base.ids)} images ({', '.join(gt[:5])}): other files, "
-            "split or presentation"
-        )
     a, b = _params(base), _params(other)
     differ = [
         f"{k} {a.get(k)!r} vs {b.get(k)!r}"

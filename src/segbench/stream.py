@@ -702,13 +702,7 @@ class BoundaryEval(_StreamEval):
         if "alpha" in given:  # checked now, not after a whole epoch of updates
             from .primitives import check_alpha
 
-            try:
-                alpha = float(given["alpha"])
-            except (TypeError, ValueError):
-                raise InputError(
-                    f"alpha must be a number, got {given['alpha']!r}"
-                ) from None
-            check_alpha(alpha)
+            check_alpha(BOUNDARY.resolve_summary(given)["alpha"])
         super().__init__(
             BOUNDARY,
             {**protocol_params("boundary", protocol), **given},
@@ -1029,7 +1023,7 @@ def _human_point(human) -> tuple[float, float, float]:
         return (float(m["recall"]), float(m["precision"]), float(m["F"]))
     what = "human: give HumanScores, a human_boundary Result or (recall, precision, F)"
     try:
-        vals = tuple(float(v) for v in human) if not isinstance(human, str) else ()
+        vals = () if isinstance(human, str) else tuple(float(v) for v in human)
     except (TypeError, ValueError):
         raise InputError(what) from None
     if len(vals) != 3:

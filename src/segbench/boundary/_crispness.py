@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, first_names
 from ..families import CRISPNESS_PARAMS, defaults, summary_defaults
 from ..io import check_same_shape, read_prediction
 from ..primitives import (
@@ -121,8 +121,7 @@ def _summarize(ids, records, params, options) -> Result:
         warnings.warn(
             f"AC is the mean over {len(values) - len(blank)} of {len(values)} images: "
             f"{len(blank)} map{'s are' if len(blank) > 1 else ' is'} all zero, with no "
-            f"crispness ({', '.join(map(str, blank[:5]))}"
-            + (" ...)" if len(blank) > 5 else ")"),
+            f"crispness ({first_names(blank, 5)})",
             stacklevel=2,
         )
     metrics = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, first_names
 from ._edges import (
     GT_FORMATS,
     EdgeMapFolder,
@@ -487,13 +487,13 @@ def pair_predictions(
     missing = [i for i in ids if i not in preds]
     tails = _name_tails(missing, pred_dir)
     if tails:  # <iid>_fuse.png and the like: the files are there under longer names
-        shown = ", ".join(tails[:3]) + (" ..." if len(tails) > 3 else "")
         check_all_present(
             ids,
             preds,
             what,
             pred_dir,
-            note=f"files named <iid><something>.<ext> are there ({shown}): a prediction "
+            note=f"files named <iid><something>.<ext> are there ({first_names(tails)}): "
+            "a prediction "
             "is read from <iid>.<ext> exactly, so rename them",
         )
     folders = [
@@ -505,7 +505,7 @@ def pair_predictions(
             preds,
             what,
             pred_dir,
-            note=", ".join(folders[:3])
+            note=first_names(folders)
             + (
                 " is a folder, not a file"
                 if len(folders) == 1
@@ -514,7 +514,7 @@ def pair_predictions(
         )
     unread = _unread_files(missing, pred_dir)
     if unread:  # the user sees a file there: say why it was not read
-        shown = ", ".join(unread[:3]) + (" ..." if len(unread) > 3 else "")
+        shown = first_names(unread)
         why = hint or f"only .{'/.'.join(exts)} files are read"
         check_all_present(
             ids,

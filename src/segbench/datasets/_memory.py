@@ -87,9 +87,10 @@ def _annotation(obj, what: str):
     lo, hi = arr.min(), arr.max()
     if lo == 0 and hi <= 1:
         return BoundaryMap(arr != 0, what)
-    on = arr != 0
-    if lo == 0 and (arr[on] == hi).all() and _thin_structures(arr):
-        return BoundaryMap(on, what)  # an edge image, 0/255 say: lines, not regions
+    if lo == 0:
+        on = arr != 0
+        if (arr[on] == hi).all() and _thin_structures(arr):
+            return BoundaryMap(on, what)  # an edge image, 0/255 say: lines, not regions
     if lo < 0:
         raise InputError(f"{what} has negative labels")
     return Annotation(np.ascontiguousarray(arr, dtype=np.int32), source=what)

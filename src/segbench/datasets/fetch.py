@@ -12,6 +12,7 @@ Only the standard library (:mod:`urllib`) is used for HTTP.
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import http.client
 import json
@@ -494,18 +495,6 @@ def _remove_staging(staging: Path) -> None:
         pass
 
 
-def _same_bytes(a: Path, b: Path) -> bool:
-    if a.stat().st_size != b.stat().st_size:
-        return False
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        while True:
-            x, y = fa.read(_CHUNK), fb.read(_CHUNK)
-            if x != y:
-                return False
-            if not x:
-                return True
-
-
 def _move_into_place(staging: Path, dest: Path) -> dict[str, int]:
     """Move the unpacked files from ``staging`` to the same places in ``dest``; return
     ``{relative path: size}`` of every file. A file already there with the same bytes
@@ -520,7 +509,7 @@ def _move_into_place(staging: Path, dest: Path) -> dict[str, int]:
             st = os.lstat(target)
         except FileNotFoundError:
             continue
-        if stat.S_ISREG(st.st_mode) and _same_bytes(src, target):
+        if stat.S_ISREG(st.st_mode) and filecmp.cmp(src, target, shallow=False):
             present.add(rel)
         else:
             conflicts.append(rel.as_posix())

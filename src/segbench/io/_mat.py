@@ -36,7 +36,8 @@ def write_mat(path: str | Path, variables: dict, **options) -> Path:
     fixed header text (the same data give the same bytes on every run).
 
     ``options`` go to :func:`scipy.io.savemat` (``oned_as``, ...). InputError names the
-    file when it cannot be written.
+    file when it cannot be written (its folder cannot be made, the disk is full, ...),
+    as ``write_ground_truth`` and ``write_segs`` always said it.
     """
     import io
 
@@ -52,7 +53,7 @@ def write_mat(path: str | Path, variables: dict, **options) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, bytes(data))
-    except OSError as exc:
+    except OSError as exc:  # OutputError included: one line naming the file
         raise InputError(f"cannot write file: {exc.strerror or exc}", path) from None
     return path
 
