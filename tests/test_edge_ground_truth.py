@@ -236,6 +236,39 @@ def test_void_labels_are_no_region_and_draw_no_boundary():
     assert np.array_equal(voided.boundaries[keep], plain.boundaries[keep])
 
 
+def test_an_unlabelled_area_draws_no_boundary_on_any_side():
+    """A void square inside one region: no ground-truth boundary around it, on any
+    side (the rule dropped only the boundary pixels on void pixels, so the square's top
+    and left sides, whose boundary lies on the labelled pixels, were drawn)."""
+    labels = np.ones((50, 60), np.uint8)
+    labels[:, 30:] = 2
+    labels[20:30, 10:20] = 0
+    for flip in (lambda a: a, np.flipud, np.fliplr, np.transpose):
+        lab = np.ascontiguousarray(flip(labels))
+        got = label_annotation(lab, (0,)).boundaries
+        region_edge = label_annotation(np.where(lab == 0, 1, lab)).boundaries
+        assert np.array_equal(got, region_edge)
+
+
+def test_seg2bdry_void_in_both_formats():
+    """seg2bdry's void rule: the (H, W) map is the doubled grid's corners, as without
+    it, and an edge between two labelled pixels is drawn as without it."""
+    from segbench.primitives import seg2bdry
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        seg = rng.integers(0, 4, (9, 11)).astype(np.int32)
+        double = seg2bdry(seg, "doubleSize", void=0)
+        assert np.array_equal(seg2bdry(seg, void=0), double[2::2, 2::2])
+        full = seg2bdry(seg, "doubleSize")
+        assert not (double & ~full).any()
+        # edges between two labelled pixels are kept
+        both = np.zeros_like(full)
+        both[2::2, 1::2][:-1] = (seg[:-1] != seg[1:]) & (seg[:-1] > 0) & (seg[1:] > 0)
+        assert np.array_equal(double[2::2, 1::2][:-1], both[2::2, 1::2][:-1])
+    assert np.array_equal(seg2bdry(np.array([[1, 0], [1, 0]]), void=0), np.zeros((2, 2), bool))
+
+
 def test_sniffing_decides_edges_labels_or_names_the_choices(tmp_path):
     gray = tmp_path / "gray"
     _png(gray / "a.png", (EDGES * 255).astype(np.uint8))

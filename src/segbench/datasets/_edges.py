@@ -112,6 +112,9 @@ class GroundTruthFormat:
             parts.append(f"threshold={float(self.threshold)!r}")
         if self.void:
             parts.append("void=" + ",".join(str(int(v)) for v in sorted(self.void)))
+            # void draws no edge on any side (before: only the void pixels' own were
+            # dropped), so records of the older rule are not reused
+            parts.append("void_edges=none")
         if self.variable:
             parts.append(f"variable={self.variable}")
         return ";".join(parts)
@@ -171,9 +174,9 @@ def label_annotation(
     Annotation
         ``segmentation`` 1..K with void pixels 0 (the region measures' convention for
         unlabelled pixels, as BSDS500 .mat files never have them); ``boundaries`` drawn
-        as BSDS draws them (``thin(seg2bdry)``), minus every boundary pixel on a void
-        pixel: a void band (VOC's 255 outline) or unlabelled area draws no boundary of
-        its own.
+        as BSDS draws them (``thin(seg2bdry)``) from the edges between two labelled
+        pixels only, minus every boundary pixel on a void pixel: a void band (VOC's 255
+        outline) or unlabelled area draws no boundary of its own, on any side.
     """
     from ..primitives import compact_labels, seg2bdry, thin
 
@@ -185,7 +188,7 @@ def label_annotation(
     is_void = np.isin(labels, void)
     # every void label as the first one, which compact_labels makes 0
     compact, _ = compact_labels(np.where(is_void, void[0], labels), void=void[0])
-    bdry = np.asarray(thin(seg2bdry(compact)), bool) & ~is_void
+    bdry = np.asarray(thin(seg2bdry(compact, void=0)), bool) & ~is_void
     return Annotation(compact, bdry, source=source)
 
 

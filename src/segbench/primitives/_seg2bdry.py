@@ -11,7 +11,7 @@ from ..errors import InputError
 prepare_kernels()
 
 
-def seg2bdry(seg, fmt: str = "imageSize") -> np.ndarray:
+def seg2bdry(seg, fmt: str = "imageSize", *, void: int | None = None) -> np.ndarray:
     """Boundary map of a segmentation, exactly as BSR's ``seg2bdry.m``.
 
     The boundary is drawn on a grid of twice the resolution: cell centres at odd
@@ -29,6 +29,10 @@ def seg2bdry(seg, fmt: str = "imageSize") -> np.ndarray:
         positions ``[2::2, 2::2]`` (MATLAB ``3:2:end``), giving an (H, W) map in which a
         pixel is on the boundary when its label differs from the pixel below or to the
         right, or when a corner touching its lower-right is marked.
+    void : int, optional
+        A label of unlabelled pixels: an edge is marked only between two pixels that
+        both have another label, so an unlabelled area draws no boundary of its own
+        on any side (not BSR's: its ground truth has no unlabelled pixels).
 
     Returns
     -------
@@ -45,15 +49,22 @@ def seg2bdry(seg, fmt: str = "imageSize") -> np.ndarray:
     seg = np.asarray(seg)
     if seg.ndim != 2:
         raise InputError(f"seg must be a 2-D label map, got shape {seg.shape}")
+    if seg.dtype == bool:
+        seg = seg.view(np.uint8)
     if fmt == "imageSize":
-        if seg.dtype == bool:
-            seg = seg.view(np.uint8)
+        if void is not None:
+            labelled = np.ascontiguousarray(seg != void)
+            return _image_size_void(np.ascontiguousarray(seg), labelled)
         return _image_size(np.ascontiguousarray(seg))
     h, w = seg.shape
     edge_v = np.zeros((h, w), bool)  # label differs from the pixel below
     edge_v[:-1, :] = seg[:-1, :] != seg[1:, :]
     edge_h = np.zeros((h, w), bool)  # label differs from the pixel to the right
     edge_h[:, :-1] = seg[:, :-1] != seg[:, 1:]
+    if void is not None:
+        labelled = seg != void
+        edge_v[:-1, :] &= labelled[:-1, :] & labelled[1:, :]
+        edge_h[:, :-1] &= labelled[:, :-1] & labelled[:, 1:]
 
     bdry = np.zeros((2 * h + 1, 2 * w + 1), bool)
     bdry[2::2, 1::2] = edge_v
@@ -90,4 +101,24 @@ def _image_size(lab):
             elif y < h - 1 and x < w - 1:
                 c = lab[y + 1, x + 1]
                 out[y, x] = lab[y + 1, x] != c or lab[y, x + 1] != c
+    return out
+
+
+@nb.njit(cache=True)
+def _image_size_void(lab, labelled):
+    """:func:`_image_size` with an edge marked only between two labelled pixels."""
+    h, w = lab.shape
+    out = np.zeros((h, w), np.bool_)
+    for y in range(h):
+        for x in range(w):
+            v, here = lab[y, x], labelled[y, x]
+            if y < h - 1 and here and labelled[y + 1, x] and lab[y + 1, x] != v:
+                out[y, x] = True
+            elif x < w - 1 and here and labelled[y, x + 1] and lab[y, x + 1] != v:
+                out[y, x] = True
+            elif y < h - 1 and x < w - 1:
+                c, corner = lab[y + 1, x + 1], labelled[y + 1, x + 1]
+                out[y, x] = (
+                    corner and labelled[y + 1, x] and lab[y + 1, x] != c
+                ) or (corner and labelled[y, x + 1] and lab[y, x + 1] != c)
     return out
