@@ -640,3 +640,25 @@ def test_explicit_thresholds_from_the_command_line(sbd, tmp_path, capsys):
                  str(root / "npy"), "--thresholds", "0.5,1.5", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "[0, 1]" in err
+
+
+def test_cityscapes_class_folders_given_by_their_first(tmp_path):
+    """Per-class folders in pyEdgeEval's Cityscapes layout
+    (class_NNN/<city>/<id>_leftImg8bit.png): --pred PRED/class_001, as --help says,
+    scores as --pred PRED (it was refused with a hint naming that very form)."""
+    from segbench.cli import main
+    _write_city(tmp_path / "gt")
+    name = "frankfurt_000000_000001"
+    for c in range(1, 20):
+        folder = tmp_path / "pred" / f"class_{c:03d}" / "frankfurt"
+        folder.mkdir(parents=True)
+        Image.fromarray(np.full((20, 24), 80, np.uint8)).save(
+            folder / f"{name}_leftImg8bit.png")
+    got = {}
+    for pred in ("pred", "pred/class_001"):
+        out = tmp_path / ("run-" + pred.replace("/", "-"))
+        assert main(["semantic-boundary", "--gt", str(tmp_path / "gt"), "--preset",
+                     "cityscapes", "--pred", str(tmp_path / pred), "--out", str(out),
+                     "--quiet"]) == 0
+        got[pred] = json.loads((out / "result_semantic_boundary.json").read_text())["metrics"]
+    assert got["pred"] == got["pred/class_001"]

@@ -290,6 +290,8 @@ def _pair_predictions(ids, pred_dir):
     from pathlib import Path
 
     root = Path(pred_dir)
+    if root.name == "class_001" and root.is_dir():  # the first class's folder given
+        root = root.parent
     if not (root / "class_001").is_dir():
         return None
     first = root / "class_001"
