@@ -166,6 +166,17 @@ def test_boundary_takes_several_prediction_folders_as_granularities(tmp_path):
     assert again.metrics["ODS"] == best.metrics["ODS"]
     for g in best.provenance["granularities"]:
         assert best.metrics["OIS"] >= g["OIS"] - 1e-12
+    # --ids: the best of the granularities on those images (it was refused: the
+    # images left out had no counts file)
+    first_two = ",".join(it.iid for it in items[:2])
+    proc = _cli("boundary", "--gt", gt, "--pred", tmp_path / "g0", tmp_path / "g1",
+                "--out", tmp_path / "run-ids", "--quiet", "--no-plot", "--ids", first_two)
+    assert proc.returncode == 0, proc.stderr
+    subset = segbench.Result.from_json(tmp_path / "run-ids" / "result_boundary.json")
+    assert [r["id"] for r in subset.per_item] == [it.iid for it in items[:2]]
+    alone = import_run(sorted((tmp_path / "run-ids" / "granularities").iterdir()), None,
+                       plot=False)
+    assert alone.metrics["ODS"] == subset.metrics["ODS"]
 
 
 def test_the_output_is_never_a_folder_being_read(tmp_path):

@@ -604,6 +604,7 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
             name=name or run_name(preds[0]),
             max_dist=max_dist,
             plot=plot,
+            ids=common.get("ids"),
         )
     best.provenance["granularities"] = alone
     if out is not None:
@@ -648,6 +649,7 @@ def import_run(
     max_dist: float | None = None,
     plot: bool = True,
     progress: bool = False,
+    ids=None,
 ):
     """A finished boundary run of the MATLAB code as a segbench run folder.
 
@@ -679,6 +681,9 @@ def import_run(
         (default 0.0075, BSR's; it changes no number here, since the counts are
         already matched).
     plot, progress : bool
+    ids : list of str, str or path, optional
+        Import only these images (:func:`~segbench.datasets.parse_ids`); with ``gt``
+        its other images need no counts file.
 
     Returns
     -------
@@ -750,6 +755,17 @@ def import_run(
                 first, *(rows[:, k].astype(np.int64) for k in range(1, 5))
             )
         per_folder.append(counts)
+    from .datasets import parse_ids
+
+    wanted = parse_ids(ids)
+    if wanted is not None:
+        absent = [i for i in wanted if i not in files]
+        if absent and gt is None:
+            raise InputError(
+                f"{len(absent)} of the images asked for (--ids) have no "
+                f"<iid>_ev1.txt: {', '.join(absent[:20])}",
+                folder,
+            )
     ids = list(files)
     if len(folders) == 1:
         records = per_folder[0]
@@ -767,7 +783,7 @@ def import_run(
                 f"ground truth: {', '.join(extra[:20])}",
                 folder,
             )
-        missing = sorted(set(ds.ids()) - set(files))
+        missing = sorted(set(ds.ids() if wanted is None else wanted) - set(files))
         if missing:
             raise InputError(
                 f"{len(missing)} images of the ground truth have no "
@@ -801,6 +817,7 @@ def import_run(
         params=params,
         options={"plot": plot},
         progress=progress,
+        ids=wanted,
     )
     official = folder / "eval_bdry.txt"
     if len(folders) == 1 and official.is_file():
