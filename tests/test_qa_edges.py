@@ -690,3 +690,16 @@ def test_a_sixteen_bit_photograph_is_refused_with_a_way_forward(tmp_path):
     Image.fromarray(np.full((8, 9), 40000, np.uint16)).save(tmp_path / "a.png")
     with pytest.raises(InputError, match=r"round\(v / 257\)"):
         read_image(tmp_path / "a.png")
+
+
+@pytest.mark.parametrize("values, hint", [
+    ((0.0, 200.0), "divide by 255"),
+    ((-0.5, 0.5), "sigmoid"),
+    ((0.0, 1000.0), "rescale them to"),
+])
+def test_an_out_of_range_soft_map_is_told_a_way_that_fits_it(values, hint):
+    """A map centred on 0 was told to divide by 255."""
+    from segbench.errors import InputError
+    from segbench.io import soft_values
+    with pytest.raises(InputError, match=hint):
+        soft_values(np.array([values], np.float64), "a.npy")

@@ -78,9 +78,15 @@ def soft_values(arr: np.ndarray, path=None, what: str = "boundary map") -> np.nd
         raise InputError(f"{what} contains {n} NaN or infinite value(s)", path)
     lo, hi = float(arr.min()), float(arr.max())
     if lo < 0.0 or hi > 1.0:
+        if lo >= 0.0 and hi <= 255.0:
+            hint = "rescale, e.g. divide by 255 if these are 8-bit values"
+        elif lo < 0.0:  # logits or a map centred on 0: /255 would not help
+            hint = "a network's logits need a sigmoid; other maps a rescaling to [0, 1]"
+        else:
+            hint = "rescale them to [0, 1]"
         raise InputError(
             f"{what} has values in [{lo:g}, {hi:g}]; boundary strengths "
-            "must lie in [0, 1] (rescale, e.g. divide by 255)",
+            f"must lie in [0, 1] ({hint})",
             path,
         )
     return np.ascontiguousarray(arr)
