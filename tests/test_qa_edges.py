@@ -703,3 +703,25 @@ def test_an_out_of_range_soft_map_is_told_a_way_that_fits_it(values, hint):
     from segbench.io import soft_values
     with pytest.raises(InputError, match=hint):
         soft_values(np.array([values], np.float64), "a.npy")
+
+
+def test_a_folder_of_annotator_folders_is_told_to_name_its_format(tmp_path):
+    """<iid>/ folders of edge maps (docs/datasets.md) need --gt-format: the refusal
+    says so (it said "no ground truth here")."""
+    from PIL import Image
+
+    import segbench
+    from segbench.errors import InputError
+    edges = np.zeros((20, 20), np.uint8)
+    edges[10, 2:18] = 255
+    for who in ("1", "2"):
+        (tmp_path / "gt" / "a").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(edges).save(tmp_path / "gt" / "a" / f"{who}.png")
+    (tmp_path / "pred").mkdir()
+    Image.fromarray(edges).save(tmp_path / "pred" / "a.png")
+    with pytest.raises(InputError, match="give --gt-format edges or --gt-format labels"):
+        segbench.evaluate("boundary", gt=tmp_path / "gt", pred=tmp_path / "pred",
+                          progress=False)
+    res = segbench.evaluate("boundary", gt=tmp_path / "gt", pred=tmp_path / "pred",
+                            gt_format="edges", progress=False)
+    assert res.metrics["ODS"] == 1.0

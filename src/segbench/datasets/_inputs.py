@@ -169,6 +169,14 @@ def open_ground_truth(
             except InputError:
                 if any((folder / k).is_dir() for k in ("groundTruth", "human", "BSR")):
                     raise  # a dataset root the reader refused: its reason is the news
+                subs = _subdirs(folder)
+                if subs and all(_has_image(d) for d in subs):
+                    raise InputError(
+                        "a folder of <iid>/ folders of images (several annotators an "
+                        "image?): give --gt-format edges or --gt-format labels to read "
+                        "it so (a dataset root is read without it)",
+                        folder,
+                    ) from None
                 raise InputError(
                     "no ground truth here: expected BSDS500 <iid>.mat files, a BSDS300 "
                     "human/color tree of <uid>/<iid>.seg, edge-map or label-map images "
