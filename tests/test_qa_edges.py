@@ -725,3 +725,21 @@ def test_a_folder_of_annotator_folders_is_told_to_name_its_format(tmp_path):
     res = segbench.evaluate("boundary", gt=tmp_path / "gt", pred=tmp_path / "pred",
                             gt_format="edges", progress=False)
     assert res.metrics["ODS"] == 1.0
+
+
+def test_files_grouped_as_annotators_are_said_to_be(tmp_path, caplog):
+    """seq.001.png, seq.002.png: read as two annotators of one image (Multicue's
+    naming), now said, with the way to read them otherwise."""
+    import logging
+
+    from PIL import Image
+
+    from segbench.datasets import open_ground_truth
+    edges = np.zeros((20, 20), np.uint8)
+    edges[10, 2:18] = 255
+    for name in ("seq.001.png", "seq.002.png"):
+        Image.fromarray(edges).save(tmp_path / name)
+    with caplog.at_level(logging.INFO, logger="segbench"):
+        ds = open_ground_truth(tmp_path, gt_format="edges")
+    assert ds.ids() == ["seq"]
+    assert "2 files named <iid>.<k>.<ext> read as annotators k of 1 image" in caplog.text

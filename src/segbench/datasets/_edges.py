@@ -213,6 +213,16 @@ def _image_files(
         ]
         if names and all(_NUMBERED.fullmatch(n) for n in names):
             pattern = _NUMBERED  # every file <iid>.<k>.<ext>: annotators k
+            images = {m.group("iid") for m in map(_NUMBERED.fullmatch, names) if m}
+            if len(images) < len(names):  # said: frames seq.001.png would be annotators
+                import logging
+
+                logging.getLogger("segbench").info(
+                    f"ground truth in {folder}: {len(names)} files named "
+                    f"<iid>.<k>.<ext> read as annotators k of {len(images)} "
+                    f"image{'s' if len(images) != 1 else ''} (Multicue's naming; "
+                    "name them otherwise to read each file as an image)"
+                )
     from ..io import refuse_broken_link
 
     for p in sorted(folder.iterdir()):
