@@ -186,3 +186,19 @@ def test_the_output_is_never_a_folder_being_read(tmp_path):
     with pytest.raises(InputError, match="--out is one of the folders read"):
         import_run(tmp_path, tmp_path, plot=False)
     assert (tmp_path / "1_ev1.txt").read_bytes() == before
+
+
+def test_a_granularity_warning_names_its_folder(tmp_path):
+    """With several --pred folders, a warning about one says which (it did not)."""
+    from segbench.boundary._family import EmptyPredictionWarning
+    from segbench.datasets import make_synthetic_dataset, write_synthetic_dataset
+    from segbench.io import write_soft_map
+    items = make_synthetic_dataset(2, shape=(32, 40), n_annotators=1, seed=3)
+    write_synthetic_dataset(tmp_path / "ds", items)
+    gt = tmp_path / "ds" / "groundTruth" / "test"
+    for it in items:
+        write_soft_map(tmp_path / "fine" / f"{it.iid}.png", np.full((32, 40), 0.6))
+        write_soft_map(tmp_path / "blank" / f"{it.iid}.png", np.zeros((32, 40)))
+    with pytest.warns(EmptyPredictionWarning, match=f"^{tmp_path / 'blank'}: 2 of 2"):
+        segbench.evaluate("boundary", gt=gt, pred=[tmp_path / "fine", tmp_path / "blank"],
+                          progress=False, plot=False)

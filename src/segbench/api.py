@@ -7,6 +7,7 @@ the command line calls the same functions.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -576,16 +577,20 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
         singles, alone = [], []
         for k, folder in enumerate(preds, start=1):
             where = base / f"{k}-{Path(folder).resolve().name}"
-            one = evaluate(
-                "boundary",
-                gt,
-                folder,
-                where,
-                progress=progress,
-                plot=False,
-                **common,
-                **params,
-            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                one = evaluate(
+                    "boundary",
+                    gt,
+                    folder,
+                    where,
+                    progress=progress,
+                    plot=False,
+                    **common,
+                    **params,
+                )
+            for w in caught:  # each granularity's warnings say which folder
+                warnings.warn(f"{folder}: {w.message}", w.category, stacklevel=2)
             singles.append(where)
             alone.append(
                 {
