@@ -350,6 +350,28 @@ def test_run_granularity_files(synth, tmp_path):
     assert res.name == "kmeans_segmenter"
 
 
+def test_save_segs_never_replaces_a_users_file(synth, tmp_path):
+    """--save-segs follows the one folder rule: a folder of the user's files, or an
+    input folder, is refused before anything is written (a user's <iid>_<k>.png was
+    replaced); a folder it made before is written again."""
+    gt, img = synth
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "synth000_3.png").write_text("my own segmentation")
+    with pytest.raises(InputError, match="did not make"):
+        run_granularity(gt, kmeans_segmenter, None, images=img, max_images=1,
+                        save_dir=mine, progress=False)
+    assert (mine / "synth000_3.png").read_text() == "my own segmentation"
+    with pytest.raises(InputError, match="--save-segs is the --images folder"):
+        run_granularity(gt, kmeans_segmenter, None, images=img, max_images=1,
+                        save_dir=img, progress=False)
+    saved = tmp_path / "saved"
+    for _ in range(2):
+        run_granularity(gt, kmeans_segmenter, None, images=img, max_images=1,
+                        save_dir=saved, progress=False)
+    assert sorted(p.suffix for p in saved.iterdir() if not p.name.startswith("."))
+
+
 # ---------------------------------------------------------------- real data (BSDS500 val)
 
 

@@ -116,6 +116,7 @@ def claim_folder(
     inputs=None,
     apart: bool = False,
     what: str | None = None,
+    out_option: str = "--out",
 ) -> Path:
     """Make ``out`` an output folder of ``owner``, or refuse before anything is written.
 
@@ -147,6 +148,8 @@ def claim_folder(
     what : str, optional
         What a folder of ``owner`` is called in the refusal (default: ``'folder of
         <owner>'``).
+    out_option : str, default '--out'
+        The option that names ``out``, as the refusal names it.
 
     Returns
     -------
@@ -176,8 +179,8 @@ def claim_folder(
         )
         if where is not None:
             raise InputError(
-                f"--out {where} the {option} folder ({src}); its files would "
-                "be replaced: choose another --out",
+                f"{out_option} {where} the {option} folder ({src}); its files would "
+                f"be replaced: choose another {out_option}",
                 out,
             )
     if out.exists() or out.is_symlink():

@@ -118,7 +118,7 @@ def _image_size_void(lab, labelled):
                 out[y, x] = True
             elif y < h - 1 and x < w - 1:
                 c, corner = lab[y + 1, x + 1], labelled[y + 1, x + 1]
-                out[y, x] = (
-                    corner and labelled[y + 1, x] and lab[y + 1, x] != c
-                ) or (corner and labelled[y, x + 1] and lab[y, x + 1] != c)
+                out[y, x] = (corner and labelled[y + 1, x] and lab[y + 1, x] != c) or (
+                    corner and labelled[y, x + 1] and lab[y, x + 1] != c
+                )
     return out

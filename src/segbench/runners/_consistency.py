@@ -8,6 +8,7 @@ Dask ``scheduler`` change nothing in the numbers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from ..errors import InputError
@@ -187,6 +188,11 @@ def _figures_7_9(
 
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in seg_name)
     seg_dir = Path(out) / f"{safe}_segmentations"
+    if seg_dir.is_dir() and not (seg_dir / SEGMENTATIONS_MARKER).exists():
+        # written inside this run folder by a segbench before the folder had a marker
+        from ..io import atomic_write_text
+
+        atomic_write_text(seg_dir / SEGMENTATIONS_MARKER, SEGMENTATIONS_NOTE)
     _, report = run_granularity(
         gt,
         segmenter,
@@ -254,6 +260,20 @@ def human_consistency(gt, **kwargs):
     return run_consistency(gt, None, **kwargs)[1]
 
 
+#: Marks a folder of segmentations written by ``--save-segs`` (granularity).
+SEGMENTATIONS_MARKER = ".segbench-segmentations"
+SEGMENTATIONS_NOTE = "segmentations of segbench granularity (--save-segs): <iid>_<k>.png\n"
+
+
+def _folders(given) -> list:
+    """The folders of an argument given as one path, several, or neither."""
+    if isinstance(given, (str, os.PathLike)):
+        return [given]
+    if isinstance(given, (list, tuple)):
+        return [g for g in given if isinstance(g, (str, os.PathLike))]
+    return []
+
+
 def run_granularity(
     gt,
     segmenter: Callable,
@@ -312,7 +332,7 @@ def run_granularity(
     """
     from ..datasets import open_ground_truth, parse_ids, with_images
     from ..engine import execution, run
-    from ..io import ensure_dir
+    from ..io import claim_folder
     from ..region import granularity_family, needs_image
 
     ds = open_ground_truth(gt, split=split, presentation=presentation, all_splits=True)
@@ -329,8 +349,28 @@ def run_granularity(
         raise InputError(
             "the segmenter needs the images: give the image folder (--images)", ds.root
         )
-    if save_dir is not None:
-        save_dir = str(ensure_dir(save_dir))
+    if save_dir is not None:  # the one folder rule: nothing of the user's replaced
+        inputs = {
+            f"{option} ({k + 1})" if k else option: folder
+            for option, given in (
+                ("--gt", gt),
+                ("--images", images),
+                ("--seg-dir", getattr(segmenter, "folder", None)),
+            )
+            for k, folder in enumerate(_folders(given))
+        }
+        save_dir = str(
+            claim_folder(
+                save_dir,
+                SEGMENTATIONS_MARKER,
+                "segbench granularity",
+                SEGMENTATIONS_NOTE,
+                inputs=inputs,
+                apart=True,
+                what="folder of segmentations segbench granularity saved",
+                out_option="--save-segs",
+            )
+        )
     family = granularity_family(segmenter, name=name)
     (result,) = run(
         family,
