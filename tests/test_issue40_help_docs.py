@@ -49,6 +49,18 @@ def test_stats_name_is_the_name_of_the_run(gt, tmp_path, name, expected):
     assert json.loads((out / "result_stats.json").read_text())["name"] == expected
 
 
+def test_stats_json_is_strict_json(gt, capsys):
+    """Not computed is null, as in result_stats.json (it printed NaN, which strict
+    parsers refuse)."""
+    assert main(["stats", "--gt", str(gt), "--samples", "50", "--resamples", "10",
+                 "--min-area", "1e9", "--no-plot", "--quiet", "--json"]) == 0
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+    groups = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert groups["all"]["alpha"] is None
+
+
 def test_stats_help_says_where_the_name_goes():
     text = _flat(_help("stats"))
     assert "--name NAME name of the run in result_stats.json (default: 'human')" in text

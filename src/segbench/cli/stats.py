@@ -16,6 +16,14 @@ def _fmt(v: float, nd: int = 3) -> str:
     return "n/a" if v is None or v != v else f"{v:.{nd}f}"
 
 
+def _json_number(v):
+    """A metric as strict JSON takes it: numpy scalars as Python numbers, NaN as None."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    v = float(v)
+    return None if v != v or v in (float("inf"), float("-inf")) else v
+
+
 def _cmd_stats(a) -> int:
     from ..api import evaluate
 
@@ -37,12 +45,12 @@ def _cmd_stats(a) -> int:
         name=a.name,
         **opts,
     )
-    if a.json:
-        print(
-            json.dumps(
-                {k: g.metrics() for k, g in res.groups.items()}, indent=1, default=float
-            )
-        )
+    if a.json:  # each group's metrics; not computed is null, as in result_stats.json
+        groups = {
+            name: {k: _json_number(v) for k, v in g.metrics().items()}
+            for name, g in res.groups.items()
+        }
+        print(json.dumps(groups, indent=1, allow_nan=False))
         return 0
     p = res.params
     print(
