@@ -171,3 +171,34 @@ def test_mean_distance_to_edge():
         pytest.approx(8192, rel=1e-6)
     with pytest.raises(InputError):
         mean_distance_to_edge(sp, gt, distance="manhattan")
+
+
+@pytest.mark.parametrize("window", ["euclidean", "square"])
+def test_wide_windows_spread_by_distance_transform_as_by_scattering(window):
+    """Windows wider than _SCATTER_OFFSETS take a distance transform: the same pixels
+    as scattering the offsets (checked here against the scatter itself)."""
+    from segbench.superpixel import _boundary as B
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        h, w = (int(v) for v in rng.integers(5, 50, 2))
+        pix = np.flatnonzero(rng.random(h * w) < rng.choice([0.01, 0.1])).astype(np.int64)
+        for tol in (5.5, 7, 13.2, 30):
+            dy, dx = B.window_offsets(tol, window)
+            assert np.array_equal(B._near(pix, (h, w), tol, window),
+                                  B._spread(pix, h, w, dy, dx)), (h, w, tol)
+
+
+def test_a_tolerance_wider_than_the_image_counts_every_pixel_at_once():
+    """A tolerance of 1e5 px on a 12 x 16 map: every boundary pixel found (it asked
+    for 596 GiB, and 1e4 ran for minutes)."""
+    from segbench.superpixel import boundary_counts
+    gt = np.zeros((12, 16), np.int32)
+    gt[:, 8:] = 1
+    sp = np.zeros((12, 16), np.int32)
+    sp[:, 5:10], sp[:, 10:] = 1, 2
+    for window in ("euclidean", "square"):
+        c = boundary_counts(sp, gt, tolerance=1e5, window=window)
+        assert c.gt_found == c.gt_pixels and c.sp_found == c.sp_pixels
+    # one to one: as many matched as the smaller side has
+    c = boundary_counts(sp, gt, tolerance=1e5, window="matched")
+    assert c.gt_found == c.sp_found == min(c.gt_pixels, c.sp_pixels)

@@ -106,12 +106,19 @@ def _two_sided_pixels(lab):
     return out[:n].copy()
 
 
-def window_offsets(tolerance: float, window: str) -> tuple[np.ndarray, np.ndarray]:
-    """(dy, dx) int64 offsets of the neighbourhood searched around a boundary pixel."""
+def check_window(tolerance: float, window: str) -> None:
+    """InputError for a tolerance or window that means nothing."""
     if not (tolerance >= 0 and math.isfinite(tolerance)):
         raise InputError(
             f"tolerance must be a non-negative number of pixels, got {tolerance}"
         )
+    if window not in WINDOWS:
+        raise InputError(f"window must be one of {', '.join(WINDOWS)}, not {window!r}")
+
+
+def window_offsets(tolerance: float, window: str) -> tuple[np.ndarray, np.ndarray]:
+    """(dy, dx) int64 offsets of the neighbourhood searched around a boundary pixel."""
+    check_window(tolerance, "euclidean" if window == "matched" else window)
     if window == "square":
         r = int(math.floor(tolerance + 1e-9))
         dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
@@ -141,6 +148,33 @@ def _spread(pix, h, w, dy, dx):
             if y >= 0 and y < h and x >= 0 and x < w:
                 out[y * w + x] = True
     return out
+
+
+#: Windows of more offsets than this are spread by a distance transform instead (the
+#: same pixels: scattering costs boundary pixels x offsets, the transform the image).
+_SCATTER_OFFSETS = 121
+
+
+def _near(pix, shape, tolerance: float, window: str) -> np.ndarray:
+    """Flat bool map of the pixels within ``tolerance`` of any pixel of ``pix`` (flat
+    indices), by ``window``'s distance."""
+    h, w = shape
+    if pix.size == 0:
+        return np.zeros(h * w, np.bool_)
+    r = int(math.floor(tolerance + 1e-9))
+    if (2 * r + 1) ** 2 <= _SCATTER_OFFSETS:
+        dy, dx = window_offsets(tolerance, window)
+        return _spread(pix, h, w, dy, dx)
+    from scipy import ndimage
+
+    away = np.ones(h * w, np.bool_)
+    away[pix] = False
+    away = away.reshape(h, w)
+    if window == "square":  # max(|dy|, |dx|) <= r
+        d = ndimage.distance_transform_cdt(away, metric="chessboard")
+        return (d <= r).ravel()
+    d = ndimage.distance_transform_edt(away)  # exact: sqrt of an integer
+    return (np.rint(d * d) <= tolerance * tolerance + 1e-9).ravel()
 
 
 @nb.njit(cache=True)
@@ -226,18 +260,19 @@ class BoundaryScorer:
         self.boundary = boundary
         self.window = window
         self.tolerance = float(tolerance)
+        check_window(self.tolerance, "euclidean" if window == "matched" else window)
+        diag = math.hypot(*self.shape)
+        # no two pixels are farther apart than the diagonal: a wider tolerance counts
+        # the same pixels
+        self._reach = min(self.tolerance, math.ceil(diag))
         if window == "matched":
             if not tolerance > 0:
                 raise InputError("window='matched' needs a positive tolerance")
-            diag = math.hypot(*self.shape)
             # a hair over tolerance so that pixels at exactly `tolerance` are candidates
-            self._matcher = Matcher(self.shape, (self.tolerance + 1e-9) / diag)
+            self._matcher = Matcher(self.shape, (self._reach + 1e-9) / diag)
         else:
-            self._dy, self._dx = window_offsets(self.tolerance, window)
             # pixels within the tolerance of a superpixel boundary, computed once
-            self._near_sp = _spread(
-                self._sp_pix, self.shape[0], self.shape[1], self._dy, self._dx
-            )
+            self._near_sp = _near(self._sp_pix, self.shape, self._reach, window)
 
     def counts(self, gt=None, *, gt_boundary=None) -> BoundaryCounts:
         """Counts against one annotator (a label map, or its boundary map directly)."""
@@ -265,7 +300,7 @@ class BoundaryScorer:
                 gt_pix.size, int(m_gt.sum()), self._sp_pix.size, int(m_sp.sum())
             )
         gt_found = _count_in(gt_pix, self._near_sp)
-        near_gt = _spread(gt_pix, self.shape[0], self.shape[1], self._dy, self._dx)
+        near_gt = _near(gt_pix, self.shape, self._reach, self.window)
         sp_found = _count_in(self._sp_pix, near_gt)
         return BoundaryCounts(gt_pix.size, gt_found, self._sp_pix.size, sp_found)
 

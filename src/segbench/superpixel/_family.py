@@ -27,7 +27,7 @@ from ..io import (
 )
 from ..result import Result
 from ..spec import Family
-from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, window_offsets
+from ._boundary import BOUNDARIES, DEFAULT_TOLERANCE, check_window
 from ._evaluate import (
     ANNOTATOR_MEASURES,
     SuperpixelRecord,
@@ -134,7 +134,7 @@ def check_evaluation(params: dict) -> None:
     """InputError for a bad value of the evaluation options (any subset of them)."""
     window = params.get("window", "euclidean")
     tolerance = params.get("tolerance", DEFAULT_TOLERANCE)
-    window_offsets(tolerance, "euclidean" if window == "matched" else window)
+    check_window(tolerance, "euclidean" if window == "matched" else window)
     if window == "matched" and not tolerance > 0:
         raise InputError("window='matched' needs a positive tolerance")
     if params.get("boundary", "bsds") not in BOUNDARIES:
