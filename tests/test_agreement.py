@@ -347,6 +347,17 @@ def test_cli_no_outputs(gt_dir, tmp_path, capsys):
     assert not (out / "agreement.png").exists() and not (out / "agreement").exists()
 
 
+def test_a_rerun_on_fewer_images_removes_the_maps_it_left_out(gt_dir, tmp_path, capsys):
+    """agreement/<iid>.png of images a rerun (--ids) left out are removed, so the
+    folder agrees with its summary (they stayed); a user's file there stays."""
+    out = tmp_path / "o"
+    assert main(["agreement", "--gt", str(gt_dir), "--out", str(out), "--quiet"]) == 0
+    (out / "agreement" / "notes.txt").write_text("mine")
+    assert main(["agreement", "--gt", str(gt_dir), "--out", str(out), "--quiet",
+                 "--ids", "a"]) == 0
+    assert sorted(p.name for p in (out / "agreement").iterdir()) == ["a.png", "notes.txt"]
+
+
 def test_cli_bad_input_names_the_file(gt_dir, capsys):
     (gt_dir / "c.mat").write_bytes(b"not a mat file")
     assert main(["agreement", "--gt", str(gt_dir), "--quiet"]) == 2

@@ -115,7 +115,8 @@ class Family:
         usual.
     per_image_files : tuple of str
         Endings of the per-image files ``write`` puts in the run folder
-        (``<id><ending>``, e.g. ``'_ev1.txt'``). After ``write``, the engine removes
+        (``<id><ending>``, e.g. ``'_ev1.txt'``; ``'<folder>/<ending>'`` for files in a
+        subfolder, e.g. ``'agreement/.png'``). After ``write``, the engine removes
         those of ids this run did not score that an earlier run in the folder wrote
         (the ids with a record of this family there), so that the folder's files
         agree with its summary (BSR's collect scripts read every such file).

@@ -759,4 +759,5 @@ AGREEMENT = Family(
     check=_check,
     label="agreement",
     summary_defaults={"unit": "label"},
+    per_image_files=("agreement/.png",),
 )

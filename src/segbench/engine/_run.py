@@ -91,8 +91,12 @@ def _retire_stale_image_files(out: Path, family: Family, ids, store) -> None:
     if not family.per_image_files or store.root is None:
         return
     kept = set(ids)
-    for ending in family.per_image_files:
-        for path in out.glob(f"*{ending}"):
+    for entry in family.per_image_files:
+        folder, _, ending = entry.rpartition("/")  # 'agreement/.png': in a subfolder
+        where = out / folder if folder else out
+        if not where.is_dir():
+            continue
+        for path in where.glob(f"*{ending}"):
             iid = path.name[: -len(ending)]
             if iid and iid not in kept and store.has_record(family, iid):
                 path.unlink(missing_ok=True)

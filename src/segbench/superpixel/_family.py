@@ -231,6 +231,18 @@ def _write(out, result: Result, ids, records, options) -> None:
                 rows.append((iid, f"{iid}-{t}"))
                 vals.append([c[k] for k in cols])
         write_stutz_results(out / "results.csv", rows, cols, vals)
+        return
+    # a run without --stutz: an earlier run's results.csv would disagree with the
+    # summary; removed when it is the one written here (its header is ours)
+    stale = out / "results.csv"
+    header = ",".join(["image", "ground_truth", *STUTZ_COLUMNS])
+    try:
+        with open(stale, encoding="utf-8") as f:
+            ours = f.readline().rstrip("\n") == header
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if ours:
+        stale.unlink(missing_ok=True)
 
 
 def per_annotator_csv(ids, records) -> str:
