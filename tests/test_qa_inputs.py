@@ -423,7 +423,7 @@ def test_predictions_of_different_kinds_are_named(tmp_path, capsys):
     args = ["--gt", str(gt), "--pred", str(pred), "--quiet"]
     assert main(["region", *args]) == 2
     err = capsys.readouterr().err
-    assert "3 for most images, otherwise im2 (2)" in err
+    assert "3 thresholds for 2 images (im0, im1); 2 thresholds for 1 image (im2)" in err
 
 
 def test_a_channel_first_oriented_stack_is_refused():

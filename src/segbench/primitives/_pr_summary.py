@@ -268,17 +268,32 @@ def check_same_thresholds(records, ids=None) -> None:
         [str(i) for i in ids] if ids is not None else [f"#{k}" for k in range(len(records))]
     )
     counts = [len(r.thresholds) for r in records]
-    usual = max(set(counts), key=counts.count)
-    odd = [f"{n} ({c})" for n, c in zip(names, counts) if c != usual]
-    if not odd:  # as many thresholds, other values: name the first that differs
+    by_count: dict[int, list[str]] = {}
+    for n, c in zip(names, counts):
+        by_count.setdefault(c, []).append(n)
+    if len(by_count) == 1:  # as many thresholds, other values: those that differ
         odd = [n for n, r in zip(names, records) if not np.allclose(r.thresholds, first)]
-    shown = ", ".join(odd[:10]) + (f" ... ({len(odd)} in all)" if len(odd) > 10 else "")
+        groups = (
+            f"{len(odd)} of {len(names)} images at other thresholds than "
+            f"{names[0]}: {_first(odd)}"
+        )
+    else:  # the largest group first
+        groups = "; ".join(
+            f"{c} threshold{'s' if c != 1 else ''} for {len(ns)} image"
+            f"{'s' if len(ns) != 1 else ''} ({_first(ns)})"
+            for c, ns in sorted(by_count.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        )
     raise InputError(
-        f"per-image records were computed at different thresholds: {usual} for most "
-        f"images, otherwise {shown}. A prediction folder holds one kind for every "
-        "image: all ucm2, or all segs lists with as many segmentations each (T "
-        "segmentations are T thresholds), or soft maps at one set of thresholds"
+        f"per-image records were computed at different thresholds: {groups}. A "
+        "prediction folder holds one kind for every image: all ucm2 (the benchmark's "
+        "thresholds), or all segmentations with as many each (a label map is one, a "
+        "segs list of T is T thresholds), or soft maps at one set of thresholds"
     )
+
+
+def _first(names: list[str], n: int = 10) -> str:
+    """The first ``n`` names, and how many in all when there are more."""
+    return ", ".join(names[:n]) + (f" ... ({len(names)} in all)" if len(names) > n else "")
 
 
 def _count_stack(records, ids=None) -> tuple[np.ndarray, np.ndarray]:
