@@ -235,8 +235,9 @@ def test_prose_quotes_are_found():
 
 
 def test_matcher_refuses_a_text_the_code_cannot_print():
-    assert printable("the K range must have k_max > k_min, got [200, 200] (give two or "
-                     "more K values, or k_range)")
+    assert printable("the K range must have k_max > k_min, got [200, 200]: a sweep "
+                     "averages each measure over a range of K, so give two or more K "
+                     "values (--k) or the range (--k-range LO,HI; k_range in Python)")
     assert not printable("the K range must be increasing, got [200, 200]")
     assert printable("raw/broken.png: not an image Pillow can read (corrupt, or wrong "
                      "format)...")

@@ -188,8 +188,9 @@ def run_sweep(
     lo, hi = (ks[0], ks[-1]) if k_range is None else (float(k_range[0]), float(k_range[1]))
     if not hi > lo:
         raise InputError(
-            f"the K range must have k_max > k_min, got [{lo}, {hi}] (give "
-            "two or more K values, or k_range)"
+            f"the K range must have k_max > k_min, got [{lo:g}, {hi:g}]: a sweep "
+            "averages each measure over a range of K, so give two or more K values "
+            "(--k) or the range (--k-range LO,HI; k_range in Python)"
         )
     aparams = {a: dict((algorithm_params or {}).get(a, {})) for a in algos}
     families = [sweep_family(a, k, aparams[a]) for a in algos for k in ks]
