@@ -743,3 +743,14 @@ def test_files_grouped_as_annotators_are_said_to_be(tmp_path, caplog):
         ds = open_ground_truth(tmp_path, gt_format="edges")
     assert ds.ids() == ["seq"]
     assert "2 files named <iid>.<k>.<ext> read as annotators k of 1 image" in caplog.text
+
+
+@pytest.mark.parametrize("value", ["val_id.txt", "lists/val_ids.txt"])
+def test_ids_naming_a_missing_file_is_said_to_be_one(value):
+    """A mistyped id list was taken for an image id ('1 requested image ids are not in
+    the ground-truth folder: val_id.txt')."""
+    from segbench.datasets import parse_ids
+    from segbench.errors import InputError
+    with pytest.raises(InputError, match="names a file of ids that does not exist"):
+        parse_ids(value)
+    assert parse_ids("101085") == ["101085"] and parse_ids("a,b") == ["a", "b"]

@@ -8,6 +8,7 @@ This is the one place that turns a user's ``--gt``/``--split``/``--presentation`
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from os import PathLike
@@ -348,6 +349,19 @@ def parse_ids(value) -> list[str] | None:
     words = [w.strip() for w in text.split(",") if w.strip()]
     if not words:
         raise InputError(f"--ids {text!r} names no image id (and is not a file)")
+    looks_like_a_file = (
+        "/" in text
+        or os.sep in text
+        or path.suffix.lower()
+        in (
+            ".txt",
+            ".lst",
+            ".csv",
+            ".list",
+        )
+    )
+    if len(words) == 1 and looks_like_a_file:  # a mistyped list, not an image id
+        raise InputError("--ids names a file of ids that does not exist", path)
     return words
 
 
