@@ -386,9 +386,29 @@ def test_a_second_algorithm_in_one_run_folder_is_warned(tmp_path, capsys):
     assert main(["human", *base]) == 0  # the annotators: no warning
     assert main(["region", *base, "--pred", str(ucm), "--name", "hed"]) == 0
     assert "warning" not in capsys.readouterr().err  # one algorithm, as --name says
-    assert main(["region", *base, "--pred", str(ucm)]) == 0
+    other = ["--gt", str(gt), "--out", str(tmp_path / "run2"), "--quiet"]
+    assert main(["boundary", *other, "--pred", str(hed), "--no-plot"]) == 0
+    capsys.readouterr()
+    assert main(["region", *other, "--pred", str(ucm)]) == 0
     err = capsys.readouterr().err
     assert "boundary results of 'hed' and now region results of 'ucm'" in err
+
+
+def test_a_run_never_replaces_another_algorithms_result(tmp_path, capsys):
+    """A finished boundary run of 'hed', then one of 'ucm' into the same folder: refused
+    before any work (it replaced hed's result, intervals and records without a word)."""
+    gt, hed, ucm = _bsds_with_two_algorithms(tmp_path)
+    base = ["--gt", str(gt), "--out", str(tmp_path / "run"), "--quiet", "--no-plot"]
+    assert main(["boundary", *base, "--pred", str(hed)]) == 0
+    result = tmp_path / "run" / "result_boundary.json"
+    records = sorted((tmp_path / "run" / ".segbench-records").rglob("*.json"))
+    before = result.read_bytes(), [p.read_bytes() for p in records]
+    capsys.readouterr()
+    assert main(["boundary", *base, "--pred", str(ucm)]) == 2
+    assert "holds the boundary results of 'hed'; a run of 'ucm' would replace them" in \
+        capsys.readouterr().err
+    assert (result.read_bytes(), [p.read_bytes() for p in records]) == before
+    assert main(["boundary", *base, "--pred", str(hed)]) == 0  # the same one: resumes
 
 
 def test_predictions_below_every_threshold_are_warned(tmp_path, capsys):

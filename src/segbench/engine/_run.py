@@ -83,6 +83,37 @@ def _warn_another_algorithm(folder: RunFolder, names: list[str], label: str) -> 
             )
 
 
+def _run_label(name, families, pred) -> str:
+    """The run's name: ``name``, 'human' for the ground truth alone, else the
+    prediction folder's (:func:`~segbench.datasets.run_name`)."""
+    if name or not any(f.needs_predictions for f in families):
+        return name or "human"
+    return "predictions" if isinstance(pred, Mapping) else run_name(pred)
+
+
+def _refuse_replacing_another_algorithm(folder: RunFolder, families, label: str) -> None:
+    """InputError, before any work, when ``folder`` holds a result of one of
+    ``families`` for another algorithm (run name) than ``label``: this run would
+    replace that finished run's result and records."""
+    import json
+
+    for f in families:
+        path = folder.result_file(f.name)
+        if path is None:
+            continue
+        try:
+            theirs = json.loads(path.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(theirs, str) and theirs not in (label, "human") and label != "human":
+            raise InputError(
+                f"this folder holds the {f.name} results of {theirs!r}; a run of "
+                f"{label!r} would replace them: give it its own --out (or --name "
+                f"{theirs} if it is the same algorithm)",
+                folder.path,
+            )
+
+
 def _retire_stale_image_files(out: Path, family: Family, ids, store) -> None:
     """Remove the family's per-image files (``family.per_image_files``) of ids this run
     did not score that an earlier run in ``out`` wrote: the ids with a record of the
@@ -327,6 +358,10 @@ def run(
         claim_run_folder(out, {"--gt": gt, "--pred": pred_folder})
         files = result_names(out, families)
         folder = RunFolder(out)
+        if save_results:
+            _refuse_replacing_another_algorithm(
+                folder, families, _run_label(name, families, pred)
+            )
         store.prepare(families)
 
     records: dict[str, dict] = {f.name: {} for f in families}
@@ -396,10 +431,7 @@ def run(
         done = sum(all(i in records[f.name] for f in families) for i in item_ids)
         raise type(exc)(done, len(item_ids), saved=store.root is not None) from None
 
-    if name or not any(f.needs_predictions for f in families):
-        label = name or "human"
-    else:
-        label = "predictions" if isinstance(pred, Mapping) else run_name(pred)
+    label = _run_label(name, families, pred)
     if out is not None and save_results and label != "human":
         _warn_another_algorithm(folder, [f.name for f in families], label)
     gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
