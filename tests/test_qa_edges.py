@@ -754,3 +754,11 @@ def test_ids_naming_a_missing_file_is_said_to_be_one(value):
     with pytest.raises(InputError, match="names a file of ids that does not exist"):
         parse_ids(value)
     assert parse_ids("101085") == ["101085"] and parse_ids("a,b") == ["a", "b"]
+
+
+def test_a_long_list_of_ids_is_a_list():
+    """40 BSDS ids joined by commas (over 255 characters) failed with 'File name too
+    long': the text was tried as a file first."""
+    from segbench.datasets import parse_ids
+    ids = [str(100000 + k) for k in range(40)]
+    assert parse_ids(",".join(ids)) == ids

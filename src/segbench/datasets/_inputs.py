@@ -333,7 +333,11 @@ def parse_ids(value) -> list[str] | None:
         return [str(v) for v in value]
     text = str(value)
     path = Path(text)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError:  # a list longer than a file name may be (ENAMETOOLONG)
+        is_file = False
+    if is_file:
         try:
             body = path.read_text(encoding="utf-8-sig")  # Notepad's BOM
         except (OSError, UnicodeDecodeError) as exc:
