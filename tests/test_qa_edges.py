@@ -762,3 +762,17 @@ def test_a_long_list_of_ids_is_a_list():
     from segbench.datasets import parse_ids
     ids = [str(100000 + k) for k in range(40)]
     assert parse_ids(",".join(ids)) == ids
+
+
+def test_a_port_out_of_range_is_one_line(capsys, tmp_path):
+    """serve --port 99999 gave an OverflowError traceback."""
+    from segbench.cli import main
+    from segbench.errors import InputError
+    from segbench.report.site import make_server
+    for argv in (["serve", ".", "--port", "99999"], ["serve", ".", "--port", "-1"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "--port" in capsys.readouterr().err
+    (tmp_path / "index.html").write_text("<html></html>")
+    with pytest.raises(InputError, match="cannot serve on 127.0.0.1:99999"):
+        make_server(tmp_path, "127.0.0.1", 99999)

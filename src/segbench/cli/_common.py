@@ -235,6 +235,14 @@ def int_at_least(low: int):
 seed_int = int_at_least(0)
 
 
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = int_at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
+    return value
+
+
 def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
     """``--ci`` and the bootstrap settings (``flag=False``: the settings only, for a
     command that always resamples)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import seed_int
+from ._common import port_number, seed_int
 
 
 def _cmd_annotate(a) -> int:
@@ -157,7 +157,7 @@ def add_parsers(subparsers) -> None:
         "accepted and the cookie is Secure when it is https",
     )
     p.add_argument(
-        "--port", type=int, default=8000, help="port (default 8000; 0: any free)"
+        "--port", type=port_number, default=8000, help="port (default 8000; 0: any free)"
     )
     p.add_argument(
         "--seed",

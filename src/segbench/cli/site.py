@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_common, add_gt_format, gt_format_option
+from ._common import add_common, add_gt_format, gt_format_option, port_number
 
 
 def _cmd_site(a) -> int:
@@ -111,7 +111,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--host", default="127.0.0.1", metavar="ADDRESS", help="address to bind")
     p.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=8000,
         metavar="N",
         help="port (default: 8000; 0: any free)",

@@ -1243,12 +1243,12 @@ def make_server(
     handler = functools.partial(Handler, directory=str(root.resolve()))
     try:
         return ThreadingHTTPServer((host, int(port)), handler)
-    except OSError as exc:  # port in use, address not on this machine, ...
+    except (OSError, OverflowError) as exc:  # port in use or out of range, ...
         raise InputError(
-            f"cannot serve on {host}:{port}: {exc.strerror or exc}"
+            f"cannot serve on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
             + (
                 " (choose another --port, or 0 for any free one)"
-                if exc.errno == errno.EADDRINUSE
+                if getattr(exc, "errno", None) == errno.EADDRINUSE
                 else ""
             )
         ) from None
