@@ -776,3 +776,26 @@ def test_a_port_out_of_range_is_one_line(capsys, tmp_path):
     (tmp_path / "index.html").write_text("<html></html>")
     with pytest.raises(InputError, match="cannot serve on 127.0.0.1:99999"):
         make_server(tmp_path, "127.0.0.1", 99999)
+
+
+@pytest.mark.parametrize("command", ["site", "superpixel-sweep", "granularity"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_max_images_below_one_is_refused(command, value, capsys):
+    """--max-images 0 took every image, -1 all but the last (Python's slicing)."""
+    from segbench.cli import main
+    argv = [command, "--gt", ".", f"--max-images={value}"]
+    if command == "site":
+        argv += ["--out", "site"]
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert "--max-images" in capsys.readouterr().err
+
+
+def test_max_images_below_one_is_refused_in_python(tmp_path):
+    from segbench.errors import InputError
+    from segbench.report.site import build_site
+    from segbench.runners import run_sweep
+    with pytest.raises(InputError, match="max_images"):
+        build_site(tmp_path, [], tmp_path / "site", max_images=-1)
+    with pytest.raises(InputError, match="max_images"):
+        run_sweep(["slic"], [100, 200], tmp_path, tmp_path, max_images=0)

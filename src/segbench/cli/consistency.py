@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ._common import add_common, add_inputs, print_table, seed_int, where
+from ._common import add_common, add_inputs, int_at_least, print_table, seed_int, where
 
 
 def _fmt(v) -> str:
@@ -277,7 +277,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument(
         "--max-images",
         "--n-images",
-        type=int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="only the first N image ids in sorted order",

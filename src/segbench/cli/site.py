@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_common, add_gt_format, gt_format_option, port_number
+from ._common import (
+    add_common,
+    add_gt_format,
+    gt_format_option,
+    int_at_least,
+    port_number,
+)
 
 
 def _cmd_site(a) -> int:
@@ -83,7 +89,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--title", default=None, metavar="TEXT", help="site title")
     p.add_argument(
         "--max-images",
-        type=int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="only the first N images (a quick preview); every figure is "

@@ -567,6 +567,10 @@ def build_site(
     """
     from ..engine import map_items
 
+    if max_images is not None and (int(max_images) != max_images or max_images < 1):
+        raise InputError(
+            f"max_images (--max-images) must be a positive integer, got {max_images!r}"
+        )
     ds = open_dataset(Path(dataset_root), split, gt_format)
     wanted = None if ids is None else set(ids)
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]

@@ -181,6 +181,10 @@ def run_sweep(
         write_sweep,
     )
 
+    if max_images is not None and (int(max_images) != max_images or max_images < 1):
+        raise InputError(
+            f"max_images (--max-images) must be a positive integer, got {max_images!r}"
+        )
     algos = [algorithms] if isinstance(algorithms, str) else list(algorithms)
     if not algos:
         raise InputError("no superpixel algorithm given")
