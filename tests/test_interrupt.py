@@ -193,3 +193,68 @@ def test_ctrl_c_where_python_cannot_pass_it_on_is_delivered_again():
                          timeout=60, preexec_fn=_ctrl_c_as_in_a_terminal)
     assert out.stdout.strip() == "interrupted True", out.stdout + out.stderr
     assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """Pids of the live processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def _alive(pids) -> list[int]:
+    alive = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(p)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_terminated_runs_leave_no_worker_behind(data, tmp_path, sig):
+    """SIGTERM (timeout, scancel, docker stop) ends a run as Ctrl-C does, with its
+    line and status 143; after SIGKILL, where no clean-up runs, the workers end with
+    their parent. Both left the two workers asleep for ever."""
+    tmp, gt = data
+    args = _commands(tmp, gt)["boundary-workers"]
+    proc = subprocess.Popen([sys.executable, "-m", "segbench.cli", *args, "--out",
+                             str(tmp_path / "run"), "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        for _ in range(300):            # the workers start with the first images
+            time.sleep(0.1)
+            workers = _children(proc.pid)
+            if len(workers) >= 2 or proc.poll() is not None:
+                break
+        if proc.poll() is not None:
+            pytest.skip("the run ended before its workers could be seen")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 143, err
+            assert err.strip().splitlines()[-1] == LINE.replace(
+                "interrupted", "terminated (SIGTERM)")
+        for _ in range(100):
+            if not _alive(workers):
+                break
+            time.sleep(0.1)
+        assert not _alive(workers), f"workers left after {sig.name}: {workers}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in _alive([*workers, *_children(proc.pid)]):
+            os.kill(p, signal.SIGKILL)

@@ -182,18 +182,24 @@ class _CtrlC:
     is wrapped by a library ``except``; the command still ends as interrupted."""
 
     seen = False
+    #: SIGTERM (timeout, scancel, docker stop) ends a command as Ctrl-C does: its
+    #: workers stopped, finished work kept, one line; exit status 143.
+    terminated = False
 
     def __enter__(self):
         import signal
 
-        _CtrlC.seen = False
-        self._saved = None
+        _CtrlC.seen = _CtrlC.terminated = False
+        self._saved = self._saved_term = None
         try:  # only Python's own handler is replaced (not a notebook's or a caller's)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 self._saved = signal.signal(signal.SIGINT, self._handler)
+            # (a background job's SIGINT is ignored; its SIGTERM is still ours)
+            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+                self._saved_term = signal.signal(signal.SIGTERM, self._term)
         except ValueError:  # not the main thread: no handler can be set
             pass
-        if self._saved is not None:
+        if self._saved is not None or self._saved_term is not None:
             self._unraisable_before = sys.unraisablehook
             sys.unraisablehook = self._unraisable
         return self
@@ -208,6 +214,11 @@ class _CtrlC:
             _CtrlC._deliver_later()
             return  # (__exit__ cancels it if the run ends first)
         raise KeyboardInterrupt
+
+    @staticmethod
+    def _term(signum, frame):
+        _CtrlC.terminated = True
+        _CtrlC._handler(signum, frame)
 
     @staticmethod
     def _deliver_later() -> None:
@@ -229,7 +240,7 @@ class _CtrlC:
     def _again(signum, frame):
         import signal
 
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM if _CtrlC.terminated else signal.SIGINT)
 
     def quiet(self) -> None:
         """Ignore a second Ctrl-C while the interrupted run reports itself."""
@@ -237,6 +248,9 @@ class _CtrlC:
 
         if self._saved is not None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if self._saved_term is not None:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if self._saved is not None or self._saved_term is not None:
             self._no_redelivery()
 
     @staticmethod
@@ -249,10 +263,13 @@ class _CtrlC:
     def __exit__(self, *exc):
         import signal
 
-        if self._saved is not None:
+        if self._saved is not None or self._saved_term is not None:
             self._no_redelivery()
-            signal.signal(signal.SIGINT, self._saved)
             sys.unraisablehook = self._unraisable_before
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, self._saved)
+        if self._saved_term is not None:
+            signal.signal(signal.SIGTERM, self._saved_term)
         return False
 
 
@@ -280,8 +297,9 @@ def _interrupted(exc: BaseException) -> bool:
 
 def main(argv=None) -> int:
     """Run ``segbench ARGV``. Returns the exit status: 0, 2 for bad input (one line on
-    stderr), 130 when interrupted (one line, whatever was running), 141 (quietly) when
-    the reader of its output closed the pipe."""
+    stderr), 130 when interrupted (one line, whatever was running), 143 likewise when
+    terminated (SIGTERM), 141 (quietly) when the reader of its output closed the
+    pipe."""
     with _CtrlC() as ctrl_c:
         try:
             return _main(argv)
@@ -290,11 +308,11 @@ def main(argv=None) -> int:
                 raise
             ctrl_c.quiet()
             words = [w for w in (sys.argv[1:] if argv is None else argv) if w[:1] != "-"]
-            print(
-                INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED),
-                file=sys.stderr,
-            )
-            return 130
+            line = INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED)
+            if _CtrlC.terminated:
+                line = line.replace("interrupted", "terminated (SIGTERM)", 1)
+            print(line, file=sys.stderr)
+            return 143 if _CtrlC.terminated else 130
 
 
 def console_main() -> None:
@@ -304,10 +322,10 @@ def console_main() -> None:
     of such state is where an interrupted command could still crash. Finished work is
     already on disk (every file is written whole, then renamed)."""
     status = main()
-    if status == 130:
+    if status in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(status)
     sys.exit(status)
 
 

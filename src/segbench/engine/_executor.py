@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -71,7 +72,10 @@ def open_executor(workers: int = 1, scheduler: str | None = None):
 
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_ignore_ctrl_c
+        max_workers=workers,
+        mp_context=ctx,
+        initializer=_ignore_ctrl_c,
+        initargs=(os.getpid(),),
     )
     try:
         _start_workers(pool)
@@ -98,14 +102,34 @@ def _start_workers(pool) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
-def _ignore_ctrl_c() -> None:
+def _ignore_ctrl_c(parent: int | None = None) -> None:
     """Worker start-up: Ctrl-C reaches the terminal's whole process group, but only the
     parent reports it (once) and stops the workers (:func:`_stop`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's, if forked
     if hasattr(signal, "pthread_sigmask"):  # held back by _start_workers
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if parent is not None:
+        _end_with_parent(parent)
+
+
+def _end_with_parent(parent: int) -> None:
+    """On Linux, a worker is sent SIGTERM when its parent dies, even by SIGKILL (no
+    clean-up ran there): without it the workers were left asleep for ever."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request: end now
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _stop(pool) -> None:
