@@ -58,7 +58,9 @@ def render() -> str:
         "`python tools/option_tables.py`; do not edit by hand. The options every "
         "benchmark command shares (`--gt`, `--pred`, `--out`, `--ids`, `--workers`, "
         "...) are in [engine.md](engine.md). Each option below is also a keyword of "
-        "`segbench.evaluate(name, ...)`.",
+        "`segbench.evaluate(name, ...)`. Options of a command's output alone (its "
+        "figures: `--no-plot`; `--threads`; `human --no-region`, ...) are in its "
+        "`--help`.",
         "",
     ]
     for name, entry in BENCHMARKS.items():
