@@ -576,7 +576,7 @@ def _granularities(preds, gt, out, *, name, params, plot, progress, **common):
             base = Path(scratch)
         singles, alone = [], []
         for k, folder in enumerate(preds, start=1):
-            where = base / f"{k}-{Path(folder).resolve().name}"
+            where = base / f"{k}-{run_name(folder)}"  # hed/test: 1-hed
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 one = evaluate(

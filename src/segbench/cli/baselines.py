@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 
@@ -87,7 +88,8 @@ def _cmd_baselines(a) -> int:
     print(
         f"table: {res['table']}"
         + (
-            f"\nsite: {res['site']}   (open it, or: segbench serve {a.out}/site)"
+            f"\nsite: {res['site']}   (open it, or: segbench serve "
+            f"{os.path.dirname(res['site'])})"
             if res["site"]
             else ""
         )
