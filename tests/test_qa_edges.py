@@ -799,3 +799,13 @@ def test_max_images_below_one_is_refused_in_python(tmp_path):
         build_site(tmp_path, [], tmp_path / "site", max_images=-1)
     with pytest.raises(InputError, match="max_images"):
         run_sweep(["slic"], [100, 200], tmp_path, tmp_path, max_images=0)
+
+
+def test_predictions_of_other_images_only_hint_at_another_split(tmp_path):
+    """Predictions of the test split against the val ground truth: the refusal says
+    none of the files names an image there (it only listed the missing ids)."""
+    from segbench.datasets import pair_predictions
+    from segbench.errors import InputError
+    (tmp_path / "100007.png").write_bytes(b"")
+    with pytest.raises(InputError, match="none of its 1 prediction files .* another split"):
+        pair_predictions(["101085", "101087"], tmp_path, ("png",))

@@ -550,7 +550,14 @@ def pair_predictions(
             note=f"{shown} {'is' if len(unread) == 1 else 'are'} there but "
             f"not read: {why}" + (f"; {subset}" if subset else ""),
         )
-    check_all_present(ids, preds, what, pred_dir, note=subset)
+    other = None
+    if covered == 0 and preds:  # files of other images only: another split's?
+        other = (
+            f"none of its {len(preds)} prediction files ({first_names(sorted(preds))}) "
+            "names an image of the ground truth: predictions of another split (check "
+            "--split or the folders)?"
+        )
+    check_all_present(ids, preds, what, pred_dir, note=subset or other)
     return {i: preds[i] for i in ids}
 
 
