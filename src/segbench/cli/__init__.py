@@ -182,6 +182,7 @@ class _CtrlC:
     is wrapped by a library ``except``; the command still ends as interrupted."""
 
     seen = False
+    pid = 0  # the process whose command this is (a forked worker inherits the handlers)
     #: SIGTERM (timeout, scancel, docker stop) ends a command as Ctrl-C does: its
     #: workers stopped, finished work kept, one line; exit status 143.
     terminated = False
@@ -190,6 +191,7 @@ class _CtrlC:
         import signal
 
         _CtrlC.seen = _CtrlC.terminated = False
+        _CtrlC.pid = os.getpid()
         self._saved = self._saved_term = None
         try:  # only Python's own handler is replaced (not a notebook's or a caller's)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -206,17 +208,36 @@ class _CtrlC:
 
     @staticmethod
     def _handler(signum, frame):
+        if _CtrlC._in_a_worker(signum):
+            return
         _CtrlC.seen = True
-        if _in_compiler(frame):
+        if _in_compiler_or_import(frame):
             # raised inside llvmlite's ctypes callbacks (Numba loading a kernel) the
-            # interrupt is swallowed ("Exception ignored") or leaves its state broken:
-            # deliver it again in 20 ms, once the interpreter is back in our code
+            # interrupt is swallowed ("Exception ignored") or leaves its state broken;
+            # inside an import, a compiled module's numpy set-up prints it as
+            # "ImportError: _multiarray_umath failed to import": deliver it again in
+            # 20 ms, once the interpreter is back in our code
             _CtrlC._deliver_later()
             return  # (__exit__ cancels it if the run ends first)
         raise KeyboardInterrupt
 
     @staticmethod
+    def _in_a_worker(signum) -> bool:
+        """A worker forked before its own set-up has these handlers: there SIGTERM (the
+        pool ending it) ends it silently and Ctrl-C is left to the parent."""
+        import signal
+
+        if os.getpid() == _CtrlC.pid:
+            return False
+        if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return True
+
+    @staticmethod
     def _term(signum, frame):
+        if _CtrlC._in_a_worker(signum):
+            return
         _CtrlC.terminated = True
         _CtrlC._handler(signum, frame)
 
@@ -273,8 +294,12 @@ class _CtrlC:
         return False
 
 
-def _in_compiler(frame) -> bool:
-    """Whether ``frame`` or a caller is running llvmlite or Numba's own code."""
+def _in_compiler_or_import(frame) -> bool:
+    """Whether ``frame`` is the import system's own code (a module's top-level code is
+    not), or it or a caller is running llvmlite or Numba's own code."""
+    if frame is not None and frame.f_globals.get("__name__", "").startswith(
+            "importlib._bootstrap"):
+        return True
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name.startswith(("llvmlite", "numba.")):
