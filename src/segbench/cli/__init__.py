@@ -298,7 +298,8 @@ def _in_compiler_or_import(frame) -> bool:
     """Whether ``frame`` is the import system's own code (a module's top-level code is
     not), or it or a caller is running llvmlite or Numba's own code."""
     if frame is not None and frame.f_globals.get("__name__", "").startswith(
-            "importlib._bootstrap"):
+        "importlib._bootstrap"
+    ):
         return True
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
