@@ -662,3 +662,16 @@ def test_cityscapes_class_folders_given_by_their_first(tmp_path):
                      "--quiet"]) == 0
         got[pred] = json.loads((out / "result_semantic_boundary.json").read_text())["metrics"]
     assert got["pred"] == got["pred/class_001"]
+
+
+def test_help_offers_no_bsds300_presentation(capsys):
+    """SBD and Cityscapes have splits but no colour/grey presentations: the option is
+    the boundary benchmark's, not this family's."""
+    from segbench.cli import main as cli_main
+
+    for command, offered in (("semantic-boundary", False), ("boundary", True)):
+        with pytest.raises(SystemExit):
+            cli_main([command, "--help"])
+        text = capsys.readouterr().out
+        assert ("--presentation" in text) is offered, command
+        assert "--split" in text

@@ -67,6 +67,7 @@ def add_inputs(
     several: bool = False,
     gt_help: str | None = None,
     layouts: bool = True,
+    presentation: bool = True,
     formats: bool = False,
     several_pred: bool = False,
     name_help: str | None = None,
@@ -74,8 +75,9 @@ def add_inputs(
     """The input options of every command that scores a dataset (``several``: ``--gt``
     takes several folders, and a dataset root's splits are all used without
     ``--split``; ``layouts=False``: no ``--split``/``--presentation``, for a plain
-    folder of files; ``formats``: the ground-truth reading options, ``--gt-format``
-    and its settings)."""
+    folder of files; ``presentation=False``: ``--split`` without BSDS300's
+    ``--presentation``, for a family with ground truth of its own; ``formats``: the
+    ground-truth reading options, ``--gt-format`` and its settings)."""
     p.add_argument(
         "--gt",
         required=True,
@@ -95,6 +97,7 @@ def add_inputs(
             help="split of a dataset root (train, val, test)"
             + ("; default: all" if several else ""),
         )
+    if layouts and presentation:
         p.add_argument(
             "--presentation",
             choices=("color", "gray", "all"),
@@ -300,7 +303,7 @@ def where(a) -> dict:
     """The engine's input and execution keywords from parsed options."""
     out = {
         "split": a.split,
-        "presentation": a.presentation,
+        "presentation": getattr(a, "presentation", None),
         "ids": a.ids,
         "workers": a.workers,
         "scheduler": a.scheduler,
