@@ -809,3 +809,12 @@ def test_predictions_of_other_images_only_hint_at_another_split(tmp_path):
     (tmp_path / "100007.png").write_bytes(b"")
     with pytest.raises(InputError, match="none of its 1 prediction files .* another split"):
         pair_predictions(["101085", "101087"], tmp_path, ("png",))
+
+
+def test_ids_separated_by_spaces_are_several():
+    """``--ids "$(cat ids.txt)"`` gives the ids one per line or space-separated: they
+    were taken as one id ('100007 101085') and reported missing."""
+    from segbench.datasets import parse_ids
+    assert parse_ids("100007 101085") == ["100007", "101085"]
+    assert parse_ids("100007\n101085\n") == ["100007", "101085"]
+    assert parse_ids("100007, 101085") == ["100007", "101085"]

@@ -137,7 +137,7 @@ def add_inputs(
         "--ids",
         default=None,
         metavar="LIST|FILE",
-        help="evaluate only these image ids: comma-separated, or a file of ids",
+        help="evaluate only these image ids: separated by commas or spaces, or a file of ids",
     )
 
 

@@ -325,8 +325,9 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
 
 
 def parse_ids(value) -> list[str] | None:
-    """``--ids``: None, a list of ids, ``'a,b,c'``, or a text file of ids (whitespace or
-    comma separated; ``#`` starts a comment)."""
+    """``--ids``: None, a list of ids, ``'a,b,c'`` (or ``'a b c'``, as ``"$(cat ids)"``
+    gives), or a text file of ids (whitespace or comma separated; ``#`` starts a
+    comment)."""
     if value is None:
         return None
     if not isinstance(value, (str, PathLike)):
@@ -350,7 +351,7 @@ def parse_ids(value) -> list[str] | None:
         if not words:
             raise InputError("the id list is empty", path)
         return words
-    words = [w.strip() for w in text.split(",") if w.strip()]
+    words = text.replace(",", " ").split()
     if not words:
         raise InputError(f"--ids {text!r} names no image id (and is not a file)")
     looks_like_a_file = (
