@@ -818,3 +818,89 @@ def test_ids_separated_by_spaces_are_several():
     assert parse_ids("100007 101085") == ["100007", "101085"]
     assert parse_ids("100007\n101085\n") == ["100007", "101085"]
     assert parse_ids("100007, 101085") == ["100007", "101085"]
+
+
+# --- output folders at file-system edges (QA sweep, 2026-12-07) ---------------------------
+
+
+@pytest.fixture
+def tiny_run_inputs(tmp_path):
+    """(ground-truth folder, a folder of soft maps) of two synthetic images."""
+    from PIL import Image
+
+    from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+
+    write_synthetic_dataset(tmp_path / "ds", make_synthetic_dataset(
+        2, shape=(40, 56), n_annotators=2, seed=1), split="val")
+    gt = tmp_path / "ds" / "groundTruth" / "val"
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    rng = np.random.default_rng(0)
+    for f in sorted(gt.glob("*.mat")):
+        Image.fromarray((rng.random((40, 56)) * 255).astype(np.uint8)).save(
+            pred / f"{f.stem}.png")
+    return gt, pred
+
+
+def _boundary(gt, pred, out):
+    from segbench.cli import main
+
+    return main(["boundary", "--gt", str(gt), "--pred", str(pred), "--out", str(out),
+                 "--nthresh", "5", "--quiet", "--no-plot"])
+
+
+def test_a_run_folder_inside_the_ground_truth_is_refused(tiny_run_inputs, capsys):
+    """--out gt/run was taken, and every later run read 'run' as an image of gt."""
+    gt, pred = tiny_run_inputs
+    assert _boundary(gt, pred, gt / "run") == 2
+    err = capsys.readouterr().err
+    assert "--out is inside the --gt folder" in err and "Traceback" not in err
+    assert not (gt / "run").exists()
+    assert _boundary(gt, pred, pred / "run") == 2
+    assert "--out is inside the --pred folder" in capsys.readouterr().err
+
+
+def test_an_output_link_loop_is_one_line(tiny_run_inputs, tmp_path, capsys):
+    gt, pred = tiny_run_inputs
+    (tmp_path / "loop").symlink_to("loop")
+    for out in (tmp_path / "loop", tmp_path / "loop" / "sub"):
+        assert _boundary(gt, pred, out) == 2
+        err = capsys.readouterr().err
+        assert "loop of symbolic links" in err and "Traceback" not in err
+
+
+def test_an_output_link_to_a_folder_says_what_to_give(tiny_run_inputs, tmp_path, capsys):
+    """It said 'the output exists and is not a folder' of a link to a folder."""
+    gt, pred = tiny_run_inputs
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert _boundary(gt, pred, tmp_path / "link") == 2
+    err = capsys.readouterr().err
+    assert "is a symbolic link: give the folder it points to" in err
+    assert str(tmp_path / "real") in err and not any((tmp_path / "real").iterdir())
+
+
+def test_an_empty_output_option_is_refused(tiny_run_inputs, tmp_path, capsys,
+                                            monkeypatch):
+    """--out "$OUT" with OUT unset wrote the run into the current folder."""
+    gt, pred = tiny_run_inputs
+    monkeypatch.chdir(tmp_path)
+    assert _boundary(gt, pred, "") == 2
+    assert "--out is empty" in capsys.readouterr().err
+
+
+def test_running_out_of_memory_is_one_line(tiny_run_inputs, tmp_path, capsys,
+                                           monkeypatch):
+    """A MemoryError (numpy's 'Unable to allocate', a ulimit, a cgroup) was a
+    traceback of 20 frames."""
+    import segbench.api
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 44.1 MiB for an array")
+
+    monkeypatch.setattr(segbench.api, "evaluate", exhausted)
+    gt, pred = tiny_run_inputs
+    assert _boundary(gt, pred, tmp_path / "run") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("segbench: error: out of memory (Unable to allocate 44.1 MiB")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

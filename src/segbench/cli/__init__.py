@@ -355,6 +355,29 @@ def console_main() -> None:
     sys.exit(status)
 
 
+#: The options that name files or folders (their ``dest``): an empty value is refused.
+_PATH_OPTIONS = (
+    "gt",
+    "pred",
+    "out",
+    "images",
+    "results",
+    "seg_dir",
+    "dest",
+    "ids",
+)
+
+
+def _empty_path_option(args) -> str | None:
+    """The first path option given as an empty string (``--out ""``), as typed."""
+    for dest in _PATH_OPTIONS:
+        value = getattr(args, dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            return "--" + dest.replace("_", "-")
+    return None
+
+
 def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     with _Warnings():  # (an installed family that fails to load: one line)
@@ -364,6 +387,10 @@ def _main(argv) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    empty = _empty_path_option(args)
+    if empty is not None:  # "--out $OUT" with OUT unset would mean the current folder
+        print(f"segbench: error: {empty} is empty: give a path", file=sys.stderr)
+        return 2
     from ..errors import SegbenchError
 
     if group in _KERNEL_GROUPS:
@@ -392,6 +419,16 @@ def _main(argv) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 141
+    except MemoryError as exc:  # numpy's "Unable to allocate ..." is one too
+        if _interrupted(exc):
+            raise
+        print(
+            f"segbench: error: out of memory ({exc or 'an allocation failed'}); the "
+            "images finished before are saved: rerun with fewer --workers, a coarser "
+            "setting, or more memory",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as exc:  # a file the library did not wrap: name it, no traceback
         if _interrupted(exc):
             raise

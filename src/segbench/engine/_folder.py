@@ -111,6 +111,8 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
         _NOTE,
         accept=RUN_ACCEPTS,
         inputs=_paths(inputs),
+        # a run folder inside the ground truth is read as an image of it next time
+        apart=True,
         what="segbench run folder",
     )
 

@@ -106,6 +106,16 @@ def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
     return True
 
 
+def _resolved(path: Path, option: str) -> Path:
+    """``path.resolve()``, or an :class:`InputError` naming a loop of symbolic links."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # Python < 3.13: RuntimeError; then OSError
+        raise InputError(
+            f"{option} leads into a loop of symbolic links ({exc})", path
+        ) from None
+
+
 def claim_folder(
     out: str | PathLike,
     marker: str,
@@ -164,27 +174,37 @@ def claim_folder(
         It cannot be created or written.
     """
     out = Path(out)
+    if not str(out).strip():
+        raise InputError(f"{out_option} is empty: give the output folder")
     for option, src in (inputs or {}).items():
         if src is None:
             continue
-        s, o = Path(src).resolve(), out.resolve()
-        where = (
-            "is"
-            if o == s
-            else "is inside"
-            if apart and s in o.parents
-            else "contains"
-            if apart and o in s.parents
-            else None
+        s, o = _resolved(Path(src), option), _resolved(out, out_option)
+        if o == s:
+            problem = "its files would be replaced"
+            where = "is"
+        elif apart and s in o.parents:
+            problem = "the output would be read as part of its input"
+            where = "is inside"
+        elif apart and o in s.parents:
+            problem = "the input would be mixed with the output"
+            where = "contains"
+        else:
+            continue
+        raise InputError(
+            f"{out_option} {where} the {option} folder ({src}): {problem}; choose "
+            f"another {out_option}",
+            out,
         )
-        if where is not None:
+    _resolved(out, out_option)
+    if out.exists() or out.is_symlink():
+        if out.is_symlink():
             raise InputError(
-                f"{out_option} {where} the {option} folder ({src}); its files would "
-                f"be replaced: choose another {out_option}",
+                "the output is a symbolic link: give the folder it points to "
+                f"({_resolved(out, out_option)}) as {out_option}",
                 out,
             )
-    if out.exists() or out.is_symlink():
-        if out.is_symlink() or not out.is_dir():
+        if not out.is_dir():
             raise InputError("the output exists and is not a folder", out)
         marked = any((out / m).exists() for m in (marker, *accept))
         if not marked and any(out.iterdir()):
