@@ -3,6 +3,7 @@ reaches, and what the QA sweeps of the detectors, the site and the tools found."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -904,3 +905,30 @@ def test_running_out_of_memory_is_one_line(tiny_run_inputs, tmp_path, capsys,
     err = capsys.readouterr().err
     assert err.startswith("segbench: error: out of memory (Unable to allocate 44.1 MiB")
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_site_leaves_out_maps_the_run_did_not_score(tiny_run_inputs, tmp_path,
+                                                        monkeypatch):
+    """A run's prediction folder was recorded as typed (relative) and looked up from
+    wherever the site was built: another algorithm's folder of the same name, or a map
+    changed since, was drawn beside the run's scores."""
+    from PIL import Image
+
+    from segbench.report._site_runs import load_run
+
+    gt, pred = tiny_run_inputs
+    monkeypatch.chdir(pred.parent)
+    assert _boundary(gt, "pred", tmp_path / "run") == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["runs"]["boundary"]["pred_dir"] == str(pred.resolve())
+    other = tmp_path / "elsewhere"
+    (other / "pred").mkdir(parents=True)
+    monkeypatch.chdir(other)  # a folder 'pred' here is not the run's
+    run = load_run(tmp_path / "run")
+    assert run.pred_dir == pred.resolve() and len(run.preds) == 2
+    first = sorted(run.preds)[0]
+    Image.fromarray(np.zeros((40, 56), np.uint8)).save(pred / f"{first}.png")
+    with pytest.warns(UserWarning, match="1 prediction files in .* are not those the "
+                                         "run scored"):
+        run = load_run(tmp_path / "run")
+    assert sorted(run.preds) == sorted(set(p.stem for p in pred.glob("*.png")) - {first})

@@ -112,7 +112,7 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
         accept=RUN_ACCEPTS,
         inputs=_paths(inputs),
         # a run folder inside the ground truth is read as an image of it next time
-        apart=True,
+        inside=True,
         what="segbench run folder",
     )
 
@@ -393,6 +393,10 @@ class RunFolder:
         if not isinstance(runs, dict):
             runs = {}
         entry = {k: where.get(k) for k in ("gt_dir", "pred_dir", "split", "presentation")}
+        # absolute: a relative folder would be looked up from wherever the folder is
+        # read next (the site, built elsewhere, showed another algorithm's maps)
+        for k in ("gt_dir", "pred_dir"):
+            entry[k] = _absolute(entry[k])
         # no time stamp: the same run writes the same bytes (results carry 'created')
         entry.update(command=os.environ.get(COMMAND_ENV), segbench=__version__)
         for n in names:
@@ -401,6 +405,18 @@ class RunFolder:
             self.path / MANIFEST,
             json.dumps({"families": order, "runs": runs}, indent=1, sort_keys=True) + "\n",
         )
+
+
+def _absolute(value):
+    """A recorded folder (or list of folders) as an absolute path; None stays."""
+    if isinstance(value, list):
+        return [_absolute(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    try:
+        return str(Path(value).resolve())
+    except (OSError, RuntimeError):  # a link loop: kept as given
+        return value
 
 
 __all__ = [

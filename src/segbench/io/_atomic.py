@@ -125,6 +125,7 @@ def claim_folder(
     accept=(),
     inputs=None,
     apart: bool = False,
+    inside: bool = False,
     what: str | None = None,
     out_option: str = "--out",
 ) -> Path:
@@ -155,6 +156,9 @@ def claim_folder(
         may not be one of them (its files would be replaced).
     apart : bool, default False
         ``out`` may not be inside an input folder, nor contain one, either.
+    inside : bool, default False
+        ``out`` may not be inside an input folder (it may contain one: a submission's
+        run folder holds its predictions).
     what : str, optional
         What a folder of ``owner`` is called in the refusal (default: ``'folder of
         <owner>'``).
@@ -183,7 +187,7 @@ def claim_folder(
         if o == s:
             problem = "its files would be replaced"
             where = "is"
-        elif apart and s in o.parents:
+        elif (apart or inside) and s in o.parents:
             problem = "the output would be read as part of its input"
             where = "is inside"
         elif apart and o in s.parents:

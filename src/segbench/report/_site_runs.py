@@ -388,7 +388,42 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
             run.preds = list_files(run.pred_dir, PRED_EXTS)
         except InputError:
             run.preds = {}
+        _drop_unscored_predictions(run, d)
     return run
+
+
+def _drop_unscored_predictions(run: Run, run_dir: Path) -> None:
+    """Leave out of ``run.preds`` the files that are not those the run scored (its
+    records hold each prediction's SHA-256): a map changed since, or a folder found
+    under the same name that is another algorithm's. Their pictures would show one
+    map beside another's scores; a warning says how many. Images without a record
+    (an older run) keep their file."""
+    import warnings
+
+    from ..engine import RecordStore, fingerprint
+
+    store = RecordStore(run_dir)
+    families = [got[1] for f in run.results if (got := result_entry(f)) is not None]
+    unscored = []
+    for iid, path in run.preds.items():
+        for family in families:
+            saved = store.saved(family, iid)
+            if saved is None:
+                continue
+            scored = (saved[0].get("inputs") or {}).get("pred")
+            if isinstance(scored, list) and scored and fingerprint(path) not in scored:
+                unscored.append(iid)
+            break
+    for iid in unscored:
+        del run.preds[iid]
+    if unscored:
+        warnings.warn(
+            f"{run_dir}: {len(unscored)} prediction files in {run.pred_dir} are not "
+            f"those the run scored (e.g. {unscored[0]}: changed since, or another "
+            "algorithm's folder); their pictures are left out: rerun the benchmark "
+            "to draw them",
+            stacklevel=3,
+        )
 
 
 def restrict_run(run: Run, ids) -> None:
