@@ -932,3 +932,48 @@ def test_the_site_leaves_out_maps_the_run_did_not_score(tiny_run_inputs, tmp_pat
                                          "run scored"):
         run = load_run(tmp_path / "run")
     assert sorted(run.preds) == sorted(set(p.stem for p in pred.glob("*.png")) - {first})
+
+
+def test_a_copy_names_the_file_at_fault(tmp_path, monkeypatch):
+    """The site's copies reported a full disk as an error of the photograph they read
+    (shutil names the source)."""
+    import errno
+    import shutil
+
+    from segbench.errors import InputError, OutputError
+    from segbench.io import copy_file
+
+    src = tmp_path / "photo.jpg"
+    src.write_bytes(b"x")
+    with pytest.raises(OutputError, match="missing/photo.jpg: cannot write"):
+        copy_file(src, tmp_path / "missing" / "photo.jpg")
+    with pytest.raises(InputError, match="nothing.jpg"):
+        copy_file(tmp_path / "nothing.jpg", tmp_path / "b.jpg")
+
+    def full(a, b):
+        exc = OSError(errno.ENOSPC, "No space left on device")
+        exc.filename = str(a)
+        raise exc
+
+    monkeypatch.setattr(shutil, "copyfile", full)
+    with pytest.raises(OutputError, match=r"site/photo.jpg: cannot write: No space left"):
+        copy_file(src, tmp_path / "site" / "photo.jpg")
+
+
+def test_a_record_with_an_enormous_count_is_recomputed(tiny_run_inputs, tmp_path,
+                                                       capsys):
+    """A count of 400 digits in a record raised OverflowError (a traceback)."""
+    gt, pred = tiny_run_inputs
+    out = tmp_path / "run"
+    assert _boundary(gt, pred, out) == 0
+    first = capsys.readouterr().out
+    path = sorted((out / ".segbench-records" / "boundary").glob("*.json"))[0]
+    data = json.loads(path.read_text())
+    lists = [k for k, v in data["record"].items() if isinstance(v, list) and v
+             and isinstance(v[0], int)]
+    data["record"][lists[0]][0] = 10**400
+    path.write_text(json.dumps(data))
+    assert _boundary(gt, pred, out) == 0
+    again = capsys.readouterr()
+    assert "does not validate" in again.err and "Traceback" not in again.err
+    assert again.out == first

@@ -137,6 +137,7 @@ class RecordStore:
             TypeError,
             ValueError,
             AttributeError,
+            OverflowError,  # a 400-digit count does not fit a float
             SegbenchError,
         ) as exc:
             return _damaged(path, f"its payload does not validate ({exc})")
@@ -158,6 +159,7 @@ class RecordStore:
             IndexError,
             TypeError,
             AttributeError,
+            OverflowError,
             SegbenchError,
         ):
             return None

@@ -31,6 +31,7 @@ from ._atomic import (
     atomic_write_bytes,
     atomic_write_text,
     claim_folder,
+    copy_file,
     ensure_dir,
     write_if_changed,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "MAX_PIXELS",
     "read_edge_map",
     "claim_folder",
+    "copy_file",
     "image_size",
     "format_ev1",
     "format_ev2",

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError, OutputError
+
+#: errno values that are the destination's fault in a copy.
+_WRITE_ERRORS = frozenset(
+    getattr(errno, name)
+    for name in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG", "ENAMETOOLONG")
+    if hasattr(errno, name)
+)
 
 
 def _reason(exc: OSError) -> str:
@@ -104,6 +112,26 @@ def write_if_changed(path: str | PathLike, text: str | bytes) -> bool:
         pass
     atomic_write_bytes(path, data)
     return True
+
+
+def copy_file(src: str | PathLike, dst: str | PathLike) -> None:
+    """``shutil.copyfile``, its failures named by the file at fault: a write that fails
+    (disk full, read-only) is an :class:`OutputError` of ``dst``, not an error of the
+    source as shutil reports it; a source that cannot be read, an
+    :class:`InputError` of ``src``."""
+    import shutil
+
+    try:
+        shutil.copyfile(src, dst)
+    except OSError as exc:
+        named = getattr(exc, "filename", None)
+        if (
+            getattr(exc, "filename2", None) is not None
+            or exc.errno in _WRITE_ERRORS
+            or (named is not None and os.fspath(named) == os.fspath(dst))
+        ):
+            raise OutputError(dst, _reason(exc)) from None
+        raise InputError(f"cannot read: {_reason(exc)}", src) from None
 
 
 def _resolved(path: Path, option: str) -> Path:

@@ -12,7 +12,6 @@ matching at one threshold, so drawing it runs the benchmark's matcher
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from ..boundary import detected_map, seg2bdry, shared_matcher
 from ..boundary import thin as thin_map
 from ..datasets.bsds import DatasetItem
 from ..errors import InputError
-from ..io import MAX_PIXELS, image_size, read_prediction, write_image
+from ..io import MAX_PIXELS, copy_file, image_size, read_prediction, write_image
 from ..region import read_region_prediction
 from ._site_data import annotator
 
@@ -428,7 +427,7 @@ def _draw_image(item, folder: Path, made: set) -> dict:
                     f"{MAX_PIXELS / 1e6:.0f} megapixels; not decoded",
                     src,
                 )
-            shutil.copyfile(src, full)
+            copy_file(src, full)
             with Image.open(full) as im:
                 im.load()
                 shape = (im.size[1], im.size[0])

@@ -155,9 +155,8 @@ def _seed(cache: Path, seeds, specs) -> None:
     into ``cache`` where it has none of that image: the engine then reuses each one
     whose key matches and computes the rest (a record of other ground truth or other
     parameters has another key). Nothing in a seed folder is written."""
-    import shutil
-
     from ..engine import RECORDS_DIR
+    from ..io import copy_file
 
     for seed in seeds or ():
         for spec in specs:
@@ -168,7 +167,7 @@ def _seed(cache: Path, seeds, specs) -> None:
             dst.mkdir(parents=True, exist_ok=True)
             for rec in sorted(src.glob("*.json")):
                 if rec.is_file() and not rec.is_symlink() and not (dst / rec.name).exists():
-                    shutil.copyfile(rec, dst / rec.name)
+                    copy_file(rec, dst / rec.name)
 
 
 def human_groups(

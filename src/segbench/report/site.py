@@ -51,7 +51,7 @@ from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
 from ..errors import InputError, first_names
-from ..io import atomic_write_bytes, claim_folder
+from ..io import atomic_write_bytes, claim_folder, copy_file
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (
@@ -476,7 +476,7 @@ def _consistency_views(out: Path, folders, results) -> list[dict]:
             if src.is_file() and not src.is_symlink():
                 dst = out / "consistency" / str(k) / name
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
+                copy_file(src, dst)
                 figures.append({"href": f"consistency/{k}/{name}", "caption": caption})
         m = result.metrics
         views.append(
