@@ -977,3 +977,19 @@ def test_a_record_with_an_enormous_count_is_recomputed(tiny_run_inputs, tmp_path
     again = capsys.readouterr()
     assert "does not validate" in again.err and "Traceback" not in again.err
     assert again.out == first
+
+
+def test_ids_from_a_pipe_are_read(tmp_path):
+    """--ids <(printf '100007\\n') said '/dev/fd/63: --ids names a file of ids that
+    does not exist' (a pipe is not a regular file)."""
+    import os
+
+    from segbench.datasets import parse_ids
+
+    r, w = os.pipe()
+    os.write(w, b"100007\n101085 # a comment\n")
+    os.close(w)
+    try:
+        assert parse_ids(f"/dev/fd/{r}") == ["100007", "101085"]
+    finally:
+        os.close(r)

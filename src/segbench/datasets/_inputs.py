@@ -335,7 +335,8 @@ def parse_ids(value) -> list[str] | None:
     text = str(value)
     path = Path(text)
     try:
-        is_file = path.is_file()
+        # a pipe counts: --ids <(grep ...) or /dev/stdin
+        is_file = path.is_file() or (path.exists() and not path.is_dir() and "/" in text)
     except OSError:  # a list longer than a file name may be (ENAMETOOLONG)
         is_file = False
     if is_file:
