@@ -993,3 +993,20 @@ def test_ids_from_a_pipe_are_read(tmp_path):
         assert parse_ids(f"/dev/fd/{r}") == ["100007", "101085"]
     finally:
         os.close(r)
+
+
+def test_a_huge_npy_is_refused_from_its_header(tmp_path, capsys):
+    """A 20000 x 20000 .npy was read whole (3.7 GB, 33 s) before its size was checked;
+    PNGs were refused from their header."""
+    from segbench.errors import InputError
+    from segbench.io import read_prediction
+
+    path = tmp_path / "a.npy"
+    with open(path, "wb") as f:  # a header alone: the data it claims is not even there
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f8", "fortran_order": False, "shape": (20000, 20000)})
+    with pytest.raises(InputError, match="20000 x 20000: above the limit of 64 "
+                                         "megapixels a map; not read"):
+        read_prediction(path)
+    np.save(tmp_path / "b.npy", np.zeros((4, 5)))
+    assert read_prediction(tmp_path / "b.npy").pb.shape == (4, 5)

@@ -241,7 +241,31 @@ def _image_soft_map(path: Path) -> np.ndarray:
     )
 
 
+def _npy_shape(path: Path) -> tuple | None:
+    """The array shape a .npy header declares (None if it cannot be read: np.load
+    then says what is wrong)."""
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape = np.lib.format.read_array_header_1_0(f)[0]
+            else:
+                shape = np.lib.format.read_array_header_2_0(f)[0]
+        return tuple(int(n) for n in shape)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
 def _load_npy(path: Path) -> np.ndarray:
+    from ._images import MAX_PIXELS
+
+    shape = _npy_shape(path)
+    if shape is not None and len(shape) >= 2 and shape[-1] * shape[-2] > MAX_PIXELS:
+        raise InputError(
+            f"the .npy array is {' x '.join(map(str, shape))}: above the limit of "
+            f"{MAX_PIXELS / 1e6:.0f} megapixels a map; not read",
+            path,
+        )
     try:
         return np.load(path, allow_pickle=False)
     except ValueError as exc:
