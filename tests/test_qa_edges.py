@@ -1010,3 +1010,16 @@ def test_a_huge_npy_is_refused_from_its_header(tmp_path, capsys):
         read_prediction(path)
     np.save(tmp_path / "b.npy", np.zeros((4, 5)))
     assert read_prediction(tmp_path / "b.npy").pb.shape == (4, 5)
+
+
+def test_a_bad_alpha_is_refused_before_any_work(tiny_run_inputs, tmp_path, capsys):
+    """--alpha 0 was refused only after every image had been scored."""
+    from segbench.cli import main
+
+    gt, pred = tiny_run_inputs
+    out = tmp_path / "run"
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--out", str(out),
+                 "--alpha", "0", "--quiet"]) == 2
+    assert "must be in (0, 1), got 0.0" in capsys.readouterr().err
+    assert not (out / ".segbench-records").exists() or not any(
+        (out / ".segbench-records").rglob("*.json"))

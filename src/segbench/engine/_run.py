@@ -317,6 +317,12 @@ def run(
     if not item_ids:
         raise InputError("no images to evaluate", dataset.root)
     resolved = [(f, f.resolve(params)) for f in families]
+    for f in families:  # summary settings too (--alpha): refused before any work
+        alpha = f.resolve_summary(params).get("alpha")
+        if alpha is not None:
+            from ..primitives import check_alpha
+
+            check_alpha(alpha)
     preds: dict = {}
     if any(f.needs_predictions for f in families):
         if pred is None:
