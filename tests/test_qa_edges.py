@@ -1023,3 +1023,25 @@ def test_a_bad_alpha_is_refused_before_any_work(tiny_run_inputs, tmp_path, capsy
     assert "must be in (0, 1), got 0.0" in capsys.readouterr().err
     assert not (out / ".segbench-records").exists() or not any(
         (out / ".segbench-records").rglob("*.json"))
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused(tiny_run_inputs, tmp_path,
+                                                      capsys):
+    """Two runs into one --out at once both ended 'successfully', the folder holding
+    whichever finished last."""
+    import os
+
+    from segbench.engine import lock_run_folder
+
+    gt, pred = tiny_run_inputs
+    out = tmp_path / "run"
+    assert _boundary(gt, pred, out) == 0
+    capsys.readouterr()
+    held = lock_run_folder(out)  # as another process's run would hold it
+    try:
+        assert _boundary(gt, pred, out) == 2
+        err = capsys.readouterr().err
+        assert f"another segbench run is writing into this folder (pid {os.getpid()})" in err
+    finally:
+        held.close()
+    assert _boundary(gt, pred, out) == 0  # released: runs again

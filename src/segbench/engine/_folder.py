@@ -117,6 +117,76 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
     )
 
 
+#: The file a run holds locked while it writes into its folder.
+RUN_LOCK = ".segbench-lock"
+
+
+def lock_run_folder(out):
+    """Lock the run folder ``out`` for this run, or refuse a second run writing there.
+
+    Two runs writing into one folder at once would each replace the other's files.
+    The lock is ``flock`` on :data:`RUN_LOCK`, released when the returned file is
+    closed or the process ends (a killed run leaves no stale lock). Where ``flock`` is
+    not available (Windows) or not supported (some network file systems), the run
+    goes on unlocked.
+
+    Returns
+    -------
+    file object or None
+        Keep it open while the run writes; :func:`release_run_folder` ends the lock
+        (and empties the file, which names the holder's pid while it runs).
+
+    Raises
+    ------
+    InputError
+        Another process holds the lock (its pid is named).
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    import os
+
+    path = Path(out) / RUN_LOCK
+    try:
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError:
+        return None  # (claim_run_folder has already shown the folder writable)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise InputError(
+            "another segbench run is writing into this folder"
+            + (f" ({holder})" if holder else "")
+            + ": wait for it to end, or give this run another --out",
+            out,
+        ) from None
+    except OSError:  # no locks here (ENOLCK): as before, unlocked
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def release_run_folder(handle) -> None:
+    """End a lock of :func:`lock_run_folder` (None: nothing to do). The file is left
+    empty, so a finished run folder holds the same bytes whatever process ran it."""
+    if handle is None:
+        return
+    try:
+        handle.seek(0)
+        handle.truncate()
+    except OSError:
+        pass
+    handle.close()
+
+
 def family_of(path: Path) -> str | None:
     """The family a result file holds (None if there is no such file).
 
@@ -420,6 +490,9 @@ def _absolute(value):
 
 
 __all__ = [
+    "RUN_LOCK",
+    "lock_run_folder",
+    "release_run_folder",
     "MANIFEST",
     "META",
     "PREDICTIONS",

@@ -81,6 +81,8 @@ class MapRecords:
             data = json.loads(
                 (cls.folder(out, command) / f"{path.stem}.json").read_text(encoding="utf-8")
             )
+            if data["output"] is None and isinstance(data["key"], dict):
+                return data["key"]  # being made when a run stopped: ours to replace
             if path.is_file() and fingerprint(path) == data["output"]:
                 return data["key"]
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
@@ -135,8 +137,18 @@ def record_map(root, key: dict, dst) -> None:
 def made_and_recorded(work, root, job):
     """``work((src, dst))``, then the map's record, in the same process: a run killed
     while results were on their way to the main process leaves every written map
-    recorded, so a rerun reuses it (and never takes it for a file of the user's)."""
+    recorded, so a rerun reuses it (and never takes it for a file of the user's); one
+    killed as it wrote the map leaves a pending record (``output`` null), so the rerun
+    makes that map again."""
     src, dst, key = job
+    # first a record with no output: a run killed after the map is written but before
+    # its record leaves the map marked as one this command was making, so the rerun
+    # replaces it instead of refusing it as a file of the user's
+    ensure_dir(root)
+    atomic_write_text(
+        Path(root) / f"{Path(dst).stem}.json",
+        json.dumps({"key": key, "output": None}, separators=(",", ":")),
+    )
     made = work((src, dst))
     record_map(root, key, made)
     return made

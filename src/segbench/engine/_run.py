@@ -23,7 +23,13 @@ from ..errors import ClusterLostError, InputError
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
-from ._folder import RunFolder, claim_run_folder, result_names
+from ._folder import (
+    RunFolder,
+    claim_run_folder,
+    lock_run_folder,
+    release_run_folder,
+    result_names,
+)
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
 #: Notes of a run a user may want (a resumed run's reuse); the CLI prints them.
@@ -362,6 +368,7 @@ def run(
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
         claim_run_folder(out, {"--gt": gt, "--pred": pred_folder})
+        lock = lock_run_folder(out)  # held until this function returns
         files = result_names(out, families)
         folder = RunFolder(out)
         if save_results:
@@ -492,6 +499,8 @@ def run(
         results.append(result)
     if out is not None and save_results:
         folder.note_run(families, where)
+    if out is not None:
+        release_run_folder(lock)
     return results
 
 
