@@ -1045,3 +1045,29 @@ def test_a_second_run_into_a_folder_in_use_is_refused(tiny_run_inputs, tmp_path,
     finally:
         held.close()
     assert _boundary(gt, pred, out) == 0  # released: runs again
+
+
+@pytest.mark.parametrize("command", ["crispness", "superpixel", "agreement"])
+def test_commands_that_read_label_maps_take_gt_format(tmp_path, capsys, command):
+    """They read PNG ground truth and said '(--gt-format edges|labels says which)', but
+    refused --gt-format as an unrecognized argument."""
+    from PIL import Image
+
+    from segbench.cli import main
+
+    gt = tmp_path / "gt"
+    gt.mkdir()
+    labels = np.ones((40, 56), np.uint8)
+    labels[:, 28:] = 2
+    Image.fromarray(labels).save(gt / "a.png")
+    args = [command, "--gt", str(gt), "--gt-format", "labels", "--quiet"]
+    if command == "crispness":
+        pred = tmp_path / "pred"
+        pred.mkdir()
+        soft = np.zeros((40, 56), np.uint8)
+        soft[:, 27:29] = 255
+        Image.fromarray(soft).save(pred / "a.png")
+        args += ["--pred", str(pred)]
+    elif command == "superpixel":
+        args += ["--pred", str(gt)]
+    assert main(args) == 0, capsys.readouterr().err

@@ -198,7 +198,7 @@ def test_workers_two_equal_one_byte_for_byte(tmp_path):
         run_superpixel(SP / "gt", SP / "sp" / "slic200", images=SP / "images",
                        out=tmp_path / f"w{w}", stutz=True, workers=w, progress=False)
     one, two = _files(tmp_path / "w1"), _files(tmp_path / "w2")
-    assert one == two and len(one) == 6     # 4 outputs, the run folder mark, the manifest
+    assert one == two and len(one) == 7  # 4 outputs, the run folder mark and lock, manifest
 
 
 def test_record_json_is_exact_and_validated():

@@ -105,6 +105,7 @@ def add_parsers(subparsers) -> None:
         p,
         pred=False,
         several=True,
+        formats=True,
         out_help="output folder: result_agreement.json, per_item_agreement.csv, "
         "agreement.png, "
         "agreement/<iid>.png (gray = round(255 * level / K)), and "

@@ -308,7 +308,14 @@ def add_generic(sub, entry) -> None:
         k: v for k, v in (("gt_help", entry.gt_help), ("pred_help", entry.pred_help)) if v
     }
     # a family reading ground truth of its own (gt_help) has no BSDS300 presentations
-    add_inputs(p, pred=entry.needs_predictions, presentation=not entry.gt_help, **texts)
+    # nor the common readers' formats
+    add_inputs(
+        p,
+        pred=entry.needs_predictions,
+        presentation=not entry.gt_help,
+        formats=not entry.gt_help,
+        **texts,
+    )
     add_options(p, entry.params)
     add_ci(p)
     add_common(p, scheduler=True)

@@ -275,6 +275,7 @@ def add_parsers(subparsers) -> None:
     )
     add_inputs(
         p,
+        formats=True,
         pred_help="superpixels: <iid>.png (16-bit), .npy, .mat, .csv (C++ layout) or .npz",
         out_help="output folder: result_superpixel.json, per_item_superpixel.csv, "
         "per_annotator.csv "

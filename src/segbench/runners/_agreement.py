@@ -27,6 +27,7 @@ def run_agreement(
     plot: bool = True,
     maps: bool = True,
     unit: str = "label",
+    gt_format=None,
 ):
     """How many annotators drew each human boundary pixel, pooled over a dataset.
 
@@ -49,7 +50,7 @@ def run_agreement(
         (the distribution; ``plot``), ``agreement/<iid>.png`` (each pixel's highest
         agreement, gray ``round(255 * level / K)``; ``maps``) and the records, so a
         rerun resumes.
-    split, presentation, ids, name, workers, scheduler, executor, progress
+    split, presentation, ids, name, workers, scheduler, executor, progress, gt_format
         As :func:`segbench.engine.run`.
     max_dist : float, default 0.0075
         Matching tolerance as a fraction of the image diagonal.
@@ -93,6 +94,7 @@ def run_agreement(
         out,
         split=split,
         presentation=presentation,
+        gt_format=gt_format,
         ids=ids,
         all_splits=True,
         name=name or "human",

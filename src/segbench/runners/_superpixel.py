@@ -39,6 +39,7 @@ def run_superpixel(
     max_annotators: int | None = None,
     stutz: bool = False,
     ci=None,
+    gt_format=None,
 ):
     """Score a folder of superpixel maps against the ground truth of their images: the
     runner behind ``segbench.evaluate("superpixel", ...)``, which takes the same keywords
@@ -61,7 +62,7 @@ def run_superpixel(
         Writes ``result.json``, ``per_item.csv`` and ``per_annotator.csv`` there; with
         ``stutz`` also ``results.csv`` in the C++ benchmark's layout and column names;
         keeps the records, so a rerun computes only what changed.
-    split, presentation, ids, name, workers, scheduler, executor, progress
+    split, presentation, ids, name, workers, scheduler, executor, progress, gt_format
         As :func:`segbench.engine.run`.
     tolerance, window, boundary, min_overlap, void, connectivity
         As :func:`segbench.superpixel.evaluate_image`.
@@ -81,7 +82,9 @@ def run_superpixel(
     from ..engine import execution, run
     from ..superpixel import SUPERPIXEL, superpixel_dataset
 
-    dataset = superpixel_dataset(gt_dir, images, split=split, presentation=presentation)
+    dataset = superpixel_dataset(
+        gt_dir, images, split=split, presentation=presentation, gt_format=gt_format
+    )
     params = {
         "tolerance": tolerance,
         "window": window,
@@ -99,6 +102,7 @@ def run_superpixel(
         out,
         split=split,
         presentation=presentation,
+        gt_format=gt_format,
         ids=ids,
         name=name,
         params=params,

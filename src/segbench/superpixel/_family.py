@@ -49,6 +49,7 @@ def superpixel_dataset(
     split: str | None = None,
     presentation: str | None = None,
     required: bool = True,
+    gt_format=None,
 ):
     """The ground truth of a superpixel run as a :class:`~segbench.datasets.Dataset`.
 
@@ -61,7 +62,7 @@ def superpixel_dataset(
         (``gt0, gt1, ...``) or the C++ benchmark's ``<iid>-<t>.csv`` files.
     images : path, optional
         Folder of photographs ``<iid>.jpg|png|...``, replacing the layout's own.
-    split, presentation
+    split, presentation, gt_format
         As :func:`~segbench.datasets.open_ground_truth`.
     required : bool, default True
         With ``images``: every image needs a photograph there (False: the others keep
@@ -78,7 +79,7 @@ def superpixel_dataset(
         gt = FolderPairs(
             None, folder, split=folder.name if folder.name in SPLIT_NAMES else "test"
         )
-    ds = open_ground_truth(gt, split=split, presentation=presentation)
+    ds = open_ground_truth(gt, split=split, presentation=presentation, gt_format=gt_format)
     if images is not None:
         if not Path(images).is_dir():
             raise InputError("images folder not found", images)
