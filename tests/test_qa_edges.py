@@ -1071,3 +1071,15 @@ def test_commands_that_read_label_maps_take_gt_format(tmp_path, capsys, command)
     elif command == "superpixel":
         args += ["--pred", str(gt)]
     assert main(args) == 0, capsys.readouterr().err
+
+
+def test_gt_format_bsds_on_a_folder_of_images_is_refused(tmp_path):
+    """An explicit --gt-format bsds was overridden: the PNGs were read as label maps."""
+    from PIL import Image
+
+    from segbench.datasets import GroundTruthFormat, open_ground_truth
+    from segbench.errors import InputError
+
+    Image.fromarray(np.ones((8, 9), np.uint8)).save(tmp_path / "a.png")
+    with pytest.raises(InputError, match="--gt-format bsds reads BSDS .mat/.seg files"):
+        open_ground_truth(tmp_path, gt_format=GroundTruthFormat("bsds"))

@@ -264,6 +264,13 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
                 "BSDS .mat/.seg files",
                 folder,
             )
+        if _image_folder(folder):  # auto would read them as edge or label maps
+            raise InputError(
+                "--gt-format bsds reads BSDS .mat/.seg files, and this folder holds "
+                "images, not those: give --gt-format edges or labels (or leave "
+                "--gt-format out to have them guessed)",
+                folder,
+            )
         return open_ground_truth(folder)
     splits = [d for d in _subdirs(folder) if d.name in SPLIT_NAMES]
     has_files = any(p.is_file() and not p.name.startswith(".") for p in folder.iterdir())
