@@ -1083,3 +1083,14 @@ def test_gt_format_bsds_on_a_folder_of_images_is_refused(tmp_path):
     Image.fromarray(np.ones((8, 9), np.uint8)).save(tmp_path / "a.png")
     with pytest.raises(InputError, match="--gt-format bsds reads BSDS .mat/.seg files"):
         open_ground_truth(tmp_path, gt_format=GroundTruthFormat("bsds"))
+
+
+def test_a_file_name_near_the_limit_is_written(tmp_path):
+    """An id of 230 characters failed after its image was computed: 'File name too
+    long' of a record whose name fits; the temporary file's did not."""
+    from segbench.io import atomic_write_text
+
+    target = tmp_path / ("L" * 245 + ".json")
+    atomic_write_text(target, "{}")
+    assert target.read_text() == "{}"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]

@@ -55,7 +55,9 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
 
     path = Path(path)
     # process and thread in the name (not mkstemp: its files are private, 0600)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = path.with_name(
+        _temporary_name(path.name, f"{os.getpid()}.{threading.get_ident()}")
+    )
     try:
         if durable:
             with open(tmp, "wb") as fh:
@@ -74,6 +76,19 @@ def atomic_write_bytes(path: str | PathLike, data: bytes, *, durable: bool = Fal
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
+
+
+def _temporary_name(name: str, unique: str) -> str:
+    """``.<name>.<unique>.tmp``, or, where that would pass the usual 255-byte limit of
+    a file name (a long image id), the same with the name's SHA-1 in place of the
+    name, so that every file name that fits can be written."""
+    full = f".{name}.{unique}.tmp"
+    if len(full.encode("utf-8", "surrogateescape")) <= 255:
+        return full
+    import hashlib
+
+    short = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()
+    return f".{short}.{unique}.tmp"
 
 
 def _fsync_folder(folder: Path) -> None:
