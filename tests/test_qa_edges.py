@@ -1094,3 +1094,34 @@ def test_a_file_name_near_the_limit_is_written(tmp_path):
     atomic_write_text(target, "{}")
     assert target.read_text() == "{}"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_run_that_stops_while_writing_marks_its_folder(tiny_run_inputs, tmp_path,
+                                                         capsys, monkeypatch):
+    """A rerun that failed on a full disk left new official files beside the old
+    result, and nothing said so; the folder now says it until a run completes."""
+    from segbench.api import read_run
+    from segbench.engine import RUN_WRITING
+    from segbench.errors import InputError, OutputError
+    from segbench.result import Result
+
+    gt, pred = tiny_run_inputs
+    out = tmp_path / "run"
+    assert _boundary(gt, pred, out) == 0
+
+    def full(self, path, *args, **kwargs):
+        raise OutputError(path, "No space left on device")
+
+    monkeypatch.setattr(Result, "to_csv", full)
+    from segbench.cli import main
+
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--out", str(out),
+                 "--nthresh", "3", "--quiet", "--no-plot"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert (out / RUN_WRITING).exists()
+    with pytest.raises(InputError, match="stopped while writing its files"):
+        read_run(out)
+    monkeypatch.undo()
+    assert _boundary(gt, pred, out) == 0
+    assert not (out / RUN_WRITING).exists()
+    assert read_run(out).provenance["params"]["nthresh"] == 5

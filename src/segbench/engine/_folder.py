@@ -119,6 +119,9 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
 
 #: The file a run holds locked while it writes into its folder.
 RUN_LOCK = ".segbench-lock"
+#: Present while a run writes its result, per-item and official files, removed after:
+#: a folder that still holds it has files of two runs (the last one stopped midway).
+RUN_WRITING = ".segbench-writing"
 
 
 def lock_run_folder(out):
@@ -301,6 +304,13 @@ class RunFolder:
             file).
         """
 
+        if (self.path / RUN_WRITING).exists():
+            raise InputError(
+                "the last run into this folder stopped while writing its files (disk "
+                "full, or killed), so they may mix two runs: rerun the command that "
+                "made it",
+                self.path,
+            )
         found = self.result_file(family)
         if found is None:
             if self.file is not None:
@@ -491,6 +501,7 @@ def _absolute(value):
 
 __all__ = [
     "RUN_LOCK",
+    "RUN_WRITING",
     "lock_run_folder",
     "release_run_folder",
     "MANIFEST",

@@ -20,10 +20,12 @@ from ..datasets import (
     run_name,
 )
 from ..errors import ClusterLostError, InputError
+from ..io import atomic_write_text
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
 from ._folder import (
+    RUN_WRITING,
     RunFolder,
     claim_run_folder,
     lock_run_folder,
@@ -465,6 +467,14 @@ def run(
     # every family's items settled before any file is written: a run that leaves no
     # item to score fails whole
     scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
+    writing = None
+    if out is not None and save_results:
+        writing = Path(out) / RUN_WRITING
+        atomic_write_text(
+            writing,
+            "segbench is writing this run's files; if this file stays, the run stopped "
+            "midway and the folder may mix two runs: rerun it\n",
+        )
     results = []
     for f, p in resolved:
         ids_f, left_out = scored[f.name]
@@ -499,6 +509,8 @@ def run(
         results.append(result)
     if out is not None and save_results:
         folder.note_run(families, where)
+    if writing is not None:
+        writing.unlink(missing_ok=True)
     if out is not None:
         release_run_folder(lock)
     return results
