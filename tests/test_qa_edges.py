@@ -1125,3 +1125,16 @@ def test_a_run_that_stops_while_writing_marks_its_folder(tiny_run_inputs, tmp_pa
     assert _boundary(gt, pred, out) == 0
     assert not (out / RUN_WRITING).exists()
     assert read_run(out).provenance["params"]["nthresh"] == 5
+
+
+def test_too_large_tables_name_the_side_with_the_regions():
+    """The refusal blamed the prediction (a 1000-superpixel map) when the ground truth
+    held 154,401 regions."""
+    from segbench.errors import InputError
+    from segbench.primitives import stacked_tables
+
+    seg = np.ones(200_000, np.int32)
+    with pytest.raises(InputError, match=r"1000 regions in the segmentation against "
+                                         r"200000 in the ground truth's 1 annotator"
+                                         r".*ground truth's label map"):
+        stacked_tables(seg, 1000, [np.arange(1, 200_001)], [200_000])

@@ -218,9 +218,12 @@ def stacked_tables(seg, n_seg: int, gts, n_gts) -> np.ndarray:
     offsets = np.concatenate([[0], np.cumsum([g + 1 for g in n_gts])]).astype(np.int64)
     cells = (int(n_seg) + 1) * int(offsets[-1])
     if cells > _MAX_CELLS:
+        n_gt = sum(n_gts)
+        larger = "segmentation" if n_seg >= max(n_gts) else "ground truth"
         raise InputError(
-            f"contingency tables too large ({n_seg} x {offsets[-1] - 1} "
-            "regions); is a label map a soft map or an image by mistake?"
+            f"contingency tables too large: {n_seg} regions in the segmentation "
+            f"against {n_gt} in the ground truth's {len(n_gts)} annotator(s); is the "
+            f"{larger}'s label map a soft map or an image by mistake?"
         )
     flat_gts = _flat_gts(gts)
     seg = np.asarray(seg, np.int32).ravel()
