@@ -1138,3 +1138,26 @@ def test_too_large_tables_name_the_side_with_the_regions():
                                          r"200000 in the ground truth's 1 annotator"
                                          r".*ground truth's label map"):
         stacked_tables(seg, 1000, [np.arange(1, 200_001)], [200_000])
+
+
+def test_a_huge_png_is_refused_in_segbench_s_words(tmp_path):
+    """A 100 MP PNG printed Pillow's DecompressionBombWarning before segbench's own
+    error; one over 179 MP gave Pillow's text quoting Pillow's limit."""
+    import warnings
+
+    from PIL import Image
+
+    from segbench.errors import InputError
+    from segbench.io import image_size, read_prediction
+
+    big = tmp_path / "big.png"
+    Image.new("1", (10_000, 10_000)).save(big)
+    huge = tmp_path / "huge.png"
+    Image.new("1", (14_000, 13_000)).save(huge)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert image_size(big) == (10_000, 10_000)
+        with pytest.raises(InputError, match=r"\(100 megapixels\), above the limit of 64"):
+            read_prediction(big)
+        with pytest.raises(InputError, match="segbench's limit of 64 megapixels"):
+            image_size(huge)
