@@ -236,9 +236,8 @@ class _CtrlC:
 
     @staticmethod
     def _term(signum, frame):
-        if _CtrlC._in_a_worker(signum):
-            return
-        _CtrlC.terminated = True
+        if os.getpid() == _CtrlC.pid:  # (in a worker, _handler ends it)
+            _CtrlC.terminated = True
         _CtrlC._handler(signum, frame)
 
     @staticmethod
