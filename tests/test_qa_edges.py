@@ -1161,3 +1161,11 @@ def test_a_huge_png_is_refused_in_segbench_s_words(tmp_path):
             read_prediction(big)
         with pytest.raises(InputError, match="segbench's limit of 64 megapixels"):
             image_size(huge)
+
+
+def test_a_utf16_name_txt_names_the_run(tmp_path):
+    """Notepad's 'Unicode' (UTF-16 with a byte-order mark) name.txt was ignored."""
+    from segbench.datasets import run_name
+
+    (tmp_path / "name.txt").write_bytes("Mon détecteur\r\n".encode("utf-16"))
+    assert run_name(tmp_path) == "Mon détecteur"

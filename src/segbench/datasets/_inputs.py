@@ -616,7 +616,10 @@ def run_name(pred_dir: str | PathLike | None, name: str | None = None) -> str:
         return "human"
     folder = Path(pred_dir).resolve()
     try:
-        text = (folder / "name.txt").read_text(encoding="utf-8-sig").strip()
+        raw = (folder / "name.txt").read_bytes()
+        # Notepad saves "Unicode" as UTF-16 with a byte-order mark, "UTF-8" with one
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        text = raw.decode("utf-16" if utf16 else "utf-8-sig").strip()
     except (OSError, UnicodeDecodeError):
         text = ""
     if text:
