@@ -1169,3 +1169,13 @@ def test_a_utf16_name_txt_names_the_run(tmp_path):
 
     (tmp_path / "name.txt").write_bytes("Mon détecteur\r\n".encode("utf-16"))
     assert run_name(tmp_path) == "Mon détecteur"
+
+
+def test_a_negative_threshold_list_is_judged_by_its_value(tiny_run_inputs, capsys):
+    """--thresholds -0.1,0.5 gave argparse's 'expected one argument'."""
+    from segbench.cli import main
+
+    gt, pred = tiny_run_inputs
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred),
+                 "--thresholds", "-0.1,0.5", "--quiet"]) == 2
+    assert "thresholds must lie in [0, 1]" in capsys.readouterr().err

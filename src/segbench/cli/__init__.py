@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from .._version import __version__
@@ -354,6 +355,27 @@ def console_main() -> None:
     sys.exit(status)
 
 
+#: Options whose value is a comma list of numbers, which may start with a minus sign.
+_NUMBER_LIST_OPTIONS = ("--thresholds", "--gt-void")
+
+
+def _negative_lists_joined(argv: list) -> list:
+    """``--thresholds -0.1,0.5`` as ``--thresholds=-0.1,0.5``: argparse takes a value
+    starting with '-' for an option unless it is one plain negative number, and said
+    'expected one argument' instead of what is wrong with the value."""
+    out, k = [], 0
+    while k < len(argv):
+        word = argv[k]
+        follows = argv[k + 1] if k + 1 < len(argv) else ""
+        if word in _NUMBER_LIST_OPTIONS and re.match(r"-\.?\d", follows):
+            out.append(f"{word}={follows}")
+            k += 2
+            continue
+        out.append(word)
+        k += 1
+    return out
+
+
 #: The options that name files or folders (their ``dest``): an empty value is refused.
 _PATH_OPTIONS = (
     "gt",
@@ -382,7 +404,7 @@ def _main(argv) -> int:
     with _Warnings():  # (an installed family that fails to load: one line)
         group = _group_of(argv[0]) if argv else None
         parser = build_parser((group,) if group else _GROUPS)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_lists_joined(argv))
     if args.command is None:
         parser.print_help()
         return 0
