@@ -1179,3 +1179,23 @@ def test_a_negative_threshold_list_is_judged_by_its_value(tiny_run_inputs, capsy
     assert main(["boundary", "--gt", str(gt), "--pred", str(pred),
                  "--thresholds", "-0.1,0.5", "--quiet"]) == 2
     assert "thresholds must lie in [0, 1]" in capsys.readouterr().err
+
+
+def test_long_bootstraps_show_progress(capsys, monkeypatch):
+    """A million resamples sat silent for minutes; the bar appears once the draws take
+    a second (none for the usual thousand), and never without ``progress``."""
+    import time
+
+    from segbench import resampling
+
+    def slow(weights):
+        time.sleep(0.3)
+        return {"score": weights.mean(axis=1)}
+
+    got = resampling.intervals(slow, 5, resamples=1000, progress=True)
+    assert "bootstrap" in capsys.readouterr().err and got["score"][0] <= got["score"][1]
+    resampling.intervals(slow, 5, resamples=1000)
+    assert "bootstrap" not in capsys.readouterr().err
+    resampling.intervals(lambda w: {"score": w.mean(axis=1)}, 5, resamples=1000,
+                         progress=True)
+    assert "bootstrap" not in capsys.readouterr().err

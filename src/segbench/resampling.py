@@ -98,13 +98,40 @@ def index_weights(indices: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
 
 
-def draws(statistic: Statistic, indices: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """Each score of ``statistic`` on each draw of ``indices``: name -> (B,) float64."""
+def draws(
+    statistic: Statistic, indices: np.ndarray, n: int, *, progress: bool = False
+) -> dict[str, np.ndarray]:
+    """Each score of ``statistic`` on each draw of ``indices``: name -> (B,) float64.
+    ``progress``: a bar on stderr once the draws have taken a second (a million
+    resamples can take minutes)."""
     parts: dict[str, list] = {}
+    bar = _draws_bar(indices.shape[0]) if progress else None
     for a in range(0, indices.shape[0], _BLOCK):
         for name, values in statistic(index_weights(indices[a : a + _BLOCK], n)).items():
             parts.setdefault(name, []).append(np.asarray(values, dtype=np.float64))
+        if bar is not None:
+            bar.update(min(_BLOCK, indices.shape[0] - a))
+    if bar is not None:
+        bar.close()
     return {name: np.concatenate(v) for name, v in parts.items()}
+
+
+def _draws_bar(total: int):
+    import sys
+
+    from tqdm.auto import tqdm
+
+    tty = getattr(sys.stderr, "isatty", lambda: False)()
+    # delay: no bar for the usual thousand draws, which take well under a second
+    return tqdm(
+        total=total,
+        desc="bootstrap",
+        unit="draw",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=not tty,
+        delay=1.0,
+    )
 
 
 def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
@@ -123,6 +150,7 @@ def intervals(
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
     seed: int = DEFAULT_SEED,
+    progress: bool = False,
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals of every score of one run.
 
@@ -134,6 +162,8 @@ def intervals(
         Number of images.
     resamples, level, seed
         B, the interval's coverage (0.95 = 95%), and the seed of the draws.
+    progress : bool, default False
+        A progress bar on stderr when the draws take more than a second.
 
     Returns
     -------
@@ -141,7 +171,7 @@ def intervals(
         NaN bounds where some draw leaves the score undefined.
     """
     check_settings(resamples, level)
-    samples = draws(statistic, bootstrap_indices(n, resamples, seed), n)
+    samples = draws(statistic, bootstrap_indices(n, resamples, seed), n, progress=progress)
     return {name: percentile_interval(v, level) for name, v in samples.items()}
 
 

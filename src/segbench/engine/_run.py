@@ -495,6 +495,7 @@ def run(
             where=where,
             excluded=left_out,
             records_key=digest,
+            progress=progress,
             **extra,
         )
         if out is not None and save_results:
@@ -527,6 +528,7 @@ def summarize_records(
     where: Mapping | None = None,
     excluded=None,
     records_key: str | None = None,
+    progress: bool = False,
     **extra,
 ) -> Result:
     """A family's :class:`Result` of per-item records, as every run ends: the summary,
@@ -554,6 +556,8 @@ def summarize_records(
         Items left out, as ``[{"reason", "ids"}]``.
     records_key : str, optional
         Digest of the record keys (:func:`~segbench.engine.records_digest`).
+    progress : bool, default False
+        A bar on stderr for bootstrap draws that take more than a second.
     **extra
         Passed to ``family.summarize`` (``joint`` records).
     """
@@ -579,7 +583,10 @@ def summarize_records(
             "seed": int(ci.get("seed", 0)),
         }
         result.intervals = intervals(
-            family.resampler(ids, records, params, options), len(ids), **settings
+            family.resampler(ids, records, params, options),
+            len(ids),
+            progress=progress,
+            **settings,
         )
         result.provenance["ci"] = {**settings, "method": "percentile bootstrap over images"}
     return result
