@@ -888,6 +888,12 @@ def test_an_empty_output_option_is_refused(tiny_run_inputs, tmp_path, capsys,
     monkeypatch.chdir(tmp_path)
     assert _boundary(gt, pred, "") == 2
     assert "--out is empty" in capsys.readouterr().err
+    from segbench.errors import InputError
+    from segbench.io import claim_folder
+
+    with pytest.raises(InputError, match="--out is empty"):  # a library call too
+        claim_folder("", ".mark", "segbench test", "")
+    assert not (tmp_path / ".mark").exists()
 
 
 def test_running_out_of_memory_is_one_line(tiny_run_inputs, tmp_path, capsys,

@@ -124,13 +124,15 @@ class MapRecords:
         )
 
 
-def record_map(root, key: dict, dst) -> None:
+def record_map(root, key: dict, dst, *, pending: bool = False) -> None:
     """Write the record of map ``dst`` (its key and its bytes' fingerprint) into the
-    records folder ``root``, atomically."""
+    records folder ``root``, atomically; ``pending``: before the map is written (no
+    fingerprint: :meth:`MapRecords.written` takes the file as one being made)."""
     ensure_dir(root)
+    output = None if pending else fingerprint(dst)
     atomic_write_text(
         Path(root) / f"{Path(dst).stem}.json",
-        json.dumps({"key": key, "output": fingerprint(dst)}, separators=(",", ":")),
+        json.dumps({"key": key, "output": output}, separators=(",", ":")),
     )
 
 
@@ -144,11 +146,7 @@ def made_and_recorded(work, root, job):
     # first a record with no output: a run killed after the map is written but before
     # its record leaves the map marked as one this command was making, so the rerun
     # replaces it instead of refusing it as a file of the user's
-    ensure_dir(root)
-    atomic_write_text(
-        Path(root) / f"{Path(dst).stem}.json",
-        json.dumps({"key": key, "output": None}, separators=(",", ":")),
-    )
+    record_map(root, key, dst, pending=True)
     made = work((src, dst))
     record_map(root, key, made)
     return made

@@ -366,11 +366,11 @@ def run(
     store = RecordStore(out)
     pred_folder = _pred_folder(pred, pred_dir)
     files = {}
+    lock = None
     if out is not None:
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
         claim_run_folder(out, {"--gt": gt, "--pred": pred_folder})
-        lock = lock_run_folder(out)  # held until this function returns
         files = result_names(out, families)
         folder = RunFolder(out)
         if save_results:
@@ -378,143 +378,148 @@ def run(
                 folder, families, _run_label(name, families, pred)
             )
         store.prepare(families)
-
-    records: dict[str, dict] = {f.name: {} for f in families}
-    keys, jobs_of, todo = {}, {}, []
-    for iid in item_ids:
-        sample = memory_sample(dataset[iid], preds.get(iid))
-        keep = store.root is not None  # without a store no key is ever compared
-        base = _sample_digests(sample) if keep else None
-        jobs = []
-        for f, p in resolved:
-            key = (
-                record_key(f, p, _digests(sample, f, p, base)) if base is not None else None
-            )
-            keys[f.name, iid] = key
-            rec = None if key is None else store.load(f, iid, key)  # None: no store
-            if rec is None:
-                jobs.append((f, p))
-            else:
-                records[f.name][iid] = rec
-        if jobs:
-            jobs_of[iid] = jobs
-            todo.append((sample, jobs))
-    reused = len(item_ids) - len(todo)
-    if reused:
-        log.info(
-            "resumed: %d of %d images reused from the records in %s%s",
-            reused,
-            len(item_ids),
-            out,
-            f"; computing the other {len(todo)}" if todo else "",
-        )
-    if todo and executor is None and scheduler is None and workers > 1:
-        for f, p in resolved:  # compile here once; forked workers inherit it
-            if f.warm_up is not None:
-                f.warm_up(p)
-    desc = "+".join(f.label or f.name for f in families)
-    joint: dict[str, list] = {}
+        lock = lock_run_folder(out)
     try:
-        with (
-            open_executor(workers, scheduler)
-            if executor is None
-            else nullcontext(executor) as ex
-        ):
-            for iid, recs in map_items(
-                _evaluate_group, todo, executor=ex, progress=progress, desc=desc
-            ):
-                for (f, _), rec in zip(jobs_of[iid], recs):
-                    key = keys[f.name, iid]
-                    if key is not None:  # None: no store to keep it in
-                        store.save(f, iid, key, rec)
-                    records[f.name][iid] = rec
+        records: dict[str, dict] = {f.name: {} for f in families}
+        keys, jobs_of, todo = {}, {}, []
+        for iid in item_ids:
+            sample = memory_sample(dataset[iid], preds.get(iid))
+            keep = store.root is not None  # without a store no key is ever compared
+            base = _sample_digests(sample) if keep else None
+            jobs = []
             for f, p in resolved:
-                if f.joint_tasks is not None:
-                    joint[f.name] = _run_joint(
-                        f,
-                        p,
-                        dataset,
-                        preds,
-                        item_ids,
-                        [records[f.name][i] for i in item_ids],
-                        store,
-                        ex,
-                        progress,
-                    )
-    except ClusterLostError as exc:  # or WorkerDiedError: a local worker killed
-        # counted over the whole run: the images reused and those finished here
-        done = sum(all(i in records[f.name] for f in families) for i in item_ids)
-        raise type(exc)(done, len(item_ids), saved=store.root is not None) from None
+                key = (
+                    record_key(f, p, _digests(sample, f, p, base))
+                    if base is not None
+                    else None
+                )
+                keys[f.name, iid] = key
+                rec = None if key is None else store.load(f, iid, key)  # None: no store
+                if rec is None:
+                    jobs.append((f, p))
+                else:
+                    records[f.name][iid] = rec
+            if jobs:
+                jobs_of[iid] = jobs
+                todo.append((sample, jobs))
+        reused = len(item_ids) - len(todo)
+        if reused:
+            log.info(
+                "resumed: %d of %d images reused from the records in %s%s",
+                reused,
+                len(item_ids),
+                out,
+                f"; computing the other {len(todo)}" if todo else "",
+            )
+        if todo and executor is None and scheduler is None and workers > 1:
+            for f, p in resolved:  # compile here once; forked workers inherit it
+                if f.warm_up is not None:
+                    f.warm_up(p)
+        desc = "+".join(f.label or f.name for f in families)
+        joint: dict[str, list] = {}
+        try:
+            with (
+                open_executor(workers, scheduler)
+                if executor is None
+                else nullcontext(executor) as ex
+            ):
+                for iid, recs in map_items(
+                    _evaluate_group, todo, executor=ex, progress=progress, desc=desc
+                ):
+                    for (f, _), rec in zip(jobs_of[iid], recs):
+                        key = keys[f.name, iid]
+                        if key is not None:  # None: no store to keep it in
+                            store.save(f, iid, key, rec)
+                        records[f.name][iid] = rec
+                for f, p in resolved:
+                    if f.joint_tasks is not None:
+                        joint[f.name] = _run_joint(
+                            f,
+                            p,
+                            dataset,
+                            preds,
+                            item_ids,
+                            [records[f.name][i] for i in item_ids],
+                            store,
+                            ex,
+                            progress,
+                        )
+        except ClusterLostError as exc:  # or WorkerDiedError: a local worker killed
+            # counted over the whole run: the images reused and those finished here
+            done = sum(all(i in records[f.name] for f in families) for i in item_ids)
+            raise type(exc)(done, len(item_ids), saved=store.root is not None) from None
 
-    label = _run_label(name, families, pred)
-    if out is not None and save_results and label != "human":
-        _warn_another_algorithm(folder, [f.name for f in families], label)
-    gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
-    sources = getattr(dataset, "sources", None) or []
-    if len(sources) > 1:  # folders read together: every one, not the first
-        gt_dir = [str(s) for s in sources]
-    where: dict[str, Any] = {
-        "gt_dir": gt_dir if gt_dir is None or isinstance(gt_dir, list) else str(gt_dir),
-        "pred_dir": None if pred_folder is None else str(pred_folder),
-        "split": split,
-        "presentation": presentation,
-        "ids": wanted,
-    }
-    if gt_format is not None:  # recorded when given or guessed: older runs unchanged
-        where["gt_format"] = format_record(gt_format)
-    elif guessed is not None:
-        where["gt_format"] = {**format_record(guessed[0]), "guessed_from": guessed[1]}
-    # every family's items settled before any file is written: a run that leaves no
-    # item to score fails whole
-    scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
-    writing = None
-    if out is not None and save_results:
-        writing = Path(out) / RUN_WRITING
-        atomic_write_text(
-            writing,
-            "segbench is writing this run's files; if this file stays, the run stopped "
-            "midway and the folder may mix two runs: rerun it\n",
-        )
-    results = []
-    for f, p in resolved:
-        ids_f, left_out = scored[f.name]
-        recs = [records[f.name][i] for i in ids_f]
-        extra = {"joint": joint[f.name]} if f.name in joint else {}
-        digest = (
-            None
-            if store.root is None
-            else records_digest([(i, keys[f.name, i]) for i in ids_f])
-        )
-        result = summarize_records(
-            f,
-            ids_f,
-            recs,
-            {**p, **f.resolve_summary(params)},
-            options,
-            name=label,
-            where=where,
-            excluded=left_out,
-            records_key=digest,
-            progress=progress,
-            **extra,
-        )
+        label = _run_label(name, families, pred)
+        if out is not None and save_results and label != "human":
+            _warn_another_algorithm(folder, [f.name for f in families], label)
+        gt_dir = dataset.root if isinstance(gt, (Dataset, list, tuple)) else gt
+        sources = getattr(dataset, "sources", None) or []
+        if len(sources) > 1:  # folders read together: every one, not the first
+            gt_dir = [str(s) for s in sources]
+        where: dict[str, Any] = {
+            "gt_dir": gt_dir if gt_dir is None or isinstance(gt_dir, list) else str(gt_dir),
+            "pred_dir": None if pred_folder is None else str(pred_folder),
+            "split": split,
+            "presentation": presentation,
+            "ids": wanted,
+        }
+        if gt_format is not None:  # recorded when given or guessed: older runs unchanged
+            where["gt_format"] = format_record(gt_format)
+        elif guessed is not None:
+            where["gt_format"] = {**format_record(guessed[0]), "guessed_from": guessed[1]}
+        # every family's items settled before any file is written: a run that leaves no
+        # item to score fails whole
+        scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
+        writing = None
         if out is not None and save_results:
-            outp = Path(out)
-            if f.write is not None:
-                f.write(outp, result, ids_f, recs, options)
-                _retire_stale_image_files(outp, f, ids_f, store)
-            json_name, csv_name = files[f.name]
-            result.to_json(outp / json_name)
-            result.to_csv(outp / csv_name)
-            folder.retire_legacy(f.name)
-        results.append(result)
-    if out is not None and save_results:
-        folder.note_run(families, where)
-    if writing is not None:
-        writing.unlink(missing_ok=True)
-    if out is not None:
+            writing = Path(out) / RUN_WRITING
+            atomic_write_text(
+                writing,
+                "segbench is writing this run's files; if this file stays, the run stopped "
+                "midway and the folder may mix two runs: rerun it\n",
+            )
+        results = []
+        for f, p in resolved:
+            ids_f, left_out = scored[f.name]
+            recs = [records[f.name][i] for i in ids_f]
+            extra = {"joint": joint[f.name]} if f.name in joint else {}
+            digest = (
+                None
+                if store.root is None
+                else records_digest([(i, keys[f.name, i]) for i in ids_f])
+            )
+            result = summarize_records(
+                f,
+                ids_f,
+                recs,
+                {**p, **f.resolve_summary(params)},
+                options,
+                name=label,
+                where=where,
+                excluded=left_out,
+                records_key=digest,
+                progress=progress,
+                **extra,
+            )
+            if out is not None and save_results:
+                outp = Path(out)
+                if f.write is not None:
+                    f.write(outp, result, ids_f, recs, options)
+                    _retire_stale_image_files(outp, f, ids_f, store)
+                json_name, csv_name = files[f.name]
+                result.to_json(outp / json_name)
+                result.to_csv(outp / csv_name)
+                folder.retire_legacy(f.name)
+            results.append(result)
+        if out is not None and save_results:
+            folder.note_run(families, where)
+        if writing is not None:
+            writing.unlink(missing_ok=True)
+        return results
+    finally:
+        # (the lock ends however the run ends; the writing mark stays unless every
+        # file landed)
         release_run_folder(lock)
-    return results
 
 
 def summarize_records(

@@ -220,9 +220,9 @@ def claim_folder(
     OutputError
         It cannot be created or written.
     """
-    out = Path(out)
-    if not str(out).strip():
+    if not os.fspath(out).strip():  # (Path("") is ".": checked before)
         raise InputError(f"{out_option} is empty: give the output folder")
+    out = Path(out)
     for option, src in (inputs or {}).items():
         if src is None:
             continue

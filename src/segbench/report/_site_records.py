@@ -11,7 +11,7 @@ into a cache folder of the site, so a rebuild reuses them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +36,15 @@ class RunRecords:
         The record and summary parameters the result records, resolved.
     records : dict
         Image id -> record, for every image of the result's per-item rows.
+    keys : dict
+        Image id -> the record's key (what it was computed from: the input files'
+        SHA-256 digests among it).
     """
 
     family: Family
     params: dict
     records: dict
+    keys: dict = field(default_factory=dict)
 
     def view(self, ids, name: str):
         """The family's :class:`~segbench.result.Result` on ``ids`` (a subset of the
@@ -95,9 +99,9 @@ def read_records(result_path, result=None) -> RunRecords:
         params = {**family.resolve(given), **family.resolve_summary(given)}
     except (TypeError, ValueError) as exc:
         raise InputError(f"its recorded parameters do not validate ({exc})", path) from None
-    _, found = RunFolder(path).records(family, result)
-    records = dict(zip((str(row["id"]) for row in result.per_item), found))
-    return RunRecords(family, params, records)
+    keys, found = RunFolder(path).records(family, result)
+    ids = [str(row["id"]) for row in result.per_item]
+    return RunRecords(family, params, dict(zip(ids, found)), dict(zip(ids, keys)))
 
 
 def counts_at(record, threshold: float) -> list[int] | None:

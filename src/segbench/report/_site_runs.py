@@ -394,26 +394,22 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
 
 def _drop_unscored_predictions(run: Run, run_dir: Path) -> None:
     """Leave out of ``run.preds`` the files that are not those the run scored (its
-    records hold each prediction's SHA-256): a map changed since, or a folder found
-    under the same name that is another algorithm's. Their pictures would show one
-    map beside another's scores; a warning says how many. Images without a record
-    (an older run) keep their file."""
+    records' keys hold each prediction's SHA-256): a map changed since, or a folder
+    found under the same name that is another algorithm's. Their pictures would show
+    one map beside another's scores; a warning says how many. A run without records
+    that match its result (an older run) keeps its files."""
     import warnings
 
-    from ..engine import RecordStore, fingerprint
+    from ..engine import fingerprint
 
-    store = RecordStore(run_dir)
-    families = [got[1] for f in run.results if (got := result_entry(f)) is not None]
+    keys: dict = next(
+        (got.keys for f in run.results if (got := run.records(f)) is not None), {}
+    )
     unscored = []
     for iid, path in run.preds.items():
-        for family in families:
-            saved = store.saved(family, iid)
-            if saved is None:
-                continue
-            scored = (saved[0].get("inputs") or {}).get("pred")
-            if isinstance(scored, list) and scored and fingerprint(path) not in scored:
-                unscored.append(iid)
-            break
+        scored = ((keys.get(iid) or {}).get("inputs") or {}).get("pred")
+        if isinstance(scored, list) and scored and fingerprint(path) not in scored:
+            unscored.append(iid)
     for iid in unscored:
         del run.preds[iid]
     if unscored:
