@@ -64,10 +64,6 @@ _CHEB_CUTS = (0.99, 0.96, 0.84)  # tried in turn: the wanted mu must lie above t
 _CHEB_DEGREE = 12  # of the polynomial: 8-16 cost the same within 2 % on BSDS images
 _CHEB_NCV = 40  # its Lanczos basis
 _FLOOR_STEPS = 20  # Lanczos steps of the estimate of A's lowest eigenvalue
-# From this ARPACK tolerance up, the Chebyshev solve runs its polynomials and ARPACK in
-# float32 (1.7x faster; eigenvalues within a relative 5e-9 of the float64 solve on BSDS
-# val 101087/101085); a tighter tolerance is beyond float32's reach and runs in float64
-_FLOAT32_TOL = 1e-6
 
 #: Eigensolvers of :func:`spectral_eigs`.
 SOLVERS = ("auto", "chebyshev", "lanczos", "dense")
@@ -329,26 +325,7 @@ def _chebyshev_eigs(W, nvec, shape, radius, tol):
 
 
 def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
-    """:func:`_chebyshev_eigs` of W in half-stencil form (``_k.half_stencil``).
-
-    With ``tol >= _FLOAT32_TOL`` the polynomials and ARPACK's basis are float32 (half
-    the memory traffic of float64: the products stream the weights and ARPACK's
-    re-orthogonalisation streams its basis); the Rayleigh quotients that give the
-    eigenvalues are taken in float64 either way. ARPACK converging to ``tol`` on the
-    polynomial's values, float32's rounding (1e-7 relative) is below it."""
-    from scipy.sparse.linalg import ArpackNoConvergence
-
-    if tol < _FLOAT32_TOL:
-        return _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, np.float64)
-    try:
-        return _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, np.float32)
-    except ArpackNoConvergence:  # (not seen) float32's rounding stalled ARPACK
-        return _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, np.float64)
-
-
-def _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, real):
-    """:func:`_chebyshev_stencil_eigs` with polynomials and ARPACK in ``real``
-    (np.float32 or np.float64)."""
+    """:func:`_chebyshev_eigs` of W in half-stencil form (``_k.half_stencil``)."""
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     h, _, w = half.shape
@@ -359,9 +336,8 @@ def _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, real):
     if not (deg > 0).all():
         raise InputError("every pixel needs a positive degree")
     scale = 1.0 / np.sqrt(deg)
-    scale_r, diag_r = scale.astype(real), diag.astype(real)
-    filtered = np.empty((h, w), real)
-    v0 = np.random.default_rng(_SEED).standard_normal(n).astype(real)
+    filtered = np.empty((h, w))
+    v0 = np.random.default_rng(_SEED).standard_normal(n)
     ncv = min(n - 1, max(2 * nvec + 1, _CHEB_NCV))
     zero = np.zeros((h, w))
     au = np.empty((h, w))
@@ -385,20 +361,20 @@ def _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, real):
             def poly(x, e=e, c=c):
                 return _k.chebyshev_filter(
                     half,
-                    diag_r,
+                    diag,
                     ody,
                     odx,
-                    scale_r,
+                    scale,
                     x.reshape(h, w),
-                    real(1.0 / e),
-                    real(-c / e),
-                    real(2.0 / e),
-                    real(-2.0 * c / e),
+                    1.0 / e,
+                    -c / e,
+                    2.0 / e,
+                    -2.0 * c / e,
                     _CHEB_DEGREE,
                     filtered,
                 ).ravel()
 
-            op = LinearOperator((n, n), matvec=poly, dtype=real)
+            op = LinearOperator((n, n), matvec=poly, dtype=np.float64)
             with _one_blas_thread():
                 theta, U = eigsh(op, k=nvec, which="LA", tol=tol, v0=v0, ncv=ncv)
             if theta.min() > 1.0:  # every one of them above the cut
@@ -406,12 +382,9 @@ def _chebyshev_stencil_solve(half, diag, ody, odx, nvec, tol, real):
         else:
             continue  # (with lower = -1: no cut left, return None below)
         mu = np.empty(nvec)
-        U = U.astype(np.float64)
-        for i in range(nvec):  # Rayleigh quotients in A itself, in float64
+        for i in range(nvec):  # Rayleigh quotients in A itself
             u = np.ascontiguousarray(U[:, i]).reshape(h, w)
-            mu[i] = float(
-                np.dot(u.ravel(), product(u).ravel()) / np.dot(u.ravel(), u.ravel())
-            )
+            mu[i] = float(np.dot(u.ravel(), product(u).ravel()))
         # an eigenvalue below ``lower`` would be lifted above the cut by the filter
         # and show here with its own low mu (impossible with lower = -1)
         if lower == -1.0 or mu.min() > cut:

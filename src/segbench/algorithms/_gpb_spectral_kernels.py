@@ -1100,26 +1100,19 @@ def chebyshev_filter(
     once per level (the weights are 25 MB on a 481 x 321 image; the ``degree R + R``
     weight rows in flight fit in cache). A level's row is last read 2R rows after it is
     written, so the inner levels live in rings of 2R + 2 rows (0.7 MB in all, not 30).
-
-    Runs in the precision of ``x0``, ``scale``, ``diag`` and ``out`` (all float64, or
-    all float32 with float32 coefficients: the eigen-solve's default, 1.4x faster, see
-    ``_gpb_spectral._chebyshev_stencil_eigs``); the weights are float32 either way.
     """
     height, nk, width = half.shape
     reach = 0
     for k in range(nk):
         reach = max(reach, ody[k])
     ring = 2 * reach + 2
-    real = x0.dtype
-    zero = real.type(0.0)
-    minus_one = real.type(-1.0)
-    levels = np.empty((degree + 1, ring, width), real)  # L_1 .. L_(degree-1), and S L_i
-    scaled = np.empty((degree + 1, ring, width), real)
-    scaled0 = np.empty((height, width), real)
+    levels = np.empty((degree + 1, ring, width))  # L_1 .. L_(degree-1), and S L_i
+    scaled = np.empty((degree + 1, ring, width))
+    scaled0 = np.empty((height, width))
     for y in range(height):
         for x in range(width):
             scaled0[y, x] = scale[y, x] * x0[y, x]
-    acc = np.empty(width, real)
+    acc = np.empty(width)
     for t in range(height + reach * (degree - 1)):
         for i in range(1, degree + 1):
             y = t - reach * (i - 1)
@@ -1135,13 +1128,11 @@ def chebyshev_filter(
             row = out[y] if i == degree else levels[i, y % ring]
             if i == 1:
                 for x in range(width):
-                    row[x] = alpha1 * scale[y, x] * acc[x] + beta1 * cur[x] + zero * zero
+                    row[x] = alpha1 * scale[y, x] * acc[x] + beta1 * cur[x] + 0.0 * 0.0
             else:
                 prev = x0[y] if i == 2 else levels[i - 2, y % ring]
                 for x in range(width):
-                    row[x] = (
-                        alpha * scale[y, x] * acc[x] + beta * cur[x] + minus_one * prev[x]
-                    )
+                    row[x] = alpha * scale[y, x] * acc[x] + beta * cur[x] + -1.0 * prev[x]
             if i < degree:
                 srow = scaled[i, y % ring]
                 for x in range(width):
