@@ -116,7 +116,11 @@ def test_list_files(tmp_path):
     for name in ("2.png", "10.PNG", "3.mat", "notes.txt", ".hidden.png"):
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "sub.png").mkdir()
-    found = list_files(tmp_path, ["png", ".mat"])
+    # a folder named like a file listed is refused (it was left out without a word),
+    # unless the caller names such folders itself
+    with pytest.raises(InputError, match=r"sub\.png: this is a folder, not a file"):
+        list_files(tmp_path, ["png", ".mat"])
+    found = list_files(tmp_path, ["png", ".mat"], folders=False)
     assert list(found) == ["10", "2", "3"]
     assert found["10"] == tmp_path / "10.PNG"
     assert list(list_files(tmp_path, ".txt")) == ["notes"]

@@ -1205,3 +1205,161 @@ def test_long_bootstraps_show_progress(capsys, monkeypatch):
     resampling.intervals(lambda w: {"score": w.mean(axis=1)}, 5, resamples=1000,
                          progress=True)
     assert "bootstrap" not in capsys.readouterr().err
+
+
+# --- bootstraps of one draw, folders named as files, cut count files, ids with spaces ----
+
+
+def test_a_bootstrap_of_one_draw_is_refused_and_of_few_draws_called_coarse(
+        tiny_run_inputs, tmp_path, capsys):
+    """--resamples 1 gave an 'interval' of one draw (lo == hi) without a word, in every
+    command that resamples."""
+    import segbench
+    from segbench.cli import main
+    from segbench.errors import InputError
+    from segbench.resampling import intervals
+    from segbench.stats import fit_power_law
+
+    gt, pred = tiny_run_inputs
+    args = ["boundary", "--gt", str(gt), "--pred", str(pred), "--nthresh", "5", "--ci",
+            "--quiet", "--no-plot"]
+    assert main([*args, "--resamples", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "segbench: error: resamples (--resamples) must be an integer of at least 2 (one "
+        "draw gives no interval), got 1\n")
+    assert main([*args, "--resamples", "50"]) == 0
+    coarse = [w for w in capsys.readouterr().err.splitlines() if "coarse" in w]
+    assert len(coarse) == 1 and coarse[0].startswith(
+        "segbench: warning: intervals from 50 bootstrap draws (--resamples) are coarse")
+    assert main([*args, "--resamples", "200"]) == 0
+    assert "coarse" not in capsys.readouterr().err
+    for run in ("a", "b"):
+        assert _boundary(gt, pred, tmp_path / run) == 0
+    capsys.readouterr()
+    for argv in (["compare", str(tmp_path / "a"), str(tmp_path / "b")],
+                 ["stats", "--gt", str(gt), "--samples", "50", "--no-plot", "--quiet"]):
+        assert main([*argv, "--resamples", "1"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and err.strip().endswith("got 1"), err
+    with pytest.raises(InputError, match=r"resamples \(--resamples\) .* got 1"):
+        segbench.compare(tmp_path / "a", tmp_path / "b", resamples=1)
+    with pytest.raises(InputError, match="got 1"):
+        intervals(lambda w: {"m": w.mean(axis=1)}, 5, resamples=1)
+    with pytest.raises(InputError, match=r"n_boot .* 0 \(no interval\) or .* got 1"):
+        fit_power_law([np.array([5, 50]), np.array([7])], 100.0, n_boot=1)
+    assert np.isnan(fit_power_law([np.array([5, 50])], 100.0, n_boot=0).alpha_ci[0])
+    g = _line_gt()
+    ev = segbench.BoundaryEval(thresholds=5)
+    ev.update(g * 0.8, [g], ids="a")
+    ev.update(np.roll(g, 1, axis=0) * 0.8, [g], ids="b")
+    with pytest.raises(InputError, match="got 1"):
+        ev.compute(ci={"resamples": 1})
+    from segbench.resampling import FewResamplesWarning
+
+    with pytest.warns(FewResamplesWarning, match="intervals from 20 bootstrap draws"):
+        ev.compute(ci={"resamples": 20})
+
+
+def test_a_folder_named_like_a_file_to_read_is_said_to_be_one(tiny_run_inputs, tmp_path,
+                                                              capsys):
+    """A folder 100007.mat in --gt (x.png among label maps or maps to thin) was left out
+    of the run without a word; a dataset root holding one was read as a BSDS300 tree
+    of its photographs ('image ... has no human segmentation')."""
+    from PIL import Image
+
+    from segbench.cli import main
+    from segbench.datasets import LabelMapFolder, open_ground_truth
+    from segbench.errors import InputError
+    from segbench.io import list_files
+
+    gt, pred = tiny_run_inputs
+    (gt / "zzz.mat").mkdir()
+    assert _boundary(gt, pred, tmp_path / "run") == 2
+    assert capsys.readouterr().err == (
+        f"segbench: error: {gt / 'zzz.mat'}: this is a folder, not a file, though "
+        "named like the .mat files read here: rename or move it\n")
+    with pytest.raises(InputError, match=r"zzz\.mat: this is a folder, not a file"):
+        open_ground_truth(gt.parents[1], split="val")
+    (gt / "zzz.mat").rmdir()
+    (gt / "notes").mkdir()  # not named like a file: no item, left alone as before
+    assert _boundary(gt, pred, tmp_path / "run2") == 0
+    (pred / "x.png").mkdir()
+    assert main(["nms", "--pred", str(pred), "--out", str(tmp_path / "thin"),
+                 "--quiet"]) == 2
+    assert "x.png: this is a folder, not a file" in capsys.readouterr().err
+    # a pairing names such a folder of an id it needs in its own words, and passes
+    # over one of another id, as it would a file
+    assert sorted(list_files(pred, "png", folders=False)) == sorted(
+        f.stem for f in gt.glob("*.mat"))
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    Image.fromarray(np.zeros((8, 8), np.uint8)).save(labels / "a.png")
+    (labels / "b.png").mkdir()
+    with pytest.raises(InputError, match=r"b\.png: this is a folder, not a file"):
+        LabelMapFolder(labels)
+    with pytest.raises(InputError, match=r"b\.png: this is a folder, not a file"):
+        open_ground_truth(labels, gt_format="edges")
+
+
+def test_a_cut_off_count_file_is_named_with_its_rows(tiny_run_inputs, tmp_path, capsys):
+    """An <iid>_ev1.txt cut off (a MATLAB run stopped as it wrote) was imported as read
+    when it was the only file, and, as the first file, made the whole ones the wrong
+    ones."""
+    import shutil
+
+    from segbench.api import import_run
+    from segbench.cli import main
+    from segbench.errors import InputError
+
+    gt, pred = tiny_run_inputs
+    run = tmp_path / "run"
+    assert _boundary(gt, pred, run) == 0
+    first = sorted(run.glob("*_ev1.txt"))[0]
+    first.write_text("".join(first.read_text().splitlines(keepends=True)[:2]))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for f in (first, run / "eval_bdry_thr.txt"):
+        shutil.copy(f, alone)
+    for folder in (alone, run):
+        with pytest.raises(InputError) as err:
+            import_run(folder, tmp_path / f"{folder.name}-imported", plot=False)
+        assert str(err.value).startswith(
+            f"{folder / first.name}: its thresholds differ from the run's: 2 rows where 5 "
+            "are expected (as eval_bdry_thr.txt beside it lists)")
+    (run / "eval_bdry_thr.txt").unlink()  # then as most files have (the longer on a tie)
+    capsys.readouterr()
+    assert main(["import-run", str(run), "--out", str(tmp_path / "i"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{first}: its thresholds differ" in err
+    assert "2 rows where 5 are expected (as 1 of the 2 files have)" in err
+
+
+def test_ids_read_from_a_file_are_one_a_line(tmp_path, capsys):
+    """Ids holding spaces could not be chosen: the lines of an id file were split at
+    spaces ('cat 01' asked for images 'cat' and '01')."""
+    import os
+
+    from PIL import Image
+
+    from segbench.cli import main
+    from segbench.datasets import parse_ids
+
+    listed = tmp_path / "ids.txt"
+    listed.write_text("cat 01\n\n# the second\n  dog 02  # a comment\r\n")
+    assert parse_ids(listed) == parse_ids(str(listed)) == ["cat 01", "dog 02"]
+    assert parse_ids("cat 01") == ["cat", "01"]  # on the command line, spaces separate
+    r, w = os.pipe()
+    os.write(w, b"cat 01\n")
+    os.close(w)
+    try:
+        assert parse_ids(f"/dev/fd/{r}") == ["cat 01"]
+    finally:
+        os.close(r)
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        for name in ("cat 01", "dog 02", "eel 03"):
+            Image.fromarray((np.arange(64).reshape(8, 8) % 3).astype(np.uint8)).save(
+                tmp_path / side / f"{name}.png")
+    assert main(["semantic", "--gt", str(tmp_path / "gt"), "--pred", str(tmp_path / "pred"),
+                 "--classes", "3", "--ids", str(listed), "--quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["provenance"]["params"]["n_images"] == 2

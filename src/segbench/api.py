@@ -634,6 +634,43 @@ def _ev1_files(folder: Path) -> dict:
     return files
 
 
+def _declared_rows(folder: Path) -> int | None:
+    """The thresholds a run's ``eval_bdry_thr.txt`` lists (one a row), if it has one."""
+    try:
+        text = (folder / "eval_bdry_thr.txt").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return sum(1 for line in text.splitlines() if line.strip()) or None
+
+
+def _refuse_cut_files(folders, found, tables) -> None:
+    """InputError naming a counts file whose rows (one per threshold) are not as many
+    as its folder's ``eval_bdry_thr.txt`` lists or, without one, as most files have: a
+    file cut off (a run stopped as it wrote) would be summarized as read."""
+    from collections import Counter
+
+    rows = Counter(t.shape[0] for table in tables for t in table.values())
+    # the most files' count; on a tie the larger, as a cut file is the shorter
+    usual, n_usual = max(rows.items(), key=lambda kv: (kv[1], kv[0]))
+    total = sum(rows.values())
+    for folder, listing, table in zip(folders, found, tables):
+        declared = _declared_rows(folder)
+        expected = usual if declared is None else declared
+        for iid, t in table.items():
+            if t.shape[0] != expected:
+                basis = (
+                    f"as {n_usual} of the {total} files have"
+                    if declared is None
+                    else "as eval_bdry_thr.txt beside it lists"
+                )
+                raise InputError(
+                    f"its thresholds differ from the run's: {t.shape[0]} rows where "
+                    f"{expected} are expected ({basis}); the file is cut off or of "
+                    "another run",
+                    listing[iid],
+                )
+
+
 class _GranularityFiles:
     """``input_files`` of a best-of run: every granularity's file keys the record."""
 
@@ -701,7 +738,9 @@ def import_run(
     Raises
     ------
     InputError
-        No ``_ev1.txt`` file, a malformed one (named), or files of different thresholds.
+        No ``_ev1.txt`` file, a malformed one (named), one of another number of rows
+        than ``eval_bdry_thr.txt`` beside it lists or, without it, than most files
+        have (cut off), or files of different thresholds.
     """
     from dataclasses import replace
     from functools import partial
@@ -742,6 +781,7 @@ def import_run(
             )
     # each file read once: its counts, on the benchmark's grid where it is that
     tables = [{iid: read_ev1(path) for iid, path in listing.items()} for listing in found]
+    _refuse_cut_files(folders, found, tables)
     first_iid = next(iter(files))
     first = _grid(tables[0][first_iid][:, 0])
     per_folder = []

@@ -36,6 +36,7 @@ from .resampling import (
     differences_of_draws,
     draws,
     percentile_interval,
+    warn_if_few_resamples,
 )
 from .result import Result, json_ready
 
@@ -454,8 +455,10 @@ def compare(
         Run folders (their first family's result), result files, or Results returned by
         a benchmark in this process (they carry their records).
     resamples, level, seed
-        Bootstrap settings: B draws of the images, the interval coverage, the seed.
-        Every run and pair uses the same draws.
+        Bootstrap settings: B draws of the images (at least 2; below 200 a
+        :class:`~segbench.resampling.FewResamplesWarning` says the intervals are
+        coarse), the interval coverage, the seed. Every run and pair uses the same
+        draws.
     ids : sequence of str, optional
         Compare on these images only (every run must have them).
     per_image : bool, default True
@@ -477,12 +480,12 @@ def compare(
     Raises
     ------
     InputError
-        Fewer than two runs, runs of different families, runs on different images
-        (the ids that differ are named), against other ground truth (other files,
-        split or presentation: from the record keys), or under other settings (the
-        protocol, ``nthresh``, ``max_dist``, ``min_agreement``, ``alpha``, ...: every
-        recorded parameter but how predictions are read, each one that differs
-        named).
+        Fewer than 2 resamples, fewer than two runs, runs of different families, runs
+        on different images (the ids that differ are named), against other ground
+        truth (other files, split or presentation: from the record keys), or under
+        other settings (the protocol, ``nthresh``, ``max_dist``, ``min_agreement``,
+        ``alpha``, ...: every recorded parameter but how predictions are read, each one
+        that differs named).
     """
 
     check_settings(resamples, level)
@@ -520,6 +523,7 @@ def compare(
     stats = [_statistic(r) for r in loaded]
     ones = np.ones((1, n))
     observed = [{k: float(v[0]) for k, v in s(ones).items()} for s in stats]
+    warn_if_few_resamples(int(resamples))  # the runs checked: the draws are made
     idx = bootstrap_indices(n, resamples, seed)
     drawn = [draws(s, idx, n) for s in stats]  # once per run: intervals and pairs
     out_runs = []

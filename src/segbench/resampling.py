@@ -28,7 +28,11 @@ __all__ = [
     "DEFAULT_LEVEL",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
+    "FEW_RESAMPLES",
+    "MIN_RESAMPLES",
+    "FewResamplesWarning",
     "bootstrap_indices",
+    "check_resamples",
     "check_settings",
     "ci_settings",
     "differences_of_draws",
@@ -37,6 +41,7 @@ __all__ = [
     "intervals",
     "paired_differences",
     "percentile_interval",
+    "warn_if_few_resamples",
 ]
 
 DEFAULT_RESAMPLES = 1000
@@ -48,13 +53,68 @@ _BLOCK = 250
 Statistic = Callable[[np.ndarray], Mapping[str, np.ndarray]]
 
 
-def check_settings(resamples: int, level: float) -> None:
-    """InputError unless ``resamples`` >= 1 and 0 < ``level`` < 1."""
-    if isinstance(resamples, bool) or int(resamples) != resamples or resamples < 1:
-        raise InputError(
-            f"the number of bootstrap resamples must be a positive integer, "
-            f"got {resamples!r}"
+#: Fewest resamples an interval takes: the quantiles of one draw are that draw.
+MIN_RESAMPLES = 2
+#: Below this many resamples an interval is coarse (a warning says so).
+FEW_RESAMPLES = 200
+
+
+class FewResamplesWarning(UserWarning):
+    """Bootstrap intervals from fewer than :data:`FEW_RESAMPLES` draws."""
+
+
+def check_resamples(resamples, name: str = "resamples", *, zero: bool = False) -> None:
+    """InputError unless ``resamples`` is an integer of at least :data:`MIN_RESAMPLES`.
+
+    Parameters
+    ----------
+    resamples : int
+        The number of bootstrap draws.
+    name : str, default 'resamples'
+        The keyword the message names (with ``--resamples``, the option behind it).
+    zero : bool, default False
+        Also accept 0, for a keyword where it means no interval (``n_boot``).
+    """
+    try:
+        whole = not isinstance(resamples, bool) and int(resamples) == resamples
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if whole and (resamples >= MIN_RESAMPLES or (zero and resamples == 0)):
+        return
+    raise InputError(
+        f"{name} (--resamples) must be {'0 (no interval) or ' if zero else ''}an "
+        f"integer of at least {MIN_RESAMPLES} (one draw gives no interval), got "
+        f"{resamples!r}"
+    )
+
+
+def warn_if_few_resamples(resamples: int, stacklevel: int = 2) -> None:
+    """A :class:`FewResamplesWarning` when ``resamples`` is below :data:`FEW_RESAMPLES`.
+
+    Called once per run or comparison, where the intervals are made (not by
+    :func:`intervals`, which a run calls once per family).
+
+    Parameters
+    ----------
+    resamples : int
+    stacklevel : int, default 2
+        As :func:`warnings.warn`, counted from the caller.
+    """
+    if resamples < FEW_RESAMPLES:
+        import warnings
+
+        warnings.warn(
+            f"intervals from {resamples} bootstrap draws (--resamples) are coarse: with "
+            f"so few, their bounds move with the seed; use {DEFAULT_RESAMPLES} (the "
+            "default) or more for figures to report",
+            FewResamplesWarning,
+            stacklevel=stacklevel + 1,
         )
+
+
+def check_settings(resamples: int, level: float) -> None:
+    """InputError unless ``resamples`` >= :data:`MIN_RESAMPLES` and 0 < ``level`` < 1."""
+    check_resamples(resamples)
     if not 0 < level < 1:
         raise InputError(f"the interval level is a fraction in (0, 1), got {level!r}")
 

@@ -592,6 +592,10 @@ class _StreamEval(StreamEvalBase):
             options["ci"] = ci_settings(ci)
         params = {**self._params, **self._summary}
         kept, left_out = scored_ids(self._family, params, labels, by_id)
+        if ci and self._family.resampler is not None:
+            from .resampling import warn_if_few_resamples
+
+            warn_if_few_resamples(options["ci"]["resamples"])
         return summarize_records(
             self._family,
             kept,

@@ -137,7 +137,8 @@ def add_inputs(
         "--ids",
         default=None,
         metavar="LIST|FILE",
-        help="evaluate only these image ids: separated by commas or spaces, or a file of ids",
+        help="evaluate only these image ids: separated by commas or spaces, or a file "
+        "of ids, one per line (spaces in a line are part of its id; # starts a comment)",
     )
 
 
@@ -259,7 +260,8 @@ def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
         type=int,
         default=1000,
         metavar="B",
-        help="bootstrap resamples (draws of the images)",
+        help="bootstrap resamples (draws of the images): at least 2; below 200 "
+        "the intervals are coarse (a warning says so)",
     )
     g.add_argument(
         "--level",

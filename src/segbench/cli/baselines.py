@@ -141,7 +141,7 @@ def add_parsers(sub) -> None:
         "--ids",
         default=None,
         metavar="LIST|FILE",
-        help="run on these image ids only: comma-separated, or a file of ids",
+        help="run on these image ids only: comma-separated, or a file of ids, one per line",
     )
     p.add_argument(
         "--hed",

@@ -17,13 +17,21 @@ def _p(p: float) -> str:
 
 
 def _cmd_compare(a) -> int:
-    from ..comparison import claim_comparison_folder, compare, load_run, write_comparison
+    import warnings
 
+    from ..comparison import claim_comparison_folder, compare, load_run, write_comparison
+    from ..resampling import FewResamplesWarning, check_settings, warn_if_few_resamples
+
+    check_settings(a.resamples, a.level)  # before the runs are read and --out claimed
     runs = [load_run(r) for r in a.runs]
     if a.out:  # refused before the work, not after it
         claim_comparison_folder(a.out)
-    res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
+    with warnings.catch_warnings():
+        # said once the comparison is written: a run's file refused there is one line
+        warnings.simplefilter("ignore", FewResamplesWarning)
+        res = compare(*runs, resamples=a.resamples, level=a.level, seed=a.seed)
     written = write_comparison(a.out, res, runs) if a.out else []
+    warn_if_few_resamples(a.resamples)
     if a.json:
         print(res.to_json())
         return 0

@@ -156,7 +156,7 @@ def _add_ids(p: argparse.ArgumentParser, what: str) -> None:
         default=None,
         metavar="LIST|FILE",
         help=f"only these ids of the {what}: comma-separated, or a file of "
-        "ids (score the maps with the same --ids)",
+        "ids, one per line (score the maps with the same --ids)",
     )
 
 

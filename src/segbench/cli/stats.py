@@ -137,7 +137,8 @@ def add_parsers(subparsers) -> None:
         type=int,
         default=1000,
         metavar="B",
-        help="bootstrap resamples (draws of the images) for alpha's interval",
+        help="bootstrap resamples (draws of the images) for alpha's interval: at "
+        "least 2 (below 200 it is coarse), or 0 for none",
     )
     p.add_argument(
         "--min-area",

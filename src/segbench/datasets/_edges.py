@@ -223,13 +223,15 @@ def _image_files(
                     f"image{'s' if len(images) != 1 else ''} (Multicue's naming; "
                     "name them otherwise to read each file as an image)"
                 )
-    from ..io import refuse_broken_link
+    from ..io import refuse_broken_link, refuse_folder
 
     for p in sorted(folder.iterdir()):
         if p.name.startswith(".") or p.suffix.lower() not in exts:
             continue
         refuse_broken_link(p)
         if not p.is_file():
+            if pattern is None or pattern.fullmatch(p.name):  # taken, were it a file
+                refuse_folder(p)
             continue
         if pattern is not None:
             m = pattern.fullmatch(p.name)

@@ -333,8 +333,8 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
 
 def parse_ids(value) -> list[str] | None:
     """``--ids``: None, a list of ids, ``'a,b,c'`` (or ``'a b c'``, as ``"$(cat ids)"``
-    gives), or a text file of ids (whitespace or comma separated; ``#`` starts a
-    comment)."""
+    gives), or a text file of ids, one a line, as typed (an id may hold spaces; blank
+    lines are skipped, ``#`` starts a comment)."""
     if value is None:
         return None
     if not isinstance(value, (str, PathLike)):
@@ -351,11 +351,9 @@ def parse_ids(value) -> list[str] | None:
             body = path.read_text(encoding="utf-8-sig")  # Notepad's BOM
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the id list: {exc}", path) from None
-        words = [
-            w
-            for line in body.splitlines()
-            for w in line.split("#", 1)[0].replace(",", " ").split()
-        ]
+        # a line is one id: names with spaces ("cat 01") are ids too
+        words = [line.split("#", 1)[0].strip() for line in body.splitlines()]
+        words = [w for w in words if w]
         if not words:
             raise InputError("the id list is empty", path)
         return words
@@ -503,7 +501,9 @@ def pair_predictions(
     """
     from ..io import check_all_present, list_files
 
-    preds = list_files(pred_dir, exts)
+    # a folder <iid>.<ext> of an id needed is named below, in the pairing's words;
+    # one of another id is left out, as a file of it would be
+    preds = list_files(pred_dir, exts, folders=False)
     ids = list(ids)
     if not preds and hint:
         raise InputError(

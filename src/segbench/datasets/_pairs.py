@@ -31,23 +31,39 @@ _SHOWN = 20  # keys listed in an error message
 
 
 def _listing(
-    folder: Path, suffix: str, recursive: bool, side: str
+    folder: Path, suffix: str, recursive: bool, side: str, *, folders: bool = True
 ) -> dict[str, list[Path]]:
     """key -> every file of ``folder`` (and below, with ``recursive``) ending in
     ``suffix`` in any case (``a.PNG`` with ``.png``), hidden files and folders skipped.
     A link among them whose target is missing is an error (naming it), not a file left
-    out of the run."""
+    out of the run; so is a folder ending in ``suffix`` unless ``folders`` is False
+    (the prediction side, whose pairing names the folders of the keys it needs)."""
     if not folder.exists():
         raise InputError(f"{side} folder not found", folder)
     if not folder.is_dir():
         raise InputError(f"expected a {side} folder but this is a file", folder)
     found: dict[str, list[Path]] = {}
+    tail = suffix.lower()
+
+    def named_as_a_file(name: str) -> bool:
+        return (
+            not name.startswith(".")
+            and name.lower().endswith(tail)
+            and len(name) > len(tail)
+        )
+
     # (folder, file names, names of links to nothing) per folder listed
     walk: list[tuple[Path, list[str], set[str]]] = []
     if recursive:
         for top, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             root = Path(top)
+            if folders:
+                for d in dirs:
+                    if named_as_a_file(d):
+                        from ..io import refuse_folder
+
+                        refuse_folder(root / d, suffix)
             # os.walk lists a link to nothing among the files
             broken = {f for f in files if not (root / f).exists()}
             walk.append((root, sorted(files), broken))
@@ -59,15 +75,14 @@ def _listing(
             elif e.is_symlink() and not e.is_dir():
                 names.append(e.name)
                 broken.add(e.name)
+            elif folders and e.is_dir() and named_as_a_file(e.name):
+                from ..io import refuse_folder  # loaded only for such a folder
+
+                refuse_folder(Path(e.path), suffix)
         walk.append((folder, sorted(names), broken))
-    tail = suffix.lower()
     for root, names, broken in walk:
         for name in names:
-            if (
-                name.startswith(".")
-                or not name.lower().endswith(tail)
-                or len(name) == len(tail)
-            ):
+            if not named_as_a_file(name):
                 continue
             if name in broken:
                 from ..io import refuse_broken_link  # loaded only for a broken link
@@ -133,8 +148,8 @@ class LabelMapFolder(Dataset):
     Raises
     ------
     InputError
-        A missing folder, no file ending in ``suffix``, or a key held by two files
-        (listing the keys).
+        A missing folder, no file ending in ``suffix``, a folder named like one, or a
+        key held by two files (listing the keys).
     """
 
     name = "label maps"
@@ -202,7 +217,7 @@ def predictions_by_suffix(
     _check_suffix(suffix)
     ids = list(ids.ids()) if isinstance(ids, Dataset) else [str(i) for i in ids]
     pred_dir = Path(pred_dir)
-    found = _listing(pred_dir, suffix, recursive, "prediction")
+    found = _listing(pred_dir, suffix, recursive, "prediction", folders=False)
     _refuse_duplicates(found, "prediction", pred_dir)
     missing = [k for k in ids if k not in found]
     if missing:

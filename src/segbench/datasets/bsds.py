@@ -547,10 +547,12 @@ def annotator_folders(folder: Path, exts, taken) -> dict[str, tuple[Path, ...]]:
     """``<iid>/`` subfolders of ``folder`` holding ground-truth files (``exts``), one
     annotator a file in name order: iid -> files. InputError for an id already in
     ``taken`` (a file of its own too)."""
-    from ..io import refuse_broken_link
+    from ..io import refuse_broken_link, refuse_folder
 
     out = {}
     for sub in _subdirs(folder):
+        if sub.suffix.lower() in exts:  # 100007.mat/: a file's name, not an id's
+            refuse_folder(sub)
         listed = [
             p
             for p in sorted(sub.iterdir())
@@ -558,6 +560,7 @@ def annotator_folders(folder: Path, exts, taken) -> dict[str, tuple[Path, ...]]:
         ]
         for p in listed:
             refuse_broken_link(p)
+            refuse_folder(p)
         files = tuple(p for p in listed if p.is_file())
         if not files:
             continue
@@ -1123,7 +1126,9 @@ def open_dataset(root: str | PathLike, **kwargs) -> Dataset:
     try:
         return BSDS500(root)
     except InputError as first:
-        if not root.is_dir():
+        if not root.is_dir() or all((root / k).is_dir() for k in ("images", "groundTruth")):
+            # a BSDS500 root whose files were refused: as BSDS300 its photographs
+            # would be items without ground truth, and the refusal's reason lost
             raise
         try:
             return BSDS300(root, **kwargs)

@@ -10,7 +10,7 @@
 - label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
   :func:`read_stored_labels`, :func:`read_stored_label_pair`, :func:`write_label_map`
 - photographs and pictures: :func:`read_image`, :func:`write_image`
-- folders: :func:`list_files`, :func:`refuse_broken_link`
+- folders: :func:`list_files`, :func:`refuse_broken_link`, :func:`refuse_folder`
 - the official benchmark's text files (``<iid>_ev1..4.txt``, ``eval_bdry*.txt``,
   ``eval_cover*.txt``, ``eval_RI_VOI*.txt``): :func:`format_ev1` ... :func:`format_ev4`,
   :func:`write_eval_bdry`, :func:`write_eval_region`, and their readers
@@ -36,7 +36,7 @@ from ._atomic import (
     write_if_changed,
 )
 from ._edge_maps import EDGE_MAP_EXTS, read_edge_map
-from ._files import check_all_present, list_files, refuse_broken_link
+from ._files import check_all_present, list_files, refuse_broken_link, refuse_folder
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
 from ._labels import (
@@ -119,6 +119,7 @@ __all__ = [
     "list_annotator_files",
     "list_files",
     "refuse_broken_link",
+    "refuse_folder",
     "read_annotators",
     "read_csv_labels",
     "read_ground_truth",

@@ -43,7 +43,21 @@ def refuse_broken_link(path: Path) -> None:
         )
 
 
-def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, Path]:
+def refuse_folder(path: Path, suffix: str | None = None) -> None:
+    """InputError naming ``path`` when it is a folder: a listing took it by its name
+    (``100007.mat``, ending in ``suffix``, by default its own) and would otherwise
+    leave it out without a word."""
+    if path.is_dir():
+        raise InputError(
+            "this is a folder, not a file, though named like the "
+            f"{suffix or path.suffix} files read here: rename or move it",
+            path,
+        )
+
+
+def list_files(
+    folder: str | PathLike, exts: str | Iterable[str], *, folders: bool = True
+) -> dict[str, Path]:
     """Map image id (file stem) to path for the files of a folder with given extensions.
 
     Parameters
@@ -54,6 +68,9 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
         Extensions to keep, with or without the dot (``'png'`` or ``'.png'``), matched
         case-insensitively. A multi-part extension such as ``'.seg.gz'`` is not supported:
         the stem is the name without its last suffix.
+    folders : bool, default True
+        Refuse a folder named with one of ``exts`` (``100007.mat/``); False skips it,
+        for a caller that names such folders among the ids it needs and no others.
 
     Returns
     -------
@@ -64,9 +81,9 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
     ------
     InputError
         If the folder does not exist or is not a folder, a listed name is a link to a
-        missing file, or if two files share an id
-        (e.g. ``100007.png`` and ``100007.bmp``): which one is the prediction would be a
-        guess, so the user must remove one.
+        missing file or a folder (unless ``folders`` is False), or if two files share an
+        id (e.g. ``100007.png`` and ``100007.bmp``): which one is the prediction would
+        be a guess, so the user must remove one.
     """
     folder = Path(folder)
     if not folder.exists():
@@ -80,6 +97,8 @@ def list_files(folder: str | PathLike, exts: str | Iterable[str]) -> dict[str, P
             continue
         refuse_broken_link(entry)
         if not entry.is_file():
+            if folders:
+                refuse_folder(entry)
             continue
         stem = entry.stem
         if stem in found:

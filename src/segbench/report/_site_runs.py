@@ -385,7 +385,8 @@ def load_run(run_dir, *, pred_dir=None) -> Run:
         run.pred_dir = folder.prediction_folder()
     if run.pred_dir is not None:
         try:
-            run.preds = list_files(run.pred_dir, PRED_EXTS)
+            # (folders=False: the run refused a folder of an image it scored)
+            run.preds = list_files(run.pred_dir, PRED_EXTS, folders=False)
         except InputError:
             run.preds = {}
         _drop_unscored_predictions(run, d)

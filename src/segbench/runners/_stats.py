@@ -82,8 +82,11 @@ def run_stats(
     """
     from ..datasets import open_ground_truth, parse_ids, with_images
     from ..engine import run
+    from ..resampling import check_resamples, warn_if_few_resamples
     from ..stats import NORMALIZE, STATS, STATS_SCALE
 
+    n_boot = summary_options.get("n_boot", 1000)
+    check_resamples(n_boot, "n_boot", zero=True)
     if normalize not in NORMALIZE:
         raise InputError(
             f"normalize must be one of {', '.join(NORMALIZE)}, got {normalize!r}"
@@ -139,6 +142,8 @@ def run_stats(
         options={"plot": plot, "normalize": normalize, "summary": summary_options},
         **engine,
     )
+    if n_boot:  # once the interval of alpha is made, not before a refusal
+        warn_if_few_resamples(int(n_boot))
     stats = result.detail
     stats.params.update(
         n_images=len(ds),

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError
+from ..resampling import check_resamples
 from ._family import STATS
 from ._measure import (
     CUES,
@@ -274,7 +275,8 @@ def region_area(
         below it the BSDS500 histogram bends (stray one-pixel regions, a shallower
         stretch over 10-100 pixels), so a fit from 1 pixel gives a smaller exponent.
     n_boot : int, default 1000
-        Bootstrap resamples over images for the interval of alpha.
+        Bootstrap resamples over images for the interval of alpha: 0 (no interval) or
+        at least 2.
     confidence : float, default 0.95
     seed : int, default 0
 
@@ -294,6 +296,7 @@ def region_area(
     >>> int(fit.counts.sum()), int(fit.counts[np.searchsorted(fit.edges, 16) - 1])
     (16, 16)
     """
+    check_resamples(n_boot, "n_boot", zero=True)  # before the regions are measured
     its = _as_items(items)
     if not its:
         raise InputError("no segmentations given")
@@ -331,6 +334,8 @@ def ecological_statistics(
     ``summary_options`` go to :func:`summarize`. For folders of BSDS files, with worker
     processes and figures, use :func:`run_stats`.
     """
+    if "n_boot" in summary_options:  # refused before the pixels are sampled
+        check_resamples(summary_options["n_boot"], "n_boot", zero=True)
     its = _as_items(items)
     if not its:
         raise InputError("no segmentations given")

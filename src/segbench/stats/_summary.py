@@ -9,6 +9,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..errors import InputError
+from ..resampling import check_resamples
 from ._measure import (
     COLOR_CAP,
     CUES,
@@ -315,10 +316,11 @@ def fit_power_law(
         Bins starting below this many pixels are left out of the fit (default 1000:
         the paper's fit starts near 10^3 pixels).
     n_boot : int
-        Bootstrap resamples of the images (0: no interval).
+        Bootstrap resamples of the images: 0 (no interval) or at least 2.
     confidence : float
     seed : int
     """
+    check_resamples(n_boot, "n_boot", zero=True)
     per_image = [np.asarray(a, np.int64).ravel() for a in areas_per_image]
     all_areas = np.concatenate(per_image) if per_image else np.zeros(0, np.int64)
     if all_areas.size == 0:
