@@ -1363,3 +1363,159 @@ def test_ids_read_from_a_file_are_one_a_line(tmp_path, capsys):
     assert main(["semantic", "--gt", str(tmp_path / "gt"), "--pred", str(tmp_path / "pred"),
                  "--classes", "3", "--ids", str(listed), "--quiet", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["provenance"]["params"]["n_images"] == 2
+
+
+# --- names in two Unicode normalisations, folders the user cannot read -----------------
+
+
+def _label_maps(folder, stems):
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem in stems:
+        Image.fromarray(np.zeros((8, 8), np.uint8)).save(folder / f"{stem}.png")
+
+
+def test_a_name_in_another_unicode_normalisation_is_pointed_out_not_paired(tmp_path,
+                                                                           capsys):
+    """'café' named on macOS (decomposed, NFD) beside ground truth named elsewhere
+    (composed, NFC) was listed as having no prediction, with nothing to tell the two
+    spellings apart."""
+    import unicodedata
+
+    import segbench
+    from segbench.cli import main
+    from segbench.datasets import pair_predictions, predictions_by_suffix
+    from segbench.errors import InputError
+    from segbench.io import check_all_present
+
+    nfc, nfd = (unicodedata.normalize(form, "café") for form in ("NFC", "NFD"))
+    gt, pred = tmp_path / "gt", tmp_path / "pred"
+    _label_maps(gt, [nfc, "plain"])
+    _label_maps(pred, [nfd, "plain"])
+    hint = (r"'caf\xe9' is 'cafe\u0301' in this folder: the two names differ only in "
+            "Unicode normalisation (NFC/NFD), rename one so they match")
+    assert main(["semantic", "--gt", str(gt), "--pred", str(pred), "--classes", "3",
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"segbench: error: {pred}: 1 of 2 ground-truth files have no prediction named "
+        f"<key>.png: {nfc}; {hint}\n")
+    # the folder pairing of the other benchmarks, and the other way round
+    with pytest.raises(InputError) as err:
+        pair_predictions([nfc, "plain"], pred, ("png",))
+    assert str(err.value).startswith(f"{pred}: 1 of 2 images have no prediction (.png)")
+    assert str(err.value).endswith(f"; {hint}")
+    with pytest.raises(InputError) as err:
+        predictions_by_suffix([nfd], gt)
+    assert str(err.value).endswith(
+        r"; 'cafe\u0301' is 'caf\xe9' in this folder: the two names differ only in "
+        "Unicode normalisation (NFC/NFD), rename one so they match")
+    with pytest.raises(InputError) as err:  # predictions held in a mapping
+        segbench.evaluate("boundary", gt, {nfd: np.zeros((8, 8)),
+                                           "plain": np.zeros((8, 8))}, progress=False)
+    assert str(err.value).endswith(
+        r"'caf\xe9' is 'cafe\u0301' among the predictions: the two names differ only "
+        "in Unicode normalisation (NFC/NFD), rename one so they match")
+    words = ("na\u00efve", "Zo\u00eb", "\u00fcber", "\u00e9t\u00e9")
+    with pytest.raises(InputError) as err:  # several: the first three
+        check_all_present(words, [unicodedata.normalize("NFD", w) for w in words],
+                          "ids have no file", tmp_path)
+    assert str(err.value).endswith(
+        r"'Zo\xeb' is 'Zoe\u0308', 'na\xefve' is 'nai\u0308ve', '\xe9t\xe9' is "
+        r"'e\u0301te\u0301' ... in this folder: each pair differs only in Unicode "
+        "normalisation (NFC/NFD), rename one of each so they match")
+    with pytest.raises(InputError) as err:  # no look-alike: the message as before
+        check_all_present(["caf\u00e8"], [nfd], "ids have no file", tmp_path)
+    assert str(err.value) == f"{tmp_path}: 1 of 1 ids have no file: caf\u00e8"
+
+
+def _unreadable(monkeypatch, folder, mode):
+    """Make ``folder`` act as one of that ``mode`` (``'r'`` and/or ``'x'``) does for a
+    user other than root (the tests run as root, whom permissions do not stop):
+    without read permission it cannot be listed, without search permission nothing in
+    it can be reached."""
+    import errno
+    import os
+
+    top = str(folder)
+
+    def guard(real, refused):
+        def call(*args, **kwargs):
+            path = args[0] if args else kwargs.get("path", ".")
+            if not isinstance(path, int) and refused(os.fsdecode(path)):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+            return real(*args, **kwargs)
+
+        return call
+
+    if "r" not in mode:
+        for name in ("scandir", "listdir"):
+            monkeypatch.setattr(os, name, guard(getattr(os, name), lambda p: p == top))
+    if "x" not in mode:
+        for name in ("stat", "lstat"):
+            monkeypatch.setattr(os, name, guard(getattr(os, name),
+                                                lambda p: p.startswith(top + os.sep)))
+
+
+@pytest.mark.parametrize("mode", [pytest.param("", id="000"), pytest.param("r", id="600"),
+                                  pytest.param("x", id="311")])
+@pytest.mark.parametrize("side", ["gt", "pred"])
+def test_an_unreadable_folder_is_named_as_given(tiny_run_inputs, tmp_path, monkeypatch,
+                                                capsys, side, mode):
+    """As a user other than root, a --gt folder without permissions was refused naming
+    a path inside it the user never gave ('<gt>/edge_maps: Permission denied', a probe
+    for a BIPED tree)."""
+    from segbench.datasets import open_ground_truth
+    from segbench.errors import InputError
+
+    gt, pred = tiny_run_inputs
+    folder = gt if side == "gt" else pred
+    _unreadable(monkeypatch, folder, mode)
+    assert _boundary(gt, pred, tmp_path / "run") == 2
+    assert capsys.readouterr().err == (
+        f"segbench: error: {folder}: cannot read this folder: Permission denied\n")
+    if side == "gt":
+        with pytest.raises(InputError) as err:
+            open_ground_truth(gt)
+        assert err.value.path == str(gt)
+
+
+@pytest.mark.parametrize("side", ["gt", "pred", "gt/sub"])
+def test_an_unreadable_folder_is_not_walked_as_an_empty_one(tmp_path, monkeypatch,
+                                                            capsys, side):
+    """--recursive walked an unreadable folder as an empty one ('no ground-truth file
+    ending in '.png'', or every key without a prediction) and passed over an unreadable
+    subfolder, its ground truth left out of the run, without a word."""
+    from segbench.cli import main
+
+    _label_maps(tmp_path / "gt", ["a", "b"])
+    _label_maps(tmp_path / "gt" / "sub", ["c"])
+    _label_maps(tmp_path / "pred", ["a", "b", "c"])
+    _unreadable(monkeypatch, tmp_path / side, "")
+    assert main(["semantic", "--gt", str(tmp_path / "gt"), "--pred", str(tmp_path / "pred"),
+                 "--classes", "3", "--recursive", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"segbench: error: {tmp_path / side}: cannot read this folder: Permission "
+        "denied\n")
+
+
+def test_several_ids_on_one_line_of_an_id_file_are_pointed_out(tiny_run_inputs, tmp_path,
+                                                               capsys):
+    """Since an id file is read one id a line, a file written 'a b' on one line asks for
+    one id 'a b': the error said it was missing though both ids were there."""
+    from segbench.cli import main
+
+    gt, pred = tiny_run_inputs
+    ids = sorted(f.stem for f in gt.glob("*.mat"))
+    listed = tmp_path / "ids.txt"
+    listed.write_text(" ".join(ids) + "\n")
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--ids", str(listed),
+                 "--nthresh", "5", "--quiet", "--no-plot"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert err.rstrip().endswith(
+        f"{ascii(' '.join(ids))} holds several ids: an id file lists one a line"), err
+    listed.write_text("nope\n")  # an id simply missing: no such hint
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--ids", str(listed),
+                 "--nthresh", "5", "--quiet", "--no-plot"]) == 2
+    assert "holds several ids" not in capsys.readouterr().err

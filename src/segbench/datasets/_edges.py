@@ -267,9 +267,10 @@ class _FileGroundTruth(Dataset):
         self, gt_dir, *, images_dir=None, split: str = "test", annotators: str | None = None
     ):
         super().__init__()
-        from ..io import check_all_present, list_files
+        from ..io import check_all_present, list_files, refuse_unreadable
 
         gt_dir = Path(gt_dir)
+        refuse_unreadable(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
         self.root = gt_dir

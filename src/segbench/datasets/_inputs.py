@@ -110,6 +110,11 @@ def open_ground_truth(
         Several ``gt`` are merged into one (InputError if an id is in two of them).
     """
     fmt = GroundTruthFormat.of(gt_format)
+    if isinstance(gt, (str, PathLike)):
+        from ..io import refuse_unreadable
+
+        # before the probes of its layout, which would name a path inside it
+        refuse_unreadable(gt)
     if isinstance(gt, (list, tuple)):
         if not gt:
             raise InputError("no ground-truth folder given")

@@ -37,7 +37,11 @@ def _listing(
     ``suffix`` in any case (``a.PNG`` with ``.png``), hidden files and folders skipped.
     A link among them whose target is missing is an error (naming it), not a file left
     out of the run; so is a folder ending in ``suffix`` unless ``folders`` is False
-    (the prediction side, whose pairing names the folders of the keys it needs)."""
+    (the prediction side, whose pairing names the folders of the keys it needs).
+    A folder that cannot be read is an error naming it, where a walk would skip it."""
+    from ..io import refuse_unreadable
+
+    refuse_unreadable(folder)
     if not folder.exists():
         raise InputError(f"{side} folder not found", folder)
     if not folder.is_dir():
@@ -55,7 +59,13 @@ def _listing(
     # (folder, file names, names of links to nothing) per folder listed
     walk: list[tuple[Path, list[str], set[str]]] = []
     if recursive:
-        for top, dirs, files in os.walk(folder):
+
+        def unreadable(exc: OSError) -> None:  # os.walk would pass over the folder
+            raise InputError(
+                f"cannot read this folder: {exc.strerror or exc}", exc.filename or folder
+            )
+
+        for top, dirs, files in os.walk(folder, onerror=unreadable):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             root = Path(top)
             if folders:
@@ -221,7 +231,10 @@ def predictions_by_suffix(
     _refuse_duplicates(found, "prediction", pred_dir)
     missing = [k for k in ids if k not in found]
     if missing:
+        from ..io import normalisation_hint
+
         folders = [k for k in missing if (pred_dir / f"{k}{suffix}").is_dir()]
+        hint = normalisation_hint(missing, found)
         raise InputError(
             f"{len(missing)} of {len(ids)} ground-truth files have no prediction named "
             f"<key>{suffix}: {_shown(missing)}"
@@ -230,7 +243,8 @@ def predictions_by_suffix(
                 + ("is a folder, not a file)" if len(folders) == 1 else "are folders)")
                 if folders
                 else ""
-            ),
+            )
+            + (f"; {hint}" if hint else ""),
             pred_dir,
         )
     return {k: found[k][0] for k in ids}

@@ -478,8 +478,20 @@ class Dataset:
         unknown = [i for i in ids if i not in self._protos]
         if unknown:
             shown = ", ".join(unknown[:20]) + (" ..." if len(unknown) > 20 else "")
+            # an id file read one id a line: '100007 100039' on one line is one id
+            joined = [
+                i
+                for i in unknown
+                if len(parts := re.split(r"[\s,]+", i.strip())) > 1
+                and all(p in self._protos for p in parts)
+            ]
+            hint = (
+                f"; {ascii(joined[0])} holds several ids: an id file lists one a line"
+                if joined
+                else ""
+            )
             raise InputError(
-                f"{len(unknown)} requested image ids are not in {self.name}: {shown}",
+                f"{len(unknown)} requested image ids are not in {self.name}: {shown}{hint}",
                 self.root,
             )
         out = copy.copy(self)
@@ -908,9 +920,15 @@ class FolderPairs(Dataset):
         split: str = "test",
     ):
         super().__init__()
-        from ..io import check_all_present, group_annotator_files, list_files
+        from ..io import (
+            check_all_present,
+            group_annotator_files,
+            list_files,
+            refuse_unreadable,
+        )
 
         gt_dir = Path(gt_dir)
+        refuse_unreadable(gt_dir)
         if not gt_dir.is_dir():
             raise InputError("ground-truth folder not found", gt_dir)
         self.root = gt_dir
@@ -1122,13 +1140,16 @@ def open_dataset(root: str | PathLike, **kwargs) -> Dataset:
     """
     if isinstance(root, Dataset):
         return root
+    from ..io import FolderNamedLikeAFile, refuse_unreadable
+
     root = Path(root)
+    refuse_unreadable(root)  # before the probes below, which name paths inside it
     try:
         return BSDS500(root)
     except InputError as first:
-        if not root.is_dir() or all((root / k).is_dir() for k in ("images", "groundTruth")):
-            # a BSDS500 root whose files were refused: as BSDS300 its photographs
-            # would be items without ground truth, and the refusal's reason lost
+        if not root.is_dir() or isinstance(first, FolderNamedLikeAFile):
+            # (a BSDS500 root holding 100007.mat/: as BSDS300 its photographs would
+            # be items without ground truth, and the reason lost)
             raise
         try:
             return BSDS300(root, **kwargs)

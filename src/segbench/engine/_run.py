@@ -20,7 +20,7 @@ from ..datasets import (
     run_name,
 )
 from ..errors import ClusterLostError, InputError
-from ..io import atomic_write_text
+from ..io import atomic_write_text, normalisation_hint, refuse_unreadable
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
@@ -174,6 +174,7 @@ def _family_dataset(families, gt, split):
     or None."""
     if isinstance(gt, (Dataset, list, tuple)) or gt is None:
         return None
+    refuse_unreadable(gt)  # before a family's probes, which name a path inside it
     for f in families:
         if f.open_ground_truth is not None:
             ds = f.open_ground_truth(gt, split)
@@ -349,11 +350,14 @@ def run(
                     if covered
                     else ""
                 )
+                hint = normalisation_hint(missing, preds, "among the predictions")
                 raise InputError(
                     f"{len(missing)} of {len(item_ids)} images have no "
                     f"prediction: {', '.join(missing[:20])}{subset}"
+                    + (f"; {hint}" if hint else "")
                 )
         else:
+            refuse_unreadable(pred)  # as the ground truth (_family_dataset)
             first = next(f for f in families if f.needs_predictions)
             hint = (
                 first.missing_hint(first.resolve(params), _found_exts(pred))

@@ -10,7 +10,8 @@
 - label maps (PNG 8/16-bit and palette, .npy, .mat): :func:`read_label_map`,
   :func:`read_stored_labels`, :func:`read_stored_label_pair`, :func:`write_label_map`
 - photographs and pictures: :func:`read_image`, :func:`write_image`
-- folders: :func:`list_files`, :func:`refuse_broken_link`, :func:`refuse_folder`
+- folders: :func:`list_files`, :func:`refuse_broken_link`, :func:`refuse_folder`,
+  :func:`refuse_unreadable`, and :func:`normalisation_hint` for a pairing's refusal
 - the official benchmark's text files (``<iid>_ev1..4.txt``, ``eval_bdry*.txt``,
   ``eval_cover*.txt``, ``eval_RI_VOI*.txt``): :func:`format_ev1` ... :func:`format_ev4`,
   :func:`write_eval_bdry`, :func:`write_eval_region`, and their readers
@@ -36,7 +37,15 @@ from ._atomic import (
     write_if_changed,
 )
 from ._edge_maps import EDGE_MAP_EXTS, read_edge_map
-from ._files import check_all_present, list_files, refuse_broken_link, refuse_folder
+from ._files import (
+    FolderNamedLikeAFile,
+    check_all_present,
+    list_files,
+    normalisation_hint,
+    refuse_broken_link,
+    refuse_folder,
+    refuse_unreadable,
+)
 from ._ground_truth import HumanSegmentation, read_ground_truth, write_ground_truth
 from ._images import MAX_PIXELS, image_size, read_image, write_image
 from ._labels import (
@@ -118,8 +127,11 @@ __all__ = [
     "group_annotator_files",
     "list_annotator_files",
     "list_files",
+    "normalisation_hint",
     "refuse_broken_link",
+    "FolderNamedLikeAFile",
     "refuse_folder",
+    "refuse_unreadable",
     "read_annotators",
     "read_csv_labels",
     "read_ground_truth",
