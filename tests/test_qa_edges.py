@@ -1519,3 +1519,33 @@ def test_several_ids_on_one_line_of_an_id_file_are_pointed_out(tiny_run_inputs, 
     assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--ids", str(listed),
                  "--nthresh", "5", "--quiet", "--no-plot"]) == 2
     assert "holds several ids" not in capsys.readouterr().err
+
+
+def test_more_classes_than_memory_holds_are_refused_before_the_work(tmp_path, capsys,
+                                                                    monkeypatch):
+    """--classes 20000 allocated its 3.2 GB table (and a copy) and failed with a
+    MemoryError only then; it is now weighed against the machine's memory up front."""
+    from PIL import Image
+
+    from segbench.cli import main
+    from segbench.errors import InputError
+    from segbench.semantic import SemanticEval
+    from segbench.semantic import _evaluator
+
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray((np.arange(64).reshape(8, 8) % 3).astype(np.uint8)).save(
+            tmp_path / side / "a.png")
+    monkeypatch.setattr(_evaluator, "_physical_memory", lambda: 2 * 10**9)
+    argv = ["semantic", "--gt", str(tmp_path / "gt"), "--pred", str(tmp_path / "pred"),
+            "--quiet", "--out"]
+    assert main([*argv, str(tmp_path / "big"), "--classes", "20000"]) == 2
+    assert capsys.readouterr().err == (
+        "segbench: error: 20000 classes need a 20000 x 20000 confusion table and a copy "
+        "of it, about 6.4 GB, more than this machine's 2.0 GB of memory\n")
+    assert not (tmp_path / "big").exists()  # before the work: no run folder
+    with pytest.raises(InputError, match="about 6.4 GB"):
+        SemanticEval(20000)
+    assert main([*argv, str(tmp_path / "small"), "--classes", "3"]) == 0
+    monkeypatch.setattr(_evaluator, "_physical_memory", lambda: None)  # not said: taken
+    assert SemanticEval(20000).num_classes == 20000

@@ -3,6 +3,7 @@ streaming base every evaluator of segbench shares (:class:`StreamEvalBase`)."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,12 +51,28 @@ REFERENCES = {
 MAX_CLASSES = 65536
 
 
+def _physical_memory() -> int | None:
+    """This machine's memory in bytes, where the system says (not on Windows)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def _check_class_count(n: int) -> None:
     if n > MAX_CLASSES:
         raise InputError(
             f"{n} classes: at most {MAX_CLASSES} (a 16-bit PNG label map holds labels "
             f"0..65535, and the confusion table of {n} classes would need "
             f"{8 * n * n / 1e9:,.0f} GB)"
+        )
+    # the table and a float copy of it for the metrics (8000 classes: 1.2 GB at the
+    # peak for a 0.5 GB table): refused before any work rather than by a MemoryError
+    need, have = 16 * n * n, _physical_memory()
+    if have is not None and need > have:
+        raise InputError(
+            f"{n} classes need a {n} x {n} confusion table and a copy of it, about "
+            f"{need / 1e9:,.1f} GB, more than this machine's {have / 1e9:,.1f} GB of memory"
         )
 
 
