@@ -1549,3 +1549,26 @@ def test_more_classes_than_memory_holds_are_refused_before_the_work(tmp_path, ca
     assert main([*argv, str(tmp_path / "small"), "--classes", "3"]) == 0
     monkeypatch.setattr(_evaluator, "_physical_memory", lambda: None)  # not said: taken
     assert SemanticEval(20000).num_classes == 20000
+
+
+def test_soft_maps_given_as_superpixels_are_called_boundary_maps(tiny_run_inputs, tmp_path,
+                                                                 capsys):
+    """An 8-bit soft boundary map is a valid label map, so superpixel scored HED maps
+    as 250 'superpixels' of 26 pieces each without a word."""
+    from PIL import Image
+
+    from segbench.cli import main
+
+    gt, soft = tiny_run_inputs
+    argv = ["superpixel", "--gt", str(gt), "--quiet", "--pred"]
+    assert main([*argv, str(soft)]) == 0
+    out = capsys.readouterr()
+    warned = [w for w in out.err.splitlines() if "look like boundary maps" in w]
+    assert len(warned) == 1 and warned[0].startswith(f"segbench: warning: {soft}: "), out
+    blocks = tmp_path / "blocks"  # superpixels: 7 x 8 px blocks, each one piece
+    blocks.mkdir()
+    labels = (np.arange(40)[:, None] // 7 * 8 + np.arange(56)[None, :] // 8).astype(np.uint16)
+    for f in gt.glob("*.mat"):
+        Image.fromarray(labels).save(blocks / f"{f.stem}.png")
+    assert main([*argv, str(blocks)]) == 0
+    assert "look like boundary maps" not in capsys.readouterr().err
