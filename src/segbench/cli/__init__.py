@@ -6,13 +6,43 @@ so ``segbench --help`` and ``segbench CMD --help`` load no numerical library.
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
+import signal
 import sys
 
-from .._version import __version__
-from ._common import HelpFormatter
+#: What every command prints when Ctrl-C stops it (exit status 130).
+INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume"
+#: ... and the commands whose work is not images.
+INTERRUPTED_BY_COMMAND = {
+    "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
+    "train": "segbench: interrupted; finished trees are saved, rerun to resume",
+}
+
+
+def _interrupted_while_starting(signum, frame):
+    """Ctrl-C while the command is still importing, before :func:`main` takes over: its
+    one line and status 130 (Python's own handler would print a traceback of the import
+    it cut). Nothing has started, so the process just ends."""
+    words = [w for w in sys.argv[1:] if w[:1] != "-"]
+    line = INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED)
+    os.write(2, (line + "\n").encode())
+    os._exit(130)
+
+
+# Running as the command (``python -m segbench.cli`` shows '-m' while its package
+# imports; the console script, its name): from here, not from main(), so that a Ctrl-C
+# in the imports below is one line too. A caller's own handler, or SIGINT ignored (a
+# background job), is left alone, and an import by another program changes nothing.
+if (
+    sys.argv[:1] == ["-m"] or os.path.basename(sys.argv[0]) in ("segbench", "segbench.exe")
+) and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # noqa: E402
+import re  # noqa: E402
+
+from .._version import __version__  # noqa: E402
+from ._common import HelpFormatter  # noqa: E402
 
 # No command does linear algebra large enough for BLAS threads to pay; commands run in
 # parallel with --workers and --threads. OpenBLAS's idle threads cost 0.05-0.1 CPU-s at
@@ -167,15 +197,6 @@ class _Notes:
         return False
 
 
-#: What every command prints when Ctrl-C stops it (exit status 130).
-INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume"
-#: ... and the commands whose work is not images.
-INTERRUPTED_BY_COMMAND = {
-    "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
-    "train": "segbench: interrupted; finished trees are saved, rerun to resume",
-}
-
-
 class _CtrlC:
     """Ctrl-C raises KeyboardInterrupt as usual, and is remembered: an interrupt that
     lands inside a compiled kernel or Numba's unpickling surfaces as another error
@@ -195,7 +216,10 @@ class _CtrlC:
         _CtrlC.pid = os.getpid()
         self._saved = self._saved_term = None
         try:  # only Python's own handler is replaced (not a notebook's or a caller's)
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            if signal.getsignal(signal.SIGINT) in (
+                signal.default_int_handler,
+                _interrupted_while_starting,
+            ):
                 self._saved = signal.signal(signal.SIGINT, self._handler)
             # (a background job's SIGINT is ignored; its SIGTERM is still ours)
             if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
