@@ -398,7 +398,9 @@ def test_collection_mode_sign_in_next_save_in_the_browser(browser, tmp_path):
         WebDriverWait(browser, 10).until(
             lambda d: "already segmented" in d.find_element(By.ID, "status").text)
         browser.get(srv.url + "progress")
-        assert "Marie Curie" in browser.page_source
+        # (under load the page can still be blank when get() returns: wait for it, as
+        # a person does, rather than read it at once)
+        WebDriverWait(browser, 10).until(lambda d: "Marie Curie" in d.page_source)
     finally:
         browser.get_log("browser")   # the 409 above is meant: not the next test's error
         srv.shutdown()

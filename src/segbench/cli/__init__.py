@@ -19,13 +19,17 @@ INTERRUPTED_BY_COMMAND = {
 }
 
 
+def _interrupted_line(argv) -> str:
+    """The line an interrupted ``segbench ARGV`` prints (its command's)."""
+    words = [w for w in (sys.argv[1:] if argv is None else argv) if w[:1] != "-"]
+    return INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED)
+
+
 def _interrupted_while_starting(signum, frame):
     """Ctrl-C while the command is still importing, before :func:`main` takes over: its
     one line and status 130 (Python's own handler would print a traceback of the import
     it cut). Nothing has started, so the process just ends."""
-    words = [w for w in sys.argv[1:] if w[:1] != "-"]
-    line = INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED)
-    os.write(2, (line + "\n").encode())
+    os.write(2, (_interrupted_line(None) + "\n").encode())
     os._exit(130)
 
 
@@ -350,19 +354,32 @@ def main(argv=None) -> int:
     stderr), 130 when interrupted (one line, whatever was running), 143 likewise when
     terminated (SIGTERM), 141 (quietly) when the reader of its output closed the
     pipe."""
-    with _CtrlC() as ctrl_c:
-        try:
-            return _main(argv)
-        except BaseException as exc:
-            if isinstance(exc, SystemExit) or not _interrupted(exc):
-                raise
-            ctrl_c.quiet()
-            words = [w for w in (sys.argv[1:] if argv is None else argv) if w[:1] != "-"]
-            line = INTERRUPTED_BY_COMMAND.get(words[0] if words else "", INTERRUPTED)
-            if _CtrlC.terminated:
-                line = line.replace("interrupted", "terminated (SIGTERM)", 1)
-            print(line, file=sys.stderr)
-            return 143 if _CtrlC.terminated else 130
+    try:
+        with _CtrlC() as ctrl_c:
+            try:
+                return _main(argv)
+            except BaseException as exc:
+                if isinstance(exc, SystemExit) or not _interrupted(exc):
+                    raise
+                ctrl_c.quiet()
+                return _report_interrupt(argv)
+    except KeyboardInterrupt:
+        # a Ctrl-C delivered again (_CtrlC._deliver_later) just as the run ended, in
+        # _CtrlC.__exit__ before it could cancel the delivery: still one line
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return _report_interrupt(argv)
+
+
+def _report_interrupt(argv) -> int:
+    """Print the interrupted command's one line; its exit status (130, or 143 after
+    SIGTERM)."""
+    line = _interrupted_line(argv)
+    if _CtrlC.terminated:
+        line = line.replace("interrupted", "terminated (SIGTERM)", 1)
+    print(line, file=sys.stderr)
+    return 143 if _CtrlC.terminated else 130
 
 
 def console_main() -> None:
