@@ -1572,3 +1572,51 @@ def test_soft_maps_given_as_superpixels_are_called_boundary_maps(tiny_run_inputs
         Image.fromarray(labels).save(blocks / f"{f.stem}.png")
     assert main([*argv, str(blocks)]) == 0
     assert "look like boundary maps" not in capsys.readouterr().err
+
+
+def _reset_connection(port):
+    """A client that sends half a request and closes with a reset (SO_LINGER 0), as a
+    browser dropping a speculative connection does."""
+    import socket
+    import struct
+    import time
+
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(b"GET / HT")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+    time.sleep(0.3)  # the server's thread meets the reset
+
+
+def test_a_dropped_connection_is_not_a_traceback_in_the_servers(tmp_path, capsys):
+    """Chromium drops speculative connections; the annotation server and `segbench
+    serve` printed a ConnectionResetError traceback for each (seen in the browser
+    tests' output). Other errors still print theirs."""
+    import threading
+
+    from PIL import Image
+
+    from segbench.annotate.server import make_server as annotate_server
+    from segbench.report.site import make_server as site_server
+
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.fromarray(np.zeros((40, 60, 3), np.uint8)).save(images / "a.png")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html></html>")
+    for srv in (annotate_server(images, tmp_path / "out", port=0, subject="s"),
+                site_server(site, port=0, quiet=True)):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            _reset_connection(srv.server_address[1])
+            err = capsys.readouterr().err
+            assert "Traceback" not in err and "ConnectionResetError" not in err, err
+            try:  # anything else is still reported
+                raise ValueError("a real fault")
+            except ValueError:
+                srv.handle_error(None, ("127.0.0.1", 1))
+            assert "ValueError: a real fault" in capsys.readouterr().err
+        finally:
+            srv.shutdown()
+            srv.server_close()

@@ -1080,6 +1080,10 @@ def _public_origin(url: str) -> tuple[str, frozenset[str]]:
     return f"{parts.scheme}://{netloc}", frozenset({netloc, f"{host}:{port or default}"})
 
 
+#: What a connection's reader meets when the client has gone away.
+_CLIENT_GONE = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError)
+
+
 class AnnotateServer(ThreadingHTTPServer):
     """:class:`ThreadingHTTPServer` holding an :class:`AnnotateApp`.
 
@@ -1133,6 +1137,12 @@ class AnnotateServer(ThreadingHTTPServer):
             return own
         # behind a proxy, the public origin; the proxy's own plain-http name is not one
         return {self.public[0]} | (own if host not in self.public[1] else set())
+
+    def handle_error(self, request, client_address):
+        # a browser dropping a connection (a speculative one, a closed tab) is not an
+        # error of the server: socketserver would print its traceback
+        if not isinstance(sys.exc_info()[1], _CLIENT_GONE):
+            super().handle_error(request, client_address)
 
     def finish_request(self, request, client_address):
         if self.ssl_context is None:

@@ -1244,9 +1244,17 @@ def make_server(
             if not quiet:
                 super().log_message(format, *args)
 
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            # a browser dropping a connection is not an error of the server (see
+            # segbench.annotate.server.AnnotateServer.handle_error)
+            gone = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)
+            if not isinstance(sys.exc_info()[1], (*gone, TimeoutError)):
+                super().handle_error(request, client_address)
+
     handler = functools.partial(Handler, directory=str(root.resolve()))
     try:
-        return ThreadingHTTPServer((host, int(port)), handler)
+        return Server((host, int(port)), handler)
     except (OSError, OverflowError) as exc:  # port in use or out of range, ...
         raise InputError(
             f"cannot serve on {host}:{port}: {getattr(exc, 'strerror', None) or exc}"
