@@ -16,6 +16,12 @@ def first_names(names, most: int = 3) -> str:
     return ", ".join(names[:most]) + (" ..." if len(names) > most else "")
 
 
+#: What a server's reader of a connection meets when the client has gone away (a
+#: browser dropping a speculative connection, a closed tab): not an error of the
+#: server, so the annotation server and ``segbench serve`` print nothing for it.
+CLIENT_GONE = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError)
+
+
 class SegbenchError(Exception):
     """Base class of segbench's own errors."""
 

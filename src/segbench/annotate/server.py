@@ -45,7 +45,7 @@ from os import PathLike
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
-from ..errors import InputError, OutputError
+from ..errors import CLIENT_GONE, InputError, OutputError
 from .ledger import (
     AnnotateWarning,
     Ledger,
@@ -1080,10 +1080,6 @@ def _public_origin(url: str) -> tuple[str, frozenset[str]]:
     return f"{parts.scheme}://{netloc}", frozenset({netloc, f"{host}:{port or default}"})
 
 
-#: What a connection's reader meets when the client has gone away.
-_CLIENT_GONE = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError)
-
-
 class AnnotateServer(ThreadingHTTPServer):
     """:class:`ThreadingHTTPServer` holding an :class:`AnnotateApp`.
 
@@ -1139,9 +1135,8 @@ class AnnotateServer(ThreadingHTTPServer):
         return {self.public[0]} | (own if host not in self.public[1] else set())
 
     def handle_error(self, request, client_address):
-        # a browser dropping a connection (a speculative one, a closed tab) is not an
-        # error of the server: socketserver would print its traceback
-        if not isinstance(sys.exc_info()[1], _CLIENT_GONE):
+        # socketserver would print a traceback for a client that went away
+        if not isinstance(sys.exc_info()[1], CLIENT_GONE):
             super().handle_error(request, client_address)
 
     def finish_request(self, request, client_address):

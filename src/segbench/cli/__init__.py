@@ -366,8 +366,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         # a Ctrl-C delivered again (_CtrlC._deliver_later) just as the run ended, in
         # _CtrlC.__exit__ before it could cancel the delivery: still one line
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         return _report_interrupt(argv)
 

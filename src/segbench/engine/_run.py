@@ -517,10 +517,10 @@ def run(
             results.append(result)
         ci = (options or {}).get("ci")
         if ci and any(f.resampler is not None for f, _ in resolved):
-            from ..resampling import warn_if_few_resamples
+            from ..resampling import DEFAULT_RESAMPLES, warn_if_few_resamples
 
             # once for the run (not per family's intervals), once its files are written
-            warn_if_few_resamples(int(ci.get("resamples", 1000)))
+            warn_if_few_resamples(int(ci.get("resamples", DEFAULT_RESAMPLES)))
         if out is not None and save_results:
             folder.note_run(families, where)
         if writing is not None:

@@ -223,10 +223,11 @@ def claim_folder(
     if not os.fspath(out).strip():  # (Path("") is ".": checked before)
         raise InputError(f"{out_option} is empty: give the output folder")
     out = Path(out)
+    o = _resolved(out, out_option)  # (a loop of links as --out: named, once)
     for option, src in (inputs or {}).items():
         if src is None:
             continue
-        s, o = _resolved(Path(src), option), _resolved(out, out_option)
+        s = _resolved(Path(src), option)
         if o == s:
             problem = "its files would be replaced"
             where = "is"
@@ -243,12 +244,11 @@ def claim_folder(
             f"another {out_option}",
             out,
         )
-    _resolved(out, out_option)
     if out.exists() or out.is_symlink():
         if out.is_symlink():
             raise InputError(
                 "the output is a symbolic link: give the folder it points to "
-                f"({_resolved(out, out_option)}) as {out_option}",
+                f"({o}) as {out_option}",
                 out,
             )
         if not out.is_dir():

@@ -50,7 +50,7 @@ import numpy as np
 from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
-from ..errors import InputError, first_names
+from ..errors import CLIENT_GONE, InputError, first_names
 from ..io import atomic_write_bytes, claim_folder, copy_file
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
@@ -1246,10 +1246,8 @@ def make_server(
 
     class Server(ThreadingHTTPServer):
         def handle_error(self, request, client_address):
-            # a browser dropping a connection is not an error of the server (see
-            # segbench.annotate.server.AnnotateServer.handle_error)
-            gone = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)
-            if not isinstance(sys.exc_info()[1], (*gone, TimeoutError)):
+            # socketserver would print a traceback for a client that went away
+            if not isinstance(sys.exc_info()[1], CLIENT_GONE):
                 super().handle_error(request, client_address)
 
     handler = functools.partial(Handler, directory=str(root.resolve()))
