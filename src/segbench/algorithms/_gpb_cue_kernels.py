@@ -182,30 +182,44 @@ def _mt64_stream(key, n):
 
 
 @numba.njit(cache=True)
-def _conv_same_direct(img, f, out):
-    """BSR's ``conv_crop`` (2-D convolution cropped to the image, zero outside) summed in
-    BSR's order: for each output pixel, filter rows ascending, then filter columns
-    ascending, one running sum from 0. Vectorised across a row of pixels, which keeps
-    each pixel's own order (no fastmath: a fused multiply-add would round differently).
-    Out-of-image terms add a signed zero, which leaves every sum unchanged (BSR skips
-    them)."""
+def _responses_direct(img, filters, sizes, out):
+    """BSR's ``conv_crop`` (2-D convolution cropped to the image, zero outside) of
+    ``img`` with each filter, summed in BSR's order: for each output pixel, filter
+    rows ascending, then filter columns ascending, one running sum from 0.
+
+    ``filters[i, :sizes[i], :sizes[i]]`` is filter i (odd, square); ``out`` is
+    (h * w, nfilters), row p the responses of pixel p in row-major order. Vectorised
+    across a row of pixels, which keeps each pixel's own order (no fastmath: a fused
+    multiply-add would round differently). Out-of-image terms add a signed zero, which
+    leaves every sum unchanged (BSR skips them). The filters run image row by image
+    row, so each output row block (w * nfilters values) is written while it is in
+    cache: filter by filter over the whole image, every column write would miss.
+    """
     h, w = img.shape
-    fh, fw = f.shape
-    ch, cw = fh // 2, fw // 2
-    pad = np.zeros((h + fh, w + fw), np.float64)
-    pad[ch : ch + h, cw : cw + w] = img
+    nf = filters.shape[0]
+    big = filters.shape[1] // 2  # the largest filter's half size: the padding
+    pad = np.zeros((h + 2 * big, w + 2 * big), np.float64)
+    pad[big : big + h, big : big + w] = img
     acc = np.empty(w, np.float64)
     for x in range(h):
-        acc[:] = 0.0
-        for ox in range(fh):
-            prow = pad[x + 2 * ch - ox]
-            for oy in range(fw):
-                wt = f[ox, oy]
-                # a slice and a range index: no wraparound check, so LLVM vectorises
-                src = prow[2 * cw - oy : 2 * cw - oy + w]
-                for y in range(w):
-                    acc[y] += src[y] * wt
-        out[x, :] = acc
+        for i in range(nf):
+            fs = sizes[i]
+            c = fs // 2
+            f = filters[i]
+            acc[:] = 0.0
+            for ox in range(fs):
+                prow = pad[x + 2 * c - ox + big - c]
+                for oy in range(fs):
+                    wt = f[ox, oy]
+                    lo = 2 * c - oy + big - c
+                    # a slice and a range index: no wraparound check, so LLVM
+                    # vectorises
+                    src = prow[lo : lo + w]
+                    for y in range(w):
+                        acc[y] += src[y] * wt
+            base = x * w
+            for y in range(w):
+                out[base + y, i] = acc[y]
     return out
 
 

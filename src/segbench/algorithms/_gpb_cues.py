@@ -412,12 +412,21 @@ def _bsr_responses(grey: np.ndarray) -> np.ndarray:
     """The 34 filter responses as BSR sums them (direct convolution, its order of
     terms): (H * W, 34) float64, rows in the image's row-major order."""
     g = np.ascontiguousarray(grey, dtype=np.float64)
-    out = np.empty((g.size, len(texton_filters())), np.float64)
-    buf = np.empty(g.shape, np.float64)
-    for i, f in enumerate(texton_filters()):
-        _k._conv_same_direct(g, np.ascontiguousarray(f), buf)
-        out[:, i] = buf.ravel()
-    return out
+    filters, sizes = _stacked_texton_filters()
+    out = np.empty((g.size, filters.shape[0]), np.float64)
+    return _k._responses_direct(g, filters, sizes, out)
+
+
+@lru_cache(maxsize=1)
+def _stacked_texton_filters():
+    """:func:`texton_filters` in one (34, s, s) array (s the largest size; each filter
+    at the top left) and their sizes, for :func:`._gpb_cue_kernels._responses_direct`."""
+    fs = texton_filters()
+    s = max(f.shape[0] for f in fs)
+    stack = np.zeros((len(fs), s, s), np.float64)
+    for i, f in enumerate(fs):
+        stack[i, : f.shape[0], : f.shape[1]] = f
+    return stack, np.array([f.shape[0] for f in fs], np.int64)
 
 
 def _bsr_kmeans_labels(items: np.ndarray, k: int):
