@@ -355,7 +355,6 @@ def _kmeans(items: np.ndarray, k: int, rng) -> np.ndarray:
 #: BSR's fixed MT19937-64 key: ``mersenne_twister_64.cc`` seeds every generator built
 #: without a seed with it, and ``randperm`` builds a new one at each call.
 BSR_MT64_KEY = (0x12345, 0x23456, 0x34567, 0x45678)
-_ASSIGN_CHUNK = 1 << 16  # items per nearest-centre call after the k-means
 
 
 def bsr_uniform(n: int) -> np.ndarray:
@@ -442,25 +441,21 @@ def _bsr_kmeans_labels(items: np.ndarray, k: int):
     n = items.shape[0]
     samp = min(n, max(math.ceil(_KMEANS_SAMPLE * float(n)), k))
     if samp == n:
-        order, rest = np.arange(n), np.empty(0, np.int64)
+        order = np.arange(n)
     else:
         perm = bsr_randperm(n)
-        order, rest = perm[:samp], perm[samp:]
+        order = perm[:samp]
     inner = bsr_randperm(samp)
     data = np.ascontiguousarray(items[order[inner]])
     kk = min(k, samp)
     assign, centres, alive = _k._kmeans_bsr(data, kk, _KMEANS_ITER, _coarse_sizes(samp, kk))
     remap = np.cumsum(alive) - 1
     centres = np.ascontiguousarray(centres[alive])
-    labels = np.empty(n, np.int64)
+    # the nearest centre of every item, read in place and in order (gathering the
+    # others in their random order cost more than assigning the sample too), then the
+    # sample's own k-means clusters over it
+    labels = _k._nearest_l2(np.ascontiguousarray(items), centres, np.empty(n, np.int64))
     labels[order[inner]] = remap[assign]
-    # the other items by chunks: a copy of them all would be 0.9 of ``items`` (650 MB
-    # for a 1924 x 1284 photograph)
-    tail = np.empty(min(rest.size, _ASSIGN_CHUNK), np.int64)
-    for lo in range(0, rest.size, _ASSIGN_CHUNK):
-        part = rest[lo : lo + _ASSIGN_CHUNK]
-        got = _k._nearest_l2(np.ascontiguousarray(items[part]), centres, tail[: part.size])
-        labels[part] = got
     return labels, centres
 
 
