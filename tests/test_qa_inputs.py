@@ -487,7 +487,7 @@ def test_sbd_root_asks_for_a_split_and_its_cls_folder_takes_one(tmp_path):
         _open_ground_truth(tmp_path, None)
     assert _open_ground_truth(tmp_path, "val").ids() == ["c"]
     assert _open_ground_truth(tmp_path / "cls", "val").ids() == ["c"]
-    assert _open_ground_truth(tmp_path / "cls", None) is None  # every file, as before
+    assert _open_ground_truth(tmp_path / "cls", None).ids() == ["a", "b", "c"]  # every file
 
 
 def test_an_empty_per_image_counts_file_says_so(tmp_path):

@@ -22,7 +22,14 @@ from ._core import (
     resampler,
     summarize_classes,
 )
-from ._datasets import class_folder_predictions, open_cityscapes, open_multilabel, open_sbd
+from ._datasets import (
+    _CITY_LABELS,
+    SemanticBoundaryDataset,
+    class_folder_predictions,
+    open_cityscapes,
+    open_multilabel,
+    open_sbd,
+)
 from ._protocols import check_params, class_names
 from ._readers import GroundTruth, PredictionMaps, _crop, class_file, ground_truth_source
 
@@ -246,6 +253,13 @@ def _missing_hint(params: dict, found) -> str:
     )
 
 
+_LAYOUTS = (
+    "SBD's dataset folder (cls/, inst/, train.txt, val.txt) with --split, or its cls/ "
+    "folder; a Cityscapes tree (gtFine/<split>/<city>/<name>_gtFine_labelIds.png); or "
+    "multi-label edge PNGs (RGB, pyEdgeEval's encoding)"
+)
+
+
 def _open_ground_truth(gt, split):
     """SBD's dataset folder (``cls/``, the split lists), a Cityscapes tree (``gtFine``)
     or a folder of pyEdgeEval's multi-label edge PNGs; None for anything else."""
@@ -254,8 +268,9 @@ def _open_ground_truth(gt, split):
     root = Path(gt)
     if not root.is_dir():
         return None
-    if root.name == "cls" and split and (root.parent / f"{split}.txt").is_file():
-        root = root.parent  # --gt .../cls --split val: the split list beside it
+    if root.name == "cls" and (split or any(root.glob("*.mat"))):
+        # SBD's cls/: with --split, the list beside it; without, every <id>.mat
+        return open_sbd(root.parent, split)
     if (root / "cls").is_dir():
         lists = sorted(p.stem for p in root.glob("*.txt"))
         if split is None and len(lists) > 1:
@@ -269,18 +284,39 @@ def _open_ground_truth(gt, split):
     if root.name == "gtFine" or (root / "gtFine").is_dir():
         return open_cityscapes(root, split or "val")
     if root.parent.name == "gtFine":  # gtFine/<split>
+        if split and split != root.name:
+            raise InputError(
+                f"--gt is the {root.name!r} split's folder but --split is {split!r}: "
+                f"give --gt gtFine --split {split}, or --gt alone",
+                root,
+            )
         return open_cityscapes(root.parent, root.name)
-    first = next((p for p in sorted(root.iterdir()) if p.suffix.lower() == ".png"), None)
+    entries = sorted(root.iterdir())
+    if any(p.name.endswith(_CITY_LABELS) for p in entries):  # one city's folder
+        files = {
+            p.name[: -len(_CITY_LABELS)]: p
+            for p in entries
+            if p.name.endswith(_CITY_LABELS) and p.is_file()
+        }
+        return SemanticBoundaryDataset(root, files, split or root.parent.name)
+    if not any(p.is_dir() or p.suffix.lower() in (".png", ".mat") for p in entries):
+        raise InputError(
+            f"no semantic-boundary ground truth here: expected {_LAYOUTS}", root
+        )
+    first = next((p for p in entries if p.suffix.lower() == ".png"), None)
     if first is not None:
         from PIL import Image
 
         try:
             with Image.open(first) as im:
-                rgb = im.mode == "RGB"
+                mode = im.mode
         except OSError:
             return None
-        if rgb:  # bits of classes in R, G, B
-            return open_multilabel(root)
+        if mode == "RGB":  # bits of classes in R, G, B
+            return open_multilabel(root, split=split or "test")
+        raise InputError(
+            f"a {mode} image: semantic-boundary ground truth is {_LAYOUTS}", first
+        )
     return None
 
 
@@ -295,9 +331,17 @@ def _pair_predictions(ids, pred_dir):
     if not (root / "class_001").is_dir():
         return None
     first = root / "class_001"
-    nested = next((p for p in first.iterdir() if p.is_dir()), None) is not None
-    # Cityscapes: class_001/<city>/<id>_leftImg8bit.png, as pyEdgeEval writes them
-    pattern = "{city}/{id}_leftImg8bit.png" if nested else "{id}.png"
+    ids = list(ids.ids() if hasattr(ids, "ids") else ids)
+    flat, city = "{id}.png", "{city}/{id}_leftImg8bit.png"  # city: pyEdgeEval's Cityscapes
+
+    def found(pattern):
+        return sum(
+            (first / pattern.format(id=i, city=i.split("_")[0])).is_file() for i in ids
+        )
+
+    # the layout the files are in: a stray subfolder (.ipynb_checkpoints) decides nothing
+    n_flat = found(flat)
+    pattern = city if n_flat < len(ids) and found(city) > n_flat else flat
     return class_folder_predictions(root, ids, pattern)
 
 

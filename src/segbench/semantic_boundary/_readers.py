@@ -36,6 +36,7 @@ from ._edges import (
 from ._protocols import CITYSCAPES_IGNORE, CITYSCAPES_LABEL_IDS, SBD_CLASSES
 
 _CITY_LABELS = "_gtFine_labelIds.png"
+_CITY_MAX_LABEL_ID = 33  # cityscapesScripts' labels: ids 0..33 (-1 is never drawn)
 _CITY_INSTANCES = "_gtFine_instanceIds.png"
 _CLASS_DIR = re.compile(r"^class_(\d{3})$")
 
@@ -215,6 +216,20 @@ def _read_sbd_inst(path: Path, shape):
     return seg, np.concatenate([[0], cats.astype(np.int32)]), bdry
 
 
+def _check_label_values(labels, top, allowed, what, path, hint="") -> None:
+    """Refuse a label outside 0..top (and not in ``allowed``), naming its first pixel."""
+    bad = (labels < 0) | (labels > top)
+    for v in allowed:
+        bad &= labels != v
+    if bad.any():
+        r, c = (int(i) for i in np.argwhere(bad)[0])
+        raise InputError(
+            f"{what} holds label {int(labels[r, c])} at row {r}, column {c} "
+            f"(0-based), outside 0..{top}{hint}",
+            path,
+        )
+
+
 def _read_labels(path: Path) -> np.ndarray:
     from ..io import read_label_map
 
@@ -314,6 +329,9 @@ class GroundTruth:
         path = source.path
         if self.kind == "sbd":
             self._labels, self._stored = _read_sbd_cls(path)
+            _check_label_values(
+                self._labels, len(SBD_CLASSES), (255,), "GTcls.Segmentation", path
+            )
             self._ignore = None
             self._values = tuple(range(1, len(SBD_CLASSES) + 1))
             if instance_sensitive:
@@ -329,6 +347,15 @@ class GroundTruth:
                     path,
                 )
             self._labels = _read_labels(path)
+            _check_label_values(
+                self._labels,
+                _CITY_MAX_LABEL_ID,
+                (),
+                "label map",
+                path,
+                " (Cityscapes labelIds run 0..33: a trainIds map, 0..18 and 255, "
+                "saved under the labelIds name?)",
+            )
             self._ignore = np.isin(self._labels, CITYSCAPES_IGNORE)
             self._values = CITYSCAPES_LABEL_IDS
             if instance_sensitive:
@@ -533,6 +560,13 @@ class PredictionMaps:
             self._check(self._array.shape[1:], self.path)
         elif ext in (".png", ".bmp") and _class_dir_index(self.path) is not None:
             self.layout = "folders"
+            beyond = class_file(self.path, n_classes).parent
+            if beyond.is_dir():  # as an array with more than C maps is refused
+                raise InputError(
+                    f"a class folder beyond the ground truth's {n_classes} classes "
+                    f"(class_001 .. class_{n_classes:03d})",
+                    beyond,
+                )
         elif ext == ".png":
             self.layout = "multilabel"
             if n_classes > MAX_ENCODED_CLASSES:
