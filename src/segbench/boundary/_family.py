@@ -312,6 +312,31 @@ def _warn_empty_predictions(ids, records) -> None:
         )
 
 
+class EmptyGroundTruthWarning(UserWarning):
+    """Images of a run whose ground truth has no boundary pixel."""
+
+
+def _warn_empty_ground_truth(ids, records) -> None:
+    """Name the images whose annotators drew no boundary: they score recall 0/0 and
+    every detected pixel a false positive, as in the official benchmark, which lowers
+    the run's precision without any other sign (an export mistake, or images a
+    protocol leaves out: docs/agreement.md)."""
+    empty = [
+        iid
+        for iid, rec in zip(ids, records)
+        if isinstance(rec, BoundaryCounts) and len(rec.sum_r) and not rec.sum_r.any()
+    ]
+    if empty:
+        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
+        warnings.warn(
+            f"{len(empty)} of {len(ids)} images have no ground-truth boundary pixel "
+            f"({shown}): they add no recall, and each detected pixel there counts as "
+            "a false positive (as the official benchmark scores them)",
+            EmptyGroundTruthWarning,
+            stacklevel=2,
+        )
+
+
 class CalibrationWarning(UserWarning):
     """A boundary run is calibrated on a run of its own images."""
 
@@ -345,6 +370,7 @@ def _warn_calibrated_on_these_images(ids, params) -> None:
 
 def _summarize(ids, records, params, options) -> Result:
     _warn_empty_predictions(ids, records)
+    _warn_empty_ground_truth(ids, records)
     _warn_calibrated_on_these_images(ids, params)
     summary = summarize(
         records,

@@ -476,9 +476,8 @@ def sniff_file(path: str | PathLike) -> str:
             pixels = np.asarray(im if gray else im.convert("RGB"))
     except (OSError, ValueError, SyntaxError) as exc:
         raise InputError(
-            f"cannot read this ground-truth image to tell edge maps from "
-            f"label maps ({exc}); name the format with --gt-format "
-            "edges|labels",
+            f"not an image that can be read ({exc}): a damaged or misnamed file among "
+            "the ground truth (its format, edges or labels, was to be guessed from it)",
             path,
         ) from None
     if pixels.ndim == 3:
@@ -502,9 +501,13 @@ def sniff_file(path: str | PathLike) -> str:
 
 
 def _biped_root(folder: Path) -> Path | None:
-    """The ``edges`` folder of a BIPED tree (``edge_maps/`` and ``imgs/``), or None."""
+    """The ``edges`` folder of a BIPED tree (``edge_maps/`` with ``imgs/`` beside it,
+    or without the photographs: ``edge_maps/<split>/rgbr/``), or None."""
     for c in (folder, folder / "edges", folder / "BIPED" / "edges"):
-        if (c / "edge_maps").is_dir() and (c / "imgs").is_dir():
+        maps = c / "edge_maps"
+        if maps.is_dir() and (
+            (c / "imgs").is_dir() or any((s / "rgbr").is_dir() for s in _subdirs(maps))
+        ):
             return c
     return None
 
@@ -514,6 +517,41 @@ def _multicue_root(folder: Path) -> Path | None:
         if (c / "ground-truth" / "images").is_dir():
             return c
     return None
+
+
+class AnnotatorCountWarning(UserWarning):
+    """Images of a dataset with fewer annotators than the others."""
+
+
+def _check_multicue_names(gt: Path) -> None:
+    """Refuse a file of Multicue's annotation folder not named ``<name>.<k>.<ext>`` (it
+    would be an image of its own, or break the annotators' grouping), and warn about
+    images with fewer annotators than the most any image has (a file lost in copying
+    changes that image's recall without a sign)."""
+    import warnings
+
+    counts: dict[str, int] = {}
+    for p in sorted(gt.iterdir()):
+        if p.name.startswith(".") or p.suffix.lower() not in _EDGE_FILE_EXTS:
+            continue
+        m = _NUMBERED.fullmatch(p.name)
+        if m is None:
+            raise InputError(
+                "not named <name>.<k>.png as Multicue's annotations are (annotator k "
+                "of image <name>): move it out of the annotation folder",
+                p,
+            )
+        counts[m.group("iid")] = counts.get(m.group("iid"), 0) + 1
+    most = max(counts.values(), default=0)
+    short = sorted(i for i, n in counts.items() if n < most)
+    if short:
+        shown = ", ".join(f"{i} ({counts[i]})" for i in short[:5])
+        warnings.warn(
+            f"{gt}: {len(short)} images have fewer annotators than the {most} the "
+            f"others have: {shown}{' ...' if len(short) > 5 else ''}",
+            AnnotatorCountWarning,
+            stacklevel=4,
+        )
 
 
 def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
@@ -534,7 +572,13 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
         with no split of maps.
     """
     biped = _biped_root(folder)
-    if biped is not None and fmt.name in ("auto", "edges"):
+    if biped is not None and (fmt.name not in ("auto", "edges") or fmt.void):
+        raise InputError(
+            "a BIPED tree holds edge maps: leave --gt-format out (or give edges), "
+            "without --gt-void",
+            biped,
+        )
+    if biped is not None:
         parts = []
         for split in _subdirs(biped / "edge_maps"):
             gt = split / "rgbr" if (split / "rgbr").is_dir() else split
@@ -565,9 +609,15 @@ def open_layout(folder: Path, fmt: GroundTruthFormat) -> Dataset | None:
                 "one with --gt-format multicue-edges or multicue-boundaries",
                 multicue,
             )
+        if fmt.void:
+            raise InputError(
+                "--gt-void names labels of label maps; Multicue's edge maps have none",
+                multicue,
+            )
         gt = multicue / "ground-truth" / "images" / kinds[fmt.name]
         if not gt.is_dir():
             raise InputError(f"no {kinds[fmt.name]} annotations in this Multicue tree", gt)
+        _check_multicue_names(gt)
         imgs = multicue / "images"
         ds = EdgeMapFolder(gt, threshold=fmt.threshold, split="test")
         if imgs.is_dir():

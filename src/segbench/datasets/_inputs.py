@@ -143,6 +143,14 @@ def open_ground_truth(
             raise InputError("ground-truth folder not found", folder)
         if not folder.is_dir():
             raise InputError("expected a ground-truth folder but this is a file", folder)
+        if fmt.reading():  # they would be recorded as if they had been applied
+            raise InputError(
+                "--gt-threshold, --gt-void and --gt-variable read edge-map and "
+                "label-map ground truth; this folder holds no images, and BSDS "
+                ".mat/.seg files are read as they are (give --gt-format edges or "
+                "labels for .mat files of edge or label maps)",
+                folder,
+            )
         if _is_subject_folder(folder) or any(
             (folder / k).is_dir() and _is_subject_folder(folder / k)
             for k in ("color", "gray")
@@ -246,6 +254,34 @@ def _image_folder(folder: Path) -> bool:
     )
 
 
+class GuessedLabelsWarning(UserWarning):
+    """Ground truth of two values guessed to be label maps."""
+
+
+def _warn_if_two_valued(path: Path) -> None:
+    """Warn when a map guessed to hold labels holds two values (0/255): thick edges
+    (dilated strokes, a mask of edges) read as two regions score near 0 (their
+    boundary is the strokes' outline), and only the guess's notice said so."""
+    import warnings
+
+    import numpy as np
+
+    from ..io import read_label_map
+
+    try:
+        values = np.unique(read_label_map(path))
+    except (InputError, OSError, ValueError):
+        return  # the reader names the file when the run reads it
+    if values.size <= 2:
+        warnings.warn(
+            f"{path}: a map of two values ({', '.join(map(str, values))}) guessed to "
+            "be a label map (its strokes are wide): if these are edges, give "
+            "--gt-format edges",
+            GuessedLabelsWarning,
+            stacklevel=4,
+        )
+
+
 def _has_image(folder: Path) -> bool:
     return any(
         p.suffix.lower() in IMAGE_EXTS and p.is_file() and not p.name.startswith(".")
@@ -299,6 +335,8 @@ def _open_formatted(folder: Path, fmt, split: str | None) -> Dataset:
             f"ground truth read as {kind} maps, as its first image {guessed} looks "
             "(--gt-format edges|labels says which)"
         )
+        if name == "labels" and guessed is not None:
+            _warn_if_two_valued(guessed)
     if name not in ("edges", "labels"):
         raise InputError(
             f"unknown ground-truth format {name!r}; one of {', '.join(GT_FORMATS)}", folder

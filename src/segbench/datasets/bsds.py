@@ -332,7 +332,7 @@ def _const(value):
     return value
 
 
-def _load_mat(path: Path) -> tuple[Annotation, ...]:
+def _load_mat(path: Path) -> tuple[Annotation | BoundaryMap, ...]:
     from ..io import read_ground_truth
 
     return tuple(
@@ -341,6 +341,9 @@ def _load_mat(path: Path) -> tuple[Annotation, ...]:
             h.boundaries,
             source=f"{path}{{{k}}}",
         )
+        if h.has_segmentation
+        # Boundaries alone (NYUDv2's test files): what the boundary benchmark reads
+        else BoundaryMap(h.boundaries, source=f"{path}{{{k}}}")
         for k, h in enumerate(read_ground_truth(path), start=1)
     )
 
@@ -363,7 +366,7 @@ def _load_segs(entries: tuple) -> tuple[Annotation, ...]:
     return tuple(_load_seg(*e) for e in entries)
 
 
-def _load_label_map(path: Path) -> tuple[Annotation, ...]:
+def _load_label_map(path: Path) -> tuple[Annotation | BoundaryMap, ...]:
     """One annotation from a .mat/.seg/image/.npy/.csv file (a .mat or .npz may hold
     several)."""
     ext = path.suffix.lower()
@@ -385,8 +388,8 @@ def _load_label_map(path: Path) -> tuple[Annotation, ...]:
     return (Annotation(labels.astype(np.int32, copy=False), source=str(path)),)
 
 
-def _load_many(paths: tuple) -> tuple[Annotation, ...]:
-    out: list[Annotation] = []
+def _load_many(paths: tuple) -> tuple[Annotation | BoundaryMap, ...]:
+    out: list[Annotation | BoundaryMap] = []
     for p in paths:
         out.extend(_load_label_map(p))
     return tuple(out)

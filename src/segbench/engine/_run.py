@@ -25,6 +25,7 @@ from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
 from ._folder import (
+    MAP_FOLDER_MARKERS,
     RUN_WRITING,
     RunFolder,
     claim_run_folder,
@@ -60,6 +61,33 @@ def _pred_folder(pred, pred_dir):
     if pred_dir is not None:
         return pred_dir
     return None if pred is None or isinstance(pred, Mapping) else pred
+
+
+class ThinnedTwiceWarning(UserWarning):
+    """NMS asked for on maps that ``segbench nms`` thinned already."""
+
+
+def _warn_thinned_twice(pred, resolved) -> None:
+    """Warn when a family's ``nms`` parameter (the boundary families') would thin maps
+    that ``segbench nms`` wrote: a second NMS moves the scores (3.5 ODS points on
+    a QA run), and a preset turns it on without the user asking."""
+    if not isinstance(pred, (str, Path)):
+        return
+    if not any(p.get("nms") for _, p in resolved):
+        return
+    marker = Path(pred) / MAP_FOLDER_MARKERS["nms"]
+    try:
+        if not marker.is_file():
+            return
+    except OSError:  # an unreadable folder: refused where the predictions are paired
+        return
+    warnings.warn(
+        f"{pred}: these maps were thinned by segbench nms already ({marker.name}); "
+        "NMS is on for this run too (--nms, or the preset's), so they are thinned "
+        "twice: add --nms off",
+        ThinnedTwiceWarning,
+        stacklevel=3,
+    )
 
 
 class RunFolderWarning(UserWarning):
@@ -326,6 +354,7 @@ def run(
     if not item_ids:
         raise InputError("no images to evaluate", dataset.root)
     resolved = [(f, f.resolve(params)) for f in families]
+    _warn_thinned_twice(pred, resolved)
     for f in families:  # summary settings too (--alpha): refused before any work
         alpha = f.resolve_summary(params).get("alpha")
         if alpha is not None:

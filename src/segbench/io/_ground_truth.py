@@ -61,6 +61,12 @@ class HumanSegmentation:
         return obj
 
     @property
+    def has_segmentation(self) -> bool:
+        """False for an annotator stored with ``Boundaries`` alone (NYUDv2's test
+        files): no regions to draw or compare, as an edge map."""
+        return self._absent is None
+
+    @property
     def segmentation(self) -> np.ndarray:
         if self._absent is not None:
             raise self._absent
