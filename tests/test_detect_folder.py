@@ -94,7 +94,7 @@ def test_detect_folder_writes_what_the_cli_writes_and_resumes(images, tmp_path, 
     assert res.settings == {"detector": "gm", "source": str(images), "weights": None,
                             "resolution": "full"}
     assert res.headline() == f"wrote 2 soft maps of gm into {out} (16-bit PNG)"
-    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect",
+    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect", ".segbench-lock",
                                                      ".segbench-records", "im0.png",
                                                      "im1.png"]
     assert read_prediction(out / "im0.png").pb.shape == (30, 40)
@@ -223,7 +223,7 @@ def test_a_rerun_on_fewer_images_removes_only_its_stale_maps(tmp_path):
     (images / "im1.png").unlink()
     res = detect_folder(images, out, "canny", progress=False)
     assert (res.n_maps, res.n_reused) == (1, 1)
-    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect",
+    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect", ".segbench-lock",
                                                      ".segbench-records", "im0.png",
                                                      "notes.txt"]
 

@@ -385,7 +385,7 @@ def test_cli_reruns_into_its_own_folder(raw, tmp_path):
     assert main(["nms", "--pred", str(d), "--out", str(out), "--quiet",
                  "--format", "npy"]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == [".segbench-nms", ".segbench-records", "im0.npy",
+    assert names == [".segbench-lock", ".segbench-nms", ".segbench-records", "im0.npy",
                      "im1.npy"]  # no two files per id
 
 

@@ -381,7 +381,7 @@ def test_cli_detect_then_boundary(scene, tmp_path, capsys):
     (tmp_path / "img" / "22.png").rename(tmp_path / "img2" / "33.png")
     assert main(["detect", "--detector", "gm", "--images", str(tmp_path / "img2"),
                  "--out", str(out), "--quiet"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect",
+    assert sorted(p.name for p in out.iterdir()) == [".segbench-detect", ".segbench-lock",
                                                      ".segbench-records", "33.png"]
 
 

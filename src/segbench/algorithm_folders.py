@@ -35,9 +35,11 @@ from .engine import (
     MapRecords,
     check_workers,
     fingerprint,
+    lock_run_folder,
     made_and_recorded,
     map_items,
     open_executor,
+    release_run_folder,
     scheduler_address,
 )
 from .errors import ClusterLostError, InputError, OutputError, first_names
@@ -306,7 +308,7 @@ def _claim(
     ids,
     suffix: str,
     others=(),
-) -> None:
+):
     """Make ``out`` a folder of ``segbench <command>`` (marked by its marker, which
     records the settings), or refuse before anything is written; never the input
     folder. In a folder of an earlier run, the maps (``.png``, ``.npy``, ``.mat``) of
@@ -314,7 +316,9 @@ def _claim(
     other images, or in another format, would otherwise be read with this run's. The
     maps of ``others`` (inputs left out by ``--ids``) made with these same settings
     stay. Only files that the command's records say it wrote, as they still are, are
-    removed; any other map-like file is left and named in one warning."""
+    removed; any other map-like file is left and named in one warning. Returns the
+    folder's lock (:func:`segbench.engine.lock_run_folder`), which :func:`_run`
+    releases: a second run into the folder meanwhile is refused, naming this one."""
 
     marker, owner = MARKERS[command], f"segbench {command}"
     earlier = (out / marker).is_file()
@@ -326,8 +330,21 @@ def _claim(
         "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
         inputs={option: source},
     )
-    if not earlier:
-        return
+    # a second run into the folder at once would remove and replace this one's maps
+    lock = lock_run_folder(out)
+    try:
+        if earlier:
+            _replace_earlier(out, command, owner, settings, ids, suffix, others)
+    except BaseException:
+        release_run_folder(lock)
+        raise
+    return lock
+
+
+def _replace_earlier(out, command, owner, settings, ids, suffix, others) -> None:
+    """:func:`_claim` in a folder of an earlier run: its maps this run will not write
+    again removed (those of ``others`` made with these settings kept), a user's maps
+    refused or named."""
     keep = {f"{iid}{suffix}" for iid in ids}
     spare = {f"{iid}{suffix}" for iid in others}
     # a file this run would write over that the records do not say it wrote, as it is
@@ -383,9 +400,32 @@ def _run(
     progress: bool,
     desc: str,
     ids=None,
+    lock=None,
 ) -> FolderResult:
     """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
-    recording each one as it arrives (a killed run keeps every finished map)."""
+    recording each one as it arrives (a killed run keeps every finished map); then
+    release ``lock`` (:func:`_claim`'s)."""
+    try:
+        return _make_maps(
+            command,
+            out,
+            settings,
+            jobs,
+            work,
+            kind=kind,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            desc=desc,
+            ids=ids,
+        )
+    finally:
+        release_run_folder(lock)
+
+
+def _make_maps(
+    command, out, settings, jobs, work, *, kind, workers, scheduler, progress, desc, ids
+) -> FolderResult:
     resume = MapRecords(out, command, settings, jobs)
     kept = 0
     # each map recorded where it is made: a killed run leaves no map without a record
@@ -422,8 +462,8 @@ def _warn_if_thinned(path: Path) -> None:
         if path.suffix.lower() == ".npy" and np.load(path, mmap_mode="r").ndim == 3:
             return
         pb = read_prediction(path, kind="soft").pb
-    except (InputError, OSError, ValueError):
-        return  # the run names the file when it reaches it
+    except Exception:  # noqa: BLE001 - any bad file: the run names it when it reaches it
+        return
     if looks_thinned(pb):
         warnings.warn(
             f"{path.name} looks thinned (NMS): the watershed of one-pixel "
@@ -533,7 +573,7 @@ def nms_folder(
         "format": fmt,
         "source": str(pred),
     }
-    _claim(
+    lock = _claim(
         out,
         pred,
         "--pred",
@@ -557,6 +597,7 @@ def nms_folder(
         progress=progress,
         desc="nms",
         ids=None if ids is None else tuple(maps),
+        lock=lock,
     )
 
 
@@ -641,7 +682,7 @@ def ucm_folder(
         "levels": levels,
         "source": str(pred),
     }
-    _claim(
+    lock = _claim(
         out,
         pred,
         "--pred",
@@ -671,6 +712,7 @@ def ucm_folder(
         progress=progress,
         desc="ucm",
         ids=None if ids is None else tuple(maps),
+        lock=lock,
     )
 
 
@@ -910,7 +952,7 @@ def detect_folder(
     kind, suffix = GPB_DETECTORS.get(detector, ("soft", ".png"))
     if se_options is not None and se_options.get("output") == "orientation":
         kind, suffix = "orientation", ".npy"
-    _claim(
+    lock = _claim(
         out,
         images,
         "--images",
@@ -943,6 +985,7 @@ def detect_folder(
         progress=progress,
         desc=detector,
         ids=None if ids is None else tuple(found),
+        lock=lock,
     )
 
 

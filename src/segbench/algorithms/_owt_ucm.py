@@ -264,8 +264,20 @@ def _read_signal(src: Path):
     if src.suffix.lower() == ".npy":
         try:
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"not a readable .npy array ({exc})", src) from None
+        except Exception as exc:  # noqa: BLE001 - numpy's errors for bad files vary
+            problem = str(exc) or type(exc).__name__
+            raise InputError(f"not a readable .npy array ({problem})", src) from None
+        if not isinstance(arr, np.ndarray):  # an .npz archive under an .npy name
+            arr.close()
+            raise InputError("an .npz archive, not an .npy array", src)
+        if arr.ndim == 3 and 1 in (arr.shape[0], arr.shape[2]):
+            raise InputError(
+                f"got shape {arr.shape}: a 2-D map, or an (H, W, K) oriented stack "
+                "(drop the singleton axis with .squeeze())",
+                src,
+            )
+        if arr.size == 0:
+            raise InputError(f"an empty array, shape {arr.shape}", src)
         if arr.ndim == 3:  # as a 2-D map is read (uint8 /255, ...), at most 1
             arr = np.asarray(arr)
             if arr.dtype.kind != "f":
@@ -352,17 +364,23 @@ def thin_line_smoothing(pb, sigma: float) -> np.ndarray:
 
 def looks_thinned(pb) -> bool:
     """Whether a soft map looks thinned by NMS: at most 15% of its pixels are nonzero
-    and most nonzero pixels have at most two nonzero 8-neighbours."""
-    from scipy import ndimage
+    and fewer than 60% of those lie in a 2 x 2 square of nonzero pixels.
 
+    Dollar's NMS leaves lines one or two pixels wide, so many of their pixels have three
+    nonzero 8-neighbours (a neighbour count does not tell them from a blurred map); a
+    blurred or raw map's ridges are several pixels wide, nearly all their pixels in
+    such squares. Measured on the BSDS500 HED NMS maps: 4.5-9% nonzero, 22-46% in
+    squares; the same maps blurred (sigma 2 px): 51-96% nonzero, 100% in squares.
+    """
     on = np.asarray(pb) > 0
     if not on.any() or on.mean() > 0.15:
         return False
-    nbrs = (
-        ndimage.convolve(on.astype(np.int32), np.ones((3, 3), np.int32), mode="constant")
-        - 1
-    )
-    return bool(np.mean(nbrs[on] <= 2) > 0.5)
+    square = on[:-1, :-1] & on[1:, :-1] & on[:-1, 1:] & on[1:, 1:]
+    in_square = np.zeros_like(on)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            in_square[dy : dy + square.shape[0], dx : dx + square.shape[1]] |= square
+    return bool(in_square[on].mean() < 0.6)
 
 
 def ucm_file(
@@ -402,9 +420,9 @@ def ucm_file(
     """
     src = Path(src)
     sig = _read_signal(src)
-    if smooth > 0 and np.ndim(sig) == 2:
-        sig = thin_line_smoothing(sig, smooth)
     try:
+        if smooth > 0 and np.ndim(sig) == 2:
+            sig = thin_line_smoothing(sig, smooth)
         ucm2 = owt_ucm(sig, orientations=orientations, radius=radius, raw=raw)
     except InputError as exc:
         raise InputError(exc.problem, src) from None

@@ -115,15 +115,18 @@ def _summarize(ids, records, params, options) -> Result:
     c = summarize_boundary([r.ceval for r in records], ids, alpha=alpha)
     values = np.array([r.crispness for r in records], np.float64)
     blank = [iid for iid, v in zip(ids, values) if not np.isfinite(v)]
-    if blank and len(blank) < len(values):
+    if blank:
         import warnings
 
-        warnings.warn(
-            f"AC is the mean over {len(values) - len(blank)} of {len(values)} images: "
-            f"{len(blank)} map{'s are' if len(blank) > 1 else ' is'} all zero, with no "
-            f"crispness ({first_names(blank, 5)})",
-            stacklevel=2,
-        )
+        if len(blank) == len(values):
+            said = f"AC is undefined (nan): every map is all zero ({first_names(blank, 5)})"
+        else:
+            said = (
+                f"AC is the mean over {len(values) - len(blank)} of {len(values)} "
+                f"images: {len(blank)} map{'s are' if len(blank) > 1 else ' is'} all "
+                f"zero, with no crispness ({first_names(blank, 5)})"
+            )
+        warnings.warn(said, stacklevel=2)
     metrics = {
         "AC": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
         "AC_min": float(np.nanmin(values)) if np.isfinite(values).any() else float("nan"),

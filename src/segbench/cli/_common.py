@@ -277,7 +277,9 @@ def add_ci(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
 
 def ci_option(a):
     """The ``ci`` setting of the library from ``--ci`` and its options (None without)."""
-    return {"resamples": a.resamples, "level": a.level, "seed": a.seed} if a.ci else None
+    if not getattr(a, "ci", False):  # a command without resampled results has no --ci
+        return None
+    return {"resamples": a.resamples, "level": a.level, "seed": a.seed}
 
 
 def print_intervals(res, names=None, *, percent: bool = False) -> None:

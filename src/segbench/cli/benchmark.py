@@ -317,7 +317,8 @@ def add_generic(sub, entry) -> None:
         **texts,
     )
     add_options(p, entry.params)
-    add_ci(p)
+    if entry.compare:  # its results resample (crispness's do not: no --ci to offer)
+        add_ci(p)
     add_common(p, scheduler=True)
     p.set_defaults(func=_cmd_generic, benchmark=entry.name)
 

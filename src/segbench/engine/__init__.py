@@ -19,6 +19,7 @@ from ._folder import (
     RunFolder,
     claim_run_folder,
     lock_run_folder,
+    release_run_folder,
     result_file,
     result_names,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "RunFolder",
     "claim_run_folder",
     "lock_run_folder",
+    "release_run_folder",
     "RUN_LOCK",
     "RUN_WRITING",
     "execution",
