@@ -152,3 +152,28 @@ def test_a_run_named_in_a_script_the_font_lacks_plots_without_glyph_warnings(tmp
                  "--out", str(tmp_path / "run"), "--quiet", "--gt-format", "edges"]) == 0
     assert (tmp_path / "run" / "pr.png").is_file() or any((tmp_path / "run").glob("*.png"))
     assert "Glyph" not in capsys.readouterr().err
+
+
+def test_every_bad_prediction_is_named_in_one_run_and_the_others_are_saved(tmp_path,
+                                                                          capsys):
+    gt, pred = _folders(tmp_path, n=4)
+    for name in ("im1.png", "im3.png"):  # one pixel too tall: a resize gone wrong
+        _png(pred / name, np.zeros((41, 48), np.uint8))
+    run = tmp_path / "run"
+    base = ["boundary", "--gt", str(gt), "--pred", str(pred), "--out", str(run),
+            "--gt-format", "edges"]
+    assert main([*base, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1  # one problem: one line
+    assert err.startswith(f"segbench: error: {pred / 'im1.png'}: prediction is 41x48")
+    assert err.rstrip().endswith("(and 1 other image likewise: im3.png)")
+    _png(pred / "im3.png", (np.zeros((40, 48, 3)) + [255, 0, 0]).astype(np.uint8))
+    assert main([*base, "--quiet"]) == 2
+    lines = [x for x in capsys.readouterr().err.splitlines() if "error:" in x]
+    # another problem: its own line, before the last
+    assert len(lines) == 2 and "im3.png" in lines[0] and "im1.png" in lines[1]
+    assert "1 other problems, named above, in 2 of the 4 images" in lines[1]
+    for name in ("im1.png", "im3.png"):
+        _png(pred / name, (EDGES // 2).astype(np.uint8))
+    assert main(base) == 0
+    assert "2 of 4 images reused" in capsys.readouterr().err

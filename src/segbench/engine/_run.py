@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..datasets import (
     Dataset,
@@ -19,7 +19,7 @@ from ..datasets import (
     parse_ids,
     run_name,
 )
-from ..errors import ClusterLostError, InputError
+from ..errors import ClusterLostError, InputError, first_names
 from ..io import atomic_write_text, normalisation_hint, refuse_unreadable
 from ..result import Result, provenance
 from ..spec import Family, common_exts
@@ -39,20 +39,66 @@ from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, recor
 log = logging.getLogger("segbench")
 
 
+class _Bad(NamedTuple):
+    """An item's InputError as a worker returns it (path and problem kept apart, which
+    an exception's pickling would join)."""
+
+    path: str | None
+    problem: str
+
+
 def _evaluate_group(group):
-    """Worker: every family's record of one sample (its files read once)."""
+    """Worker: every family's record of one sample (its files read once), or the
+    InputError its files gave as a :class:`_Bad`: the run goes on and names every bad
+    file at the end."""
     sample, jobs = group
     try:
         return sample.id, [family.evaluate(sample, params) for family, params in jobs]
     except InputError as exc:
-        if exc.path is None:  # say which file, even where a kernel could not
+        where = exc.path
+        if where is None:  # say which file, even where a kernel could not
             where = sample.prediction or (
                 sample.item.sources[0] if sample.item.sources else None
             )
-            raise InputError(exc.problem, where) from None
-        raise
+        return sample.id, _Bad(None if where is None else str(where), exc.problem)
     finally:
         sample.release()
+
+
+_BAD_SHOWN = 10  # distinct problems named, one a line, when several fail
+
+
+def _raise_bad_items(failed: dict, item_ids) -> None:
+    """Raise once every other item is scored and saved: one line per distinct problem
+    (a run used to stop at the first bad file, so a folder with several took a run for
+    each); a problem every bad item shares (a setting that fits none of them) stays one
+    line, with how many images it hit."""
+    bad = [failed[i] for i in item_ids if i in failed]
+    groups: dict[str, list] = {}
+    for b in bad:
+        groups.setdefault(b.problem, []).append(b.path)
+
+    def line(problem, paths):
+        others = list(dict.fromkeys(paths))[1:]
+        if not others:
+            return problem
+        names = first_names([Path(o).name for o in others if o], 5)
+        many = "s" if len(others) > 1 else ""
+        return f"{problem} (and {len(others)} other image{many} likewise: {names})"
+
+    shown = list(groups.items())
+    for problem, paths in shown[1:_BAD_SHOWN]:
+        log.error("error: %s", InputError(line(problem, paths), paths[0]))
+    problem, paths = shown[0]
+    if len(shown) == 1:
+        raise InputError(line(problem, paths), paths[0])
+    named = "named above" if len(shown) <= _BAD_SHOWN else f"{_BAD_SHOWN - 1} named above"
+    raise InputError(
+        f"{line(problem, paths)}; {len(shown) - 1} other problems, {named}, in "
+        f"{len(bad)} of the {len(item_ids)} images in all; the others are scored and "
+        "saved, so a rerun after fixing these resumes",
+        paths[0],
+    )
 
 
 def _pred_folder(pred, pred_dir):
@@ -456,14 +502,20 @@ def run(
                 if executor is None
                 else nullcontext(executor) as ex
             ):
+                failed: dict[str, _Bad] = {}
                 for iid, recs in map_items(
                     _evaluate_group, todo, executor=ex, progress=progress, desc=desc
                 ):
+                    if isinstance(recs, _Bad):
+                        failed[iid] = recs
+                        continue
                     for (f, _), rec in zip(jobs_of[iid], recs):
                         key = keys[f.name, iid]
                         if key is not None:  # None: no store to keep it in
                             store.save(f, iid, key, rec)
                         records[f.name][iid] = rec
+                if failed:
+                    _raise_bad_items(failed, item_ids)
                 for f, p in resolved:
                     if f.joint_tasks is not None:
                         joint[f.name] = _run_joint(
