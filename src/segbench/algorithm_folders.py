@@ -405,32 +405,11 @@ def _run(
     """Make the maps of ``jobs`` that no earlier run left as they are now wanted,
     recording each one as it arrives (a killed run keeps every finished map); then
     release ``lock`` (:func:`_claim`'s)."""
+    resume, kept = None, 0
     try:
-        return _make_maps(
-            command,
-            out,
-            settings,
-            jobs,
-            work,
-            kind=kind,
-            workers=workers,
-            scheduler=scheduler,
-            progress=progress,
-            desc=desc,
-            ids=ids,
-        )
-    finally:
-        release_run_folder(lock)
-
-
-def _make_maps(
-    command, out, settings, jobs, work, *, kind, workers, scheduler, progress, desc, ids
-) -> FolderResult:
-    resume = MapRecords(out, command, settings, jobs)
-    kept = 0
-    # each map recorded where it is made: a killed run leaves no map without a record
-    recorded = partial(made_and_recorded, work, str(resume.root))
-    try:
+        resume = MapRecords(out, command, settings, jobs)
+        # each map recorded where it is made: a killed run leaves no map without a record
+        recorded = partial(made_and_recorded, work, str(resume.root))
         if scheduler is None:
             # no executor: map_items starts worker processes only when there is work
             done = map_items(
@@ -445,7 +424,10 @@ def _make_maps(
                 ):
                     kept += 1
     except ClusterLostError as exc:  # or WorkerDiedError: counted over the folder
-        raise type(exc)(resume.reused + kept, len(jobs)) from None
+        reused = 0 if resume is None else resume.reused
+        raise type(exc)(reused + kept, len(jobs)) from None
+    finally:
+        release_run_folder(lock)
     return FolderResult(command, out, len(jobs), resume.reused, settings, kind, ids)
 
 

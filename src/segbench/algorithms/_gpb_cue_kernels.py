@@ -204,14 +204,14 @@ def _responses_direct(img, filters, sizes, out):
     for x in range(h):
         for i in range(nf):
             fs = sizes[i]
-            c = fs // 2
+            c = fs // 2 + big  # the filter's centre in the padding's coordinates
             f = filters[i]
             acc[:] = 0.0
             for ox in range(fs):
-                prow = pad[x + 2 * c - ox + big - c]
+                prow = pad[x + c - ox]  # image row x + fs // 2 - ox
                 for oy in range(fs):
                     wt = f[ox, oy]
-                    lo = 2 * c - oy + big - c
+                    lo = c - oy
                     # a slice and a range index: no wraparound check, so LLVM
                     # vectorises
                     src = prow[lo : lo + w]

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, first_names
 from ..families import BOUNDARY_PARAMS, defaults, summary_defaults
 from ..io import (
     as_prediction,
@@ -327,11 +327,10 @@ def _warn_empty_ground_truth(ids, records) -> None:
         if isinstance(rec, BoundaryCounts) and len(rec.sum_r) and not rec.sum_r.any()
     ]
     if empty:
-        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
         warnings.warn(
             f"{len(empty)} of {len(ids)} images have no ground-truth boundary pixel "
-            f"({shown}): they add no recall, and each detected pixel there counts as "
-            "a false positive (as the official benchmark scores them)",
+            f"({first_names(empty, 5)}): they add no recall, and each detected pixel "
+            "there counts as a false positive (as the official benchmark scores them)",
             EmptyGroundTruthWarning,
             stacklevel=2,
         )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, first_names
 from .bsds import (
     IMAGE_EXTS,
     Annotation,
@@ -545,10 +545,10 @@ def _check_multicue_names(gt: Path) -> None:
     most = max(counts.values(), default=0)
     short = sorted(i for i, n in counts.items() if n < most)
     if short:
-        shown = ", ".join(f"{i} ({counts[i]})" for i in short[:5])
+        shown = first_names([f"{i} ({counts[i]})" for i in short], 5)
         warnings.warn(
             f"{gt}: {len(short)} images have fewer annotators than the {most} the "
-            f"others have: {shown}{' ...' if len(short) > 5 else ''}",
+            f"others have: {shown}",
             AnnotatorCountWarning,
             stacklevel=4,
         )

@@ -117,9 +117,7 @@ def _warn_thinned_twice(pred, resolved) -> None:
     """Warn when a family's ``nms`` parameter (the boundary families') would thin maps
     that ``segbench nms`` wrote: a second NMS moves the scores (3.5 ODS points on
     a QA run), and a preset turns it on without the user asking."""
-    if not isinstance(pred, (str, Path)):
-        return
-    if not any(p.get("nms") for _, p in resolved):
+    if not isinstance(pred, (str, Path)) or not any(p.get("nms") for _, p in resolved):
         return
     marker = Path(pred) / MAP_FOLDER_MARKERS["nms"]
     try:
