@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._inputs import SPLIT_NAMES
+from ._inputs import SPLIT_NAMES, note_stray_predictions
 from .bsds import Annotation, Dataset, DatasetItem
 
 __all__ = ["LabelMapFolder", "pair_folders", "predictions_by_suffix"]
@@ -199,7 +199,12 @@ class LabelMapFolder(Dataset):
 
 
 def predictions_by_suffix(
-    ids, pred_dir: str | PathLike, *, suffix: str = ".png", recursive: bool = False
+    ids,
+    pred_dir: str | PathLike,
+    *,
+    suffix: str = ".png",
+    recursive: bool = False,
+    all_ids=None,
 ) -> dict[str, Path]:
     """The prediction ``<key><suffix>`` of every id, found in ``pred_dir``.
 
@@ -212,6 +217,9 @@ def predictions_by_suffix(
         What ends every prediction file name; other files are not considered.
     recursive : bool, default False
         Search the subfolders too: a prediction is found wherever it sits.
+    all_ids : iterable of str, optional
+        The keys of the whole ground truth (``ids`` may be a subset): the prediction
+        files of other keys are named in a note (logger ``segbench``, INFO).
 
     Returns
     -------
@@ -247,6 +255,8 @@ def predictions_by_suffix(
             + (f"; {hint}" if hint else ""),
             pred_dir,
         )
+    if all_ids is not None:
+        note_stray_predictions(pred_dir, {k: v[0] for k, v in found.items()}, all_ids)
     return {k: found[k][0] for k in ids}
 
 
@@ -269,12 +279,15 @@ def pair_folders(
     InputError
         A missing folder, no ground-truth file, a key held by two files on one side, or
         ground-truth keys without a prediction (each error lists the keys). Predictions
-        without ground truth are not an error: they are left out.
+        without ground truth are not an error: they are left out, and named in a note
+        (logger ``segbench``, INFO).
     """
     _check_suffix(gt_suffix)
     _check_suffix(pred_suffix)
     gts = LabelMapFolder(gt_dir, suffix=gt_suffix, recursive=recursive)
-    preds = predictions_by_suffix(gts, pred_dir, suffix=pred_suffix, recursive=recursive)
+    preds = predictions_by_suffix(
+        gts, pred_dir, suffix=pred_suffix, recursive=recursive, all_ids=gts.ids()
+    )
     pairs = []
     for k in gts.ids():
         gt_path = gts[k].gt_path

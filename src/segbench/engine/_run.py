@@ -391,6 +391,7 @@ def run(
         gt_format=gt_format,
     )
     guessed = dataset.guessed_format  # how the files were read, if guessed
+    all_ids = dataset.ids()  # before --ids: a file of an image left out is not stray
     wanted = parse_ids(ids)
     if wanted is not None:
         dataset = dataset.subset(wanted)
@@ -437,9 +438,10 @@ def run(
                 if first.missing_hint
                 else None
             )
-            preds = _family_predictions(families, item_ids, pred) or pair_predictions(
-                item_ids, pred, common_exts(families, params), hint=hint
-            )
+            preds = _family_predictions(families, item_ids, pred)
+            if not preds:
+                exts = common_exts(families, params)
+                preds = pair_predictions(item_ids, pred, exts, hint=hint, all_ids=all_ids)
     store = RecordStore(out)
     pred_folder = _pred_folder(pred, pred_dir)
     files = {}

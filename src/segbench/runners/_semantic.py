@@ -130,7 +130,9 @@ def evaluate_semantic(
         gt = LabelMapFolder(gt, suffix=gt_suffix, recursive=recursive)
     wanted = parse_ids(ids)
     dataset = gt if wanted is None else gt.subset(wanted)
-    preds = predictions_by_suffix(dataset, pred, suffix=pred_suffix, recursive=recursive)
+    preds = predictions_by_suffix(
+        dataset, pred, suffix=pred_suffix, recursive=recursive, all_ids=gt.ids()
+    )
     (result,) = run(
         SEMANTIC,
         dataset,
