@@ -396,3 +396,36 @@ def test_option_checks(textured):
         spectral_pb(textured, solver="magic")
     with pytest.raises(InputError):
         affinity_matrix(textured, radius=0)
+
+
+_SPB_DIGEST = """
+import hashlib, sys
+import numpy as np
+from segbench.algorithms._gpb_spectral import spectral_pb
+rng = np.random.default_rng(3)
+m = 0.05 * rng.random((170, 130))
+for k in range(12):  # contours of several strengths, so 16 vectors are far from flat
+    m[10 + 13 * k, 5:125] = 0.3 + 0.05 * k
+    m[5:165, 8 + 10 * k] = 0.9 - 0.05 * k
+out = spectral_pb(m)
+print(";".join(hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest() for a in out))
+"""
+
+
+def test_spectral_pb_is_the_same_bytes_at_any_blas_thread_count():
+    """OpenBLAS's threaded dot products and ARPACK's orthogonalisation sum by thread;
+    the solver runs them on one thread (threadpoolctl), so a library call made
+    without OPENBLAS_NUM_THREADS=1 (a notebook, a training script) gives the CLI's
+    bytes. Before, the eigenvalues and sPb changed with the thread count."""
+    import os
+    import subprocess
+    import sys
+
+    digests = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}
+        done = subprocess.run([sys.executable, "-c", _SPB_DIGEST], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        digests.append(done.stdout.strip())
+    assert digests[0] == digests[1]

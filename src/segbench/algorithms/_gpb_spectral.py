@@ -382,9 +382,10 @@ def _chebyshev_stencil_eigs(half, diag, ody, odx, nvec, tol):
         else:
             continue  # (with lower = -1: no cut left, return None below)
         mu = np.empty(nvec)
-        for i in range(nvec):  # Rayleigh quotients in A itself
-            u = np.ascontiguousarray(U[:, i]).reshape(h, w)
-            mu[i] = float(np.dot(u.ravel(), product(u).ravel()))
+        with _one_blas_thread():  # (BLAS's dot sums by thread)
+            for i in range(nvec):  # Rayleigh quotients in A itself
+                u = np.ascontiguousarray(U[:, i]).reshape(h, w)
+                mu[i] = float(np.dot(u.ravel(), product(u).ravel()))
         # an eigenvalue below ``lower`` would be lifted above the cut by the filter
         # and show here with its own low mu (impossible with lower = -1)
         if lower == -1.0 or mu.min() > cut:
@@ -427,20 +428,17 @@ def _spectrum_floor(product, shape) -> float:
 
 
 def _one_blas_thread():
-    """ARPACK's BLAS on one thread, when threadpoolctl is installed.
+    """BLAS and LAPACK on one thread while the block runs (threadpoolctl).
 
-    OpenBLAS's threaded reductions sum in an order that depends on the thread count,
-    so the eigenvectors' last bits (same bytes run to run at one count) change with
-    it; two threads also cost twice the CPU-s (78 against 35 CPU-s on a 481 x 321
-    image) for little wall time. Without threadpoolctl, BLAS runs as configured
-    (``OPENBLAS_NUM_THREADS``).
+    OpenBLAS's threaded reductions (a dot product, ARPACK's orthogonalisation) sum in
+    an order that depends on the thread count, so eigenvalues and eigenvectors would
+    change in their last bits with ``OPENBLAS_NUM_THREADS`` (measured: the sPb and
+    eigenvalues of val 101085 differed between 1 and 2 threads); at one thread they
+    are the same bytes on every run. Two threads also cost twice the CPU-s (78 against
+    35 CPU-s on a 481 x 321 image) for little wall time.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        import contextlib
+    from threadpoolctl import threadpool_limits
 
-        return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
 
 
@@ -667,7 +665,8 @@ def spectral_pb(
     and divided by ``sqrt(lambda)``; a vector whose lambda is not positive
     (numerical noise) is skipped, as in BSR. Sign and scale of the eigenvectors
     therefore do not matter. Deterministic: a fixed start vector, so one image gives
-    the same bytes on every run on one machine (with BLAS's thread count fixed).
+    the same bytes on every run on one machine, at any BLAS thread count (the
+    solver's BLAS runs on one thread).
     """
     a = _check_mpb(mpb)
     h, w = a.shape

@@ -53,7 +53,12 @@ from scipy.cluster.vq import vq
 from ..errors import InputError
 from . import _ncut2001_kernels as _k
 from ._gpb_cues import slice_gradient
-from ._gpb_spectral import affinity_matrix, imresize_bicubic, spectral_eigs
+from ._gpb_spectral import (
+    _one_blas_thread,
+    affinity_matrix,
+    imresize_bicubic,
+    spectral_eigs,
+)
 from ._pb_textons import filter_bank, filter_responses
 from ._segment_common import _canonical, _check, _kmeans, _rgb01
 
@@ -164,7 +169,8 @@ def _two_way(wg: np.ndarray) -> tuple[float, np.ndarray]:
     if m == 2:
         order = np.arange(2)
     else:
-        _, v = eigh(np.diag(d) - wg, np.diag(d), subset_by_index=[1, 1])
+        with _one_blas_thread():  # LAPACK's sums: the same bits at any thread count
+            _, v = eigh(np.diag(d) - wg, np.diag(d), subset_by_index=[1, 1])
         order = np.argsort(v[:, 0], kind="stable")
     wo = wg[np.ix_(order, order)]
     within = wo.cumsum(axis=0).cumsum(axis=1).diagonal()[:-1]  # assoc(A, A), A = prefix

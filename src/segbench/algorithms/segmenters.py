@@ -38,6 +38,7 @@ from scipy.cluster.vq import vq
 
 from ..errors import InputError
 from ..io import read_label_map
+from ._gpb_spectral import _one_blas_thread
 from ._ncut2001 import ncut_2001
 from ._segment_common import _canonical, _check, _kmeans, _rgb01
 from .edges import _channels, gradient_magnitude
@@ -342,7 +343,8 @@ def prepare_ncut(
         sp, n, size, m = graph(max(int(n_superpixels), 3 * k))
         if n <= k:
             return _canonical(sp)
-        _, vecs = eigh(m, subset_by_index=[n - k, n - 1], driver="evx")
+        with _one_blas_thread():  # LAPACK's sums: the same bits at any thread count
+            _, vecs = eigh(m, subset_by_index=[n - k, n - 1], driver="evx")
         emb = vecs[:, ::-1]
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-300)
         groups, _ = _kmeans(emb, k, weights=size, seed=seed)
