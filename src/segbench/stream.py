@@ -170,6 +170,13 @@ class _StreamEval(StreamEvalBase):
         arr = to_numpy(pred, "pred")
         if arr.ndim == 2:
             return [arr], False
+        if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and arr.shape[1] >= 8:
+            # channels last (H, W, 1) or an RGB(A) image: as (N, H, W) it would be H
+            # maps a few px wide, and the error would blame the ground truth
+            raise InputError(
+                f"pred has shape {arr.shape}, channels last: one map is (H, W) (pass "
+                f"arr[..., 0] for a single channel), a batch (N, H, W) or (N, 1, H, W)"
+            )
         if arr.ndim == 3:
             return list(arr), True
         if arr.ndim == 4 and arr.shape[1] == 1:
@@ -194,9 +201,10 @@ class _StreamEval(StreamEvalBase):
             torch is never imported).
         gt
             For one image: its ground truth, as :func:`segbench.datasets.memory_item`
-            reads it: a list of the annotators' 2-D maps (bool or 0/1 boundary maps,
-            or integer label maps), a (K, H, W) array, a BSDS500 ``.mat`` path, or a
-            dataset item. For a batch: a sequence of those, one per image.
+            reads it: a list of the annotators' 2-D maps (bool boundary maps, 0/1 or
+            0/255 maps of thin lines, or integer label maps), a (K, H, W) array, a
+            BSDS500 ``.mat`` path, or a dataset item. For a batch: a sequence of
+            those, one per image.
         ids : str or sequence of str, optional
             The images' ids (the per-item rows' ``id``). Default: a dataset item's id
             or a ``.mat`` file's stem, else none (rows numbered ``#1``, ``#2``, ... in

@@ -63,10 +63,10 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
 
 def _annotation(obj, what: str):
     """One annotator's map: an object with ``boundaries`` or ``segmentation`` as it is;
-    a bool array, or one of only 0 and 1 (a ``.mat``'s ``Boundaries``), as a boundary
-    map, and so one of only 0 and one other value whose nonzero pixels are thin lines
-    (an edge image, 0/255: read as a file of it is, :func:`._edges.sniff_file`); other
-    whole numbers as a label map."""
+    a bool array as a boundary map, and so one of only 0 and one other value (0/1, a
+    ``.mat``'s ``Boundaries``; 0/255, an edge image) whose nonzero pixels are thin
+    lines (read as a file of it is, :func:`._edges.sniff_file`); other whole numbers,
+    and two values whose nonzero pixels are regions, as a label map."""
     if hasattr(obj, "boundaries") or hasattr(obj, "segmentation"):
         return obj
     arr = to_numpy(obj, what)
@@ -85,12 +85,13 @@ def _annotation(obj, what: str):
                 "give a bool boundary map or an integer label map"
             )
     lo, hi = arr.min(), arr.max()
-    if lo == 0 and hi <= 1:
-        return BoundaryMap(arr != 0, what)
     if lo == 0:
         on = arr != 0
-        if (arr[on] == hi).all() and _thin_structures(arr):
-            return BoundaryMap(on, what)  # an edge image, 0/255 say: lines, not regions
+        # 0/1 (a .mat's Boundaries) or 0 and one other value (an edge image, 0/255):
+        # lines are a boundary map; regions are a label map of two segments (0-based,
+        # as PyTorch datasets number them)
+        if (hi <= 1 or (arr[on] == hi).all()) and _thin_structures(arr):
+            return BoundaryMap(on, what)
     if lo < 0:
         raise InputError(f"{what} has negative labels")
     return Annotation(np.ascontiguousarray(arr, dtype=np.int32), source=what)
@@ -106,12 +107,12 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
         stored, as ``segbench boundary`` reads it), or any other annotation file a
         folder run reads (``.seg``, a label-map image); or the annotators' maps: each
         an object with ``boundaries``/``segmentation`` (:class:`Annotation`), a bool
-        boundary map, a map of only 0s and 1s (a boundary map, as a ``.mat``'s
-        ``Boundaries``), a map of 0 and one other value whose nonzero pixels are thin
-        lines (an edge image saved as 0/255: a boundary map, as the file is read), or an
-        integer label map (a segmentation; its boundaries are
-        ``thin(seg2bdry(seg))``, as in every official file). One 2-D map is one
-        annotator.
+        boundary map, a map of 0 and one other value whose nonzero pixels are thin
+        lines (0/1 as a ``.mat``'s ``Boundaries``, or an edge image saved as 0/255: a
+        boundary map, as the file is read), or an integer label map (two values whose
+        nonzero pixels are regions too: two segments numbered from 0); a label map is a
+        segmentation, its boundaries ``thin(seg2bdry(seg))`` as in every official
+        file. One 2-D map is one annotator.
     iid : str
         The id of the item.
     what : str

@@ -130,6 +130,12 @@ def as_label_stack(x, what: str) -> np.ndarray:
         arr = arr[None]
     elif arr.ndim != 3:
         raise InputError(f"{what} must be (H, W) or (N, H, W), got shape {arr.shape}")
+    elif arr.shape[2] == 1:  # (H, W, 1) would count as H images of W x 1 px
+        raise InputError(
+            f"{what} has shape {arr.shape}, a channel axis last: (N, H, W) would read "
+            f"it as {arr.shape[0]} images of {arr.shape[1]} x 1 px; pass (H, W) "
+            "(arr[..., 0]) for one map"
+        )
     if arr.size == 0:
         raise InputError(f"{what} is empty (shape {arr.shape})")
     if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:

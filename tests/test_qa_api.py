@@ -1,0 +1,58 @@
+"""The Python API as a training loop meets it (QA round of 2026-12-07, helper-48): a
+channels-last map read as a batch of one-pixel-wide images, and a two-segment label map
+numbered from 0 read as a boundary map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import segbench
+from segbench.errors import InputError
+from segbench.semantic import SemanticEval
+
+
+def test_semantic_refuses_a_channel_axis_last():
+    g = (np.arange(60 * 80).reshape(60, 80) % 5).astype(np.uint8)
+    ev = SemanticEval(5)
+    with pytest.raises(InputError, match=r"shape \(60, 80, 1\), a channel axis last.*"
+                                         r"60 images of 80 x 1 px"):
+        ev.update(g[..., None], g[..., None])
+    ev.update(g, g)
+    assert ev.results()["n_images"] == 1
+
+
+def test_boundary_eval_blames_a_channels_last_prediction_not_the_ground_truth():
+    gt = np.zeros((40, 60), bool)
+    gt[20, :] = True
+    with pytest.raises(InputError, match=r"pred has shape \(40, 60, 1\), channels last"):
+        segbench.BoundaryEval().update(np.zeros((40, 60, 1)), [gt])
+    with pytest.raises(InputError, match=r"pred has shape \(40, 60, 3\), channels last"):
+        segbench.BoundaryEval().update(np.zeros((40, 60, 3)), [gt])
+
+
+def test_a_two_segment_label_map_numbered_from_zero_is_a_label_map():
+    seg = np.zeros((64, 96), np.int64)
+    seg[:, 40:] = 1
+    pred = np.zeros((64, 96))
+    pred[:, 39:41] = 1.0
+    scores = []
+    for g in (seg, seg + 1, seg.astype(np.uint8)):
+        ev = segbench.BoundaryEval()
+        ev.update(pred, [g])
+        scores.append(ev.compute().metrics["ODS"])
+    assert scores[0] > 0.99 and scores[0] == scores[1] == scores[2]
+
+
+def test_thin_zero_one_maps_are_still_boundary_maps():
+    """A .mat's Boundaries (0/1, thin) and the same map as bool score alike."""
+    b = np.zeros((64, 96), np.uint8)
+    b[:, 40] = 1
+    b[30, :] = 1
+    pred = b.astype(float)
+    scores = []
+    for g in (b, b.astype(bool), b * 255):
+        ev = segbench.BoundaryEval()
+        ev.update(pred, [g])
+        scores.append(ev.compute().metrics["ODS"])
+    assert scores[0] == 1.0 and scores[0] == scores[1] == scores[2]
