@@ -35,6 +35,7 @@ def runs(tmp_path_factory):
     for key, gt_dir, extra in (("a", gt, []), ("b", gt, []),
                                ("bsds300", gt, ["--protocol", "bsds300"]),
                                ("strong", gt, ["--min-agreement", "2"]),
+                               ("alpha", gt, ["--alpha", "0.3"]),
                                ("other", base / "other" / "groundTruth" / "test", [])):
         out[key] = base / key / "gm"           # a and b: two folders both named gm
         argv = ["boundary", "--gt", str(gt_dir), "--pred", str(maps), "--out",
@@ -119,3 +120,22 @@ def test_site_of_runs_of_one_setting_is_one_table_as_before(runs, tmp_path, caps
     assert list(_tables(html)) == ["ranking"] and "<h2>Colour" not in html
     assert "<title>Ranking &middot; segbench: " in html
     assert "protocol bsr" not in html
+
+
+def test_site_ranks_a_run_of_weighted_f_in_its_own_table(runs, tmp_path, capsys):
+    """QA (helper-47): a run scored with --alpha 0.3 was ranked beside plain-F runs,
+    its F_0.3 shown as "ODS F", and could rank first."""
+    site = tmp_path / "site"
+    assert main(["site", "--gt", str(runs["root"]), "--results", str(runs["a"]),
+                 str(runs["alpha"]), "--out", str(site), "--quiet"]) == 0
+    capsys.readouterr()
+    tables = _tables((site / "index.html").read_text())
+    assert len(tables) == 2, tables
+    assert tables["ranking"][1] == ["gm (a/gm)"]
+    (head, names), = (v for k, v in tables.items() if k != "ranking")
+    assert "F weighted by alpha 0.3" in head and names == ["gm (alpha/gm)"]
+    pages = [p.read_text() for p in sorted((site / "algorithms").glob("gm*.html"))]
+    weighted = [p for p in pages if "ODS F<sub>&alpha;=0.3</sub>" in p]
+    assert len(pages) == 2 and len(weighted) == 1
+    assert "f weighted by alpha 0.3" in weighted[0]     # the table it is ranked in
+

@@ -392,6 +392,37 @@ def test_server_serves_files_only_on_localhost(site):
         make_server(site / "img", port=0)
 
 
+def test_server_stays_inside_the_site_folder(tmp_path):
+    """A link in the site folder that leads out of it (QA: ``ln -s /etc leak``) and
+    the build's hidden files are not served; a link within the site is."""
+    site, outside = tmp_path / "site", tmp_path / "outside"
+    (site / "img").mkdir(parents=True)
+    outside.mkdir()
+    (site / "index.html").write_text("<p>home</p>")
+    (site / "img" / "a.png").write_bytes(b"png")
+    (site / ".segbench-site").write_text("{}")
+    (outside / "secret.txt").write_text("secret")
+    (outside / "index.html").write_text("secret index")
+    (site / "leak").symlink_to(outside)
+    (site / "host.txt").symlink_to(outside / "secret.txt")
+    (site / "same.png").symlink_to(site / "img" / "a.png")
+    server = make_server(site, port=0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        for good, body in (("/", b"<p>home</p>"), ("/img/a.png", b"png"),
+                           ("/same.png", b"png")):
+            with urllib.request.urlopen(base + good) as r:
+                assert r.status == 200 and r.read() == body, good
+        for bad in ("/leak/secret.txt", "/leak/", "/host.txt", "/.segbench-site"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + bad)
+            assert err.value.code == 404, bad
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_cli_parsers(inputs, tmp_path, capsys):
     from segbench.cli.site import add_parsers
     parser = argparse.ArgumentParser(prog="segbench")

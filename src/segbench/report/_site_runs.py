@@ -595,6 +595,8 @@ SETTINGS_DEFAULTS = {
     "min_agreement": None,
     "max_dist_px": None,
     "resolution": "full",
+    "alpha": 0.5,  # F's weight of precision: 0.5 is the harmonic F every table ranks
+    "calibrated_on": None,  # ODS at a threshold chosen on another run, not the best
 }
 
 
@@ -624,6 +626,10 @@ def settings_text(settings) -> str:
         parts.append(f"{d['resolution']} resolution")
     if d["min_agreement"] is not None:
         parts.append(f"min_agreement {d['min_agreement']}")
+    if d["alpha"] != 0.5:
+        parts.append(f"F weighted by alpha {d['alpha']:g}")
+    if d["calibrated_on"] is not None:
+        parts.append("threshold calibrated on another run")
     return ", ".join(parts)
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import errno
 import json
 import math
+import os
 import shutil
 import sys
 from importlib import resources
@@ -1097,6 +1098,9 @@ def _write_algorithm(write, out, run, ids, infos, has_plot, rank, multi):
                 or []
             ),
             "max_dist": params.get("max_dist"),
+            "alpha": params.get("alpha")
+            if params.get("alpha") not in (None, 0.5)
+            else None,
             "notes": run.scope_notes(len(ids)),
             "cis": cis,
             "others": [
@@ -1230,10 +1234,31 @@ def make_server(
             "no index.html: not a site folder (build it with segbench site)", root
         )
 
+    base = os.path.realpath(root)
+
     class Handler(SimpleHTTPRequestHandler):
         def list_directory(self, path):
             self.send_error(404, "No such file")
             return None
+
+        def send_head(self):
+            # the site's own files only: not through a link that leads out of the
+            # folder (to /etc, say), and not its hidden files (.segbench-cache)
+            if not self._inside_site(self.translate_path(self.path)):
+                self.send_error(404, "No such file")
+                return None
+            return super().send_head()
+
+        @staticmethod
+        def _inside_site(path) -> bool:
+            real = os.path.realpath(path)
+            if os.path.isdir(real):
+                real = os.path.realpath(os.path.join(real, "index.html"))
+            rel = os.path.relpath(real, base)
+            parts = Path(rel).parts
+            return rel != os.pardir and not any(
+                part == os.pardir or part.startswith(".") for part in parts
+            )
 
         def end_headers(self):
             self.send_header("X-Content-Type-Options", "nosniff")
