@@ -368,3 +368,35 @@ def test_the_old_module_name_still_imports_with_a_deprecation_warning():
     assert old is comparison.load_run
     import segbench.compare  # noqa: F401 - the module name, as old code wrote it
     assert segbench.compare is comparison.compare and callable(segbench.compare)
+
+
+def test_write_after_compare_on_some_ids_holds_those_images(runs, tmp_path):
+    """QA (helper-47): Comparison.write after compare(ids=...) raised IndexError, or
+    wrote every image's rows while compare.json said 5."""
+    import csv
+    _, _, out = runs
+    ids = [row["id"] for row in segbench.Result.from_json(
+        out["sharp"] / "result_boundary.json").per_item][:5]
+    with pytest.warns(UserWarning, match="below 10 images"):
+        cmp = segbench.compare(out["sharp"], out["blurred"], ids=ids, resamples=20)
+    written = cmp.write(tmp_path / "cmp", [out["sharp"], out["blurred"]])
+    rows = list(csv.reader(open(written[1])))
+    assert [r[0] for r in rows[1:]] == sorted(ids)
+    assert json.loads(written[0].read_text())["n_images"] == 5
+    with pytest.raises(InputError, match="pass the runs it compared"):
+        cmp.write(tmp_path / "cmp2", [out["sharp"]])
+
+
+def test_per_image_tests_come_from_the_checked_records(runs, tmp_path, capsys):
+    """QA (helper-47): a per_item score edited in result_boundary.json moved the sign
+    and Wilcoxon tests while the bootstrap (from the records) did not."""
+    _, _, out = runs
+    bad = tmp_path / "edited"
+    shutil.copytree(out["sharp"], bad)
+    data = json.loads((bad / "result_boundary.json").read_text())
+    data["per_item"][0]["f"] = 0.1
+    (bad / "result_boundary.json").write_text(json.dumps(data))
+    assert main(["compare", str(out["blurred"]), str(bad), "--resamples", "20"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad / "result_boundary.json") in err, err
+    assert "per-image scores are not those of the records" in err

@@ -65,6 +65,8 @@ class ComparedRun:
     keys: list | None = None
     #: The result file read (for messages about its content).
     file: str | None = None
+    #: Whether every image of the result file is here (not a :meth:`subset`).
+    whole: bool = True
 
     @property
     def ids(self) -> list[str]:
@@ -91,6 +93,7 @@ class ComparedRun:
             self.path,
             None if self.keys is None else [self.keys[k] for k in keep],
             self.file,
+            self.whole and len(keep) == len(self.ids),
         )
 
 
@@ -102,6 +105,9 @@ class Comparison(dict):
     ``cmp["pairs"][0]["bootstrap"]["ODS"]["p_holm"]`` and ``json.dumps(cmp)`` work as
     they always did; the methods give tables and files.
     """
+
+    #: The images compared, in order (set by :func:`compare`; not part of the JSON).
+    ids: list[str] | None = None
 
     def __repr__(self) -> str:
         names = ", ".join(r["name"] for r in self["runs"])
@@ -352,10 +358,62 @@ def _statistic(run: ComparedRun):
     return run.family.resampler(run.ids, run.records, _params(run), {})
 
 
+def _summary(run: ComparedRun) -> Result:
+    """The run's result recomputed from its records (checked against the digest by
+    :func:`load_run`): per-image scores, metrics and curves on exactly the images
+    compared, never the result file's own rows, which nothing checks. Its warnings
+    (images without ground truth, ...) were given when the run was scored."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = run.family.summarize(list(run.ids), run.records, _params(run), {})
+    _check_file_rows(run, summary)
+    return summary
+
+
+def _check_file_rows(run: ComparedRun, summary: Result) -> None:
+    """InputError naming the result file when its per-image scores (or, on all its
+    images, its curves) are not those of its records: a file edited by hand, whose
+    figures nothing else checks."""
+    if run.file is None:
+        return
+    col = run.family.item_score
+
+    def same(a, b) -> bool:
+        try:
+            x = np.asarray(a, np.float64)
+            y = np.asarray(b, np.float64)
+        except (TypeError, ValueError):
+            return False
+        return x.shape == y.shape and bool(
+            np.all((x == y) | (np.isnan(x) & np.isnan(y)) | np.isclose(x, y, rtol=1e-9))
+        )
+
+    def score(row):
+        v = row.get(col)
+        return math.nan if v is None else v
+
+    mine = {str(r["id"]): score(r) for r in run.result.per_item}
+    rows_ok = all(same(mine.get(str(r["id"])), score(r)) for r in summary.per_item)
+    curves = run.result.curves or {}
+    curves_ok = not run.whole or all(
+        same(curves[k], v) for k, v in (summary.curves or {}).items() if k in curves
+    )
+    if not (rows_ok and curves_ok):
+        raise InputError(
+            "not a segbench result as written: its "
+            + ("per-image scores" if not rows_ok else "curves")
+            + " are not those of the records it was made from (edited by hand?)",
+            run.file,
+        )
+
+
 def _item_scores(run: ComparedRun) -> np.ndarray:
     col = run.family.item_score
+    rows = _summary(run).per_item
     try:
-        return np.array([float(row.get(col, math.nan)) for row in run.result.per_item])
+        return np.array([float(row.get(col, math.nan)) for row in rows])
     except (TypeError, ValueError):  # a hand-edited result.json
         raise InputError(
             f"not a segbench result: a per_item {col} is not a number", run.file
@@ -572,7 +630,7 @@ def compare(
         adjusted = holm([p["per_image"][test] for p in pairs])
         for p, q in zip(pairs, adjusted):
             p["per_image"][f"{test}_holm"] = q
-    return Comparison(
+    result = Comparison(
         {
             "family": base.result.family,
             "n_images": n,
@@ -582,21 +640,24 @@ def compare(
             "pairs": pairs,
         }
     )
+    result.ids = list(base.ids)  # what write() subsets the runs' files to
+    return result
 
 
 def per_image_table(runs, names) -> tuple[list[str], list[list]]:
     """(header, rows) of every run's numeric per-image columns side by side, one row
     per image: ``id``, then ``<run>:<column>``."""
     loaded = [load_run(r) for r in runs]
+    per_item = [_summary(run).per_item for run in loaded]
     header, columns = ["id"], []
-    for name, run in zip(names, loaded):
+    for name, rows_of_run in zip(names, per_item):
         cols = (
             [
                 k
-                for k, v in run.result.per_item[0].items()
+                for k, v in rows_of_run[0].items()
                 if k != "id" and isinstance(v, (int, float))
             ]
-            if run.result.per_item
+            if rows_of_run
             else []
         )
         header += [f"{name}:{c}" for c in cols]
@@ -604,8 +665,8 @@ def per_image_table(runs, names) -> tuple[list[str], list[list]]:
     rows = []
     for k, iid in enumerate(loaded[0].ids):
         row = [iid]
-        for run, cols in zip(loaded, columns):
-            row += [run.result.per_item[k].get(c) for c in cols]
+        for rows_of_run, cols in zip(per_item, columns):
+            row += [rows_of_run[k].get(c) for c in cols]
         rows.append(row)
     return header, rows
 
@@ -635,9 +696,20 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
 
     from .io import atomic_write_text
 
-    out = claim_comparison_folder(out)
     loaded = [load_run(r) for r in runs]
+    # the images compared (compare(ids=...) on a subset): the files hold those only
+    ids = getattr(comparison, "ids", None)
+    if ids is not None:
+        loaded = [r.subset(ids) for r in loaded]
     names = [r["name"] for r in comparison["runs"]]
+    if len(loaded) != len(names) or any(
+        len(r.ids) != comparison["n_images"] for r in loaded
+    ):
+        raise InputError(
+            f"the comparison is of {len(names)} runs on {comparison['n_images']} "
+            "images; pass the runs it compared (and compare's ids)"
+        )
+    out = claim_comparison_folder(out)
     written = [out / "compare.json", out / "per_item.csv"]
     atomic_write_text(
         written[0],
@@ -657,7 +729,8 @@ def write_comparison(out, comparison: dict, runs) -> list[Path]:
 
         curves, human = [], None
         for name, run in zip(names, loaded):
-            m, c = run.result.metrics, run.result.curves
+            summary = _summary(run)  # the images compared, from the checked records
+            m, c = summary.metrics, summary.curves
             try:
                 r = np.asarray(c["recall"], np.float64)
                 p = np.asarray(c["precision"], np.float64)
