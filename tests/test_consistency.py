@@ -350,6 +350,24 @@ def test_run_granularity_files(synth, tmp_path):
     assert res.name == "kmeans_segmenter"
 
 
+def test_a_renamed_run_never_takes_another_segmenters_records(synth, tmp_path):
+    """QA (helper-46): granularity's records were keyed by the run's name, so
+    ``--segmenter ncut-superpixel --name kmeans_segmenter`` into a k-means run's
+    folder reported k-means's numbers under ncut's flag."""
+    gt, img = synth
+    coarse = functools.partial(kmeans_segmenter, spatial_weight=0.2)
+    fine = functools.partial(kmeans_segmenter, spatial_weight=5.0)
+    out = tmp_path / "run"
+    first, _ = run_granularity(gt, coarse, out, images=img, max_images=2, name="seg",
+                               progress=False, plot=False)
+    again, _ = run_granularity(gt, fine, out, images=img, max_images=2, name="seg",
+                               progress=False, plot=False)
+    alone, _ = run_granularity(gt, fine, None, images=img, max_images=2, name="seg",
+                               progress=False, plot=False)
+    assert again.metrics == alone.metrics
+    assert again.metrics != first.metrics
+
+
 def test_save_segs_never_replaces_a_users_file(synth, tmp_path):
     """--save-segs follows the one folder rule: a folder of the user's files, or an
     input folder, is refused before anything is written (a user's <iid>_<k>.png was

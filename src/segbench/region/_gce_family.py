@@ -12,6 +12,7 @@ Both are specs (:class:`segbench.spec.Family`) run by :func:`segbench.engine.run
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -427,20 +428,45 @@ def segmenter_name(segmenter) -> str:
     return name or repr(segmenter)
 
 
+def segmenter_identity(segmenter) -> str:
+    """What a segmenter's records are keyed by besides its display name: the
+    function's module and qualified name, a ``functools.partial``'s bound arguments,
+    an object's class (and its ``folder``, a FolderSegmenter's, whose files are keyed
+    too). So ``--name`` renames a run without letting one segmenter's records stand
+    for another's. Nothing run-specific (no object address), so a rerun resumes."""
+    if isinstance(segmenter, partial):
+        args = ", ".join(
+            [repr(a) for a in segmenter.args]
+            + [f"{k}={v!r}" for k, v in sorted(segmenter.keywords.items())]
+        )
+        return f"{segmenter_identity(segmenter.func)}({args})"
+    if hasattr(segmenter, "__qualname__") and hasattr(segmenter, "__module__"):
+        return f"{segmenter.__module__}.{segmenter.__qualname__}"
+    kind = type(segmenter)
+    folder = getattr(segmenter, "folder", None)
+    where = f"({Path(folder).resolve()})" if folder is not None else ""
+    return f"{kind.__module__}.{kind.__qualname__}{where}"
+
+
 def granularity_family(segmenter, *, name: str | None = None) -> Family:
     """The matched-granularity family of one segmenter ``(image, k) -> labels``.
 
-    Records are keyed by the segmenter's name (``name`` or :func:`segmenter_name`), the
-    photograph and, for a :class:`~segbench.algorithms.segmenters.FolderSegmenter`, its
-    ``<iid>_<k>`` files: give two different segmenters different names when they share
-    an output folder. With several workers the segmenter must pickle (a module-level
-    function, a ``functools.partial`` of one, or such an object).
+    Records are keyed by the segmenter's name (``name`` or :func:`segmenter_name`), its
+    identity (:func:`segmenter_identity`: a renamed run never reuses another
+    segmenter's records), the photograph and, for a
+    :class:`~segbench.algorithms.segmenters.FolderSegmenter`, its ``<iid>_<k>`` files.
+    With several workers the segmenter must pickle (a module-level function, a
+    ``functools.partial`` of one, or such an object).
     """
     label = name or segmenter_name(segmenter)
     return Family(
         name="granularity",
         version=1,
-        defaults={"segmenter": label, "save_dir": ""},
+        defaults={
+            "segmenter": label,
+            "segmenter_code": segmenter_identity(segmenter),
+            "save_dir": "",
+        },
         evaluate=partial(_evaluate_granularity, segmenter=segmenter),
         to_json=_gran_to_json,
         from_json=_gran_from_json,
