@@ -255,6 +255,26 @@ def _family_dataset(families, gt, split):
     return None
 
 
+def _dataset_folders(dataset) -> dict:
+    """The folders a dataset's files sit in (its root, the ground truth's and the
+    photographs' folders), as ``claim_run_folder`` inputs: a run given a Dataset
+    (``superpixel``, ``granularity``) refuses an ``--out`` inside them as a run given
+    the path does; a run folder there would be read as an image next time."""
+    folders = {}
+    root = getattr(dataset, "root", None)
+    if isinstance(root, (str, Path)):
+        folders[str(root)] = "--gt"
+    for iid in dataset.ids():
+        item = dataset[iid]
+        for option, path in (("--gt", item.gt_path), ("--images", item.image_path)):
+            if isinstance(path, (str, Path)):
+                folders.setdefault(str(Path(path).parent), option)
+    named: dict = {}
+    for folder, option in folders.items():
+        named.setdefault(option, []).append(folder)
+    return named
+
+
 def _family_predictions(families, ids, pred):
     """A family's own pairing of ``pred`` with the ids, or None."""
     for f in families:
@@ -449,7 +469,11 @@ def run(
     if out is not None:
         # before anything is written: refuse a folder of the user's own files, and
         # give each family its own result file beside those of other families
-        claim_run_folder(out, {"--gt": gt, "--pred": pred_folder})
+        inputs = {"--gt": gt, "--pred": pred_folder}
+        for option, folders in _dataset_folders(dataset).items():
+            if not isinstance(inputs.get(option), (str, Path)):  # a Dataset given
+                inputs[option] = folders
+        claim_run_folder(out, inputs)
         files = result_names(out, families)
         folder = RunFolder(out)
         if save_results:
