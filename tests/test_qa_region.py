@@ -45,3 +45,38 @@ def test_out_inside_the_ground_truth_is_refused(data, tmp_path, capsys, command)
     err = capsys.readouterr().err
     assert "--out is inside the --gt folder" in err, err
     assert sorted(p.name for p in gt.iterdir()) == sorted(p.name for p in gt_src.iterdir())
+
+
+def test_a_logical_mat_ucm2_is_boundaries_of_strength_one(data, tmp_path, capsys):
+    """QA (helper-46): a MATLAB logical ucm2 (scipy reads it as uint8 0/1) was read as
+    1/255, so a binary hierarchy scored as one region with no boundary; MATLAB's
+    benchmark compares it raw. An 8-bit ucm2 of levels is refused, not rescaled."""
+    import json
+
+    import scipy.io
+    gt, _, _ = data
+    iid = sorted(p.stem for p in gt.glob("*.mat"))[0]
+    seg = scipy.io.loadmat(gt / f"{iid}.mat")["groundTruth"][0, 0]["Segmentation"][0, 0]
+    h, w = seg.shape
+    ucm2 = np.zeros((2 * h + 1, 2 * w + 1))
+    ucm2[1::2, 2:-1:2] = seg[:, :-1] != seg[:, 1:]       # edges between columns
+    ucm2[2:-1:2, 1::2] = seg[:-1, :] != seg[1:, :]       # edges between rows
+    ucm2[2:-1:2, 2:-1:2] = np.maximum.reduce(             # junctions: closed contours
+        [ucm2[1:-2:2, 2:-1:2], ucm2[3::2, 2:-1:2], ucm2[2:-1:2, 1:-2:2],
+         ucm2[2:-1:2, 3::2]])
+    scores = {}
+    for kind, value in (("double", ucm2), ("logical", ucm2 > 0)):
+        folder = tmp_path / kind
+        folder.mkdir()
+        scipy.io.savemat(folder / f"{iid}.mat", {"ucm2": value})
+        assert main(["region", "--gt", str(gt), "--ids", iid, "--pred", str(folder),
+                     "--nthresh", "5", "--quiet", "--json"]) == 0
+        scores[kind] = json.loads(capsys.readouterr().out)["metrics"]
+    assert scores["logical"] == scores["double"]
+    assert scores["double"]["covering_ODS"] > 0.5
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    scipy.io.savemat(levels / f"{iid}.mat", {"ucm2": (ucm2 * 200).astype(np.uint8)})
+    assert main(["region", "--gt", str(gt), "--ids", iid, "--pred", str(levels),
+                 "--quiet"]) == 2
+    assert "ucm2 is an integer array (uint8, values up to 200)" in capsys.readouterr().err

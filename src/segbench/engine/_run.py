@@ -256,14 +256,12 @@ def _family_dataset(families, gt, split):
 
 
 def _dataset_folders(dataset) -> dict:
-    """The folders a dataset's files sit in (its root, the ground truth's and the
-    photographs' folders), as ``claim_run_folder`` inputs: a run given a Dataset
-    (``superpixel``, ``granularity``) refuses an ``--out`` inside them as a run given
-    the path does; a run folder there would be read as an image next time."""
-    folders = {}
-    root = getattr(dataset, "root", None)
-    if isinstance(root, (str, Path)):
-        folders[str(root)] = "--gt"
+    """The folders a dataset's files sit in (the ground truth's and the photographs'),
+    as ``claim_run_folder`` inputs: a run given a Dataset (``superpixel``,
+    ``granularity``) refuses an ``--out`` inside them as a run given the path does; a
+    run folder there would be read as an image next time. (Not its root: a dataset of
+    imported counts has the counts' folder as its root, and a run inside it is fine.)"""
+    folders: dict = {}
     for iid in dataset.ids():
         item = dataset[iid]
         for option, path in (("--gt", item.gt_path), ("--images", item.image_path)):

@@ -104,6 +104,26 @@ def _ucm2(arr: object, path) -> np.ndarray:
     return arr
 
 
+def _mat_ucm2(value, path):
+    """A ``.mat`` file's ucm2 as the official benchmark reads it: MATLAB compares its
+    values raw with thresholds in (0, 1), so a logical ucm2 (read as uint8 0/1) is
+    boundaries of strength 1, not 1/255 as an 8-bit image would be; an integer ucm2
+    of other values is refused (raw, every nonzero value would be a boundary at every
+    threshold; as 8-bit levels it would need a scale the file does not state)."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.size == 0:
+        return arr
+    if int(arr.min()) >= 0 and int(arr.max()) <= 1:
+        return arr.astype(bool)
+    raise InputError(
+        f"ucm2 is an integer array ({arr.dtype}, values up to {int(arr.max())}): the "
+        "official benchmark compares a .mat's ucm2 raw with thresholds in (0, 1), so "
+        "every nonzero value would be a boundary at every level; save it as double in "
+        "[0, 1] (ucm2 / 255 for 8-bit levels)",
+        path,
+    )
+
+
 def _segs(items: Sequence[object], path) -> list[np.ndarray]:
     items = list(items)
     if not items:
@@ -356,7 +376,9 @@ def read_prediction(path: str | PathLike, *, kind: str | None = None) -> Predict
             )
         if kind == "ucm2":
             # raw values from the file: Prediction validates and converts them
-            return Prediction("ucm2", ucm2=cast(Any, variables["ucm2"]), source=str(path))
+            return Prediction(
+                "ucm2", ucm2=cast(Any, _mat_ucm2(variables["ucm2"], path)), source=str(path)
+            )
         segs = cell_elements(variables["segs"])
         return Prediction("segs", segs=cast(Any, segs), source=str(path))
     if ext in (".jpg", ".jpeg"):
