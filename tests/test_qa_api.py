@@ -56,3 +56,20 @@ def test_thin_zero_one_maps_are_still_boundary_maps():
         ev.update(pred, [g])
         scores.append(ev.compute().metrics["ODS"])
     assert scores[0] == 1.0 and scores[0] == scores[1] == scores[2]
+
+
+def test_region_eval_counts_label_zero_of_ground_truth_arrays_as_a_region():
+    """QA (helper-46): RegionEval dropped region 0 of 0-based ground-truth arrays as
+    BSDS's "unlabelled", while the folder command reads label-map images with every
+    label a region; 0- and 1-based arrays now give the same numbers."""
+    rng = np.random.default_rng(0)
+    rows, cols = np.mgrid[0:48, 0:64]
+    gts = [((rows // (12 + 4 * k)) * 3 + cols // (16 + 4 * k)).astype(np.int64)
+           for k in range(3)]
+    pred = (rows // 16 * 4 + cols // 16 + (rng.random((48, 64)) < 0.02)).astype(np.int64)
+    metrics = []
+    for offset in (0, 1, 7):
+        ev = segbench.RegionEval()
+        ev.update(pred, [g + offset for g in gts], ids=["a"])
+        metrics.append(ev.compute().metrics)
+    assert metrics[0] == metrics[1] == metrics[2]

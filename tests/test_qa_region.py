@@ -80,3 +80,35 @@ def test_a_logical_mat_ucm2_is_boundaries_of_strength_one(data, tmp_path, capsys
     assert main(["region", "--gt", str(gt), "--ids", iid, "--pred", str(levels),
                  "--quiet"]) == 2
     assert "ucm2 is an integer array (uint8, values up to 200)" in capsys.readouterr().err
+
+
+def test_superpixel_images_need_only_the_ids_asked_for(data, tmp_path, capsys):
+    """QA (helper-46): --images with --ids asked for every image's photograph."""
+    import json
+    import shutil
+    gt, img, sp = data
+    iid = sorted(p.stem for p in gt.glob("*.mat"))[1]
+    one = tmp_path / "img"
+    one.mkdir()
+    shutil.copy(next(img.glob(f"{iid}.*")), one)
+    assert main(["superpixel", "--gt", str(gt), "--pred", str(sp), "--ids", iid,
+                 "--images", str(one), "--quiet", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [row["id"] for row in got["per_item"]] == [iid]
+    assert got["per_item"][0]["ev"] is not None
+
+
+def test_ev_over_some_images_only_is_said(data, tmp_path, capsys):
+    """QA (helper-46): with photographs for some images only, EV was the mean over
+    those, under the run's image count, without a word."""
+    import shutil
+    gt, img, sp = data
+    root = tmp_path / "root"
+    shutil.copytree(gt, root / "groundTruth" / "val")
+    (root / "images" / "val").mkdir(parents=True)
+    first = sorted(img.iterdir())[0]
+    shutil.copy(first, root / "images" / "val")
+    assert main(["superpixel", "--gt", str(root), "--split", "val", "--pred", str(sp),
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "EV is the mean over 1 of the 3 images: 2 have no photograph" in err, err

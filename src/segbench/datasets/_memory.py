@@ -66,7 +66,9 @@ def _annotation(obj, what: str):
     a bool array as a boundary map, and so one of only 0 and one other value (0/1, a
     ``.mat``'s ``Boundaries``; 0/255, an edge image) whose nonzero pixels are thin
     lines (read as a file of it is, :func:`._edges.sniff_file`); other whole numbers,
-    and two values whose nonzero pixels are regions, as a label map."""
+    and two values whose nonzero pixels are regions, as a label map, every label a
+    region (0 included, as a label-map image is read; a ``.mat`` path keeps BSDS's 0
+    as unlabelled)."""
     if hasattr(obj, "boundaries") or hasattr(obj, "segmentation"):
         return obj
     arr = to_numpy(obj, what)
@@ -94,7 +96,13 @@ def _annotation(obj, what: str):
             return BoundaryMap(on, what)
     if lo < 0:
         raise InputError(f"{what} has negative labels")
-    return Annotation(np.ascontiguousarray(arr, dtype=np.int32), source=what)
+    from ..primitives import compact_labels
+
+    # every label a region, 0 included (numbered from 0, as PyTorch datasets do), as a
+    # label-map image is read: 0 would otherwise be BSDS's "unlabelled" (void) and its
+    # pixels would drop out of the region measures
+    labels, _ = compact_labels(arr.astype(np.int64, copy=False), void=None)
+    return Annotation(labels, source=what)
 
 
 def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:

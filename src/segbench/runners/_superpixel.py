@@ -83,7 +83,7 @@ def run_superpixel(
     from ..superpixel import SUPERPIXEL, superpixel_dataset
 
     dataset = superpixel_dataset(
-        gt_dir, images, split=split, presentation=presentation, gt_format=gt_format
+        gt_dir, images, split=split, presentation=presentation, gt_format=gt_format, ids=ids
     )
     params = {
         "tolerance": tolerance,

@@ -50,6 +50,7 @@ def superpixel_dataset(
     presentation: str | None = None,
     required: bool = True,
     gt_format=None,
+    ids=None,
 ):
     """The ground truth of a superpixel run as a :class:`~segbench.datasets.Dataset`.
 
@@ -67,12 +68,21 @@ def superpixel_dataset(
     required : bool, default True
         With ``images``: every image needs a photograph there (False: the others keep
         the layout's, or none).
+    ids : list of str, str or path, optional
+        These images only (:func:`~segbench.datasets.parse_ids`): only they need a
+        photograph.
 
     Returns
     -------
     Dataset
     """
-    from ..datasets import SPLIT_NAMES, FolderPairs, open_ground_truth, with_images
+    from ..datasets import (
+        SPLIT_NAMES,
+        FolderPairs,
+        open_ground_truth,
+        parse_ids,
+        with_images,
+    )
 
     if isinstance(gt, (str, PathLike)) and _holds(Path(gt), _OWN_GT_EXTS):
         folder = Path(gt)
@@ -80,6 +90,9 @@ def superpixel_dataset(
             None, folder, split=folder.name if folder.name in SPLIT_NAMES else "test"
         )
     ds = open_ground_truth(gt, split=split, presentation=presentation, gt_format=gt_format)
+    wanted = parse_ids(ids)
+    if wanted is not None:
+        ds = ds.subset(wanted)
     if images is not None:
         if not Path(images).is_dir():
             raise InputError("images folder not found", images)
@@ -211,7 +224,26 @@ def item_rows(ids, records) -> list[dict]:
     return rows
 
 
+class PhotographWarning(UserWarning):
+    """A superpixel run's EV, the one measure that needs the photographs, covers some
+    of its images only."""
+
+
 def _summarize(ids, records, params, options) -> Result:
+    without = [iid for iid, r in zip(ids, records) if r.ev is None or r.ev != r.ev]
+    if 0 < len(without) < len(ids):
+        import warnings
+
+        from ..errors import first_names
+
+        warnings.warn(
+            f"EV is the mean over {len(ids) - len(without)} of the {len(ids)} images: "
+            f"{len(without)} {'has' if len(without) == 1 else 'have'} no photograph "
+            f"({first_names(without, 5)}); the other "
+            "measures cover every image",
+            PhotographWarning,
+            stacklevel=2,
+        )
     s = summarize(records)
     return Result("superpixel", s.metrics(), item_rows(ids, records), detail=s)
 
