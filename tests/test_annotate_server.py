@@ -732,3 +732,49 @@ def test_a_request_meeting_a_locked_ledger_is_a_503_to_retry(single):
         holder.close()
     assert Client(srv.url).req("PUT", "/api/draft/im00", np.zeros((16, 24), "<u2")
                                .tobytes(), {"X-Segments": "1"})[0] == 200
+
+
+def test_an_export_holds_that_export_alone(tmp_path, capsys):
+    """QA (helper-48): a re-export with another --presentation left the earlier
+    export's files (colour ground truth under a grey export, exit 0), and an export
+    that selected nothing reported success naming the annotation folder."""
+    from segbench.annotate.ledger import Presentation
+    from segbench.cli import main
+    from segbench.io import read_ground_truth
+    images, out = _images(tmp_path / "images", 2), tmp_path / "out"
+    make_server(images, out, port=0, subject="x").server_close()
+    ledger = Ledger(out / "annotate.sqlite")
+    for iid in ("im00", "im01"):
+        lab = _pattern(1, iid, 16, 24)
+        ledger.submit(1, iid, Presentation(), int(lab.max()) + 1,
+                      lab.astype("<u2").tobytes(), "Tue Aug 14 18:08:02 2001",
+                      collect=False)
+    ledger.close()
+    dest = tmp_path / "gt"
+    args = ["annotate-export", str(out), "--split", "test", "--dest", str(dest)]
+    assert main(args) == 0
+    assert sorted(p.name for p in (dest / "groundTruth" / "test").iterdir()) == \
+        ["im00.mat", "im01.mat"]
+    capsys.readouterr()
+    assert main([*args, "--presentation", "gray"]) == 2          # nothing grey
+    err = capsys.readouterr().err
+    assert "no segmentation was made on the grey presentation (2 on the colour one)" \
+        in err, err
+    ledger = Ledger(out / "annotate.sqlite")
+    lab = _pattern(3, "im01", 16, 24)
+    ledger.submit(2, "im01", Presentation(gray=True), int(lab.max()) + 1,
+                  lab.astype("<u2").tobytes(), "Tue Aug 14 18:09:02 2001", collect=False)
+    ledger.close()
+    assert main([*args, "--presentation", "gray"]) == 0
+    assert f"1 ground-truth file(s) in {dest / 'groundTruth' / 'test'}" in \
+        capsys.readouterr().out
+    assert sorted(p.name for p in (dest / "groundTruth" / "test").iterdir()) == ["im01.mat"]
+    assert sorted(p.name for p in (dest / "images" / "test").iterdir()) == ["im01.png"]
+    gt = read_ground_truth(dest / "groundTruth" / "test" / "im01.mat")
+    assert len(gt) == 1 and (gt[0].segmentation == lab + 1).all()
+    (dest / "groundTruth" / "test" / "mine.mat").write_text("a file of the user's")
+    assert main(args) == 0                                       # all again
+    assert "1 file(s) beside this export that no export wrote" in capsys.readouterr().err
+    assert (dest / "groundTruth" / "test" / "mine.mat").read_text() == "a file of the user's"
+    assert sorted(p.name for p in (dest / "groundTruth" / "test").iterdir()) == \
+        ["im00.mat", "im01.mat", "mine.mat"]

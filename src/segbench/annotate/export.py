@@ -10,6 +10,10 @@ from .ledger import Ledger
 from .server import DB_NAME, IID, MARKER, AnnotateWarning
 
 EXPORT_MARKER = ".segbench-annotate-export"
+#: In an export folder: the files each split's last export wrote (JSON, split -> paths
+#: relative to the folder), so the next export of that split removes those it no
+#: longer writes, and only those.
+EXPORT_FILES = ".segbench-annotate-export-files.json"
 
 
 def export_ground_truth(
@@ -134,6 +138,14 @@ def export_ground_truth(
             f"the export would lack them: {'; '.join(damaged)}",
             out / DB_NAME,
         )
+    if not per_image:  # (subs is not empty: the presentation chose none of them)
+        other = "colour" if presentation == "gray" else "grey"
+        raise InputError(
+            f"no segmentation was made on the {'grey' if presentation == 'gray' else 'colour'}"
+            f" presentation ({len(subs)} on the {other} one): nothing to export; "
+            "--presentation all exports every one",
+            out,
+        )
     photos = {}
     if copy_images:
         for iid in per_image:
@@ -164,6 +176,7 @@ def export_ground_truth(
     )
     gt_dir = ensure_dir(dest / "groundTruth" / split)
     img_dir = ensure_dir(dest / "images" / split) if copy_images else None
+    before = _exported_files(dest)
     written = []
     for iid in sorted(per_image):
         path = gt_dir / f"{iid}.mat"
@@ -178,4 +191,54 @@ def export_ground_truth(
                     f"cannot read the photograph: {exc.strerror or exc}", src
                 ) from None
             atomic_write_bytes(img_dir / f"{iid}{src.suffix.lower()}", data)
+    _forget_earlier_files(dest, split, before, written, img_dir, photos)
     return written
+
+
+def _exported_files(dest: Path) -> dict:
+    """split -> the files (relative paths) the last export of each split wrote."""
+    import json
+
+    try:
+        data = json.loads((dest / EXPORT_FILES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _forget_earlier_files(dest, split, before, written, img_dir, photos) -> None:
+    """Remove the files an earlier export of ``split`` wrote that this one did not
+    (another --presentation, a subject's segmentations gone), so the split holds this
+    export alone; record this export's files. Files of the split folders that no
+    export wrote (the user's own) are left, and warned of."""
+    import json
+    import warnings
+
+    from ..io import atomic_write_text
+
+    now = [p.relative_to(dest).as_posix() for p in written]
+    if img_dir is not None:
+        now += [
+            (img_dir / f"{iid}{src.suffix.lower()}").relative_to(dest).as_posix()
+            for iid, src in photos.items()
+        ]
+    for rel in sorted(set(before.get(split) or []) - set(now)):
+        if "/" in rel and ".." not in rel.split("/"):
+            (dest / rel).unlink(missing_ok=True)
+    record = {**before, split: sorted(now)}
+    atomic_write_text(dest / EXPORT_FILES, json.dumps(record, indent=1) + "\n")
+    folders = [dest / "groundTruth" / split] + ([img_dir] if img_dir is not None else [])
+    theirs = sorted(
+        p.relative_to(dest).as_posix()
+        for folder in folders
+        for p in folder.iterdir()
+        if p.is_file() and p.relative_to(dest).as_posix() not in set(now)
+    )
+    if theirs:
+        warnings.warn(
+            f"{dest}: {len(theirs)} file(s) beside this export that no export wrote "
+            f"(left as they are, and read with it as one dataset): "
+            f"{', '.join(theirs[:5])}{' ...' if len(theirs) > 5 else ''}",
+            AnnotateWarning,
+            stacklevel=3,
+        )

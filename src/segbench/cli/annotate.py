@@ -75,8 +75,7 @@ def _cmd_export(a) -> int:
 
         print(json.dumps({"files": [str(f) for f in files]}))
     else:
-        where = files[0].parent if files else a.out
-        print(f"{len(files)} ground-truth file(s) in {where}")
+        print(f"{len(files)} ground-truth file(s) in {files[0].parent}")
     return 0
 
 
