@@ -177,3 +177,15 @@ def test_every_bad_prediction_is_named_in_one_run_and_the_others_are_saved(tmp_p
         _png(pred / name, (EDGES // 2).astype(np.uint8))
     assert main(base) == 0
     assert "2 of 4 images reused" in capsys.readouterr().err
+
+
+def test_agreement_without_an_image_of_two_annotators_is_an_error(tmp_path, capsys):
+    """QA (helper-47): agreement on ground truth of one annotator an image (a folder of
+    edge maps) exited 0 with NaN figures and wrote a result."""
+    gt, _ = _folders(tmp_path)
+    out = tmp_path / "agreement"
+    assert main(["agreement", "--gt", str(gt), "--gt-format", "edges", "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 3 images has two or more annotators" in err, err
+    assert not (out / "result_agreement.json").exists()

@@ -532,6 +532,12 @@ def _summarize(ids, records, params, options) -> Result:
     """Pooled and per-image agreement in ``params['unit']``; see :data:`AGREEMENT`."""
     unit = check_unit(params.get("unit", "label"))
     k_max = max((r.k for r in records), default=1)
+    if records and k_max < 2:  # an error, as a --min-agreement run that leaves no image
+        raise InputError(
+            f"none of the {len(records)} images has two or more annotators, so there "
+            "is no agreement to measure (ground truth of one annotator an image: edge "
+            "maps of a detector, a single-annotator dataset?)"
+        )
     pixels = np.zeros(k_max, np.int64)  # scored images, pooled by level
     counts = np.zeros(k_max, np.float64)  # the same in ``unit``
     by_k: dict[int, np.ndarray] = {}
