@@ -189,3 +189,16 @@ def test_agreement_without_an_image_of_two_annotators_is_an_error(tmp_path, caps
     err = capsys.readouterr().err
     assert "none of the 3 images has two or more annotators" in err, err
     assert not (out / "result_agreement.json").exists()
+
+
+def test_one_problem_of_every_file_is_one_line(tmp_path, capsys):
+    """QA (helper-47): stats on a folder of edge maps printed one error line per file,
+    each naming its file twice, and said "the others are scored" when none was."""
+    gt, _ = _folders(tmp_path)
+    assert main(["stats", "--gt", str(gt), "--quiet",
+                 "--out", str(tmp_path / "stats")]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1, errors
+    assert errors[0].count(str(gt / "im0.png")) == 1
+    assert "(and 2 other images likewise: im1.png, im2.png)" in errors[0]
+    assert "the others are scored" not in errors[0]

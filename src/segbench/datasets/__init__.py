@@ -24,6 +24,7 @@ from ._inputs import (
     pair_predictions,
     parse_ids,
     run_name,
+    stray_predictions,
     with_images,
 )
 from ._memory import BoundaryMap, memory_item, memory_prediction, memory_sample, to_numpy
@@ -85,6 +86,7 @@ __all__ = [
     "label_annotation",
     "sniff_file",
     "sniff_folder",
+    "stray_predictions",
     "memory_item",
     "memory_prediction",
     "memory_sample",

@@ -533,17 +533,17 @@ class Sample:
         }
 
 
-def note_stray_predictions(pred_dir, found, all_ids) -> None:
-    """Log (logger ``segbench``, INFO) the files of ``found`` (id -> path, a listing of
-    ``pred_dir``) whose id is none of ``all_ids``, the whole ground truth's: they are
-    not scored, and a run short by them (``100007 .png``, another split's maps) would
+def stray_predictions(pred_dir, found, all_ids) -> str | None:
+    """The note naming the files of ``found`` (id -> path, a listing of ``pred_dir``)
+    whose id is none of ``all_ids``, the whole ground truth's, or None: they are not
+    scored, and a run short by them (``100007 .png``, another split's maps) would
     otherwise go unexplained."""
     known = set(all_ids)
     stray = [Path(p).name for iid, p in found.items() if iid not in known]
     if not stray:
-        return
+        return None
     one = len(stray) == 1
-    logging.getLogger("segbench").info(
+    return (
         f"{pred_dir}: {len(stray)} prediction file{'' if one else 's'} "
         f"name{'s' if one else ''} no image of the ground truth and "
         f"{'is' if one else 'are'} not scored: {first_names(stray, 5)}"
@@ -556,15 +556,13 @@ def pair_predictions(
     exts: tuple[str, ...],
     *,
     hint: str | None = None,
-    all_ids=None,
 ) -> dict[str, Path]:
     """Prediction ``<iid>.<ext>`` for every id; InputError lists the ids without one.
 
     ``hint`` is added to the error when the folder holds no usable file at all, and
     when a missing id has a file of another extension (e.g. which option reads the
-    files that are there); such files are named in the error. ``all_ids``, the ids
-    of the whole ground truth (``ids`` may be a subset of them): the files of other
-    ids are named in a note (:func:`note_stray_predictions`).
+    files that are there); such files are named in the error. Files of other ids are
+    left out (:func:`stray_predictions` names them).
     """
     from ..io import check_all_present, list_files
 
@@ -634,8 +632,6 @@ def pair_predictions(
             "--split or the folders)?"
         )
     check_all_present(ids, preds, what, pred_dir, note=subset or other)
-    if all_ids is not None:
-        note_stray_predictions(pred_dir, preds, all_ids)
     return {i: preds[i] for i in ids}
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._inputs import SPLIT_NAMES, note_stray_predictions
+from ._inputs import SPLIT_NAMES, stray_predictions
 from .bsds import Annotation, Dataset, DatasetItem
 
 __all__ = ["LabelMapFolder", "pair_folders", "predictions_by_suffix"]
@@ -255,8 +255,15 @@ def predictions_by_suffix(
             + (f"; {hint}" if hint else ""),
             pred_dir,
         )
-    if all_ids is not None:
-        note_stray_predictions(pred_dir, {k: v[0] for k, v in found.items()}, all_ids)
+    note = (
+        None
+        if all_ids is None
+        else stray_predictions(pred_dir, {k: v[0] for k, v in found.items()}, all_ids)
+    )
+    if note:
+        import logging
+
+        logging.getLogger("segbench").info(note)
     return {k: found[k][0] for k in ids}
 
 

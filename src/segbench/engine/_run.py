@@ -18,6 +18,7 @@ from ..datasets import (
     pair_predictions,
     parse_ids,
     run_name,
+    stray_predictions,
 )
 from ..errors import ClusterLostError, InputError, first_names
 from ..io import atomic_write_text, normalisation_hint, refuse_unreadable
@@ -75,8 +76,12 @@ def _raise_bad_items(failed: dict, item_ids) -> None:
     line, with how many images it hit."""
     bad = [failed[i] for i in item_ids if i in failed]
     groups: dict[str, list] = {}
+    texts: dict[str, str] = {}
     for b in bad:
-        groups.setdefault(b.problem, []).append(b.path)
+        # one problem though each message names its own file
+        key = b.problem.replace(str(b.path), "\0") if b.path else b.problem
+        texts.setdefault(key, b.problem)
+        groups.setdefault(key, []).append(b.path)
 
     def line(problem, paths):
         others = list(dict.fromkeys(paths))[1:]
@@ -86,18 +91,25 @@ def _raise_bad_items(failed: dict, item_ids) -> None:
         many = "s" if len(others) > 1 else ""
         return f"{problem} (and {len(others)} other image{many} likewise: {names})"
 
-    shown = list(groups.items())
+    def where(problem, paths):  # not "a.png: a.png is ..." when it names the file
+        return None if paths[0] and problem.startswith(str(paths[0])) else paths[0]
+
+    shown = [(texts[k], paths) for k, paths in groups.items()]
     for problem, paths in shown[1:_BAD_SHOWN]:
-        log.error("error: %s", InputError(line(problem, paths), paths[0]))
+        log.error("error: %s", InputError(line(problem, paths), where(problem, paths)))
     problem, paths = shown[0]
     if len(shown) == 1:
-        raise InputError(line(problem, paths), paths[0])
+        raise InputError(line(problem, paths), where(problem, paths))
     named = "named above" if len(shown) <= _BAD_SHOWN else f"{_BAD_SHOWN - 1} named above"
+    rest = (
+        "no image was scored"
+        if len(bad) == len(item_ids)
+        else "the others are scored and saved, so a rerun after fixing these resumes"
+    )
     raise InputError(
         f"{line(problem, paths)}; {len(shown) - 1} other problems, {named}, in "
-        f"{len(bad)} of the {len(item_ids)} images in all; the others are scored and "
-        "saved, so a rerun after fixing these resumes",
-        paths[0],
+        f"{len(bad)} of the {len(item_ids)} images in all; {rest}",
+        where(problem, paths),
     )
 
 
@@ -425,6 +437,7 @@ def run(
 
             check_alpha(alpha)
     preds: dict = {}
+    stray_note = None  # prediction files of no image of the ground truth, said at the end
     if any(f.needs_predictions for f in families):
         if pred is None:
             raise InputError(
@@ -459,7 +472,13 @@ def run(
             preds = _family_predictions(families, item_ids, pred)
             if not preds:
                 exts = common_exts(families, params)
-                preds = pair_predictions(item_ids, pred, exts, hint=hint, all_ids=all_ids)
+                preds = pair_predictions(item_ids, pred, exts, hint=hint)
+                from ..io import list_files
+
+                # said once the run is done: a run that fails says its error alone
+                stray_note = stray_predictions(
+                    pred, list_files(pred, exts, folders=False), all_ids
+                )
     store = RecordStore(out)
     pred_folder = _pred_folder(pred, pred_dir)
     files = {}
@@ -628,6 +647,8 @@ def run(
             folder.note_run(families, where)
         if writing is not None:
             writing.unlink(missing_ok=True)
+        if stray_note:
+            log.info(stray_note)
         return results
     finally:
         # (the lock ends however the run ends; the writing mark stays unless every
