@@ -400,3 +400,16 @@ def test_per_image_tests_come_from_the_checked_records(runs, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(bad / "result_boundary.json") in err, err
     assert "per-image scores are not those of the records" in err
+
+
+def test_a_run_given_twice_is_refused(runs, tmp_path, capsys):
+    """QA (helper-47): compare (and the site) took one folder twice and compared it
+    with itself, naming the second copy by its absolute path."""
+    root, _, out = runs
+    assert main(["compare", str(out["sharp"]), str(out["blurred"]),
+                 str(out["sharp"]) + "/"]) == 2
+    err = capsys.readouterr().err
+    assert "is given twice" in err and err.count("\n") == 1, err
+    assert main(["site", "--gt", str(root), "--results", str(out["sharp"]),
+                 str(out["sharp"]), "--out", str(tmp_path / "site"), "--quiet"]) == 2
+    assert "is given twice" in capsys.readouterr().err

@@ -555,6 +555,15 @@ def compare(
         loaded = [r.subset(sorted(wanted)) for r in loaded]
     if len(loaded) < 2:
         raise InputError("a comparison needs at least two runs")
+    seen: dict = {}
+    for r in loaded:  # a folder given twice: a pair of a run with itself, p = 1
+        if r.file is not None:
+            first = seen.setdefault(str(Path(r.file).resolve()), r)
+            if first is not r:
+                raise InputError(
+                    f"the run {r.path} is given twice (as {first.path} and {r.path}): "
+                    "compare different runs"
+                )
     families = {r.result.family for r in loaded}
     if len(families) > 1:
         raise InputError(

@@ -577,6 +577,15 @@ def build_site(
     shown = ds.ids if wanted is None else [i for i in ds.ids if i in wanted]
     ids = list(shown[:max_images] if max_images else shown)
     pred_dirs = {Path(k).resolve(): v for k, v in (pred_dirs or {}).items()}
+    run_dirs = list(run_dirs)
+    seen: dict = {}
+    for k, d in enumerate(run_dirs):  # a folder given twice would rank against itself
+        first = seen.setdefault(Path(d).resolve(), k)
+        if first != k:
+            raise InputError(
+                f"the run {d} is given twice (as {run_dirs[first]} and {d}): give each "
+                "run once"
+            )
     kinds = [_run_kind(d) for d in run_dirs]
     human_dirs = [d for d, k in zip(run_dirs, kinds) if k == "human"]
     consistency_dirs = [d for d, k in zip(run_dirs, kinds) if k == "consistency"]
