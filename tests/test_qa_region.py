@@ -112,3 +112,43 @@ def test_ev_over_some_images_only_is_said(data, tmp_path, capsys):
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "EV is the mean over 1 of the 3 images: 2 have no photograph" in err, err
+
+
+def test_undefined_region_scores_are_named(data, tmp_path, capsys):
+    """QA (helper-46): one image whose ucm2 is boundaries everywhere made the run's PRI
+    and VI NaN, exit 0, without naming the image."""
+    import scipy.io
+    gt, _, _ = data
+    ids = sorted(p.stem for p in gt.glob("*.mat"))
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    for k, iid in enumerate(ids):
+        h, w = scipy.io.loadmat(gt / f"{iid}.mat")["groundTruth"][0, 0][
+            "Segmentation"][0, 0].shape
+        ucm2 = np.zeros((2 * h + 1, 2 * w + 1))
+        ucm2[:, 2 * (w // 2)] = 0.5
+        scipy.io.savemat(pred / f"{iid}.mat", {"ucm2": np.ones_like(ucm2) if k == 1
+                                               else ucm2})
+    assert main(["region", "--gt", str(gt), "--pred", str(pred), "--nthresh", "5",
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"PRI and VI are undefined (NaN) for 1 of the 3 images ({ids[1]})" in err, err
+
+
+def test_human_scores_without_any_annotator_pair_are_undefined(data, tmp_path, capsys):
+    """QA (helper-46): ground truth of one annotator an image gave human boundary F =
+    0.0000 beside a region covering of NaN (0 pairs)."""
+    import json
+
+    import scipy.io
+    gt, _, _ = data
+    one = tmp_path / "one"
+    one.mkdir()
+    for p in sorted(gt.glob("*.mat")):
+        g = scipy.io.loadmat(p)["groundTruth"]
+        cell = np.empty((1, 1), dtype=object)
+        cell[0, 0] = g[0, 0]
+        scipy.io.savemat(one / p.name, {"groundTruth": cell})
+    assert main(["human", "--gt", str(one), "--quiet", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["boundary"]["F"] is None and got["boundary"]["recall"] is None

@@ -566,6 +566,8 @@ def _summarize_human(ids, records, params, options) -> Result:
     totals = [rec.total() for rec in records]
     total = np.sum(totals, axis=0, dtype=np.int64) if totals else np.zeros(4, np.int64)
     r, p, f = summarize_human(total, alpha)
+    if total[1] == 0 and total[3] == 0:  # no annotator pair anywhere: nothing compared
+        r = p = f = float("nan")
     per_item = []
     for iid, c in zip(ids, totals):
         ri, pi, fi = summarize_human(c, alpha)

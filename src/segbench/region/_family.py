@@ -74,9 +74,30 @@ def _evaluate(sample, params: dict) -> RegionRecord:
     return evaluate_image(pred, gt, nthresh=params["nthresh"])
 
 
+class UndefinedScoreWarning(UserWarning):
+    """Images whose region scores are undefined (NaN), which makes the run's means
+    NaN."""
+
+
 def _summarize(ids, records, params, options) -> Result:
     summary = summarize(records, ids)
     metrics = summary.metrics()
+    undefined = [row["id"] for row in summary.rows() if row["pri"] != row["pri"]]
+    if undefined:
+        import warnings
+
+        from ..errors import first_names
+
+        one = len(undefined) == 1
+        warnings.warn(
+            f"PRI and VI are undefined (NaN) for {len(undefined)} of the {len(ids)} "
+            f"images ({first_names(undefined, 5)}), so their means over images are "
+            f"NaN: {'its' if one else 'their'} segmentations or ground truth label no "
+            "pixel (a ucm2 of boundaries everywhere, an all-zero label map: 0 is BSDS's "
+            "unlabelled)",
+            UndefinedScoreWarning,
+            stacklevel=2,
+        )
     human = (options or {}).get("human_region")
     if human is not None:
         metrics.update(
