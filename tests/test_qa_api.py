@@ -73,3 +73,21 @@ def test_region_eval_counts_label_zero_of_ground_truth_arrays_as_a_region():
         ev.update(pred, [g + offset for g in gts], ids=["a"])
         metrics.append(ev.compute().metrics)
     assert metrics[0] == metrics[1] == metrics[2]
+
+
+def test_region_messages_about_ucm2_sizes_name_what_was_given():
+    """QA (helper-46): a uint8 doubleSize ucm2 was told to "take ucm2[2::2, 2::2]",
+    which RegionEval then scored as a label map; a ucm2 of the wrong size was
+    reported at half the size it was given."""
+    seg = np.zeros((40, 60), np.int64)
+    seg[:, 30:] = 1
+    ucm2 = np.zeros((81, 121))
+    with pytest.raises(InputError) as err:
+        segbench.RegionEval().update(ucm2.astype(np.uint8), [seg])
+    assert "looks like a doubleSize ucm2" in str(err.value)
+    assert "2::2" not in str(err.value)
+    with pytest.raises(InputError, match=r"the ucm2 is 41x61 \(HxW\), the doubleSize of "
+                                         r"20x30, but the image and ground truth are 40x60"):
+        segbench.RegionEval().update(np.zeros((41, 61)), [seg])
+    with pytest.raises(InputError, match=r"or take ucm2\[2::2, 2::2\]"):
+        segbench.BoundaryEval().update(ucm2, [seg])

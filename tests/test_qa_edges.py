@@ -1065,7 +1065,11 @@ def test_commands_that_read_label_maps_take_gt_format(tmp_path, capsys, command)
     gt.mkdir()
     labels = np.ones((40, 56), np.uint8)
     labels[:, 28:] = 2
-    Image.fromarray(labels).save(gt / "a.png")
+    if command == "agreement":  # two annotators (<iid>.<k>): agreement compares them
+        Image.fromarray(labels).save(gt / "a.1.png")
+        Image.fromarray(labels).save(gt / "a.2.png")
+    else:
+        Image.fromarray(labels).save(gt / "a.png")
     args = [command, "--gt", str(gt), "--gt-format", "labels", "--quiet"]
     if command == "crispness":
         pred = tmp_path / "pred"

@@ -176,10 +176,10 @@ class BoundaryMap:
     def segmentation(self):
         raise InputError(
             f"{self.source or 'ground truth'} is a boundary map (0/1 or "
-            "bool, or an edge-map file), not a segmentation: this needs label maps "
-            "(integer arrays of region labels; --gt-format labels reads label-map "
-            "files): the region measures, the statistics of segmentations and the "
-            "half-resolution boundary protocol do"
+            "bool, or an edge-map file), not a segmentation: the region measures need "
+            "label maps (integer arrays of region labels; --gt-format labels reads "
+            "label-map files), as do the statistics of segmentations and the "
+            "half-resolution boundary protocol"
         )
 
 

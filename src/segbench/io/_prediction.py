@@ -491,6 +491,12 @@ def check_same_shape(
         return
     h, w = gt
     got = f"prediction is {_hw(shape)} (HxW) but the image and ground truth are {_hw(gt)}"
+    ucm2 = getattr(prediction, "ucm2", None) if isinstance(prediction, Prediction) else None
+    if ucm2 is not None and ucm2.shape != gt:  # as given, not at the image size it means
+        got = (
+            f"the ucm2 is {_hw(ucm2.shape)} (HxW), the doubleSize of {_hw(shape)}, but the "
+            f"image and ground truth are {_hw(gt)} (its ucm2 {2 * h + 1}x{2 * w + 1})"
+        )
     if (
         isinstance(prediction, Prediction)
         and prediction.kind == "ucm2"
@@ -515,7 +521,12 @@ def check_same_shape(
                 "save it as variable 'ucm2' in a .mat file, or take ucm2[2::2, 2::2]"
                 if path is not None and Path(str(path)).is_file()
                 else "give it as floats in [0, 1] (an integer array is read as a "
-                "label map), or take ucm2[2::2, 2::2]"
+                "label map)"
+                + (
+                    ""  # a label map's pixels are not the ucm2's cells: no slice of it
+                    if isinstance(prediction, Prediction) and prediction.kind == "segs"
+                    else ", or take ucm2[2::2, 2::2]"
+                )
             ),
             path,
         )
