@@ -152,3 +152,27 @@ def test_human_scores_without_any_annotator_pair_are_undefined(data, tmp_path, c
     assert main(["human", "--gt", str(one), "--quiet", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["boundary"]["F"] is None and got["boundary"]["recall"] is None
+
+
+def test_figure_7_titles_stay_above_their_own_row():
+    """QA (helper-46): in fig7_ncuts.png the second row's titles lay on the first
+    row's pictures (tight_layout packed the rows)."""
+    from segbench.region.consistency_figures import _examples_figure
+    rng = np.random.default_rng(0)
+    examples = []
+    for iid, shape in (("a", (60, 90)), ("b", (60, 90)), ("c", (90, 60))):
+        image = rng.integers(0, 255, (*shape, 3), dtype=np.uint8)
+        labels = np.arange(shape[0])[:, None] // 20 * 5 + np.arange(shape[1])[None] // 30
+        examples.append({"id": iid, "image": image,
+                         "pairs": [(0, 4, labels, labels, 0.49, 0.4),
+                                   (4, 25, labels, labels, 0.19, 0.18)]})
+    fig = _examples_figure(examples, "kmeans")
+    renderer = fig.canvas.get_renderer()
+    fig.draw(renderer)
+    axes = fig.axes
+    for ax in axes:
+        title = ax.title.get_window_extent(renderer)
+        for other in axes:
+            if other is not ax:
+                assert not title.overlaps(other.get_window_extent(renderer)), \
+                    (ax.get_title(), other.get_title())

@@ -395,8 +395,20 @@ def plot_examples(
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    fig = _examples_figure(examples, segmenter)
+    fig.savefig(path, dpi=dpi, format="png")
+    return path
+
+
+def _examples_figure(examples: list[dict], segmenter: str):
+    """The figure of :func:`plot_examples`, not yet saved."""
     cols = 1 + 2 * max((len(e["pairs"]) for e in examples), default=1)
-    fig = _new_figure((2.3 * cols, 1.75 * max(1, len(examples)) + 0.5))
+    rows = max(1, len(examples))
+    # each row: 1.75 in of picture and 0.35 in above it for the titles (tight_layout
+    # packed the rows so close that a row's titles lay on the pictures above it)
+    cell, title, head = 1.75, 0.35, 0.4
+    height = rows * (cell + title) + head
+    fig = _new_figure((2.3 * cols, height))
     for r, ex in enumerate(examples):
         ax = fig.add_subplot(len(examples), cols, r * cols + 1)
         ax.imshow(ex["image"], interpolation="lanczos")
@@ -419,9 +431,15 @@ def plot_examples(
         "person's number of segments (rows: best to worst mean GCE)",
         fontsize=9,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.96), h_pad=0.6, w_pad=0.3)
-    fig.savefig(path, dpi=dpi, format="png")
-    return path
+    fig.subplots_adjust(
+        left=0.01,
+        right=0.99,
+        bottom=0.02,
+        top=1 - (head + title) / height,
+        wspace=0.04,
+        hspace=title / cell,
+    )
+    return fig
 
 
 def _id_key(iid: str):
