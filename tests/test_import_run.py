@@ -202,3 +202,26 @@ def test_a_granularity_warning_names_its_folder(tmp_path):
     with pytest.warns(EmptyPredictionWarning, match=f"^{tmp_path / 'blank'}: 2 of 2"):
         segbench.evaluate("boundary", gt=gt, pred=[tmp_path / "fine", tmp_path / "blank"],
                           progress=False, plot=False)
+
+
+def test_the_command_imports_a_run_of_some_images_of_the_ground_truth(tmp_path, capsys):
+    """QA (helper-47): a MATLAB run on a subset of a split could not be imported with
+    --gt (every other image of the ground truth lacked its _ev1.txt); --ids says which."""
+    from segbench.cli import main
+    from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+    items = make_synthetic_dataset(4, shape=(24, 32), n_annotators=2, seed=3)
+    write_synthetic_dataset(tmp_path / "data", items, split="test")
+    gt = tmp_path / "data" / "groundTruth" / "test"
+    counts = tmp_path / "counts"
+    counts.mkdir()
+    ids = [it.iid for it in items][:2]
+    for iid in ids:
+        np.savetxt(counts / f"{iid}_ev1.txt", np.array([[0.5, 4, 10, 4, 5]]), fmt="%g")
+    args = ["import-run", str(counts), "--gt", str(gt), "--quiet", "--no-plot"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 2
+    assert "2 images of the ground truth have no <iid>_ev1.txt" in capsys.readouterr().err
+    assert main([*args, "--ids", ",".join(ids), "--out", str(tmp_path / "b")]) == 0
+    assert "images: 2" in capsys.readouterr().out
+    assert main([*args, "--ids", ",".join(ids), "--out", str(tmp_path / "c"),
+                 "--name", " "]) == 2
+    assert "--name is empty: give a name" in capsys.readouterr().err

@@ -447,9 +447,14 @@ def _main(argv) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    name = getattr(args, "name", None)
+    if isinstance(name, str) and not name.strip():  # it would fall back to the default
+        print("segbench: error: --name is empty: give a name", file=sys.stderr)
+        return 2
     empty = _empty_path_option(args)
     if empty is not None:  # "--out $OUT" with OUT unset would mean the current folder
-        print(f"segbench: error: {empty} is empty: give a path", file=sys.stderr)
+        wanted = "ids (a list or a file)" if empty == "--ids" else "a path"
+        print(f"segbench: error: {empty} is empty: give {wanted}", file=sys.stderr)
         return 2
     from ..errors import SegbenchError
 

@@ -332,6 +332,7 @@ def _cmd_import_run(a) -> int:
         a.out,
         gt=a.gt,
         split=a.split,
+        ids=a.ids,
         name=a.name,
         max_dist=a.max_dist,
         plot=not a.no_plot,
@@ -460,6 +461,13 @@ def add_parsers(sub) -> None:
         "compare pairs the run with segbench runs on it",
     )
     p.add_argument("--split", default=None, metavar="S", help="split of a dataset root")
+    p.add_argument(
+        "--ids",
+        default=None,
+        metavar="LIST|FILE",
+        help="import only these images (a run of a subset of the ground truth): "
+        "separated by commas or spaces, or a file of ids, one per line",
+    )
     p.add_argument(
         "--out",
         required=True,

@@ -140,7 +140,7 @@ class RecordStore:
             OverflowError,  # a 400-digit count does not fit a float
             SegbenchError,
         ) as exc:
-            return _damaged(path, f"its payload does not validate ({exc})")
+            return _damaged(path, f"holds values that do not validate ({exc})")
 
     def saved(self, family, iid: str):
         """``(key, record)`` saved for ``iid`` whatever its key (None if absent or
@@ -193,5 +193,11 @@ def _reader(family, key):
 
 
 def _damaged(path: Path, why: str):
-    warnings.warn(f"{path}: record {why}; computing it again", RecordWarning, stacklevel=3)
+    warnings.warn(
+        f"{path}: the record is {why}; computing it again"
+        if why.startswith(("unreadable", "not "))
+        else f"{path}: the record {why}; computing it again",
+        RecordWarning,
+        stacklevel=3,
+    )
     return None

@@ -85,8 +85,10 @@ def read_ev1(path) -> np.ndarray:
     try:
         table = np.loadtxt(path, ndmin=2)
     except (OSError, ValueError) as exc:
+        # numpy's own advice ("use `usecols` ...") names an option the user cannot set
+        why = str(exc).split("; use `usecols`")[0]
         raise InputError(
-            f"not a per-image counts file (threshold cntR sumR cntP sumP a row): {exc}",
+            f"not a per-image counts file (threshold cntR sumR cntP sumP a row): {why}",
             path,
         ) from None
     if table.ndim != 2 or table.shape[1] != 5 or table.shape[0] == 0:

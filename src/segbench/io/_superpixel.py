@@ -140,6 +140,8 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
                         f"several arrays ({', '.join(names)}) and none named 'sp'", path
                     )
                 arr = np.asarray(z[key])
+        except InputError:
+            raise
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read the .npz file: {exc}", path) from None
         if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
