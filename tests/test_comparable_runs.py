@@ -139,3 +139,19 @@ def test_site_ranks_a_run_of_weighted_f_in_its_own_table(runs, tmp_path, capsys)
     assert len(pages) == 2 and len(weighted) == 1
     assert "f weighted by alpha 0.3" in weighted[0]     # the table it is ranked in
 
+
+
+def test_site_warns_of_a_run_of_none_of_its_images(runs, tmp_path, capsys):
+    """QA (helper-47): a run of another split was ranked as a row of dashes ("0 of 200
+    images shown") without a word."""
+    from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+    other = tmp_path / "other_root"
+    import dataclasses
+    items = [dataclasses.replace(it, iid="val" + it.iid)   # ids the run does not have
+             for it in make_synthetic_dataset(2, shape=(40, 48), n_annotators=2, seed=9)]
+    write_synthetic_dataset(other, items, split="test")
+    site = tmp_path / "site"
+    assert main(["site", "--gt", str(other), "--results", str(runs["a"]), "--out",
+                 str(site), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "covers none of the 2 images the site shows" in err, err

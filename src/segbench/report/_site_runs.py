@@ -423,6 +423,10 @@ def _drop_unscored_predictions(run: Run, run_dir: Path) -> None:
         )
 
 
+class SiteCoverageWarning(UserWarning):
+    """A run given to the site covers none of the images it shows."""
+
+
 def restrict_run(run: Run, ids) -> None:
     """Make the run's figures those of the images the site shows (``ids``).
 
@@ -443,6 +447,15 @@ def restrict_run(run: Run, ids) -> None:
         if len(have) == len(rows):  # every image the run has is shown
             continue
         if not have:  # none of the images shown: no figure
+            import warnings
+
+            warnings.warn(
+                f"{run.name}: its {family} run covers none of the {len(shown)} images "
+                f"the site shows (another split, or other images?): ranked without "
+                "figures",
+                SiteCoverageWarning,
+                stacklevel=2,
+            )
             sc.recomputed = True
             run.shown[family] = {k: math.nan for k in res.metrics}
             run.shown_curves[family] = {}
