@@ -88,8 +88,10 @@ def run_stats(
     n_boot = summary_options.get("n_boot", 1000)
     check_resamples(n_boot, "n_boot", zero=True)
     min_area = summary_options.get("min_area", 1000.0)
-    if isinstance(min_area, bool) or not isinstance(min_area, (int, float)) or not (
-        min_area >= 0
+    if (
+        isinstance(min_area, bool)
+        or not isinstance(min_area, (int, float))
+        or not (min_area >= 0)
     ):  # (checked before any work; a negative area would silently widen the fit)
         raise InputError(f"min_area (--min-area) must be >= 0 pixels, got {min_area!r}")
     if normalize not in NORMALIZE:
