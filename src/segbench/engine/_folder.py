@@ -357,7 +357,8 @@ class RunFolder:
         if records_digest(keyed) != digest:
             raise InputError(
                 "the records in this folder are not those its result was "
-                "made from (a later run with other inputs or parameters?): "
+                "made from (a later run with other inputs or parameters, or "
+                f"{Path(where).name} edited: its per_item rows name the records): "
                 "rerun the command that made this run",
                 self.path,
             )
