@@ -78,7 +78,7 @@ def _commands(d, run_dir, site_runs):
         "granularity": ["granularity", "--gt", gt, "--images",
                         str(d["root"] / "images" / "test"), "--segmenter", "kmeans",
                         "--max-images", "1"],
-        "compare": ["compare", str(run_dir), str(run_dir), "--resamples", "20"],
+        "compare": ["compare", str(run_dir), f"{run_dir}-copy", "--resamples", "20"],
         "site": ["site", "--gt", root, "--results", *site_runs],
         "nms": ["nms", "--pred", str(d["soft"])],
         "detect": ["detect", "--detector", "gm", "--images",
@@ -93,6 +93,8 @@ def boundary_run(data):
     out = data["base"] / "run-soft"
     assert main(["boundary", "--gt", str(data["root"] / "groundTruth" / "test"), "--pred",
                  str(data["soft"]), "--out", str(out), "--no-plot", "--quiet"]) == 0
+    import shutil
+    shutil.copytree(out, f"{out}-copy")   # compare takes two runs, not one twice
     return out
 
 

@@ -566,7 +566,7 @@ def _summarize_human(ids, records, params, options) -> Result:
     totals = [rec.total() for rec in records]
     total = np.sum(totals, axis=0, dtype=np.int64) if totals else np.zeros(4, np.int64)
     r, p, f = summarize_human(total, alpha)
-    if total[1] == 0 and total[3] == 0:  # no annotator pair anywhere: nothing compared
+    if not np.any(np.asarray(total)[[1, 3]]):  # no annotator pair: nothing compared
         r = p = f = float("nan")
     per_item = []
     for iid, c in zip(ids, totals):
