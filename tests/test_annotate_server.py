@@ -778,3 +778,21 @@ def test_an_export_holds_that_export_alone(tmp_path, capsys):
     assert (dest / "groundTruth" / "test" / "mine.mat").read_text() == "a file of the user's"
     assert sorted(p.name for p in (dest / "groundTruth" / "test").iterdir()) == \
         ["im00.mat", "im01.mat", "mine.mat"]
+
+
+def test_an_edited_export_record_deletes_nothing_outside_the_split(tmp_path):
+    """The record of exported files is a file anyone can edit: a path in it outside
+    the split's folders (absolute, or climbing out) is never deleted."""
+    import json
+
+    from segbench.annotate.export import EXPORT_FILES, _forget_earlier_files
+    dest = tmp_path / "gt"
+    (dest / "groundTruth" / "test").mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    (dest / "keep.txt").write_text("keep")
+    before = {"test": [str(victim), "../victim.txt", "keep.txt",
+                       "groundTruth/test/../../keep.txt"]}
+    (dest / EXPORT_FILES).write_text(json.dumps(before))
+    _forget_earlier_files(dest, "test", before, [], None, {})
+    assert victim.read_text() == "keep" and (dest / "keep.txt").read_text() == "keep"

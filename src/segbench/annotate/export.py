@@ -222,8 +222,12 @@ def _forget_earlier_files(dest, split, before, written, img_dir, photos) -> None
             (img_dir / f"{iid}{src.suffix.lower()}").relative_to(dest).as_posix()
             for iid, src in photos.items()
         ]
+    ours = (f"groundTruth/{split}/", f"images/{split}/")
     for rel in sorted(set(before.get(split) or []) - set(now)):
-        if "/" in rel and ".." not in rel.split("/"):
+        # only a file of this split's folders, as an export names it (the record is a
+        # file anyone can edit: never an absolute path or one that climbs out)
+        parts = str(rel).split("/")
+        if str(rel).startswith(ours) and len(parts) == 3 and ".." not in parts:
             (dest / rel).unlink(missing_ok=True)
     record = {**before, split: sorted(now)}
     atomic_write_text(dest / EXPORT_FILES, json.dumps(record, indent=1) + "\n")
