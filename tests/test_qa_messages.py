@@ -45,9 +45,9 @@ def test_a_negative_min_area_is_refused(tmp_path, capsys):
 def test_a_damaged_record_is_said_in_words(tmp_path):
     from segbench.engine._store import RecordWarning, _damaged
     with pytest.warns(RecordWarning) as got:
-        _damaged(tmp_path / "r.json", "holds values that do not validate (x)")
+        _damaged(tmp_path / "r.json", "does not validate (x)")
         _damaged(tmp_path / "s.json", "not valid JSON")
     texts = [str(w.message) for w in got]
-    assert texts[0].endswith("r.json: the record holds values that do not validate (x); "
-                             "computing it again")
+    assert texts[0].endswith("r.json: the record does not validate (x); computing it "
+                             "again")
     assert texts[1].endswith("s.json: the record is not valid JSON; computing it again")

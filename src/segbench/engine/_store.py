@@ -140,7 +140,7 @@ class RecordStore:
             OverflowError,  # a 400-digit count does not fit a float
             SegbenchError,
         ) as exc:
-            return _damaged(path, f"holds values that do not validate ({exc})")
+            return _damaged(path, f"does not validate ({exc})")
 
     def saved(self, family, iid: str):
         """``(key, record)`` saved for ``iid`` whatever its key (None if absent or
