@@ -82,7 +82,8 @@ class UndefinedScoreWarning(UserWarning):
 def _summarize(ids, records, params, options) -> Result:
     summary = summarize(records, ids)
     metrics = summary.metrics()
-    undefined = [row["id"] for row in summary.rows() if row["pri"] != row["pri"]]
+    rows = summary.rows()
+    undefined = [row["id"] for row in rows if row["pri"] != row["pri"]]
     if undefined:
         import warnings
 
@@ -113,7 +114,7 @@ def _summarize(ids, records, params, options) -> Result:
         "pri": summary.pri,
         "vi": summary.vi,
     }
-    return Result("region", metrics, summary.rows(), curves, detail=summary)
+    return Result("region", metrics, rows, curves, detail=summary)
 
 
 def _write(out, result: Result, ids, records, options) -> None:
