@@ -303,7 +303,7 @@ def test_states_made_in_separate_processes_merge_into_the_whole(synthetic, tmp_p
     assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
     states = [pickle.loads(f.read_bytes()) for f in files]
     for state in states:              # plain data only: arrays and JSON values
-        assert all(isinstance(v, (np.ndarray, str, int, dict)) for v in state.values())
+        assert all(isinstance(v, (np.ndarray, str, int, dict, list)) for v in state.values())
     forward, backward = segbench.BoundaryEval(), segbench.BoundaryEval()
     for s in states:
         forward.merge(s)

@@ -97,7 +97,7 @@ def test_fixture_numbers_equal_the_direct_path(tmp_path):
     expect = np.array([[float(f"{r[c]:g}") for c in cols] for r in rows])
     np.testing.assert_array_equal(values, expect)
     lines = (tmp_path / "per_annotator.csv").read_bytes().split(b"\r\n")
-    assert lines[0].startswith(b"image,annotator,ue,cue") and len(lines) == 2 + len(rows)
+    assert lines[0].startswith(b"image,annotator,ue,ue_norm,cue") and len(lines) == 2 + len(rows)
     assert (tmp_path / "per_item_superpixel.csv").read_text().startswith("id,n_annotators,ue,")
 
 

@@ -62,7 +62,7 @@ def test_run_superpixel_matches_evaluate_image(dataset, tmp_path):
     d = json.loads((tmp_path / "result_superpixel.json").read_text())
     assert d["provenance"]["params"]["window"] == "euclidean"
     lines = (tmp_path / "per_annotator.csv").read_text().splitlines()
-    assert len(lines) == 1 + 3 * 3 and lines[0].startswith("image,annotator,ue,cue")
+    assert len(lines) == 1 + 3 * 3 and lines[0].startswith("image,annotator,ue,ue_norm,cue")
 
 
 def test_workers_give_identical_results(dataset):

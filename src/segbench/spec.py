@@ -64,6 +64,11 @@ class Family:
         prediction folder has no usable file (e.g. soft maps given to ``region``).
     check : callable, optional
         ``params -> None``, raising :class:`~segbench.errors.InputError` on a bad value.
+    check_predictions : callable, optional
+        ``(predictions, params) -> None``, with ``predictions`` the paired files
+        ``{id: path}`` of a prediction folder: a look at a few of them before the run,
+        warning of files that look like another kind of map than ``params`` read
+        (soft boundary maps given as label maps).
     label : str
         Short name for progress bars.
     input_files : callable, optional
@@ -133,6 +138,7 @@ class Family:
     prediction_exts: Callable | None = None
     missing_hint: Callable | None = None
     check: Callable | None = None
+    check_predictions: Callable | None = None
     label: str = field(default="")
     input_files: Callable | None = None
     joint_tasks: Callable | None = None

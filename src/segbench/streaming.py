@@ -15,7 +15,7 @@ so ``import segbench.stream`` does not load a family's compiled kernels for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from .errors import InputError
@@ -54,6 +54,22 @@ class StreamEvalBase:
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None
         self._reset_state()
+        self._forget_shards()
+
+    def _forget_shards(self) -> None:
+        """No shard token yet; nothing merged. A token names this evaluator's own
+        counts in its :meth:`state_dict` (made there, on first need), so that a shard
+        merged twice is refused instead of counted twice."""
+        self._token: str | None = None
+        self._merged: set[str] = set()
+
+    def _shards(self) -> set[str]:
+        """The tokens of every shard whose counts this state holds."""
+        if self._token is None:
+            import uuid
+
+            self._token = uuid.uuid4().hex
+        return {self._token, *self._merged}
 
     # --- what a subclass says ---------------------------------------------------------
 
@@ -128,6 +144,7 @@ class StreamEvalBase:
         dropped)."""
         self._drain(raise_errors=False)
         self._reset_state()
+        self._forget_shards()
 
     def close(self) -> None:
         """Wait for the threads and stop them (the state is kept; a later update
@@ -205,7 +222,16 @@ class StreamEvalBase:
         out = dict(self._config())
         out["layout"] = self._layout
         out.update(self._state_fields())
+        out["shards"] = sorted(self._shards())
         return out
+
+    @staticmethod
+    def _tokens(state) -> set[str]:
+        """The shard tokens of a state dict (none in one of an older segbench)."""
+        tokens = state.get("shards") if isinstance(state, Mapping) else None
+        if not isinstance(tokens, (list, tuple)):
+            return set()
+        return {t for t in tokens if isinstance(t, str)}
 
     def _unpack(self, state):
         """What a state dict made by :meth:`state_dict` under these settings holds;
@@ -236,6 +262,7 @@ class StreamEvalBase:
         part = self._unpack(state)
         self.reset()
         self._absorb(part)
+        self._merged = self._tokens(state)
 
     def merge(self, other) -> None:
         """Add another evaluator's images (or its :meth:`state_dict`): a disjoint shard
@@ -245,7 +272,9 @@ class StreamEvalBase:
         Raises
         ------
         InputError
-            Other settings, a malformed state, or this evaluator itself.
+            Other settings, a malformed state, this evaluator itself, or counts it
+            holds already (the same evaluator or state given twice: each state names
+            the shards it holds, in ``shards``).
         """
         if other is self:  # its counts would be added to themselves: doubled
             raise InputError(
@@ -257,5 +286,13 @@ class StreamEvalBase:
                 raise self._foreign(other)
             other = other.state_dict()
         part = self._unpack(other)
+        tokens = self._tokens(other)
+        if tokens & self._shards():
+            raise InputError(
+                "these counts are merged already (the same evaluator or state_dict "
+                "given twice, or one that holds a shard merged before): merging them "
+                "again would count their images twice"
+            )
         self._drain()
         self._absorb(part)
+        self._merged |= tokens

@@ -394,19 +394,17 @@ def console_main() -> None:
     sys.exit(status)
 
 
-#: Options whose value is a comma list of numbers, which may start with a minus sign.
-_NUMBER_LIST_OPTIONS = ("--thresholds", "--gt-void")
-
-
 def _negative_lists_joined(argv: list) -> list:
-    """``--thresholds -0.1,0.5`` as ``--thresholds=-0.1,0.5``: argparse takes a value
+    """``--thresholds -0.1,0.5`` as ``--thresholds=-0.1,0.5`` (any long option followed
+    by a word that starts as a negative number: ``--k -5,100``): argparse takes a value
     starting with '-' for an option unless it is one plain negative number, and said
-    'expected one argument' instead of what is wrong with the value."""
+    'expected one argument' instead of what is wrong with the value. No segbench
+    option is a flag that a negative number may follow."""
     out, k = [], 0
     while k < len(argv):
         word = argv[k]
         follows = argv[k + 1] if k + 1 < len(argv) else ""
-        if word in _NUMBER_LIST_OPTIONS and re.match(r"-\.?\d", follows):
+        if re.fullmatch(r"--[A-Za-z][\w-]*", word) and re.match(r"-\.?\d", follows):
             out.append(f"{word}={follows}")
             k += 2
             continue

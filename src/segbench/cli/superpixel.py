@@ -155,8 +155,12 @@ def _cmd_superpixel(a) -> int:
         f"{_f(m['n_split'], '.2f')}" + (f"   output: {a.out}" if a.out else "")
     )
     shown = _ue_columns(a, _SHOWN)
+    no_ev = m.get("ev") is None or m["ev"] != m["ev"]
     rows = [
-        ("mean over annotators", *(_f(m[k]) for k, _ in shown)),
+        (
+            "mean over annotators",
+            *("n/a" if k == "ev" and no_ev else _f(m[k]) for k, _ in shown),
+        ),
         (
             "best annotator",
             *(_f(m.get(f"{k}_best")) if f"{k}_best" in m else "" for k, _ in shown),
@@ -167,6 +171,11 @@ def _cmd_superpixel(a) -> int:
         f"boundary: {a.window}, {_f(a.tolerance, 'g')} px, {a.boundary} boundaries; "
         f"pooled BR {_f(m['br_pooled'])}, BP {_f(m['bp_pooled'])}"
     )
+    if no_ev:
+        print(
+            "EV n/a: explained variation needs the photographs (--images, or a "
+            "dataset root with its images)"
+        )
     _ue_note(a, _worst_ue(getattr(res, "records", None)))
     print_intervals(res, [k for k, _ in shown])
     return 0

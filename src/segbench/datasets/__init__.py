@@ -16,6 +16,7 @@ from ._edges import (
     label_annotation,
     sniff_file,
     sniff_folder,
+    thin_structures,
 )
 from ._inputs import (
     SPLIT_NAMES,
@@ -87,6 +88,7 @@ __all__ = [
     "sniff_file",
     "sniff_folder",
     "stray_predictions",
+    "thin_structures",
     "memory_item",
     "memory_prediction",
     "memory_sample",

@@ -432,9 +432,23 @@ def sniff_folder(folder: str | PathLike) -> str | None:
     return None if first is None else sniff_file(first)
 
 
-def _thin_structures(pixels: np.ndarray) -> bool:
-    """Whether the nonzero pixels of a map are lines rather than regions (see
-    :func:`sniff_file`)."""
+def thin_structures(pixels: np.ndarray) -> bool:
+    """Whether the nonzero pixels of a map are lines rather than regions.
+
+    The rule of :func:`sniff_file`: fewer than half of the nonzero pixels keep a
+    nonzero 3 x 3 neighbourhood (the image border counts as nonzero). A map without a
+    nonzero pixel counts as lines (an image without any edge).
+
+    Parameters
+    ----------
+    pixels : (H, W) array
+        A map of any numeric type; only ``pixels != 0`` matters.
+
+    Returns
+    -------
+    bool
+        True for an edge or boundary map, False for a map of regions (labels, a mask).
+    """
     from scipy import ndimage
 
     on = pixels != 0
@@ -486,7 +500,7 @@ def sniff_file(path: str | PathLike) -> str:
         else:
             pixels = pixels[..., 0]
     if pixels is not None:
-        return "edges" if _thin_structures(pixels) else "labels"
+        return "edges" if thin_structures(pixels) else "labels"
     raise InputError(
         f"a {mode} colour image: edge maps are grayscale and label maps "
         "single-channel, so this is ambiguous (a colour-coded label map?). "

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._edges import _load_edge_files, _thin_structures, sniff_file
+from ._edges import _load_edge_files, sniff_file, thin_structures
 from ._inputs import Sample
 from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
@@ -92,7 +92,7 @@ def _annotation(obj, what: str):
         # 0/1 (a .mat's Boundaries) or 0 and one other value (an edge image, 0/255):
         # lines are a boundary map; regions are a label map of two segments (0-based,
         # as PyTorch datasets number them)
-        if (hi <= 1 or (arr[on] == hi).all()) and _thin_structures(arr):
+        if (hi <= 1 or (arr[on] == hi).all()) and thin_structures(arr):
             return BoundaryMap(on, what)
     if lo < 0:
         raise InputError(f"{what} has negative labels")

@@ -479,6 +479,9 @@ def run(
                 stray_note = stray_predictions(
                     pred, list_files(pred, exts, folders=False), all_ids
                 )
+        for f, p in resolved:
+            if f.check_predictions is not None and f.needs_predictions:
+                f.check_predictions({i: preds[i] for i in item_ids if i in preds}, p)
     store = RecordStore(out)
     pred_folder = _pred_folder(pred, pred_dir)
     files = {}

@@ -32,6 +32,11 @@ def _soft_map(arr: object, path, what: str = "boundary map") -> np.ndarray:
     """
     if not isinstance(arr, np.ndarray):
         raise InputError(f"{what} must be a numpy array, got {type(arr).__name__}", path)
+    if arr.dtype.kind in "USO":  # before the shape: a .mat string reads as shape (1,)
+        held = {"O": "objects (a MATLAB cell or struct?)"}.get(arr.dtype.kind, "text")
+        raise InputError(
+            f"{what} holds {held}, not numbers; expected floats in [0, 1]", path
+        )
     if arr.ndim != 2:
         hint = " (drop the singleton axis with .squeeze())" if 1 in arr.shape else ""
         raise InputError(

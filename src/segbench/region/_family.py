@@ -60,6 +60,47 @@ def _hint(params: dict, found: list[str]) -> str:
     )
 
 
+class BoundaryMapWarning(UserWarning):
+    """Predictions read as label maps (``--labels``) that look like boundary maps."""
+
+
+#: Label-map files the region benchmark sniffs before a ``--labels`` run.
+_SNIFFED = 3
+
+
+def _check_predictions(predictions: dict, params: dict) -> None:
+    """Warn when the first label-map files of a ``labels`` run are boundary maps:
+    their nonzero pixels thin lines (a soft or NMS map, whose every grey level would
+    be read as one segment), by the rule that tells edge maps from label maps in
+    ground truth (:func:`segbench.datasets.sniff_file`)."""
+    if not params["labels"]:
+        return
+    from ..datasets import thin_structures
+    from ..io import read_label_map
+
+    files = [
+        Path(f)
+        for f in predictions.values()
+        if isinstance(f, (str, Path)) and Path(f).suffix.lower() != ".mat"
+    ][:_SNIFFED]
+    try:
+        if not files or not all(thin_structures(read_label_map(f)) for f in files):
+            return
+    except (InputError, OSError, ValueError):  # unreadable: said where it is scored
+        return
+    import warnings
+
+    warnings.warn(
+        f"{files[0].parent}: {', '.join(f.name for f in files)} look like boundary "
+        "maps, not label maps: their nonzero pixels are thin lines, and with --labels "
+        "each of their values is read as one segment; soft boundary maps are scored by "
+        "'segbench boundary', hierarchies by 'segbench region' on ucm2 .mat files "
+        "('segbench ucm' makes them from soft maps)",
+        BoundaryMapWarning,
+        stacklevel=2,
+    )
+
+
 def _check(params: dict) -> None:
     if params["nthresh"] < 1:
         raise InputError(f"nthresh must be a positive integer, got {params['nthresh']}")
@@ -149,6 +190,7 @@ REGION = Family(
     to_json=_record_to_json,
     from_json=RegionRecord.from_json,
     validate=_validate,
+    check_predictions=_check_predictions,
     summarize=_summarize,
     write=_write,
     per_image_files=("_ev2.txt", "_ev3.txt", "_ev4.txt"),

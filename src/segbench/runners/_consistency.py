@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from ..errors import InputError
 
@@ -95,8 +96,9 @@ def run_consistency(
     (each reading at most 32 images), so the files read stay below both twice the
     sampled pairs and the number of block pairs times 32.
     """
+    from ..datasets import open_ground_truth
     from ..engine import execution, run
-    from ..region import CONSISTENCY, CONSISTENCY_MATRIX
+    from ..region import CONSISTENCY, CONSISTENCY_MATRIX, needs_image
 
     if int(pairs) != pairs or pairs < 0:
         raise InputError(f"pairs must be a non-negative integer, got {pairs!r}")
@@ -111,6 +113,15 @@ def run_consistency(
                 f"got {figure_images!r}"
             )
         segmenter, seg_name = _segmenter(segmenter)
+        if images is None and needs_image(segmenter):
+            # before the human part: a folder of ground truth alone fails at once (the
+            # images the figures draw are known only after it; each is checked then)
+            _require_photographs(
+                open_ground_truth(
+                    gt, split=split, presentation=presentation, all_splits=True
+                ),
+                any_of=True,
+            )
         families.append(CONSISTENCY_MATRIX)
         params["figure_images"] = int(figure_images)
     engine = execution(workers, scheduler, executor, progress)
@@ -173,7 +184,6 @@ def _figures_7_9(
     ``shapes`` (id -> (H, W))
     (:func:`run_granularity` into ``out``, its segmentations kept), drawn from the
     granularity records."""
-    from pathlib import Path
 
     import numpy as np
 
@@ -254,6 +264,23 @@ def _figures_7_9(
     return paths
 
 
+def _require_photographs(ds, *, any_of: bool = False) -> None:
+    """Raise unless every image of ``ds`` has its photograph (``any_of``: one image),
+    naming the images without one."""
+    missing = [i for i in ds.ids() if ds[i].image_path is None]
+    if not missing or (any_of and len(missing) < len(ds.ids())):
+        return
+    shown = ", ".join(missing[:5]) + (
+        f", ... ({len(missing)} in all)" if len(missing) > 5 else ""
+    )
+    raise InputError(
+        f"the segmenter needs the photographs, and {len(missing)} of {len(ds.ids())} "
+        f"images {'has' if len(missing) == 1 else 'have'} none ({shown}): give the image "
+        "folder (--images)",
+        ds.root,
+    )
+
+
 def human_consistency(gt, **kwargs):
     """:func:`run_consistency` without output files; returns the ConsistencyReport."""
     kwargs.pop("out", None)
@@ -331,7 +358,7 @@ def run_granularity(
     (Result, GranularityReport)
     """
     from ..datasets import open_ground_truth, parse_ids, with_images
-    from ..engine import execution, run
+    from ..engine import claim_run_folder, execution, run
     from ..io import claim_folder
     from ..region import granularity_family, needs_image
 
@@ -345,10 +372,18 @@ def run_granularity(
         ds = ds.subset(ds.ids()[: int(max_images)])
     if images is not None:
         ds = with_images(ds, images)
-    elif needs_image(segmenter) and any(ds[i].image_path is None for i in ds.ids()):
-        raise InputError(
-            "the segmenter needs the images: give the image folder (--images)", ds.root
-        )
+    elif needs_image(segmenter):
+        _require_photographs(ds)
+    if save_dir is not None and out is not None:
+        run_dir, segs_dir = (Path(p).resolve() for p in (out, save_dir))
+        if segs_dir == run_dir:
+            raise InputError(
+                "--save-segs is the --out folder: give the segmentations a folder of "
+                f"their own (e.g. --save-segs {Path(out) / 'segmentations'})",
+                out,
+            )
+        if run_dir in segs_dir.parents:  # made first, so that the run folder is ours
+            claim_run_folder(out, {"--gt": gt, "--images": images})
     if save_dir is not None:  # the one folder rule: nothing of the user's replaced
         inputs = {
             f"{option} ({k + 1})" if k else option: folder

@@ -239,8 +239,8 @@ def run_sweep(
     ]
     if not item_ids:
         raise InputError(
-            "no image has both ground truth and a photograph (give "
-            "image_dir, or a dataset root with its images)",
+            "no image has both ground truth and a photograph (give the photographs' "
+            "folder: --images; image_dir in Python; or a dataset root with its images)",
             image_dir if image_dir is not None else dataset.root,
         )
     if max_images is not None:

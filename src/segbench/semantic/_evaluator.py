@@ -340,7 +340,8 @@ class SemanticEval(StreamEvalBase):
         ------
         ValueError
             If the two differ in classes, ignore_index, reduce_zero_label or
-            boundary_dilation.
+            boundary_dilation, or if this evaluator holds ``other``'s counts already
+            (the same evaluator or state merged twice).
         TypeError
             ``other`` is neither a SemanticEval nor a mapping.
         """
@@ -352,7 +353,9 @@ class SemanticEval(StreamEvalBase):
 
         Keys: the settings (``classes``, ``num_classes``, ``ignore_index``,
         ``reduce_zero_label``, ``boundary_dilation``), ``layout`` (of this dict),
-        ``family`` ("semantic"), ``n_images``, and the counts as int64 arrays:
+        ``family`` ("semantic"), ``n_images``, ``shards`` (tokens of the evaluators
+        whose counts it holds, so that one merged twice is refused), and the counts
+        as int64 arrays:
         ``conf`` (C*C, the confusion matrix row by row, row = ground truth),
         ``gt_band``, ``pred_band``, ``band_inter`` (C each).
         """

@@ -283,11 +283,13 @@ def per_annotator_csv(ids, records) -> str:
     significant digits."""
     buf = StringIO()
     w = csv.writer(buf)  # its \r\n line ends, as always
+    measures = list(ANNOTATOR_MEASURES)
+    measures.insert(measures.index("ue") + 1, "ue_norm")  # as per_item's columns
     w.writerow(
         [
             "image",
             "annotator",
-            *ANNOTATOR_MEASURES,
+            *measures,
             "n_superpixels",
             "n_components",
             "n_split",
@@ -297,12 +299,13 @@ def per_annotator_csv(ids, records) -> str:
     )
     for iid, r in zip(ids, records):
         img = r.image_measures()
+        values = r.annotator_values()
         for k in range(r.n_annotators):
             w.writerow(
                 [
                     iid,
                     k,
-                    *(f"{r.per_annotator[m][k]:.6g}" for m in ANNOTATOR_MEASURES),
+                    *(f"{values[m][k]:.6g}" for m in measures),
                     img["n_superpixels"],
                     img["n_components"],
                     img["n_split"],

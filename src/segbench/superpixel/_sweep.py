@@ -144,7 +144,7 @@ def _evaluate_sweep(sample, params: dict) -> SuperpixelRecord:
     if sample.item.image_path is None and sample.item.image_loader is None:
         raise InputError(
             f"image {sample.id!r} has no photograph: the sweep runs the "
-            "algorithms on it (give images)",
+            "algorithms on it (give the photographs: --images; image_dir in Python)",
             sample.item.sources[0] if sample.item.sources else None,
         )
     gts = annotators(sample, params["max_annotators"])

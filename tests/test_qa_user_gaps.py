@@ -1,0 +1,225 @@
+"""What users would still miss after the QA round of 2026-12-07, mended: each test fails
+on the code before the mend."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import functools
+import pickle
+
+import numpy as np
+import pytest
+import scipy.io as sio
+from PIL import Image
+
+from segbench.cli import main
+from segbench.datasets.synthetic import make_synthetic_dataset, write_synthetic_dataset
+from segbench.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    """Three 48x64 images with three annotators each, in the BSDS500 layout."""
+    root = tmp_path_factory.mktemp("synth")
+    items = make_synthetic_dataset(3, shape=(48, 64), n_annotators=3, seed=5)
+    write_synthetic_dataset(root, items, split="val")
+    return root, items
+
+
+# --- a .mat ucm2 that holds no numbers -------------------------------------------------
+
+
+def test_a_mat_ucm2_of_text_or_cells_says_so(tmp_path):
+    from segbench.io import read_prediction
+
+    sio.savemat(tmp_path / "text.mat", {"ucm2": "hello"})
+    cells = np.empty(2, object)
+    cells[0], cells[1] = np.zeros((3, 3)), np.ones((2, 2))
+    sio.savemat(tmp_path / "cells.mat", {"ucm2": cells})
+    with pytest.raises(InputError, match="ucm2 holds text, not numbers"):
+        read_prediction(tmp_path / "text.mat")
+    with pytest.raises(InputError, match=r"ucm2 holds objects \(a MATLAB cell"):
+        read_prediction(tmp_path / "cells.mat")
+
+
+# --- photographs ----------------------------------------------------------------------
+
+
+def test_sweep_without_photographs_names_the_option(synth, capsys):
+    root, _ = synth
+    assert main(["superpixel-sweep", "--gt", str(root / "groundTruth" / "val"),
+                 "--k", "10,20", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--images" in err and "give image_dir" not in err
+
+
+def test_consistency_figures_without_photographs_fail_before_the_work(synth, capsys):
+    root, _ = synth
+    out = root.parent / "cons_no_images"
+    assert main(["consistency", "--gt", str(root / "groundTruth" / "val"), "--figures",
+                 "--segmenter", "kmeans", "--pairs", "2", "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "3 of 3 images have none (synth000, synth001, synth002)" in err
+    assert not out.exists()  # refused before the human part wrote anything
+
+
+def test_granularity_names_the_images_without_a_photograph(synth, tmp_path):
+    import shutil
+
+    from segbench.algorithms.segmenters import kmeans_segmenter
+    from segbench.runners._consistency import evaluate_granularity
+
+    root, _ = synth
+    copy_root = tmp_path / "root"
+    shutil.copytree(root, copy_root)
+    (copy_root / "images" / "val" / "synth000.png").unlink()
+    seg = functools.partial(kmeans_segmenter, step=1)
+    with pytest.raises(InputError, match=r"1 of 3 images has none \(synth000\)"):
+        evaluate_granularity(copy_root, seg, split="val", progress=False)
+
+
+def test_granularity_save_segs_is_refused_as_the_run_folder_and_taken_inside_it(
+    synth, tmp_path, capsys
+):
+    root, _ = synth
+    args = ["granularity", "--gt", str(root), "--split", "val", "--segmenter",
+            "kmeans", "--quiet"]
+    out = tmp_path / "run"
+    assert main([*args, "--out", str(out), "--save-segs", str(out)]) == 2
+    assert "--save-segs is the --out folder" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*args, "--out", str(out), "--save-segs", str(out / "segs")]) == 0
+    assert (out / "result_granularity.json").is_file()
+    saved = [p.name for p in (out / "segs").iterdir() if p.name[0] != "."]
+    assert saved and all(n.startswith("synth00") and n.endswith(".png") for n in saved)
+    assert main([*args, "--out", str(out), "--save-segs", str(out / "segs")]) == 0
+
+
+# --- region --labels on boundary maps --------------------------------------------------
+
+
+def test_region_labels_on_boundary_maps_warns_and_on_label_maps_does_not(
+    synth, tmp_path, capsys
+):
+    from skimage.segmentation import find_boundaries
+
+    root, items = synth
+    soft, labels = tmp_path / "soft", tmp_path / "labels"
+    soft.mkdir()
+    labels.mkdir()
+    for item in items:
+        seg = np.asarray(item.segmentations[0]).astype(np.uint8)
+        edges = find_boundaries(seg, mode="inner")
+        grey = np.where(edges, 40 + (np.arange(seg.size).reshape(seg.shape) % 200), 0)
+        Image.fromarray(grey.astype(np.uint8)).save(soft / f"{item.iid}.png")
+        seg[edges] = 0  # 0 on the lines between regions, as a watershed writes
+        Image.fromarray(seg).save(labels / f"{item.iid}.png")
+    gt = str(root / "groundTruth" / "val")
+    assert main(["region", "--gt", gt, "--pred", str(soft), "--labels", "--quiet"]) == 0
+    assert "look like boundary maps, not label maps" in capsys.readouterr().err
+    assert main(["region", "--gt", gt, "--pred", str(labels), "--labels", "--quiet"]) == 0
+    assert "look like boundary maps" not in capsys.readouterr().err
+
+
+# --- superpixels ------------------------------------------------------------------------
+
+
+def test_per_annotator_csv_has_ue_norm_and_the_table_says_ev_is_missing(
+    synth, tmp_path, capsys
+):
+    root, items = synth
+    pred = tmp_path / "sp"
+    pred.mkdir()
+    for item in items:
+        h, w = item.image.shape[:2]
+        grid = (np.arange(h)[:, None] // 8) * 8 + np.arange(w)[None, :] // 8
+        Image.fromarray(grid.astype(np.uint16)).save(pred / f"{item.iid}.png")
+    out = tmp_path / "run"
+    assert main(["superpixel", "--gt", str(root / "groundTruth" / "val"), "--pred",
+                 str(pred), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "EV n/a: explained variation needs the photographs" in printed
+    assert " nan" not in printed
+    with open(out / "per_annotator.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0])[:5] == ["image", "annotator", "ue", "ue_norm", "cue"]
+    for row in rows:
+        ue = float(row["ue"])
+        assert float(row["ue_norm"]) == pytest.approx(ue / (1 + ue), rel=1e-5)
+
+
+def test_a_negative_k_list_is_read_as_a_value(synth, capsys):
+    root, _ = synth
+    assert main(["superpixel-sweep", "--gt", str(root), "--split", "val",
+                 "--k", "-5,100", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "K values must be positive integers, got [-5, 100]" in err
+    assert "expected one argument" not in err
+
+
+# --- streaming evaluators: a shard merged twice ---------------------------------------
+
+
+def _semantic_shard(seed):
+    from segbench.semantic import SemanticEval
+
+    rng = np.random.default_rng(seed)
+    ev = SemanticEval(3)
+    ev.update(rng.integers(0, 3, (2, 8, 8)), rng.integers(0, 3, (2, 8, 8)))
+    return ev
+
+
+def test_the_same_shard_merged_twice_is_refused():
+    from segbench.semantic import SemanticEval
+
+    a, b = _semantic_shard(0), _semantic_shard(1)
+    total = SemanticEval(3)
+    total.merge(a)
+    total.merge(b.state_dict())
+    whole = total.confusion().copy()
+    for again in (a, b.state_dict(), pickle.loads(pickle.dumps(a.state_dict()))):
+        with pytest.raises(InputError, match="merged already"):
+            total.merge(again)
+    assert (total.confusion() == whole).all()
+    outer = SemanticEval(3)
+    outer.merge(total)
+    with pytest.raises(InputError, match="merged already"):
+        outer.merge(a)  # inside total already
+
+
+def test_copies_of_an_empty_evaluator_and_a_reset_one_merge_as_shards():
+    from segbench.semantic import SemanticEval
+
+    rng = np.random.default_rng(3)
+    gt, pred = rng.integers(0, 3, (2, 8, 8)), rng.integers(0, 3, (2, 8, 8))
+    workers = [copy.deepcopy(SemanticEval(3)) for _ in range(3)]
+    total = SemanticEval(3)
+    for w in workers:
+        w.update(pred, gt)
+        total.merge(pickle.loads(pickle.dumps(w)))
+    reused, again = SemanticEval(3), SemanticEval(3)
+    for _ in range(3):
+        reused.update(pred, gt)
+        again.merge(reused.state_dict())
+        reused.reset()
+    one = SemanticEval(3)
+    for _ in range(3):
+        one.update(pred, gt)
+    assert (total.confusion() == one.confusion()).all()
+    assert (again.confusion() == one.confusion()).all()
+
+
+def test_a_boundary_evaluator_merged_twice_is_refused_without_ids():
+    import segbench
+
+    rng = np.random.default_rng(0)
+    gt = np.zeros((32, 32), bool)
+    gt[16, :] = True
+    ev = segbench.BoundaryEval()
+    ev.update(rng.random((32, 32)), gt)
+    total = segbench.BoundaryEval()
+    total.merge(ev.state_dict())
+    with pytest.raises(InputError, match="merged already"):
+        total.merge(ev.state_dict())
