@@ -141,6 +141,35 @@ def test_site_ranks_a_run_of_weighted_f_in_its_own_table(runs, tmp_path, capsys)
 
 
 
+def test_site_orders_images_by_the_f_of_one_setting(runs, tmp_path, capsys):
+    """QA: the hardest images took each image's best F over every run, a lenient
+    tolerance's F (another measure) beside the BSR protocol's."""
+    import csv
+    import re
+
+    lenient = tmp_path / "lenient" / "gm"
+    maps = runs["root"].parent / "maps" / "gm"
+    gt = runs["root"] / "groundTruth" / "test"
+    assert main(["boundary", "--gt", str(gt), "--pred", str(maps), "--out", str(lenient),
+                 "--no-plot", "--quiet", "--max-dist", "0.05"]) == 0
+    site = tmp_path / "site"
+    assert main(["site", "--gt", str(runs["root"]), "--results", str(runs["a"]),
+                 str(lenient), "--out", str(site), "--quiet"]) == 0
+    capsys.readouterr()
+
+    def per_image_f(run):
+        with open(run / "per_item_boundary.csv", newline="") as f:
+            return {row["id"]: float(row["f"]) for row in csv.DictReader(f)}
+
+    plain, loose = per_image_f(runs["a"]), per_image_f(lenient)
+    assert any(loose[i] > plain[i] + 0.01 for i in plain)  # the test can tell them apart
+    shown = dict(re.findall(r'<a href="[^"]+\.html">([^<]+)</a> <span class="score" '
+                            r'title="best F">([0-9.]+)</span>',
+                            (site / "images" / "index.html").read_text()))
+    assert shown and {i: float(v) for i, v in shown.items()} == \
+        {i: pytest.approx(plain[i], abs=6e-4) for i in shown}
+
+
 def test_site_warns_of_a_run_of_none_of_its_images(runs, tmp_path, capsys):
     """QA (helper-47): a run of another split was ranked as a row of dashes ("0 of 200
     images shown") without a word."""

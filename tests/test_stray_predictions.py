@@ -70,6 +70,12 @@ def test_semantic_names_prediction_files_of_no_image(tmp_path, capsys):
     (pred / "c.png").unlink()
     assert main(args) == 0
     assert "not scored" not in capsys.readouterr().err
+    # a failing run says its error alone, as the engine's benchmarks do
+    Image.fromarray(labels).save(pred / "c.png")
+    Image.fromarray(labels + 7).save(pred / "b.png")  # label 9 of 3 classes
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "b.png" in err and "not scored" not in err
 
 
 def test_pair_folders_leaves_them_out_with_a_note(tmp_path, caplog):

@@ -29,7 +29,7 @@ from ._inputs import (
     with_images,
 )
 from ._memory import BoundaryMap, memory_item, memory_prediction, memory_sample, to_numpy
-from ._pairs import LabelMapFolder, pair_folders, predictions_by_suffix
+from ._pairs import LabelMapFolder, pair_folders, predictions_by_suffix, stray_by_suffix
 from .bsds import (
     BSDS300,
     BSDS500,
@@ -108,6 +108,7 @@ __all__ = [
     "pair_predictions",
     "parse_ids",
     "predictions_by_suffix",
+    "stray_by_suffix",
     "run_name",
     "safe_extract",
     "sanitize_html",

@@ -267,6 +267,17 @@ def predictions_by_suffix(
     return {k: found[k][0] for k in ids}
 
 
+def stray_by_suffix(
+    pred_dir: str | PathLike, all_ids, *, suffix: str = ".png", recursive: bool = False
+) -> str | None:
+    """The note :func:`predictions_by_suffix` logs for ``all_ids``, or None: for a
+    caller that says it once its run is done (a failing run then says its error
+    alone)."""
+    pred_dir = Path(pred_dir)
+    found = _listing(pred_dir, suffix, recursive, "prediction", folders=False)
+    return stray_predictions(pred_dir, {k: v[0] for k, v in found.items()}, all_ids)
+
+
 def pair_folders(
     gt_dir: str | PathLike,
     pred_dir: str | PathLike,

@@ -929,7 +929,16 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
                 "notes": notes,
             }
         )
-    entries = _image_entries(ids, infos, runs)
+    # best F of an image among runs of one setting: an F at another alpha, tolerance
+    # or calibration is another measure (the BSR protocol's, when any run has it)
+    main_settings = min(
+        {settings_of(r) for r in runs},
+        key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)),
+        default=None,
+    )
+    entries = _image_entries(
+        ids, infos, [r for r in runs if settings_of(r) == main_settings]
+    )
     hard, easy = _order(entries, True), _order(entries, False)
     base = {
         "site_title": title,

@@ -113,6 +113,7 @@ def evaluate_semantic(
         parse_ids,
         predictions_by_suffix,
         run_name,
+        stray_by_suffix,
     )
     from ..engine import run
     from ..semantic import SEMANTIC
@@ -130,9 +131,7 @@ def evaluate_semantic(
         gt = LabelMapFolder(gt, suffix=gt_suffix, recursive=recursive)
     wanted = parse_ids(ids)
     dataset = gt if wanted is None else gt.subset(wanted)
-    preds = predictions_by_suffix(
-        dataset, pred, suffix=pred_suffix, recursive=recursive, all_ids=gt.ids()
-    )
+    preds = predictions_by_suffix(dataset, pred, suffix=pred_suffix, recursive=recursive)
     (result,) = run(
         SEMANTIC,
         dataset,
@@ -148,4 +147,10 @@ def evaluate_semantic(
         options={"ci": ci_settings(ci)} if ci else None,
         pred_dir=pred,
     )
+    # said once the run is done, as the engine says it of the other benchmarks
+    note = stray_by_suffix(pred, gt.ids(), suffix=pred_suffix, recursive=recursive)
+    if note:
+        import logging
+
+        logging.getLogger("segbench").info(note)
     return result
