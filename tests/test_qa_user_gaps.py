@@ -223,3 +223,32 @@ def test_a_boundary_evaluator_merged_twice_is_refused_without_ids():
     total.merge(ev.state_dict())
     with pytest.raises(InputError, match="merged already"):
         total.merge(ev.state_dict())
+
+
+# --- masked arrays ----------------------------------------------------------------------
+
+
+def test_masked_arrays_with_pixels_masked_are_refused_and_others_read():
+    import segbench
+    from segbench.io import as_prediction
+    from segbench.semantic import SemanticEval
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, (8, 8))
+    masked = np.ma.masked_array(labels, mask=np.zeros((8, 8), bool))
+    ev = SemanticEval(3)
+    ev.update(labels, masked)  # nothing masked: read as its data
+    assert ev.results()["n_pixels"] == 64
+    masked[:4] = np.ma.masked
+    with pytest.raises(InputError, match="32 pixel.s. masked"):
+        ev.update(labels, masked)
+    gt = np.zeros((32, 32), bool)
+    gt[16] = True
+    soft = np.ma.masked_array(rng.random((32, 32)), mask=np.zeros((32, 32), bool))
+    soft[:8] = np.ma.masked
+    with pytest.raises(InputError, match="mask would be ignored"):
+        segbench.BoundaryEval().update(soft, gt)
+    with pytest.raises(InputError, match="^gt: a masked array"):
+        segbench.BoundaryEval().update(rng.random((32, 32)), np.ma.masked_array(gt, gt))
+    with pytest.raises(InputError, match="mask would be ignored"):
+        as_prediction(soft)

@@ -22,6 +22,41 @@ def first_names(names, most: int = 3) -> str:
 CLIENT_GONE = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, TimeoutError)
 
 
+def is_masked_array(obj) -> bool:
+    """Whether ``obj`` is a ``numpy.ma.MaskedArray``, without importing ``numpy.ma``
+    (none exists before it is imported; the semantic command starts without it)."""
+    import sys
+
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(obj, ma.MaskedArray)
+
+
+def refuse_masked(arr, what: str) -> None:
+    """InputError for a masked array with a pixel masked: every benchmark reads every
+    pixel, so its mask would be dropped without a word. One without any pixel masked
+    passes (the caller reads its data).
+
+    Parameters
+    ----------
+    arr : object
+        Anything; only a ``numpy.ma.MaskedArray`` is looked at.
+    what : str
+        How the message names it.
+    """
+    if not is_masked_array(arr):
+        return
+    import numpy as np
+
+    n = int(np.ma.count_masked(arr))
+    if n:
+        raise InputError(
+            f"{what}: a masked array with {n} pixel(s) masked; the benchmarks read "
+            "every pixel, so the mask would be ignored: fill it (np.ma.filled(x, "
+            "value)), or mark ground-truth pixels to ignore with the ignore label "
+            "(semantic: ignore_index)"
+        )
+
+
 class SegbenchError(Exception):
     """Base class of segbench's own errors."""
 

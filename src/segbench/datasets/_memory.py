@@ -10,12 +10,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, is_masked_array, refuse_masked
 from ._edges import _load_edge_files, sniff_file, thin_structures
 from ._inputs import Sample
 from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
 
-__all__ = ["BoundaryMap", "memory_item", "memory_prediction", "memory_sample", "to_numpy"]
+__all__ = [
+    "BoundaryMap",
+    "memory_item",
+    "memory_prediction",
+    "memory_sample",
+    "to_numpy",
+]
 
 
 def to_numpy(obj, what: str = "array") -> np.ndarray:
@@ -36,6 +42,9 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
     InputError
         If it cannot be read as one rectangular numeric array.
     """
+    if is_masked_array(obj):
+        refuse_masked(obj, what)
+        return np.ma.getdata(obj)
     if isinstance(obj, np.ndarray):
         return obj
     if all(callable(getattr(obj, m, None)) for m in ("detach", "cpu", "numpy")):
