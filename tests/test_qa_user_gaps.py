@@ -252,3 +252,13 @@ def test_masked_arrays_with_pixels_masked_are_refused_and_others_read():
         segbench.BoundaryEval().update(rng.random((32, 32)), np.ma.masked_array(gt, gt))
     with pytest.raises(InputError, match="mask would be ignored"):
         as_prediction(soft)
+
+
+def test_compare_of_a_sweep_folder_says_what_it_is(synth, tmp_path, capsys):
+    root, _ = synth
+    sweep = tmp_path / "sweep"
+    assert main(["superpixel-sweep", "--gt", str(root), "--split", "val", "--k", "10,20",
+                 "--out", str(sweep), "--no-plot", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(sweep), str(sweep)]) == 2
+    assert "a superpixel-sweep folder (sweep.json" in capsys.readouterr().err

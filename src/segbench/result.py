@@ -207,7 +207,9 @@ class Result:
         this process, which carry their records, or run folders): paired bootstrap
         differences and image-by-image tests, a :class:`segbench.comparison.Comparison`.
         ``options`` as :func:`segbench.compare` (``resamples``, ``level``, ``seed``,
-        ``ids``, ``per_image``)."""
+        ``ids``, ``per_image``). A result streamed in memory names no ground-truth
+        files: the runs' image ids are checked, and a UserWarning says that the
+        ground truth could not be."""
         # the comparison layer sits above the result shape: its function reaches
         # here through the slot segbench/__init__.py fills, not an import
 

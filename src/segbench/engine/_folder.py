@@ -316,6 +316,13 @@ class RunFolder:
             if self.file is not None:
                 raise InputError("file not found", self.file)
             what = "no result file" if family is None else f"no {family} result"
+            if (self.path / "sweep.json").is_file():  # superpixel-sweep's folder
+                raise InputError(
+                    "a superpixel-sweep folder (sweep.json: curves over K), not a "
+                    f"benchmark run ({what}: result_<family>.json); compare and site "
+                    "take runs of 'segbench superpixel' at one K each",
+                    self.path,
+                )
             raise InputError(f"not a run folder ({what}: result_<family>.json)", self.path)
         return Result.from_json(found)
 
