@@ -262,3 +262,22 @@ def test_compare_of_a_sweep_folder_says_what_it_is(synth, tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(sweep), str(sweep)]) == 2
     assert "a superpixel-sweep folder (sweep.json" in capsys.readouterr().err
+
+
+def test_the_first_bad_file_is_named_when_it_is_met(synth, tmp_path, capsys):
+    """A run of many images named its bad files only at its end; the first is now
+    said at once (the run goes on and still names them all at its end)."""
+    from segbench.io import write_soft_map
+
+    root, items = synth
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    for item in items:
+        write_soft_map(pred / f"{item.iid}.png", np.full(item.image.shape[:2], 0.5))
+    (pred / "synth001.png").write_text("not a png")
+    assert main(["boundary", "--gt", str(root / "groundTruth" / "val"), "--pred",
+                 str(pred), "--quiet"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[0].startswith("segbench: warning: ") and "the run goes on" in lines[0]
+    assert lines[0].count("synth001.png") == 1
+    assert lines[-1].startswith("segbench: error: ") and "synth001.png" in lines[-1]

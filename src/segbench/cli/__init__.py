@@ -185,8 +185,21 @@ class _Notes:
     def __enter__(self):
         import logging
 
+        class AboveTheBar(logging.StreamHandler):
+            """A note said while a progress bar is drawn goes on a line of its own
+            above it (tqdm.write), not onto the bar's line."""
+
+            def emit(self, record):
+                tqdm = sys.modules.get("tqdm")
+                if tqdm is None or not getattr(tqdm.tqdm, "_instances", None):
+                    return super().emit(record)
+                try:
+                    tqdm.tqdm.write(self.format(record), file=self.stream)
+                except Exception:  # noqa: BLE001 - as logging's own handlers do
+                    self.handleError(record)
+
         self._log = logging.getLogger("segbench")
-        self._handler = logging.StreamHandler(sys.stderr)
+        self._handler = AboveTheBar(sys.stderr)
         self._handler.setFormatter(logging.Formatter("segbench: %(message)s"))
         self._saved = (self._log.level, self._log.propagate)
         self._log.addHandler(self._handler)

@@ -551,6 +551,14 @@ def run(
                     _evaluate_group, todo, executor=ex, progress=progress, desc=desc
                 ):
                     if isinstance(recs, _Bad):
+                        if not failed and len(todo) > 1:  # said now, not at the end
+                            log.warning(
+                                "warning: %s; the run goes on, and names every image "
+                                "it could not score at its end",
+                                InputError(recs.problem, recs.path)
+                                if recs.path and not recs.problem.startswith(recs.path)
+                                else recs.problem,
+                            )
                         failed[iid] = recs
                         continue
                     for (f, _), rec in zip(jobs_of[iid], recs):
