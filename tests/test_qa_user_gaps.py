@@ -281,3 +281,80 @@ def test_the_first_bad_file_is_named_when_it_is_met(synth, tmp_path, capsys):
     assert lines[0].startswith("segbench: warning: ") and "the run goes on" in lines[0]
     assert lines[0].count("synth001.png") == 1
     assert lines[-1].startswith("segbench: error: ") and "synth001.png" in lines[-1]
+
+
+# --- QA round of 2026-12-07 night (helper-50): streaming evaluators -----------------------
+
+
+def test_boundary_eval_takes_the_presets_nms_unless_given(synth):
+    """BoundaryEval(protocol='nyud') recorded the preset but scored without its NMS
+    (nms defaulted to False over the preset's)."""
+    import segbench
+    from segbench.api import protocol_params
+
+    root, items = synth
+    preset = protocol_params("boundary", "nyud")["nms"]
+    assert isinstance(preset, dict) and preset["r"] == 4
+    rng = np.random.default_rng(1)
+    maps = {it.iid: rng.random(it.image.shape[:2]) for it in items}
+    gt = root / "groundTruth" / "val"
+    ev = segbench.BoundaryEval(protocol="nyud")
+    for iid, m in maps.items():
+        ev.update(m, str(gt / f"{iid}.mat"))
+    assert ev.params["nms"]["r"] == 4
+    folder = segbench.evaluate("boundary", gt=gt, pred=maps, protocol="nyud",
+                               progress=False)
+    assert ev.compute().metrics["ODS"] == folder.metrics["ODS"]
+    assert segbench.BoundaryEval(protocol="nyud", nms=False).params["nms"] in (None, False)
+    assert segbench.BoundaryEval().params["nms"] in (None, False)
+
+
+def test_graded_edge_arrays_in_memory_are_read_as_their_png_is(synth, tmp_path):
+    """A uint8 ground truth of anti-aliased strokes was read as a label map in memory
+    (each grey level a region), while its PNG is an edge map cut at half scale."""
+    from scipy import ndimage
+
+    import segbench
+
+    _, items = synth
+    rng = np.random.default_rng(2)
+    mem, files = segbench.BoundaryEval(), segbench.BoundaryEval()
+    for it in items:
+        from segbench.primitives import seg2bdry
+
+        bdry = np.asarray(seg2bdry(it.segmentations[0]), float)
+        graded = np.clip(ndimage.gaussian_filter(bdry, 0.5) * 510, 0, 255).astype(np.uint8)
+        assert len(np.unique(graded)) > 3
+        Image.fromarray(graded).save(tmp_path / f"{it.iid}.png")
+        pb = rng.random(graded.shape)
+        mem.update(pb, [graded], ids=it.iid)
+        files.update(pb, str(tmp_path / f"{it.iid}.png"), ids=it.iid)
+    a, b = mem.compute().metrics, files.compute().metrics
+    assert a.keys() == b.keys()
+    assert all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]) for k in a)  # NaN R50
+
+
+def test_an_earlier_updates_error_raised_by_a_later_update_keeps_the_later_one(synth):
+    """With workers, update 2 raised update 1's error (found in the pool) and its own
+    image was dropped without a word: a loop that catches the error lost a batch."""
+    import time
+
+    import segbench
+
+    root, items = synth
+    gt = root / "groundTruth" / "val"
+    rng = np.random.default_rng(4)
+    ev = segbench.BoundaryEval(workers=2)
+    ev.update(rng.random((64, 48)), str(gt / "synth000.mat"), ids="bad")  # transposed
+    deadline = time.time() + 30
+    while ev._pending and not ev._pending[0][1].done() and time.time() < deadline:
+        time.sleep(0.01)  # the model's forward pass: the pool finds the error
+    raised = []
+    for iid in ("synth001", "synth002"):
+        try:
+            ev.update(rng.random((48, 64)), str(gt / f"{iid}.mat"), ids=iid)
+        except InputError as exc:
+            raised.append(str(exc))
+    assert len(raised) == 1 and "nothing of update 1 is counted" in raised[0]
+    assert "update 2, is counted" in raised[0]
+    assert [r["id"] for r in ev.compute().per_item] == ["synth001", "synth002"]

@@ -27,8 +27,10 @@ def is_masked_array(obj) -> bool:
     (none exists before it is imported; the semantic command starts without it)."""
     import sys
 
-    ma = sys.modules.get("numpy.ma")
-    return ma is not None and isinstance(obj, ma.MaskedArray)
+    # (None while another thread imports numpy.ma: no masked array exists before its
+    # class does)
+    masked = getattr(sys.modules.get("numpy.ma"), "MaskedArray", None)
+    return masked is not None and isinstance(obj, masked)
 
 
 def refuse_masked(arr, what: str) -> None:

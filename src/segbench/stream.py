@@ -136,6 +136,9 @@ class _StreamEval(StreamEvalBase):
         self._named: set = set()
         self._call_of: list = []  # the update each slot came from (0: merged)
         self._calls = 0
+        # an earlier update's error found while a later one is added: raised once
+        # that one is counted, so a loop that catches it loses no batch of its own
+        self._late: InputError | None = None
 
     def _restore(self) -> None:
         self._pending = deque()
@@ -259,6 +262,7 @@ class _StreamEval(StreamEvalBase):
                 check_same_shape(p, item.annotations[0].shape, labels[k])
             samples.append(memory_sample(item, p))
         self._add_call(samples, wanted, labels)
+        self._raise_late()
 
     def _ids_of(self, ids, gts, n: int) -> list:
         from .datasets import DatasetItem
@@ -340,11 +344,15 @@ class _StreamEval(StreamEvalBase):
         # a bounded queue: a loop faster than the pool waits here rather than holding
         # every map it produced
         while len(self._pending) > max(16, 8 * self._workers):
-            self._settle(self._pending[0][0], block=True)
+            self._settle(self._pending[0][0], block=True, current=call)
 
-    def _settle(self, index: int, *, block: bool, raise_errors: bool = True) -> bool:
+    def _settle(
+        self, index: int, *, block: bool, raise_errors: bool = True, current=None
+    ) -> bool:
         """Move the oldest pending task's record into the state (if done, or waiting
-        with ``block``); True if it was settled."""
+        with ``block``); True if it was settled. While update ``current`` is added
+        (0: one about to be), an earlier update's error is kept for
+        :meth:`_raise_late` instead of raised."""
         idx, future, label, source = self._pending[0]
         if not block and not future.done():
             return False
@@ -354,11 +362,15 @@ class _StreamEval(StreamEvalBase):
         except InputError as exc:
             call = self._drop_call(idx)
             if raise_errors:  # the update and index; a file only if one is to blame
-                raise InputError(
+                err = InputError(
                     f"{label}: {exc.problem} (nothing of update {call} is "
                     "counted; correct it and send it again)",
                     None if exc.path == source else exc.path,
-                ) from None
+                )
+                if current is not None and call != current:
+                    self._late = self._late or err
+                    return True
+                raise err from None
         except BaseException:
             self._drop_call(idx)
             if raise_errors:
@@ -383,10 +395,28 @@ class _StreamEval(StreamEvalBase):
         self._ids[idx] = False  # marks a failed slot, dropped by _items
 
     def _harvest(self) -> None:
-        while self._pending and self._settle(self._pending[0][0], block=False):
+        """Settle the tasks done, before an update is added (their errors kept)."""
+        while self._pending and self._settle(self._pending[0][0], block=False, current=0):
             pass
 
+    def _raise_late(self, counted: bool = True) -> None:
+        """Raise the error of an earlier update found while a later one was added:
+        once that one is counted (``counted``: the message says so), or as it is."""
+        late, self._late = self._late, None
+        if late is not None and counted:
+            raise InputError(
+                f"{late.problem}; the update that raised this, update {self._calls}, "
+                "is counted",
+                late.path,
+            )
+        if late is not None:
+            raise late
+
     def _drain(self, raise_errors: bool = True) -> None:
+        if raise_errors:
+            self._raise_late(counted=False)
+        else:
+            self._late = None
         first = None
         while self._pending:
             try:
@@ -633,11 +663,15 @@ class BoundaryEval(_StreamEval):
     max_dist : float, optional
         Matching tolerance, a fraction of the image diagonal (default: the protocol's,
         0.0075).
-    nms : bool or dict, default False
-        Thin raw soft maps with Dollar's edge NMS first (``segbench boundary --nms``);
-        a dict of settings as :func:`segbench.boundary.edge_nms`.
-    protocol : {'bsr', 'bsds300'}, default 'bsr'
-        A preset of the protocol (:data:`segbench.boundary.PROTOCOLS`).
+    nms : bool or dict, optional
+        Thin raw soft maps with Dollar's edge NMS first (``segbench boundary --nms``):
+        True for Dollar's settings, a dict of settings as
+        :func:`segbench.boundary.edge_nms`, False for none. Default: the protocol's
+        (none for ``bsr``; the dataset presets' own, as ``--preset``).
+    protocol : str, default 'bsr'
+        A preset of the protocol, any of :data:`segbench.boundary.PROTOCOLS`
+        (``'bsr'``, ``'bsds300'``, the edge datasets' ``'bsds500'``, ``'nyud'``, ...):
+        its values fill every parameter not given.
     workers : int, default 0
         0: each image is counted in :meth:`update`. N: counted by N background threads
         (the compiled kernels release the GIL), so ``update`` returns at once and the
@@ -680,7 +714,7 @@ class BoundaryEval(_StreamEval):
         *,
         thresholds=None,
         max_dist: float | None = None,
-        nms=False,
+        nms=None,
         protocol: str = "bsr",
         workers: int = 0,
         bits=None,
@@ -695,7 +729,8 @@ class BoundaryEval(_StreamEval):
             given.update(_thresholds_param(thresholds, "BoundaryEval", lists=True))
         if max_dist is not None:
             given["max_dist"] = max_dist
-        given["nms"] = nms
+        if nms is not None:  # else the protocol's, as --preset without --nms
+            given["nms"] = nms
         unknown = set(given) - set(BOUNDARY.defaults) - set(BOUNDARY.summary_defaults)
         if unknown:
             raise InputError(
@@ -999,6 +1034,7 @@ class SemanticBoundaryEval(_StreamEval):
                 )
             )
         self._add_call(samples, wanted, labels)
+        self._raise_late()
 
     @staticmethod
     def _batch(maps, what: str) -> list:

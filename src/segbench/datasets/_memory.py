@@ -74,7 +74,9 @@ def _annotation(obj, what: str):
     """One annotator's map: an object with ``boundaries`` or ``segmentation`` as it is;
     a bool array as a boundary map, and so one of only 0 and one other value (0/1, a
     ``.mat``'s ``Boundaries``; 0/255, an edge image) whose nonzero pixels are thin
-    lines (read as a file of it is, :func:`._edges.sniff_file`); other whole numbers,
+    lines (read as a file of it is, :func:`._edges.sniff_file`), and a graded uint8 or
+    uint16 map of thin lines (edges at half of full scale, as its image file); other
+    whole numbers,
     and two values whose nonzero pixels are regions, as a label map, every label a
     region (0 included, as a label-map image is read; a ``.mat`` path keeps BSDS's 0
     as unlabelled)."""
@@ -103,6 +105,13 @@ def _annotation(obj, what: str):
         # as PyTorch datasets number them)
         if (hi <= 1 or (arr[on] == hi).all()) and thin_structures(arr):
             return BoundaryMap(on, what)
+        # graded 8- or 16-bit strokes (anti-aliased edges): edges at half of full
+        # scale, as the image file of them is read (sniff_file, read_edge_map)
+        if arr.dtype in (np.uint8, np.uint16) and thin_structures(arr):
+            from ..io import binarize_edges
+
+            full = 255 if arr.dtype == np.uint8 else 65535
+            return BoundaryMap(binarize_edges(arr, full), what)
     if lo < 0:
         raise InputError(f"{what} has negative labels")
     from ..primitives import compact_labels
@@ -126,7 +135,9 @@ def memory_item(gt, iid: str, what: str = "ground truth") -> DatasetItem:
         an object with ``boundaries``/``segmentation`` (:class:`Annotation`), a bool
         boundary map, a map of 0 and one other value whose nonzero pixels are thin
         lines (0/1 as a ``.mat``'s ``Boundaries``, or an edge image saved as 0/255: a
-        boundary map, as the file is read), or an integer label map (two values whose
+        boundary map, as the file is read), a graded uint8/uint16 map of thin lines
+        (anti-aliased edges: boundaries at half of full scale, as the file is read),
+        or an integer label map (two values whose
         nonzero pixels are regions too: two segments numbered from 0); a label map is a
         segmentation, its boundaries ``thin(seg2bdry(seg))`` as in every official
         file. One 2-D map is one annotator.

@@ -36,7 +36,7 @@ from ._atomic import (
     ensure_dir,
     write_if_changed,
 )
-from ._edge_maps import EDGE_MAP_EXTS, read_edge_map
+from ._edge_maps import EDGE_MAP_EXTS, binarize_edges, read_edge_map
 from ._files import (
     FolderNamedLikeAFile,
     check_all_present,
@@ -98,6 +98,7 @@ __all__ = [
     "EDGE_MAP_EXTS",
     "MAX_PIXELS",
     "read_edge_map",
+    "binarize_edges",
     "claim_folder",
     "copy_file",
     "image_size",

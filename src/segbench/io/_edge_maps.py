@@ -78,7 +78,7 @@ def read_edge_map(
     ext = path.suffix.lower()
     if ext in (".npy", ".mat"):
         values = _array_values(path, ext, variable)
-        return _binarize(values, 1.0, threshold, path)
+        return binarize_edges(values, 1.0, threshold)
     if ext not in EDGE_MAP_EXTS:
         raise InputError(
             f"unsupported ground-truth edge-map file type {path.suffix!r}; "
@@ -99,7 +99,7 @@ def read_edge_map(
         )
     pixels = single_channel(pixels, mode, path, "an edge map")
     full = 65535 if sixteen else _GRAY_SCALE.get(mode, 255)
-    return _binarize(pixels, full, threshold, path)
+    return binarize_edges(pixels, full, threshold)
 
 
 def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
@@ -140,10 +140,25 @@ def _array_values(path: Path, ext: str, variable: str | None) -> np.ndarray:
     return arr
 
 
-def _binarize(
-    values: np.ndarray, full: float, threshold: float | None, path: Path
+def binarize_edges(
+    values: np.ndarray, full: float, threshold: float | None = None
 ) -> np.ndarray:
-    """The rule of :func:`read_edge_map`'s Notes."""
+    """An edge map's boundary pixels by the rule of :func:`read_edge_map`'s Notes.
+
+    Parameters
+    ----------
+    values : (H, W) array of bool, integers or floats
+        The stored values (bool: returned as they are).
+    full : float
+        Their full scale: 255 for 8-bit, 65535 for 16-bit, 1 for floats.
+    threshold : float in (0, 1], optional
+        A boundary where ``value / full >= threshold``; None: nonzero for a binary
+        map (0 and one other value), 0.5 of full scale for a graded one.
+
+    Returns
+    -------
+    (H, W) ndarray of bool
+    """
     if values.dtype == bool:
         return np.ascontiguousarray(values)
     if threshold is None:
