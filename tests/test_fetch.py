@@ -669,3 +669,57 @@ def test_ctrl_c_during_fetch_speaks_of_the_download(monkeypatch, capsys):
     monkeypatch.setattr(fetch_mod, "fetch", interrupted)
     assert main(["fetch", "bsds500", "--dest", "unused"]) == 130
     assert "resume the download" in capsys.readouterr().err
+
+
+# --- QA round of 2026-12-07 night (helper-50) -----------------------------------------
+
+
+def test_a_hand_copied_archive_stays_and_a_bad_one_is_set_aside(server, mini500, tmp_path):
+    src = _source(server, mini500, sha=_sha(mini500))
+    dest = tmp_path / "hand"
+    dest.mkdir()
+    (dest / "BSR_bsds500.tgz").write_bytes(mini500)
+    n = len(server.requests)
+    fetch(src, dest, progress=False)
+    assert len(server.requests) == n  # used, not downloaded
+    assert (dest / "BSR_bsds500.tgz").read_bytes() == mini500  # and kept: the user's
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "BSR_bsds500.tgz").write_bytes(b"my own notes, not the archive")
+    fetch(src, bad, progress=False)
+    assert (bad / "BSR_bsds500.tgz.refused").read_bytes() == b"my own notes, not the archive"
+    assert not (bad / "BSR_bsds500.tgz").exists()  # the one it downloaded is removed
+
+
+def test_a_file_changed_in_place_is_noticed_and_named(server, mini500, tmp_path):
+    src = _source(server, mini500, sha=_sha(mini500))
+    root = fetch(src, tmp_path, progress=False)
+    f = root / "images" / "test" / "synth000.png"
+    data = bytearray(f.read_bytes())
+    data[-20] ^= 0xFF  # same size, other bytes
+    f.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="differ from the archive's.*synth000.png"):
+        fetch(src, tmp_path, progress=False)
+
+
+def test_fetch_expands_the_home_folder(server, mini500, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    src = _source(server, mini500, sha=_sha(mini500))
+    root = fetch(src, "~/data", progress=False)
+    assert root == tmp_path / "home" / "data" / "BSR" / "BSDS500" / "data"
+    assert not (tmp_path / "~").exists()
+
+
+def test_a_second_fetch_into_the_folder_at_once_is_refused(server, mini500, tmp_path):
+    from segbench.io import hold_lock, release_lock
+
+    src = _source(server, mini500, sha=_sha(mini500))
+    (tmp_path / ".segbench-fetch").mkdir()
+    held = hold_lock(tmp_path / ".segbench-fetch" / "mini500.lock", "busy{holder}")
+    try:  # flock is per open file: a second open in this process is refused too
+        with pytest.raises(InputError, match="another segbench fetch of mini500"):
+            fetch(src, tmp_path, progress=False)
+    finally:
+        release_lock(held)
+    assert fetch(src, tmp_path, progress=False).is_dir()

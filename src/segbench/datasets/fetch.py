@@ -30,7 +30,7 @@ from os import PathLike
 from pathlib import Path
 
 from ..errors import InputError, SegbenchError, first_names
-from ..io import atomic_write_bytes
+from ..io import atomic_write_bytes, hold_lock, release_lock
 from ._archive import DEFAULT_MAX_BYTES, _ensure_dir, safe_extract
 from .bsds import BSDS300, BSDS500
 
@@ -210,22 +210,31 @@ def _check_scheme(url: str) -> None:
         raise InputError(f"unsupported URL {url!r}: expected http://, https:// or file://")
 
 
-def _verify(path: Path, size: int | None, sha256: str | None, url: str) -> str:
-    """Check size and digest; return the digest. Removes the file on a mismatch."""
+def _verify(
+    path: Path, size: int | None, sha256: str | None, url: str, *, remove: bool = True
+) -> str:
+    """Check size and digest; return the digest. Removes the file on a mismatch
+    (``remove``: a download; a file found in place is the caller's to keep)."""
     actual = path.stat().st_size
     if size is not None and actual != size:
-        path.unlink()
+        if remove:
+            path.unlink()
         raise FetchError(
-            f"{url}: downloaded {actual} bytes but expected {size}; the "
-            "file was removed, rerun to download it again"
+            f"{url}: downloaded {actual} bytes but expected {size}; the file was "
+            "removed, rerun to download it again"
+            if remove
+            else f"{path.name} holds {actual} bytes, not the archive's {size}"
         )
     digest = sha256_file(path)
     if sha256 is not None and digest != sha256:
-        path.unlink()
+        if remove:
+            path.unlink()
         raise FetchError(
             f"{url}: SHA-256 mismatch: expected {sha256}, got {digest}; "
             "the file was removed (a corrupt or tampered download, or a "
             "changed archive)"
+            if remove
+            else f"{path.name} has SHA-256 {digest}, not the archive's {sha256}"
         )
     return digest
 
@@ -356,10 +365,14 @@ def download(
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         try:
-            return path, _verify(path, size, sha256, url)
+            return path, _verify(path, size, sha256, url, remove=False)
         except FetchError as exc:
+            # kept (perhaps copied there by hand), never overwritten
+            refused = path.with_name(path.name + ".refused")
+            os.replace(path, refused)
             print(
-                f"segbench: {path.name} did not verify, downloading again ({exc})",
+                f"segbench: {path.name} did not verify ({exc}); moved to "
+                f"{refused.name}, downloading again",
                 file=sys.stderr,
             )
     part = path.with_name(path.name + ".part")
@@ -435,12 +448,16 @@ def _complete(dest: Path, source: Source, expected: list[Archive]) -> Path | Non
             return None
         if want.size is not None and got.get("size") != want.size:
             return None
+    mtimes = rec.get("mtimes", {})  # (not in the records of older versions)
     for rel, nbytes in rec.get("files", {}).items():
         p = dest / rel
         try:
-            if p.is_symlink() or p.stat().st_size != nbytes:
-                return None
+            st = p.lstat()
         except OSError:
+            return None
+        if p.is_symlink() or st.st_size != nbytes:
+            return None
+        if rel in mtimes and st.st_mtime_ns != mtimes[rel]:  # changed in place
             return None
     return dest / source.root
 
@@ -642,11 +659,57 @@ def fetch(
     ]
     for a in archives:
         _check_scheme(a.url)
-    dest = Path(dest)
+    dest = Path(dest).expanduser()  # ("~/data" from Python, or quoted on a shell)
     done = _complete(dest, source, archives)
     if done is not None:
         return done
     dest.mkdir(parents=True, exist_ok=True)
+    (dest / MARKER_DIR).mkdir(exist_ok=True)
+    lock = hold_lock(
+        dest / MARKER_DIR / f"{source.name}.lock",
+        "another segbench fetch of " + source.name + " into this folder is running"
+        "{holder}: wait for it to end",
+        dest,
+    )
+    try:
+        return _fetch_locked(
+            source, archives, dest, keep_archive, progress, retries, timeout, max_bytes
+        )
+    finally:
+        release_lock(lock)
+        if lock is not None:  # a failed fetch leaves nothing in dest
+            (dest / MARKER_DIR / f"{source.name}.lock").unlink(missing_ok=True)
+            try:
+                (dest / MARKER_DIR).rmdir()
+            except OSError:  # it holds a record: kept
+                pass
+
+
+def _hand_copied(archive: Path) -> tuple | None:
+    """(inode, mtime) of an archive in ``dest`` that no fetch downloaded (no source
+    record: copied there by hand), or None. Such a file is used and kept."""
+    try:
+        st = archive.stat()
+    except OSError:
+        return None
+    return None if _source_path(archive).is_file() else (st.st_ino, st.st_mtime_ns)
+
+
+def _fetch_locked(
+    source: Source,
+    archives: list[Archive],
+    dest: Path,
+    keep_archive: bool,
+    progress: bool,
+    retries: int,
+    timeout: float,
+    max_bytes: int,
+) -> Path:
+    """:func:`fetch` once it holds the folder's lock."""
+    done = _complete(dest, source, archives)  # (another call may have finished it)
+    if done is not None:
+        return done
+    hand = {a.filename: _hand_copied(dest / a.filename) for a in archives}
     # unpacked here first, moved into dest only once every check has passed: a damaged
     # or wrong archive leaves nothing in dest, and no file of the user's is replaced
     staging = dest / MARKER_DIR / f"staging-{source.name}"
@@ -664,7 +727,10 @@ def fetch(
                 retries=retries,
                 timeout=timeout,
             )
-            _remember_source(path, a.url, digest)
+            st = path.stat()
+            if hand[a.filename] != (st.st_ino, st.st_mtime_ns):  # downloaded here
+                hand[a.filename] = None
+                _remember_source(path, a.url, digest)
             if a.sha256 is None:
                 print(
                     f"segbench: {a.filename}: SHA-256 {digest} (no expected digest "
@@ -702,13 +768,15 @@ def fetch(
         "root": source.root,
         "archives": records,
         "files": files,
+        "mtimes": {rel: (dest / rel).lstat().st_mtime_ns for rel in files},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     marker = _record_path(dest, source.name)
     marker.parent.mkdir(exist_ok=True)
     atomic_write_bytes(marker, (json.dumps(rec, indent=1) + "\n").encode())
     if not keep_archive:
-        for a in archives:
-            (dest / a.filename).unlink(missing_ok=True)
-            _source_path(dest / a.filename).unlink(missing_ok=True)
+        for a in archives:  # those it downloaded; one copied in by hand is the user's
+            if hand[a.filename] is None:
+                (dest / a.filename).unlink(missing_ok=True)
+                _source_path(dest / a.filename).unlink(missing_ok=True)
     return root

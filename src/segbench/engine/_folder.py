@@ -144,50 +144,22 @@ def lock_run_folder(out):
     InputError
         Another process holds the lock (its pid is named).
     """
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    import os
+    from ..io import hold_lock
 
-    path = Path(out) / RUN_LOCK
-    try:
-        handle = open(path, "a+", encoding="utf-8")
-    except OSError:
-        return None  # (claim_run_folder has already shown the folder writable)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip()
-        handle.close()
-        raise InputError(
-            "another segbench run is writing into this folder"
-            + (f" ({holder})" if holder else "")
-            + ": wait for it to end, or give this run another --out",
-            out,
-        ) from None
-    except OSError:  # no locks here (ENOLCK): as before, unlocked
-        handle.close()
-        return None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}\n")
-    handle.flush()
-    return handle
+    return hold_lock(
+        Path(out) / RUN_LOCK,
+        "another segbench run is writing into this folder{holder}: wait for it to "
+        "end, or give this run another --out",
+        out,
+    )
 
 
 def release_run_folder(handle) -> None:
     """End a lock of :func:`lock_run_folder` (None: nothing to do). The file is left
     empty, so a finished run folder holds the same bytes whatever process ran it."""
-    if handle is None:
-        return
-    try:
-        handle.seek(0)
-        handle.truncate()
-    except OSError:
-        pass
-    handle.close()
+    from ..io import release_lock
+
+    release_lock(handle)
 
 
 def family_of(path: Path) -> str | None:

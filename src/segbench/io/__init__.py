@@ -34,6 +34,8 @@ from ._atomic import (
     claim_folder,
     copy_file,
     ensure_dir,
+    hold_lock,
+    release_lock,
     write_if_changed,
 )
 from ._edge_maps import EDGE_MAP_EXTS, binarize_edges, read_edge_map
@@ -98,6 +100,8 @@ __all__ = [
     "EDGE_MAP_EXTS",
     "MAX_PIXELS",
     "read_edge_map",
+    "hold_lock",
+    "release_lock",
     "binarize_edges",
     "claim_folder",
     "copy_file",

@@ -268,3 +268,71 @@ def claim_folder(
     ):
         atomic_write_text(out / marker, note)
     return out
+
+
+def hold_lock(path: str | PathLike, busy: str, where=None):
+    """Hold ``flock`` on the file ``path`` (made if needed) for this process, or refuse.
+
+    Released when the returned file is closed or the process ends (a killed process
+    leaves no stale lock). Where ``flock`` is not available (Windows) or not
+    supported (some network file systems), or the file cannot be made, nothing is
+    locked.
+
+    Parameters
+    ----------
+    path : path
+        The lock file.
+    busy : str
+        The refusal's text when another process holds it (its pid is added).
+    where : path, optional
+        What the refusal names (default ``path``).
+
+    Returns
+    -------
+    file object or None
+        Keep it open while the work goes on; :func:`release_lock` ends the lock and
+        empties the file (which names the holder's pid while it runs).
+
+    Raises
+    ------
+    InputError
+        Another process holds the lock.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise InputError(
+            busy.format(holder=f" ({holder})" if holder else ""),
+            path if where is None else where,
+        ) from None
+    except OSError:  # no locks here (ENOLCK): unlocked
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def release_lock(handle) -> None:
+    """End a lock of :func:`hold_lock` (None: nothing to do); the file is left empty."""
+    if handle is None:
+        return
+    try:
+        handle.seek(0)
+        handle.truncate()
+    except OSError:
+        pass
+    handle.close()
