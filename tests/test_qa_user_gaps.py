@@ -358,3 +358,36 @@ def test_an_earlier_updates_error_raised_by_a_later_update_keeps_the_later_one(s
     assert len(raised) == 1 and "nothing of update 1 is counted" in raised[0]
     assert "update 2, is counted" in raised[0]
     assert [r["id"] for r in ev.compute().per_item] == ["synth001", "synth002"]
+
+
+# --- QA round of 2026-12-07 night (helper-51): folders at the edges ----------------------
+
+
+def test_a_run_of_another_family_leaves_a_stopped_runs_mark(synth, tmp_path):
+    """A run that stopped while writing its boundary files left the mark; a later
+    region run into the folder removed it, and the mixed boundary files were read."""
+    from segbench.api import read_run
+
+    root, items = synth
+    soft, labels = tmp_path / "soft", tmp_path / "labels"
+    soft.mkdir()
+    labels.mkdir()
+    for it in items:
+        Image.fromarray((np.random.default_rng(0).random(it.image.shape[:2]) * 255)
+                        .astype(np.uint8)).save(soft / f"{it.iid}.png")
+        Image.fromarray(np.asarray(it.segmentations[0]).astype(np.uint8)).save(
+            labels / f"{it.iid}.png")
+    gt, out = str(root / "groundTruth" / "val"), tmp_path / "run"
+    assert main(["boundary", "--gt", gt, "--pred", str(soft), "--out", str(out),
+                 "--name", "algo", "--no-plot", "--quiet"]) == 0
+    # as a boundary rerun stopped midway leaves it
+    (out / ".segbench-writing").write_text("stopped\nfamilies: boundary\n")
+    assert main(["region", "--gt", gt, "--pred", str(labels), "--labels", "--out",
+                 str(out), "--name", "algo", "--quiet"]) == 0
+    assert len(read_run(out, "region").per_item) == 3
+    with pytest.raises(InputError, match="stopped while writing its boundary files"):
+        read_run(out, "boundary")
+    assert main(["boundary", "--gt", gt, "--pred", str(soft), "--out", str(out),
+                 "--name", "algo", "--no-plot", "--quiet"]) == 0
+    assert len(read_run(out, "boundary").per_item) == 3
+    assert not (out / ".segbench-writing").exists()

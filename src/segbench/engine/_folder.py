@@ -121,7 +121,51 @@ def claim_run_folder(out, inputs: Mapping | None = None) -> Path:
 RUN_LOCK = ".segbench-lock"
 #: Present while a run writes its result, per-item and official files, removed after:
 #: a folder that still holds it has files of two runs (the last one stopped midway).
+#: It names the families whose files are being written: a later run of another family
+#: leaves the mark of those it does not rewrite.
 RUN_WRITING = ".segbench-writing"
+_WRITING_NOTE = (
+    "segbench is writing this run's files; if this file stays, the run stopped "
+    "midway and the folder may mix two runs: rerun it\n"
+)
+
+
+def writing_families(out) -> set[str] | None:
+    """The families whose files a run into ``out`` stopped writing (None: none; an
+    empty set: a mark of an older segbench, which named none, so every family)."""
+    try:
+        text = (Path(out) / RUN_WRITING).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("families:"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def mark_writing(out, names) -> None:
+    """Mark ``out`` as being written by the families ``names`` (joining those a stopped
+    run left marked)."""
+    from ..io import atomic_write_text
+
+    marked = writing_families(out) or set()
+    families = " ".join(sorted(marked | set(names)))
+    atomic_write_text(Path(out) / RUN_WRITING, f"{_WRITING_NOTE}families: {families}\n")
+
+
+def unmark_writing(out, names) -> None:
+    """The files of ``names`` are written: their mark goes (the file with the last)."""
+    from ..io import atomic_write_text
+
+    marked = writing_families(out)
+    if marked is None:
+        return
+    left = (marked - set(names)) if marked else set()
+    path = Path(out) / RUN_WRITING
+    if left:
+        atomic_write_text(path, f"{_WRITING_NOTE}families: {' '.join(sorted(left))}\n")
+    else:
+        path.unlink(missing_ok=True)
 
 
 def lock_run_folder(out):
@@ -276,14 +320,17 @@ class RunFolder:
             file).
         """
 
-        if (self.path / RUN_WRITING).exists():
+        found = self.result_file(family)
+        stopped = writing_families(self.path)
+        held = None if found is None else family_of(found)
+        if stopped is not None and (not stopped or held in stopped or held is None):
             raise InputError(
-                "the last run into this folder stopped while writing its files (disk "
-                "full, or killed), so they may mix two runs: rerun the command that "
-                "made it",
+                "the last run into this folder stopped while writing its "
+                + (f"{held} " if stopped and held else "")
+                + "files (disk full, or killed), so they may mix two runs: rerun the "
+                "command that made it",
                 self.path,
             )
-        found = self.result_file(family)
         if found is None:
             if self.file is not None:
                 raise InputError("file not found", self.file)

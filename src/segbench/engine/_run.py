@@ -21,18 +21,19 @@ from ..datasets import (
     stray_predictions,
 )
 from ..errors import ClusterLostError, InputError, first_names
-from ..io import atomic_write_text, normalisation_hint, refuse_unreadable
+from ..io import normalisation_hint, refuse_unreadable
 from ..result import Result, provenance
 from ..spec import Family, common_exts
 from ._executor import map_items, open_executor, scheduler_address
 from ._folder import (
     MAP_FOLDER_MARKERS,
-    RUN_WRITING,
     RunFolder,
     claim_run_folder,
     lock_run_folder,
+    mark_writing,
     release_run_folder,
     result_names,
+    unmark_writing,
 )
 from ._store import ExcludedWarning, RecordStore, fingerprint, record_key, records_digest
 
@@ -607,14 +608,9 @@ def run(
         # every family's items settled before any file is written: a run that leaves no
         # item to score fails whole
         scored = {f.name: scored_ids(f, p, item_ids, records[f.name]) for f, p in resolved}
-        writing = None
-        if out is not None and save_results:
-            writing = Path(out) / RUN_WRITING
-            atomic_write_text(
-                writing,
-                "segbench is writing this run's files; if this file stays, the run stopped "
-                "midway and the folder may mix two runs: rerun it\n",
-            )
+        writing = out is not None and save_results
+        if writing:  # named by family: another family's run leaves this mark alone
+            mark_writing(out, [f.name for f, _ in resolved])
         results = []
         for f, p in resolved:
             ids_f, left_out = scored[f.name]
@@ -656,8 +652,8 @@ def run(
             warn_if_few_resamples(int(ci.get("resamples", DEFAULT_RESAMPLES)))
         if out is not None and save_results:
             folder.note_run(families, where)
-        if writing is not None:
-            writing.unlink(missing_ok=True)
+        if writing:
+            unmark_writing(out, [f.name for f, _ in resolved])
         if stray_note:
             log.info(stray_note)
         return results
