@@ -328,7 +328,7 @@ def test_evaluate_granularity_subsets_and_errors(synth, tmp_path):
     r = evaluate_granularity(gt, kmeans_segmenter, images=img, ids=["synth002"],
                              progress=False)
     assert r.ids == ["synth002"]
-    with pytest.raises(InputError, match="needs the images"):
+    with pytest.raises(InputError, match="needs the photographs"):
         evaluate_granularity(gt, kmeans_segmenter, progress=False)
     with pytest.raises(InputError, match="synth009"):
         evaluate_granularity(gt, kmeans_segmenter, images=img, ids=["synth009"])

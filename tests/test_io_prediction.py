@@ -100,7 +100,7 @@ def test_npy_uint8_and_uint16_scale_like_images(tmp_path):
     (np.array([[1, 2]], np.int64), ("int64", "ambiguous")),
     (np.zeros((2, 3, 1)), ("2-D", "squeeze")),
     (np.zeros((0, 3)), ("empty",)),
-    (np.array([["a"]]), ("unsupported type",)),
+    (np.array([["a"]]), ("holds text, not numbers",)),
 ])
 def test_npy_errors(tmp_path, array, needles):
     np.save(tmp_path / "p.npy", array)

@@ -275,12 +275,15 @@ def test_the_first_bad_file_is_named_when_it_is_met(synth, tmp_path, capsys):
     for item in items:
         write_soft_map(pred / f"{item.iid}.png", np.full(item.image.shape[:2], 0.5))
     (pred / "synth001.png").write_text("not a png")
-    assert main(["boundary", "--gt", str(root / "groundTruth" / "val"), "--pred",
-                 str(pred), "--quiet"]) == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert lines[0].startswith("segbench: warning: ") and "the run goes on" in lines[0]
-    assert lines[0].count("synth001.png") == 1
+    args = ["boundary", "--gt", str(root / "groundTruth" / "val"), "--pred", str(pred)]
+    assert main(args) == 2  # with its progress shown
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "segbench:" in ln]
+    warned = [ln[ln.index("segbench: "):] for ln in lines if "the run goes on" in ln]
+    assert len(warned) == 1 and warned[0].startswith("segbench: warning: ")
+    assert warned[0].count("synth001.png") == 1
     assert lines[-1].startswith("segbench: error: ") and "synth001.png" in lines[-1]
+    assert main([*args, "--quiet"]) == 2  # a script's run: its error alone
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 # --- QA round of 2026-12-07 night (helper-50): streaming evaluators -----------------------

@@ -552,7 +552,8 @@ def run(
                     _evaluate_group, todo, executor=ex, progress=progress, desc=desc
                 ):
                     if isinstance(recs, _Bad):
-                        if not failed and len(todo) > 1:  # said now, not at the end
+                        # said now to one watching the progress, not at the end only
+                        if not failed and progress and len(todo) > 1:
                             log.warning(
                                 "warning: %s; the run goes on, and names every image "
                                 "it could not score at its end",

@@ -434,7 +434,7 @@ def as_prediction(
         return obj
     if is_masked_array(obj):
         refuse_masked(obj, f"{src}: prediction" if src else "prediction")
-        obj = obj.data
+        obj = cast(Any, obj).data
     # a 3-D array is a stack of label maps only when asked: by default it is far more
     # likely an RGB image passed by mistake, which the 2-D check reports
     if isinstance(obj, (list, tuple)) or (
