@@ -1129,7 +1129,7 @@ def test_a_run_that_stops_while_writing_marks_its_folder(tiny_run_inputs, tmp_pa
                  "--nthresh", "3", "--quiet", "--no-plot"]) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert (out / RUN_WRITING).exists()
-    with pytest.raises(InputError, match="stopped while writing its files"):
+    with pytest.raises(InputError, match="stopped while writing its boundary files"):
         read_run(out)
     monkeypatch.undo()
     assert _boundary(gt, pred, out) == 0

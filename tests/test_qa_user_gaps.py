@@ -394,3 +394,54 @@ def test_a_run_of_another_family_leaves_a_stopped_runs_mark(synth, tmp_path):
                  "--name", "algo", "--no-plot", "--quiet"]) == 0
     assert len(read_run(out, "boundary").per_item) == 3
     assert not (out / ".segbench-writing").exists()
+
+
+def test_a_map_rerun_with_other_settings_leaves_no_map_of_the_old_ones(
+    synth, tmp_path, monkeypatch
+):
+    """An nms rerun with new settings, stopped midway, left maps of the old settings
+    under a marker of the new ones, and they were scored without a word."""
+    import segbench.algorithm_folders as af
+
+    _, items = synth
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rng = np.random.default_rng(5)
+    for it in items:
+        Image.fromarray((rng.random(it.image.shape[:2]) * 255).astype(np.uint8)).save(
+            raw / f"{it.iid}.png")
+    out = tmp_path / "maps"
+    af.nms_folder(raw, out, progress=False)
+    assert len(list(out.glob("*.png"))) == 3
+
+    def stopped(job, **options):
+        raise KeyboardInterrupt  # the run is stopped before any map of r=3 is made
+
+    monkeypatch.setattr(af, "_nms_one", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        af.nms_folder(raw, out, r=3, progress=False)
+    assert list(out.glob("*.png")) == []  # none of r=1 left under the marker of r=3
+    monkeypatch.undo()
+    af.nms_folder(raw, out, r=3, progress=False)
+    assert len(list(out.glob("*.png"))) == 3
+
+
+def test_a_map_run_refused_by_the_lock_leaves_the_folders_settings(synth, tmp_path):
+    from segbench.algorithm_folders import nms_folder
+    from segbench.engine import lock_run_folder, release_run_folder
+
+    _, items = synth
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for it in items:
+        Image.fromarray(np.zeros(it.image.shape[:2], np.uint8)).save(raw / f"{it.iid}.png")
+    out = tmp_path / "maps"
+    nms_folder(raw, out, progress=False)
+    marker = (out / ".segbench-nms").read_text()
+    held = lock_run_folder(out)  # another run writing there
+    try:
+        with pytest.raises(InputError, match="another segbench run is writing"):
+            nms_folder(raw, out, r=3, progress=False)
+    finally:
+        release_run_folder(held)
+    assert (out / ".segbench-nms").read_text() == marker

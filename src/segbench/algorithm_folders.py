@@ -321,18 +321,20 @@ def _claim(
     releases: a second run into the folder meanwhile is refused, naming this one."""
 
     marker, owner = MARKERS[command], f"segbench {command}"
-    earlier = (out / marker).is_file()
-    claim_folder(
-        out,
-        marker,
-        owner,
-        f"written by {owner}; its maps are replaced "
-        "when it runs again\n" + json.dumps(settings, indent=1) + "\n",
-        inputs={option: source},
+    earlier = (out / marker).is_file() and not out.is_symlink()
+    note = (
+        f"written by {owner}; its maps are replaced when it runs again\n"
+        + json.dumps(settings, indent=1)
+        + "\n"
     )
     # a second run into the folder at once would remove and replace this one's maps
-    lock = lock_run_folder(out)
+    # and its marker's settings: in a folder of an earlier run, the lock comes first
+    lock = lock_run_folder(out) if earlier else None
     try:
+        claim_folder(out, marker, owner, note, inputs={option: source})
+        if lock is None:
+            lock = lock_run_folder(out)
+            claim_folder(out, marker, owner, note, inputs={option: source})  # (ours now)
         if earlier:
             _replace_earlier(out, command, owner, settings, ids, suffix, others)
     except BaseException:
@@ -364,13 +366,18 @@ def _replace_earlier(out, command, owner, settings, ids, suffix, others) -> None
     current = MapRecords.recorded_settings(settings)
     foreign = []
     for old in sorted(out.iterdir()):
-        if (
-            old.suffix not in (".png", ".npy", ".mat")
-            or not old.is_file()
-            or old.name in keep
-        ):
+        if old.suffix not in (".png", ".npy", ".mat") or not old.is_file():
             continue
         key = MapRecords.written(out, command, old)
+        if old.name in keep:
+            # made with other settings: removed now, not when this run comes to it, so
+            # a run stopped midway leaves no map of the old settings under the new
+            if key is not None and key.get("settings") != current:
+                old.unlink()
+                (MapRecords.folder(out, command) / f"{old.stem}.json").unlink(
+                    missing_ok=True
+                )
+            continue
         if key is None:
             foreign.append(old.name)
         elif not (old.name in spare and key.get("settings") == current):
