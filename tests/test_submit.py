@@ -483,3 +483,62 @@ def test_archive_bomb_is_refused_before_writing_past_the_bound(dataset, tmp_path
     assert str(bound) in str(err.value)
     assert not list(run.glob(".upload-*"))           # the temporary folder is gone
     assert sum(p.stat().st_size for p in run.rglob("*") if p.is_file()) < 4096
+
+
+# --- QA round of 2026-12-07 night (helper-51) -------------------------------------------
+
+
+def test_a_refused_submission_leaves_the_folder_as_it_was(dataset, tmp_path):
+    """A submission of another name was refused only after it had replaced the run
+    folder's predictions: the folder then held one's maps under the other's result."""
+    root, synth = dataset
+    out = tmp_path / "run"
+    submit(_good(tmp_path / "a", synth, name="Algo A"), out, dataset=root, progress=False)
+    before = {p.name: p.read_bytes() for p in (out / "predictions").iterdir()}
+    other = _good(tmp_path / "b", synth, name="Algo B", ext="bmp")
+    with pytest.raises(InputError, match="results of 'Algo A'"):
+        submit(other, out, dataset=root, progress=False)
+    assert {p.name: p.read_bytes() for p in (out / "predictions").iterdir()} == before
+    assert not (out / ".segbench-writing").exists()
+
+
+def test_a_submission_into_a_folder_another_process_writes_is_refused(dataset, tmp_path):
+    from segbench.engine import lock_run_folder, release_run_folder
+
+    root, synth = dataset
+    out = tmp_path / "run"
+    sub = _good(tmp_path / "a", synth, name="Algo A")
+    submit(sub, out, dataset=root, progress=False)
+    before = {p.name: p.read_bytes() for p in (out / "predictions").iterdir()}
+    held = lock_run_folder(out)  # as another submission's process holds it
+    try:
+        with pytest.raises(InputError, match="another segbench run is writing"):
+            submit(_good(tmp_path / "a2", synth, name="Algo A", ext="bmp"), out,
+                   dataset=root, progress=False)
+    finally:
+        release_run_folder(held)
+    assert {p.name: p.read_bytes() for p in (out / "predictions").iterdir()} == before
+
+
+def test_a_submission_stopped_before_its_meta_marks_every_file(dataset, tmp_path,
+                                                                monkeypatch):
+    """submit wrote pr_curve.png and meta.json after the run's writing mark was gone:
+    a stop between them left the old plot and meta beside the new result."""
+    from segbench.api import read_run
+
+    root, synth = dataset
+    out = tmp_path / "run"
+    sub = _good(tmp_path / "a", synth, name="Algo A")
+    submit(sub, out, dataset=root, progress=False)
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(submit_mod, "atomic_write_bytes", full)  # meta.json fails
+    with pytest.raises(OSError):
+        submit(sub, out, dataset=root, progress=False)
+    with pytest.raises(InputError, match="stopped while writing"):
+        read_run(out, "boundary")
+    monkeypatch.undo()
+    submit(sub, out, dataset=root, progress=False)
+    assert read_run(out, "boundary").name == "Algo A"

@@ -472,8 +472,7 @@ def submit(
     ``source`` (file name of the submission), ``files`` (result files by role),
     ``warnings`` and ``segbench`` (version).
     """
-    from .api import evaluate
-    from .engine import RunFolder
+    from .engine import holding_run_folder
 
     src = Path(path)
     if not src.exists():
@@ -483,6 +482,52 @@ def submit(
     _check_presentation(ds, split, presentation)
     out = Path(out_dir)
     _claim_run_folder(out, src)
+    # the folder held for the whole submission: its copied predictions, the run, the
+    # plot and meta.json (a second submission into it meanwhile is refused)
+    with holding_run_folder(out):
+        return _submit_held(
+            src,
+            ds,
+            out,
+            split,
+            presentation,
+            name,
+            strict,
+            max_bytes,
+            nthresh,
+            max_dist,
+            workers,
+            progress,
+            plot,
+        )
+
+
+def _submit_held(
+    src,
+    ds,
+    out,
+    split,
+    presentation,
+    name,
+    strict,
+    max_bytes,
+    nthresh,
+    max_dist,
+    workers,
+    progress,
+    plot,
+) -> SubmissionResult:
+    """:func:`submit` once it holds the run folder."""
+    from .api import evaluate
+    from .engine import (
+        EVERY_FAMILY,
+        RunFolder,
+        mark_writing,
+        refuse_another_algorithm,
+        unmark_writing,
+    )
+    from .io import copy_file
+
     with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
         if src.is_dir():
             if src.is_symlink():
@@ -499,12 +544,19 @@ def submit(
         maps, kind, clean, warnings, about_raw, pred_kind = _validate(
             root, ds, split, strict=strict, name=name
         )
+        # nothing of the folder changes before the name is known to be its own
+        refuse_another_algorithm(
+            out, ["boundary", "region"] if kind == "mat" else ["boundary"], clean
+        )
+        # until meta.json is written, every file of the folder may be of two
+        # submissions: marked so (the run's own marks are inside this one)
+        mark_writing(out, [EVERY_FAMILY])
         pred_dir = out / "predictions"
         if pred_dir.exists():
             shutil.rmtree(pred_dir)
         pred_dir.mkdir()
         for iid, p in maps.items():
-            shutil.copyfile(p, pred_dir / f"{iid}{p.suffix.lower()}")
+            copy_file(p, pred_dir / f"{iid}{p.suffix.lower()}")
     about_html = sanitize_html(about_raw)
     region = None
     # the benchmark's own defaults where none is given (declared once, in the registry)
@@ -582,4 +634,5 @@ def submit(
     atomic_write_bytes(
         out / "meta.json", (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode()
     )
+    unmark_writing(out, [EVERY_FAMILY])
     return SubmissionResult(out, meta, boundary, region, warnings)

@@ -9,6 +9,7 @@ keeps one record per output of a folder run (:mod:`segbench.algorithm_folders`).
 
 from ._executor import check_workers, execution, map_items, open_executor, scheduler_address
 from ._folder import (
+    EVERY_FAMILY,
     MANIFEST,
     MAP_FOLDER_MARKERS,
     META,
@@ -18,13 +19,16 @@ from ._folder import (
     RUN_WRITING,
     RunFolder,
     claim_run_folder,
+    holding_run_folder,
     lock_run_folder,
+    mark_writing,
     release_run_folder,
     result_file,
     result_names,
+    unmark_writing,
 )
 from ._maps import MapRecords, made_and_recorded
-from ._run import run, scored_ids, summarize_records
+from ._run import refuse_another_algorithm, run, scored_ids, summarize_records
 from ._store import (
     RECORDS_DIR,
     ExcludedWarning,
@@ -50,6 +54,11 @@ __all__ = [
     "RunFolder",
     "claim_run_folder",
     "lock_run_folder",
+    "EVERY_FAMILY",
+    "holding_run_folder",
+    "mark_writing",
+    "unmark_writing",
+    "refuse_another_algorithm",
     "release_run_folder",
     "RUN_LOCK",
     "RUN_WRITING",

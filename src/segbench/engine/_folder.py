@@ -24,7 +24,9 @@ folder) goes through :class:`RunFolder`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
+from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 
@@ -130,9 +132,15 @@ _WRITING_NOTE = (
 )
 
 
+#: A writing mark's name for every family's files (a submission's run, plot and
+#: meta.json written together).
+EVERY_FAMILY = "*"
+
+
 def writing_families(out) -> set[str] | None:
     """The families whose files a run into ``out`` stopped writing (None: none; an
-    empty set: a mark of an older segbench, which named none, so every family)."""
+    empty set: a mark of an older segbench, which named none, so every family; so
+    does :data:`EVERY_FAMILY` among them)."""
     try:
         text = (Path(out) / RUN_WRITING).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -168,6 +176,30 @@ def unmark_writing(out, names) -> None:
         path.unlink(missing_ok=True)
 
 
+#: The folders this thread holds locked for a whole command (:func:`holding_run_folder`),
+#: inside which a run's own lock is the command's.
+_HELD = threading.local()
+
+
+@contextmanager
+def holding_run_folder(out):
+    """Hold the lock of run folder ``out`` for a whole command (``submit``: its copied
+    predictions, the run, its plot and meta.json); the runs it makes inside take this
+    thread's lock as theirs (:func:`lock_run_folder` returns None). A run of another
+    process is refused as ever."""
+    handle = lock_run_folder(out)
+    key = Path(out).resolve()
+    held = getattr(_HELD, "paths", None)
+    if held is None:
+        held = _HELD.paths = set()
+    held.add(key)
+    try:
+        yield
+    finally:
+        held.discard(key)
+        release_run_folder(handle)
+
+
 def lock_run_folder(out):
     """Lock the run folder ``out`` for this run, or refuse a second run writing there.
 
@@ -190,6 +222,8 @@ def lock_run_folder(out):
     """
     from ..io import hold_lock
 
+    if Path(out).resolve() in getattr(_HELD, "paths", ()):
+        return None  # held by this thread's command (holding_run_folder)
     return hold_lock(
         Path(out) / RUN_LOCK,
         "another segbench run is writing into this folder{holder}: wait for it to "
@@ -323,7 +357,9 @@ class RunFolder:
         found = self.result_file(family)
         stopped = writing_families(self.path)
         held = None if found is None else family_of(found)
-        if stopped is not None and (not stopped or held in stopped or held is None):
+        if stopped is not None and (
+            not stopped or EVERY_FAMILY in stopped or held in stopped or held is None
+        ):
             raise InputError(
                 "the last run into this folder stopped while writing its "
                 + (f"{held} " if stopped and held else "")
@@ -529,6 +565,10 @@ def _absolute(value):
 __all__ = [
     "RUN_LOCK",
     "RUN_WRITING",
+    "EVERY_FAMILY",
+    "holding_run_folder",
+    "mark_writing",
+    "unmark_writing",
     "lock_run_folder",
     "release_run_folder",
     "MANIFEST",

@@ -184,14 +184,15 @@ def _run_label(name, families, pred) -> str:
     return "predictions" if isinstance(pred, Mapping) else run_name(pred)
 
 
-def _refuse_replacing_another_algorithm(folder: RunFolder, families, label: str) -> None:
-    """InputError, before any work, when ``folder`` holds a result of one of
-    ``families`` for another algorithm (run name) than ``label``: this run would
-    replace that finished run's result and records."""
+def refuse_another_algorithm(out, families, label: str) -> None:
+    """InputError, before any work, when the run folder ``out`` holds a result of one
+    of ``families`` (names) for another algorithm (run name) than ``label``: a run of
+    ``label`` would replace that finished run's result and records."""
     import json
 
-    for f in families:
-        path = folder.result_file(f.name)
+    folder = RunFolder(out)
+    for name in families:
+        path = folder.result_file(name)
         if path is None:
             continue
         try:
@@ -200,7 +201,7 @@ def _refuse_replacing_another_algorithm(folder: RunFolder, families, label: str)
             continue
         if isinstance(theirs, str) and theirs not in (label, "human") and label != "human":
             raise InputError(
-                f"this folder holds the {f.name} results of {theirs!r}; a run of "
+                f"this folder holds the {name} results of {theirs!r}; a run of "
                 f"{label!r} would replace them: give it its own --out (or --name "
                 f"{theirs} if it is the same algorithm)",
                 folder.path,
@@ -498,8 +499,8 @@ def run(
         files = result_names(out, families)
         folder = RunFolder(out)
         if save_results:
-            _refuse_replacing_another_algorithm(
-                folder, families, _run_label(name, families, pred)
+            refuse_another_algorithm(
+                out, [f.name for f in families], _run_label(name, families, pred)
             )
         store.prepare(families)
         lock = lock_run_folder(out)
