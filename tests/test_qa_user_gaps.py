@@ -445,3 +445,70 @@ def test_a_map_run_refused_by_the_lock_leaves_the_folders_settings(synth, tmp_pa
     finally:
         release_run_folder(held)
     assert (out / ".segbench-nms").read_text() == marker
+
+
+@pytest.fixture(scope="module")
+def site_inputs(synth, tmp_path_factory):
+    """A copy of the synthetic root (its photographs may be damaged) and a boundary
+    run on it."""
+    import shutil
+
+    root, items = synth
+    base = tmp_path_factory.mktemp("site_inputs")
+    copy_root = base / "root"
+    shutil.copytree(root, copy_root)
+    pred = base / "pred"
+    pred.mkdir()
+    rng = np.random.default_rng(6)
+    for it in items:
+        Image.fromarray((rng.random(it.image.shape[:2]) * 255).astype(np.uint8)).save(
+            pred / f"{it.iid}.png")
+    run = base / "run"
+    assert main(["boundary", "--gt", str(copy_root / "groundTruth" / "val"), "--pred",
+                 str(pred), "--out", str(run), "--no-plot", "--quiet"]) == 0
+    return copy_root, run
+
+
+def _files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_site_build_into_a_folder_being_built_is_refused_untouched(site_inputs,
+                                                                     tmp_path, capsys):
+    from segbench.io import hold_lock, release_lock
+
+    root, run = site_inputs
+    site = tmp_path / "site"
+    args = ["site", "--gt", str(root), "--split", "val", "--results", str(run), "--out",
+            str(site), "--quiet"]
+    assert main(args) == 0
+    before = _files(site)
+    held = hold_lock(site / ".segbench-lock", "busy{holder}")  # another build
+    try:
+        assert main(args) == 2
+        assert "another segbench site is building this folder" in capsys.readouterr().err
+    finally:
+        release_lock(held)
+    assert _files(site) == before
+    assert main(args) == 0
+
+
+def test_a_truncated_photograph_is_named_and_the_last_site_kept(site_inputs, tmp_path,
+                                                                capsys):
+    import shutil
+
+    root, run = site_inputs
+    damaged = tmp_path / "root"
+    shutil.copytree(root, damaged)
+    site = tmp_path / "site"
+    args = ["site", "--gt", str(damaged), "--split", "val", "--results", str(run),
+            "--out", str(site), "--quiet"]
+    assert main(args) == 0
+    capsys.readouterr()
+    pages = [f for f in _files(site) if f.endswith(".html")]
+    photo = damaged / "images" / "val" / "synth001.png"
+    photo.write_bytes(photo.read_bytes()[:200])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "synth001.png: corrupt or truncated photograph" in err
+    assert [f for f in _files(site) if f.endswith(".html")] == pages

@@ -275,11 +275,12 @@ def test_a_rebuild_keeps_the_users_files_and_refuses_them_in_its_folders(inputs,
 
 
 def test_a_rebuild_after_an_interrupted_build_takes_its_files_as_the_sites(inputs, tmp_path):
-    from segbench.report.site import _prepare_out
+    from segbench.report.site import _prepare_out, _remember_written
 
     out = tmp_path / "site"
     build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)
     _prepare_out(out)  # a build starts ...
+    _remember_written(out, complete=False)
     (out / "images").mkdir(exist_ok=True)
     (out / "images" / "half-written.html").write_text("...")  # ... and is stopped
     build_site(inputs["dataset"], inputs["runs"][:1], out, progress=False)

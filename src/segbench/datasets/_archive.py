@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
 
 __all__ = ["UnsafeArchiveError", "archive_kind", "safe_extract"]
 
@@ -277,6 +277,11 @@ def safe_extract(
         first = str(exc).splitlines()[0].rstrip(": ") if str(exc) else type(exc).__name__
         raise InputError(f"corrupt or unsupported archive: {first}", archive) from None
     except OSError as exc:
+        import errno
+
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG):
+            # the destination's fault (a full disk), not the archive's
+            raise OutputError(dest, exc.strerror or str(exc)) from None
         raise InputError(f"cannot extract: {exc}", archive) from None
 
 

@@ -428,10 +428,16 @@ def _draw_image(item, folder: Path, made: set) -> dict:
                     src,
                 )
             copy_file(src, full)
-            with Image.open(full) as im:
-                im.load()
-                shape = (im.size[1], im.size[0])
-                _thumb(im, folder / "photo_t.jpg")
+            try:
+                with Image.open(full) as im:
+                    im.load()
+                    shape = (im.size[1], im.size[0])
+                    _thumb(im, folder / "photo_t.jpg")
+            except (OSError, ValueError, SyntaxError) as exc:  # truncated, corrupt
+                full.unlink(missing_ok=True)
+                raise InputError(
+                    f"corrupt or truncated photograph, not drawn ({exc})", src
+                ) from None
         else:
             photo = item.image
             full = write_image(folder / "photo.png", photo, compress_level=PNG_LEVEL)

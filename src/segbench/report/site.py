@@ -52,7 +52,7 @@ from .._version import __version__
 from ..boundary import DEFAULT_MAX_DIST, plot_pr, summarize_human
 from ..datasets.bsds import valid_iid
 from ..errors import CLIENT_GONE, InputError, first_names
-from ..io import atomic_write_bytes, claim_folder, copy_file
+from ..io import atomic_write_bytes, claim_folder, copy_file, hold_lock, release_lock
 from ._site_data import open_dataset
 from ._site_html import environment, sanitize_html
 from ._site_images import (
@@ -114,7 +114,7 @@ def _key(text: str, taken: set) -> str:
 #: What a rebuild keeps: the marker, the cache of records, and the pictures (each
 #: folder of img/ is redrawn where its stamp says its inputs changed, see
 #: :func:`segbench.report._site_images.render_image`).
-_KEPT = (MARKER, CACHE_DIR, "img")
+_KEPT = (MARKER, CACHE_DIR, "img", ".segbench-lock")
 #: Every name a build writes at the top of the site folder. Anything else there is the
 #: user's: a rebuild leaves it alone and never writes to it.
 GENERATED = (
@@ -214,6 +214,12 @@ def _prepare_out(out: Path) -> None:
                 "so move them out (files of other names at the top of the folder are kept)",
                 out,
             )
+
+
+def _empty_out(out: Path) -> None:
+    """Remove what the last build wrote at the top of ``out`` (but for :data:`_KEPT`),
+    once this build's images are drawn: a build that fails before leaves the last site
+    whole."""
     for e in list(out.iterdir()):
         if e.name not in GENERATED or e.name in _KEPT:
             continue
@@ -221,7 +227,6 @@ def _prepare_out(out: Path) -> None:
             shutil.rmtree(e)
         else:
             e.unlink()
-    _remember_written(out, complete=False)  # a build under way, until it ends
 
 
 def _copy_static(out: Path) -> None:
@@ -607,86 +612,105 @@ def build_site(
         out, list(run_dirs) + [p for p in pred_dirs.values() if p is not None]
     )
     _prepare_out(out)
-
-    keys: dict[str, str] = {}  # image id -> its file-name-safe key
-    key_taken: set[str] = set()
-    for iid in ids:
-        keys[iid] = _key(iid, key_taken)
-    tasks = []
-    for iid in ids:
-        rs = []
-        for run in runs:
-            path = run.preds.get(iid)
-            params = run.params
-            rs.append(
-                RunSpec(
-                    run.slug,
-                    None if path is None else str(path),
-                    run.overlay_threshold(),
-                    bool(params.get("thin", True)),
-                    float(params.get("max_dist", DEFAULT_MAX_DIST)),
-                    run.boundary is None,
-                    run.presentation,
-                    overlays,
-                )
-            )
-        tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
-    infos = {}
-    for info in map_items(
-        render_image, tasks, workers=workers, progress=progress, desc="site"
-    ):
-        infos[info["iid"]] = info
-    infos = {iid: infos[iid] for iid in ids}
-    shown_keys = set(keys.values())
-    for e in list((out / "img").iterdir()) if (out / "img").is_dir() else []:
-        if e.name not in shown_keys:  # an image no longer shown
-            shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
-    for run in runs:
-        _ods_counts(run, ids, infos)
-
-    subj_taken: set = set()
-    subject_keys: dict = {}
-    for iid in ids:
-        infos[iid]["key"] = keys[iid]
-        for ann in infos[iid]["annotators"]:
-            uid = ann["subject"]
-            if uid is not None and uid not in subject_keys:
-                subject_keys[uid] = _key(uid, subj_taken)
-            ann["subject_key"] = subject_keys.get(uid)
-    present = {
-        presentation_group(a["kind"]) for i in infos.values() for a in i["annotators"]
-    } | {r.presentation for r in runs}
-    groups = [g for g in PRESENTATIONS if g in present] or ["colour"]
-    # the human families score the images with two or more segmentations of a group
-    ids_of = {
-        g: [
-            iid
-            for iid in ids
-            if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g)) >= 2
-        ]
-        for g in groups
-    }
-    humans = human_groups(
-        ds, ids_of, out / CACHE_DIR, workers=workers, progress=progress, seeds=human_dirs
-    )
-    _human_rows(infos, humans)
-    human = _human_summary(infos, groups, humans)
-    human["consistency"] = _consistency_views(out, consistency_dirs, consistency_results)
-    _write_pages(
+    # one build at a time: a second into the folder is refused before it removes or
+    # draws anything (it would empty the first one's pages and images)
+    lock = hold_lock(
+        out / ".segbench-lock",
+        "another segbench site is building this folder{holder}: wait for it to end",
         out,
-        ds,
-        ids,
-        infos,
-        runs,
-        groups,
-        human,
-        subject_keys,
-        title or f"segbench: {ds.name}",
     )
-    _remember_written(out)
-    if progress:
-        print(f"site: {out / 'index.html'}", file=sys.stderr)
-    return out / "index.html"
+    try:
+        _remember_written(out, complete=False)  # a build under way, until it ends
+
+        keys: dict[str, str] = {}  # image id -> its file-name-safe key
+        key_taken: set[str] = set()
+        for iid in ids:
+            keys[iid] = _key(iid, key_taken)
+        tasks = []
+        for iid in ids:
+            rs = []
+            for run in runs:
+                path = run.preds.get(iid)
+                params = run.params
+                rs.append(
+                    RunSpec(
+                        run.slug,
+                        None if path is None else str(path),
+                        run.overlay_threshold(),
+                        bool(params.get("thin", True)),
+                        float(params.get("max_dist", DEFAULT_MAX_DIST)),
+                        run.boundary is None,
+                        run.presentation,
+                        overlays,
+                    )
+                )
+            tasks.append(ImageTask(ds.item(iid), keys[iid], str(out), tuple(rs)))
+        infos = {}
+        for info in map_items(
+            render_image, tasks, workers=workers, progress=progress, desc="site"
+        ):
+            infos[info["iid"]] = info
+        infos = {iid: infos[iid] for iid in ids}
+        _empty_out(out)  # the images drawn: the last build's pages go now
+        shown_keys = set(keys.values())
+        for e in list((out / "img").iterdir()) if (out / "img").is_dir() else []:
+            if e.name not in shown_keys:  # an image no longer shown
+                shutil.rmtree(e) if e.is_dir() and not e.is_symlink() else e.unlink()
+        for run in runs:
+            _ods_counts(run, ids, infos)
+
+        subj_taken: set = set()
+        subject_keys: dict = {}
+        for iid in ids:
+            infos[iid]["key"] = keys[iid]
+            for ann in infos[iid]["annotators"]:
+                uid = ann["subject"]
+                if uid is not None and uid not in subject_keys:
+                    subject_keys[uid] = _key(uid, subj_taken)
+                ann["subject_key"] = subject_keys.get(uid)
+        present = {
+            presentation_group(a["kind"]) for i in infos.values() for a in i["annotators"]
+        } | {r.presentation for r in runs}
+        groups = [g for g in PRESENTATIONS if g in present] or ["colour"]
+        # the human families score the images with two or more segmentations of a group
+        ids_of = {
+            g: [
+                iid
+                for iid in ids
+                if len(group_members([a["kind"] for a in infos[iid]["annotators"]], g)) >= 2
+            ]
+            for g in groups
+        }
+        humans = human_groups(
+            ds,
+            ids_of,
+            out / CACHE_DIR,
+            workers=workers,
+            progress=progress,
+            seeds=human_dirs,
+        )
+        _human_rows(infos, humans)
+        human = _human_summary(infos, groups, humans)
+        human["consistency"] = _consistency_views(
+            out, consistency_dirs, consistency_results
+        )
+        _write_pages(
+            out,
+            ds,
+            ids,
+            infos,
+            runs,
+            groups,
+            human,
+            subject_keys,
+            title or f"segbench: {ds.name}",
+        )
+        _remember_written(out)
+        if progress:
+            print(f"site: {out / 'index.html'}", file=sys.stderr)
+        return out / "index.html"
+    finally:
+        release_lock(lock)
 
 
 def _ods_counts(run: Run, ids, infos: dict) -> None:
