@@ -54,7 +54,7 @@ def test_the_command_trains_the_forest_the_library_trains(data, model, tmp_path)
 
 def test_an_interrupted_training_resumes_with_its_finished_trees(data, model, tmp_path):
     full = load_forest(model)
-    partial = SEForest(full.options, {0: full.trees[0]})  # as a killed run leaves it
+    partial = SEForest(full.options, {0: full.trees[0]}, full.training)  # a killed run's
     out = partial.save(tmp_path / "partial.npz")
     res = train_se(data, out, options=TINY_OPTIONS, progress=False)
     assert res.n_reused == 1 and res.n_trees == 2
@@ -238,3 +238,31 @@ def test_a_model_path_that_cannot_be_written_is_one_line_before_any_tree(data, t
     err = capsys.readouterr().err.strip()
     assert rc != 0 and "cannot write" in err and "\n" not in err
     assert blocker.read_text() == "mine"
+
+
+def test_a_model_of_other_images_is_not_resumed_or_reused(data, model, tmp_path, capsys):
+    """QA (helper-49): resuming with --split val a model begun on train mixed the two
+    in one forest; a finished one was kept and said to be trained on the new split."""
+    import shutil
+
+    both = tmp_path / "both"
+    shutil.copytree(data, both)
+    for kind in ("images", "groundTruth"):  # a val split of other ids
+        (both / kind / "val").mkdir()
+        for f in (both / kind / "train").iterdir():
+            shutil.copyfile(f, both / kind / "val" / f"v{f.name}")
+    assert load_forest(model).training["split"] == "train"
+    full = load_forest(model)
+    for name, forest in (("partial", SEForest(full.options, {0: full.trees[0]},
+                                                  full.training)), ("full", full)):
+        out = forest.save(tmp_path / f"{name}.npz")
+        before = out.read_bytes()
+        rc = main(["train", "--detector", "se", "--gt", str(both), "--split", "val",
+                   "--out", str(out), "--quiet", *TINY])
+        err = capsys.readouterr().err
+        assert rc == 2 and "trained on the 'train' split, not the 'val' images" in err
+        assert out.read_bytes() == before
+    # the split it was trained on resumes as before
+    assert main(["train", "--detector", "se", "--gt", str(both), "--out",
+                 str(tmp_path / "partial.npz"), "--quiet", *TINY]) == 0
+    assert (tmp_path / "partial.npz").read_bytes() == model.read_bytes()

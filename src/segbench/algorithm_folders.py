@@ -1111,6 +1111,13 @@ def train_se(
     if not (root / "images" / split).is_dir():
         raise InputError(f"no split {split!r} (no images/{split} folder)", root)
     items = BSDSTrainingSet(root, split, n_images=opts.n_images)
+    import hashlib
+
+    # what the trees are trained on: a resumed training draws from the same images
+    training = {
+        "split": split,
+        "ids": hashlib.sha256("\n".join(items.ids).encode()).hexdigest(),
+    }
     if out.exists():
         try:
             forest = load_forest(out)
@@ -1128,12 +1135,25 @@ def train_se(
                 f"left as it is: give another --out or the same options",
                 out,
             )
+        if forest.training is not None and forest.training != training:
+            what = (
+                f"the {forest.training.get('split')!r} split"
+                if forest.training.get("split") != split
+                else "other images of this split"
+            )
+            raise InputError(
+                f"holds trees trained on {what}, not the {split!r} images of {root}: "
+                "one model would mix both; it is left as it is: give another --out, "
+                "or the data it was trained on",
+                out,
+            )
+        forest.training = training  # (a model of an older segbench recorded none)
     else:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(out.parent, exc.strerror or str(exc)) from None
-        forest = SEForest(opts)
+        forest = SEForest(opts, training=training)
     # a model that cannot be saved is said before the first tree's minutes, not after
     if not os.access(out.parent, os.W_OK):
         raise OutputError(out.parent, "Permission denied")

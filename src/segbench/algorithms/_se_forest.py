@@ -1048,14 +1048,25 @@ class SEForest:
         Model options.
     trees : mapping of int to SETree, optional
         Trained trees by 0-based index (< ``options.n_trees``).
+    training : mapping of str to str, optional
+        What the trees were trained on (:attr:`training`); saved with the model.
 
     Detection (:func:`~._se_detect.se`) needs every tree (:attr:`complete`). The leaf
     tables it uses (small segments removed, edge pixels per band) are computed from the
     trees on first use and cached.
     """
 
-    def __init__(self, options=None, trees: Mapping[int, SETree] | None = None):
+    def __init__(
+        self,
+        options=None,
+        trees: Mapping[int, SETree] | None = None,
+        training: Mapping[str, str] | None = None,
+    ):
         self.options = forest_options(options)
+        #: What the trees were trained on (``split``, ``ids``: a digest of the image
+        #: ids), as ``segbench train`` records it: a resumed training must draw from
+        #: the same images. None for a forest made otherwise.
+        self.training = None if training is None else dict(training)
         self.trees: dict[int, SETree] = {}
         for i, t in (trees or {}).items():
             self.add_tree(i, t)
@@ -1095,7 +1106,8 @@ class SEForest:
         Layout (format version :data:`FOREST_FORMAT_VERSION`): ``format``, ``version``,
         ``options`` (JSON), ``tree_index`` (k,), ``node_offsets``/``leaf_offsets``
         (k+1,), and the trees' arrays concatenated: ``fids``, ``thrs``, ``child``,
-        ``count``, ``depth``, ``segs``, ``n_samples``.
+        ``count``, ``depth``, ``segs``, ``n_samples``; and, when :attr:`training` is
+        set, ``training`` (JSON).
         """
         path = Path(path)
         order = sorted(self.trees)
@@ -1125,6 +1137,8 @@ class SEForest:
             "depth": cat("depth", np.int32),
             "segs": cat("segs", np.uint8, (0, g, g)),
         }
+        if self.training is not None:
+            arrays["training"] = np.array(json.dumps(self.training, sort_keys=True))
         atomic_write_bytes(path, _npz_bytes(arrays))
         return path
 
@@ -1311,6 +1325,7 @@ def load_forest(path: str | PathLike) -> SEForest:
             if lacking:
                 raise InputError(f"damaged model: no {', '.join(lacking)}", path)
             a = {name: z[name] for name in _ARRAY_SPECS}
+            training_text = str(z["training"]) if "training" in names else None
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the zip/npy decoders
@@ -1372,7 +1387,17 @@ def load_forest(path: str | PathLike) -> SEForest:
         except InputError as exc:
             raise InputError(f"damaged model: {exc.problem}", path) from None
         trees[int(idx[j])] = tree
-    return SEForest(opts, trees)
+    training = None
+    if training_text is not None:
+        try:
+            training = json.loads(training_text)
+            if not isinstance(training, dict) or not all(
+                isinstance(v, str) for v in training.values()
+            ):
+                raise ValueError("not an object of strings")
+        except ValueError as exc:
+            raise InputError(f"damaged model: training ({exc})", path) from None
+    return SEForest(opts, trees, training)
 
 
 def train_forest(
