@@ -512,3 +512,36 @@ def test_a_truncated_photograph_is_named_and_the_last_site_kept(site_inputs, tmp
     err = capsys.readouterr().err
     assert "synth001.png: corrupt or truncated photograph" in err
     assert [f for f in _files(site) if f.endswith(".html")] == pages
+
+
+# --- QA round of 2026-12-07 night (helper-49): detector and map commands ------------------
+
+
+@pytest.mark.parametrize("option,value,words", [
+    ("--s", "99999999999999999999", "--s must be at most 1000 pixels"),
+    ("--r", "2000000", "--r must be at most 1000 pixels"),  # hours that Ctrl-C can't stop
+    ("--m", "1e39", "--m must be a finite number above 0 in float32's range"),
+    ("--m", "1e-50", "--m must be a finite number above 0 in float32's range"),
+])
+def test_nms_options_out_of_range_are_one_line_before_anything(synth, tmp_path, capsys,
+                                                               option, value, words):
+    _, items = synth
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    Image.fromarray(np.zeros(items[0].image.shape[:2], np.uint8)).save(raw / "a.png")
+    out = tmp_path / "out"
+    assert main(["nms", "--pred", str(raw), "--out", str(out), option, value]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_ucm_orientations_out_of_range_are_one_line(tmp_path, capsys):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    Image.fromarray(np.zeros((8, 8), np.uint8)).save(raw / "a.png")
+    assert main(["ucm", "--pred", str(raw), "--out", str(tmp_path / "o"),
+                 "--orientations", "99999999999999999999"]) == 2
+    assert "--orientations must be 0 (exact) or a count up to 1024" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -535,15 +535,12 @@ def nms_folder(
     it wrote (and as it wrote them): any other file is left and named in one warning.
     """
     from .algorithms import NMS_FORMATS
+    from .primitives import nms_options
 
     pred, out = Path(pred), Path(out)
-    for name, v in (("--r", r), ("--s", s)):
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
-            raise InputError(f"{name} must be a non-negative integer, got {v}")
-    if not isinstance(m, numbers.Real) or not math.isfinite(m) or not m > 0:
-        raise InputError(
-            f"--m must be a finite number above 0 (the toolbox: 1.01), got {m}"
-        )
+    if not isinstance(m, numbers.Real) or isinstance(m, bool):
+        raise InputError(f"--m must be a number, got {m!r}")
+    nms_options(r, s, m, prefix="--")  # the kernel's own bounds, before any file
     if fmt not in NMS_FORMATS:
         raise InputError(f"--format must be one of {', '.join(NMS_FORMATS)}, got {fmt!r}")
     _check_workers(workers, scheduler)
@@ -648,9 +645,9 @@ def ucm_folder(
     pred, out = Path(pred), Path(out)
     if not isinstance(radius, numbers.Real) or radius < 1 or not math.isfinite(radius):
         raise InputError(f"--radius must be a number >= 1 (pixels), got {radius}")
-    if not isinstance(orientations, numbers.Integral) or orientations < 0:
+    if not isinstance(orientations, numbers.Integral) or not 0 <= orientations <= 1024:
         raise InputError(
-            f"--orientations must be 0 (exact) or positive, got {orientations}"
+            f"--orientations must be 0 (exact) or a count up to 1024, got {orientations}"
         )
     if levels not in _LEVELS:
         raise InputError(f"--levels must be one of {', '.join(_LEVELS)}, got {levels!r}")
@@ -738,13 +735,16 @@ def _se_detect_options(model, multiscale, sharpen, n_trees_eval) -> dict:
     opts = forest.options
     sharpen = opts.sharpen if sharpen is None else sharpen
     n_eval = opts.n_trees_eval if n_trees_eval is None else n_trees_eval
-    for name, value, low in (("--sharpen", sharpen, 0), ("--trees-eval", n_eval, 1)):
+    for name, value, low, high in (
+        ("--sharpen", sharpen, 0, 1000),  # pixels (the toolbox: 2)
+        ("--trees-eval", n_eval, 1, 2**31 - 1),
+    ):
         if (
             isinstance(value, bool)
             or not isinstance(value, numbers.Integral)
-            or value < low
+            or not low <= value <= high
         ):
-            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+            raise InputError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     if n_eval > opts.n_trees:
         raise InputError(
             f"--trees-eval {n_eval}: the model has {opts.n_trees} trees", model

@@ -392,18 +392,28 @@ def edge_orientation(E) -> np.ndarray:
     return _orientation(_conv_tri(arr, _ORIENT_RADIUS))
 
 
-def nms_options(r, s, m) -> tuple[int, int, np.float32]:
-    """``(r, s, m)`` of :func:`edge_nms` checked: r and s non-negative integers, m a
-    finite number above 0 (returned as float32, as the MEX uses it); InputError otherwise."""
-    r = _int_option(r, "r")
-    s = _int_option(s, "s")
+#: The largest suppression radius and border band :func:`nms_options` takes, in
+#: pixels (the toolbox: 1 and 5). The cost grows with r: a larger one would run for
+#: hours in a compiled loop that Ctrl-C cannot stop.
+MAX_NMS_PIXELS = 1000
+
+
+def nms_options(r, s, m, *, prefix: str = "") -> tuple[int, int, np.float32]:
+    """``(r, s, m)`` of :func:`edge_nms` checked: r and s integers in
+    [0, :data:`MAX_NMS_PIXELS`], m a finite number above 0 in float32 (returned as
+    float32, as the MEX uses it); InputError otherwise, naming each as ``prefix`` +
+    its name (``'--r'`` for a command's options)."""
+    r = _int_option(r, prefix + "r", most=MAX_NMS_PIXELS)
+    s = _int_option(s, prefix + "s", most=MAX_NMS_PIXELS)
     try:
-        m32 = np.float32(m)
-    except (TypeError, ValueError):
-        raise InputError(f"m must be a number, got {m!r}") from None
+        with np.errstate(over="ignore"):  # out of float32's range: refused below
+            m32 = np.float32(m)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{prefix}m must be a number, got {m!r}") from None
     if not np.isfinite(m32) or not m32 > 0:  # m <= 0 suppresses every pixel
         raise InputError(
-            f"m must be a finite number above 0 (the toolbox: 1.01), got {m!r}"
+            f"{prefix}m must be a finite number above 0 in float32's range (the "
+            f"toolbox: 1.01), got {m!r}"
         )
     return r, s, m32
 
@@ -500,9 +510,11 @@ def edge_nms(
     return _suppress(edge, orient, r, s, m32)
 
 
-def _int_option(v, name: str) -> int:
+def _int_option(v, name: str, *, most: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
         raise InputError(f"{name} must be a non-negative integer, got {v!r}")
+    if most is not None and v > most:
+        raise InputError(f"{name} must be at most {most} pixels, got {v!r}")
     return int(v)
 
 
