@@ -36,7 +36,7 @@ def test_real_nms_maps_look_thinned_and_blurred_ones_do_not():
 @pytest.mark.parametrize(
     "write, message",
     [
-        (lambda p: p.write_bytes(b""), "not a readable .npy array"),
+        (lambda p: p.write_bytes(b""), "an empty file, not a NumPy .npy array"),
         (lambda p: np.savez(open(p, "wb"), a=np.zeros((9, 9))), "an .npz archive"),
         (lambda p: np.save(p, np.zeros((40, 60, 0))), "an empty array"),
         (lambda p: np.save(p, np.random.default_rng(0).random((1, 20, 20))), "squeeze"),

@@ -545,3 +545,38 @@ def test_ucm_orientations_out_of_range_are_one_line(tmp_path, capsys):
     assert "--orientations must be 0 (exact) or a count up to 1024" in \
         capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_file_that_is_not_numpy_under_an_npy_name_says_so(tmp_path):
+    """A PNG renamed .npy was said to hold pickled objects (numpy's advice to load it
+    unsafely passed through, in ucm)."""
+    from segbench.algorithms._owt_ucm import _read_signal
+    from segbench.io import read_prediction
+
+    f = tmp_path / "x.npy"
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(f, format="PNG")
+    for read in (read_prediction, _read_signal):
+        with pytest.raises(InputError) as err:
+            read(f)
+        assert "not a NumPy .npy file" in str(err.value)
+        assert "pickle" not in str(err.value)
+
+
+def test_a_16_bit_colour_png_is_refused_not_cut_to_8_bits(tmp_path):
+    from segbench.io import read_image
+
+    rgb16 = tmp_path / "rgb16.png"
+    data = (np.arange(8 * 8 * 3).reshape(8, 8, 3) * 257).astype(">u2")
+    import zlib, struct  # noqa: E401 - a 16-bit RGB PNG, which Pillow cannot write
+
+    raw = b"".join(b"\x00" + row.tobytes() for row in data)
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+    rgb16.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(
+        ">IIBBBBB", 8, 8, 16, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b""))
+    with pytest.raises(InputError, match="a 16-bit RGB PNG, which is read at 8 bits"):
+        read_image(rgb16)

@@ -262,6 +262,9 @@ def _corner_labels(grid: np.ndarray):
 def _read_signal(src: Path):
     """A soft map (as the benchmarks read predictions) or an ``.npy`` oriented stack."""
     if src.suffix.lower() == ".npy":
+        from ..io import check_numpy_file
+
+        check_numpy_file(src)
         try:
             arr = np.load(src, allow_pickle=False, mmap_mode="r")
         except Exception as exc:  # noqa: BLE001 - numpy's errors for bad files vary

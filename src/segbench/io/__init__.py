@@ -75,6 +75,7 @@ from ._official import (
 from ._prediction import (
     Prediction,
     as_prediction,
+    check_numpy_file,
     check_same_shape,
     read_prediction,
     soft_values,
@@ -100,6 +101,7 @@ __all__ = [
     "EDGE_MAP_EXTS",
     "MAX_PIXELS",
     "read_edge_map",
+    "check_numpy_file",
     "hold_lock",
     "release_lock",
     "binarize_edges",

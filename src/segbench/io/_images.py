@@ -83,6 +83,16 @@ def image_size(path: str | PathLike) -> tuple[int, int]:
     return h, w
 
 
+def _png_bit_depth(path: Path) -> int | None:
+    """The bit depth in a PNG's header (IHDR, byte 24), or None if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(26)
+    except OSError:
+        return None
+    return head[24] if len(head) == 26 and head[12:16] == b"IHDR" else None
+
+
 def open_image(
     path: str | PathLike, *, expected_shape=None, max_pixels: int = MAX_PIXELS
 ) -> tuple[np.ndarray, str, bool]:
@@ -123,6 +133,13 @@ def open_image(
         ) from None
     except (OSError, ValueError, SyntaxError) as exc:  # truncated or corrupt data
         raise InputError(f"corrupt or truncated image file: {exc}", path) from None
+    if fmt == "PNG" and mode in ("RGB", "RGBA", "LA") and _png_bit_depth(path) == 16:
+        # Pillow decodes these at 8 bits, dropping the low byte without a word
+        raise InputError(
+            f"a 16-bit {mode} PNG, which is read at 8 bits (its low byte lost); save "
+            "it with 8 bits a channel, or 16-bit grey",
+            path,
+        )
     sixteen = mode.startswith("I;16") or (mode == "I" and fmt == "PNG")
     if mode == "I" and fmt == "PNG":
         if pixels.size and (pixels.min() < 0 or pixels.max() > 65535):

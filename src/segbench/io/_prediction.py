@@ -281,6 +281,29 @@ def _npy_shape(path: Path) -> tuple | None:
         return None
 
 
+def check_numpy_file(path: str | PathLike) -> None:
+    """InputError unless ``path`` starts as a NumPy file does: an ``.npy`` array's
+    header, or an ``.npz`` (zip) archive's. NumPy reads any other file as a pickle and
+    refuses it with advice to unpickle it, which no user should follow for a map.
+
+    Parameters
+    ----------
+    path : path
+        The file (read: its first 6 bytes).
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except FileNotFoundError:
+        raise InputError("file not found", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    if not head:
+        raise InputError("an empty file, not a NumPy .npy array", path)
+    if head != b"\x93NUMPY" and not head.startswith(b"PK\x03\x04"):
+        raise InputError("not a NumPy .npy file (another format under an .npy name?)", path)
+
+
 def _load_npy(path: Path) -> np.ndarray:
     from ._images import MAX_PIXELS
 
@@ -291,6 +314,7 @@ def _load_npy(path: Path) -> np.ndarray:
             f"{MAX_PIXELS / 1e6:.0f} megapixels a map; not read",
             path,
         )
+    check_numpy_file(path)
     try:
         return np.load(path, allow_pickle=False)
     except ValueError as exc:

@@ -33,6 +33,7 @@ from ._files import list_files, require_file
 from ._ground_truth import read_ground_truth
 from ._labels import read_label_map
 from ._mat import integer_array
+from ._prediction import check_numpy_file
 
 #: Extensions accepted for superpixel maps.
 SUPERPIXEL_EXTS = ("png", "bmp", "tif", "tiff", "npy", "mat", "csv", "npz")
@@ -100,6 +101,7 @@ def write_csv_labels(path: str | PathLike, labels) -> None:
 def read_npz_annotators(path: str | PathLike) -> list[np.ndarray]:
     """Annotators stored as ``gt0, gt1, ...`` in one ``.npz`` file (the fixtures)."""
     path = require_file(path)
+    check_numpy_file(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             keys = sorted(
@@ -131,6 +133,7 @@ def read_superpixels(path: str | PathLike) -> np.ndarray:
         return read_csv_labels(path)
     if ext == ".npz":
         path = require_file(path)
+        check_numpy_file(path)
         try:
             with np.load(path, allow_pickle=False) as z:
                 names = list(z.files)

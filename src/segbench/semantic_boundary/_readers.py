@@ -587,6 +587,9 @@ class PredictionMaps:
             )
 
     def _load_array(self) -> np.ndarray:
+        from ..io import check_numpy_file
+
+        check_numpy_file(self.path)
         try:
             data = (
                 np.load(self.path, mmap_mode="r", allow_pickle=False)
