@@ -580,3 +580,18 @@ def test_a_16_bit_colour_png_is_refused_not_cut_to_8_bits(tmp_path):
         + chunk(b"IEND", b""))
     with pytest.raises(InputError, match="a 16-bit RGB PNG, which is read at 8 bits"):
         read_image(rgb16)
+
+
+def test_thinned_maps_denser_than_15_percent_are_said_to_be_thinned():
+    """segbench's own gm maps (22% nonzero, thin lines) were not caught, so
+    ucm --smooth 0 flooded through them without a warning."""
+    from scipy import ndimage
+
+    from segbench.algorithms import looks_thinned
+
+    grid = np.zeros((90, 90))
+    grid[::9, :] = 0.7
+    grid[:, ::9] = 0.4
+    assert 0.2 < (grid > 0).mean() < 0.25
+    assert looks_thinned(grid)
+    assert not looks_thinned(ndimage.gaussian_filter(grid, 2))  # a raw, blurred map
