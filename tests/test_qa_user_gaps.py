@@ -595,3 +595,26 @@ def test_thinned_maps_denser_than_15_percent_are_said_to_be_thinned():
     assert 0.2 < (grid > 0).mean() < 0.25
     assert looks_thinned(grid)
     assert not looks_thinned(ndimage.gaussian_filter(grid, 2))  # a raw, blurred map
+
+
+def test_result_files_reproduce_byte_for_byte(site_inputs, tmp_path, monkeypatch):
+    """Two identical runs differed in their results' creation time, and a rerun that
+    reused every record rewrote it."""
+    import time
+
+    root, _ = site_inputs
+    pred = root.parent / "pred"
+    gt = str(root / "groundTruth" / "val")
+
+    def run(out):
+        assert main(["boundary", "--gt", gt, "--pred", str(pred), "--out", str(out),
+                     "--no-plot", "--quiet"]) == 0
+        return (out / "result_boundary.json").read_bytes()
+
+    first = run(tmp_path / "a")
+    time.sleep(1.1)
+    assert run(tmp_path / "a") == first  # every record reused: not a byte changed
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    b = run(tmp_path / "b")
+    time.sleep(1.1)
+    assert run(tmp_path / "c") == b and b"2023-11-14T22:13:20+00:00" in b

@@ -35,15 +35,47 @@ def json_ready(obj):
 _plain = json_ready  # the former private name, kept for callers outside segbench
 
 
+def _now() -> str:
+    """The time a result is made, ISO 8601 UTC; ``SOURCE_DATE_EPOCH`` (seconds since
+    1970, the reproducible-builds convention) fixes it, so two runs give the same
+    bytes."""
+    import os
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    when = (
+        datetime.fromtimestamp(int(epoch), timezone.utc)
+        if epoch.isdigit()
+        else datetime.now(timezone.utc)
+    )
+    return when.isoformat(timespec="seconds")
+
+
 def provenance(**params) -> dict:
     """Who computed a result, when, and with which parameters."""
     return {
         "segbench": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": _now(),
         "params": params,
     }
+
+
+def _read_text(path) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _created_in(path) -> str | None:
+    """The ``created`` time of the result file at ``path``, if there is one."""
+    text = _read_text(path)
+    try:
+        created = json.loads(text)["provenance"]["created"] if text else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return created if isinstance(created, str) else None
 
 
 def _number(v) -> bool:
@@ -267,11 +299,21 @@ class Result:
         return text
 
     def to_json(self, path=None, *, indent: int = 1) -> str:
-        """JSON text (NaN as null); written atomically to ``path`` when given."""
+        """JSON text (NaN as null); written atomically to ``path`` when given. A file
+        there that differs only in its ``created`` time is left as it is (and this
+        result takes its time): a rerun that changes nothing changes no byte."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
             from .io import atomic_write_text
 
+            old = _created_in(path)
+            if old is not None and old != self.provenance.get("created"):
+                fresh = self.provenance["created"]
+                self.provenance["created"] = old
+                same = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+                if _read_text(path) == same + "\n":
+                    return same
+                self.provenance["created"] = fresh
             atomic_write_text(path, text + "\n")
         return text
 
