@@ -618,3 +618,22 @@ def test_result_files_reproduce_byte_for_byte(site_inputs, tmp_path, monkeypatch
     b = run(tmp_path / "b")
     time.sleep(1.1)
     assert run(tmp_path / "c") == b and b"2023-11-14T22:13:20+00:00" in b
+
+
+def test_messages_of_the_edges(site_inputs, tmp_path, capsys):
+    """compare's Ctrl-C line promised saved images; a link to itself was 'a link to a
+    missing file'; a site built into its run folder said the run was inside it."""
+    from segbench.cli import _interrupted_line
+
+    assert "no comparison was written" in _interrupted_line(["compare", "a", "b"])
+    assert "site is not finished" in _interrupted_line(["site", "--out", "s"])
+    root, run = site_inputs
+    loop = tmp_path / "pred"
+    loop.mkdir()
+    (loop / "synth000.png").symlink_to("synth000.png")
+    assert main(["boundary", "--gt", str(root / "groundTruth" / "val"), "--pred",
+                 str(loop), "--ids", "synth000"]) == 2
+    assert "a loop of links" in capsys.readouterr().err
+    assert main(["site", "--gt", str(root), "--split", "val", "--results", str(run),
+                 "--out", str(run), "--quiet"]) == 2
+    assert "one of its own inputs" in capsys.readouterr().err

@@ -16,6 +16,11 @@ INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume
 INTERRUPTED_BY_COMMAND = {
     "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
     "train": "segbench: interrupted; finished trees are saved, rerun to resume",
+    # computed whole, nothing saved on the way
+    "compare": "segbench: interrupted; no comparison was written: rerun it",
+    "site": "segbench: interrupted; the site is not finished (its pictures drawn so "
+    "far are kept): rerun to build it",
+    "serve": "segbench: stopped serving",
 }
 
 

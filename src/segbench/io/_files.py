@@ -39,8 +39,14 @@ def refuse_broken_link(path: Path) -> None:
     not mounted, a moved dataset): listings would otherwise leave the file out of a
     run without a word."""
     if path.is_symlink() and not path.exists():
+        try:
+            os.stat(path)
+            what = "a link to a missing file"
+        except OSError as exc:  # ELOOP: links that lead back to themselves
+            looped = getattr(exc, "errno", None) == errno.ELOOP
+            what = "a loop of links" if looped else "a link to a missing file"
         raise InputError(
-            f"a link to a missing file (target {os.readlink(path)!r}); fix or remove it",
+            f"{what} (target {os.readlink(path)!r}); fix or remove it",
             path,
         )
 

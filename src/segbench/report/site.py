@@ -177,6 +177,12 @@ def _refuse_inputs_inside(out: Path, folders) -> None:
     an output inside its submission): a rebuild could replace it."""
     site = out.resolve()
     for folder in folders:
+        if Path(folder).resolve() == site:
+            raise InputError(
+                f"the site would be built into {folder}, one of its own inputs (a run or "
+                "prediction folder): give the site another --out",
+                out,
+            )
         if Path(folder).resolve().is_relative_to(site):
             raise InputError(
                 f"{folder} is inside the site folder, where a rebuild replaces what "
