@@ -637,3 +637,31 @@ def test_messages_of_the_edges(site_inputs, tmp_path, capsys):
     assert main(["site", "--gt", str(root), "--split", "val", "--results", str(run),
                  "--out", str(run), "--quiet"]) == 2
     assert "one of its own inputs" in capsys.readouterr().err
+
+
+def test_semantic_messages_for_swapped_arguments_and_mixed_sizes():
+    from segbench.semantic import SemanticEval
+
+    gt = np.zeros((4, 4), np.uint8)
+    gt[1, 1] = 255  # an ignored pixel of the ground truth
+    ev = SemanticEval(3)
+    with pytest.raises(InputError, match="were the two swapped"):
+        ev.update(np.zeros_like(gt), gt)  # (pred, gt): the BoundaryEval order
+    with pytest.raises(InputError, match="a batch of maps of different sizes"):
+        ev.update([gt[:2], gt], [gt[:2], gt])
+
+
+def test_a_palette_edge_map_is_said_to_be_a_palette(synth, tmp_path, capsys):
+    _, items = synth
+    gt, pred = tmp_path / "gt", tmp_path / "pred"
+    gt.mkdir()
+    pred.mkdir()
+    lines = np.zeros((48, 64), np.uint8)
+    lines[::8] = 1
+    im = Image.fromarray(lines, mode="P")
+    im.putpalette([0, 0, 0, 255, 255, 255])
+    im.save(gt / "a.png")
+    Image.fromarray(lines * 255).save(pred / "a.png")
+    assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "a palette image of two values (0, 1)" in err and "strokes are wide" not in err

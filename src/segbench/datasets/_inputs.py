@@ -273,10 +273,21 @@ def _warn_if_two_valued(path: Path) -> None:
     except (InputError, OSError, ValueError):
         return  # the reader names the file when the run reads it
     if values.size <= 2:
+        from PIL import Image
+
+        try:
+            with Image.open(path) as im:
+                palette = im.mode == "P"
+        except (OSError, ValueError):
+            palette = False
+        shown = ", ".join(map(str, values))
         warnings.warn(
-            f"{path}: a map of two values ({', '.join(map(str, values))}) guessed to "
-            "be a label map (its strokes are wide): if these are edges, give "
-            "--gt-format edges",
+            f"{path}: a palette image of two values ({shown}), read as a label map "
+            "(palette indices are labels): if these are edges, save them as 8-bit "
+            "grey images (an edge map is never a palette image)"
+            if palette
+            else f"{path}: a map of two values ({shown}) guessed to be a label map "
+            "(its strokes are wide): if these are edges, give --gt-format edges",
             GuessedLabelsWarning,
             stacklevel=4,
         )

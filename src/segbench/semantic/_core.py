@@ -122,6 +122,11 @@ def as_label_stack(x, what: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except Exception as exc:  # a CUDA tensor, for example
+        if isinstance(x, (list, tuple)) and "inhomogeneous" in str(exc):
+            raise InputError(
+                f"{what} is a batch of maps of different sizes: one update takes maps "
+                "of one size (update each map alone)"
+            ) from None
         raise InputError(
             f"{what} cannot be read as an array ({exc}); move it to the CPU first"
         ) from None
@@ -305,6 +310,11 @@ def label_error(gt, pred, num_classes, ign, rzl) -> LabelError:
         else:
             rule = f"below num_classes ({num_classes}) everywhere, ignored pixels included"
             shown = f"label {raw}"
+            if raw == ign:  # the ignore label in the prediction: given in gt's place?
+                rule += (
+                    " (the ignore index in a prediction: were the two swapped? "
+                    "SemanticEval.update takes (gt, pred), ground truth first)"
+                )
         name = ("ground truth", "prediction")[side]
         return LabelError(
             f"{name} pixel ({where}row {row}, col {col}) has {shown}; "
