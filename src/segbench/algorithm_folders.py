@@ -742,7 +742,7 @@ def _se_detect_options(model, multiscale, sharpen, n_trees_eval) -> dict:
         if (
             isinstance(value, bool)
             or not isinstance(value, numbers.Integral)
-            or not low <= value <= high
+            or not low <= int(value) <= high
         ):
             raise InputError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     if n_eval > opts.n_trees:
