@@ -668,7 +668,7 @@ def test_ctrl_c_during_fetch_speaks_of_the_download(monkeypatch, capsys):
 
     monkeypatch.setattr(fetch_mod, "fetch", interrupted)
     assert main(["fetch", "bsds500", "--dest", "unused"]) == 130
-    assert "resume the download" in capsys.readouterr().err
+    assert "a download where it stopped" in capsys.readouterr().err
 
 
 # --- QA round of 2026-12-07 night (helper-50) -----------------------------------------
@@ -723,3 +723,31 @@ def test_a_second_fetch_into_the_folder_at_once_is_refused(server, mini500, tmp_
     finally:
         release_lock(held)
     assert fetch(src, tmp_path, progress=False).is_dir()
+
+
+def test_a_server_gone_after_a_cut_says_what_is_kept(server, mini500, tmp_path,
+                                                     monkeypatch):
+    import urllib.error
+
+    src = _source(server, mini500, sha=_sha(mini500))
+    server.cut_after["/BSR_bsds500.tgz"] = 1000
+    real_open = fetch_mod._open
+    calls = []
+
+    def dies(url, offset, timeout):
+        calls.append(offset)
+        if len(calls) > 1:  # the server was killed after the cut
+            raise urllib.error.URLError(ConnectionResetError(104, "Connection reset"))
+        return real_open(url, offset, timeout)
+
+    monkeypatch.setattr(fetch_mod, "_open", dies)
+    with pytest.raises(FetchError, match="the 1000 bytes received are kept in "
+                       r"BSR_bsds500.tgz.part: rerun to resume") as err:
+        fetch(src, tmp_path, progress=False, retries=1)
+    assert err.value.resumable
+
+
+def test_a_missing_local_file_is_not_a_connection(tmp_path):
+    with pytest.raises(FetchError, match="cannot read"):
+        fetch_mod.download((tmp_path / "nope.tgz").as_uri(), tmp_path / "x.tgz",
+                           progress=False)

@@ -14,7 +14,8 @@ import sys
 INTERRUPTED = "segbench: interrupted; finished images are saved, rerun to resume"
 #: ... and the commands whose work is not images.
 INTERRUPTED_BY_COMMAND = {
-    "fetch": "segbench: interrupted; rerun to resume the download where it stopped",
+    "fetch": "segbench: interrupted; rerun to resume (a download where it stopped; "
+    "an unpacking starts again)",
     "train": "segbench: interrupted; finished trees are saved, rerun to resume",
     # computed whole, nothing saved on the way
     "compare": "segbench: interrupted; no comparison was written: rerun it",

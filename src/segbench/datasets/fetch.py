@@ -265,7 +265,8 @@ def _transfer(
         raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
-        raise FetchError(f"{url}: cannot connect: {reason}") from None
+        what = "cannot read" if url.lower().startswith("file:") else "cannot connect"
+        raise FetchError(f"{url}: {what}: {reason}") from None
     with resp:
         status = getattr(resp, "status", None) or 200
         total: int | None
@@ -411,6 +412,13 @@ def _download_part(
         except FetchError as exc:
             attempts += 1
             if attempts > retries or not exc.resumable:
+                kept = part.stat().st_size if part.exists() else 0
+                if kept and "rerun to resume" not in str(exc):  # (a retry that failed)
+                    raise FetchError(
+                        f"{exc}; the {kept} bytes received are kept in {part.name}: "
+                        "rerun to resume",
+                        resumable=True,
+                    ) from None
                 raise
             continue
         try:
