@@ -665,3 +665,30 @@ def test_a_palette_edge_map_is_said_to_be_a_palette(synth, tmp_path, capsys):
     assert main(["boundary", "--gt", str(gt), "--pred", str(pred), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "a palette image of two values (0, 1)" in err and "strokes are wide" not in err
+
+
+def test_a_folder_refused_as_the_users_names_its_files_and_ignores_desktop_notes(
+    synth, tmp_path, capsys
+):
+    _, items = synth
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    Image.fromarray(np.zeros(items[0].image.shape[:2], np.uint8)).save(raw / "a.png")
+    finder = tmp_path / "finder"
+    finder.mkdir()
+    (finder / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    assert main(["nms", "--pred", str(raw), "--out", str(finder), "--quiet"]) == 0
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert main(["nms", "--pred", str(raw), "--out", str(mine), "--quiet"]) == 2
+    assert "did not make (notes.txt;" in capsys.readouterr().err
+    assert (mine / "notes.txt").read_text() == "mine"
+
+
+def test_detector_messages_say_what_is_wrong():
+    from segbench.algorithms import pb_cgtg
+
+    image = np.zeros((16, 16, 3), np.uint8)
+    with pytest.raises(InputError, match="needs finite weights; 5 of its 5 are NaN"):
+        pb_cgtg(image, weights=[float("nan")] * 5)

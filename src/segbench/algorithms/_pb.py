@@ -589,8 +589,13 @@ def pb_weights(detector: str, weights="trained") -> np.ndarray:
             raise InputError(f"no {weights} weights for {detector}")
         entry = table[detector]
         beta = np.asarray(entry["beta"], float) / np.asarray(entry["fstd"], float)
-    if beta.size != n or not np.isfinite(beta).all():
-        raise InputError(f"{detector} needs {n} finite weights, got {beta.size}")
+    if beta.size != n:
+        raise InputError(f"{detector} needs {n} weights, got {beta.size}")
+    if not np.isfinite(beta).all():
+        bad = int((~np.isfinite(beta)).sum())
+        raise InputError(
+            f"{detector} needs finite weights; {bad} of its {n} are NaN or inf"
+        )
     return beta
 
 

@@ -212,7 +212,10 @@ def se(image, model, *, multiscale: bool = False, sharpen: int = 2, n_trees_eval
     _, h, w = planes.shape
     if multiscale:
         if min(_mround(0.5 * h), _mround(0.5 * w)) < 2:
-            raise InputError(f"image too small for multiscale detection: {h}x{w}")
+            raise InputError(
+                f"image too small for multiscale detection: {h}x{w} (its half-size "
+                "copy needs at least 2x2 pixels: 3x3 or more, or detect at one scale)"
+            )
         acc = np.zeros((h, w), np.float64)
         for s in (0.5, 1.0, 2.0):
             p1 = planes if s == 1.0 else _resample_image(planes, nrm, s)

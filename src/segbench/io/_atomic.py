@@ -17,6 +17,10 @@ _WRITE_ERRORS = frozenset(
 )
 
 
+#: Files a file manager leaves in any folder it shows, not the user's work.
+_DESKTOP_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -254,11 +258,15 @@ def claim_folder(
         if not out.is_dir():
             raise InputError("the output exists and is not a folder", out)
         marked = any((out / m).exists() for m in (marker, *accept))
-        if not marked and any(out.iterdir()):
+        # (a file manager's own notes do not make a folder the user's)
+        held = sorted(e.name for e in out.iterdir() if e.name not in _DESKTOP_FILES)
+        if not marked and held:
+            from ..errors import first_names
+
             raise InputError(
-                f"this folder holds files that {owner} did not make (not a "
-                f"{what or 'folder of ' + owner}: no {marker} in it); "
-                "nothing was changed: choose a new or empty folder",
+                f"this folder holds files that {owner} did not make "
+                f"({first_names(held, 3)}; not a {what or 'folder of ' + owner}: no "
+                f"{marker} in it); nothing was changed: choose a new or empty folder",
                 out,
             )
     ensure_dir(out)
