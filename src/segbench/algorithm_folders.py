@@ -659,8 +659,6 @@ def ucm_folder(
     if not isinstance(smooth, numbers.Real) or smooth < 0 or not math.isfinite(smooth):
         raise InputError(f"--smooth must be a number >= 0 (pixels), got {smooth}")
     orientations, radius, smooth = int(orientations), float(radius), float(smooth)
-    if smooth == 0:
-        _warn_if_thinned(next(iter(maps.values())))
     settings = {
         "orientations": orientations,
         "radius": radius,
@@ -678,6 +676,8 @@ def ucm_folder(
         ".mat",
         others=[i for i in every if i not in maps],
     )
+    if smooth == 0:  # once the folder is taken: a refused --out says that alone
+        _warn_if_thinned(next(iter(maps.values())))
     jobs = [(str(path), str(out / f"{iid}.mat")) for iid, path in maps.items()]
     work = partial(
         _ucm_one,
