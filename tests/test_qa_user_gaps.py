@@ -692,3 +692,22 @@ def test_detector_messages_say_what_is_wrong():
     image = np.zeros((16, 16, 3), np.uint8)
     with pytest.raises(InputError, match="needs finite weights; 5 of its 5 are NaN"):
         pb_cgtg(image, weights=[float("nan")] * 5)
+
+
+def test_a_float_photograph_says_what_it_is(tmp_path):
+    from segbench.io import read_image
+
+    Image.fromarray(np.zeros((4, 4), np.float32)).save(tmp_path / "f.tif")
+    with pytest.raises(InputError, match="a floating-point image") as err:
+        read_image(tmp_path / "f.tif")
+    assert "16-bit" not in str(err.value)
+
+
+def test_training_on_the_test_split_is_warned(tmp_path):
+    from segbench.algorithm_folders import train_se
+
+    items = make_synthetic_dataset(2, seed=3)
+    write_synthetic_dataset(tmp_path / "d", items, split="test")
+    with pytest.warns(UserWarning, match="training on the test split"):
+        train_se(tmp_path / "d", tmp_path / "m.npz", split="test", progress=False,
+                 options={"n_trees": 1, "n_pos": 200, "n_neg": 200, "max_depth": 3})

@@ -1111,6 +1111,15 @@ def train_se(
     if not (root / "images" / split).is_dir():
         raise InputError(f"no split {split!r} (no images/{split} folder)", root)
     items = BSDSTrainingSet(root, split, n_images=opts.n_images)
+    if split == "test":
+        import warnings
+
+        warnings.warn(
+            "training on the test split: any score of this model on the test split "
+            "is a score on its own training images (train on 'train', choose settings "
+            "on 'val')",
+            stacklevel=2,
+        )
     import hashlib
 
     # what the trees are trained on: a resumed training draws from the same images

@@ -187,7 +187,15 @@ def read_image(path: str | PathLike) -> np.ndarray:
 
     path = require_file(path)
     pixels, mode, sixteen = open_image(path)
-    if sixteen or mode in ("I", "F"):
+    if mode == "F" or (mode == "I" and not sixteen):
+        raise InputError(
+            f"a {'floating-point' if mode == 'F' else '32-bit integer'} image (Pillow "
+            f"mode {mode}): the detectors take 8-bit photographs, and the scale of "
+            "these values is not known; save it as 8-bit, or call the Pb detectors "
+            "from Python with an array",
+            path,
+        )
+    if sixteen:
         raise InputError(
             f"expected an 8-bit colour or gray image, got Pillow mode {mode}: the "
             "detectors take 8-bit photographs, and scaling a 16-bit one down here would "
