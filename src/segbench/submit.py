@@ -482,42 +482,6 @@ def submit(
     _check_presentation(ds, split, presentation)
     out = Path(out_dir)
     _claim_run_folder(out, src)
-    # the folder held for the whole submission: its copied predictions, the run, the
-    # plot and meta.json (a second submission into it meanwhile is refused)
-    with holding_run_folder(out):
-        return _submit_held(
-            src,
-            ds,
-            out,
-            split,
-            presentation,
-            name,
-            strict,
-            max_bytes,
-            nthresh,
-            max_dist,
-            workers,
-            progress,
-            plot,
-        )
-
-
-def _submit_held(
-    src,
-    ds,
-    out,
-    split,
-    presentation,
-    name,
-    strict,
-    max_bytes,
-    nthresh,
-    max_dist,
-    workers,
-    progress,
-    plot,
-) -> SubmissionResult:
-    """:func:`submit` once it holds the run folder."""
     from .api import evaluate
     from .engine import (
         EVERY_FAMILY,
@@ -528,111 +492,119 @@ def _submit_held(
     )
     from .io import copy_file
 
-    with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
-        if src.is_dir():
-            if src.is_symlink():
-                raise InputError(
-                    "the submission folder is a symbolic link; give the real folder", src
-                )
-            root = src
+    # the folder held for the whole submission: its copied predictions, the run, the
+    # plot and meta.json (a second submission into it meanwhile is refused)
+    with holding_run_folder(out):
+        with tempfile.TemporaryDirectory(prefix=".upload-", dir=out) as tmp:
+            if src.is_dir():
+                if src.is_symlink():
+                    raise InputError(
+                        "the submission folder is a symbolic link; give the real folder",
+                        src,
+                    )
+                root = src
+            else:
+                bound, members = _intake_bound(ds, split)
+                safe_extract(
+                    src, Path(tmp), max_bytes=max_bytes, max_members=members, bound=bound
+                )  # refuses a non-archive
+                root = _content_root(Path(tmp))
+            maps, kind, clean, warnings, about_raw, pred_kind = _validate(
+                root, ds, split, strict=strict, name=name
+            )
+            # nothing of the folder changes before the name is known to be its own
+            refuse_another_algorithm(
+                out, ["boundary", "region"] if kind == "mat" else ["boundary"], clean
+            )
+            # until meta.json is written, every file of the folder may be of two
+            # submissions: marked so (the run's own marks are inside this one)
+            mark_writing(out, [EVERY_FAMILY])
+            pred_dir = out / "predictions"
+            if pred_dir.exists():
+                shutil.rmtree(pred_dir)
+            pred_dir.mkdir()
+            for iid, p in maps.items():
+                copy_file(p, pred_dir / f"{iid}{p.suffix.lower()}")
+        about_html = sanitize_html(about_raw)
+        region = None
+        # the benchmark's own defaults where none is given (declared once, in the registry)
+        given = {
+            "nthresh": nthresh,
+            "max_dist": None if max_dist is None else float(max_dist),
+        }
+        opts: dict[str, Any] = dict(
+            split=split,
+            name=clean,
+            workers=workers,
+            progress=progress,
+            plot=False,
+            **{k: v for k, v in given.items() if v is not None},
+        )
+        if presentation is not None:
+            opts["presentation"] = presentation  # recorded in the results' params
+        protocol = _protocol_of(ds)
+        if protocol is not None:
+            opts["protocol"] = protocol
+        if kind == "mat":
+            boundary, region = evaluate("all", ds, pred_dir, out, **opts)
         else:
-            bound, members = _intake_bound(ds, split)
-            safe_extract(
-                src, Path(tmp), max_bytes=max_bytes, max_members=members, bound=bound
-            )  # refuses a non-archive
-            root = _content_root(Path(tmp))
-        maps, kind, clean, warnings, about_raw, pred_kind = _validate(
-            root, ds, split, strict=strict, name=name
-        )
-        # nothing of the folder changes before the name is known to be its own
-        refuse_another_algorithm(
-            out, ["boundary", "region"] if kind == "mat" else ["boundary"], clean
-        )
-        # until meta.json is written, every file of the folder may be of two
-        # submissions: marked so (the run's own marks are inside this one)
-        mark_writing(out, [EVERY_FAMILY])
-        pred_dir = out / "predictions"
-        if pred_dir.exists():
-            shutil.rmtree(pred_dir)
-        pred_dir.mkdir()
-        for iid, p in maps.items():
-            copy_file(p, pred_dir / f"{iid}{p.suffix.lower()}")
-    about_html = sanitize_html(about_raw)
-    region = None
-    # the benchmark's own defaults where none is given (declared once, in the registry)
-    given = {"nthresh": nthresh, "max_dist": None if max_dist is None else float(max_dist)}
-    opts: dict[str, Any] = dict(
-        split=split,
-        name=clean,
-        workers=workers,
-        progress=progress,
-        plot=False,
-        **{k: v for k, v in given.items() if v is not None},
-    )
-    if presentation is not None:
-        opts["presentation"] = presentation  # recorded in the results' params
-    protocol = _protocol_of(ds)
-    if protocol is not None:
-        opts["protocol"] = protocol
-    if kind == "mat":
-        boundary, region = evaluate("all", ds, pred_dir, out, **opts)
-    else:
-        boundary = evaluate("boundary", ds, pred_dir, out, **opts)
-    run = RunFolder(out)
-    files = {
-        "boundary_result": run.result_path("boundary").name,
-        "eval_bdry": "eval_bdry.txt",
-        "eval_bdry_img": "eval_bdry_img.txt",
-        "eval_bdry_thr": "eval_bdry_thr.txt",
-        "predictions": "predictions",
-    }
-    if plot:
-        from .boundary import plot_pr
+            boundary = evaluate("boundary", ds, pred_dir, out, **opts)
+        run = RunFolder(out)
+        files = {
+            "boundary_result": run.result_path("boundary").name,
+            "eval_bdry": "eval_bdry.txt",
+            "eval_bdry_img": "eval_bdry_img.txt",
+            "eval_bdry_thr": "eval_bdry_thr.txt",
+            "predictions": "predictions",
+        }
+        if plot:
+            from .boundary import plot_pr
 
-        m = boundary.metrics
-        plot_pr(
-            [
+            m = boundary.metrics
+            plot_pr(
+                [
+                    {
+                        "name": clean,
+                        "recall": boundary.curves["recall"],
+                        "precision": boundary.curves["precision"],
+                        "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"]),
+                    }
+                ],
+                out / "pr_curve.png",
+                title=clean,
+            )
+            files["pr_curve"] = "pr_curve.png"
+        if region is not None:
+            files.update(
                 {
-                    "name": clean,
-                    "recall": boundary.curves["recall"],
-                    "precision": boundary.curves["precision"],
-                    "ods": (m["ODS_recall"], m["ODS_precision"], m["ODS"]),
+                    "region_result": run.result_path("region").name,
+                    "eval_cover": "eval_cover.txt",
+                    "eval_RI_VOI": "eval_RI_VOI.txt",
                 }
-            ],
-            out / "pr_curve.png",
-            title=clean,
+            )
+        meta = {
+            "name": clean,
+            "name_html": html.escape(clean, quote=True),
+            "about_html": about_html,
+            "kind": "boundary+region" if region is not None else "boundary",
+            "prediction_kind": pred_kind,
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "dataset": {
+                "name": ds.name,
+                "root": None if ds.root is None else str(Path(ds.root).resolve()),
+                "split": split,
+            },
+            **({"presentation": presentation} if presentation is not None else {}),
+            **({"protocol": protocol} if protocol is not None else {}),
+            "n_images": len(maps),
+            "source": src.name,
+            "files": files,
+            "warnings": warnings,
+            "segbench": __version__,
+        }
+        atomic_write_bytes(
+            out / "meta.json",
+            (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode(),
         )
-        files["pr_curve"] = "pr_curve.png"
-    if region is not None:
-        files.update(
-            {
-                "region_result": run.result_path("region").name,
-                "eval_cover": "eval_cover.txt",
-                "eval_RI_VOI": "eval_RI_VOI.txt",
-            }
-        )
-    meta = {
-        "name": clean,
-        "name_html": html.escape(clean, quote=True),
-        "about_html": about_html,
-        "kind": "boundary+region" if region is not None else "boundary",
-        "prediction_kind": pred_kind,
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "dataset": {
-            "name": ds.name,
-            "root": None if ds.root is None else str(Path(ds.root).resolve()),
-            "split": split,
-        },
-        **({"presentation": presentation} if presentation is not None else {}),
-        **({"protocol": protocol} if protocol is not None else {}),
-        "n_images": len(maps),
-        "source": src.name,
-        "files": files,
-        "warnings": warnings,
-        "segbench": __version__,
-    }
-    atomic_write_bytes(
-        out / "meta.json", (json.dumps(meta, indent=1, ensure_ascii=False) + "\n").encode()
-    )
-    unmark_writing(out, [EVERY_FAMILY])
-    return SubmissionResult(out, meta, boundary, region, warnings)
+        unmark_writing(out, [EVERY_FAMILY])
+        return SubmissionResult(out, meta, boundary, region, warnings)
