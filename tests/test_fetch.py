@@ -751,3 +751,13 @@ def test_a_missing_local_file_is_not_a_connection(tmp_path):
     with pytest.raises(FetchError, match="cannot read"):
         fetch_mod.download((tmp_path / "nope.tgz").as_uri(), tmp_path / "x.tgz",
                            progress=False)
+
+
+def test_an_archive_set_aside_never_replaces_one_set_aside_before(server, mini500,
+                                                                 tmp_path):
+    src = _source(server, mini500, sha=_sha(mini500))
+    (tmp_path / "BSR_bsds500.tgz.refused").write_bytes(b"the first one")
+    (tmp_path / "BSR_bsds500.tgz").write_bytes(b"the second one")
+    fetch(src, tmp_path, progress=False)
+    assert (tmp_path / "BSR_bsds500.tgz.refused").read_bytes() == b"the first one"
+    assert (tmp_path / "BSR_bsds500.tgz.refused-2").read_bytes() == b"the second one"

@@ -368,8 +368,7 @@ def download(
         try:
             return path, _verify(path, size, sha256, url, remove=False)
         except FetchError as exc:
-            # kept (perhaps copied there by hand), never overwritten
-            refused = path.with_name(path.name + ".refused")
+            refused = _refused_name(path)  # kept (perhaps copied there by hand)
             os.replace(path, refused)
             print(
                 f"segbench: {path.name} did not verify ({exc}); moved to "
@@ -413,7 +412,7 @@ def _download_part(
             attempts += 1
             if attempts > retries or not exc.resumable:
                 kept = part.stat().st_size if part.exists() else 0
-                if kept and "rerun to resume" not in str(exc):  # (a retry that failed)
+                if kept and not exc.resumable:  # a retry that failed after a cut
                     raise FetchError(
                         f"{exc}; the {kept} bytes received are kept in {part.name}: "
                         "rerun to resume",
@@ -497,12 +496,22 @@ def _forget_if_other_source(archive: Path, want: Archive) -> None:
         note.unlink(missing_ok=True)
 
 
+def _refused_name(archive: Path) -> Path:
+    """Where an archive that failed a check is kept: ``<name>.refused``, or
+    ``<name>.refused-2``, ... when an earlier one is there (never replaced)."""
+    refused, n = archive.with_name(archive.name + ".refused"), 1
+    while refused.exists() or refused.is_symlink():
+        n += 1
+        refused = archive.with_name(f"{archive.name}.refused-{n}")
+    return refused
+
+
 def _set_aside(archive: Path) -> None:
     """An archive that failed a check moves to ``<name>.refused`` (kept for inspection,
     never reused): a later call downloads anew."""
     _source_path(archive).unlink(missing_ok=True)
     if archive.is_file():
-        refused = archive.with_name(archive.name + ".refused")
+        refused = _refused_name(archive)
         os.replace(archive, refused)
         print(
             f"segbench: {archive.name} failed a check and was moved to {refused.name}; "

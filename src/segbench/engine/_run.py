@@ -48,6 +48,11 @@ class _Bad(NamedTuple):
     path: str | None
     problem: str
 
+    def error(self) -> InputError:
+        """The InputError to say (its path left out when the problem names it)."""
+        named = self.path and not self.problem.startswith(self.path)
+        return InputError(self.problem, self.path if named else None)
+
 
 def _evaluate_group(group):
     """Worker: every family's record of one sample (its files read once), or the
@@ -558,9 +563,7 @@ def run(
                             log.warning(
                                 "warning: %s; the run goes on, and names every image "
                                 "it could not score at its end",
-                                InputError(recs.problem, recs.path)
-                                if recs.path and not recs.problem.startswith(recs.path)
-                                else recs.problem,
+                                recs.error(),
                             )
                         failed[iid] = recs
                         continue
