@@ -332,9 +332,8 @@ def _claim(
     lock = lock_run_folder(out) if earlier else None
     try:
         claim_folder(out, marker, owner, note, inputs={option: source})
-        if lock is None:
+        if lock is None:  # a new folder: made by the claim, locked now
             lock = lock_run_folder(out)
-            claim_folder(out, marker, owner, note, inputs={option: source})  # (ours now)
         if earlier:
             _replace_earlier(out, command, owner, settings, ids, suffix, others)
     except BaseException:

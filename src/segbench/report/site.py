@@ -114,7 +114,9 @@ def _key(text: str, taken: set) -> str:
 #: What a rebuild keeps: the marker, the cache of records, and the pictures (each
 #: folder of img/ is redrawn where its stamp says its inputs changed, see
 #: :func:`segbench.report._site_images.render_image`).
-_KEPT = (MARKER, CACHE_DIR, "img", ".segbench-lock")
+#: The file a build holds locked (the name of a run folder's lock, engine.RUN_LOCK).
+LOCK = ".segbench-lock"
+_KEPT = (MARKER, CACHE_DIR, "img", LOCK)
 #: Every name a build writes at the top of the site folder. Anything else there is the
 #: user's: a rebuild leaves it alone and never writes to it.
 GENERATED = (
@@ -621,7 +623,7 @@ def build_site(
     # one build at a time: a second into the folder is refused before it removes or
     # draws anything (it would empty the first one's pages and images)
     lock = hold_lock(
-        out / ".segbench-lock",
+        out / LOCK,
         "another segbench site is building this folder{holder}: wait for it to end",
         out,
     )
@@ -732,6 +734,11 @@ def _ods_counts(run: Run, ids, infos: dict) -> None:
 
 # ---------------------------------------------------------------------------------------
 # pages
+
+
+def _settings_order(settings) -> tuple:
+    """Sort key of :func:`settings_of` values: the BSR protocol's first."""
+    return (settings != tuple(SETTINGS_DEFAULTS.items()), repr(settings))
 
 
 def _image_entries(ids, infos, runs):
@@ -882,7 +889,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
         members = [r for r in runs if r.presentation == g]
         kinds = sorted(
             {settings_of(r) for r in members},  # the BSR protocol first
-            key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)),
+            key=_settings_order,
         )
         for n, k in enumerate(kinds or [None]):
             tables.append(
@@ -963,7 +970,7 @@ def _write_pages(out, ds, ids, infos, runs, groups, human, subject_keys, title):
     # or calibration is another measure (the BSR protocol's, when any run has it)
     main_settings = min(
         {settings_of(r) for r in runs},
-        key=lambda k: (k != tuple(SETTINGS_DEFAULTS.items()), repr(k)),
+        key=_settings_order,
         default=None,
     )
     entries = _image_entries(
