@@ -32,10 +32,11 @@ def is_masked_array(obj) -> bool:
     )
 
 
-def refuse_masked(arr, what: str) -> None:
-    """InputError for a masked array with a pixel masked: every benchmark reads every
-    pixel, so its mask would be dropped without a word. One without any pixel masked
-    passes (the caller reads its data).
+def unmasked(arr, what: str):
+    """``arr`` as the benchmarks read it: a masked array without any pixel masked as
+    its data; anything else as it is. InputError for a masked array with a pixel
+    masked: every benchmark reads every pixel, so its mask would be dropped without a
+    word.
 
     Parameters
     ----------
@@ -45,7 +46,7 @@ def refuse_masked(arr, what: str) -> None:
         How the message names it.
     """
     if not is_masked_array(arr):
-        return
+        return arr
     import numpy as np
 
     n = int(np.ma.count_masked(arr))
@@ -56,6 +57,7 @@ def refuse_masked(arr, what: str) -> None:
             "value)), or mark ground-truth pixels to ignore with the ignore label "
             "(semantic: ignore_index)"
         )
+    return np.ma.getdata(arr)
 
 
 class SegbenchError(Exception):

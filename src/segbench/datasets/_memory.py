@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, is_masked_array, refuse_masked
+from ..errors import InputError, unmasked
 from ._edges import _load_edge_files, sniff_file, thin_structures
 from ._inputs import Sample
 from .bsds import IMAGE_EXTS, Annotation, BoundaryMap, DatasetItem, _const, _load_many
@@ -42,9 +42,7 @@ def to_numpy(obj, what: str = "array") -> np.ndarray:
     InputError
         If it cannot be read as one rectangular numeric array.
     """
-    if is_masked_array(obj):
-        refuse_masked(obj, what)
-        return np.ma.getdata(obj)
+    obj = unmasked(obj, what)
     if isinstance(obj, np.ndarray):
         return obj
     if all(callable(getattr(obj, m, None)) for m in ("detach", "cpu", "numpy")):

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import InputError, is_masked_array, refuse_masked
+from ..errors import InputError, unmasked
 from ._atomic import atomic_write_bytes
 from ._files import require_file
 from ._images import _GRAY_SCALE, open_image, single_channel
@@ -456,9 +456,7 @@ def as_prediction(
                 f"expected a {kind!r} prediction, got {obj.kind!r}", src or obj.source
             )
         return obj
-    if is_masked_array(obj):
-        refuse_masked(obj, f"{src}: prediction" if src else "prediction")
-        obj = cast(Any, obj).data
+    obj = unmasked(obj, f"{src}: prediction" if src else "prediction")
     # a 3-D array is a stack of label maps only when asked: by default it is far more
     # likely an RGB image passed by mistake, which the 2-D check reports
     if isinstance(obj, (list, tuple)) or (

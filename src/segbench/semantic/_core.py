@@ -11,7 +11,7 @@ from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
-from ..errors import InputError, is_masked_array, refuse_masked
+from ..errors import InputError, unmasked
 
 
 def kernels() -> ModuleType:
@@ -116,9 +116,7 @@ def as_label_stack(x, what: str) -> np.ndarray:
     Accepts (H, W) or (N, H, W), any integer or bool dtype, and anything with
     ``__array__`` (a CPU torch tensor is read through it, without importing torch).
     """
-    if is_masked_array(x):
-        refuse_masked(x, what)
-        x = x.data
+    x = unmasked(x, what)
     try:
         arr = np.asarray(x)
     except Exception as exc:  # a CUDA tensor, for example
