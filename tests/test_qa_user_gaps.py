@@ -27,6 +27,16 @@ def synth(tmp_path_factory):
     return root, items
 
 
+def _random_maps(folder, items, seed):
+    """One 8-bit soft map of uniform noise per item, ``<iid>.png`` in ``folder``."""
+    folder.mkdir()
+    rng = np.random.default_rng(seed)
+    for it in items:
+        Image.fromarray((rng.random(it.image.shape[:2]) * 255).astype(np.uint8)).save(
+            folder / f"{it.iid}.png")
+    return folder
+
+
 # --- a .mat ucm2 that holds no numbers -------------------------------------------------
 
 
@@ -404,12 +414,7 @@ def test_a_map_rerun_with_other_settings_leaves_no_map_of_the_old_ones(
     import segbench.algorithm_folders as af
 
     _, items = synth
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    rng = np.random.default_rng(5)
-    for it in items:
-        Image.fromarray((rng.random(it.image.shape[:2]) * 255).astype(np.uint8)).save(
-            raw / f"{it.iid}.png")
+    raw = _random_maps(tmp_path / "raw", items, 5)
     out = tmp_path / "maps"
     af.nms_folder(raw, out, progress=False)
     assert len(list(out.glob("*.png"))) == 3
@@ -457,12 +462,7 @@ def site_inputs(synth, tmp_path_factory):
     base = tmp_path_factory.mktemp("site_inputs")
     copy_root = base / "root"
     shutil.copytree(root, copy_root)
-    pred = base / "pred"
-    pred.mkdir()
-    rng = np.random.default_rng(6)
-    for it in items:
-        Image.fromarray((rng.random(it.image.shape[:2]) * 255).astype(np.uint8)).save(
-            pred / f"{it.iid}.png")
+    pred = _random_maps(base / "pred", items, 6)
     run = base / "run"
     assert main(["boundary", "--gt", str(copy_root / "groundTruth" / "val"), "--pred",
                  str(pred), "--out", str(run), "--no-plot", "--quiet"]) == 0
